@@ -1,0 +1,31 @@
+import type { Command } from "commander";
+import { parseDuration } from "../../src/lib/time";
+import { openRecordStore } from "../../src/record-store";
+import { CliError, printJson } from "../output";
+
+/** `mnemo dev-token create`: short-lived developer tokens (svc_dev_…), all scopes. */
+export function registerDevTokenCommand(program: Command): void {
+  program
+    .command("dev-token")
+    .description("manage developer tokens")
+    .command("create")
+    .description("create a developer token (printed once)")
+    .requiredOption("--user <id>", "user id the token acts for")
+    .option("--ttl <duration>", "lifetime, e.g. 90m, 24h, 7d", "24h")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .action((options: { user: string; ttl: string; data?: string; json?: boolean }) => {
+      if (!options.user.trim()) throw new CliError("--user: must not be empty");
+      const ttlMs = parseDuration(options.ttl);
+      if (ttlMs === null) throw new CliError(`--ttl: '${options.ttl}' is not a duration like 90s, 15m, 24h or 7d`);
+      const store = openRecordStore(options.data);
+      try {
+        const created = store.credentials.createDevToken({ userId: options.user, ttlMs });
+        if (options.json) return printJson(created);
+        process.stdout.write(`${created.token}\n`);
+        process.stderr.write(`expires ${created.expiresAt}\n`);
+      } finally {
+        store.close();
+      }
+    });
+}

@@ -1,0 +1,80 @@
+import chalk from "chalk";
+import type { Command } from "commander";
+import { ALL_SCOPES, parseScopes } from "../../src/auth/scopes";
+import { openRecordStore } from "../../src/record-store";
+import { CliError, printJson, printTable } from "../output";
+
+/** `mnemo keys create|list|revoke`: API keys live in SQLite; only their hashes are stored. */
+export function registerKeysCommand(program: Command): void {
+  const keys = program.command("keys").description("manage API keys");
+
+  keys
+    .command("create")
+    .description("create an API key (the key is printed once)")
+    .requiredOption("--user <id>", "user id the key acts for")
+    .option("--scopes <list>", "comma-separated scopes", ALL_SCOPES.join(","))
+    .option("--test", "create a test key (svc_sk_test_…)")
+    .option("--name <name>", "a label for the key")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .action((options: { user: string; scopes: string; test?: boolean; name?: string; data?: string; json?: boolean }) => {
+      if (!options.user.trim()) throw new CliError("--user: must not be empty");
+      let scopes;
+      try {
+        scopes = parseScopes(options.scopes);
+      } catch (error) {
+        throw new CliError(`--scopes: ${(error as Error).message}`);
+      }
+      const store = openRecordStore(options.data);
+      try {
+        const created = store.credentials.createApiKey({ userId: options.user, scopes, test: options.test, name: options.name });
+        if (options.json) return printJson(created);
+        process.stdout.write(`${created.key}\n`);
+        process.stderr.write(chalk.dim(`key ${created.id} for ${created.userId} (${created.scopes.join(", ")}); it is shown only once\n`));
+      } finally {
+        store.close();
+      }
+    });
+
+  keys
+    .command("list")
+    .description("list API keys (never their secrets)")
+    .option("--user <id>", "only this user's keys")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .action((options: { user?: string; data?: string; json?: boolean }) => {
+      const store = openRecordStore(options.data);
+      try {
+        const list = store.credentials.listApiKeys(options.user);
+        if (options.json) return printJson(list);
+        if (list.length === 0) return void process.stderr.write("no keys\n");
+        printTable(
+          list.map((k) => ({
+            id: k.id, user: k.userId, name: k.name ?? "", prefix: k.prefix + "…", scopes: k.scopes.join(","),
+            created: k.createdAt, status: k.revokedAt ? chalk.red("revoked") : chalk.green("active"),
+          })),
+          ["id", "user", "name", "prefix", "scopes", "created", "status"],
+        );
+      } finally {
+        store.close();
+      }
+    });
+
+  keys
+    .command("revoke")
+    .description("revoke an API key; it stops working at once")
+    .argument("<id>", "key id (key_…)")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .action((id: string, options: { data?: string; json?: boolean }) => {
+      const store = openRecordStore(options.data);
+      try {
+        const outcome = store.credentials.revokeApiKey(id);
+        if (outcome === "not_found") throw new CliError(`no API key with id '${id}'`);
+        if (options.json) return printJson({ id, revoked: true, alreadyRevoked: outcome === "already_revoked" });
+        process.stdout.write(outcome === "revoked" ? `revoked ${id}\n` : `${id} was already revoked\n`);
+      } finally {
+        store.close();
+      }
+    });
+}

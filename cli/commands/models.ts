@@ -1,0 +1,156 @@
+/**
+ * `mnemo models pull [NAME]` and `mnemo models list`: fetch the local embedding model
+ * ahead of time and see what is on disk. Runnable on its own too
+ * (`bun cli/commands/models.ts models list`), which is how its tests run it.
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import chalk from "chalk";
+import { Command, CommanderError } from "commander";
+import {
+  DEFAULT_HUB_URL,
+  DEFAULT_LOCAL_MODEL,
+  type ModelStatus,
+  getModelSpec,
+  listModels,
+  pullModel,
+} from "../../src/search/embedders/local/index.ts";
+import { CliError, printJson, printTable } from "../output.ts";
+
+interface ModelsOptions {
+  data?: string;
+  hub?: string;
+  json?: boolean;
+  force?: boolean;
+}
+
+/**
+ * The models dir the server would use: `MNEMO_MODELS_DIR`, else `<data>/models` with the
+ * data dir from `--data`, `MNEMO_DATA_DIR` or `~/.mnemo` (the same order as src/config.ts).
+ */
+export function resolveModelsDir(dataDir?: string): string {
+  if (process.env.MNEMO_MODELS_DIR) return resolve(process.env.MNEMO_MODELS_DIR);
+  return resolve(dataDir ?? process.env.MNEMO_DATA_DIR ?? join(homedir(), ".mnemo"), "models");
+}
+
+/** `12.3 MB`, `850 kB`, `0 B`. */
+function formatBytes(bytes: number): string {
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes >= 1e3) return `${Math.round(bytes / 1e3)} kB`;
+  return `${bytes} B`;
+}
+
+/**
+ * A byte progress bar redrawn in place with `\r` on a terminal; silent otherwise, so that
+ * logs and pipes get only the final line.
+ */
+function byteProgressBar(enabled: boolean) {
+  let lastDraw = 0;
+  let drawn = false;
+  return {
+    update(received: number, total: number | undefined, file: string) {
+      const now = Date.now();
+      if (!enabled || (now - lastDraw < 100 && received !== total)) return;
+      lastDraw = now;
+      drawn = true;
+      const width = 28;
+      const fraction = total ? Math.min(1, received / total) : 0;
+      const filled = Math.round(fraction * width);
+      const bar = total ? chalk.cyan("█".repeat(filled)) + chalk.dim("░".repeat(width - filled)) : chalk.dim("…");
+      const amount = total ? `${formatBytes(received)} / ${formatBytes(total)}` : formatBytes(received);
+      // \x1b[K clears what a longer previous line left behind.
+      process.stderr.write(`\r${bar} ${amount}  ${file}\x1b[K`);
+    },
+    finish() {
+      if (drawn) process.stderr.write("\r\x1b[K");
+    },
+  };
+}
+
+async function pullAction(name: string | undefined, options: ModelsOptions): Promise<void> {
+  const model = name ?? DEFAULT_LOCAL_MODEL;
+  try {
+    getModelSpec(model);
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  const modelsDir = resolveModelsDir(options.data);
+  const hubUrl = options.hub ?? process.env.MNEMO_MODEL_HUB ?? DEFAULT_HUB_URL;
+  const bar = byteProgressBar(!options.json && Boolean(process.stderr.isTTY));
+  let result;
+  try {
+    result = await pullModel({ modelsDir, model, hubUrl, force: options.force, onProgress: bar.update });
+  } catch (error) {
+    throw new CliError(`could not pull ${model} from ${hubUrl}: ${(error as Error).message}`);
+  } finally {
+    bar.finish();
+  }
+  if (options.json) return printJson(result);
+  const verb = result.downloaded ? "pulled" : "already present:";
+  process.stdout.write(`${chalk.green("✓")} ${verb} ${model} (${formatBytes(result.sizeBytes)}) in ${result.path}\n`);
+}
+
+function describeState(model: ModelStatus): string {
+  const colour = { present: chalk.green, absent: chalk.dim, incomplete: chalk.yellow, corrupt: chalk.red }[model.state];
+  return colour(model.state);
+}
+
+async function listAction(options: ModelsOptions): Promise<void> {
+  const modelsDir = resolveModelsDir(options.data);
+  const models = await listModels(modelsDir);
+  if (options.json) return printJson({ modelsDir, models });
+  printTable(
+    models.map((model) => ({
+      name: model.name,
+      state: describeState(model),
+      size: model.sizeBytes > 0 ? formatBytes(model.sizeBytes) : "-",
+      dimension: String(model.dimension),
+      path: model.path,
+    })),
+    ["name", "state", "size", "dimension", "path"],
+  );
+  for (const model of models) {
+    if (model.state === "incomplete" || model.state === "corrupt") {
+      process.stderr.write(chalk.yellow(`${model.name}: ${model.problem}; run \`mnemo models pull ${model.name} --force\`\n`));
+    }
+  }
+}
+
+/**
+ * Adds `models pull` and `models list` to the program.
+ *
+ * @example
+ * const program = new Command("mnemo");
+ * registerModelsCommand(program);
+ * await program.parseAsync(["models", "list", "--json"], { from: "user" });
+ */
+export function registerModelsCommand(program: Command): void {
+  const models = program.command("models").description("local embedding models: download ahead and list what is present");
+  models
+    .command("pull [name]")
+    .description(`download a model from the hub and verify its checksums (default ${DEFAULT_LOCAL_MODEL})`)
+    .option("--data <dir>", "data directory (models go to <data>/models unless MNEMO_MODELS_DIR is set)")
+    .option("--hub <url>", "base URL of the model hub (default MNEMO_MODEL_HUB or https://huggingface.co)")
+    .option("--force", "download again even when valid files are present")
+    .option("--json", "machine-readable output")
+    .action(pullAction);
+  models
+    .command("list")
+    .description("list known models, whether they are present, their size and dimension")
+    .option("--data <dir>", "data directory (models are in <data>/models unless MNEMO_MODELS_DIR is set)")
+    .option("--json", "machine-readable output")
+    .action(listAction);
+}
+
+if (import.meta.main) {
+  const program = new Command("mnemo").exitOverride();
+  registerModelsCommand(program);
+  try {
+    await program.parseAsync(process.argv);
+  } catch (error) {
+    if (error instanceof CommanderError) process.exit(error.exitCode);
+    if (!(error instanceof CliError)) throw error;
+    process.stderr.write(chalk.red(`mnemo: ${error.message}`) + "\n");
+    process.exit(error.exitCode);
+  }
+}

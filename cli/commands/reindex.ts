@@ -1,0 +1,59 @@
+import type { Command } from "commander";
+import { loadConfig } from "../../src/config";
+import { openServices } from "../../src/services";
+import { CliError, printJson, progressBar } from "../output";
+
+const POLL_MS = 200;
+
+/**
+ * `mnemo reindex`: rebuilds the search index from SQLite. When a server holds the
+ * indexer lease on this data dir, the rebuild is handed to it through the outbox and
+ * followed from here; otherwise this process rebuilds the index itself.
+ */
+export function registerReindexCommand(program: Command): void {
+  program
+    .command("reindex")
+    .description("rebuild the search index (LanceDB) from the store of record (SQLite)")
+    .option("--data <dir>", "data directory")
+    .option("--embeddings", "also wait until every vector is filled in (needs a working embedder)")
+    .option("--json", "machine-readable output")
+    .action(async (options: { data?: string; embeddings?: boolean; json?: boolean }) => {
+      let config;
+      try {
+        config = loadConfig({ dataDir: options.data, logLevel: "warn" });
+      } catch (error) {
+        throw new CliError((error as Error).message);
+      }
+      const services = await openServices(config, { startIndexer: false });
+      const started = Date.now();
+      try {
+        const total = [...services.sources.values()].reduce((n, source) => n + [...source.listAll()].length, 0);
+        services.transaction(() => services.outbox.enqueueRebuild());
+        await services.indexer.start();
+        const byServer = !services.indexer.stats().leaseHeld;
+        const bar = options.json ? null : progressBar(byServer ? "reindexing (by the running server)" : "reindexing");
+        const waitForVectors = Boolean(options.embeddings && services.embedder);
+        for (;;) {
+          const stats = services.indexer.stats();
+          const pending = stats.pendingText + (waitForVectors ? stats.pendingVector : 0);
+          const rebuildQueued = services.outbox.pendingTextSeq("*") !== null;
+          bar?.update(rebuildQueued ? 0 : Math.max(0, total - pending), total);
+          if (!rebuildQueued && pending === 0) break;
+          if (!byServer) {
+            await services.indexer.drain();
+            if (waitForVectors && services.indexer.stats().pendingVector > 0) {
+              throw new CliError("the embedder is unavailable; vectors stay queued and will be filled in when it answers");
+            }
+          } else {
+            await Bun.sleep(POLL_MS);
+          }
+        }
+        bar?.finish();
+        const summary = { sources: total, seconds: (Date.now() - started) / 1000, by: byServer ? "server" : "cli", ...services.indexer.stats() };
+        if (options.json) printJson(summary);
+        else process.stdout.write(`reindexed ${total} sources in ${summary.seconds.toFixed(1)}s\n`);
+      } finally {
+        await services.close();
+      }
+    });
+}

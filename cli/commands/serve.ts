@@ -1,0 +1,38 @@
+import chalk from "chalk";
+import type { Command } from "commander";
+import { loadConfig } from "../../src/config";
+import { startServer } from "../../src/server";
+import { CliError } from "../output";
+
+/** `mnemo serve`: the only place a server is started and signals are handled. */
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description("start the HTTP server")
+    .option("--host <host>", "address to listen on", undefined)
+    .option("--port <port>", "port to listen on (0 picks a free one)", undefined)
+    .option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)")
+    .option("--allow-mock-tokens", "accept mock-token-<uid> bearer tokens (local testing only)")
+    .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean }) => {
+      const port = options.port === undefined ? undefined : Number(options.port);
+      if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new CliError(`--port: '${options.port}' is not a port number`);
+      let config;
+      try {
+        config = loadConfig({ host: options.host, port, dataDir: options.data, allowMockTokens: options.allowMockTokens || undefined });
+      } catch (error) {
+        throw new CliError((error as Error).message);
+      }
+      const server = await startServer(config);
+      process.stdout.write(`Mnemo listening on ${server.url}\n`);
+      process.stderr.write(chalk.dim(`data: ${config.dataDir}  docs: ${server.url}/openapi\n`));
+      let signals = 0;
+      const shutdown = async (signal: string) => {
+        if (++signals > 1) process.exit(130);
+        server.services.log.info("shutting down", { signal });
+        await server.stop();
+        process.exit(0);
+      };
+      process.on("SIGINT", () => void shutdown("SIGINT"));
+      process.on("SIGTERM", () => void shutdown("SIGTERM"));
+    });
+}

@@ -1,0 +1,43 @@
+import { cors } from "@elysiajs/cors";
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { contextRoutes } from "./context";
+import { errorPlugin } from "./errors/plugin";
+import { healthRoutes } from "./health";
+import { memoryRoutes } from "./memories";
+import { meRoutes } from "./profiles";
+import type { Services } from "./services";
+
+/** Request headers a browser may send (spec §5), exactly. */
+export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
+
+/** Builds the HTTP app from its services. Never listens: `server.ts` and tests do. */
+export function buildApp(services: Services) {
+  return new Elysia({ normalize: false })
+    .use(errorPlugin(services.log))
+    .use(
+      cors({
+        origin: "*",
+        methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+        allowedHeaders: CORS_ALLOWED_HEADERS,
+        exposeHeaders: ["X-Request-Id", "Retry-After", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count"],
+        credentials: false,
+        maxAge: 600,
+      }),
+    )
+    .use(
+      openapi({
+        path: "/openapi",
+        documentation: {
+          info: { title: "Mnemo", version: "1.0.0", description: "Local-first knowledge and memory server" },
+          components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+          security: [{ bearer: [] }],
+        },
+      }),
+    )
+    .use(healthRoutes())
+    .use(meRoutes(services.auth, services.profiles))
+    .use(memoryRoutes(services.auth, services.memories))
+    .use(contextRoutes(services.auth, services.context));
+}
+export type App = ReturnType<typeof buildApp>;

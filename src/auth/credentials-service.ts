@@ -1,0 +1,63 @@
+import { newId } from "../lib/ids";
+import type { ApiKeyRow, CredentialsRepository } from "./credentials-repository";
+import type { Scope } from "./scopes";
+import { hashSecret, LOOKUP_LENGTH, newCredentialBody } from "./secrets";
+import { PREFIX } from "./service";
+
+/** An API key as shown to its owner: everything but the secret. */
+export interface ApiKeyInfo {
+  id: string;
+  userId: string;
+  name: string | null;
+  mode: "live" | "test";
+  prefix: string;
+  scopes: Scope[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** Issues, lists and revokes credentials (used by the CLI; the secret is returned once). */
+export function createCredentialsService(repo: CredentialsRepository) {
+  return {
+    createApiKey(input: { userId: string; scopes: Scope[]; test?: boolean; name?: string }): ApiKeyInfo & { key: string } {
+      const body = newCredentialBody();
+      const mode = input.test ? "test" : "live";
+      const key = (input.test ? PREFIX.testKey : PREFIX.liveKey) + body;
+      const row = {
+        id: newId("key"), userId: input.userId, name: input.name ?? null, mode, lookup: body.slice(0, LOOKUP_LENGTH),
+        secretHash: hashSecret(key), scopes: input.scopes, createdAt: new Date().toISOString(),
+      } as const;
+      repo.insertApiKey(row);
+      return { ...toInfo({ ...row, scopes: [...row.scopes], lastUsedAt: null, revokedAt: null }), key };
+    },
+    listApiKeys(userId?: string): ApiKeyInfo[] {
+      return repo.listApiKeys(userId).map(toInfo);
+    },
+    /** Revokes a key; `not_found` when the id is unknown, `already_revoked` when it was. */
+    revokeApiKey(id: string): "revoked" | "not_found" | "already_revoked" {
+      if (repo.revokeApiKey(id, new Date().toISOString())) return "revoked";
+      return repo.apiKeyExists(id) ? "already_revoked" : "not_found";
+    },
+    createDevToken(input: { userId: string; ttlMs: number }) {
+      const body = newCredentialBody();
+      const token = PREFIX.devToken + body;
+      const now = Date.now();
+      const row = {
+        id: newId("dev"), userId: input.userId, lookup: body.slice(0, LOOKUP_LENGTH), secretHash: hashSecret(token),
+        expiresAt: new Date(now + input.ttlMs).toISOString(), createdAt: new Date(now).toISOString(),
+      };
+      repo.insertDevToken(row);
+      return { id: row.id, userId: row.userId, token, expiresAt: row.expiresAt, createdAt: row.createdAt };
+    },
+  };
+}
+export type CredentialsService = ReturnType<typeof createCredentialsService>;
+
+function toInfo(row: ApiKeyRow): ApiKeyInfo {
+  return {
+    id: row.id, userId: row.userId, name: row.name, mode: row.mode,
+    prefix: (row.mode === "test" ? PREFIX.testKey : PREFIX.liveKey) + row.lookup,
+    scopes: row.scopes, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt, revokedAt: row.revokedAt,
+  };
+}

@@ -1,0 +1,27 @@
+import { Elysia } from "elysia";
+import type { Scope } from "./scopes";
+import type { AuthService, Principal } from "./service";
+
+/**
+ * The auth plugin: a route declares `auth: 'memory:read'` (or `auth: true` for any
+ * authenticated caller) and receives `principal` in its context.
+ *
+ * Authentication runs in the `transform` phase, before body validation, so an
+ * unauthenticated caller learns nothing about the route's schema (401/403 come
+ * before 400). `resolve` then only hands the principal over, typed.
+ */
+export function authPlugin(auth: AuthService) {
+  const principals = new WeakMap<Request, Principal>();
+  return new Elysia({ name: "auth", seed: auth }).macro({
+    auth: (scope: Scope | true) => ({
+      async transform({ request, headers }: { request: Request; headers: Record<string, string | undefined> }) {
+        const principal = await auth.authenticate(headers.authorization);
+        if (scope !== true) auth.requireScope(principal, scope);
+        principals.set(request, principal);
+      },
+      resolve({ request }) {
+        return { principal: principals.get(request)! };
+      },
+    }),
+  });
+}

@@ -1,0 +1,122 @@
+import type { Logger } from "../lib/log";
+import { AppError, forbidden, unauthorized } from "../errors/app-error";
+import type { CredentialsRepository } from "./credentials-repository";
+import type { IdTokenVerifier } from "./id-token";
+import { ALL_SCOPES, type Scope } from "./scopes";
+import { LOOKUP_LENGTH, secretMatches } from "./secrets";
+
+/** Who is calling, resolved from the bearer token. */
+export interface Principal {
+  userId: string;
+  method: "mock" | "api_key" | "dev_token" | "id_token";
+  scopes: ReadonlySet<Scope>;
+  /** The API key's id, for per-key limits. */
+  keyId?: string;
+  verifiedAt: Date;
+}
+
+export const PREFIX = {
+  mockToken: "mock-token-",
+  mockKey: "svc_sk_mock_",
+  mockDevToken: "svc_dev_mock_",
+  liveKey: "svc_sk_live_",
+  testKey: "svc_sk_test_",
+  devToken: "svc_dev_",
+} as const;
+
+const ALL = new Set<Scope>(ALL_SCOPES);
+const TOUCH_INTERVAL_MS = 60_000;
+
+export interface AuthServiceOptions {
+  credentials: CredentialsRepository;
+  verifyIdToken: IdTokenVerifier;
+  allowMockTokens: boolean;
+  log: Logger;
+}
+
+/** Resolves bearer tokens in the spec's order (§5) and checks scopes. */
+export function createAuthService({ credentials, verifyIdToken, allowMockTokens, log }: AuthServiceOptions) {
+  const lastTouched = new Map<string, number>();
+
+  function mockPrincipal(userId: string): Principal {
+    if (!allowMockTokens) throw unauthorized("mock tokens are disabled on this server (start it with --allow-mock-tokens)");
+    if (!userId) throw unauthorized("mock token has an empty user id");
+    return { userId, method: "mock", scopes: ALL, verifiedAt: new Date() };
+  }
+
+  function apiKeyPrincipal(token: string, prefixLength: number): Principal {
+    const body = token.slice(prefixLength);
+    const key = credentials.findApiKeyByLookup(body.slice(0, LOOKUP_LENGTH));
+    if (!key || !secretMatches(token, key.secretHash)) throw unauthorized("invalid API key");
+    if (key.revokedAt) throw unauthorized("API key has been revoked");
+    const now = Date.now();
+    // last_used_at is informative; writing it on every request would cost a commit each.
+    if ((lastTouched.get(key.id) ?? 0) + TOUCH_INTERVAL_MS < now) {
+      lastTouched.set(key.id, now);
+      credentials.touchApiKey(key.id, new Date(now).toISOString());
+    }
+    return { userId: key.userId, method: "api_key", scopes: new Set(key.scopes), keyId: key.id, verifiedAt: new Date(now) };
+  }
+
+  function devTokenPrincipal(token: string): Principal {
+    const body = token.slice(PREFIX.devToken.length);
+    const row = credentials.findDevTokenByLookup(body.slice(0, LOOKUP_LENGTH));
+    if (!row || !secretMatches(token, row.secretHash)) throw unauthorized("invalid developer token");
+    if (row.revokedAt) throw unauthorized("developer token has been revoked");
+    if (Date.parse(row.expiresAt) <= Date.now()) throw unauthorized("developer token has expired");
+    return { userId: row.userId, method: "dev_token", scopes: ALL, verifiedAt: new Date() };
+  }
+
+  async function idTokenPrincipal(token: string): Promise<Principal> {
+    if (!verifyIdToken) throw unauthorized("invalid token (identity-provider tokens are not configured on this server)");
+    try {
+      const claims = await verifyIdToken(token);
+      return { userId: claims.userId, method: "id_token", scopes: ALL, verifiedAt: new Date() };
+    } catch (error) {
+      log.debug("id token rejected", { reason: (error as Error).message });
+      throw unauthorized(`invalid token: ${describeJwtFailure(error)}`);
+    }
+  }
+
+  return {
+    /** Resolves `Authorization: Bearer …`; throws 401 AppError when missing or invalid. */
+    async authenticate(authorization: string | undefined | null): Promise<Principal> {
+      const token = parseBearer(authorization);
+      if (token.startsWith(PREFIX.mockToken)) return mockPrincipal(token.slice(PREFIX.mockToken.length));
+      if (allowMockTokens && token.startsWith(PREFIX.mockKey)) return mockPrincipal(token.slice(PREFIX.mockKey.length));
+      if (allowMockTokens && token.startsWith(PREFIX.mockDevToken)) return mockPrincipal(token.slice(PREFIX.mockDevToken.length));
+      if (token.startsWith(PREFIX.liveKey)) return apiKeyPrincipal(token, PREFIX.liveKey.length);
+      if (token.startsWith(PREFIX.testKey)) return apiKeyPrincipal(token, PREFIX.testKey.length);
+      if (token.startsWith(PREFIX.devToken)) return devTokenPrincipal(token);
+      return idTokenPrincipal(token);
+    },
+    /** Only identity-provider ID tokens, for the sign-in webhooks. */
+    async authenticateIdToken(authorization: string | undefined | null): Promise<Principal> {
+      return idTokenPrincipal(parseBearer(authorization));
+    },
+    requireScope(principal: Principal, scope: Scope): void {
+      if (!principal.scopes.has(scope)) throw forbidden(`this credential lacks the '${scope}' scope`);
+    },
+  };
+}
+export type AuthService = ReturnType<typeof createAuthService>;
+
+function parseBearer(authorization: string | undefined | null): string {
+  if (!authorization) throw unauthorized("missing Authorization header (expected 'Bearer <token>')");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw unauthorized("malformed Authorization header (expected 'Bearer <token>')");
+  return match[1];
+}
+
+function describeJwtFailure(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  switch (code) {
+    case "ERR_JWT_EXPIRED": return "token has expired";
+    case "ERR_JWT_CLAIM_VALIDATION_FAILED": return `claim check failed (${(error as { claim?: string }).claim ?? "claim"})`;
+    case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED": return "signature verification failed";
+    case "ERR_JWKS_NO_MATCHING_KEY": return "no matching signing key";
+    case "ERR_JWS_INVALID":
+    case "ERR_JWT_INVALID": return "not a valid JWT";
+    default: return error instanceof AppError ? error.message : "verification failed";
+  }
+}

@@ -1,0 +1,96 @@
+import { Type as T, type Static } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+/**
+ * The whole runtime configuration, parsed once from the environment (and CLI
+ * overrides) and handed down typed. Nothing else in `src/` reads `process.env`.
+ */
+export const ConfigSchema = T.Object({
+  dataDir: T.String({ minLength: 1, description: "MNEMO_DATA_DIR or --data; default ~/.mnemo" }),
+  host: T.String({ minLength: 1, description: "MNEMO_HOST or --host; default 127.0.0.1" }),
+  port: T.Integer({ minimum: 0, maximum: 65535, description: "MNEMO_PORT or --port; default 8787; 0 picks a free port" }),
+  allowMockTokens: T.Boolean({ description: "MNEMO_ALLOW_MOCK_TOKENS=1 or --allow-mock-tokens: accept mock-token-<uid> (local testing only)" }),
+  logLevel: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")]),
+  idp: T.Object({
+    projectId: T.Optional(T.String({ description: "IDP_PROJECT_ID: audience, and issuer https://securetoken.google.com/<id>" })),
+    jwksUrl: T.Optional(T.String({ description: "IDP_JWKS_URL: where the identity provider publishes its signing keys" })),
+    jwksFile: T.Optional(T.String({ description: "IDP_JWKS_FILE: a local JWKS file instead of a URL" })),
+  }),
+  embeddings: T.Object({
+    provider: T.Union([T.Literal("none"), T.Literal("openai"), T.Literal("local")], { description: "EMBEDDINGS_PROVIDER" }),
+    url: T.Optional(T.String({ description: "EMBEDDINGS_URL: base URL of an OpenAI-compatible API (…/v1)" })),
+    model: T.Optional(T.String({ description: "EMBEDDINGS_MODEL: model name sent to the openai provider" })),
+    apiKey: T.Optional(T.String({ description: "EMBEDDINGS_API_KEY: bearer key for the openai provider" })),
+    localModel: T.String({ description: "MNEMO_LOCAL_MODEL: all-MiniLM-L6-v2 (default) or bge-small-en-v1.5" }),
+    modelsDir: T.String({ description: "MNEMO_MODELS_DIR; default <data>/models" }),
+    hubUrl: T.Optional(T.String({ description: "MNEMO_MODEL_HUB: base URL of the model hub" })),
+    autoDownload: T.Boolean({ description: "MNEMO_MODEL_DOWNLOAD=0 disables download on first use" }),
+    timeoutMs: T.Integer({ minimum: 1, description: "EMBEDDINGS_TIMEOUT_MS: per request to the openai provider" }),
+  }),
+  indexer: T.Object({
+    batchSize: T.Integer({ minimum: 1, description: "MNEMO_INDEX_BATCH: outbox rows per LanceDB commit" }),
+    maxFragments: T.Integer({ minimum: 2, description: "MNEMO_INDEX_MAX_FRAGMENTS: compact when a table has more" }),
+  }),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+/** Settings the CLI may override on top of the environment. */
+export type ConfigOverrides = Partial<Pick<Config, "dataDir" | "host" | "port" | "allowMockTokens" | "logLevel">> & {
+  embeddings?: Partial<Config["embeddings"]>;
+  indexer?: Partial<Config["indexer"]>;
+};
+
+type Env = Record<string, string | undefined>;
+
+const flag = (value: string | undefined) => value === "1" || value === "true" || value === "yes";
+
+/** Resolves the data dir the same way for the server and every CLI command. */
+export function resolveDataDir(cliValue: string | undefined, env: Env = process.env): string {
+  return resolve(cliValue ?? env.MNEMO_DATA_DIR ?? join(homedir(), ".mnemo"));
+}
+
+/**
+ * Builds and validates the config. Throws an Error naming the offending
+ * variable, so a typo in the environment fails at start, not mid-request.
+ */
+export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.env): Config {
+  const dataDir = resolveDataDir(overrides.dataDir, env);
+  const port = overrides.port ?? (env.MNEMO_PORT !== undefined ? Number(env.MNEMO_PORT) : 8787);
+  const config = {
+    dataDir,
+    host: overrides.host ?? env.MNEMO_HOST ?? "127.0.0.1",
+    port,
+    allowMockTokens: overrides.allowMockTokens ?? flag(env.MNEMO_ALLOW_MOCK_TOKENS),
+    logLevel: overrides.logLevel ?? (env.MNEMO_LOG_LEVEL as Config["logLevel"]) ?? "info",
+    idp: {
+      projectId: env.IDP_PROJECT_ID || undefined,
+      jwksUrl: env.IDP_JWKS_URL || undefined,
+      jwksFile: env.IDP_JWKS_FILE || undefined,
+    },
+    embeddings: {
+      provider: (env.EMBEDDINGS_PROVIDER as Config["embeddings"]["provider"]) ?? "local",
+      url: env.EMBEDDINGS_URL || undefined,
+      model: env.EMBEDDINGS_MODEL || undefined,
+      apiKey: env.EMBEDDINGS_API_KEY || undefined,
+      localModel: env.MNEMO_LOCAL_MODEL ?? "all-MiniLM-L6-v2",
+      modelsDir: resolve(env.MNEMO_MODELS_DIR ?? join(dataDir, "models")),
+      hubUrl: env.MNEMO_MODEL_HUB || undefined,
+      autoDownload: env.MNEMO_MODEL_DOWNLOAD === undefined ? true : flag(env.MNEMO_MODEL_DOWNLOAD),
+      timeoutMs: env.EMBEDDINGS_TIMEOUT_MS ? Number(env.EMBEDDINGS_TIMEOUT_MS) : 10_000,
+      ...overrides.embeddings,
+    },
+    indexer: {
+      batchSize: env.MNEMO_INDEX_BATCH ? Number(env.MNEMO_INDEX_BATCH) : 1024,
+      maxFragments: env.MNEMO_INDEX_MAX_FRAGMENTS ? Number(env.MNEMO_INDEX_MAX_FRAGMENTS) : 24,
+      ...overrides.indexer,
+    },
+  };
+  if (config.embeddings.provider === "openai" && !config.embeddings.url) {
+    throw new Error("EMBEDDINGS_URL is required when EMBEDDINGS_PROVIDER=openai");
+  }
+  const firstError = Value.Errors(ConfigSchema, config).First();
+  if (firstError) throw new Error(`invalid configuration at ${firstError.path || "/"}: ${firstError.message}`);
+  return config;
+}

@@ -1,0 +1,54 @@
+import type { SearchEngine } from "../search/engine";
+import type { SearchHit, SearchKind, SearchResult } from "../search/types";
+import { toSearchFilters } from "../memories/service";
+import type { BuildContextBody, BuiltContext } from "./model";
+
+export const CONTEXT_HEADING = "## Relevant context";
+
+/** Renders items as the spec's context text: a heading line, then one bullet per item. */
+export function renderContextText(items: Array<{ content: string }>): string {
+  if (items.length === 0) return "";
+  return [CONTEXT_HEADING, ...items.map((item) => `- ${item.content.replace(/\s+/g, " ").trim()}`)].join("\n");
+}
+
+const TYPE_OF: Record<SearchKind, "memory" | "note" | "file" | null> = { memory: "memory", block: "note", file: "file", message: null };
+
+/**
+ * Builds prompt context from the one search engine: memories (of the workspace and
+ * personal ones), workspace notes (document blocks) and files, merged by score.
+ */
+export function createContextService(engine: SearchEngine) {
+  return {
+    async build(ownerId: string, body: typeof BuildContextBody.static): Promise<BuiltContext> {
+      const limit = body.limit ?? 10;
+      const workspaceId = body.workspace_id ?? body.workspaceId;
+      const include = { memories: true, notes: false, files: false, ...body.include };
+      const searches: Array<Promise<SearchResult>> = [];
+      if (include.memories) {
+        const filters = { ...toSearchFilters(body.filters), ...(workspaceId ? { workspaceId, includeUnscoped: true } : {}) };
+        searches.push(engine.search({ ownerId, query: body.query, kinds: ["memory"], filters, limit, minScore: body.minScore }));
+      }
+      const workspaceKinds: SearchKind[] = [...(include.notes ? ["block" as const] : []), ...(include.files ? ["file" as const] : [])];
+      if (workspaceKinds.length) {
+        searches.push(engine.search({ ownerId, query: body.query, kinds: workspaceKinds, filters: workspaceId ? { workspaceId } : {}, limit, minScore: body.minScore }));
+      }
+      const results = await Promise.all(searches);
+      const hits: SearchHit[] = results.flatMap((r) => r.hits).sort((a, b) => b.score - a.score).slice(0, limit);
+      const items = hits.flatMap((hit) => {
+        const type = TYPE_OF[hit.kind];
+        if (!type) return [];
+        const id = hit.kind === "memory" ? hit.sourceId : hit.itemId;
+        return [{ type, id, score: hit.score, content: hit.text, ...(hit.kind === "block" ? { documentId: hit.sourceId } : {}), workspaceId: hit.workspaceId }];
+      });
+      const semantic = results.some((r) => r.mode === "semantic");
+      return {
+        query: body.query,
+        mode: semantic ? "semantic" : "fulltext_fallback",
+        strategy: semantic ? (results.some((r) => r.strategy === "hybrid") ? "hybrid" : "vector") : "fulltext",
+        items,
+        contextText: renderContextText(items),
+      };
+    },
+  };
+}
+export type ContextService = ReturnType<typeof createContextService>;

@@ -1,0 +1,37 @@
+/**
+ * The one error model of the API: every failure leaves the server as
+ * `{ error: { code, message } }` with the HTTP status carried here.
+ *
+ * The field is `errorCode`, not `code`: Elysia treats an error's `code`
+ * property as its own error kind and would mis-route ours.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: ErrorCode,
+    message: string,
+    /** Extra response headers, e.g. `Retry-After` for 429. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "AppError";
+  }
+}
+
+export type ErrorCode =
+  | "invalid_request"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "payload_too_large"
+  | "rate_limited"
+  | "unavailable"
+  | "error";
+
+export const badRequest = (message: string) => new AppError(400, "invalid_request", message);
+export const unauthorized = (message: string) => new AppError(401, "unauthorized", message);
+export const forbidden = (message: string) => new AppError(403, "forbidden", message);
+export const notFound = (message: string) => new AppError(404, "not_found", message);
+export const conflict = (message: string) => new AppError(409, "conflict", message);
+export const payloadTooLarge = (message: string) => new AppError(413, "payload_too_large", message);

@@ -1,0 +1,21 @@
+import { t } from "elysia";
+
+/** The spec's error body (§7), used as the response schema of every error status. */
+export const ErrorBody = t.Object(
+  {
+    error: t.Object({
+      code: t.String({ description: "machine-readable code, e.g. invalid_request, unauthorized, not_found" }),
+      message: t.String({ description: "what went wrong, naming the field when a field is at fault" }),
+    }),
+  },
+  { description: "Error", additionalProperties: false },
+);
+
+const ERROR_STATUSES = [400, 401, 403, 404, 409, 413, 429, 500] as const;
+
+/** Response schemas for every error status, to spread next to a route's success schema. */
+export function errorResponses() {
+  const out: Record<number, typeof ErrorBody> = {};
+  for (const status of ERROR_STATUSES) out[status] = ErrorBody;
+  return out as { [K in (typeof ERROR_STATUSES)[number]]: typeof ErrorBody };
+}

@@ -1,0 +1,49 @@
+import type { AuthService } from "../auth/service";
+import { authPlugin } from "../auth/plugin";
+import { errorResponses } from "../errors/model";
+import { createRouter } from "../lib/router";
+import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse } from "./model";
+import type { MemoryService } from "./service";
+
+/** Routes of spec §4 "Memories". */
+export function memoryRoutes(auth: AuthService, memories: MemoryService) {
+  return createRouter({ prefix: "/v1/memories" })
+    .use(authPlugin(auth))
+    .post(
+      "/",
+      ({ principal, body, set }) => {
+        set.status = 201;
+        return memories.create(principal.userId, body);
+      },
+      {
+        auth: "memory:write",
+        body: CreateMemoryBody,
+        response: { 201: MemoryRecord, ...errorResponses() },
+        detail: { tags: ["memories"], summary: "Store a memory" },
+      },
+    )
+    .get("/", ({ principal, query }) => memories.list(principal.userId, query.limit, query.cursor), {
+      auth: "memory:read",
+      query: ListMemoriesQuery,
+      response: { 200: MemoryList, ...errorResponses() },
+      detail: { tags: ["memories"], summary: "List memories, newest first" },
+    })
+    .post("/search", ({ principal, body }) => memories.search(principal.userId, body), {
+      auth: "memory:read",
+      body: SearchMemoriesBody,
+      response: { 200: SearchMemoriesResponse, ...errorResponses() },
+      detail: { tags: ["memories"], summary: "Search memories (hybrid: full text + vectors)" },
+    })
+    .get("/:id", ({ principal, params }) => memories.get(principal.userId, params.id), {
+      auth: "memory:read",
+      params: MemoryParams,
+      response: { 200: MemoryRecord, ...errorResponses() },
+      detail: { tags: ["memories"], summary: "Get one memory" },
+    })
+    .delete("/:id", ({ principal, params }) => memories.delete(principal.userId, params.id), {
+      auth: "memory:read",
+      params: MemoryParams,
+      response: { 200: DeletedMemory, ...errorResponses() },
+      detail: { tags: ["memories"], summary: "Delete a memory (scope memory:read, as the spec says)" },
+    });
+}

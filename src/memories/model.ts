@@ -1,0 +1,79 @@
+import { t } from "elysia";
+
+/** Memory content limit (spec §8): 50 KB of UTF-8. */
+export const MAX_CONTENT_BYTES = 51_200;
+export const MAX_METADATA_BYTES = 16_384;
+
+export const FreeObject = t.Object({}, { additionalProperties: true, description: "arbitrary JSON object" });
+const Scalar = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
+const Id = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$", description: "letters, digits, _ . : -" });
+const Scope = t.String({ minLength: 1, maxLength: 256 });
+
+export const MemoryRecord = t.Object({
+  id: t.String({ description: "mem_ + a sortable id, or the custom id given on create" }),
+  ownerId: t.String(),
+  projectId: t.String({ description: "the memory's workspace id, or 'default'" }),
+  content: t.String(),
+  metadata: FreeObject,
+  status: t.Literal("active"),
+  workspaceId: t.Union([t.String(), t.Null()]),
+  session_id: t.Union([t.String(), t.Null()]),
+  createdAt: t.String({ format: "date-time" }),
+  updatedAt: t.String({ format: "date-time" }),
+});
+export type MemoryRecord = typeof MemoryRecord.static;
+
+export const CreateMemoryBody = t.Object({
+  content: t.String({ minLength: 1, description: "the memory, at most 51,200 bytes of UTF-8" }),
+  id: t.Optional(Id),
+  metadata: t.Optional(FreeObject),
+  workspaceId: t.Optional(Scope),
+  workspace_id: t.Optional(Scope),
+  session_id: t.Optional(Scope),
+  sessionId: t.Optional(Scope),
+});
+
+export const ListMemoriesQuery = t.Object({
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 1000, multipleOf: 1, description: "default 100, at most 1000" })),
+  cursor: t.Optional(t.String({ minLength: 1, description: "nextCursor of the previous page" })),
+});
+
+export const MemoryList = t.Object({
+  data: t.Array(MemoryRecord),
+  nextCursor: t.Union([t.String(), t.Null()], { description: "pass as ?cursor= for the next page; null on the last" }),
+  hasMore: t.Boolean(),
+});
+
+export const DeletedMemory = t.Object({ id: t.String(), deleted: t.Literal(true), success: t.Literal(true) });
+
+export const SearchFilters = t.Object(
+  {
+    workspaceId: t.Optional(Scope),
+    workspace_id: t.Optional(Scope),
+    session_id: t.Optional(Scope),
+    sessionId: t.Optional(Scope),
+    metadata: t.Optional(t.Record(t.String({ minLength: 1 }), Scalar)),
+  },
+  { additionalProperties: Scalar, description: "workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys)" },
+);
+
+export const SearchMemoriesBody = t.Object({
+  query: t.String({ minLength: 1, maxLength: 10_000 }),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, description: "default 10" })),
+  filters: t.Optional(SearchFilters),
+  minScore: t.Optional(t.Number({ minimum: 0, maximum: 1, description: "drop results scoring below this" })),
+});
+
+export const ScoredMemory = t.Composite([MemoryRecord, t.Object({ score: t.Number() })]);
+const Mode = t.Union([t.Literal("semantic"), t.Literal("fulltext_fallback")]);
+const Strategy = t.Union([t.Literal("hybrid"), t.Literal("vector"), t.Literal("fulltext")]);
+
+export const SearchMemoriesResponse = t.Object({
+  results: t.Array(ScoredMemory),
+  data: t.Array(ScoredMemory, { description: "same as results (the spec's other description)" }),
+  mode: Mode,
+  strategy: Strategy,
+});
+
+export const MemoryParams = t.Object({ id: t.String({ minLength: 1, maxLength: 256 }) });
+export { Mode, Strategy, Scalar };

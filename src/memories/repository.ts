@@ -1,0 +1,77 @@
+import type { Database } from "bun:sqlite";
+
+export interface MemoryRow {
+  seq: number;
+  ownerId: string;
+  id: string;
+  content: string;
+  metadata: Record<string, unknown>;
+  workspaceId: string | null;
+  sessionId: string | null;
+  status: "active";
+  createdAt: string;
+  updatedAt: string;
+}
+
+type Stored = {
+  seq: number; owner_id: string; id: string; content: string; metadata: string; workspace_id: string | null;
+  session_id: string | null; status: "active"; created_at: string; updated_at: string;
+};
+const toRow = (r: Stored): MemoryRow => ({
+  seq: r.seq, ownerId: r.owner_id, id: r.id, content: r.content, metadata: JSON.parse(r.metadata),
+  workspaceId: r.workspace_id, sessionId: r.session_id, status: r.status, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+/** Memories in SQLite. Every query is scoped by owner: there is no unscoped read. */
+export function createMemoryRepository(db: Database) {
+  const insert = db.query(
+    `INSERT INTO memories (owner_id, id, content, metadata, workspace_id, session_id, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) RETURNING seq`,
+  );
+  const getOne = db.query<Stored, [string, string]>("SELECT * FROM memories WHERE owner_id = ? AND id = ?");
+  const page = db.query<Stored, [string, number, number]>(
+    "SELECT * FROM memories WHERE owner_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+  );
+  const remove = db.query("DELETE FROM memories WHERE owner_id = ? AND id = ?");
+  return {
+    /** Inserts; returns false when the owner already has a memory with this id. */
+    insert(row: Omit<MemoryRow, "seq" | "status">): boolean {
+      try {
+        insert.run(row.ownerId, row.id, row.content, JSON.stringify(row.metadata), row.workspaceId, row.sessionId, row.createdAt, row.updatedAt);
+        return true;
+      } catch (error) {
+        if (String((error as Error).message).includes("UNIQUE constraint failed")) return false;
+        throw error;
+      }
+    },
+    get(ownerId: string, id: string): MemoryRow | null {
+      const r = getOne.get(ownerId, id);
+      return r ? toRow(r) : null;
+    },
+    getMany(ownerId: string, ids: string[]): Map<string, MemoryRow> {
+      const out = new Map<string, MemoryRow>();
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        const rows = db
+          .query<Stored, string[]>(`SELECT * FROM memories WHERE owner_id = ? AND id IN (${chunk.map(() => "?").join(",")})`)
+          .all(ownerId, ...chunk);
+        for (const r of rows) out.set(r.id, toRow(r));
+      }
+      return out;
+    },
+    /** Newest first, strictly older than `beforeSeq`. */
+    listPage(ownerId: string, beforeSeq: number, limit: number): MemoryRow[] {
+      return page.all(ownerId, beforeSeq, limit).map(toRow);
+    },
+    delete(ownerId: string, id: string): boolean {
+      return remove.run(ownerId, id).changes > 0;
+    },
+    /** Every (owner, id) for an index rebuild, streamed. */
+    *allKeys(): Iterable<{ ownerId: string; id: string }> {
+      for (const r of db.query<{ owner_id: string; id: string }, []>("SELECT owner_id, id FROM memories ORDER BY seq").iterate()) {
+        yield { ownerId: r.owner_id, id: r.id };
+      }
+    },
+  };
+}
+export type MemoryRepository = ReturnType<typeof createMemoryRepository>;

@@ -1,0 +1,27 @@
+import { sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
+import type { MemoryRepository } from "./repository";
+
+/** Feeds memories to the search index: one item per memory, its content as text. */
+export function memorySearchSource(repo: MemoryRepository): SearchSource {
+  return {
+    kind: "memory",
+    load(refs: SourceRef[]) {
+      const out = new Map<string, SearchItem[]>();
+      const byOwner = new Map<string, string[]>();
+      for (const ref of refs) byOwner.set(ref.ownerId, [...(byOwner.get(ref.ownerId) ?? []), ref.sourceId]);
+      for (const [ownerId, ids] of byOwner) {
+        for (const row of repo.getMany(ownerId, ids).values()) {
+          const ref = { ownerId, kind: "memory" as const, sourceId: row.id };
+          out.set(sourceKey(ref), [{
+            ...ref, itemId: row.id, workspaceId: row.workspaceId, sessionId: row.sessionId, documentType: null,
+            metadata: row.metadata, createdAtMs: Date.parse(row.createdAt), text: row.content,
+          }]);
+        }
+      }
+      return out;
+    },
+    *listAll() {
+      for (const key of repo.allKeys()) yield { ownerId: key.ownerId, kind: "memory" as const, sourceId: key.id };
+    },
+  };
+}

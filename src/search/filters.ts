@@ -1,0 +1,48 @@
+import type { SearchFilters, SearchKind } from "./types";
+
+/**
+ * The only place that writes LanceDB `where()` text. Every value reaches it through
+ * `literal`, which quotes and escapes, so user input can never change the filter.
+ */
+export function literal(value: string): string {
+  // SQL string literal: single quotes doubled; NUL cannot appear in a literal.
+  return `'${value.replace(/\u0000/g, "").replace(/'/g, "''")}'`;
+}
+
+/** Encodes one metadata entry as stored in the `meta` list column. */
+export function metaEntry(key: string, value: unknown): string {
+  return `${key}=${JSON.stringify(value)}`;
+}
+
+/** Flattens scalar metadata into `key=json` entries; nested values are not filterable. */
+export function metaEntries(metadata: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(metadata)) {
+    if (value === null || ["string", "number", "boolean"].includes(typeof value)) out.push(metaEntry(key, value));
+  }
+  return out;
+}
+
+/** The filter of one search: always scoped to its owner and kinds. */
+export function buildWhere(ownerId: string, kinds: SearchKind[], filters: SearchFilters = {}): string {
+  const clauses = [`owner_id = ${literal(ownerId)}`];
+  clauses.push(kinds.length === 1 ? `kind = ${literal(kinds[0])}` : `kind IN (${kinds.map(literal).join(", ")})`);
+  if (filters.workspaceId !== undefined) {
+    const inWorkspace = `workspace_id = ${literal(filters.workspaceId)}`;
+    clauses.push(filters.includeUnscoped ? `(${inWorkspace} OR workspace_id IS NULL)` : inWorkspace);
+  }
+  if (filters.sessionId !== undefined) clauses.push(`session_id = ${literal(filters.sessionId)}`);
+  if (filters.documentType !== undefined) clauses.push(`document_type = ${literal(filters.documentType)}`);
+  if (filters.sourceIds) {
+    clauses.push(filters.sourceIds.length ? `source_id IN (${filters.sourceIds.map(literal).join(", ")})` : "false");
+  }
+  for (const [key, value] of Object.entries(filters.metadata ?? {})) {
+    clauses.push(`array_has(meta, ${literal(metaEntry(key, value))})`);
+  }
+  return clauses.join(" AND ");
+}
+
+/** Filter matching every item of the given sources (for replacing them). */
+export function whereSourceKeys(keys: string[]): string {
+  return `source_key IN (${keys.map(literal).join(", ")})`;
+}

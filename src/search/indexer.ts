@@ -1,0 +1,370 @@
+import type { Database } from "bun:sqlite";
+import type { Lease, Settings } from "../db/leases";
+import type { Logger } from "../lib/log";
+import type { Embedder } from "./embedders/embedder";
+import { metaEntries } from "./filters";
+import { textHash, type EmbeddingCache } from "./embedding-cache";
+import { ITEMS_TABLE, vectorTableName, type IndexRow, type LanceStore } from "./lance-store";
+import type { Outbox, OutboxRow } from "./outbox";
+import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
+
+export interface IndexerOptions {
+  db: Database;
+  outbox: Outbox;
+  lance: LanceStore;
+  sources: Map<SearchKind, SearchSource>;
+  embedder: Embedder | null;
+  cache: EmbeddingCache;
+  settings: Settings;
+  lease: Lease;
+  log: Logger;
+  batchSize: number;
+  maxFragments: number;
+}
+
+const VECTOR_BATCH = 256;
+const EMBED_CHUNK = 64;
+const IDLE_OPTIMIZE_MS = 20_000;
+const KEEP_VERSIONS_MS = 60_000;
+const LEASE_POLL_MS = 2_000;
+
+/** Progress of the index, for status routes and the CLI. */
+export interface IndexerStats {
+  pendingText: number;
+  pendingVector: number;
+  vectorSpace: string | null;
+  vectorDimension: number | null;
+  lastIndexedAt: string | null;
+  leaseHeld: boolean;
+}
+
+/**
+ * Drains the outbox into LanceDB: first the text stage (items table, full-text index),
+ * then the vector stage (embeddings). One delete and one add per batch; compaction keeps
+ * fragment counts bounded. Only the holder of the `indexer` lease writes.
+ */
+export class Indexer {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private waiters: Array<{ seq: number; resolve: () => void }> = [];
+  private timers = new Set<ReturnType<typeof setTimeout>>();
+  private leaseTimer: ReturnType<typeof setInterval> | null = null;
+  /** After a restart the last batch may have reached LanceDB already: replace, never append. */
+  private replaySafe = true;
+  private dirtyTables = new Set<string>();
+  private lastIndexedAt: string | null = null;
+  private embedderDown = false;
+
+  constructor(private readonly o: IndexerOptions) {}
+
+  get vectorDimension(): number | null {
+    const value = this.o.settings.get("vector_dimension");
+    return value ? Number(value) : null;
+  }
+
+  /** The LanceDB table that holds vectors of the current space, once one exists. */
+  get vectorTable(): string | null {
+    const dimension = this.vectorDimension;
+    return this.o.embedder && dimension ? vectorTableName(this.o.embedder.spaceId, dimension) : null;
+  }
+
+  /** Takes the lease (or waits for it) and starts draining. */
+  async start(): Promise<void> {
+    this.leaseTimer = setInterval(() => void this.tickLease(), LEASE_POLL_MS);
+    await this.tickLease();
+  }
+
+  private async tickLease(): Promise<void> {
+    if (this.stopped) return;
+    const wasHeld = this.o.lease.held;
+    if (!this.o.lease.tryAcquire()) {
+      if (wasHeld) this.o.log.warn("indexer lease lost to another process; pausing index writes");
+      return;
+    }
+    if (!wasHeld) {
+      // Another process may have rebuilt the index while we waited.
+      await this.o.lance.reopen();
+      this.replaySafe = true;
+      await this.reconcileVectorSpace();
+      this.kick();
+    }
+  }
+
+  /** When the configured embedder changed, old vectors are dropped and every source re-embedded. */
+  private async reconcileVectorSpace(): Promise<void> {
+    const space = this.o.embedder?.spaceId ?? "";
+    if ((this.o.settings.get("vector_space") ?? "") === space) return;
+    for (const name of await this.o.lance.tableNames()) if (name.startsWith("vectors_")) await this.o.lance.dropTable(name);
+    this.o.db.transaction(() => {
+      if (space) for (const ref of this.allSources()) this.o.outbox.enqueue(ref, "insert", "vector");
+      this.o.settings.set("vector_space", space);
+      this.o.settings.set("vector_dimension", "");
+    }).immediate();
+    if (space) this.o.cache.dropOtherSpaces(space);
+    this.o.log.info("vector space changed; re-embedding every source", { space: space || "none" });
+  }
+
+  private *allSources(): Iterable<SourceRef> {
+    for (const source of this.o.sources.values()) yield* source.listAll();
+  }
+
+  /** Starts a drain unless one runs; a running drain will look again. */
+  kick(): void {
+    if (this.stopped || !this.o.lease.held) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pump()
+      .catch((error) => {
+        this.o.log.error("indexer failed; retrying in 1s", { error });
+        this.later(1_000, () => this.kick());
+      })
+      .finally(() => {
+        this.running = null;
+        this.releaseWaiters(true);
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async pump(): Promise<void> {
+    for (;;) {
+      if (this.stopped && this.waiters.length === 0) return;
+      const text = this.o.outbox.nextBatch("text", this.o.batchSize);
+      if (text.length) {
+        await this.processText(text);
+        this.releaseWaiters(false);
+        continue;
+      }
+      this.releaseWaiters(false);
+      if (this.stopped) return;
+      if (this.o.embedder && !this.embedderDown) {
+        const vector = this.o.outbox.nextBatch("vector", VECTOR_BATCH);
+        if (vector.length && (await this.processVectors(vector))) continue;
+      }
+      await this.compactIfNeeded(false);
+      if (!this.again) break;
+      this.again = false;
+    }
+    this.scheduleDueVectors();
+    if (this.dirtyTables.size) this.later(IDLE_OPTIMIZE_MS, () => void this.idleOptimize());
+  }
+
+  private async processText(rows: OutboxRow[]): Promise<void> {
+    if (rows.some((row) => row.op === "rebuild")) return this.rebuild(rows);
+    const { refs, deleteKeys } = this.plan(rows);
+    const items = this.load(refs);
+    await this.o.lance.replaceItems(deleteKeys, items.map(toIndexRow));
+    this.dirtyTables.add(ITEMS_TABLE);
+    const seqs = rows.map((r) => r.seq);
+    if (this.o.embedder) this.o.outbox.advanceToVector(seqs);
+    else this.o.outbox.remove(seqs);
+    this.replaySafe = false;
+    this.lastIndexedAt = new Date().toISOString();
+  }
+
+  /** Embeds a batch; false (rows postponed) when the embedder cannot answer now. */
+  private async processVectors(rows: OutboxRow[]): Promise<boolean> {
+    const embedder = this.o.embedder!;
+    const { refs, deleteKeys } = this.plan(rows);
+    const items = this.load(refs);
+    const vectors = new Map<string, Float32Array>();
+    const missing: string[] = [];
+    for (const item of items) {
+      const hash = textHash(item.text);
+      const cached = vectors.get(hash) ?? this.o.cache.get(embedder.spaceId, hash);
+      if (cached) vectors.set(hash, cached);
+      else if (!missing.includes(item.text)) missing.push(item.text);
+    }
+    try {
+      for (let i = 0; i < missing.length; i += EMBED_CHUNK) {
+        const chunk = missing.slice(i, i + EMBED_CHUNK);
+        const embedded = await embedder.embed(chunk, "document");
+        const entries = chunk.map((text, j) => [textHash(text), embedded[j]] as [string, Float32Array]);
+        this.o.cache.putMany(embedder.spaceId, entries);
+        for (const [hash, vector] of entries) vectors.set(hash, vector);
+      }
+    } catch (error) {
+      this.o.outbox.postpone(rows);
+      if (!this.embedderDown) this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: (error as Error).message });
+      this.embedderDown = true;
+      return false;
+    }
+    const dimension = vectors.size ? vectors.values().next().value!.length : this.vectorDimension;
+    if (dimension && this.vectorDimension !== dimension) this.o.settings.set("vector_dimension", String(dimension));
+    if (dimension) {
+      const table = vectorTableName(embedder.spaceId, dimension);
+      const withVectors = items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(textHash(item.text))! }));
+      await this.o.lance.replaceVectors(table, dimension, deleteKeys, withVectors);
+      this.dirtyTables.add(table);
+    }
+    this.o.outbox.remove(rows.map((r) => r.seq));
+    this.lastIndexedAt = new Date().toISOString();
+    return true;
+  }
+
+  /** Deduplicates a batch's sources; `insert`-only sources need no delete unless replaying. */
+  private plan(rows: OutboxRow[]) {
+    const bySource = new Map<string, { ref: SourceRef; needsDelete: boolean }>();
+    for (const row of rows) {
+      const ref = { ownerId: row.ownerId, kind: row.kind as SearchKind, sourceId: row.sourceId };
+      const key = sourceKey(ref);
+      const needsDelete = row.op !== "insert" || this.replaySafe || bySource.has(key);
+      bySource.set(key, { ref, needsDelete: needsDelete || (bySource.get(key)?.needsDelete ?? false) });
+    }
+    const refs = [...bySource.values()].map((v) => v.ref);
+    const deleteKeys = [...bySource.entries()].filter(([, v]) => v.needsDelete).map(([key]) => key);
+    return { refs, deleteKeys };
+  }
+
+  private load(refs: SourceRef[]): SearchItem[] {
+    const byKind = new Map<SearchKind, SourceRef[]>();
+    for (const ref of refs) byKind.set(ref.kind, [...(byKind.get(ref.kind) ?? []), ref]);
+    const items: SearchItem[] = [];
+    for (const [kind, kindRefs] of byKind) {
+      const source = this.o.sources.get(kind);
+      if (!source) continue;
+      for (const list of source.load(kindRefs).values()) items.push(...list);
+    }
+    return items;
+  }
+
+  /** Drops the index and re-enqueues every source, atomically with clearing the outbox. */
+  private async rebuild(rows: OutboxRow[]): Promise<void> {
+    this.o.log.info("rebuilding the search index from SQLite");
+    await this.o.lance.dropAll();
+    this.o.db.transaction(() => {
+      this.o.outbox.clear();
+      for (const ref of this.allSources()) this.o.outbox.enqueue(ref, "insert");
+      this.o.settings.set("vector_dimension", "");
+    }).immediate();
+    void rows;
+    this.replaySafe = false;
+    this.embedderDown = false;
+    this.dirtyTables.clear();
+  }
+
+  private async compactIfNeeded(force: boolean): Promise<void> {
+    for (const table of [...this.dirtyTables]) {
+      if (!force && (await this.o.lance.fragmentCount(table)) <= this.o.maxFragments) continue;
+      await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
+      this.dirtyTables.delete(table);
+    }
+  }
+
+  /** After a quiet spell, compact and fold new rows into the indices. */
+  private async idleOptimize(): Promise<void> {
+    if (this.stopped || this.running || !this.o.lease.held || !this.dirtyTables.size) return;
+    this.running = this.compactIfNeeded(true)
+      .catch((error) => this.o.log.warn("index optimize failed", { error }))
+      .finally(() => {
+        this.running = null;
+      });
+    await this.running;
+    this.kick();
+  }
+
+  private scheduleDueVectors(): void {
+    if (!this.o.embedder) return;
+    const due = this.o.outbox.nextDueAt("vector");
+    if (due === null) return;
+    this.later(Math.max(50, due - Date.now()), () => {
+      this.embedderDown = false;
+      this.kick();
+    });
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private releaseWaiters(all: boolean): void {
+    this.waiters = this.waiters.filter((w) => {
+      if (all || !this.o.outbox.hasTextUpTo(w.seq)) {
+        w.resolve();
+        return false;
+      }
+      return true;
+    });
+  }
+
+  /**
+   * Read-your-writes: resolves once every text-stage change of this owner acknowledged
+   * before the call is in the index. Resolves at once when none is pending, or when
+   * this process does not hold the lease (the search then sees what is indexed).
+   */
+  flush(ownerId?: string): Promise<void> {
+    const seq = this.o.outbox.pendingTextSeq(ownerId);
+    if (seq === null || !this.o.lease.held || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiters.push({ seq, resolve });
+      this.kick();
+    });
+  }
+
+  /** Waits until both stages are empty or the embedder is down (for the CLI and tests). */
+  async drain(): Promise<void> {
+    for (;;) {
+      await this.flush();
+      if (this.running) await this.running;
+      const counts = this.o.outbox.counts();
+      if (counts.text === 0 && (counts.vector === 0 || this.embedderDown || !this.o.embedder)) return;
+      this.embedderDown = false;
+      this.kick();
+      if (this.running) await this.running;
+      if (this.embedderDown) return;
+    }
+  }
+
+  stats(): IndexerStats {
+    const counts = this.o.outbox.counts();
+    return {
+      pendingText: counts.text,
+      pendingVector: counts.vector,
+      vectorSpace: this.o.embedder?.spaceId ?? null,
+      vectorDimension: this.vectorDimension,
+      lastIndexedAt: this.lastIndexedAt,
+      leaseHeld: this.o.lease.held,
+    };
+  }
+
+  /** Finishes the text stage (so nothing acknowledged waits on a restart), then stops. */
+  async stop(): Promise<void> {
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    if (this.running) await this.running.catch(() => {});
+    if (this.o.lease.held) {
+      for (let batch = this.o.outbox.nextBatch("text", this.o.batchSize); batch.length; batch = this.o.outbox.nextBatch("text", this.o.batchSize)) {
+        await this.processText(batch);
+      }
+    }
+    this.stopped = true;
+    this.releaseWaiters(true);
+    this.o.lease.release();
+  }
+}
+
+function toIndexRow(item: SearchItem): IndexRow {
+  return {
+    source_key: sourceKey(item),
+    owner_id: item.ownerId,
+    kind: item.kind,
+    source_id: item.sourceId,
+    item_id: item.itemId,
+    workspace_id: item.workspaceId,
+    session_id: item.sessionId,
+    document_type: item.documentType,
+    meta: metaEntries(item.metadata),
+    created_at: item.createdAtMs,
+    text: item.text,
+  };
+}

@@ -1,0 +1,195 @@
+import * as lancedb from "@lancedb/lancedb";
+import { Field, FixedSizeList, Float32, Float64, List, Schema, Utf8 } from "apache-arrow";
+import { rmSync } from "node:fs";
+import { whereSourceKeys } from "./filters";
+
+/** A row as written to LanceDB. Filter columns are duplicated in every table. */
+export interface IndexRow {
+  source_key: string;
+  owner_id: string;
+  kind: string;
+  source_id: string;
+  item_id: string;
+  workspace_id: string | null;
+  session_id: string | null;
+  document_type: string | null;
+  meta: string[];
+  created_at: number;
+  text: string;
+  vector?: Float32Array;
+}
+
+/** A raw hit: the row's columns plus the engine's score (`_score` BM25 or `_distance`). */
+export type RawHit = Omit<IndexRow, "vector" | "meta"> & { _score?: number; _distance?: number };
+
+const ITEMS_TABLE = "items";
+const HIT_COLUMNS = ["source_key", "owner_id", "kind", "source_id", "item_id", "workspace_id", "created_at", "text"];
+
+function filterFields(): Field[] {
+  return [
+    new Field("source_key", new Utf8(), false),
+    new Field("owner_id", new Utf8(), false),
+    new Field("kind", new Utf8(), false),
+    new Field("source_id", new Utf8(), false),
+    new Field("item_id", new Utf8(), false),
+    new Field("workspace_id", new Utf8(), true),
+    new Field("session_id", new Utf8(), true),
+    new Field("document_type", new Utf8(), true),
+    new Field("meta", new List(new Field("item", new Utf8(), true)), false),
+    new Field("created_at", new Float64(), false),
+    new Field("text", new Utf8(), false),
+  ];
+}
+
+const itemsSchema = () => new Schema(filterFields());
+const vectorSchema = (dimension: number) =>
+  new Schema([...filterFields(), new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false)]);
+
+/** Table name of a vector space: only [a-z0-9_] survive, the dimension is part of it. */
+export const vectorTableName = (spaceId: string, dimension: number) =>
+  `vectors_${spaceId.toLowerCase().replace(/[^a-z0-9]+/g, "_")}_${dimension}`;
+
+/**
+ * The LanceDB side of the index: one `items` table (text + full-text index) and one
+ * `vectors_<space>` table per embedding space. Only the indexer writes; every write is
+ * one delete and one add per batch.
+ */
+export class LanceStore {
+  private tables = new Map<string, lancedb.Table>();
+  private ftsReady = false;
+
+  private constructor(private readonly dir: string, private connection: lancedb.Connection) {}
+
+  static async open(dir: string): Promise<LanceStore> {
+    return new LanceStore(dir, await lancedb.connect(dir));
+  }
+
+  /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
+  async reopen(): Promise<void> {
+    this.close();
+    this.connection = await lancedb.connect(this.dir);
+    this.ftsReady = false;
+  }
+
+  async table(name: string): Promise<lancedb.Table | null> {
+    const cached = this.tables.get(name);
+    if (cached) return cached;
+    const names = await this.connection.tableNames();
+    if (!names.includes(name)) return null;
+    const table = await this.connection.openTable(name);
+    this.tables.set(name, table);
+    return table;
+  }
+
+  private async tableOrCreate(name: string, schema: Schema): Promise<lancedb.Table> {
+    const existing = await this.table(name);
+    if (existing) return existing;
+    const table = await this.connection.createEmptyTable(name, schema, { existOk: true });
+    this.tables.set(name, table);
+    return table;
+  }
+
+  itemsTable = () => this.table(ITEMS_TABLE);
+
+  /** Replaces the rows of the given sources in `items` (delete skipped when `deleteKeys` is empty). */
+  async replaceItems(deleteKeys: string[], rows: IndexRow[]): Promise<void> {
+    const table = await this.tableOrCreate(ITEMS_TABLE, itemsSchema());
+    if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
+    if (rows.length) await table.add(rows.map(({ vector: _, ...row }) => row));
+    if (!this.ftsReady && rows.length) await this.ensureFullTextIndex(table);
+  }
+
+  /** Replaces the vectors of the given sources in the space's table. */
+  async replaceVectors(tableName: string, dimension: number, deleteKeys: string[], rows: IndexRow[]): Promise<void> {
+    const table = rows.length ? await this.tableOrCreate(tableName, vectorSchema(dimension)) : await this.table(tableName);
+    if (!table) return;
+    if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
+    if (rows.length) await table.add(rows.map((row) => ({ ...row, vector: Array.from(row.vector!) })));
+  }
+
+  private async ensureFullTextIndex(table: lancedb.Table): Promise<void> {
+    const indices = await table.listIndices();
+    if (!indices.some((index) => index.columns.includes("text"))) {
+      await table.createIndex("text", {
+        config: lancedb.Index.fts({
+          withPosition: false,
+          baseTokenizer: "simple",
+          language: "English",
+          stem: true,
+          lowercase: true,
+          removeStopWords: true,
+          asciiFolding: true,
+        }),
+      });
+    }
+    this.ftsReady = true;
+  }
+
+  /** BM25 full-text search; rows not yet in the FTS index are searched too (flat). */
+  async searchText(where: string, query: string, limit: number): Promise<RawHit[]> {
+    const table = await this.itemsTable();
+    if (!table || !query.trim()) return [];
+    const rows = await table.search(query, "fts", "text").where(where).select([...HIT_COLUMNS, "_score"]).limit(limit).toArray();
+    return rows as RawHit[];
+  }
+
+  /** Cosine-distance vector search within the filter. */
+  async searchVectors(tableName: string, where: string, vector: Float32Array, limit: number): Promise<RawHit[]> {
+    const table = await this.table(tableName);
+    if (!table) return [];
+    const rows = await table
+      .vectorSearch(Array.from(vector))
+      .distanceType("cosine")
+      .where(where)
+      .select([...HIT_COLUMNS, "_distance"])
+      .limit(limit)
+      .toArray();
+    return rows as RawHit[];
+  }
+
+  async fragmentCount(name: string): Promise<number> {
+    const table = await this.table(name);
+    return table ? (await table.stats()).fragmentStats.numFragments : 0;
+  }
+
+  async countRows(name: string, filter?: string): Promise<number> {
+    const table = await this.table(name);
+    return table ? table.countRows(filter) : 0;
+  }
+
+  /** Compacts fragments, updates indices with new rows and prunes versions older than `keepMs`. */
+  async optimize(name: string, keepMs: number): Promise<void> {
+    const table = await this.table(name);
+    if (table) await table.optimize({ cleanupOlderThan: new Date(Date.now() - keepMs) });
+  }
+
+  async tableNames(): Promise<string[]> {
+    return this.connection.tableNames();
+  }
+
+  async dropTable(name: string): Promise<void> {
+    this.tables.get(name)?.close();
+    this.tables.delete(name);
+    if (name === ITEMS_TABLE) this.ftsReady = false;
+    if ((await this.connection.tableNames()).includes(name)) await this.connection.dropTable(name);
+  }
+
+  /** Removes every table: the index is derived, SQLite rebuilds it. */
+  async dropAll(): Promise<void> {
+    for (const name of await this.connection.tableNames()) await this.dropTable(name);
+    this.ftsReady = false;
+  }
+
+  close(): void {
+    for (const table of this.tables.values()) table.close();
+    this.tables.clear();
+    this.connection.close();
+  }
+
+  /** Deletes the whole LanceDB directory (offline rebuild from scratch). */
+  static destroy(dir: string): void {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export { ITEMS_TABLE };

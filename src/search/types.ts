@@ -1,0 +1,81 @@
+/** What the search index holds: derived from SQLite, always rebuildable from it. */
+export type SearchKind = "memory" | "block" | "message" | "file";
+
+/** One searchable unit (a memory, a document block, a chat message, a file chunk). */
+export interface SearchItem {
+  ownerId: string;
+  kind: SearchKind;
+  /** The record the item derives from: memory id, document id, thread id, file id. */
+  sourceId: string;
+  /** Unique within the source: the memory id again, a block id, a message id. */
+  itemId: string;
+  workspaceId: string | null;
+  sessionId: string | null;
+  documentType: string | null;
+  /** Scalar metadata for equality filters. */
+  metadata: Record<string, unknown>;
+  createdAtMs: number;
+  text: string;
+}
+
+/** Identifies a source across owners: the unit the outbox and the index replace. */
+export interface SourceRef {
+  ownerId: string;
+  kind: SearchKind;
+  sourceId: string;
+}
+
+/**
+ * A domain that feeds the index. `load` returns the current items of each source that
+ * still exists (a missing source is removed from the index); `listAll` enumerates every
+ * source for a rebuild.
+ */
+export interface SearchSource {
+  kind: SearchKind;
+  load(refs: SourceRef[]): Map<string, SearchItem[]>;
+  listAll(): Iterable<SourceRef>;
+}
+
+/** Filters that every search may carry; all are equality tests. */
+export interface SearchFilters {
+  workspaceId?: string;
+  /** With `workspaceId`: also match items that belong to no workspace (personal memories). */
+  includeUnscoped?: boolean;
+  sessionId?: string;
+  documentType?: string;
+  metadata?: Record<string, string | number | boolean | null>;
+  /** Restrict to these sources (e.g. one thread). */
+  sourceIds?: string[];
+}
+
+export interface SearchRequest {
+  ownerId: string;
+  query: string;
+  kinds: SearchKind[];
+  filters?: SearchFilters;
+  limit: number;
+  /** Drop hits scoring below this (scores are in [0, 1]). */
+  minScore?: number;
+}
+
+export interface SearchHit {
+  kind: SearchKind;
+  sourceId: string;
+  itemId: string;
+  workspaceId: string | null;
+  text: string;
+  score: number;
+}
+
+/** `semantic` when vectors took part in ranking, `fulltext_fallback` otherwise (spec §4). */
+export type SearchMode = "semantic" | "fulltext_fallback";
+export type SearchStrategy = "hybrid" | "vector" | "fulltext";
+
+export interface SearchResult {
+  hits: SearchHit[];
+  mode: SearchMode;
+  strategy: SearchStrategy;
+}
+
+/** Key of a source in the index: length-prefixed, so no owner id can forge another's key. */
+export const sourceKey = (ref: SourceRef) => `${ref.kind}|${ref.ownerId.length}|${ref.ownerId}|${ref.sourceId}`;

@@ -1,0 +1,35 @@
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+/** Runs `mnemo …` as a subprocess; returns exit code, stdout and stderr together. */
+export async function runCli(args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "cli", "mnemo.ts"), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { exitCode, stdout, stderr };
+}
+
+/** Starts `mnemo serve` as a subprocess and resolves once it prints its URL. */
+export async function spawnServer(args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const reader = proc.stdout.getReader();
+  let buffered = "";
+  while (!/listening on (\S+)/.test(buffered)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited before listening: ${await new Response(proc.stderr).text()}`);
+    buffered += new TextDecoder().decode(value);
+  }
+  const url = /listening on (\S+)/.exec(buffered)![1];
+  reader.releaseLock();
+  return { proc, url, stderr: () => new Response(proc.stderr).text() };
+}
