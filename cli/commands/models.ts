@@ -10,7 +10,6 @@ import { Command, CommanderError } from "commander";
 import {
   DEFAULT_HUB_URL,
   DEFAULT_LOCAL_MODEL,
-  type ModelStatus,
   getModelSpec,
   listModels,
   pullModel,
@@ -90,11 +89,6 @@ async function pullAction(name: string | undefined, options: ModelsOptions): Pro
   process.stdout.write(`${chalk.green("✓")} ${verb} ${model} (${formatBytes(result.sizeBytes)}) in ${result.path}\n`);
 }
 
-function describeState(model: ModelStatus): string {
-  const colour = { present: chalk.green, absent: chalk.dim, incomplete: chalk.yellow, corrupt: chalk.red }[model.state];
-  return colour(model.state);
-}
-
 async function listAction(options: ModelsOptions): Promise<void> {
   const modelsDir = resolveModelsDir(options.data);
   const models = await listModels(modelsDir);
@@ -102,7 +96,7 @@ async function listAction(options: ModelsOptions): Promise<void> {
   printTable(
     models.map((model) => ({
       name: model.name,
-      state: describeState(model),
+      state: model.state,
       size: model.sizeBytes > 0 ? formatBytes(model.sizeBytes) : "-",
       dimension: String(model.dimension),
       path: model.path,

@@ -15,6 +15,7 @@ export function createLease(db: Database, name: string, ttlMs: number) {
     },
     /** Takes or renews the lease; false while another live holder has it. */
     tryAcquire(now = Date.now()): boolean {
+      releaseIfHolderDied(db, name);
       const result = db
         .query(
           `INSERT INTO leases (name, holder, expires_at) VALUES (?1, ?2, ?3)
@@ -36,6 +37,28 @@ export function createLease(db: Database, name: string, ttlMs: number) {
   };
 }
 export type Lease = ReturnType<typeof createLease>;
+
+/**
+ * A holder on this host whose process is gone (killed, crashed) cannot renew: free its
+ * lease at once instead of waiting for it to expire, so a restart resumes immediately.
+ */
+function releaseIfHolderDied(db: Database, name: string): void {
+  const row = db.query<{ holder: string }, [string]>("SELECT holder FROM leases WHERE name = ?").get(name);
+  if (!row) return;
+  const [host, pid] = row.holder.split(":");
+  if (host !== hostname() || Number(pid) === process.pid || processAlive(Number(pid))) return;
+  db.query("DELETE FROM leases WHERE name = ? AND holder = ?").run(name, row.holder);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 /** Small key-value settings (e.g. the active vector space). */
 export function createSettings(db: Database) {

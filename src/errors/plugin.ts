@@ -50,7 +50,8 @@ export function describeValidation(error: ValidationError): string {
   const first = safeAll(error)[0] as { path?: string; message?: string; summary?: string; schema?: { description?: string } } | undefined;
   if (!first) return `invalid ${where}`;
   const field = (first.path ?? "").replace(/^\//, "").replace(/\//g, ".");
-  const problem = first.message ?? first.summary ?? "is invalid";
+  // Unions report only "Expected union value"; their summary says what was expected.
+  const problem = (first.message === "Expected union value" ? first.summary : first.message) ?? first.summary ?? "is invalid";
   return field ? `${field}: ${problem.charAt(0).toLowerCase()}${problem.slice(1)}` : `${where}: ${problem.charAt(0).toLowerCase()}${problem.slice(1)}`;
 }
 

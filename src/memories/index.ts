@@ -22,7 +22,7 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
         detail: { tags: ["memories"], summary: "Store a memory" },
       },
     )
-    .get("/", ({ principal, query }) => memories.list(principal.userId, query.limit, query.cursor), {
+    .get("/", ({ principal, query }) => memories.list(principal.userId, query), {
       auth: "memory:read",
       query: ListMemoriesQuery,
       response: { 200: MemoryList, ...errorResponses() },

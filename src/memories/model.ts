@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { IntegerParam } from "../lib/query";
 
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
 export const MAX_CONTENT_BYTES = 51_200;
@@ -34,7 +35,7 @@ export const CreateMemoryBody = t.Object({
 });
 
 export const ListMemoriesQuery = t.Object({
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 1000, multipleOf: 1, description: "default 100, at most 1000" })),
+  limit: t.Optional(IntegerParam("default 100, at most 1000")),
   cursor: t.Optional(t.String({ minLength: 1, description: "nextCursor of the previous page" })),
 });
 

@@ -1,5 +1,6 @@
 import { badRequest, conflict, notFound, payloadTooLarge } from "../errors/app-error";
 import { newId } from "../lib/ids";
+import { parseIntegerParam } from "../lib/query";
 import type { Outbox } from "../search/outbox";
 import type { SearchEngine } from "../search/engine";
 import type { SearchFilters, SearchMode, SearchStrategy } from "../search/types";
@@ -85,7 +86,9 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
       return toMemoryRecord({ ...row, seq: 0, status: "active" });
     },
 
-    list(ownerId: string, limit = 100, cursor?: string) {
+    list(ownerId: string, query: { limit?: string; cursor?: string }) {
+      const limit = parseIntegerParam("limit", query.limit, { min: 1, max: 1000, fallback: 100 });
+      const cursor = query.cursor;
       const before = cursor ? decodeCursor(cursor) : Number.MAX_SAFE_INTEGER;
       const rows = repo.listPage(ownerId, before, limit + 1);
       const page = rows.slice(0, limit);

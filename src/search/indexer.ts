@@ -26,7 +26,8 @@ const VECTOR_BATCH = 256;
 const EMBED_CHUNK = 64;
 const IDLE_OPTIMIZE_MS = 20_000;
 const KEEP_VERSIONS_MS = 60_000;
-const LEASE_POLL_MS = 2_000;
+/** How often the lease is renewed and the outbox checked for rows other processes wrote. */
+const LEASE_POLL_MS = 1_000;
 
 /** Progress of the index, for status routes and the CLI. */
 export interface IndexerStats {
@@ -87,6 +88,9 @@ export class Indexer {
       await this.o.lance.reopen();
       this.replaySafe = true;
       await this.reconcileVectorSpace();
+      this.kick();
+    } else if (!this.running && this.o.outbox.pendingTextSeq() !== null) {
+      // The CLI (another process) may have queued work, e.g. a rebuild.
       this.kick();
     }
   }
@@ -308,6 +312,13 @@ export class Indexer {
       this.waiters.push({ seq, resolve });
       this.kick();
     });
+  }
+
+  /** Retries postponed vector rows now instead of at their backoff time. */
+  retryPostponed(): void {
+    this.o.outbox.retryPostponed();
+    this.embedderDown = false;
+    this.kick();
   }
 
   /** Waits until both stages are empty or the embedder is down (for the CLI and tests). */

@@ -82,6 +82,10 @@ export function createOutbox(db: Database) {
       for (const r of rows) out[r.stage] = r.n;
       return out;
     },
+    /** Makes postponed rows due now (after an embedder outage ends, or on request). */
+    retryPostponed(): void {
+      db.exec("UPDATE outbox SET available_at = 0 WHERE available_at > 0");
+    },
     clear(): void {
       db.exec("DELETE FROM outbox");
     },

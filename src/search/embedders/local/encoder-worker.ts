@@ -12,7 +12,7 @@ declare const self: Worker;
 
 let encoder: SentenceEncoder | undefined;
 
-function reply(message: EncoderResponse, transfer: Transferable[] = []): void {
+function reply(message: EncoderResponse, transfer: ArrayBuffer[] = []): void {
   self.postMessage(message, transfer);
 }
 
@@ -27,7 +27,7 @@ self.onmessage = async (event: MessageEvent<EncoderRequest>) => {
       case "encode": {
         if (!encoder) throw new Error("encoder worker has no model loaded");
         const vectors = await encoder.encode(request.texts, request.purpose);
-        reply({ type: "encoded", id: request.id, vectors }, vectors.map((vector) => vector.buffer));
+        reply({ type: "encoded", id: request.id, vectors }, vectors.map((vector) => vector.buffer as ArrayBuffer));
         break;
       }
       case "close":

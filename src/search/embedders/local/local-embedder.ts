@@ -41,10 +41,12 @@ export type LocalEmbedderState = "loading" | "downloading" | "ready" | "unavaila
 /** The local provider, with a view of its loading state for health checks and tests. */
 export interface LocalEmbedder extends Embedder {
   readonly model: LocalModelSpec;
-  /** Current state and, unless ready, why not. */
-  status(): { state: LocalEmbedderState; reason?: string };
+  /** Current state; unless ready, why not; when ready, whether the model runs in a worker thread. */
+  status(): { state: LocalEmbedderState; reason?: string; inWorker?: boolean };
   /** Settles when the current load (and download) attempt ends; true when ready. Never throws. */
   whenSettled(): Promise<boolean>;
+  /** Stops the encoder worker and frees the model. */
+  close(): Promise<void>;
 }
 
 /**
@@ -170,7 +172,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedde
     spaceId: `local:${spec.name}`,
     model: spec,
     status() {
-      if (host) return { state: "ready" };
+      if (host) return { state: "ready", inWorker: host.inWorker };
       if (download) return { state: "downloading", reason: unavailableReason() };
       if (attempt) return { state: "loading", reason: unavailableReason() };
       return { state: "unavailable", reason: unavailableReason() };

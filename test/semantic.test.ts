@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeEmbedder, type FakeEmbedder } from "./helpers/fake-embedder";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+
+let fake: FakeEmbedder;
+beforeAll(() => {
+  fake = startFakeEmbedder(64);
+});
+afterAll(() => fake.stop());
+
+const openaiEnv = () => ({ EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: fake.url, EMBEDDINGS_MODEL: "fake-64" });
+const contents = (body: { results: Array<{ content: string }> }) => body.results.map((r) => r.content);
+
+describe("semantic search through an OpenAI-compatible embeddings endpoint", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ env: openaiEnv() });
+    for (const content of ["My dog loves the beach", "The quarterly budget meeting moved to Tuesday", "I bought a new automobile last week"]) {
+      expect((await server.call("POST", "/v1/memories", { body: { content } }))[0]).toBe(201);
+    }
+    await server.services.indexer.drain();
+  });
+  afterAll(() => server.destroy());
+
+  test("a paraphrase with no shared word is found by the vectors (mode semantic, hybrid)", async () => {
+    const [status, body] = await server.call("POST", "/v1/memories/search", { body: { query: "canine", limit: 1 } });
+    expect(status).toBe(200);
+    expect([body.mode, body.strategy, contents(body)]).toEqual(["semantic", "hybrid", ["My dog loves the beach"]]);
+    const [, car] = await server.call("POST", "/v1/memories/search", { body: { query: "vehicle purchase", limit: 1 } });
+    expect(contents(car)).toEqual(["I bought a new automobile last week"]);
+  });
+
+  test("documents were embedded in batches, not one request per memory", () => {
+    const documentBatches = fake.requests.filter((texts) => texts.some((t) => t.includes("quarterly budget")));
+    expect(documentBatches).toHaveLength(1);
+    expect(documentBatches[0]).toHaveLength(3);
+  });
+
+  test("an exact word still ranks its memory first", async () => {
+    const [, body] = await server.call("POST", "/v1/memories/search", { body: { query: "quarterly budget" } });
+    expect(contents(body)[0]).toBe("The quarterly budget meeting moved to Tuesday");
+  });
+
+  test("context build reports the semantic mode too", async () => {
+    const [, body] = await server.call("POST", "/v1/context/build", { body: { query: "puppy" } });
+    expect([body.mode, body.items[0].content]).toEqual(["semantic", "My dog loves the beach"]);
+  });
+});
+
+describe("when the embedder fails", () => {
+  test("writes still succeed, search falls back to full text, and vectors are filled in later", async () => {
+    const server = await startTestServer({ env: openaiEnv() });
+    fake.failing = true;
+    const [status] = await server.call("POST", "/v1/memories", { body: { content: "The hound sleeps by the fire" } });
+    expect(status).toBe(201);
+    const [, during] = await server.call("POST", "/v1/memories/search", { body: { query: "hound" } });
+    expect([during.mode, during.strategy, contents(during)]).toEqual(["fulltext_fallback", "fulltext", ["The hound sleeps by the fire"]]);
+    await server.services.indexer.drain();
+    expect(server.services.indexer.stats().pendingVector).toBe(1);
+
+    fake.failing = false;
+    server.services.indexer.retryPostponed();
+    await server.services.indexer.drain();
+    expect(server.services.indexer.stats().pendingVector).toBe(0);
+    const [, after] = await server.call("POST", "/v1/memories/search", { body: { query: "puppy" } });
+    expect([after.mode, contents(after)]).toEqual(["semantic", ["The hound sleeps by the fire"]]);
+    await server.destroy();
+  });
+});
+
+describe("switching embedders", () => {
+  test("memories written without an embedder are embedded after switching one on", async () => {
+    const dataDir = tempDir();
+    const plain = await startTestServer({ dataDir });
+    await plain.call("POST", "/v1/memories", { body: { content: "Our physician retired in May" } });
+    await plain.stop();
+
+    const withVectors = await startTestServer({ dataDir, env: openaiEnv() });
+    await withVectors.services.indexer.drain();
+    const [, body] = await withVectors.call("POST", "/v1/memories/search", { body: { query: "doctor" } });
+    expect([body.mode, contents(body)]).toEqual(["semantic", ["Our physician retired in May"]]);
+    await withVectors.destroy();
+  });
+});
