@@ -3,6 +3,7 @@ import chalk from "chalk";
 import { Command, CommanderError } from "commander";
 import { registerDevTokenCommand } from "./commands/dev-token";
 import { registerKeysCommand } from "./commands/keys";
+import { registerModelsCommand } from "./commands/models";
 import { registerReindexCommand } from "./commands/reindex";
 import { registerServeCommand } from "./commands/serve";
 import { CliError } from "./output";
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerKeysCommand(program);
   registerDevTokenCommand(program);
   registerReindexCommand(program);
+  registerModelsCommand(program);
   return program;
 }
 

@@ -14,8 +14,10 @@ export function authPlugin(auth: AuthService) {
   const principals = new WeakMap<Request, Principal>();
   return new Elysia({ name: "auth", seed: auth }).macro({
     auth: (scope: Scope | true) => ({
-      async transform({ request, headers }: { request: Request; headers: Record<string, string | undefined> }) {
-        const principal = await auth.authenticate(headers.authorization);
+      // Reads the header from `request`, not the `headers` context field: Elysia decides
+      // what to parse by reading a hook's source text, which minification rewrites.
+      async transform({ request }: { request: Request }) {
+        const principal = await auth.authenticate(request.headers.get("authorization"));
         if (scope !== true) auth.requireScope(principal, scope);
         principals.set(request, principal);
       },

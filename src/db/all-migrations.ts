@@ -1,5 +1,8 @@
 import type { Migration } from "./sqlite";
 import { coreMigrations } from "./migrations";
+import { chatMigrations } from "../chats/migrations";
+import { documentMigrations } from "../documents/migrations";
+import { workspaceMigrations } from "../workspaces/migrations";
 
 /** Every migration of every domain; `migrate` orders them by id. */
-export const allMigrations: Migration[] = [...coreMigrations];
+export const allMigrations: Migration[] = [...coreMigrations, ...workspaceMigrations, ...documentMigrations, ...chatMigrations];

@@ -102,4 +102,8 @@ export const coreMigrations: Migration[] = [
       );
     `,
   },
+  {
+    id: "0002_memory_sessions",
+    sql: `CREATE INDEX memories_by_session ON memories (owner_id, session_id, seq) WHERE session_id IS NOT NULL;`,
+  },
 ];

@@ -33,6 +33,12 @@ export function createMemoryRepository(db: Database) {
     "SELECT * FROM memories WHERE owner_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
   );
   const remove = db.query("DELETE FROM memories WHERE owner_id = ? AND id = ?");
+  const before = db.query<Stored, [string, string, number]>(
+    "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+  );
+  const after = db.query<Stored, [string, string, number]>(
+    "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq > ? ORDER BY seq ASC LIMIT 1",
+  );
   return {
     /** Inserts; returns false when the owner already has a memory with this id. */
     insert(row: Omit<MemoryRow, "seq" | "status">): boolean {
@@ -62,6 +68,17 @@ export function createMemoryRepository(db: Database) {
     /** Newest first, strictly older than `beforeSeq`. */
     listPage(ownerId: string, beforeSeq: number, limit: number): MemoryRow[] {
       return page.all(ownerId, beforeSeq, limit).map(toRow);
+    },
+    /**
+     * The memories written just before and after this one in the same session. Only an
+     * explicit conversation (a session_id) makes neighbours: memories merely stored one
+     * after another are unrelated.
+     */
+    neighbours(row: MemoryRow): { previous: MemoryRow | null; next: MemoryRow | null } {
+      if (row.sessionId === null) return { previous: null, next: null };
+      const p = before.get(row.ownerId, row.sessionId, row.seq);
+      const n = after.get(row.ownerId, row.sessionId, row.seq);
+      return { previous: p ? toRow(p) : null, next: n ? toRow(n) : null };
     },
     delete(ownerId: string, id: string): boolean {
       return remove.run(ownerId, id).changes > 0;

@@ -1,7 +1,11 @@
 import { sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
 import type { MemoryRepository } from "./repository";
 
-/** Feeds memories to the search index: one item per memory, its content as text. */
+/**
+ * Feeds memories to the search index: one item per memory, its content as text and
+ * the neighbouring memories of the same conversation as lower-weighted context (a
+ * reply such as "Yes, last Tuesday" is found by the question it answers).
+ */
 export function memorySearchSource(repo: MemoryRepository): SearchSource {
   return {
     kind: "memory",
@@ -12,9 +16,12 @@ export function memorySearchSource(repo: MemoryRepository): SearchSource {
       for (const [ownerId, ids] of byOwner) {
         for (const row of repo.getMany(ownerId, ids).values()) {
           const ref = { ownerId, kind: "memory" as const, sourceId: row.id };
+          const { previous, next } = repo.neighbours(row);
           out.set(sourceKey(ref), [{
             ...ref, itemId: row.id, workspaceId: row.workspaceId, sessionId: row.sessionId, documentType: null,
             metadata: row.metadata, createdAtMs: Date.parse(row.createdAt), text: row.content,
+            contextBefore: previous?.content ?? "",
+            contextAfter: next?.content ?? "",
           }]);
         }
       }

@@ -80,6 +80,10 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
       const inserted = transaction(() => {
         if (!repo.insert(row)) return false;
         outbox.enqueue({ ownerId, kind: "memory", sourceId: row.id }, "insert");
+        // The previous memory of this conversation gains this one as context.
+        const stored = repo.get(ownerId, row.id)!;
+        const { previous } = repo.neighbours(stored);
+        if (previous) outbox.enqueue({ ownerId, kind: "memory", sourceId: previous.id }, "sync");
         return true;
       });
       if (!inserted) throw conflict(`id: a memory with id '${row.id}' already exists`);
@@ -104,8 +108,13 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
 
     delete(ownerId: string, id: string) {
       const deleted = transaction(() => {
-        if (!repo.delete(ownerId, id)) return false;
+        const row = repo.get(ownerId, id);
+        if (!row) return false;
+        const { previous, next } = repo.neighbours(row);
+        repo.delete(ownerId, id);
         outbox.enqueue({ ownerId, kind: "memory", sourceId: id }, "sync");
+        // Its neighbours lose it as context.
+        for (const neighbour of [previous, next]) if (neighbour) outbox.enqueue({ ownerId, kind: "memory", sourceId: neighbour.id }, "sync");
         return true;
       });
       if (!deleted) throw notFound(`memory '${id}' not found`);

@@ -28,9 +28,10 @@ const MeFailure = t.Object({
 export function meRoutes(auth: AuthService, profiles: ProfileRepository) {
   return createRouter().get(
     "/v1/me",
-    async ({ headers, set }) => {
+    async ({ request, set }) => {
+      const authorization = request.headers.get("authorization");
       try {
-        const principal = await auth.authenticate(headers.authorization);
+        const principal = await auth.authenticate(authorization);
         const profile = profiles.get(principal.userId);
         return {
           ok: true as const,
@@ -42,7 +43,7 @@ export function meRoutes(auth: AuthService, profiles: ProfileRepository) {
       } catch (error) {
         if (!(error instanceof AppError) || error.status !== 401) throw error;
         set.status = 401;
-        const missing = !headers.authorization;
+        const missing = !authorization;
         return { ok: false as const, error: missing ? ("Missing Token" as const) : ("Invalid token" as const), details: error.message };
       }
     },

@@ -4,7 +4,7 @@ import type { Logger } from "../lib/log";
 import type { Embedder } from "./embedders/embedder";
 import { metaEntries } from "./filters";
 import { textHash, type EmbeddingCache } from "./embedding-cache";
-import { ITEMS_TABLE, vectorTableName, type IndexRow, type LanceStore } from "./lance-store";
+import { INDEX_SCHEMA_VERSION, ITEMS_TABLE, vectorTableName, type IndexRow, type LanceStore } from "./lance-store";
 import type { Outbox, OutboxRow } from "./outbox";
 import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
 
@@ -87,12 +87,22 @@ export class Indexer {
       // Another process may have rebuilt the index while we waited.
       await this.o.lance.reopen();
       this.replaySafe = true;
+      this.reconcileSchema();
       await this.reconcileVectorSpace();
       this.kick();
     } else if (!this.running && this.o.outbox.pendingTextSeq() !== null) {
       // The CLI (another process) may have queued work, e.g. a rebuild.
       this.kick();
     }
+  }
+
+  /** An index written by an older layout is rebuilt from SQLite. */
+  private reconcileSchema(): void {
+    if (this.o.settings.get("index_schema") === INDEX_SCHEMA_VERSION) return;
+    this.o.db.transaction(() => {
+      this.o.outbox.enqueueRebuild();
+      this.o.settings.set("index_schema", INDEX_SCHEMA_VERSION);
+    }).immediate();
   }
 
   /** When the configured embedder changed, old vectors are dropped and every source re-embedded. */
@@ -377,5 +387,7 @@ function toIndexRow(item: SearchItem): IndexRow {
     meta: metaEntries(item.metadata),
     created_at: item.createdAtMs,
     text: item.text,
+    context_before: item.contextBefore ?? "",
+    context_after: item.contextAfter ?? "",
   };
 }

@@ -16,11 +16,20 @@ export interface IndexRow {
   meta: string[];
   created_at: number;
   text: string;
+  context_before: string;
+  context_after: string;
   vector?: Float32Array;
 }
 
 /** A raw hit: the row's columns plus the engine's score (`_score` BM25 or `_distance`). */
-export type RawHit = Omit<IndexRow, "vector" | "meta"> & { _score?: number; _distance?: number };
+export type RawHit = Omit<IndexRow, "vector" | "meta" | "context_before" | "context_after"> & { _score?: number; _distance?: number };
+
+/** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
+export const INDEX_SCHEMA_VERSION = "3";
+
+/** Full-text columns and their weights: the item's own text counts most. */
+const TEXT_COLUMNS = ["text", "context_before", "context_after"];
+const TEXT_BOOSTS = [1, 0.8, 0.3];
 
 const ITEMS_TABLE = "items";
 const HIT_COLUMNS = ["source_key", "owner_id", "kind", "source_id", "item_id", "workspace_id", "created_at", "text"];
@@ -38,6 +47,8 @@ function filterFields(): Field[] {
     new Field("meta", new List(new Field("item", new Utf8(), true)), false),
     new Field("created_at", new Float64(), false),
     new Field("text", new Utf8(), false),
+    new Field("context_before", new Utf8(), false),
+    new Field("context_after", new Utf8(), false),
   ];
 }
 
@@ -104,13 +115,14 @@ export class LanceStore {
     const table = rows.length ? await this.tableOrCreate(tableName, vectorSchema(dimension)) : await this.table(tableName);
     if (!table) return;
     if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
-    if (rows.length) await table.add(rows.map((row) => ({ ...row, vector: Array.from(row.vector!) })));
+    if (rows.length) await table.add(rows.map((row) => ({ ...row, context_before: "", context_after: "", vector: Array.from(row.vector!) })));
   }
 
   private async ensureFullTextIndex(table: lancedb.Table): Promise<void> {
     const indices = await table.listIndices();
-    if (!indices.some((index) => index.columns.includes("text"))) {
-      await table.createIndex("text", {
+    for (const column of TEXT_COLUMNS) {
+      if (indices.some((index) => index.columns.includes(column))) continue;
+      await table.createIndex(column, {
         config: lancedb.Index.fts({
           withPosition: false,
           baseTokenizer: "simple",
@@ -129,7 +141,8 @@ export class LanceStore {
   async searchText(where: string, query: string, limit: number): Promise<RawHit[]> {
     const table = await this.itemsTable();
     if (!table || !query.trim()) return [];
-    const rows = await table.search(query, "fts", "text").where(where).select([...HIT_COLUMNS, "_score"]).limit(limit).toArray();
+    const match = new lancedb.MultiMatchQuery(query, TEXT_COLUMNS, { boosts: TEXT_BOOSTS });
+    const rows = await table.search(match, "fts").where(where).select([...HIT_COLUMNS, "_score"]).limit(limit).toArray();
     return rows as RawHit[];
   }
 

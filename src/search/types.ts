@@ -16,6 +16,12 @@ export interface SearchItem {
   metadata: Record<string, unknown>;
   createdAtMs: number;
   text: string;
+  /**
+   * Text around the item, searched with lower weights than `text` and never returned:
+   * what came just before it (the turn a reply answers) and just after it.
+   */
+  contextBefore?: string;
+  contextAfter?: string;
 }
 
 /** Identifies a source across owners: the unit the outbox and the index replace. */

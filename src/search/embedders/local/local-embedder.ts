@@ -77,9 +77,11 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedde
     logged.add(line);
   };
 
-  const fail = (reason: string) => {
+  /** Records why the model is unavailable; `force` when files are present but unusable. */
+  const fail = (reason: string, force = false) => {
     failure = { reason, at: Date.now(), fingerprint: modelFilesFingerprint(options.modelsDir, spec) };
-    logOnce(`local embedder: ${reason}; search uses full text until \`mnemo models pull ${spec.name}\` succeeds`);
+    const pull = `mnemo models pull ${spec.name}${force ? " --force" : ""}`;
+    logOnce(`local embedder: ${reason}; search uses full text until \`${pull}\` succeeds`);
   };
 
   const loadEncoder = async () => {
@@ -122,7 +124,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedde
     try {
       await loadEncoder();
     } catch (error) {
-      fail(`model ${spec.name} downloaded but failed to load (${describe(error)})`);
+      fail(`model ${spec.name} downloaded but failed to load (${describe(error)})`, true);
     }
   };
 
@@ -133,13 +135,14 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedde
       try {
         await loadEncoder();
       } catch (error) {
-        fail(`model ${spec.name} in ${dir} failed to load (${describe(error)})`);
+        fail(`model ${spec.name} in ${dir} failed to load (${describe(error)})`, true);
       }
     } else if (files.state === "corrupt" || !options.autoDownload) {
       const hint = options.autoDownload ? "" : " and download is disabled";
       fail(`model ${spec.name} ${files.state === "corrupt" ? "is corrupt" : "is unavailable"}: ${files.problem}${hint}`);
     } else {
       failure = undefined;
+      downloadProgress = "";
       download = downloadThenLoad().finally(() => {
         download = undefined;
       });
@@ -183,12 +186,19 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedde
     },
     async embed(texts: string[], purpose: EmbedPurpose) {
       if (texts.length === 0) return [];
-      if (!host && !download && !closed && retryIsDue()) void startAttempt();
+      if (closed) throw new EmbedderUnavailableError("local embedder: closed");
+      if (!host && !download && retryIsDue()) void startAttempt();
       // Loading from disk takes a moment and is worth waiting for; a download is not.
       if (!host && attempt) await attempt;
       const current = host;
       if (!current) throw new EmbedderUnavailableError(`local embedder: ${unavailableReason()}`);
-      return current.encode(texts, purpose);
+      try {
+        return await current.encode(texts, purpose);
+      } catch (error) {
+        // The worker died under this call: that is an outage, not a bad input.
+        if (host !== current) throw new EmbedderUnavailableError(`local embedder: ${unavailableReason()}`);
+        throw error;
+      }
     },
     async close() {
       closed = true;

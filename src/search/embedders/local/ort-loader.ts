@@ -78,13 +78,15 @@ async function preloadNativeLibrary(cacheDir: string): Promise<void> {
  * const session = await ort.InferenceSession.create(modelPath);
  */
 export function loadOnnxRuntime(cacheDir: string): Promise<OnnxRuntime> {
-  loading ??= (async () => {
-    await preloadNativeLibrary(cacheDir);
-    return await import("onnxruntime-node");
-  })();
-  // A failed load may succeed later (e.g. a full disk that was cleared).
-  loading.catch(() => {
-    loading = undefined;
-  });
+  if (!loading) {
+    loading = (async () => {
+      await preloadNativeLibrary(cacheDir);
+      return await import("onnxruntime-node");
+    })();
+    // A failed load may succeed later (e.g. once a full disk has room for the library).
+    loading.catch(() => {
+      loading = undefined;
+    });
+  }
   return loading;
 }

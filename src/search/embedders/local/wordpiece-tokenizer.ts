@@ -58,6 +58,7 @@ export class WordPieceTokenizer {
   readonly padId: number;
   private readonly vocab: Map<string, number>;
   private readonly wordCache = new Map<string, number[]>();
+  private tokensById: Map<number, string> | undefined;
 
   constructor(vocab: Map<string, number>, options: Partial<WordPieceOptions> = {}) {
     this.vocab = vocab;
@@ -131,9 +132,8 @@ export class WordPieceTokenizer {
 
   /** The word pieces of `text` as strings, e.g. `["un", "##aff", "##able"]`; for tests and debugging. */
   tokenize(text: string): string[] {
-    const tokens = new Map<number, string>();
-    for (const [token, id] of this.vocab) tokens.set(id, token);
-    return this.tokenizeToIds(text).map((id) => tokens.get(id)!);
+    this.tokensById ??= new Map(Array.from(this.vocab, ([token, id]) => [id, token]));
+    return this.tokenizeToIds(text).map((id) => this.tokensById!.get(id)!);
   }
 
   /**
