@@ -25,7 +25,8 @@ describe("semantic search through an OpenAI-compatible embeddings endpoint", () 
   test("a paraphrase with no shared word is found by the vectors (mode semantic, hybrid)", async () => {
     const [status, body] = await server.call("POST", "/v1/memories/search", { body: { query: "canine", limit: 1 } });
     expect(status).toBe(200);
-    expect([body.mode, body.strategy, contents(body)]).toEqual(["semantic", "hybrid", ["My dog loves the beach"]]);
+    // No stored text contains "canine": only the vectors ranked, hence strategy "vector".
+    expect([body.mode, body.strategy, contents(body)]).toEqual(["semantic", "vector", ["My dog loves the beach"]]);
     const [, car] = await server.call("POST", "/v1/memories/search", { body: { query: "vehicle purchase", limit: 1 } });
     expect(contents(car)).toEqual(["I bought a new automobile last week"]);
   });
@@ -38,7 +39,7 @@ describe("semantic search through an OpenAI-compatible embeddings endpoint", () 
 
   test("an exact word still ranks its memory first", async () => {
     const [, body] = await server.call("POST", "/v1/memories/search", { body: { query: "quarterly budget" } });
-    expect(contents(body)[0]).toBe("The quarterly budget meeting moved to Tuesday");
+    expect([body.strategy, contents(body)[0]]).toEqual(["hybrid", "The quarterly budget meeting moved to Tuesday"]);
   });
 
   test("context build reports the semantic mode too", async () => {
@@ -80,5 +81,38 @@ describe("switching embedders", () => {
     const [, body] = await withVectors.call("POST", "/v1/memories/search", { body: { query: "doctor" } });
     expect([body.mode, contents(body)]).toEqual(["semantic", ["Our physician retired in May"]]);
     await withVectors.destroy();
+  });
+});
+
+describe("the vector index", () => {
+  test("is built once the table outgrows exact search, and agrees with exact search", async () => {
+    const server = await startTestServer({ env: { ...openaiEnv(), MNEMO_VECTOR_INDEX_MIN_ROWS: "300" } });
+    const topics = ["dog", "car", "film", "doctor", "happy", "garden", "piano", "river", "bread", "chess"];
+    for (let i = 0; i < 400; i++) {
+      const content = `${topics[i % 10]} note ${i} about ${topics[(i * 7) % 10]} and item${i % 37}`;
+      expect((await server.call("POST", "/v1/memories", { body: { content } }))[0]).toBe(201);
+    }
+    await server.services.indexer.drain();
+    await server.services.indexer.vectorIndexSettled();
+    const table = server.services.indexer.vectorTable!;
+    expect(await server.services.lance.hasVectorIndex(table)).toBe(true);
+
+    const { buildWhere } = await import("../src/search/filters");
+    const { fakeEmbedding } = await import("./helpers/fake-embedder");
+    const where = buildWhere("alice", ["memory"]);
+    let agreed = 0;
+    for (const topic of topics) {
+      const vector = Float32Array.from(fakeEmbedding(`${topic} item${topics.indexOf(topic)}`, 64));
+      const indexed = await server.services.lance.searchVectors(table, where, vector, 10);
+      const exact = await server.services.lance.searchVectors(table, where, vector, 10, { exact: true });
+      const exactIds = new Set(exact.map((hit) => hit.item_id));
+      agreed += indexed.filter((hit) => exactIds.has(hit.item_id)).length;
+    }
+    // recall@10 of the indexed search against exact search, over ten queries
+    expect(agreed / 100).toBeGreaterThanOrEqual(0.9);
+    const [, body] = await server.call("POST", "/v1/memories/search", { body: { query: "canine", limit: 5 } });
+    expect(body.mode).toBe("semantic");
+    expect(body.results.every((r: { content: string }) => r.content.includes("dog"))).toBe(true);
+    await server.destroy();
   });
 });

@@ -2,6 +2,7 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
+import { serverTiming } from "../search/engine";
 import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse } from "./model";
 import type { MemoryService } from "./service";
 
@@ -28,12 +29,20 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       response: { 200: MemoryList, ...errorResponses() },
       detail: { tags: ["memories"], summary: "List memories, newest first" },
     })
-    .post("/search", ({ principal, body }) => memories.search(principal.userId, body), {
+    .post(
+      "/search",
+      async ({ principal, body, set }) => {
+        const { response, timings } = await memories.search(principal.userId, body);
+        set.headers["server-timing"] = serverTiming(timings);
+        return response;
+      },
+      {
       auth: "memory:read",
       body: SearchMemoriesBody,
       response: { 200: SearchMemoriesResponse, ...errorResponses() },
       detail: { tags: ["memories"], summary: "Search memories (hybrid: full text + vectors)" },
-    })
+      },
+    )
     .get("/:id", ({ principal, params }) => memories.get(principal.userId, params.id), {
       auth: "memory:read",
       params: MemoryParams,

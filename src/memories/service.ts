@@ -2,7 +2,7 @@ import { badRequest, conflict, notFound, payloadTooLarge } from "../errors/app-e
 import { newId } from "../lib/ids";
 import { parseIntegerParam } from "../lib/query";
 import type { Outbox } from "../search/outbox";
-import type { SearchEngine } from "../search/engine";
+import type { SearchEngine, SearchTimings } from "../search/engine";
 import type { SearchFilters, SearchMode, SearchStrategy } from "../search/types";
 import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type SearchFilters as SearchFiltersSchema } from "./model";
 import type { MemoryRepository, MemoryRow } from "./repository";
@@ -121,7 +121,7 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
       return { id, deleted: true as const, success: true as const };
     },
 
-    async search(ownerId: string, body: typeof SearchMemoriesBody.static): Promise<MemorySearchResponse> {
+    async search(ownerId: string, body: typeof SearchMemoriesBody.static): Promise<{ response: MemorySearchResponse; timings: SearchTimings }> {
       const result = await engine.search({
         ownerId,
         query: body.query,
@@ -136,7 +136,7 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
         const row = rows.get(hit.sourceId);
         return row ? [{ ...toMemoryRecord(row), score: hit.score }] : [];
       });
-      return { results, data: results, mode: result.mode, strategy: result.strategy };
+      return { response: { results, data: results, mode: result.mode, strategy: result.strategy }, timings: result.timings };
     },
   };
 }

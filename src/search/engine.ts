@@ -17,20 +17,37 @@ export interface SearchEngineOptions {
 
 const CANDIDATES_PER_RESULT = 4;
 const MAX_CANDIDATES = 200;
+const QUERY_CACHE_SIZE = 512;
+
+/** Where a search spent its time, in milliseconds (sent as `Server-Timing`). */
+export interface SearchTimings {
+  flush: number;
+  embed: number;
+  search: number;
+}
 
 /**
  * The one search engine: memories, document blocks, chat messages and files all go
- * through `search`. Full-text and vector candidates are fetched in parallel within the
- * caller's filter and fused (see ranking.ts).
+ * through `search`. Full-text candidates and (query embedding → vector candidates) run
+ * concurrently within the caller's filter and are fused (see ranking.ts).
  */
 export function createSearchEngine({ lance, indexer, embedder, log, queryEmbedTimeoutMs }: SearchEngineOptions) {
+  // Recent query vectors: the chat proxy and retries ask the same question again.
+  const queryVectors = new Map<string, Float32Array>();
+
   async function embedQuery(query: string): Promise<Float32Array | null> {
-    if (!embedder || !indexer.vectorTable || !query.trim()) return null;
+    if (!embedder || !query.trim()) return null;
+    const cached = queryVectors.get(query);
+    if (cached) return cached;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), queryEmbedTimeoutMs)));
-      const vectors = await Promise.race([embedder.embed([query], "query"), timeout]);
-      return vectors?.[0] ?? null;
+      const vector = (await Promise.race([embedder.embed([query], "query"), timeout]))?.[0] ?? null;
+      if (vector) {
+        if (queryVectors.size >= QUERY_CACHE_SIZE) queryVectors.delete(queryVectors.keys().next().value!);
+        queryVectors.set(query, vector);
+      }
+      return vector;
     } catch (error) {
       log.debug("query embedding failed; full-text only", { reason: (error as Error).message });
       return null;
@@ -40,24 +57,37 @@ export function createSearchEngine({ lance, indexer, embedder, log, queryEmbedTi
   }
 
   return {
-    async search(request: SearchRequest): Promise<SearchResult> {
+    async search(request: SearchRequest): Promise<SearchResult & { timings: SearchTimings }> {
+      const started = performance.now();
       await indexer.flush(request.ownerId);
+      const flushed = performance.now();
       const where = buildWhere(request.ownerId, request.kinds, request.filters);
       const candidates = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
-      const queryVector = await embedQuery(request.query);
       const vectorTable = indexer.vectorTable;
-      const [textHits, vectorHits] = await Promise.all([
-        lance.searchText(where, request.query, candidates),
-        queryVector && vectorTable ? lance.searchVectors(vectorTable, where, queryVector, candidates) : Promise.resolve(null),
-      ]);
-      const hits = fuse(textHits, vectorHits, request.limit).filter((hit) => hit.score >= (request.minScore ?? 0) && hit.score > 0);
+      let embedMs = 0;
+      const vectorSearch = async () => {
+        if (!vectorTable) return null;
+        const embedStarted = performance.now();
+        const vector = await embedQuery(request.query);
+        embedMs = performance.now() - embedStarted;
+        return vector ? lance.searchVectors(vectorTable, where, vector, candidates) : null;
+      };
+      const [textHits, vectorHits] = await Promise.all([lance.searchText(where, request.query, candidates), vectorSearch()]);
+      const hits = fuse(textHits, vectorHits, request.limit).filter((hit) => hit.score > 0 && hit.score >= (request.minScore ?? 0));
       const semantic = vectorHits !== null;
+      const finished = performance.now();
       return {
         hits,
         mode: semantic ? "semantic" : "fulltext_fallback",
-        strategy: semantic ? (request.query.trim() ? "hybrid" : "vector") : "fulltext",
+        // Which lists ranked: both, or only the vectors when no query word matched any text.
+        strategy: semantic ? (textHits.length ? "hybrid" : "vector") : "fulltext",
+        timings: { flush: flushed - started, embed: embedMs, search: finished - flushed - embedMs },
       };
     },
   };
 }
 export type SearchEngine = ReturnType<typeof createSearchEngine>;
+
+/** Renders timings as a `Server-Timing` header value. */
+export const serverTiming = (t: SearchTimings) =>
+  `flush;dur=${t.flush.toFixed(2)}, embed;dur=${t.embed.toFixed(2)}, search;dur=${t.search.toFixed(2)}`;

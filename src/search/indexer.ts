@@ -20,6 +20,11 @@ export interface IndexerOptions {
   log: Logger;
   batchSize: number;
   maxFragments: number;
+  /**
+   * Exact vector search reads every vector: at 384 dimensions it stays within a few ms
+   * up to about 8k rows (the default); past it the indexer builds an ANN index.
+   */
+  vectorIndexMinRows: number;
 }
 
 const VECTOR_BATCH = 256;
@@ -55,6 +60,8 @@ export class Indexer {
   private replaySafe = true;
   private dirtyTables = new Set<string>();
   private lastIndexedAt: string | null = null;
+  /** A background vector-index build; the vector stage pauses while it runs. */
+  private vectorIndexBuild: Promise<void> | null = null;
   private embedderDown = false;
 
   constructor(private readonly o: IndexerOptions) {}
@@ -156,11 +163,12 @@ export class Indexer {
       }
       this.releaseWaiters(false);
       if (this.stopped) return;
-      if (this.o.embedder && !this.embedderDown) {
+      if (this.o.embedder && !this.embedderDown && !this.vectorIndexBuild) {
         const vector = this.o.outbox.nextBatch("vector", VECTOR_BATCH);
         if (vector.length && (await this.processVectors(vector))) continue;
       }
       await this.compactIfNeeded(false);
+      await this.maybeBuildVectorIndex();
       if (!this.again) break;
       this.again = false;
     }
@@ -262,8 +270,32 @@ export class Indexer {
     this.dirtyTables.clear();
   }
 
+  /** Starts the ANN index build once the vector table outgrows exact search. */
+  private async maybeBuildVectorIndex(): Promise<void> {
+    const table = this.vectorTable;
+    if (!table || this.vectorIndexBuild || this.stopped) return;
+    if ((await this.o.lance.countRows(table)) < this.o.vectorIndexMinRows || (await this.o.lance.hasVectorIndex(table))) return;
+    this.o.log.info("building the vector index", { table });
+    const started = Date.now();
+    this.vectorIndexBuild = this.o.lance
+      .createVectorIndex(table)
+      .then(() => this.o.log.info("vector index ready", { table, seconds: (Date.now() - started) / 1000 }))
+      .catch((error) => this.o.log.warn("vector index build failed; exact search continues", { error }))
+      .finally(() => {
+        this.vectorIndexBuild = null;
+        this.kick();
+      });
+  }
+
+  /** Resolves when no vector-index build is running (for benches and tests). */
+  async vectorIndexSettled(): Promise<void> {
+    while (this.vectorIndexBuild) await this.vectorIndexBuild;
+  }
+
   private async compactIfNeeded(force: boolean): Promise<void> {
     for (const table of [...this.dirtyTables]) {
+      // Compacting under a running index build would make it rebuild from the start.
+      if (this.vectorIndexBuild && table.startsWith("vectors_")) continue;
       if (!force && (await this.o.lance.fragmentCount(table)) <= this.o.maxFragments) continue;
       await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
       this.dirtyTables.delete(table);
@@ -336,6 +368,7 @@ export class Indexer {
     for (;;) {
       await this.flush();
       if (this.running) await this.running;
+      await this.vectorIndexSettled();
       const counts = this.o.outbox.counts();
       if (counts.text === 0 && (counts.vector === 0 || this.embedderDown || !this.o.embedder)) return;
       this.embedderDown = false;
@@ -363,6 +396,7 @@ export class Indexer {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     if (this.running) await this.running.catch(() => {});
+    await this.vectorIndexSettled();
     if (this.o.lease.held) {
       for (let batch = this.o.outbox.nextBatch("text", this.o.batchSize); batch.length; batch = this.o.outbox.nextBatch("text", this.o.batchSize)) {
         await this.processText(batch);
