@@ -3,6 +3,7 @@ import type { Embedder } from "./embedders/embedder";
 import { buildWhere } from "./filters";
 import type { Indexer } from "./indexer";
 import type { LanceStore } from "./lance-store";
+import { fullTextQuery } from "./query-text";
 import { fuse } from "./ranking";
 import type { SearchRequest, SearchResult } from "./types";
 
@@ -72,7 +73,7 @@ export function createSearchEngine({ lance, indexer, embedder, log, queryEmbedTi
         embedMs = performance.now() - embedStarted;
         return vector ? lance.searchVectors(vectorTable, where, vector, candidates) : null;
       };
-      const [textHits, vectorHits] = await Promise.all([lance.searchText(where, request.query, candidates), vectorSearch()]);
+      const [textHits, vectorHits] = await Promise.all([lance.searchText(where, fullTextQuery(request.query), candidates), vectorSearch()]);
       const hits = fuse(textHits, vectorHits, request.limit).filter((hit) => hit.score > 0 && hit.score >= (request.minScore ?? 0));
       const semantic = vectorHits !== null;
       const finished = performance.now();
