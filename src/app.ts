@@ -1,12 +1,18 @@
 import { cors } from "@elysiajs/cors";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { chatRoutes } from "./chats";
 import { contextRoutes } from "./context";
+import { derivedIndexRoutes } from "./derived-index";
+import { documentRoutes } from "./documents";
+import { documentsQueryRoutes } from "./documents-query";
 import { errorPlugin } from "./errors/plugin";
 import { healthRoutes } from "./health";
 import { memoryRoutes } from "./memories";
+import { noteRoutes } from "./notes";
 import { meRoutes } from "./profiles";
 import type { Services } from "./services";
+import { workspaceRoutes } from "./workspaces";
 
 /** Request headers a browser may send (spec §5), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
@@ -20,7 +26,7 @@ export function buildApp(services: Services) {
         origin: "*",
         methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         allowedHeaders: CORS_ALLOWED_HEADERS,
-        exposeHeaders: ["X-Request-Id", "Retry-After", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count"],
+        exposeHeaders: ["X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count"],
         credentials: false,
         maxAge: 600,
       }),
@@ -38,6 +44,12 @@ export function buildApp(services: Services) {
     .use(healthRoutes())
     .use(meRoutes(services.auth, services.profiles))
     .use(memoryRoutes(services.auth, services.memories))
-    .use(contextRoutes(services.auth, services.context));
+    .use(contextRoutes(services.auth, services.context))
+    .use(workspaceRoutes(services.auth, services.workspaces))
+    .use(documentsQueryRoutes(services.auth, services.documentsQuery))
+    .use(documentRoutes(services.auth, services.documents))
+    .use(noteRoutes(services.auth, services.notes))
+    .use(chatRoutes(services.auth, services.chats))
+    .use(derivedIndexRoutes(services.auth, services.derivedIndex));
 }
 export type App = ReturnType<typeof buildApp>;

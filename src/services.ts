@@ -21,6 +21,7 @@ import { Indexer } from "./search/indexer";
 import { LanceStore } from "./search/lance-store";
 import { createOutbox } from "./search/outbox";
 import type { SearchKind, SearchSource } from "./search/types";
+import { createWorkspaceServices, openWorkspaceRepositories, workspaceSearchSources } from "./workspaces/compose";
 
 
 /**
@@ -40,7 +41,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const settings = createSettings(db);
 
   const memoryRepo = createMemoryRepository(db);
-  const sources = new Map<SearchKind, SearchSource>([["memory", memorySearchSource(memoryRepo)]]);
+  const workspaceRepos = openWorkspaceRepositories(db);
+  const sources = new Map<SearchKind, SearchSource>([["memory", memorySearchSource(memoryRepo)], ...workspaceSearchSources(workspaceRepos)]);
 
   const indexer = new Indexer({
     db, outbox, lance, sources, embedder, settings, log,
@@ -48,6 +50,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     lease: createLease(db, "indexer", 20_000),
     batchSize: config.indexer.batchSize,
     maxFragments: config.indexer.maxFragments,
+    vectorIndexMinRows: config.indexer.vectorIndexMinRows,
   });
   const engine = createSearchEngine({ lance, indexer, embedder, log, queryEmbedTimeoutMs: 2_000 });
 
@@ -75,6 +78,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     profiles: createProfileRepository(db),
     memories: createMemoryService({ repo: memoryRepo, outbox, engine, transaction }),
     context: createContextService(engine),
+    ...createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, transaction }),
     async close() {
       await indexer.stop();
       await embedder?.close?.();

@@ -15,7 +15,7 @@ afterAll(async () => {
   idp.stop();
 });
 
-const unauthorized = (message: string | RegExp) => [401, { error: { code: "unauthorized", message: expect.stringMatching(message) } }];
+const unauthorized = (message: string | RegExp): [number, unknown] => [401, { error: { code: "unauthorized", message: expect.stringMatching(message) } }];
 
 describe("bearer resolution", () => {
   test("no Authorization header is 401 unauthorized", async () => {

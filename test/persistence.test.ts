@@ -12,7 +12,7 @@ describe("durability", () => {
   test("memories survive a clean restart", async () => {
     const dir = tempDir("mnemo-persist-");
     const first = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
-    const created = await (await create(first.url, "persistent walrus fact")).json();
+    const created = (await (await create(first.url, "persistent walrus fact")).json()) as { id: string };
     first.proc.kill("SIGTERM");
     expect(await first.proc.exited).toBe(0);
 

@@ -1,0 +1,58 @@
+import { t } from "elysia";
+import { authPlugin } from "../auth/plugin";
+import type { AuthService } from "../auth/service";
+import { errorResponses } from "../errors/model";
+import { createRouter } from "../lib/router";
+import { WorkspaceParams } from "../workspaces/model";
+import { AppendMessageBody, CreateThreadBody, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
+import type { ChatService } from "./service";
+
+const tags = ["chats"];
+const base = "/v1/workspaces/:workspaceId/chats";
+
+/** Routes of spec §4 "Chat threads" (scope `chat`). */
+export function chatRoutes(auth: AuthService, chats: ChatService) {
+  return createRouter()
+    .use(authPlugin(auth))
+    .get(base, ({ principal, params }) => chats.list(principal.userId, params.workspaceId), {
+      auth: "chat", params: WorkspaceParams, response: { 200: t.Array(Thread), ...errorResponses() },
+      detail: { tags, summary: "List chat threads, oldest first" },
+    })
+    .post(
+      base,
+      ({ principal, params, body, set }) => {
+        set.status = 201;
+        return chats.create(principal.userId, params.workspaceId, body);
+      },
+      {
+        auth: "chat", params: WorkspaceParams, body: CreateThreadBody, response: { 201: ThreadCreated, ...errorResponses() },
+        detail: { tags, summary: "Create a chat thread" },
+      },
+    )
+    .patch(
+      `${base}/:threadId`,
+      ({ principal, params, body }) => {
+        chats.patch(principal.userId, params.workspaceId, params.threadId, body);
+        return { success: true as const };
+      },
+      {
+        auth: "chat", params: ThreadParams, body: PatchThreadBody, response: { 200: Success, ...errorResponses() },
+        detail: { tags, summary: "Rename a thread and/or replace its metadata" },
+      },
+    )
+    .get(`${base}/:threadId/messages`, ({ principal, params }) => chats.listMessages(principal.userId, params.workspaceId, params.threadId), {
+      auth: "chat", params: ThreadParams, response: { 200: t.Array(Message), ...errorResponses() },
+      detail: { tags, summary: "List a thread's messages in creation order" },
+    })
+    .post(
+      `${base}/:threadId/messages`,
+      ({ principal, params, body, set }) => {
+        set.status = 201;
+        return chats.append(principal.userId, params.workspaceId, params.threadId, body);
+      },
+      {
+        auth: "chat", params: ThreadParams, body: AppendMessageBody, response: { 201: MessageCreated, ...errorResponses() },
+        detail: { tags, summary: "Append a message (parentId defaults to the thread's latest message)" },
+      },
+    );
+}

@@ -1,0 +1,48 @@
+import { t } from "elysia";
+import { FreeObject } from "../memories/model";
+import { WorkspaceId } from "../workspaces/model";
+
+/** Message content limit (issue 4): 200 KB of UTF-8. */
+export const MAX_MESSAGE_BYTES = 200 * 1024;
+export const DEFAULT_THREAD_TITLE = "New chat";
+
+const Title = t.String({ minLength: 1, maxLength: 500 });
+const Role = t.Union([t.Literal("user"), t.Literal("assistant")], { description: "user or assistant" });
+
+export const CreateThreadBody = t.Object({
+  title: t.Optional(t.String({ maxLength: 500, description: `default '${DEFAULT_THREAD_TITLE}'` })),
+  metadata: t.Optional(FreeObject),
+});
+export const PatchThreadBody = t.Object({
+  title: t.Optional(Title),
+  metadata: t.Optional(t.Object({}, { additionalProperties: true, description: "replaces the thread's metadata" })),
+});
+export const AppendMessageBody = t.Object({
+  // Checked by the service: TypeBox's message for a union of literals names no values.
+  role: t.String({ description: "user or assistant" }),
+  content: t.String({ minLength: 1, description: "at most 200 KB of UTF-8" }),
+  parentId: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "a message of this thread; default the thread's latest" })),
+});
+
+export const ThreadCreated = t.Object({ id: t.String(), title: t.String(), createdAt: t.String({ format: "date-time" }) });
+export const Thread = t.Object({
+  id: t.String(),
+  title: t.String(),
+  messageCount: t.Integer(),
+  metadata: FreeObject,
+  createdAt: t.String({ format: "date-time" }),
+  updatedAt: t.String({ format: "date-time" }),
+});
+export type Thread = typeof Thread.static;
+export const MessageCreated = t.Object({ id: t.String(), role: Role, parentId: t.Union([t.String(), t.Null()]), createdAt: t.String({ format: "date-time" }) });
+export const Message = t.Object({
+  id: t.String(),
+  role: Role,
+  content: t.String(),
+  parentId: t.Union([t.String(), t.Null()], { description: "the message this one answers; null for a thread's first" }),
+  createdAt: t.String({ format: "date-time" }),
+});
+export type Message = typeof Message.static;
+
+export const ThreadParams = t.Object({ workspaceId: WorkspaceId, threadId: t.String({ minLength: 1, maxLength: 256 }) });
+export const Success = t.Object({ success: t.Literal(true) });

@@ -1,0 +1,30 @@
+import { sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
+import type { ChatRepository } from "./repository";
+
+/**
+ * Feeds chat messages to the search index: sourceId = thread id, itemId = message id,
+ * sessionId = thread id (so `session_id` filters one thread), documentType `chat`.
+ */
+export function messageSearchSource(repo: ChatRepository): SearchSource {
+  return {
+    kind: "message",
+    load(refs: SourceRef[]) {
+      const out = new Map<string, SearchItem[]>();
+      const byOwner = new Map<string, string[]>();
+      for (const ref of refs) byOwner.set(ref.ownerId, [...(byOwner.get(ref.ownerId) ?? []), ref.sourceId]);
+      for (const [ownerId, ids] of byOwner) {
+        for (const thread of repo.getThreads(ownerId, ids).values()) {
+          const ref = { ownerId, kind: "message" as const, sourceId: thread.id };
+          out.set(sourceKey(ref), repo.listMessages(ownerId, thread.id).map((message) => ({
+            ...ref, itemId: message.id, workspaceId: thread.workspaceId, sessionId: thread.id, documentType: "chat",
+            metadata: { role: message.role }, createdAtMs: Date.parse(message.createdAt), text: message.content,
+          })));
+        }
+      }
+      return out;
+    },
+    *listAll() {
+      for (const key of repo.allThreadKeys()) yield { ownerId: key.ownerId, kind: "message" as const, sourceId: key.id };
+    },
+  };
+}

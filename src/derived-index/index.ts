@@ -1,0 +1,72 @@
+import { authPlugin } from "../auth/plugin";
+import type { AuthService } from "../auth/service";
+import { errorResponses } from "../errors/model";
+import { createRouter } from "../lib/router";
+import { WorkspaceParams } from "../workspaces/model";
+import {
+  BlockIndexBody, BlockIndexEnvelope, ClearResult, DerivedBlockIndex, EdgesBody, EdgesEnvelope, LegacyIndexStatus, ManifestBody,
+  ManifestEnvelope, ReindexResult,
+} from "./model";
+import type { DerivedIndexService } from "./service";
+
+const tags = ["derived index"];
+const base = "/v1/workspaces/:workspaceId";
+const params = WorkspaceParams;
+
+/** Routes of spec §4 "Derived index, manifests" (files come with the files feature). */
+export function derivedIndexRoutes(auth: AuthService, index: DerivedIndexService) {
+  return createRouter()
+    .use(authPlugin(auth))
+    .get(`${base}/index/status`, ({ principal, params }) => index.status(principal.userId, params.workspaceId), {
+      auth: "memory:read", params, response: { 200: LegacyIndexStatus, ...errorResponses() },
+      detail: { tags, summary: "Index status of the workspace (LegacyIndexStatus)" },
+    })
+    .get(`${base}/index/raw`, ({ principal, params }) => index.raw(principal.userId, params.workspaceId), {
+      auth: "memory:read", params, response: { 200: DerivedBlockIndex, ...errorResponses() },
+      detail: { tags, summary: "The raw index: every document and block the server indexes for this workspace" },
+    })
+    .post(`${base}/index/clear`, ({ principal, params }) => index.clear(principal.userId, params.workspaceId), {
+      auth: "memory:write", params, response: { 200: ClearResult, ...errorResponses() },
+      detail: { tags, summary: "Remove the workspace's documents from the index (documents stay stored)" },
+    })
+    .post(`${base}/reindex`, ({ principal, params }) => index.reindex(principal.userId, params.workspaceId), {
+      auth: "memory:write", params, response: { 200: ReindexResult, ...errorResponses() },
+      detail: { tags, summary: "Rebuild the workspace's index from its stored documents" },
+    })
+    .get(`${base}/vector-manifest`, async ({ principal, params }) => ({ manifest: await index.manifest(principal.userId, params.workspaceId) }), {
+      auth: "memory:read", params, response: { 200: ManifestEnvelope, ...errorResponses() },
+      detail: { tags, summary: "The stored vector manifest, else a derived one" },
+    })
+    .put(
+      `${base}/vector-manifest`,
+      ({ principal, params, body }) => ({ manifest: index.putManifest(principal.userId, params.workspaceId, body.manifest) }),
+      {
+        auth: "memory:write", params, body: ManifestBody, response: { 200: ManifestEnvelope, ...errorResponses() },
+        detail: { tags, summary: "Store the vector manifest (at most 5 MB)" },
+      },
+    )
+    .get(`${base}/search/block-index`, ({ principal, params }) => ({ index: index.blockIndex(principal.userId, params.workspaceId) }), {
+      auth: "memory:read", params, response: { 200: BlockIndexEnvelope, ...errorResponses() },
+      detail: { tags, summary: "The stored block index, else the derived one" },
+    })
+    .put(
+      `${base}/search/block-index`,
+      ({ principal, params, body }) => ({ index: index.putBlockIndex(principal.userId, params.workspaceId, body.index) }),
+      {
+        auth: "memory:write", params, body: BlockIndexBody, response: { 200: BlockIndexEnvelope, ...errorResponses() },
+        detail: { tags, summary: "Store the block index (at most 5 MB)" },
+      },
+    )
+    .get(`${base}/graph/block-edges`, ({ principal, params }) => ({ edges: index.edges(principal.userId, params.workspaceId) }), {
+      auth: "memory:read", params, response: { 200: EdgesEnvelope, ...errorResponses() },
+      detail: { tags, summary: "The stored block edges, else edges derived from [[wiki links]] and ((block refs))" },
+    })
+    .put(
+      `${base}/graph/block-edges`,
+      ({ principal, params, body }) => ({ edges: index.putEdges(principal.userId, params.workspaceId, body.edges) }),
+      {
+        auth: "memory:write", params, body: EdgesBody, response: { 200: EdgesEnvelope, ...errorResponses() },
+        detail: { tags, summary: "Store the block edges (at most 5 MB)" },
+      },
+    );
+}

@@ -1,0 +1,176 @@
+import { payloadTooLarge } from "../errors/app-error";
+import type { ChatRepository } from "../chats/repository";
+import type { IndexViewRepository } from "../documents/index-view";
+import type { DocumentRepository } from "../documents/repository";
+import { buildWhere } from "../search/filters";
+import type { Indexer } from "../search/indexer";
+import { ITEMS_TABLE, type LanceStore } from "../search/lance-store";
+import type { Outbox } from "../search/outbox";
+import type { ArtifactKind, ArtifactRepository } from "../workspaces/repository";
+import type { WorkspaceService } from "../workspaces/service";
+import { deriveEdges } from "./edges";
+import { MAX_ARTIFACT_BYTES, type DerivedBlockIndex, type LegacyIndexStatus } from "./model";
+import type { DerivedIndexRepository } from "./repository";
+
+/** Block edges as stored (any object or array) or derived (an array). */
+type EdgesValue = Record<string, unknown> | unknown[];
+
+export interface DerivedIndexDeps {
+  workspaces: WorkspaceService;
+  documents: DocumentRepository;
+  view: IndexViewRepository;
+  chats: ChatRepository;
+  artifacts: ArtifactRepository;
+  repo: DerivedIndexRepository;
+  outbox: Outbox;
+  indexer: Indexer;
+  lance: LanceStore;
+  embedderSpace: string | null;
+  transaction: <T>(fn: () => T) => T;
+}
+
+/**
+ * A workspace's derived search artifacts: its index status, the index view (raw and as
+ * a block index), clear and reindex, and the client-stored manifest, index and edges.
+ */
+export function createDerivedIndexService(d: DerivedIndexDeps) {
+  const { workspaces, view, artifacts, outbox, indexer } = d;
+
+  async function status(ownerId: string, workspaceId: string): Promise<LegacyIndexStatus> {
+    // Read-your-writes, as search does: this owner's acknowledged changes reach the index first.
+    await indexer.flush(ownerId);
+    const counts = d.repo.viewCounts(ownerId, workspaceId);
+    const pending = d.repo.pending(ownerId, workspaceId);
+    const blocksWhere = buildWhere(ownerId, ["block"], { workspaceId });
+    const vectorTable = indexer.vectorTable;
+    const stats = indexer.stats();
+    const [blocks, vectors, messages] = await Promise.all([
+      d.lance.countRows(ITEMS_TABLE, blocksWhere),
+      vectorTable ? d.lance.countRows(vectorTable, blocksWhere) : Promise.resolve(0),
+      d.lance.countRows(ITEMS_TABLE, buildWhere(ownerId, ["message"], { workspaceId })),
+    ]);
+    return {
+      workspaceId,
+      status: pending.text + pending.vector > 0 ? "indexing" : "ready",
+      documents: {
+        stored: counts.documents, indexed: counts.indexedDocuments, unindexed: counts.unindexedDocuments,
+        stale: counts.staleDocuments, outdated: counts.outdatedDocuments,
+      },
+      blocks, vectors, messages, pending,
+      lastIndexedAt: counts.lastIndexedAt,
+      indexerLastRunAt: stats.lastIndexedAt,
+      embeddingModel: d.embedderSpace,
+      vectorDimension: stats.vectorDimension,
+    };
+  }
+
+  function derivedIndex(ownerId: string, workspaceId: string): DerivedBlockIndex {
+    const documents = view.listByWorkspace(ownerId, workspaceId).map((doc) => ({
+      id: doc.documentId, title: doc.title, documentType: doc.documentType, indexedAt: doc.indexedAt,
+      blocks: doc.blocks.map(({ id, type, content }) => ({ id, type, content })),
+    }));
+    return { version: 1, source: "derived", workspaceId, documents, blockCount: documents.reduce((n, doc) => n + doc.blocks.length, 0) };
+  }
+
+  function putArtifact(ownerId: string, workspaceId: string, kind: ArtifactKind, field: string, value: unknown) {
+    workspaces.requireOwned(ownerId, workspaceId);
+    const size = Buffer.byteLength(JSON.stringify(value), "utf8");
+    if (size > MAX_ARTIFACT_BYTES) throw payloadTooLarge(`${field}: is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (5 MB)`);
+    artifacts.put(ownerId, workspaceId, kind, value, new Date().toISOString());
+    return value;
+  }
+
+  return {
+    async status(ownerId: string, workspaceId: string): Promise<LegacyIndexStatus> {
+      workspaces.requireOwned(ownerId, workspaceId);
+      return status(ownerId, workspaceId);
+    },
+
+    raw(ownerId: string, workspaceId: string): DerivedBlockIndex {
+      workspaces.requireOwned(ownerId, workspaceId);
+      return derivedIndex(ownerId, workspaceId);
+    },
+
+    /** Empties the workspace's index view (its documents leave search) and drops a stored block index. */
+    async clear(ownerId: string, workspaceId: string) {
+      workspaces.requireOwned(ownerId, workspaceId);
+      const removed = d.transaction(() => {
+        const docs = view.listByWorkspace(ownerId, workspaceId);
+        for (const doc of docs) {
+          view.delete(ownerId, doc.documentId);
+          outbox.enqueue({ ownerId, kind: "block", sourceId: doc.documentId }, "sync");
+        }
+        artifacts.delete(ownerId, workspaceId, "block_index");
+        return docs.length;
+      });
+      await indexer.flush(ownerId);
+      return { success: true as const, message: `cleared ${removed} document(s) from the index of workspace ${workspaceId}` };
+    },
+
+    /**
+     * Rebuilds the index view from the stored documents: every document is snapshotted
+     * again, entries of deleted documents (legacy deletes) are removed, threads re-synced.
+     */
+    async reindex(ownerId: string, workspaceId: string) {
+      workspaces.requireOwned(ownerId, workspaceId);
+      const { reindexed, stale } = d.transaction(() => {
+        const now = new Date().toISOString();
+        const docs = d.documents.listFull(ownerId, workspaceId);
+        const live = new Set(docs.map((doc) => doc.id));
+        let stale = 0;
+        for (const entry of view.listByWorkspace(ownerId, workspaceId)) {
+          if (live.has(entry.documentId)) continue;
+          view.delete(ownerId, entry.documentId);
+          outbox.enqueue({ ownerId, kind: "block", sourceId: entry.documentId }, "sync");
+          stale++;
+        }
+        for (const doc of docs) {
+          const fresh = view.put({
+            ownerId, documentId: doc.id, workspaceId, documentType: doc.documentType, title: doc.title, metadata: doc.metadata,
+            blocks: doc.indexableBlocks.map(({ id, type, content }) => ({ id, type, content })), createdAt: doc.createdAt, indexedAt: now,
+          });
+          outbox.enqueue({ ownerId, kind: "block", sourceId: doc.id }, fresh ? "insert" : "sync");
+        }
+        for (const thread of d.chats.listThreads(ownerId, workspaceId)) outbox.enqueue({ ownerId, kind: "message", sourceId: thread.id }, "sync");
+        artifacts.delete(ownerId, workspaceId, "block_index");
+        return { reindexed: docs.length, stale };
+      });
+      const indexStatus = await status(ownerId, workspaceId);
+      return {
+        message: `reindexed ${reindexed} document(s) of workspace ${workspaceId}; removed ${stale} stale entr${stale === 1 ? "y" : "ies"}`,
+        status: indexStatus.status,
+        indexStatus,
+      };
+    },
+
+    /** The client's stored block index, else the derived one. */
+    blockIndex(ownerId: string, workspaceId: string): Record<string, unknown> {
+      workspaces.requireOwned(ownerId, workspaceId);
+      return (artifacts.get(ownerId, workspaceId, "block_index") as Record<string, unknown> | undefined) ?? derivedIndex(ownerId, workspaceId);
+    },
+    putBlockIndex: (ownerId: string, workspaceId: string, index: Record<string, unknown>) =>
+      putArtifact(ownerId, workspaceId, "block_index", "index", index) as Record<string, unknown>,
+
+    /** The client's stored manifest, else a derived summary of the workspace's vectors. */
+    async manifest(ownerId: string, workspaceId: string): Promise<Record<string, unknown>> {
+      workspaces.requireOwned(ownerId, workspaceId);
+      const stored = artifacts.get(ownerId, workspaceId, "vector_manifest") as Record<string, unknown> | undefined;
+      if (stored) return stored;
+      const current = await status(ownerId, workspaceId);
+      return {
+        version: 1, source: "derived", workspaceId, embeddingModel: current.embeddingModel, dimension: current.vectorDimension,
+        vectors: current.vectors,
+      };
+    },
+    putManifest: (ownerId: string, workspaceId: string, manifest: Record<string, unknown>) =>
+      putArtifact(ownerId, workspaceId, "vector_manifest", "manifest", manifest) as Record<string, unknown>,
+
+    /** The client's stored edges, else edges derived from wiki links and block references. */
+    edges(ownerId: string, workspaceId: string): EdgesValue {
+      workspaces.requireOwned(ownerId, workspaceId);
+      return (artifacts.get(ownerId, workspaceId, "block_edges") as EdgesValue | undefined) ?? deriveEdges(view.listByWorkspace(ownerId, workspaceId));
+    },
+    putEdges: (ownerId: string, workspaceId: string, edges: EdgesValue) => putArtifact(ownerId, workspaceId, "block_edges", "edges", edges) as EdgesValue,
+  };
+}
+export type DerivedIndexService = ReturnType<typeof createDerivedIndexService>;

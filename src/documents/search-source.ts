@@ -1,0 +1,38 @@
+import { sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
+import type { IndexViewRepository } from "./index-view";
+
+/**
+ * Feeds document blocks to the search index from the index view (not from the stored
+ * documents): one item per non-blank indexable block, sourceId = document id,
+ * itemId = block id, with the document's type and scalar metadata for filters.
+ */
+export function blockSearchSource(view: IndexViewRepository): SearchSource {
+  return {
+    kind: "block",
+    load(refs: SourceRef[]) {
+      const out = new Map<string, SearchItem[]>();
+      const byOwner = new Map<string, string[]>();
+      for (const ref of refs) byOwner.set(ref.ownerId, [...(byOwner.get(ref.ownerId) ?? []), ref.sourceId]);
+      for (const [ownerId, ids] of byOwner) {
+        for (const doc of view.getMany(ownerId, ids).values()) {
+          const ref = { ownerId, kind: "block" as const, sourceId: doc.documentId };
+          const seen = new Set<string>();
+          const items: SearchItem[] = [];
+          for (const block of doc.blocks) {
+            if (!block.content.trim() || seen.has(block.id)) continue;
+            seen.add(block.id);
+            items.push({
+              ...ref, itemId: block.id, workspaceId: doc.workspaceId, sessionId: null, documentType: doc.documentType,
+              metadata: doc.metadata, createdAtMs: Date.parse(doc.createdAt), text: block.content,
+            });
+          }
+          out.set(sourceKey(ref), items);
+        }
+      }
+      return out;
+    },
+    *listAll() {
+      for (const key of view.allKeys()) yield { ownerId: key.ownerId, kind: "block" as const, sourceId: key.documentId };
+    },
+  };
+}

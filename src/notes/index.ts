@@ -1,0 +1,82 @@
+import { t } from "elysia";
+import { authPlugin } from "../auth/plugin";
+import type { AuthService } from "../auth/service";
+import { errorResponses } from "../errors/model";
+import { createRouter } from "../lib/router";
+import { WorkspaceParams } from "../workspaces/model";
+import {
+  CreateNoteBody, LegacyNote, LegacyNoteEntry, NotebookParams, NotebookRecord, NotebookRegistry, NoteParams, NoteWritten, PatchNoteBody,
+  SaveNotebooksBody, Success,
+} from "./model";
+import type { NoteService } from "./service";
+
+const tags = ["legacy notes"];
+const base = "/v1/workspaces/:workspaceId";
+
+/** Routes of spec §4 "Legacy notes and notebooks": they never update the derived index. */
+export function noteRoutes(auth: AuthService, notes: NoteService) {
+  return createRouter()
+    .use(authPlugin(auth))
+    .get(`${base}/notes`, ({ principal, params }) => notes.list(principal.userId, params.workspaceId), {
+      auth: "memory:read", params: WorkspaceParams, response: { 200: t.Array(LegacyNoteEntry), ...errorResponses() },
+      detail: { tags, summary: "List notes (a raw array, oldest first)" },
+    })
+    .post(
+      `${base}/notes`,
+      ({ principal, params, body, set }) => {
+        const { id, created } = notes.save(principal.userId, params.workspaceId, body);
+        set.status = created ? 201 : 200;
+        return { success: true as const, id };
+      },
+      {
+        auth: "memory:write", params: WorkspaceParams, body: CreateNoteBody, response: { 200: NoteWritten, 201: NoteWritten, ...errorResponses() },
+        detail: { tags, summary: "Save a note (201 new; 200 when documentId names an existing note, which is rewritten)" },
+      },
+    )
+    .get(`${base}/notes/:noteId`, ({ principal, params }) => notes.get(principal.userId, params.workspaceId, params.noteId), {
+      auth: "memory:read", params: NoteParams, response: { 200: LegacyNote, ...errorResponses() },
+      detail: { tags, summary: "Get a note: {document, blocks, markdown}" },
+    })
+    .patch(
+      `${base}/notes/:noteId`,
+      ({ principal, params, body }) => ({ success: true as const, id: notes.patch(principal.userId, params.workspaceId, params.noteId, body) }),
+      {
+        auth: "memory:write", params: NoteParams, body: PatchNoteBody, response: { 200: NoteWritten, ...errorResponses() },
+        detail: { tags, summary: "Rewrite the parts of a note present in the body" },
+      },
+    )
+    .delete(
+      `${base}/notes/:noteId`,
+      ({ principal, params }) => {
+        notes.remove(principal.userId, params.workspaceId, params.noteId);
+        return { success: true as const };
+      },
+      {
+        auth: "memory:write", params: NoteParams, response: { 200: Success, ...errorResponses() },
+        detail: { tags, summary: "Delete a note (its block-index entries stay until reindex)" },
+      },
+    )
+    .get(`${base}/notebooks`, ({ principal, params }) => notes.notebookRegistry(principal.userId, params.workspaceId), {
+      auth: "memory:read", params: WorkspaceParams, response: { 200: NotebookRegistry, ...errorResponses() },
+      detail: { tags, summary: "Get the notebook registry ({ciphertext: null} when none was saved)" },
+    })
+    .post(
+      `${base}/notebooks`,
+      ({ principal, params, body }) => {
+        notes.saveNotebookRegistry(principal.userId, params.workspaceId, body.ciphertext);
+        return { success: true as const };
+      },
+      {
+        auth: "memory:write", params: WorkspaceParams, body: SaveNotebooksBody, response: { 200: Success, ...errorResponses() },
+        detail: { tags, summary: "Save the notebook registry" },
+      },
+    )
+    .get(
+      `${base}/notebooks/:notebookId`,
+      ({ principal, params }) => ({ notebook: notes.notebook(principal.userId, params.workspaceId, params.notebookId) }),
+      {
+        auth: "memory:read", params: NotebookParams, response: { 200: NotebookRecord, ...errorResponses() },
+        detail: { tags, summary: "Get one notebook's record, when the registry is plaintext JSON listing it" },
+      },
+    );
+}

@@ -1,0 +1,131 @@
+import { notFound, payloadTooLarge } from "../errors/app-error";
+import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
+import { toFullDocument } from "../documents/present";
+import type { DocumentRow } from "../documents/repository";
+import type { DocumentService } from "../documents/service";
+import type { ArtifactRepository } from "../workspaces/repository";
+import type { WorkspaceService } from "../workspaces/service";
+import type { CreateNoteBody, LegacyNoteEntry, PatchNoteBody } from "./model";
+
+const ENCRYPTED_FORMAT = "svc.om.encrypted";
+const BLOB = /^[0-9a-f]+:[0-9a-f]+:[0-9a-f]+$/i;
+const MAX_REGISTRY_BYTES = 5 * 1024 * 1024;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** A legacy payload's title, when it is plaintext and has one. */
+function titleOf(payload: unknown): string | undefined {
+  return isObject(payload) && typeof payload.title === "string" && payload.title.trim() ? payload.title.slice(0, 500) : undefined;
+}
+
+/** Maps a legacy body onto document changes; `title` comes from a plaintext payload's `title`. */
+function fromLegacyBody(body: typeof PatchNoteBody.static): DocumentChanges {
+  const changes: DocumentChanges = {};
+  if (body.documentPayload !== undefined) {
+    changes.documentPayload = body.documentPayload;
+    const title = titleOf(body.documentPayload);
+    if (title) changes.title = title;
+  }
+  if (body.blocksPayload !== undefined) changes.blocksPayload = body.blocksPayload;
+  if (body.markdown !== undefined) changes.markdown = body.markdown;
+  if (body.indexableBlocks !== undefined) changes.indexableBlocks = toBlocks(body.indexableBlocks, "indexableBlocks");
+  if (body.notebookId !== undefined) changes.notebookId = body.notebookId;
+  checkLimits(changes, CAMEL_NAMES);
+  return changes;
+}
+
+/**
+ * How a stored payload lists: envelopes and `iv:tag:ct` strings as `format` +
+ * `ciphertext`; a string holding JSON is parsed first; plaintext as `document`.
+ */
+function listForm(payload: unknown): Pick<LegacyNoteEntry, "format" | "ciphertext" | "document"> {
+  let value = payload;
+  if (typeof value === "string") {
+    if (BLOB.test(value)) return { format: ENCRYPTED_FORMAT, ciphertext: value };
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return { format: "text", ciphertext: null, document: payload };
+    }
+  }
+  if (isObject(value) && typeof value.format === "string" && typeof value.ciphertext === "string") {
+    return { format: value.format, ciphertext: value.ciphertext };
+  }
+  return { format: "json", ciphertext: null, document: value };
+}
+
+/** A list entry: `_meta` merges the plaintext sidecar into the document's metadata. */
+function toEntry(doc: DocumentRow): LegacyNoteEntry {
+  return {
+    id: doc.id,
+    ...listForm(doc.documentPayload),
+    _meta: { ...doc.metadata, indexableBlocks: doc.indexableBlocks, notebookId: doc.notebookId, updatedAt: doc.updatedAt },
+  };
+}
+
+/** Finds a notebook in a plaintext registry: `[{id,…}]` or `{notebooks: [{id,…}]}`. */
+function findNotebook(registry: string, notebookId: string): Record<string, unknown> | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(registry);
+  } catch {
+    return null;
+  }
+  const list = Array.isArray(parsed) ? parsed : isObject(parsed) && Array.isArray(parsed.notebooks) ? parsed.notebooks : [];
+  return (list as unknown[]).find((item): item is Record<string, unknown> => isObject(item) && item.id === notebookId) ?? null;
+}
+
+/**
+ * The legacy notes view of the document store: writes go straight to the stored
+ * document and never touch the derived index (see documents/service.ts).
+ */
+export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactRepository) {
+  return {
+    list(ownerId: string, workspaceId: string): LegacyNoteEntry[] {
+      return documents.listFull(ownerId, workspaceId).map(toEntry);
+    },
+
+    /** Creates a note, or rewrites the note `documentId` names when it exists in this workspace. */
+    save(ownerId: string, workspaceId: string, body: typeof CreateNoteBody.static) {
+      const changes = fromLegacyBody(body);
+      const { document, created } = documents.create(ownerId, workspaceId, body.documentId, changes, "legacy", { replace: true });
+      return { id: document.id, created };
+    },
+
+    get(ownerId: string, workspaceId: string, noteId: string) {
+      const doc = documents.get(ownerId, workspaceId, noteId);
+      const full = toFullDocument(doc);
+      return { document: full.document_payload, blocks: full.blocks_payload, markdown: full.markdown };
+    },
+
+    patch(ownerId: string, workspaceId: string, noteId: string, body: typeof PatchNoteBody.static): string {
+      return documents.update(ownerId, workspaceId, noteId, fromLegacyBody(body), "legacy").id;
+    },
+
+    remove(ownerId: string, workspaceId: string, noteId: string): void {
+      documents.remove(ownerId, workspaceId, noteId, "legacy");
+    },
+
+    notebookRegistry(ownerId: string, workspaceId: string): { ciphertext: string | null } {
+      workspaces.requireOwned(ownerId, workspaceId);
+      const stored = artifacts.get(ownerId, workspaceId, "notebooks");
+      return { ciphertext: typeof stored === "string" ? stored : null };
+    },
+
+    saveNotebookRegistry(ownerId: string, workspaceId: string, ciphertext: string): void {
+      workspaces.requireOwned(ownerId, workspaceId);
+      const size = Buffer.byteLength(ciphertext, "utf8");
+      if (size > MAX_REGISTRY_BYTES) throw payloadTooLarge(`ciphertext: is ${size} bytes; the limit is ${MAX_REGISTRY_BYTES} bytes (5 MB)`);
+      artifacts.put(ownerId, workspaceId, "notebooks", ciphertext, new Date().toISOString());
+    },
+
+    /** A notebook's structured record, when the registry is plaintext JSON that lists it. */
+    notebook(ownerId: string, workspaceId: string, notebookId: string): Record<string, unknown> {
+      const { ciphertext } = this.notebookRegistry(ownerId, workspaceId);
+      const notebook = ciphertext === null ? null : findNotebook(ciphertext, notebookId);
+      if (!notebook) throw notFound(`notebook '${notebookId}' not found`);
+      return notebook;
+    },
+  };
+}
+export type NoteService = ReturnType<typeof createNoteService>;

@@ -1,0 +1,68 @@
+import type { Database } from "bun:sqlite";
+import { createChatRepository } from "../chats/repository";
+import { messageSearchSource } from "../chats/search-source";
+import { createChatService } from "../chats/service";
+import { createDerivedIndexRepository } from "../derived-index/repository";
+import { createDerivedIndexService } from "../derived-index/service";
+import { createIndexViewRepository } from "../documents/index-view";
+import { createDocumentRepository } from "../documents/repository";
+import { blockSearchSource } from "../documents/search-source";
+import { createDocumentService } from "../documents/service";
+import { createDocumentsQueryService } from "../documents-query/service";
+import { createNoteService } from "../notes/service";
+import type { Embedder } from "../search/embedders/embedder";
+import type { SearchEngine } from "../search/engine";
+import type { Indexer } from "../search/indexer";
+import type { LanceStore } from "../search/lance-store";
+import type { Outbox } from "../search/outbox";
+import type { SearchKind, SearchSource } from "../search/types";
+import { createArtifactRepository, createWorkspaceRepository } from "./repository";
+import { createWorkspaceService } from "./service";
+
+/** The repositories of workspaces and their contents; opened before the indexer, which reads them. */
+export function openWorkspaceRepositories(db: Database) {
+  return {
+    workspaces: createWorkspaceRepository(db),
+    artifacts: createArtifactRepository(db),
+    documents: createDocumentRepository(db),
+    view: createIndexViewRepository(db),
+    chats: createChatRepository(db),
+    derived: createDerivedIndexRepository(db),
+  };
+}
+export type WorkspaceRepositories = ReturnType<typeof openWorkspaceRepositories>;
+
+/** Search sources: document blocks (from the index view) and chat messages. */
+export function workspaceSearchSources(repos: WorkspaceRepositories): Array<[SearchKind, SearchSource]> {
+  return [
+    ["block", blockSearchSource(repos.view)],
+    ["message", messageSearchSource(repos.chats)],
+  ];
+}
+
+export interface WorkspaceServiceDeps {
+  repos: WorkspaceRepositories;
+  outbox: Outbox;
+  engine: SearchEngine;
+  indexer: Indexer;
+  lance: LanceStore;
+  embedder: Embedder | null;
+  transaction: <T>(fn: () => T) => T;
+}
+
+/** Workspaces, documents (both views), chats, the derived index and the documents query. */
+export function createWorkspaceServices({ repos, outbox, engine, indexer, lance, embedder, transaction }: WorkspaceServiceDeps) {
+  const workspaces = createWorkspaceService(repos.workspaces);
+  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, transaction });
+  return {
+    workspaces,
+    documents,
+    notes: createNoteService(documents, workspaces, repos.artifacts),
+    chats: createChatService({ repo: repos.chats, outbox, workspaces, transaction }),
+    derivedIndex: createDerivedIndexService({
+      workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
+      outbox, indexer, lance, embedderSpace: embedder?.spaceId ?? null, transaction,
+    }),
+    documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats }),
+  };
+}
