@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { selectOwnedByIds } from "../db/select-in";
 
 export interface ThreadRow {
   ownerId: string;
@@ -81,15 +82,7 @@ export function createChatRepository(db: Database) {
     },
     /** Threads by id (any workspace of the owner), for search sources and query titles. */
     getThreads(ownerId: string, ids: string[]): Map<string, ThreadRow> {
-      const out = new Map<string, ThreadRow>();
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500);
-        const rows = db
-          .query<StoredThread, string[]>(`SELECT * FROM chat_threads WHERE owner_id = ? AND id IN (${chunk.map(() => "?").join(",")})`)
-          .all(ownerId, ...chunk);
-        for (const r of rows) out.set(r.id, toThread(r));
-      }
-      return out;
+      return new Map(selectOwnedByIds<StoredThread>(db, "chat_threads", "id", ownerId, ids).map((r) => [r.id, toThread(r)]));
     },
     *allThreadKeys(): Iterable<{ ownerId: string; id: string }> {
       for (const r of db.query<{ owner_id: string; id: string }, []>("SELECT owner_id, id FROM chat_threads ORDER BY seq").iterate()) {

@@ -1,4 +1,4 @@
-import { sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
+import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
 import type { ChatRepository } from "./repository";
 
 /**
@@ -10,9 +10,7 @@ export function messageSearchSource(repo: ChatRepository): SearchSource {
     kind: "message",
     load(refs: SourceRef[]) {
       const out = new Map<string, SearchItem[]>();
-      const byOwner = new Map<string, string[]>();
-      for (const ref of refs) byOwner.set(ref.ownerId, [...(byOwner.get(ref.ownerId) ?? []), ref.sourceId]);
-      for (const [ownerId, ids] of byOwner) {
+      for (const [ownerId, ids] of groupByOwner(refs)) {
         for (const thread of repo.getThreads(ownerId, ids).values()) {
           const ref = { ownerId, kind: "message" as const, sourceId: thread.id };
           out.set(sourceKey(ref), repo.listMessages(ownerId, thread.id).map((message) => ({

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { selectOwnedByIds } from "../db/select-in";
 import type { IndexedBlock } from "./repository";
 
 /** One document as the derived index sees it: a snapshot taken by a unified write or a reindex. */
@@ -54,15 +55,7 @@ export function createIndexViewRepository(db: Database) {
       return byWorkspace.all(ownerId, workspaceId).map(toRow);
     },
     getMany(ownerId: string, ids: string[]): Map<string, IndexedDocument> {
-      const out = new Map<string, IndexedDocument>();
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500);
-        const rows = db
-          .query<Stored, string[]>(`SELECT * FROM indexed_documents WHERE owner_id = ? AND document_id IN (${chunk.map(() => "?").join(",")})`)
-          .all(ownerId, ...chunk);
-        for (const r of rows) out.set(r.document_id, toRow(r));
-      }
-      return out;
+      return new Map(selectOwnedByIds<Stored>(db, "indexed_documents", "document_id", ownerId, ids).map((r) => [r.document_id, toRow(r)]));
     },
     /** Every (owner, document) in the view, for an index rebuild. */
     *allKeys(): Iterable<{ ownerId: string; documentId: string }> {

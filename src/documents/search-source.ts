@@ -1,4 +1,4 @@
-import { sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
+import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
 import type { IndexViewRepository } from "./index-view";
 
 /**
@@ -11,9 +11,7 @@ export function blockSearchSource(view: IndexViewRepository): SearchSource {
     kind: "block",
     load(refs: SourceRef[]) {
       const out = new Map<string, SearchItem[]>();
-      const byOwner = new Map<string, string[]>();
-      for (const ref of refs) byOwner.set(ref.ownerId, [...(byOwner.get(ref.ownerId) ?? []), ref.sourceId]);
-      for (const [ownerId, ids] of byOwner) {
+      for (const [ownerId, ids] of groupByOwner(refs)) {
         for (const doc of view.getMany(ownerId, ids).values()) {
           const ref = { ownerId, kind: "block" as const, sourceId: doc.documentId };
           const seen = new Set<string>();

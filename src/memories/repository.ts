@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { selectOwnedByIds } from "../db/select-in";
 
 export interface MemoryRow {
   seq: number;
@@ -55,15 +56,7 @@ export function createMemoryRepository(db: Database) {
       return r ? toRow(r) : null;
     },
     getMany(ownerId: string, ids: string[]): Map<string, MemoryRow> {
-      const out = new Map<string, MemoryRow>();
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500);
-        const rows = db
-          .query<Stored, string[]>(`SELECT * FROM memories WHERE owner_id = ? AND id IN (${chunk.map(() => "?").join(",")})`)
-          .all(ownerId, ...chunk);
-        for (const r of rows) out.set(r.id, toRow(r));
-      }
-      return out;
+      return new Map(selectOwnedByIds<Stored>(db, "memories", "id", ownerId, ids).map((r) => [r.id, toRow(r)]));
     },
     /** Newest first, strictly older than `beforeSeq`. */
     listPage(ownerId: string, beforeSeq: number, limit: number): MemoryRow[] {

@@ -1,4 +1,4 @@
-import { sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
+import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
 import type { MemoryRepository } from "./repository";
 
 /**
@@ -11,9 +11,7 @@ export function memorySearchSource(repo: MemoryRepository): SearchSource {
     kind: "memory",
     load(refs: SourceRef[]) {
       const out = new Map<string, SearchItem[]>();
-      const byOwner = new Map<string, string[]>();
-      for (const ref of refs) byOwner.set(ref.ownerId, [...(byOwner.get(ref.ownerId) ?? []), ref.sourceId]);
-      for (const [ownerId, ids] of byOwner) {
+      for (const [ownerId, ids] of groupByOwner(refs)) {
         for (const row of repo.getMany(ownerId, ids).values()) {
           const ref = { ownerId, kind: "memory" as const, sourceId: row.id };
           const { previous, next } = repo.neighbours(row);

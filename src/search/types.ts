@@ -83,5 +83,16 @@ export interface SearchResult {
   strategy: SearchStrategy;
 }
 
+/** Source ids grouped by owner, for sources that load per owner. */
+export function groupByOwner(refs: SourceRef[]): Map<string, string[]> {
+  const byOwner = new Map<string, string[]>();
+  for (const ref of refs) {
+    const ids = byOwner.get(ref.ownerId);
+    if (ids) ids.push(ref.sourceId);
+    else byOwner.set(ref.ownerId, [ref.sourceId]);
+  }
+  return byOwner;
+}
+
 /** Key of a source in the index: length-prefixed, so no owner id can forge another's key. */
 export const sourceKey = (ref: SourceRef) => `${ref.kind}|${ref.ownerId.length}|${ref.ownerId}|${ref.sourceId}`;
