@@ -304,3 +304,22 @@ describe("isolation: another user's memories do not exist for you", () => {
     await s.destroy();
   });
 });
+
+describe("conversation context", () => {
+  test("within a session, a reply is found by the question it answers; outside one, memories stand alone", async () => {
+    const s = await startTestServer();
+    const turns = ["Dana: How long have you two been married?", "Eli: Twelve wonderful years now", "Dana: Where did you go last summer?"];
+    for (const content of turns) await s.call("POST", "/v1/memories", { body: { content, session_id: "chat-1" } });
+    await s.call("POST", "/v1/memories", { body: { content: "Standalone: I repaired the fence" } });
+    await s.call("POST", "/v1/memories", { body: { content: "Standalone: married friends visited" } });
+
+    const [, body] = await s.call("POST", "/v1/memories/search", { body: { query: "how long married", limit: 5 } });
+    const found = body.results.map((r: { content: string }) => r.content);
+    // The answer shares no word with the query: only its preceding turn (the question) makes it match.
+    expect(found).toContain("Eli: Twelve wonderful years now");
+    expect(found.indexOf("Dana: How long have you two been married?")).toBe(0);
+    // Memories without a session are not context for each other.
+    expect(found).not.toContain("Standalone: I repaired the fence");
+    await s.destroy();
+  });
+});

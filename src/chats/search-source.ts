@@ -3,7 +3,8 @@ import type { ChatRepository } from "./repository";
 
 /**
  * Feeds chat messages to the search index: sourceId = thread id, itemId = message id,
- * sessionId = thread id (so `session_id` filters one thread), documentType `chat`.
+ * sessionId = thread id (so `session_id` filters one thread), documentType `chat`, and
+ * the neighbouring messages (in creation order) as lower-weighted context.
  */
 export function messageSearchSource(repo: ChatRepository): SearchSource {
   return {
@@ -13,9 +14,13 @@ export function messageSearchSource(repo: ChatRepository): SearchSource {
       for (const [ownerId, ids] of groupByOwner(refs)) {
         for (const thread of repo.getThreads(ownerId, ids).values()) {
           const ref = { ownerId, kind: "message" as const, sourceId: thread.id };
-          out.set(sourceKey(ref), repo.listMessages(ownerId, thread.id).map((message) => ({
+          const messages = repo.listMessages(ownerId, thread.id);
+          out.set(sourceKey(ref), messages.map((message, i) => ({
             ...ref, itemId: message.id, workspaceId: thread.workspaceId, sessionId: thread.id, documentType: "chat",
             metadata: { role: message.role }, createdAtMs: Date.parse(message.createdAt), text: message.content,
+            // The thread is a conversation: neighbouring messages are context, as for session memories.
+            contextBefore: messages[i - 1]?.content ?? "",
+            contextAfter: messages[i + 1]?.content ?? "",
           })));
         }
       }
