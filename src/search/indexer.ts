@@ -29,7 +29,14 @@ export interface IndexerOptions {
 
 const VECTOR_BATCH = 256;
 const EMBED_CHUNK = 64;
-const IDLE_OPTIMIZE_MS = 20_000;
+/**
+ * After this long without index writes, tables written since their last compaction are
+ * optimized, which also folds the new rows into the full-text and vector indices (rows
+ * outside an index are scanned at every search).
+ */
+const IDLE_OPTIMIZE_MS = 5_000;
+/** How long a small text batch waits for company before it is committed. */
+const COALESCE_MS = 25;
 const KEEP_VERSIONS_MS = 60_000;
 /** How often the lease is renewed and the outbox checked for rows other processes wrote. */
 const LEASE_POLL_MS = 1_000;
@@ -63,6 +70,12 @@ export class Indexer {
   /** A background vector-index build; the vector stage pauses while it runs. */
   private vectorIndexBuild: Promise<void> | null = null;
   private embedderDown = false;
+  /** One warning per outage, not one per retry. */
+  private embedderWarned = false;
+  private wake: (() => void) | null = null;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Commits (each a new fragment) per table since it was last compacted. */
+  private commitsSinceCompaction = new Map<string, number>();
 
   constructor(private readonly o: IndexerOptions) {}
 
@@ -94,7 +107,7 @@ export class Indexer {
       // Another process may have rebuilt the index while we waited.
       await this.o.lance.reopen();
       this.replaySafe = true;
-      this.reconcileSchema();
+      await this.reconcileSchema();
       await this.reconcileVectorSpace();
       this.kick();
     } else if (!this.running && this.o.outbox.pendingTextSeq() !== null) {
@@ -104,10 +117,12 @@ export class Indexer {
   }
 
   /** An index written by an older layout is rebuilt from SQLite. */
-  private reconcileSchema(): void {
+  private async reconcileSchema(): Promise<void> {
     if (this.o.settings.get("index_schema") === INDEX_SCHEMA_VERSION) return;
+    // No index yet (a new data dir): nothing to rebuild.
+    const hasIndex = (await this.o.lance.tableNames()).length > 0;
     this.o.db.transaction(() => {
-      this.o.outbox.enqueueRebuild();
+      if (hasIndex) this.o.outbox.enqueueRebuild();
       this.o.settings.set("index_schema", INDEX_SCHEMA_VERSION);
     }).immediate();
   }
@@ -153,19 +168,31 @@ export class Indexer {
   }
 
   private async pump(): Promise<void> {
-    for (;;) {
+    for (let coalesced = false; ; ) {
       if (this.stopped && this.waiters.length === 0) return;
       const text = this.o.outbox.nextBatch("text", this.o.batchSize);
       if (text.length) {
+        // A trickle of writes would make a commit (and a fragment) each: gather a little
+        // longer, unless a search is waiting for these rows.
+        if (!coalesced && text.length < this.o.batchSize && this.waiters.length === 0 && !this.stopped) {
+          await this.pause(COALESCE_MS);
+          coalesced = true;
+          continue;
+        }
+        coalesced = false;
         await this.processText(text);
         this.releaseWaiters(false);
+        await this.compactIfNeeded(false);
+        // Keep vectors moving during a long ingest: a small batch per text batch, so a
+        // search arriving meanwhile waits at most one small embedding call.
+        if (this.waiters.length === 0) await this.vectorBatch(EMBED_CHUNK);
         continue;
       }
       this.releaseWaiters(false);
       if (this.stopped) return;
-      if (this.o.embedder && !this.embedderDown && !this.vectorIndexBuild) {
-        const vector = this.o.outbox.nextBatch("vector", VECTOR_BATCH);
-        if (vector.length && (await this.processVectors(vector))) continue;
+      if (await this.vectorBatch(VECTOR_BATCH)) {
+        await this.compactIfNeeded(false);
+        continue;
       }
       await this.compactIfNeeded(false);
       await this.maybeBuildVectorIndex();
@@ -173,15 +200,43 @@ export class Indexer {
       this.again = false;
     }
     this.scheduleDueVectors();
-    if (this.dirtyTables.size) this.later(IDLE_OPTIMIZE_MS, () => void this.idleOptimize());
+    if (this.dirtyTables.size) this.scheduleIdleOptimize();
+  }
+
+  /** Processes one vector batch when one is due; false when there was nothing to do. */
+  private async vectorBatch(size: number): Promise<boolean> {
+    if (!this.o.embedder || this.embedderDown || this.vectorIndexBuild) return false;
+    const rows = this.o.outbox.nextBatch("vector", size);
+    return rows.length > 0 && (await this.processVectors(rows));
+  }
+
+  /** Waits `ms`, or less when a search starts waiting for rows. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  private scheduleIdleOptimize(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      void this.idleOptimize();
+    }, IDLE_OPTIMIZE_MS);
   }
 
   private async processText(rows: OutboxRow[]): Promise<void> {
-    if (rows.some((row) => row.op === "rebuild")) return this.rebuild(rows);
+    if (rows.some((row) => row.op === "rebuild")) return this.rebuild();
     const { refs, deleteKeys } = this.plan(rows);
     const items = this.load(refs);
     await this.o.lance.replaceItems(deleteKeys, items.map(toIndexRow));
-    this.dirtyTables.add(ITEMS_TABLE);
+    this.noteCommit(ITEMS_TABLE);
     const seqs = rows.map((r) => r.seq);
     if (this.o.embedder) this.o.outbox.advanceToVector(seqs);
     else this.o.outbox.remove(seqs);
@@ -212,7 +267,8 @@ export class Indexer {
       }
     } catch (error) {
       this.o.outbox.postpone(rows);
-      if (!this.embedderDown) this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: (error as Error).message });
+      if (!this.embedderWarned) this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: (error as Error).message });
+      this.embedderWarned = true;
       this.embedderDown = true;
       return false;
     }
@@ -222,8 +278,9 @@ export class Indexer {
       const table = vectorTableName(embedder.spaceId, dimension);
       const withVectors = items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(textHash(item.text))! }));
       await this.o.lance.replaceVectors(table, dimension, deleteKeys, withVectors);
-      this.dirtyTables.add(table);
+      this.noteCommit(table);
     }
+    this.embedderWarned = false;
     this.o.outbox.remove(rows.map((r) => r.seq));
     this.lastIndexedAt = new Date().toISOString();
     return true;
@@ -256,7 +313,7 @@ export class Indexer {
   }
 
   /** Drops the index and re-enqueues every source, atomically with clearing the outbox. */
-  private async rebuild(rows: OutboxRow[]): Promise<void> {
+  private async rebuild(): Promise<void> {
     this.o.log.info("rebuilding the search index from SQLite");
     await this.o.lance.dropAll();
     this.o.db.transaction(() => {
@@ -264,10 +321,13 @@ export class Indexer {
       for (const ref of this.allSources()) this.o.outbox.enqueue(ref, "insert");
       this.o.settings.set("vector_dimension", "");
     }).immediate();
-    void rows;
+    // Searches waiting for rows that were just re-enqueued wait for the new rows.
+    const requeuedUpTo = this.o.outbox.pendingTextSeq();
+    if (requeuedUpTo !== null) for (const waiter of this.waiters) waiter.seq = requeuedUpTo;
     this.replaySafe = false;
     this.embedderDown = false;
     this.dirtyTables.clear();
+    this.commitsSinceCompaction.clear();
   }
 
   /** Starts the ANN index build once the vector table outgrows exact search. */
@@ -292,13 +352,24 @@ export class Indexer {
     while (this.vectorIndexBuild) await this.vectorIndexBuild;
   }
 
+  private noteCommit(table: string): void {
+    this.dirtyTables.add(table);
+    this.commitsSinceCompaction.set(table, (this.commitsSinceCompaction.get(table) ?? 0) + 1);
+  }
+
+  /**
+   * Compacts a table once it has taken `maxFragments` commits since its last compaction
+   * (each `add` makes one fragment), even in the middle of an ingest, so the fragment
+   * count stays bounded; `force` compacts every table written since.
+   */
   private async compactIfNeeded(force: boolean): Promise<void> {
     for (const table of [...this.dirtyTables]) {
       // Compacting under a running index build would make it rebuild from the start.
       if (this.vectorIndexBuild && table.startsWith("vectors_")) continue;
-      if (!force && (await this.o.lance.fragmentCount(table)) <= this.o.maxFragments) continue;
+      if (!force && (this.commitsSinceCompaction.get(table) ?? 0) < this.o.maxFragments) continue;
       await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
       this.dirtyTables.delete(table);
+      this.commitsSinceCompaction.set(table, 0);
     }
   }
 
@@ -312,6 +383,16 @@ export class Indexer {
       });
     await this.running;
     this.kick();
+  }
+
+  /** Runs the idle optimization now: every written table compacted and fully indexed. */
+  async settle(): Promise<void> {
+    await this.drain();
+    if (this.running) await this.running;
+    this.running = this.compactIfNeeded(true).finally(() => {
+      this.running = null;
+    });
+    await this.running;
   }
 
   private scheduleDueVectors(): void {
@@ -352,6 +433,7 @@ export class Indexer {
     if (seq === null || !this.o.lease.held || this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       this.waiters.push({ seq, resolve });
+      this.wake?.();
       this.kick();
     });
   }
@@ -393,6 +475,8 @@ export class Indexer {
   /** Finishes the text stage (so nothing acknowledged waits on a restart), then stops. */
   async stop(): Promise<void> {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.wake?.();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     if (this.running) await this.running.catch(() => {});

@@ -1,0 +1,48 @@
+/** The bench's HTTP client: the public API only, with the status checked on every call. */
+
+export interface SearchResponse {
+  results: Array<{ id: string; content: string; metadata: Record<string, unknown>; score: number }>;
+  mode: string;
+  strategy: string;
+}
+
+/** An unexpected response; carries the reproduction (method, path, body, status, answer). */
+export class HttpError extends Error {}
+
+export function client(baseUrl: string, userId: string) {
+  const headers = { authorization: `Bearer mock-token-${userId}`, "content-type": "application/json" };
+  async function post<T>(path: string, body: unknown, expected: number): Promise<T> {
+    const response = await fetch(baseUrl + path, { method: "POST", headers, body: JSON.stringify(body) });
+    const text = await response.text();
+    if (response.status !== expected) {
+      throw new HttpError(`POST ${path} ${JSON.stringify(body).slice(0, 300)} → ${response.status} (expected ${expected}): ${text.slice(0, 500)}`);
+    }
+    return JSON.parse(text) as T;
+  }
+  return {
+    addMemory: (content: string, metadata?: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      post<{ id: string }>("/v1/memories", { content, metadata, ...extra }, 201),
+    search: (query: string, limit = 10) => post<SearchResponse>("/v1/memories/search", { query, limit }, 200),
+  };
+}
+
+/**
+ * Stores `texts` with `concurrency` clients pulling from one queue (one user).
+ * Returns wall time and per-request latencies in milliseconds.
+ */
+export async function ingest(baseUrl: string, userId: string, texts: string[], concurrency: number, metadata?: (i: number) => Record<string, unknown>) {
+  const api = client(baseUrl, userId);
+  const latencies = new Array<number>(texts.length);
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < texts.length; i = next++) {
+        const t0 = performance.now();
+        await api.addMemory(texts[i], metadata?.(i));
+        latencies[i] = performance.now() - t0;
+      }
+    }),
+  );
+  return { wallMs: performance.now() - start, latencies };
+}

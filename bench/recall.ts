@@ -1,0 +1,247 @@
+/**
+ * `npm run bench:recall -- --data ../shared/bench/locomo`: LoCoMo recall of
+ * POST /v1/memories/search, exactly as issue 3 describes it.
+ *
+ *   bun bench/recall.ts --data DIR [--provider none|openai|local] [--embeddings-url URL]
+ *                       [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search]
+ *                       [--without-session-id]
+ *
+ * Per conversation a fresh user stores every turn as one memory ("<speaker>: <text>",
+ * plus " [shares <caption>]", metadata {dia_id, session}); the index is drained; then
+ * every question of categories 1–4 is searched with limit 10. recall@k is the mean over
+ * questions of the fraction of its evidence turns among the top k. `local` never
+ * downloads: without model files the server answers full-text and the bench says so.
+ * `--compact-before-search` runs the index's optimize after the drain (what the indexer
+ * does by itself after 20 s of quiet), to measure the steady state rather than fresh rows.
+ * Every turn is also stored with `session_id: "<conversation>-<session>"`, as a chat client
+ * stores the turns of one conversation (the server treats neighbouring turns of a session_id
+ * as each other's context). `--without-session-id` stores exactly issue 3's protocol fields
+ * only, for comparison.
+ */
+import { parseArgs } from "node:util";
+import { client } from "./lib/client";
+import { cleanup, giveUpAfter, removeDir, startBenchServer, tempDir } from "./lib/harness";
+import { loadConversations, type Conversation } from "./lib/locomo";
+import { machine, machineLine, treeLine } from "./lib/machine";
+import type { IndexState } from "./lib/server-ops";
+import { round, summarize, table, type Summary } from "./lib/stats";
+
+const USAGE =
+  "usage: npm run bench:recall -- --data DIR [--provider none|openai|local] [--embeddings-url URL] [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search] [--without-session-id]";
+const KS = [1, 5, 10] as const;
+const WARMUP = 3;
+
+function fail(message: string): never {
+  console.error(`bench:recall: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      data: { type: "string" },
+      provider: { type: "string", default: "none" },
+      "embeddings-url": { type: "string" },
+      "embeddings-model": { type: "string", default: "text-embedding-3-small" },
+      "models-dir": { type: "string" },
+      "in-process": { type: "boolean", default: false },
+      "compact-before-search": { type: "boolean", default: false },
+      "without-session-id": { type: "boolean", default: false },
+    },
+  });
+} catch (error) {
+  fail((error as Error).message);
+}
+const args = parsed.values;
+if (!args.data) fail("--data is required: the directory of LoCoMo conversations (e.g. ../shared/bench/locomo)");
+const provider = args.provider!;
+if (!["none", "openai", "local"].includes(provider)) fail(`--provider must be none, openai or local (got ${provider})`);
+if (provider === "openai" && !args["embeddings-url"]) fail("--provider openai needs --embeddings-url (an OpenAI-compatible …/v1 base URL)");
+
+let conversations: Conversation[];
+try {
+  conversations = loadConversations(args.data);
+} catch (error) {
+  fail(`cannot read --data ${args.data}: ${(error as Error).message}`);
+}
+if (!conversations.length) fail(`no LoCoMo conversation (a JSON file with "qa") in ${args.data}`);
+giveUpAfter(5 + conversations.length * 5, "bench:recall");
+
+function serverEnv(): Record<string, string> {
+  if (provider === "openai") {
+    const url = args["embeddings-url"]!;
+    if (!/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(url)) console.warn(`note: ${url} is not on this machine; the bench will use the network`);
+    return { EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: url, EMBEDDINGS_MODEL: args["embeddings-model"]!, ...(process.env.EMBEDDINGS_API_KEY ? { EMBEDDINGS_API_KEY: process.env.EMBEDDINGS_API_KEY } : {}) };
+  }
+  if (provider === "local") {
+    const modelsDir = args["models-dir"] ?? process.env.MNEMO_MODELS_DIR;
+    return { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", ...(modelsDir ? { MNEMO_MODELS_DIR: modelsDir } : {}), ...(process.env.MNEMO_LOCAL_MODEL ? { MNEMO_LOCAL_MODEL: process.env.MNEMO_LOCAL_MODEL } : {}) };
+  }
+  return { EMBEDDINGS_PROVIDER: "none" };
+}
+
+interface ConversationResult {
+  name: string;
+  turns: number;
+  questions: number;
+  recall: Record<string, number>;
+  byCategory: Record<string, { questions: number; r5: number }>;
+  search: Summary;
+  ingestMs: number;
+  drainMs: number;
+  modes: Record<string, number>;
+  perQuestion: Array<{ category: number; hits: number[] }>;
+  latencies: number[];
+  /** The index as the questions were searched (all users share the tables). */
+  index: IndexState;
+}
+
+type Ops = { drain(): Promise<number>; settle(): Promise<number>; compact(): Promise<number>; state(): Promise<IndexState> };
+
+async function runConversation(url: string, ops: Ops, conversation: Conversation, runTag: string): Promise<ConversationResult> {
+  const api = client(url, `locomo-${conversation.name}-${runTag}`);
+  const ingestStart = performance.now();
+  for (const turn of conversation.turns) {
+    const extra = args["without-session-id"] ? {} : { session_id: `${conversation.name}-${turn.session}` };
+    await api.addMemory(turn.content, { dia_id: turn.diaId, session: turn.session }, extra);
+  }
+  const ingestMs = performance.now() - ingestStart;
+  const drainMs = (await ops.drain()) + (await ops.settle());
+  if (args["compact-before-search"]) await ops.compact();
+  const index = await ops.state();
+  for (const q of conversation.questions.slice(0, WARMUP)) await api.search(q.question, 10);
+
+  const latencies: number[] = [];
+  const modes: Record<string, number> = {};
+  const perQuestion: ConversationResult["perQuestion"] = [];
+  for (const q of conversation.questions) {
+    const start = performance.now();
+    const response = await api.search(q.question, 10);
+    latencies.push(performance.now() - start);
+    const key = `${response.mode}/${response.strategy}`;
+    modes[key] = (modes[key] ?? 0) + 1;
+    const ranked = response.results.map((r) => String(r.metadata.dia_id));
+    const evidence = new Set(q.evidence);
+    // fraction of evidence found in the top k, for each k
+    perQuestion.push({ category: q.category, hits: KS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size) });
+  }
+  return {
+    name: conversation.name,
+    turns: conversation.turns.length,
+    questions: conversation.questions.length,
+    recall: recallOf(perQuestion),
+    byCategory: byCategory(perQuestion),
+    search: summarize(latencies),
+    ingestMs: round(ingestMs, 0),
+    drainMs: round(drainMs, 0),
+    modes,
+    perQuestion,
+    latencies,
+    index,
+  };
+}
+
+function recallOf(perQuestion: Array<{ hits: number[] }>): Record<string, number> {
+  return Object.fromEntries(KS.map((k, i) => [`R@${k}`, round(perQuestion.reduce((s, q) => s + q.hits[i], 0) / (perQuestion.length || 1), 3)]));
+}
+
+function byCategory(perQuestion: Array<{ category: number; hits: number[] }>) {
+  const out: Record<string, { questions: number; r5: number }> = {};
+  for (const category of [1, 2, 3, 4]) {
+    const qs = perQuestion.filter((q) => q.category === category);
+    if (qs.length) out[category] = { questions: qs.length, r5: recallOf(qs)["R@5"] };
+  }
+  return out;
+}
+
+const fmtModes = (modes: Record<string, number>) => Object.entries(modes).map(([k, v]) => `${k}×${v}`).join(" ");
+
+async function main() {
+  console.log(machineLine());
+  console.log(treeLine());
+  const dir = tempDir("mnemo-recall-");
+  const server = await startBenchServer({ dataDir: dir, env: serverEnv(), inProcess: args["in-process"] });
+  console.log(`server: ${server.where}; provider ${provider}; ${args["compact-before-search"] ? "index compacted after each drain; " : ""}${args["without-session-id"] ? "no session_id (issue protocol fields only); " : "session_id per LoCoMo session; "}data ${args.data} (${conversations.length} conversations)`);
+  const results: ConversationResult[] = [];
+  try {
+    const runTag = Date.now().toString(36);
+    for (const conversation of conversations) {
+      process.stderr.write(`  ${conversation.name}: ${conversation.turns.length} turns, ${conversation.questions.length} questions…\n`);
+      results.push(await runConversation(server.url, server.ops, conversation, runTag));
+    }
+  } finally {
+    await server.stop();
+    removeDir(dir);
+  }
+
+  const all = results.flatMap((r) => r.perQuestion);
+  const overall = { recall: recallOf(all), byCategory: byCategory(all) };
+  const latencies = summarize(results.flatMap((r) => r.latencies));
+  const modes: Record<string, number> = {};
+  for (const r of results) for (const [k, v] of Object.entries(r.modes)) modes[k] = (modes[k] ?? 0) + v;
+
+  console.log(`\nLoCoMo recall (categories 1–4, limit 10; search latency over HTTP in ms)`);
+  const r3 = (v: number) => v.toFixed(3);
+  const ms1 = (v: number) => v.toFixed(1);
+  console.log(
+    table(
+      ["conversation", "turns", "questions", "R@1", "R@5", "R@10", "p50", "p99", "ingest ms", "drain ms", "mode/strategy"],
+      [
+        ...results.map((r) => [r.name, r.turns, r.questions, r3(r.recall["R@1"]), r3(r.recall["R@5"]), r3(r.recall["R@10"]), ms1(r.search.p50), ms1(r.search.p99), r.ingestMs, r.drainMs, fmtModes(r.modes)]),
+        ["overall", results.reduce((s, r) => s + r.turns, 0), all.length, r3(overall.recall["R@1"]), r3(overall.recall["R@5"]), r3(overall.recall["R@10"]), ms1(latencies.p50), ms1(latencies.p99), "", "", fmtModes(modes)],
+      ],
+    ),
+  );
+  const indexLine = (r: ConversationResult) => {
+    const items = r.index.items;
+    const fts = items?.indices.map((i) => `${i.name} ${i.indexed}/${i.unindexed}`).join(", ") ?? "none";
+    const vectors = r.index.vectors ? `; ${r.index.vectorTable} ${r.index.vectors.rows} rows, ${r.index.vectors.fragments} fragments` : "";
+    return `  ${r.name}: items ${items?.rows ?? 0} rows (all users), ${items?.fragments ?? 0} fragments; FTS indexed/unindexed rows: ${fts}${vectors}`;
+  };
+  console.log("\nIndex while the questions ran (after drain):");
+  for (const r of results) console.log(indexLine(r));
+  console.log(`\nR@5 by category (overall): ${Object.entries(overall.byCategory).map(([c, v]) => `${c} ${CATEGORY[c]} ${v.r5.toFixed(3)} (${v.questions} q)`).join("; ")}`);
+  console.log("overall = mean over all questions of all conversations (not a mean of conversation means)");
+
+  const notes = conversations.map((c) => c.evidenceNotes);
+  const rewritten = notes.flatMap((n) => n.rewritten);
+  const dropped = notes.flatMap((n) => n.dropped);
+  const noEvidence = notes.flatMap((n) => n.noEvidence);
+  console.log(
+    `evidence ids: split on ';' and ',', whitespace removed, leading zeros dropped, 'Dn:m:k' read as 'Dn:m'; ids naming no turn dropped. ` +
+      `Rewritten: ${rewritten.length ? rewritten.map((e) => JSON.stringify(e)).join(", ") : "none"}; dropped: ${dropped.length ? dropped.map((e) => JSON.stringify(e)).join(", ") : "none"}; ` +
+      `questions left out for having no evidence: ${noEvidence.length}${noEvidence.length ? ` (${noEvidence.map((q) => JSON.stringify(q)).join(", ")})` : ""}; category 5 left out: ${notes.reduce((s, n) => s + n.adversarialSkipped, 0)}.`,
+  );
+  const ran = Object.keys(modes).join(", ");
+  // The target depends on what actually ran: a missing model falls back to full text.
+  const semantic = Object.keys(modes).some((m) => m.startsWith("semantic"));
+  const [target, goal] = semantic ? ["with vectors (local MiniLM) target R@5 ≥ 0.75", 0.75] : ["full-text only target R@5 ≥ 0.62", 0.62];
+  const fellBack = provider !== "none" && !semantic ? ` (provider ${provider} was asked for but no vectors took part)` : "";
+  console.log(`mode that ran: ${ran}${fellBack}; ${target}: ${overall.recall["R@5"].toFixed(3)} ${overall.recall["R@5"] >= goal ? "ok" : "MISSED"}`);
+  console.log(
+    "RECALL_JSON " +
+      JSON.stringify({
+        machine: machine(),
+        server: server.where.startsWith("child") ? "child-process" : "in-process",
+        provider,
+        compactBeforeSearch: args["compact-before-search"],
+        withSessionId: !args["without-session-id"],
+        modes,
+        overall: { ...overall.recall, p50: latencies.p50, p99: latencies.p99, questions: all.length, byCategory: overall.byCategory },
+        conversations: results.map(({ perQuestion: _q, latencies: _l, ...r }) => r),
+        evidence: { rewritten, dropped, noEvidence: noEvidence.length },
+      }),
+  );
+}
+
+const CATEGORY: Record<string, string> = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop" };
+
+try {
+  await main();
+} catch (error) {
+  console.error(`bench:recall failed: ${(error as Error).message}`);
+  process.exitCode = 1;
+} finally {
+  cleanup();
+}
