@@ -33,6 +33,7 @@ export const ConfigSchema = T.Object({
     batchSize: T.Integer({ minimum: 1, description: "MNEMO_INDEX_BATCH: outbox rows per LanceDB commit" }),
     maxFragments: T.Integer({ minimum: 2, description: "MNEMO_INDEX_MAX_FRAGMENTS: compact when a table has more" }),
     vectorIndexMinRows: T.Integer({ minimum: 1, description: "MNEMO_VECTOR_INDEX_MIN_ROWS: build the ANN index past this many vectors" }),
+    indexCacheMb: T.Integer({ minimum: 16, description: "MNEMO_INDEX_CACHE_MB: LanceDB index cache (metadata cache is a quarter of it)" }),
   }),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -86,6 +87,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
       batchSize: env.MNEMO_INDEX_BATCH ? Number(env.MNEMO_INDEX_BATCH) : 1024,
       maxFragments: env.MNEMO_INDEX_MAX_FRAGMENTS ? Number(env.MNEMO_INDEX_MAX_FRAGMENTS) : 24,
       vectorIndexMinRows: env.MNEMO_VECTOR_INDEX_MIN_ROWS ? Number(env.MNEMO_VECTOR_INDEX_MIN_ROWS) : 8_192,
+      indexCacheMb: env.MNEMO_INDEX_CACHE_MB ? Number(env.MNEMO_INDEX_CACHE_MB) : 256,
       ...overrides.indexer,
     },
   };

@@ -35,7 +35,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
   migrate(db, allMigrations);
   const transaction = <T>(fn: () => T): T => writeTransaction(db, fn);
 
-  const lance = await LanceStore.open(paths.lance);
+  const lance = await LanceStore.open(paths.lance, { indexMb: config.indexer.indexCacheMb, metadataMb: Math.max(16, config.indexer.indexCacheMb >> 2) });
   const embedder = await createEmbedder(config.embeddings, log);
   const outbox = createOutbox(db);
   const settings = createSettings(db);

@@ -71,16 +71,26 @@ export class LanceStore {
   private tables = new Map<string, lancedb.Table>();
   private ftsReady = false;
 
-  private constructor(private readonly dir: string, private connection: lancedb.Connection) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly session: lancedb.Session,
+    private connection: lancedb.Connection,
+  ) {}
 
-  static async open(dir: string): Promise<LanceStore> {
-    return new LanceStore(dir, await lancedb.connect(dir));
+  /**
+   * Opens the index directory. LanceDB's caches default to 6 GB (index) and 1 GB
+   * (metadata) and keep superseded index versions after each optimize, so they are
+   * bounded here; the working set (full-text postings, the HNSW graph) fits well within.
+   */
+  static async open(dir: string, cache: { indexMb: number; metadataMb: number } = { indexMb: 256, metadataMb: 64 }): Promise<LanceStore> {
+    const session = new lancedb.Session(BigInt(cache.indexMb) << 20n, BigInt(cache.metadataMb) << 20n);
+    return new LanceStore(dir, session, await lancedb.connect(dir, {}, session));
   }
 
   /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
   async reopen(): Promise<void> {
     this.close();
-    this.connection = await lancedb.connect(this.dir);
+    this.connection = await lancedb.connect(this.dir, {}, this.session);
     this.ftsReady = false;
   }
 
@@ -121,6 +131,7 @@ export class LanceStore {
   }
 
   private async ensureFullTextIndex(table: lancedb.Table): Promise<void> {
+    await this.ensureFilterIndices(table);
     const indices = await table.listIndices();
     for (const column of TEXT_COLUMNS) {
       if (indices.some((index) => index.columns.includes(column))) continue;
@@ -137,6 +148,17 @@ export class LanceStore {
       });
     }
     this.ftsReady = true;
+  }
+
+  /**
+   * Every search filters on owner and kind before ranking (a prefilter); scalar indices
+   * make that a lookup instead of a column scan. BTREE suits any number of owners,
+   * BITMAP the handful of kinds.
+   */
+  private async ensureFilterIndices(table: lancedb.Table): Promise<void> {
+    const indexed = new Set((await table.listIndices()).flatMap((index) => index.columns));
+    if (!indexed.has("owner_id")) await table.createIndex("owner_id", { config: lancedb.Index.btree() });
+    if (!indexed.has("kind")) await table.createIndex("kind", { config: lancedb.Index.bitmap() });
   }
 
   /** BM25 full-text search; rows not yet in the FTS index are searched too (flat). */
@@ -179,6 +201,7 @@ export class LanceStore {
     const table = await this.table(name);
     if (!table) return;
     const rows = await table.countRows();
+    await this.ensureFilterIndices(table);
     await table.createIndex("vector", {
       replace: true,
       config: lancedb.Index.hnswSq({ distanceType: "cosine", numPartitions: Math.max(1, Math.round(rows / 250_000)), m: 16, efConstruction: 150 }),
