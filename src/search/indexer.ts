@@ -132,13 +132,18 @@ export class Indexer {
     const space = this.o.embedder?.spaceId ?? "";
     if ((this.o.settings.get("vector_space") ?? "") === space) return;
     for (const name of await this.o.lance.tableNames()) if (name.startsWith("vectors_")) await this.o.lance.dropTable(name);
+    let requeued = 0;
+    // Queued re-embeds and the new space are recorded together: a crash cannot lose one.
     this.o.db.transaction(() => {
-      if (space) for (const ref of this.allSources()) this.o.outbox.enqueue(ref, "insert", "vector");
+      for (const ref of space ? this.allSources() : []) {
+        this.o.outbox.enqueue(ref, "insert", "vector");
+        requeued++;
+      }
       this.o.settings.set("vector_space", space);
       this.o.settings.set("vector_dimension", "");
     }).immediate();
     if (space) this.o.cache.dropOtherSpaces(space);
-    this.o.log.info("vector space changed; re-embedding every source", { space: space || "none" });
+    if (requeued) this.o.log.info("vector space changed; re-embedding every source", { space, sources: requeued });
   }
 
   private *allSources(): Iterable<SourceRef> {
@@ -267,7 +272,10 @@ export class Indexer {
       }
     } catch (error) {
       this.o.outbox.postpone(rows);
-      if (!this.embedderWarned) this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: (error as Error).message });
+      // The local embedder explains its own state in one line; others are explained here.
+      if (!this.embedderWarned && embedder.provider !== "local") {
+        this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: (error as Error).message });
+      }
       this.embedderWarned = true;
       this.embedderDown = true;
       return false;
