@@ -34,6 +34,11 @@ const TEXT_BOOSTS = [1, 0.8, 0.3];
 const ITEMS_TABLE = "items";
 /** HNSW search breadth: candidates examined per query (recall against exact search vs speed). */
 const VECTOR_EF = 96;
+/**
+ * The index ranks by quantized vectors; the best `limit × VECTOR_REFINE` candidates are
+ * re-ranked by their exact distances (measured: recall up, latency unchanged).
+ */
+const VECTOR_REFINE = 2;
 const HIT_COLUMNS = ["source_key", "owner_id", "kind", "source_id", "item_id", "workspace_id", "created_at", "text"];
 
 function filterFields(): Field[] {
@@ -178,7 +183,7 @@ export class LanceStore {
     const table = await this.table(tableName);
     if (!table) return [];
     let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
-    query = options.exact ? query.bypassVectorIndex() : query.ef(VECTOR_EF);
+    query = options.exact ? query.bypassVectorIndex() : query.ef(VECTOR_EF).refineFactor(VECTOR_REFINE);
     const rows = await query
       .where(where)
       .select([...HIT_COLUMNS, "_distance"])
