@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary } from "../scripts/build-binary";
@@ -6,6 +6,12 @@ import { writeTinyModel } from "./helpers/tiny-model";
 import { tempDir } from "./helpers/server";
 
 const root = tempDir("mnemo-binary-");
+const servers = new Set<Bun.Subprocess>();
+afterEach(() => {
+  // A failed assertion must not leave a server running.
+  for (const proc of servers) if (proc.exitCode === null) proc.kill("SIGKILL");
+  servers.clear();
+});
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Runs the compiled binary from an empty dir with a minimal environment: nothing from the repo can be loaded. */
@@ -15,6 +21,7 @@ function binaryEnv(dataDir: string) {
 
 async function serve(binary: string, cwd: string, env: Record<string, string>) {
   const proc = Bun.spawn([binary, "serve", "--port", "0", "--allow-mock-tokens"], { cwd, env, stdout: "pipe", stderr: "pipe" });
+  servers.add(proc);
   const reader = proc.stdout.getReader();
   let out = "";
   while (!/listening on (\S+)/.test(out)) {

@@ -1,8 +1,10 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, spawnServer } from "./helpers/cli";
+import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 import { tempDir } from "./helpers/server";
+
+afterEach(killSpawnedServers);
 
 const dataDir = tempDir("mnemo-cli-");
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

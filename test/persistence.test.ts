@@ -1,7 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { spawnServer } from "./helpers/cli";
+import { killSpawnedServers, spawnServer } from "./helpers/cli";
 import { tempDir } from "./helpers/server";
+
+afterEach(killSpawnedServers);
 
 const headers = { authorization: "Bearer mock-token-p", "content-type": "application/json" };
 const create = (url: string, content: string) => fetch(`${url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) });

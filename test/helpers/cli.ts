@@ -14,6 +14,17 @@ export async function runCli(args: string[], env: Record<string, string> = {}) {
   return { exitCode, stdout, stderr };
 }
 
+const spawned = new Set<Bun.Subprocess>();
+
+/**
+ * Kills every server `spawnServer` started that is still running. Register it with
+ * `afterEach` so a failing assertion never leaves a server behind.
+ */
+export function killSpawnedServers(): void {
+  for (const proc of spawned) if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+  spawned.clear();
+}
+
 /** Starts `mnemo serve` as a subprocess and resolves once it prints its URL. */
 export async function spawnServer(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([process.execPath, join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", ...args], {
@@ -22,6 +33,7 @@ export async function spawnServer(args: string[], env: Record<string, string> = 
     stdout: "pipe",
     stderr: "pipe",
   });
+  spawned.add(proc);
   const reader = proc.stdout.getReader();
   let buffered = "";
   while (!/listening on (\S+)/.test(buffered)) {
