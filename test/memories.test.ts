@@ -227,6 +227,7 @@ describe("POST /v1/memories/search", () => {
     [{ query: 5 }, /query/],
     [{ query: "dog", limit: 0 }, /limit/],
     [{ query: "dog", limit: 101 }, /limit/],
+    [{ query: "dog", limit: "3" }, /limit/],
     [{ query: "dog", filters: [] }, /filters/],
     [{ query: "dog", filters: { metadata: { nested: { a: 1 } } } }, /filters/],
     [{ query: "dog", filters: { topic: { a: 1 } } }, /filters/],

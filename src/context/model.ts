@@ -1,11 +1,12 @@
 import { t } from "elysia";
+import { StrictInteger } from "../lib/query";
 import { Mode, SearchFilters, Strategy } from "../memories/model";
 
 export const BuildContextBody = t.Object({
   query: t.String({ minLength: 1, maxLength: 10_000 }),
   workspace_id: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
   workspaceId: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 50, description: "default 10" })),
+  limit: t.Optional(StrictInteger({ minimum: 1, maximum: 50, description: "default 10" })),
   include: t.Optional(
     t.Object({
       memories: t.Optional(t.Boolean({ description: "default true" })),

@@ -1,3 +1,4 @@
+import { Type, type IntegerOptions } from "@sinclair/typebox";
 import { t } from "elysia";
 import { badRequest } from "../errors/app-error";
 
@@ -7,6 +8,12 @@ import { badRequest } from "../errors/app-error";
  * range-checked here, with a message that names the parameter.
  */
 export const IntegerParam = (description: string) => t.String({ pattern: "^[0-9]{1,9}$", description });
+
+/**
+ * An integer in a JSON body. Elysia's `t.Integer` also accepts the string "3"; TypeBox's
+ * own type does not, so a mistyped field is a 400 naming it.
+ */
+export const StrictInteger = (options: IntegerOptions) => Type.Integer(options);
 
 export function parseIntegerParam(name: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {
   if (value === undefined) return range.fallback;

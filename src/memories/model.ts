@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { IntegerParam } from "../lib/query";
+import { IntegerParam, StrictInteger } from "../lib/query";
 
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
 export const MAX_CONTENT_BYTES = 51_200;
@@ -60,7 +60,7 @@ export const SearchFilters = t.Object(
 
 export const SearchMemoriesBody = t.Object({
   query: t.String({ minLength: 1, maxLength: 10_000 }),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, description: "default 10" })),
+  limit: t.Optional(StrictInteger({ minimum: 1, maximum: 100, description: "default 10" })),
   filters: t.Optional(SearchFilters),
   minScore: t.Optional(t.Number({ minimum: 0, maximum: 1, description: "drop results scoring below this" })),
 });
