@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { killSpawnedServers, spawnServer } from "./helpers/cli";
 import { tempDir } from "./helpers/server";
 
@@ -42,6 +43,22 @@ describe("durability", () => {
     expect(found.results).toHaveLength(40);
     // Replayed batches replace rather than append: no memory is listed twice.
     expect(new Set(found.results.map((r: { id: string }) => r.id)).size).toBe(40);
+    second.proc.kill("SIGTERM");
+    await second.proc.exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a deleted search index is rebuilt from SQLite on the next start", async () => {
+    const dir = tempDir("mnemo-heal-");
+    const first = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
+    for (const content of ["heron by the lake", "heron in the reeds"]) await create(first.url, content);
+    first.proc.kill("SIGTERM");
+    await first.proc.exited;
+    rmSync(join(dir, "index"), { recursive: true, force: true });
+
+    const second = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
+    const found = await search(second.url, "heron");
+    expect(found.results.map((r: { content: string }) => r.content).sort()).toEqual(["heron by the lake", "heron in the reeds"]);
     second.proc.kill("SIGTERM");
     await second.proc.exited;
     rmSync(dir, { recursive: true, force: true });

@@ -118,11 +118,14 @@ export class Indexer {
 
   /** An index written by an older layout is rebuilt from SQLite. */
   private async reconcileSchema(): Promise<void> {
-    if (this.o.settings.get("index_schema") === INDEX_SCHEMA_VERSION) return;
-    // No index yet (a new data dir): nothing to rebuild.
     const hasIndex = (await this.o.lance.tableNames()).length > 0;
+    const current = this.o.settings.get("index_schema") === INDEX_SCHEMA_VERSION;
+    // An index of an older layout is rebuilt; so is a missing one (the index directory was
+    // deleted) when SQLite holds records. A new data dir has neither: nothing to do.
+    const hasRecords = !this.allSources()[Symbol.iterator]().next().done;
+    const rebuild = (hasIndex ? !current : hasRecords) && this.o.outbox.pendingTextSeq("*") === null;
     this.o.db.transaction(() => {
-      if (hasIndex) this.o.outbox.enqueueRebuild();
+      if (rebuild) this.o.outbox.enqueueRebuild();
       this.o.settings.set("index_schema", INDEX_SCHEMA_VERSION);
     }).immediate();
   }
@@ -146,7 +149,7 @@ export class Indexer {
     if (requeued) this.o.log.info("vector space changed; re-embedding every source", { space, sources: requeued });
   }
 
-  private *allSources(): Iterable<SourceRef> {
+  private *allSources(): Generator<SourceRef> {
     for (const source of this.o.sources.values()) yield* source.listAll();
   }
 
@@ -433,11 +436,15 @@ export class Indexer {
 
   /**
    * Read-your-writes: resolves once every text-stage change of this owner acknowledged
-   * before the call is in the index. Resolves at once when none is pending, or when
+   * before the call (and any rebuild queued before it) is in the index. Resolves at once when none is pending, or when
    * this process does not hold the lease (the search then sees what is indexed).
    */
   flush(ownerId?: string): Promise<void> {
-    const seq = this.o.outbox.pendingTextSeq(ownerId);
+    // A pending rebuild re-enqueues everyone's rows: wait for it too, rather than answer
+    // from an index that is about to be emptied.
+    const own = this.o.outbox.pendingTextSeq(ownerId);
+    const rebuild = ownerId === undefined ? null : this.o.outbox.pendingTextSeq("*");
+    const seq = own === null ? rebuild : rebuild === null ? own : Math.max(own, rebuild);
     if (seq === null || !this.o.lease.held || this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       this.waiters.push({ seq, resolve });
