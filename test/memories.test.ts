@@ -323,4 +323,18 @@ describe("conversation context", () => {
     expect(found).not.toContain("Standalone: I repaired the fence");
     await s.destroy();
   });
+
+  test("deleting a memory removes it as context from its neighbours", async () => {
+    const s = await startTestServer();
+    const ids: string[] = [];
+    for (const content of ["Q: which bakery sells sourdough pretzels?", "A: the corner one", "B: thanks!"]) {
+      const [, created] = await s.call("POST", "/v1/memories", { body: { content, session_id: "s-del" } });
+      ids.push(created.id);
+    }
+    const search = async () => (await s.call("POST", "/v1/memories/search", { body: { query: "sourdough pretzels" } }))[1].results.map((r: { content: string }) => r.content);
+    expect(await search()).toEqual(["Q: which bakery sells sourdough pretzels?", "A: the corner one", "B: thanks!"]);
+    await s.call("DELETE", `/v1/memories/${ids[0]}`);
+    expect(await search()).toEqual([]);
+    await s.destroy();
+  });
 });

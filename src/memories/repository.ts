@@ -35,10 +35,10 @@ export function createMemoryRepository(db: Database) {
   );
   const remove = db.query("DELETE FROM memories WHERE owner_id = ? AND id = ?");
   const before = db.query<Stored, [string, string, number]>(
-    "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+    "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 2",
   );
   const after = db.query<Stored, [string, string, number]>(
-    "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq > ? ORDER BY seq ASC LIMIT 1",
+    "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq > ? ORDER BY seq ASC LIMIT 2",
   );
   return {
     /** Inserts; returns false when the owner already has a memory with this id. */
@@ -63,15 +63,16 @@ export function createMemoryRepository(db: Database) {
       return page.all(ownerId, beforeSeq, limit).map(toRow);
     },
     /**
-     * The memories written just before and after this one in the same session. Only an
-     * explicit conversation (a session_id) makes neighbours: memories merely stored one
-     * after another are unrelated.
+     * The two memories written just before and the two just after this one in the same
+     * session. Only an explicit conversation (a session_id) makes neighbours: memories
+     * merely stored one after another are unrelated.
      */
-    neighbours(row: MemoryRow): { previous: MemoryRow | null; next: MemoryRow | null } {
-      if (row.sessionId === null) return { previous: null, next: null };
-      const p = before.get(row.ownerId, row.sessionId, row.seq);
-      const n = after.get(row.ownerId, row.sessionId, row.seq);
-      return { previous: p ? toRow(p) : null, next: n ? toRow(n) : null };
+    neighbours(row: MemoryRow): Record<"earlier" | "previous" | "next" | "later", MemoryRow | null> {
+      if (row.sessionId === null) return { earlier: null, previous: null, next: null, later: null };
+      const p = before.all(row.ownerId, row.sessionId, row.seq);
+      const n = after.all(row.ownerId, row.sessionId, row.seq);
+      const at = (rows: Stored[], i: number) => (rows[i] ? toRow(rows[i]) : null);
+      return { earlier: at(p, 1), previous: at(p, 0), next: at(n, 0), later: at(n, 1) };
     },
     delete(ownerId: string, id: string): boolean {
       return remove.run(ownerId, id).changes > 0;

@@ -4,7 +4,8 @@ import type { MemoryRepository } from "./repository";
 /**
  * Feeds memories to the search index: one item per memory, its content as text and
  * the neighbouring memories of the same conversation as lower-weighted context (a
- * reply such as "Yes, last Tuesday" is found by the question it answers).
+ * reply such as "Yes, last Tuesday" is found by the question it answers): the two
+ * memories before it and the one after it.
  */
 export function memorySearchSource(repo: MemoryRepository): SearchSource {
   return {
@@ -14,11 +15,11 @@ export function memorySearchSource(repo: MemoryRepository): SearchSource {
       for (const [ownerId, ids] of groupByOwner(refs)) {
         for (const row of repo.getMany(ownerId, ids).values()) {
           const ref = { ownerId, kind: "memory" as const, sourceId: row.id };
-          const { previous, next } = repo.neighbours(row);
+          const { previous, earlier, next } = repo.neighbours(row);
           out.set(sourceKey(ref), [{
             ...ref, itemId: row.id, workspaceId: row.workspaceId, sessionId: row.sessionId, documentType: null,
             metadata: row.metadata, createdAtMs: Date.parse(row.createdAt), text: row.content,
-            contextBefore: previous?.content ?? "",
+            contextBefore: [earlier?.content, previous?.content].filter(Boolean).join("\n"),
             contextAfter: next?.content ?? "",
           }]);
         }

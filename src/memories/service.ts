@@ -110,11 +110,11 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
       const deleted = transaction(() => {
         const row = repo.get(ownerId, id);
         if (!row) return false;
-        const { previous, next } = repo.neighbours(row);
+        const { previous, next, later } = repo.neighbours(row);
         repo.delete(ownerId, id);
         outbox.enqueue({ ownerId, kind: "memory", sourceId: id }, "sync");
-        // Its neighbours lose it as context.
-        for (const neighbour of [previous, next]) if (neighbour) outbox.enqueue({ ownerId, kind: "memory", sourceId: neighbour.id }, "sync");
+        // The memories that had it as context (one before, two after) are indexed again.
+        for (const neighbour of [previous, next, later]) if (neighbour) outbox.enqueue({ ownerId, kind: "memory", sourceId: neighbour.id }, "sync");
         return true;
       });
       if (!deleted) throw notFound(`memory '${id}' not found`);

@@ -25,7 +25,7 @@ export interface IndexRow {
 export type RawHit = Omit<IndexRow, "vector" | "meta" | "context_before" | "context_after"> & { _score?: number; _distance?: number };
 
 /** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
-export const INDEX_SCHEMA_VERSION = "3";
+export const INDEX_SCHEMA_VERSION = "4";
 
 /** Full-text columns and their weights: the item's own text counts most. */
 const TEXT_COLUMNS = ["text", "context_before", "context_after"];
