@@ -4,7 +4,8 @@ import type { ChatRepository } from "./repository";
 /**
  * Feeds chat messages to the search index: sourceId = thread id, itemId = message id,
  * sessionId = thread id (so `session_id` filters one thread), documentType `chat`, and
- * the neighbouring messages (in creation order) as lower-weighted context.
+ * the neighbouring messages (two before, one after, in creation order) as lower-weighted
+ * context, as for session memories.
  */
 export function messageSearchSource(repo: ChatRepository): SearchSource {
   return {
@@ -19,7 +20,7 @@ export function messageSearchSource(repo: ChatRepository): SearchSource {
             ...ref, itemId: message.id, workspaceId: thread.workspaceId, sessionId: thread.id, documentType: "chat",
             metadata: { role: message.role }, createdAtMs: Date.parse(message.createdAt), text: message.content,
             // The thread is a conversation: neighbouring messages are context, as for session memories.
-            contextBefore: messages[i - 1]?.content ?? "",
+            contextBefore: [messages[i - 2]?.content, messages[i - 1]?.content].filter(Boolean).join("\n"),
             contextAfter: messages[i + 1]?.content ?? "",
           })));
         }
