@@ -25,7 +25,7 @@ const toRow = (r: Stored): MemoryRow => ({
 
 /** Memories in SQLite. Every query is scoped by owner: there is no unscoped read. */
 export function createMemoryRepository(db: Database) {
-  const insert = db.query(
+  const insert = db.query<{ seq: number }, [string, string, string, string, string | null, string | null, string, string]>(
     `INSERT INTO memories (owner_id, id, content, metadata, workspace_id, session_id, status, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) RETURNING seq`,
   );
@@ -41,13 +41,13 @@ export function createMemoryRepository(db: Database) {
     "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq > ? ORDER BY seq ASC LIMIT 2",
   );
   return {
-    /** Inserts; returns false when the owner already has a memory with this id. */
-    insert(row: Omit<MemoryRow, "seq" | "status">): boolean {
+    /** Inserts; returns the stored row, or null when the owner already has a memory with this id. */
+    insert(row: Omit<MemoryRow, "seq" | "status">): MemoryRow | null {
       try {
-        insert.run(row.ownerId, row.id, row.content, JSON.stringify(row.metadata), row.workspaceId, row.sessionId, row.createdAt, row.updatedAt);
-        return true;
+        const { seq } = insert.get(row.ownerId, row.id, row.content, JSON.stringify(row.metadata), row.workspaceId, row.sessionId, row.createdAt, row.updatedAt)!;
+        return { ...row, seq, status: "active" };
       } catch (error) {
-        if (String((error as Error).message).includes("UNIQUE constraint failed")) return false;
+        if (String((error as Error).message).includes("UNIQUE constraint failed")) return null;
         throw error;
       }
     },

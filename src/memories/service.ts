@@ -77,17 +77,17 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
         createdAt: now,
         updatedAt: now,
       };
-      const inserted = transaction(() => {
-        if (!repo.insert(row)) return false;
+      const stored = transaction(() => {
+        const inserted = repo.insert(row);
+        if (!inserted) return null;
         outbox.enqueue({ ownerId, kind: "memory", sourceId: row.id }, "insert");
         // The previous memory of this conversation gains this one as context.
-        const stored = repo.get(ownerId, row.id)!;
-        const { previous } = repo.neighbours(stored);
+        const { previous } = repo.neighbours(inserted);
         if (previous) outbox.enqueue({ ownerId, kind: "memory", sourceId: previous.id }, "sync");
-        return true;
+        return inserted;
       });
-      if (!inserted) throw conflict(`id: a memory with id '${row.id}' already exists`);
-      return toMemoryRecord({ ...row, seq: 0, status: "active" });
+      if (!stored) throw conflict(`id: a memory with id '${row.id}' already exists`);
+      return toMemoryRecord(stored);
     },
 
     list(ownerId: string, query: { limit?: string; cursor?: string }) {
