@@ -258,18 +258,21 @@ export class Indexer {
     const { refs, deleteKeys } = this.plan(rows);
     const items = this.load(refs);
     const vectors = new Map<string, Float32Array>();
-    const missing: string[] = [];
+    // Texts without a cached vector, by hash: each distinct text is embedded once.
+    const missing = new Map<string, string>();
     for (const item of items) {
       const hash = textHash(item.text);
-      const cached = vectors.get(hash) ?? this.o.cache.get(embedder.spaceId, hash);
+      if (vectors.has(hash) || missing.has(hash)) continue;
+      const cached = this.o.cache.get(embedder.spaceId, hash);
       if (cached) vectors.set(hash, cached);
-      else if (!missing.includes(item.text)) missing.push(item.text);
+      else missing.set(hash, item.text);
     }
+    const toEmbed = [...missing];
     try {
-      for (let i = 0; i < missing.length; i += EMBED_CHUNK) {
-        const chunk = missing.slice(i, i + EMBED_CHUNK);
-        const embedded = await embedder.embed(chunk, "document");
-        const entries = chunk.map((text, j) => [textHash(text), embedded[j]] as [string, Float32Array]);
+      for (let i = 0; i < toEmbed.length; i += EMBED_CHUNK) {
+        const chunk = toEmbed.slice(i, i + EMBED_CHUNK);
+        const embedded = await embedder.embed(chunk.map(([, text]) => text), "document");
+        const entries = chunk.map(([hash], j) => [hash, embedded[j]] as [string, Float32Array]);
         this.o.cache.putMany(embedder.spaceId, entries);
         for (const [hash, vector] of entries) vectors.set(hash, vector);
       }
@@ -313,7 +316,11 @@ export class Indexer {
 
   private load(refs: SourceRef[]): SearchItem[] {
     const byKind = new Map<SearchKind, SourceRef[]>();
-    for (const ref of refs) byKind.set(ref.kind, [...(byKind.get(ref.kind) ?? []), ref]);
+    for (const ref of refs) {
+      const list = byKind.get(ref.kind);
+      if (list) list.push(ref);
+      else byKind.set(ref.kind, [ref]);
+    }
     const items: SearchItem[] = [];
     for (const [kind, kindRefs] of byKind) {
       const source = this.o.sources.get(kind);
@@ -384,15 +391,23 @@ export class Indexer {
     }
   }
 
+  /**
+   * Compacts every table written since its last compaction, as the running job (so no
+   * drain writes meanwhile), folding new rows into the indices. With `onError`, a failure
+   * is handled inside the job, so whoever awaits `running` never sees it.
+   */
+  private async optimizeWritten(onError?: (error: unknown) => void): Promise<void> {
+    const job = this.compactIfNeeded(true);
+    this.running = (onError ? job.catch(onError) : job).finally(() => {
+      this.running = null;
+    });
+    await this.running;
+  }
+
   /** After a quiet spell, compact and fold new rows into the indices. */
   private async idleOptimize(): Promise<void> {
     if (this.stopped || this.running || !this.o.lease.held || !this.dirtyTables.size) return;
-    this.running = this.compactIfNeeded(true)
-      .catch((error) => this.o.log.warn("index optimize failed", { error }))
-      .finally(() => {
-        this.running = null;
-      });
-    await this.running;
+    await this.optimizeWritten((error) => this.o.log.warn("index optimize failed", { error }));
     this.kick();
   }
 
@@ -400,10 +415,7 @@ export class Indexer {
   async settle(): Promise<void> {
     await this.drain();
     if (this.running) await this.running;
-    this.running = this.compactIfNeeded(true).finally(() => {
-      this.running = null;
-    });
-    await this.running;
+    await this.optimizeWritten();
   }
 
   private scheduleDueVectors(): void {
@@ -436,8 +448,9 @@ export class Indexer {
 
   /**
    * Read-your-writes: resolves once every text-stage change of this owner acknowledged
-   * before the call (and any rebuild queued before it) is in the index. Resolves at once when none is pending, or when
-   * this process does not hold the lease (the search then sees what is indexed).
+   * before the call (and any rebuild queued before it) is in the index. Resolves at once
+   * when none is pending, or when this process does not hold the lease (the search then
+   * sees what is indexed).
    */
   flush(ownerId?: string): Promise<void> {
     // A pending rebuild re-enqueues everyone's rows: wait for it too, rather than answer
