@@ -27,7 +27,8 @@ export function registerReindexCommand(program: Command): void {
       const services = await openServices(config, { startIndexer: false });
       const started = Date.now();
       try {
-        const total = [...services.sources.values()].reduce((n, source) => n + [...source.listAll()].length, 0);
+        let total = 0;
+        for (const source of services.sources.values()) for (const _ of source.listAll()) total++;
         services.transaction(() => services.outbox.enqueueRebuild());
         await services.indexer.start();
         const byServer = !services.indexer.stats().leaseHeld;
