@@ -14,6 +14,9 @@ import { meRoutes } from "./profiles";
 import type { Services } from "./services";
 import { workspaceRoutes } from "./workspaces";
 
+/** Paths are shown as they are; an object-store URI only as bucket and prefix. */
+const redactIndexUri = (uri: string) => uri.replace(/^(s3:\/\/)[^@/]*@/, "$1");
+
 /** Request headers a browser may send (spec §5), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
 
@@ -26,7 +29,7 @@ export function buildApp(services: Services) {
         origin: "*",
         methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         allowedHeaders: CORS_ALLOWED_HEADERS,
-        exposeHeaders: ["X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count"],
+        exposeHeaders: ["X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count"],
         credentials: false,
         maxAge: 600,
       }),
@@ -41,8 +44,17 @@ export function buildApp(services: Services) {
         },
       }),
     )
-    .use(healthRoutes())
-    .use(meRoutes(services.auth, services.profiles))
+    .use(
+      healthRoutes(async () => {
+        const writerId = await services.indexer.currentWriter().catch(() => null);
+        return {
+          status: "ok" as const,
+          store: services.store.dialect,
+          index: { uri: redactIndexUri(services.lance.uri), writer: services.indexer.isWriter, replicaId: services.indexer.holderId, writerId },
+        };
+      }),
+    )
+    .use(meRoutes(services.auth, services.profiles, services.store))
     .use(memoryRoutes(services.auth, services.memories))
     .use(contextRoutes(services.auth, services.context))
     .use(workspaceRoutes(services.auth, services.workspaces))

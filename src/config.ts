@@ -1,6 +1,7 @@
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { homedir } from "node:os";
+import { mkdtempSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 /**
@@ -13,6 +14,24 @@ export const ConfigSchema = T.Object({
   port: T.Integer({ minimum: 0, maximum: 65535, description: "MNEMO_PORT or --port; default 8787; 0 picks a free port" }),
   allowMockTokens: T.Boolean({ description: "MNEMO_ALLOW_MOCK_TOKENS=1 or --allow-mock-tokens: accept mock-token-<uid> (local testing only)" }),
   logLevel: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")]),
+  storage: T.Object({
+    provider: T.Union([T.Literal("local"), T.Literal("memory"), T.Literal("kv"), T.Literal("backend")], {
+      description: "STORAGE_PROVIDER: unset/local/kv = the data dir; memory = a temporary data dir removed on exit; backend = PostgreSQL (needs MNEMO_DATABASE_URL)",
+    }),
+    databaseUrl: T.Optional(T.String({ pattern: "^postgres(ql)?://", description: "MNEMO_DATABASE_URL: postgres://… for the shared store of record; unset = SQLite in the data dir" })),
+    databasePoolSize: T.Integer({ minimum: 1, maximum: 1000, description: "MNEMO_DATABASE_POOL: PostgreSQL connections per process" }),
+  }),
+  index: T.Object({
+    uri: T.String({ minLength: 1, description: "MNEMO_INDEX_URI: a directory (default <data>/index, or one on a shared filesystem) or s3://bucket/prefix" }),
+    s3: T.Object({
+      endpoint: T.Optional(T.String({ description: "MNEMO_S3_ENDPOINT: an S3-compatible endpoint (MinIO, R2, a local test server)" })),
+      region: T.Optional(T.String({ description: "MNEMO_S3_REGION (or AWS_REGION)" })),
+      accessKeyId: T.Optional(T.String({ description: "MNEMO_S3_ACCESS_KEY_ID (or AWS_ACCESS_KEY_ID)" })),
+      secretAccessKey: T.Optional(T.String({ description: "MNEMO_S3_SECRET_ACCESS_KEY (or AWS_SECRET_ACCESS_KEY)" })),
+    }),
+    readConsistencyMs: T.Integer({ minimum: 0, description: "MNEMO_INDEX_REFRESH_MS: how often a replica that does not write the index looks for new index versions" }),
+    searchWaitMs: T.Integer({ minimum: 0, maximum: 60_000, description: "MNEMO_SEARCH_WAIT_MS: how long a search waits for the caller's own pending writes to reach the index" }),
+  }),
   idp: T.Object({
     projectId: T.Optional(T.String({ description: "IDP_PROJECT_ID: audience, and issuer https://securetoken.google.com/<id>" })),
     jwksUrl: T.Optional(T.String({ description: "IDP_JWKS_URL: where the identity provider publishes its signing keys" })),
@@ -40,6 +59,8 @@ export type Config = Static<typeof ConfigSchema>;
 
 /** Settings the CLI may override on top of the environment. */
 export type ConfigOverrides = Partial<Pick<Config, "dataDir" | "host" | "port" | "allowMockTokens" | "logLevel">> & {
+  storage?: Partial<Config["storage"]>;
+  index?: Partial<Config["index"]>;
   embeddings?: Partial<Config["embeddings"]>;
   indexer?: Partial<Config["indexer"]>;
 };
@@ -58,7 +79,11 @@ export function resolveDataDir(cliValue: string | undefined, env: Env = process.
  * variable, so a typo in the environment fails at start, not mid-request.
  */
 export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.env): Config {
-  const dataDir = resolveDataDir(overrides.dataDir, env);
+  const provider = overrides.storage?.provider ?? env.STORAGE_PROVIDER;
+  // An ephemeral server: a fresh temporary data dir, removed when the server stops.
+  const dataDir = provider === "memory" && !overrides.dataDir && !env.MNEMO_DATA_DIR
+    ? mkdtempSync(join(tmpdir(), "mnemo-memory-"))
+    : resolveDataDir(overrides.dataDir, env);
   const port = overrides.port ?? (env.MNEMO_PORT !== undefined ? Number(env.MNEMO_PORT) : 8787);
   const config = {
     dataDir,
@@ -66,6 +91,24 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     port,
     allowMockTokens: overrides.allowMockTokens ?? flag(env.MNEMO_ALLOW_MOCK_TOKENS),
     logLevel: overrides.logLevel ?? (env.MNEMO_LOG_LEVEL as Config["logLevel"]) ?? "info",
+    storage: {
+      provider: (env.STORAGE_PROVIDER || "local") as Config["storage"]["provider"],
+      databaseUrl: env.MNEMO_DATABASE_URL || undefined,
+      databasePoolSize: env.MNEMO_DATABASE_POOL ? Number(env.MNEMO_DATABASE_POOL) : 10,
+      ...overrides.storage,
+    },
+    index: {
+      uri: env.MNEMO_INDEX_URI || join(dataDir, "index"),
+      s3: {
+        endpoint: env.MNEMO_S3_ENDPOINT || undefined,
+        region: env.MNEMO_S3_REGION || env.AWS_REGION || undefined,
+        accessKeyId: env.MNEMO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || undefined,
+        secretAccessKey: env.MNEMO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || undefined,
+      },
+      readConsistencyMs: env.MNEMO_INDEX_REFRESH_MS ? Number(env.MNEMO_INDEX_REFRESH_MS) : 1_000,
+      searchWaitMs: env.MNEMO_SEARCH_WAIT_MS ? Number(env.MNEMO_SEARCH_WAIT_MS) : 500,
+      ...overrides.index,
+    },
     idp: {
       projectId: env.IDP_PROJECT_ID || undefined,
       jwksUrl: env.IDP_JWKS_URL || undefined,
@@ -91,6 +134,12 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
       ...overrides.indexer,
     },
   };
+  if (config.storage.provider === "memory" && config.storage.databaseUrl) {
+    throw new Error("STORAGE_PROVIDER=memory keeps everything in a temporary data dir; unset MNEMO_DATABASE_URL or use STORAGE_PROVIDER=backend");
+  }
+  if (config.storage.provider === "backend" && !config.storage.databaseUrl) {
+    throw new Error("STORAGE_PROVIDER=backend needs MNEMO_DATABASE_URL (postgres://…)");
+  }
   if (config.embeddings.provider === "openai" && !config.embeddings.url) {
     throw new Error("EMBEDDINGS_URL is required when EMBEDDINGS_PROVIDER=openai");
   }

@@ -2,21 +2,27 @@ import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
 import { resolveDataDir } from "./config";
 import { allMigrations } from "./db/all-migrations";
-import { migrate, openDatabase } from "./db/sqlite";
-import { dataPaths } from "./data-paths";
+import { migrate } from "./db/migrate";
+import { openStoreForDataDir } from "./db/open";
 
 /**
  * Just the store of record, for CLI commands that touch no index (keys, tokens): no
- * LanceDB, no embedder, safe to run beside a live server (SQLite WAL).
+ * LanceDB, no embedder, safe to run beside a live server (SQLite WAL, or the shared
+ * PostgreSQL named by MNEMO_DATABASE_URL).
  */
-export function openRecordStore(dataDirOption?: string) {
+export async function openRecordStore(dataDirOption?: string) {
   const dataDir = resolveDataDir(dataDirOption);
-  const db = openDatabase(dataPaths(dataDir).sqlite);
-  migrate(db, allMigrations);
+  const store = openStoreForDataDir(dataDir, process.env);
+  try {
+    await migrate(store, allMigrations);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
   return {
     dataDir,
-    db,
-    credentials: createCredentialsService(createCredentialsRepository(db)),
-    close: () => db.close(),
+    store,
+    credentials: createCredentialsService({ repo: createCredentialsRepository(), store }),
+    close: () => store.close(),
   };
 }

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { buildApp } from "./app";
 import type { Config } from "./config";
 import type { Logger } from "./lib/log";
@@ -17,6 +18,9 @@ export interface RunningServer {
 /** Opens the stores and listens. Used by `mnemo serve` and by the tests (port 0). */
 export async function startServer(config: Config, options: { log?: Logger } = {}): Promise<RunningServer> {
   const services = await openServices(config, options);
+  if (config.storage.provider === "memory") {
+    services.log.warn("STORAGE_PROVIDER=memory: an ephemeral server; everything is deleted when it stops", { dataDir: config.dataDir });
+  }
   if (config.allowMockTokens) services.log.warn("mock tokens are accepted (mock-token-<uid>): never expose this server");
   const app = buildApp(services);
   const server = Bun.serve({
@@ -39,6 +43,7 @@ export async function startServer(config: Config, options: { log?: Logger } = {}
       stopping ??= (async () => {
         await server.stop(false);
         await services.close();
+        if (config.storage.provider === "memory") rmSync(config.dataDir, { recursive: true, force: true });
       })();
       return stopping;
     },

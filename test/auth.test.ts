@@ -35,8 +35,8 @@ describe("bearer resolution", () => {
   });
 
   test("live and test API keys work, scoped to their user", async () => {
-    const live = server.services.credentials.createApiKey({ userId: "key-user", scopes: ["memory:read", "memory:write"] });
-    const testKey = server.services.credentials.createApiKey({ userId: "key-user", scopes: ["memory:read"], test: true });
+    const live = await server.services.credentials.createApiKey({ userId: "key-user", scopes: ["memory:read", "memory:write"] });
+    const testKey = await server.services.credentials.createApiKey({ userId: "key-user", scopes: ["memory:read"], test: true });
     expect(live.key).toMatch(/^svc_sk_live_[0-9A-Za-z]{40}$/);
     expect(testKey.key).toMatch(/^svc_sk_test_[0-9A-Za-z]{40}$/);
     const [status, created] = await server.call("POST", "/v1/memories", { token: live.key, body: { content: "via key" } });
@@ -46,22 +46,22 @@ describe("bearer resolution", () => {
   });
 
   test("a key with a wrong secret but a real lookup id is rejected", async () => {
-    const { key } = server.services.credentials.createApiKey({ userId: "u", scopes: ["memory:read"] });
+    const { key } = await server.services.credentials.createApiKey({ userId: "u", scopes: ["memory:read"] });
     const forged = key.slice(0, -4) + (key.endsWith("AAAA") ? "BBBB" : "AAAA");
     expect(await server.call("GET", "/v1/memories", { token: forged })).toEqual(unauthorized(/invalid API key/));
     expect(await server.call("GET", "/v1/memories", { token: "svc_sk_live_nope" })).toEqual(unauthorized(/invalid API key/));
   });
 
   test("a revoked key stops working at once", async () => {
-    const { key, id } = server.services.credentials.createApiKey({ userId: "u", scopes: ["memory:read"] });
+    const { key, id } = await server.services.credentials.createApiKey({ userId: "u", scopes: ["memory:read"] });
     expect((await server.call("GET", "/v1/memories", { token: key }))[0]).toBe(200);
-    expect(server.services.credentials.revokeApiKey(id)).toBe("revoked");
+    expect(await server.services.credentials.revokeApiKey(id)).toBe("revoked");
     expect(await server.call("GET", "/v1/memories", { token: key })).toEqual(unauthorized(/revoked/));
   });
 
   test("dev tokens work until they expire", async () => {
-    const valid = server.services.credentials.createDevToken({ userId: "dev-user", ttlMs: 60_000 });
-    const expired = server.services.credentials.createDevToken({ userId: "dev-user", ttlMs: -1 });
+    const valid = await server.services.credentials.createDevToken({ userId: "dev-user", ttlMs: 60_000 });
+    const expired = await server.services.credentials.createDevToken({ userId: "dev-user", ttlMs: -1 });
     expect(valid.token).toMatch(/^svc_dev_[0-9A-Za-z]{40}$/);
     const [status, me] = await server.call("GET", "/v1/me", { token: valid.token });
     expect([status, me.userId]).toEqual([200, "dev-user"]);
@@ -125,11 +125,11 @@ describe("mock tokens are off by default", () => {
 });
 
 describe("scopes", () => {
-  const keyWith = (...scopes: Array<"chat" | "memory:read" | "memory:write" | "files:write" | "usage:read">) =>
-    server.services.credentials.createApiKey({ userId: "scoped", scopes }).key;
+  const keyWith = async (...scopes: Array<"chat" | "memory:read" | "memory:write" | "files:write" | "usage:read">) =>
+    (await server.services.credentials.createApiKey({ userId: "scoped", scopes })).key;
 
   test("memory:write can create but not read", async () => {
-    const token = keyWith("memory:write");
+    const token = await keyWith("memory:write");
     expect((await server.call("POST", "/v1/memories", { token, body: { content: "w" } }))[0]).toBe(201);
     expect(await server.call("GET", "/v1/memories", { token })).toEqual([403, { error: { code: "forbidden", message: "this credential lacks the 'memory:read' scope" } }]);
     expect((await server.call("POST", "/v1/memories/search", { token, body: { query: "w" } }))[0]).toBe(403);
@@ -137,7 +137,7 @@ describe("scopes", () => {
   });
 
   test("memory:read can read, search, build context and delete (as the spec says), not create", async () => {
-    const token = keyWith("memory:read");
+    const token = await keyWith("memory:read");
     expect(await server.call("POST", "/v1/memories", { token, body: { content: "r" } })).toEqual([403, { error: { code: "forbidden", message: "this credential lacks the 'memory:write' scope" } }]);
     expect((await server.call("GET", "/v1/memories", { token }))[0]).toBe(200);
     expect((await server.call("POST", "/v1/memories/search", { token, body: { query: "w" } }))[0]).toBe(200);
@@ -146,7 +146,7 @@ describe("scopes", () => {
   });
 
   test("a chat-only key reaches no memory route, but /v1/me works", async () => {
-    const token = keyWith("chat");
+    const token = await keyWith("chat");
     expect((await server.call("GET", "/v1/memories", { token }))[0]).toBe(403);
     expect((await server.call("POST", "/v1/memories", { token, body: { content: "x" } }))[0]).toBe(403);
     expect((await server.call("GET", "/v1/me", { token }))[0]).toBe(200);
@@ -176,7 +176,7 @@ describe("GET /v1/me and /health", () => {
   });
 
   test("/health is public", async () => {
-    expect(await server.call("GET", "/health", { token: null })).toEqual([200, { status: "ok" }]);
+    expect(await server.call("GET", "/health", { token: null })).toEqual([200, { status: "ok", store: expect.any(String), index: expect.objectContaining({ writer: true }) }]);
   });
 
   test("unknown routes answer the error shape", async () => {

@@ -77,7 +77,7 @@ describe("threads", () => {
   });
 
   test("need the chat scope", async () => {
-    const { key } = server.services.credentials.createApiKey({ userId: "alice", scopes: ["memory:read", "memory:write"] });
+    const { key } = await server.services.credentials.createApiKey({ userId: "alice", scopes: ["memory:read", "memory:write"] });
     const [status, body] = await server.call("GET", chats, { token: key });
     expect({ status, body }).toEqual({ status: 403, body: apiError("forbidden", "this credential lacks the 'chat' scope") });
   });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { killSpawnedServers, spawnServer } from "./helpers/cli";
+import { duplicates, indexRows } from "./helpers/index-rows";
 import { tempDir } from "./helpers/server";
 
 afterEach(killSpawnedServers);
@@ -41,10 +42,14 @@ describe("durability", () => {
     expect(list.data).toHaveLength(40);
     const found = await search(second.url, "otter");
     expect(found.results).toHaveLength(40);
-    // Replayed batches replace rather than append: no memory is listed twice.
+    // Replayed batches replace rather than append: no memory is listed twice...
     expect(new Set(found.results.map((r: { id: string }) => r.id)).size).toBe(40);
     second.proc.kill("SIGTERM");
     await second.proc.exited;
+    // ...and the index itself holds each exactly once (ranking alone would hide duplicates).
+    const rows = (await indexRows(dir)).filter((r) => r.owner_id === "p");
+    expect(duplicates(rows)).toEqual([]);
+    expect(rows).toHaveLength(40);
     rmSync(dir, { recursive: true, force: true });
   });
 

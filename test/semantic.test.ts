@@ -57,12 +57,12 @@ describe("when the embedder fails", () => {
     const [, during] = await server.call("POST", "/v1/memories/search", { body: { query: "hound" } });
     expect([during.mode, during.strategy, contents(during)]).toEqual(["fulltext_fallback", "fulltext", ["The hound sleeps by the fire"]]);
     await server.services.indexer.drain();
-    expect(server.services.indexer.stats().pendingVector).toBe(1);
+    expect((await server.services.indexer.stats()).pendingVector).toBe(1);
 
     fake.failing = false;
-    server.services.indexer.retryPostponed();
+    await server.services.indexer.retryPostponed();
     await server.services.indexer.drain();
-    expect(server.services.indexer.stats().pendingVector).toBe(0);
+    expect((await server.services.indexer.stats()).pendingVector).toBe(0);
     const [, after] = await server.call("POST", "/v1/memories/search", { body: { query: "puppy" } });
     expect([after.mode, contents(after)]).toEqual(["semantic", ["The hound sleeps by the fire"]]);
     await server.destroy();

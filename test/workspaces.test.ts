@@ -73,7 +73,7 @@ describe("GET /v1/workspaces/:workspaceId", () => {
 
 describe("scopes", () => {
   test("memory:read lists and reads; writing needs memory:write", async () => {
-    const { key } = server.services.credentials.createApiKey({ userId: "alice", scopes: ["memory:read"] });
+    const { key } = await server.services.credentials.createApiKey({ userId: "alice", scopes: ["memory:read"] });
     const [listed] = await server.call("GET", "/v1/workspaces", { token: key });
     const [status, body] = await server.call("POST", "/v1/workspaces", { body: { name: "x" }, token: key });
     expect({ listed, status, body }).toEqual({ listed: 200, status: 403, body: apiError("forbidden", "this credential lacks the 'memory:write' scope") });

@@ -183,7 +183,7 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
   return {
     async state(): Promise<IndexState> {
       const vectorTable = services.indexer.vectorTable;
-      const stats = services.indexer.stats();
+      const stats = await services.indexer.stats();
       return {
         items: await tableState("items"),
         vectors: await tableState(vectorTable),

@@ -14,18 +14,18 @@ export function registerDevTokenCommand(program: Command): void {
     .option("--ttl <duration>", "lifetime, e.g. 90m, 24h, 7d", "24h")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
-    .action((options: { user: string; ttl: string; data?: string; json?: boolean }) => {
+    .action(async (options: { user: string; ttl: string; data?: string; json?: boolean }) => {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
       const ttlMs = parseDuration(options.ttl);
       if (ttlMs === null) throw new CliError(`--ttl: '${options.ttl}' is not a duration like 90s, 15m, 24h or 7d`);
-      const store = openRecordStore(options.data);
+      const store = await openRecordStore(options.data);
       try {
-        const created = store.credentials.createDevToken({ userId: options.user, ttlMs });
+        const created = await store.credentials.createDevToken({ userId: options.user, ttlMs });
         if (options.json) return printJson(created);
         process.stdout.write(`${created.token}\n`);
         process.stderr.write(`expires ${created.expiresAt}\n`);
       } finally {
-        store.close();
+        await store.close();
       }
     });
 }

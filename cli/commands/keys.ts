@@ -17,7 +17,7 @@ export function registerKeysCommand(program: Command): void {
     .option("--name <name>", "a label for the key")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
-    .action((options: { user: string; scopes: string; test?: boolean; name?: string; data?: string; json?: boolean }) => {
+    .action(async (options: { user: string; scopes: string; test?: boolean; name?: string; data?: string; json?: boolean }) => {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
       let scopes;
       try {
@@ -25,14 +25,14 @@ export function registerKeysCommand(program: Command): void {
       } catch (error) {
         throw new CliError(`--scopes: ${(error as Error).message}`);
       }
-      const store = openRecordStore(options.data);
+      const store = await openRecordStore(options.data);
       try {
-        const created = store.credentials.createApiKey({ userId: options.user, scopes, test: options.test, name: options.name });
+        const created = await store.credentials.createApiKey({ userId: options.user, scopes, test: options.test, name: options.name });
         if (options.json) return printJson(created);
         process.stdout.write(`${created.key}\n`);
         process.stderr.write(chalk.dim(`key ${created.id} for ${created.userId} (${created.scopes.join(", ")}); it is shown only once\n`));
       } finally {
-        store.close();
+        await store.close();
       }
     });
 
@@ -42,10 +42,10 @@ export function registerKeysCommand(program: Command): void {
     .option("--user <id>", "only this user's keys")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
-    .action((options: { user?: string; data?: string; json?: boolean }) => {
-      const store = openRecordStore(options.data);
+    .action(async (options: { user?: string; data?: string; json?: boolean }) => {
+      const store = await openRecordStore(options.data);
       try {
-        const list = store.credentials.listApiKeys(options.user);
+        const list = await store.credentials.listApiKeys(options.user);
         if (options.json) return printJson(list);
         if (list.length === 0) return void process.stderr.write("no keys\n");
         printTable(
@@ -56,7 +56,7 @@ export function registerKeysCommand(program: Command): void {
           ["id", "user", "name", "prefix", "scopes", "created", "status"],
         );
       } finally {
-        store.close();
+        await store.close();
       }
     });
 
@@ -66,15 +66,15 @@ export function registerKeysCommand(program: Command): void {
     .argument("<id>", "key id (key_…)")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
-    .action((id: string, options: { data?: string; json?: boolean }) => {
-      const store = openRecordStore(options.data);
+    .action(async (id: string, options: { data?: string; json?: boolean }) => {
+      const store = await openRecordStore(options.data);
       try {
-        const outcome = store.credentials.revokeApiKey(id);
+        const outcome = await store.credentials.revokeApiKey(id);
         if (outcome === "not_found") throw new CliError(`no API key with id '${id}'`);
         if (options.json) return printJson({ id, revoked: true, alreadyRevoked: outcome === "already_revoked" });
         process.stdout.write(outcome === "revoked" ? `revoked ${id}\n` : `${id} was already revoked\n`);
       } finally {
-        store.close();
+        await store.close();
       }
     });
 }

@@ -6,14 +6,14 @@ import { CliError, printJson, progressBar } from "../output";
 const POLL_MS = 200;
 
 /**
- * `mnemo reindex`: rebuilds the search index from SQLite. When a server holds the
- * indexer lease on this data dir, the rebuild is handed to it through the outbox and
+ * `mnemo reindex`: rebuilds the search index from the store of record. When a server
+ * holds the index writer lease (on this data dir, or on the shared PostgreSQL database), the rebuild is handed to it through the outbox and
  * followed from here; otherwise this process rebuilds the index itself.
  */
 export function registerReindexCommand(program: Command): void {
   program
     .command("reindex")
-    .description("rebuild the search index (LanceDB) from the store of record (SQLite)")
+    .description("rebuild the search index (LanceDB) from the store of record (SQLite or PostgreSQL)")
     .option("--data <dir>", "data directory")
     .option("--embeddings", "also wait until every vector is filled in (needs a working embedder)")
     .option("--json", "machine-readable output")
@@ -28,21 +28,21 @@ export function registerReindexCommand(program: Command): void {
       const started = Date.now();
       try {
         let total = 0;
-        for (const source of services.sources.values()) for (const _ of source.listAll()) total++;
-        services.transaction(() => services.outbox.enqueueRebuild());
+        for (const source of services.sources.values()) for await (const _ of source.listAll(services.store.db)) total++;
+        await services.store.transaction((tx) => services.outbox.enqueueRebuild(tx));
         await services.indexer.start();
-        const byServer = !services.indexer.stats().leaseHeld;
+        const byServer = !services.indexer.isWriter;
         const bar = options.json ? null : progressBar(byServer ? "reindexing (by the running server)" : "reindexing");
         const waitForVectors = Boolean(options.embeddings && services.embedder);
         for (;;) {
-          const stats = services.indexer.stats();
+          const stats = await services.indexer.stats();
           const pending = stats.pendingText + (waitForVectors ? stats.pendingVector : 0);
-          const rebuildQueued = services.outbox.pendingTextSeq("*") !== null;
+          const rebuildQueued = (await services.outbox.pendingTextSeq("*")) !== null;
           bar?.update(rebuildQueued ? 0 : Math.max(0, total - pending), total);
           if (!rebuildQueued && pending === 0) break;
           if (!byServer) {
             await services.indexer.drain();
-            if (waitForVectors && services.indexer.stats().pendingVector > 0) {
+            if (waitForVectors && (await services.indexer.stats()).pendingVector > 0) {
               throw new CliError("the embedder is unavailable; vectors stay queued and will be filled in when it answers");
             }
           } else {
@@ -50,7 +50,7 @@ export function registerReindexCommand(program: Command): void {
           }
         }
         bar?.finish();
-        const summary = { sources: total, seconds: (Date.now() - started) / 1000, by: byServer ? "server" : "cli", ...services.indexer.stats() };
+        const summary = { sources: total, seconds: (Date.now() - started) / 1000, by: byServer ? "server" : "cli", ...(await services.indexer.stats()) };
         if (options.json) printJson(summary);
         else process.stdout.write(`reindexed ${total} sources in ${summary.seconds.toFixed(1)}s\n`);
       } finally {

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { all, first, run, sql, type Executor } from "../db/store";
 import type { Scope } from "./scopes";
 
 /** A stored API key, without its secret (only the hash is ever stored). */
@@ -41,41 +41,45 @@ const toDevToken = (r: DevTokenRecord): DevTokenRow => ({
   id: r.id, userId: r.user_id, lookup: r.lookup, secretHash: r.secret_hash, expiresAt: r.expires_at, createdAt: r.created_at, revokedAt: r.revoked_at,
 });
 
-/** API keys and developer tokens in SQLite. Every read goes to the table, so a revocation counts at once. */
-export function createCredentialsRepository(db: Database) {
-  const findKey = db.query<ApiKeyRecord, [string]>("SELECT * FROM api_keys WHERE lookup = ?");
-  const findToken = db.query<DevTokenRecord, [string]>("SELECT * FROM dev_tokens WHERE lookup = ?");
+/** API keys and developer tokens in the store of record. Every read goes to the table, so a revocation counts at once. */
+export function createCredentialsRepository() {
   return {
-    insertApiKey(row: Omit<ApiKeyRow, "lastUsedAt" | "revokedAt">): void {
-      db.query(
-        "INSERT INTO api_keys (id, user_id, name, mode, lookup, secret_hash, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      ).run(row.id, row.userId, row.name, row.mode, row.lookup, row.secretHash, JSON.stringify(row.scopes), row.createdAt);
+    async insertApiKey(tx: Executor, row: Omit<ApiKeyRow, "lastUsedAt" | "revokedAt">): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO api_keys (id, user_id, name, mode, lookup, secret_hash, scopes, created_at)
+            VALUES (${row.id}, ${row.userId}, ${row.name}, ${row.mode}, ${row.lookup}, ${row.secretHash}, ${JSON.stringify(row.scopes)}, ${row.createdAt})`,
+      );
     },
-    findApiKeyByLookup(lookup: string): ApiKeyRow | null {
-      const r = findKey.get(lookup);
+    async findApiKeyByLookup(tx: Executor, lookup: string): Promise<ApiKeyRow | null> {
+      const r = await first<ApiKeyRecord>(tx, sql`SELECT * FROM api_keys WHERE lookup = ${lookup}`);
       return r ? toApiKey(r) : null;
     },
-    listApiKeys(userId?: string): ApiKeyRow[] {
+    async listApiKeys(tx: Executor, userId?: string): Promise<ApiKeyRow[]> {
       const rows = userId
-        ? db.query<ApiKeyRecord, [string]>("SELECT * FROM api_keys WHERE user_id = ? ORDER BY created_at, id").all(userId)
-        : db.query<ApiKeyRecord, []>("SELECT * FROM api_keys ORDER BY created_at, id").all();
+        ? await all<ApiKeyRecord>(tx, sql`SELECT * FROM api_keys WHERE user_id = ${userId} ORDER BY created_at, id`)
+        : await all<ApiKeyRecord>(tx, sql`SELECT * FROM api_keys ORDER BY created_at, id`);
       return rows.map(toApiKey);
     },
     /** Marks a key revoked; false when no such key or already revoked. */
-    revokeApiKey(id: string, at: string): boolean {
-      return db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(at, id).changes > 0;
+    async revokeApiKey(tx: Executor, id: string, at: string): Promise<boolean> {
+      return (await run(tx, sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`)) > 0;
     },
-    apiKeyExists: (id: string) => db.query("SELECT 1 FROM api_keys WHERE id = ?").get(id) !== null,
-    touchApiKey(id: string, at: string): void {
-      db.query("UPDATE api_keys SET last_used_at = ? WHERE id = ?").run(at, id);
+    async apiKeyExists(tx: Executor, id: string): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS one FROM api_keys WHERE id = ${id}`)) !== null;
     },
-    insertDevToken(row: Omit<DevTokenRow, "revokedAt">): void {
-      db.query(
-        "INSERT INTO dev_tokens (id, user_id, lookup, secret_hash, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-      ).run(row.id, row.userId, row.lookup, row.secretHash, row.expiresAt, row.createdAt);
+    async touchApiKey(tx: Executor, id: string, at: string): Promise<void> {
+      await run(tx, sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`);
     },
-    findDevTokenByLookup(lookup: string): DevTokenRow | null {
-      const r = findToken.get(lookup);
+    async insertDevToken(tx: Executor, row: Omit<DevTokenRow, "revokedAt">): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO dev_tokens (id, user_id, lookup, secret_hash, expires_at, created_at)
+            VALUES (${row.id}, ${row.userId}, ${row.lookup}, ${row.secretHash}, ${row.expiresAt}, ${row.createdAt})`,
+      );
+    },
+    async findDevTokenByLookup(tx: Executor, lookup: string): Promise<DevTokenRow | null> {
+      const r = await first<DevTokenRecord>(tx, sql`SELECT * FROM dev_tokens WHERE lookup = ${lookup}`);
       return r ? toDevToken(r) : null;
     },
   };

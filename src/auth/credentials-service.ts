@@ -1,3 +1,4 @@
+import type { Store } from "../db/store";
 import { newId } from "../lib/ids";
 import type { ApiKeyRow, CredentialsRepository } from "./credentials-repository";
 import type { Scope } from "./scopes";
@@ -18,9 +19,9 @@ export interface ApiKeyInfo {
 }
 
 /** Issues, lists and revokes credentials (used by the CLI; the secret is returned once). */
-export function createCredentialsService(repo: CredentialsRepository) {
+export function createCredentialsService({ repo, store }: { repo: CredentialsRepository; store: Store }) {
   return {
-    createApiKey(input: { userId: string; scopes: Scope[]; test?: boolean; name?: string }): ApiKeyInfo & { key: string } {
+    async createApiKey(input: { userId: string; scopes: Scope[]; test?: boolean; name?: string }): Promise<ApiKeyInfo & { key: string }> {
       const body = newCredentialBody();
       const mode = input.test ? "test" : "live";
       const key = (input.test ? PREFIX.testKey : PREFIX.liveKey) + body;
@@ -28,18 +29,18 @@ export function createCredentialsService(repo: CredentialsRepository) {
         id: newId("key"), userId: input.userId, name: input.name ?? null, mode, lookup: body.slice(0, LOOKUP_LENGTH),
         secretHash: hashSecret(key), scopes: input.scopes, createdAt: new Date().toISOString(),
       } as const;
-      repo.insertApiKey(row);
+      await repo.insertApiKey(store.db, row);
       return { ...toInfo({ ...row, scopes: [...row.scopes], lastUsedAt: null, revokedAt: null }), key };
     },
-    listApiKeys(userId?: string): ApiKeyInfo[] {
-      return repo.listApiKeys(userId).map(toInfo);
+    async listApiKeys(userId?: string): Promise<ApiKeyInfo[]> {
+      return (await repo.listApiKeys(store.db, userId)).map(toInfo);
     },
     /** Revokes a key; `not_found` when the id is unknown, `already_revoked` when it was. */
-    revokeApiKey(id: string): "revoked" | "not_found" | "already_revoked" {
-      if (repo.revokeApiKey(id, new Date().toISOString())) return "revoked";
-      return repo.apiKeyExists(id) ? "already_revoked" : "not_found";
+    async revokeApiKey(id: string): Promise<"revoked" | "not_found" | "already_revoked"> {
+      if (await repo.revokeApiKey(store.db, id, new Date().toISOString())) return "revoked";
+      return (await repo.apiKeyExists(store.db, id)) ? "already_revoked" : "not_found";
     },
-    createDevToken(input: { userId: string; ttlMs: number }) {
+    async createDevToken(input: { userId: string; ttlMs: number }) {
       const body = newCredentialBody();
       const token = PREFIX.devToken + body;
       const now = Date.now();
@@ -47,7 +48,7 @@ export function createCredentialsService(repo: CredentialsRepository) {
         id: newId("dev"), userId: input.userId, lookup: body.slice(0, LOOKUP_LENGTH), secretHash: hashSecret(token),
         expiresAt: new Date(now + input.ttlMs).toISOString(), createdAt: new Date(now).toISOString(),
       };
-      repo.insertDevToken(row);
+      await repo.insertDevToken(store.db, row);
       return { id: row.id, userId: row.userId, token, expiresAt: row.expiresAt, createdAt: row.createdAt };
     },
   };

@@ -1,3 +1,4 @@
+import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import { AppError, forbidden, unauthorized } from "../errors/app-error";
 import type { CredentialsRepository } from "./credentials-repository";
@@ -29,13 +30,14 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 export interface AuthServiceOptions {
   credentials: CredentialsRepository;
+  store: Store;
   verifyIdToken: IdTokenVerifier;
   allowMockTokens: boolean;
   log: Logger;
 }
 
 /** Resolves bearer tokens in the spec's order (§5) and checks scopes. */
-export function createAuthService({ credentials, verifyIdToken, allowMockTokens, log }: AuthServiceOptions) {
+export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log }: AuthServiceOptions) {
   const lastTouched = new Map<string, number>();
 
   function mockPrincipal(userId: string): Principal {
@@ -44,23 +46,26 @@ export function createAuthService({ credentials, verifyIdToken, allowMockTokens,
     return { userId, method: "mock", scopes: ALL, verifiedAt: new Date() };
   }
 
-  function apiKeyPrincipal(token: string, prefixLength: number): Principal {
+  async function apiKeyPrincipal(token: string, prefixLength: number): Promise<Principal> {
     const body = token.slice(prefixLength);
-    const key = credentials.findApiKeyByLookup(body.slice(0, LOOKUP_LENGTH));
+    const key = await credentials.findApiKeyByLookup(store.db, body.slice(0, LOOKUP_LENGTH));
     if (!key || !secretMatches(token, key.secretHash)) throw unauthorized("invalid API key");
     if (key.revokedAt) throw unauthorized("API key has been revoked");
     const now = Date.now();
     // last_used_at is informative; writing it on every request would cost a commit each.
     if ((lastTouched.get(key.id) ?? 0) + TOUCH_INTERVAL_MS < now) {
       lastTouched.set(key.id, now);
-      credentials.touchApiKey(key.id, new Date(now).toISOString());
+      // Not awaited: the request does not wait for it, and a failed write is only a stale timestamp.
+      credentials.touchApiKey(store.db, key.id, new Date(now).toISOString()).catch((error) => {
+        log.debug("last_used_at not recorded", { keyId: key.id, reason: (error as Error).message });
+      });
     }
     return { userId: key.userId, method: "api_key", scopes: new Set(key.scopes), keyId: key.id, verifiedAt: new Date(now) };
   }
 
-  function devTokenPrincipal(token: string): Principal {
+  async function devTokenPrincipal(token: string): Promise<Principal> {
     const body = token.slice(PREFIX.devToken.length);
-    const row = credentials.findDevTokenByLookup(body.slice(0, LOOKUP_LENGTH));
+    const row = await credentials.findDevTokenByLookup(store.db, body.slice(0, LOOKUP_LENGTH));
     if (!row || !secretMatches(token, row.secretHash)) throw unauthorized("invalid developer token");
     if (row.revokedAt) throw unauthorized("developer token has been revoked");
     if (Date.parse(row.expiresAt) <= Date.now()) throw unauthorized("developer token has expired");

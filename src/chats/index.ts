@@ -14,13 +14,13 @@ const base = "/v1/workspaces/:workspaceId/chats";
 export function chatRoutes(auth: AuthService, chats: ChatService) {
   return createRouter()
     .use(authPlugin(auth))
-    .get(base, ({ principal, params }) => chats.list(principal.userId, params.workspaceId), {
+    .get(base, async ({ principal, params }) => chats.list(principal.userId, params.workspaceId), {
       auth: "chat", params: WorkspaceParams, response: { 200: t.Array(Thread), ...errorResponses() },
       detail: { tags, summary: "List chat threads, oldest first" },
     })
     .post(
       base,
-      ({ principal, params, body, set }) => {
+      async ({ principal, params, body, set }) => {
         set.status = 201;
         return chats.create(principal.userId, params.workspaceId, body);
       },
@@ -31,8 +31,8 @@ export function chatRoutes(auth: AuthService, chats: ChatService) {
     )
     .patch(
       `${base}/:threadId`,
-      ({ principal, params, body }) => {
-        chats.patch(principal.userId, params.workspaceId, params.threadId, body);
+      async ({ principal, params, body }) => {
+        await chats.patch(principal.userId, params.workspaceId, params.threadId, body);
         return { success: true as const };
       },
       {
@@ -40,13 +40,13 @@ export function chatRoutes(auth: AuthService, chats: ChatService) {
         detail: { tags, summary: "Rename a thread and/or replace its metadata" },
       },
     )
-    .get(`${base}/:threadId/messages`, ({ principal, params }) => chats.listMessages(principal.userId, params.workspaceId, params.threadId), {
+    .get(`${base}/:threadId/messages`, async ({ principal, params }) => chats.listMessages(principal.userId, params.workspaceId, params.threadId), {
       auth: "chat", params: ThreadParams, response: { 200: t.Array(Message), ...errorResponses() },
       detail: { tags, summary: "List a thread's messages in creation order" },
     })
     .post(
       `${base}/:threadId/messages`,
-      ({ principal, params, body, set }) => {
+      async ({ principal, params, body, set }) => {
         set.status = 201;
         return chats.append(principal.userId, params.workspaceId, params.threadId, body);
       },

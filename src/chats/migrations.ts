@@ -1,4 +1,4 @@
-import type { Migration } from "../db/sqlite";
+import type { Migration } from "../db/migrate";
 
 /**
  * Chat threads and their messages. Messages form a DAG (each names its parent) and

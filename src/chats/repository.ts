@@ -1,5 +1,4 @@
-import type { Database } from "bun:sqlite";
-import { selectOwnedByIds } from "../db/select-in";
+import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor } from "../db/store";
 
 export interface ThreadRow {
   ownerId: string;
@@ -36,57 +35,84 @@ const toMessage = (r: StoredMessage): MessageRow => ({
   ownerId: r.owner_id, threadId: r.thread_id, id: r.id, parentId: r.parent_id, role: r.role, content: r.content, createdAt: r.created_at,
 });
 
-/** Chat threads and messages in SQLite; every query is scoped by owner. */
-export function createChatRepository(db: Database) {
-  const insertThread = db.query(
-    "INSERT INTO chat_threads (owner_id, workspace_id, id, title, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  );
-  const getThread = db.query<StoredThread, [string, string, string]>("SELECT * FROM chat_threads WHERE owner_id = ? AND workspace_id = ? AND id = ?");
-  const listThreads = db.query<StoredThread, [string, string]>("SELECT * FROM chat_threads WHERE owner_id = ? AND workspace_id = ? ORDER BY seq");
-  const updateThread = db.query("UPDATE chat_threads SET title = ?, metadata = ?, updated_at = ? WHERE owner_id = ? AND id = ?");
-  const insertMessage = db.query(
-    "INSERT INTO chat_messages (owner_id, thread_id, id, parent_id, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  );
-  // The count is bumped in SQL, never read-modify-written, so no append can be lost.
-  const bumpThread = db.query(
-    "UPDATE chat_threads SET message_count = message_count + 1, last_message_id = ?, updated_at = ? WHERE owner_id = ? AND id = ?",
-  );
-  const messageIn = db.query<{ one: number }, [string, string, string]>(
-    "SELECT 1 AS one FROM chat_messages WHERE owner_id = ? AND thread_id = ? AND id = ?",
-  );
-  const listMessages = db.query<StoredMessage, [string, string]>("SELECT * FROM chat_messages WHERE owner_id = ? AND thread_id = ? ORDER BY seq");
+/** Chat threads and messages in the store of record; every query is scoped by owner. */
+export function createChatRepository() {
   return {
-    insertThread(row: ThreadRow): void {
-      insertThread.run(row.ownerId, row.workspaceId, row.id, row.title, JSON.stringify(row.metadata), row.createdAt, row.updatedAt);
+    async insertThread(tx: Executor, row: ThreadRow): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO chat_threads (owner_id, workspace_id, id, title, metadata, created_at, updated_at)
+            VALUES (${row.ownerId}, ${row.workspaceId}, ${row.id}, ${row.title}, ${JSON.stringify(row.metadata)}, ${row.createdAt}, ${row.updatedAt})`,
+      );
     },
-    getThread(ownerId: string, workspaceId: string, id: string): ThreadRow | null {
-      const r = getThread.get(ownerId, workspaceId, id);
+    async getThread(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<ThreadRow | null> {
+      const r = await first<StoredThread>(tx, sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id}`);
       return r ? toThread(r) : null;
     },
-    listThreads(ownerId: string, workspaceId: string): ThreadRow[] {
-      return listThreads.all(ownerId, workspaceId).map(toThread);
+    /**
+     * Reads a thread while taking its row's write lock until the transaction ends (a
+     * no-op UPDATE: portable, unlike SELECT … FOR UPDATE), so concurrent appends see
+     * each other's latest message. Call in a transaction; null when there is no such thread.
+     */
+    async lockThread(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<ThreadRow | null> {
+      const r = await first<StoredThread>(
+        tx,
+        sql`UPDATE chat_threads SET updated_at = updated_at WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id} RETURNING *`,
+      );
+      return r ? toThread(r) : null;
     },
-    updateThread(ownerId: string, id: string, title: string, metadata: Record<string, unknown>, now: string): void {
-      updateThread.run(title, JSON.stringify(metadata), now, ownerId, id);
+    async listThreads(tx: Executor, ownerId: string, workspaceId: string): Promise<ThreadRow[]> {
+      return (await all<StoredThread>(tx, sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ORDER BY seq`)).map(toThread);
+    },
+    /** Sets what is given; the rest keeps its stored value (no read-modify-write, so concurrent patches of different fields both stick). */
+    async updateThread(tx: Executor, ownerId: string, id: string, patch: { title?: string; metadata?: Record<string, unknown> }, now: string): Promise<void> {
+      const metadata = patch.metadata === undefined ? null : JSON.stringify(patch.metadata);
+      await run(
+        tx,
+        sql`UPDATE chat_threads SET title = COALESCE(${patch.title ?? null}, title), metadata = COALESCE(${metadata}, metadata), updated_at = ${now}
+            WHERE owner_id = ${ownerId} AND id = ${id}`,
+      );
     },
     /** Inserts a message and bumps its thread's count and latest message. Call in a transaction. */
-    appendMessage(row: MessageRow): void {
-      insertMessage.run(row.ownerId, row.threadId, row.id, row.parentId, row.role, row.content, row.createdAt);
-      bumpThread.run(row.id, row.createdAt, row.ownerId, row.threadId);
+    async appendMessage(tx: Executor, row: MessageRow): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO chat_messages (owner_id, thread_id, id, parent_id, role, content, created_at)
+            VALUES (${row.ownerId}, ${row.threadId}, ${row.id}, ${row.parentId}, ${row.role}, ${row.content}, ${row.createdAt})`,
+      );
+      // The count is bumped in SQL, never read-modify-written, so no append can be lost.
+      await run(
+        tx,
+        sql`UPDATE chat_threads SET message_count = message_count + 1, last_message_id = ${row.id}, updated_at = ${row.createdAt}
+            WHERE owner_id = ${row.ownerId} AND id = ${row.threadId}`,
+      );
     },
-    hasMessage(ownerId: string, threadId: string, messageId: string): boolean {
-      return messageIn.get(ownerId, threadId, messageId) !== null;
+    async hasMessage(tx: Executor, ownerId: string, threadId: string, messageId: string): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS one FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} AND id = ${messageId}`)) !== null;
     },
-    listMessages(ownerId: string, threadId: string): MessageRow[] {
-      return listMessages.all(ownerId, threadId).map(toMessage);
+    async listMessages(tx: Executor, ownerId: string, threadId: string): Promise<MessageRow[]> {
+      return (await all<StoredMessage>(tx, sql`SELECT * FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} ORDER BY seq`)).map(toMessage);
     },
     /** Threads by id (any workspace of the owner), for search sources and query titles. */
-    getThreads(ownerId: string, ids: string[]): Map<string, ThreadRow> {
-      return new Map(selectOwnedByIds<StoredThread>(db, "chat_threads", "id", ownerId, ids).map((r) => [r.id, toThread(r)]));
+    async getThreads(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, ThreadRow>> {
+      const out = new Map<string, ThreadRow>();
+      for (const chunk of chunks(ids)) {
+        for (const r of await all<StoredThread>(tx, sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`)) {
+          out.set(r.id, toThread(r));
+        }
+      }
+      return out;
     },
-    *allThreadKeys(): Iterable<{ ownerId: string; id: string }> {
-      for (const r of db.query<{ owner_id: string; id: string }, []>("SELECT owner_id, id FROM chat_threads ORDER BY seq").iterate()) {
-        yield { ownerId: r.owner_id, id: r.id };
+    /** Every (owner, thread id) for an index rebuild, in pages (no long-lived cursor or transaction). */
+    async *allThreadKeys(tx: Executor): AsyncIterable<{ ownerId: string; id: string }> {
+      for (let after = 0; ; ) {
+        const page = await all<{ seq: number; owner_id: string; id: string }>(
+          tx,
+          sql`SELECT seq, owner_id, id FROM chat_threads WHERE seq > ${after} ORDER BY seq LIMIT ${KEY_PAGE}`,
+        );
+        for (const r of page) yield { ownerId: r.owner_id, id: r.id };
+        if (page.length < KEY_PAGE) return;
+        after = page[page.length - 1].seq;
       }
     },
   };

@@ -1,3 +1,4 @@
+import type { Executor } from "../db/store";
 import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
 import type { ChatRepository } from "./repository";
 
@@ -10,12 +11,12 @@ import type { ChatRepository } from "./repository";
 export function messageSearchSource(repo: ChatRepository): SearchSource {
   return {
     kind: "message",
-    load(refs: SourceRef[]) {
+    async load(tx: Executor, refs: SourceRef[]) {
       const out = new Map<string, SearchItem[]>();
       for (const [ownerId, ids] of groupByOwner(refs)) {
-        for (const thread of repo.getThreads(ownerId, ids).values()) {
+        for (const thread of (await repo.getThreads(tx, ownerId, ids)).values()) {
           const ref = { ownerId, kind: "message" as const, sourceId: thread.id };
-          const messages = repo.listMessages(ownerId, thread.id);
+          const messages = await repo.listMessages(tx, ownerId, thread.id);
           out.set(sourceKey(ref), messages.map((message, i) => ({
             ...ref, itemId: message.id, workspaceId: thread.workspaceId, sessionId: thread.id, documentType: "chat",
             metadata: { role: message.role }, createdAtMs: Date.parse(message.createdAt), text: message.content,
@@ -27,8 +28,8 @@ export function messageSearchSource(repo: ChatRepository): SearchSource {
       }
       return out;
     },
-    *listAll() {
-      for (const key of repo.allThreadKeys()) yield { ownerId: key.ownerId, kind: "message" as const, sourceId: key.id };
+    async *listAll(tx: Executor) {
+      for await (const key of repo.allThreadKeys(tx)) yield { ownerId: key.ownerId, kind: "message" as const, sourceId: key.id };
     },
   };
 }

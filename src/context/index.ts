@@ -9,7 +9,7 @@ import type { ContextService } from "./service";
 export function contextRoutes(auth: AuthService, context: ContextService) {
   return createRouter({ prefix: "/v1/context" })
     .use(authPlugin(auth))
-    .post("/build", ({ principal, body }) => context.build(principal.userId, body), {
+    .post("/build", async ({ principal, body }) => context.build(principal.userId, body), {
       auth: "memory:read",
       body: BuildContextBody,
       response: { 200: BuiltContext, ...errorResponses() },

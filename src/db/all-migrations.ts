@@ -1,4 +1,4 @@
-import type { Migration } from "./sqlite";
+import type { Migration } from "./migrate";
 import { coreMigrations } from "./migrations";
 import { chatMigrations } from "../chats/migrations";
 import { documentMigrations } from "../documents/migrations";

@@ -1,53 +1,61 @@
-import type { Database } from "bun:sqlite";
 import { hostname } from "node:os";
+import { first, run, sql, type Executor, type Store } from "./store";
 
 /**
- * A named lease in SQLite: at most one live holder at a time across processes. The
- * holder renews it; a crashed holder's lease simply expires.
+ * A named lease in the store of record: at most one live holder at a time across
+ * processes and replicas. The holder renews it well within its time to live; a holder
+ * that died stops renewing, and another takes over once the lease expires. Times are
+ * the database's own clock, so replicas' clocks need not agree.
  */
-export function createLease(db: Database, name: string, ttlMs: number) {
-  const holder = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+export function createLease(store: Store, name: string, ttlMs: number) {
+  // On the embedded store every process shares one machine, so a holder whose process
+  // is gone is known to be dead at once (a restart resumes immediately). Replicas on
+  // PostgreSQL share no machine: only expiry decides there.
+  const local = store.dialect === "sqlite";
+  const holder = local ? `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` : `replica-${crypto.randomUUID()}`;
   let held = false;
+  const now = () => (store.dialect === "postgres" ? sql`(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint` : sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`);
   return {
     holder,
     get held() {
       return held;
     },
     /** Takes or renews the lease; false while another live holder has it. */
-    tryAcquire(now = Date.now()): boolean {
-      releaseIfHolderDied(db, name);
-      const result = db
-        .query(
-          `INSERT INTO leases (name, holder, expires_at) VALUES (?1, ?2, ?3)
-           ON CONFLICT (name) DO UPDATE SET holder = ?2, expires_at = ?3
-           WHERE leases.holder = ?2 OR leases.expires_at < ?4`,
-        )
-        .run(name, holder, now + ttlMs, now);
-      held = result.changes > 0;
+    async tryAcquire(): Promise<boolean> {
+      if (local) await releaseIfHolderDied(store.db, name);
+      const changed = await run(
+        store.db,
+        sql`INSERT INTO leases (name, holder, expires_at) VALUES (${name}, ${holder}, ${now()} + ${ttlMs})
+            ON CONFLICT (name) DO UPDATE SET holder = ${holder}, expires_at = ${now()} + ${ttlMs}
+            WHERE leases.holder = ${holder} OR leases.expires_at < ${now()}`,
+      );
+      held = changed > 0;
       return held;
     },
-    release(): void {
-      if (held) db.query("DELETE FROM leases WHERE name = ? AND holder = ?").run(name, holder);
+    async release(): Promise<void> {
+      if (held) await run(store.db, sql`DELETE FROM leases WHERE name = ${name} AND holder = ${holder}`);
       held = false;
     },
-    /** Whether anyone (another process included) holds a live lease. */
-    isTaken(now = Date.now()): boolean {
-      return db.query("SELECT 1 FROM leases WHERE name = ? AND expires_at >= ?").get(name, now) !== null;
+    /** Marks the lease lost without touching the store (it could not be renewed). */
+    forget(): void {
+      held = false;
+    },
+    /** The live holder, if any (this process included). */
+    async currentHolder(): Promise<string | null> {
+      const row = await first<{ holder: string }>(store.db, sql`SELECT holder FROM leases WHERE name = ${name} AND expires_at >= ${now()}`);
+      return row?.holder ?? null;
     },
   };
 }
 export type Lease = ReturnType<typeof createLease>;
 
-/**
- * A holder on this host whose process is gone (killed, crashed) cannot renew: free its
- * lease at once instead of waiting for it to expire, so a restart resumes immediately.
- */
-function releaseIfHolderDied(db: Database, name: string): void {
-  const row = db.query<{ holder: string }, [string]>("SELECT holder FROM leases WHERE name = ?").get(name);
+/** Frees the lease of a holder on this host whose process is gone (embedded store only). */
+async function releaseIfHolderDied(db: Executor, name: string): Promise<void> {
+  const row = await first<{ holder: string }>(db, sql`SELECT holder FROM leases WHERE name = ${name}`);
   if (!row) return;
   const [host, pid] = row.holder.split(":");
-  if (host !== hostname() || Number(pid) === process.pid || processAlive(Number(pid))) return;
-  db.query("DELETE FROM leases WHERE name = ? AND holder = ?").run(name, row.holder);
+  if (host !== hostname() || !pid || Number(pid) === process.pid || processAlive(Number(pid))) return;
+  await run(db, sql`DELETE FROM leases WHERE name = ${name} AND holder = ${row.holder}`);
 }
 
 function processAlive(pid: number): boolean {
@@ -61,11 +69,14 @@ function processAlive(pid: number): boolean {
 }
 
 /** Small key-value settings (e.g. the active vector space). */
-export function createSettings(db: Database) {
+export function createSettings() {
   return {
-    get: (key: string) => db.query<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?").get(key)?.value ?? null,
-    set: (key: string, value: string) =>
-      void db.query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, value),
+    async get(tx: Executor, key: string): Promise<string | null> {
+      return (await first<{ value: string }>(tx, sql`SELECT value FROM settings WHERE key = ${key}`))?.value ?? null;
+    },
+    async set(tx: Executor, key: string, value: string): Promise<void> {
+      await run(tx, sql`INSERT INTO settings (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
+    },
   };
 }
 export type Settings = ReturnType<typeof createSettings>;

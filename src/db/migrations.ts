@@ -1,4 +1,4 @@
-import type { Migration } from "./sqlite";
+import type { Migration } from "./migrate";
 
 /**
  * The core schema. Domains added later append their own migrations (ids sort after

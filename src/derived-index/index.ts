@@ -17,19 +17,19 @@ const params = WorkspaceParams;
 export function derivedIndexRoutes(auth: AuthService, index: DerivedIndexService) {
   return createRouter()
     .use(authPlugin(auth))
-    .get(`${base}/index/status`, ({ principal, params }) => index.status(principal.userId, params.workspaceId), {
+    .get(`${base}/index/status`, async ({ principal, params }) => index.status(principal.userId, params.workspaceId), {
       auth: "memory:read", params, response: { 200: LegacyIndexStatus, ...errorResponses() },
       detail: { tags, summary: "Index status of the workspace (LegacyIndexStatus)" },
     })
-    .get(`${base}/index/raw`, ({ principal, params }) => index.raw(principal.userId, params.workspaceId), {
+    .get(`${base}/index/raw`, async ({ principal, params }) => index.raw(principal.userId, params.workspaceId), {
       auth: "memory:read", params, response: { 200: DerivedBlockIndex, ...errorResponses() },
       detail: { tags, summary: "The raw index: every document and block the server indexes for this workspace" },
     })
-    .post(`${base}/index/clear`, ({ principal, params }) => index.clear(principal.userId, params.workspaceId), {
+    .post(`${base}/index/clear`, async ({ principal, params }) => index.clear(principal.userId, params.workspaceId), {
       auth: "memory:write", params, response: { 200: ClearResult, ...errorResponses() },
       detail: { tags, summary: "Remove the workspace's documents from the index (documents stay stored)" },
     })
-    .post(`${base}/reindex`, ({ principal, params }) => index.reindex(principal.userId, params.workspaceId), {
+    .post(`${base}/reindex`, async ({ principal, params }) => index.reindex(principal.userId, params.workspaceId), {
       auth: "memory:write", params, response: { 200: ReindexResult, ...errorResponses() },
       detail: { tags, summary: "Rebuild the workspace's index from its stored documents" },
     })
@@ -39,31 +39,31 @@ export function derivedIndexRoutes(auth: AuthService, index: DerivedIndexService
     })
     .put(
       `${base}/vector-manifest`,
-      ({ principal, params, body }) => ({ manifest: index.putManifest(principal.userId, params.workspaceId, body.manifest) }),
+      async ({ principal, params, body }) => ({ manifest: await index.putManifest(principal.userId, params.workspaceId, body.manifest) }),
       {
         auth: "memory:write", params, body: ManifestBody, response: { 200: ManifestEnvelope, ...errorResponses() },
         detail: { tags, summary: "Store the vector manifest (at most 5 MB)" },
       },
     )
-    .get(`${base}/search/block-index`, ({ principal, params }) => ({ index: index.blockIndex(principal.userId, params.workspaceId) }), {
+    .get(`${base}/search/block-index`, async ({ principal, params }) => ({ index: await index.blockIndex(principal.userId, params.workspaceId) }), {
       auth: "memory:read", params, response: { 200: BlockIndexEnvelope, ...errorResponses() },
       detail: { tags, summary: "The stored block index, else the derived one" },
     })
     .put(
       `${base}/search/block-index`,
-      ({ principal, params, body }) => ({ index: index.putBlockIndex(principal.userId, params.workspaceId, body.index) }),
+      async ({ principal, params, body }) => ({ index: await index.putBlockIndex(principal.userId, params.workspaceId, body.index) }),
       {
         auth: "memory:write", params, body: BlockIndexBody, response: { 200: BlockIndexEnvelope, ...errorResponses() },
         detail: { tags, summary: "Store the block index (at most 5 MB)" },
       },
     )
-    .get(`${base}/graph/block-edges`, ({ principal, params }) => ({ edges: index.edges(principal.userId, params.workspaceId) }), {
+    .get(`${base}/graph/block-edges`, async ({ principal, params }) => ({ edges: await index.edges(principal.userId, params.workspaceId) }), {
       auth: "memory:read", params, response: { 200: EdgesEnvelope, ...errorResponses() },
       detail: { tags, summary: "The stored block edges, else edges derived from [[wiki links]] and ((block refs))" },
     })
     .put(
       `${base}/graph/block-edges`,
-      ({ principal, params, body }) => ({ edges: index.putEdges(principal.userId, params.workspaceId, body.edges) }),
+      async ({ principal, params, body }) => ({ edges: await index.putEdges(principal.userId, params.workspaceId, body.edges) }),
       {
         auth: "memory:write", params, body: EdgesBody, response: { 200: EdgesEnvelope, ...errorResponses() },
         detail: { tags, summary: "Store the block edges (at most 5 MB)" },

@@ -1,3 +1,4 @@
+import type { Store } from "../db/store";
 import { payloadTooLarge } from "../errors/app-error";
 import type { ChatRepository } from "../chats/repository";
 import type { IndexViewRepository } from "../documents/index-view";
@@ -26,7 +27,7 @@ export interface DerivedIndexDeps {
   indexer: Indexer;
   lance: LanceStore;
   embedderSpace: string | null;
-  transaction: <T>(fn: () => T) => T;
+  store: Store;
 }
 
 /**
@@ -34,16 +35,16 @@ export interface DerivedIndexDeps {
  * a block index), clear and reindex, and the client-stored manifest, index and edges.
  */
 export function createDerivedIndexService(d: DerivedIndexDeps) {
-  const { workspaces, view, artifacts, outbox, indexer } = d;
+  const { workspaces, view, artifacts, outbox, indexer, store } = d;
 
   async function status(ownerId: string, workspaceId: string): Promise<LegacyIndexStatus> {
     // Read-your-writes, as search does: this owner's acknowledged changes reach the index first.
     await indexer.flush(ownerId);
-    const counts = d.repo.viewCounts(ownerId, workspaceId);
-    const pending = d.repo.pending(ownerId, workspaceId);
+    const counts = await d.repo.viewCounts(store.db, ownerId, workspaceId);
+    const pending = await d.repo.pending(store.db, ownerId, workspaceId);
     const blocksWhere = buildWhere(ownerId, ["block"], { workspaceId });
     const vectorTable = indexer.vectorTable;
-    const stats = indexer.stats();
+    const stats = await indexer.stats();
     const [blocks, vectors, messages] = await Promise.all([
       d.lance.countRows(ITEMS_TABLE, blocksWhere),
       vectorTable ? d.lance.countRows(vectorTable, blocksWhere) : Promise.resolve(0),
@@ -64,43 +65,43 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     };
   }
 
-  function derivedIndex(ownerId: string, workspaceId: string): DerivedBlockIndex {
-    const documents = view.listByWorkspace(ownerId, workspaceId).map((doc) => ({
+  async function derivedIndex(ownerId: string, workspaceId: string): Promise<DerivedBlockIndex> {
+    const documents = (await view.listByWorkspace(store.db, ownerId, workspaceId)).map((doc) => ({
       id: doc.documentId, title: doc.title, documentType: doc.documentType, indexedAt: doc.indexedAt,
       blocks: doc.blocks.map(({ id, type, content }) => ({ id, type, content })),
     }));
     return { version: 1, source: "derived", workspaceId, documents, blockCount: documents.reduce((n, doc) => n + doc.blocks.length, 0) };
   }
 
-  function putArtifact(ownerId: string, workspaceId: string, kind: ArtifactKind, field: string, value: unknown) {
-    workspaces.requireOwned(ownerId, workspaceId);
+  async function putArtifact<T>(ownerId: string, workspaceId: string, kind: ArtifactKind, field: string, value: T): Promise<T> {
+    await workspaces.requireOwned(ownerId, workspaceId);
     const size = Buffer.byteLength(JSON.stringify(value), "utf8");
     if (size > MAX_ARTIFACT_BYTES) throw payloadTooLarge(`${field}: is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (5 MB)`);
-    artifacts.put(ownerId, workspaceId, kind, value, new Date().toISOString());
+    await artifacts.put(store.db, ownerId, workspaceId, kind, value, new Date().toISOString());
     return value;
   }
 
   return {
     async status(ownerId: string, workspaceId: string): Promise<LegacyIndexStatus> {
-      workspaces.requireOwned(ownerId, workspaceId);
+      await workspaces.requireOwned(ownerId, workspaceId);
       return status(ownerId, workspaceId);
     },
 
-    raw(ownerId: string, workspaceId: string): DerivedBlockIndex {
-      workspaces.requireOwned(ownerId, workspaceId);
+    async raw(ownerId: string, workspaceId: string): Promise<DerivedBlockIndex> {
+      await workspaces.requireOwned(ownerId, workspaceId);
       return derivedIndex(ownerId, workspaceId);
     },
 
     /** Empties the workspace's index view (its documents leave search) and drops a stored block index. */
     async clear(ownerId: string, workspaceId: string) {
-      workspaces.requireOwned(ownerId, workspaceId);
-      const removed = d.transaction(() => {
-        const docs = view.listByWorkspace(ownerId, workspaceId);
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const removed = await store.transaction(async (tx) => {
+        const docs = await view.listByWorkspace(tx, ownerId, workspaceId);
         for (const doc of docs) {
-          view.delete(ownerId, doc.documentId);
-          outbox.enqueue({ ownerId, kind: "block", sourceId: doc.documentId }, "sync");
+          await view.delete(tx, ownerId, doc.documentId);
+          await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: doc.documentId }, "sync");
         }
-        artifacts.delete(ownerId, workspaceId, "block_index");
+        await artifacts.delete(tx, ownerId, workspaceId, "block_index");
         return docs.length;
       });
       await indexer.flush(ownerId);
@@ -112,27 +113,29 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
      * again, entries of deleted documents (legacy deletes) are removed, threads re-synced.
      */
     async reindex(ownerId: string, workspaceId: string) {
-      workspaces.requireOwned(ownerId, workspaceId);
-      const { reindexed, stale } = d.transaction(() => {
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const { reindexed, stale } = await store.transaction(async (tx) => {
         const now = new Date().toISOString();
-        const docs = d.documents.listFull(ownerId, workspaceId);
+        const docs = await d.documents.listFull(tx, ownerId, workspaceId);
         const live = new Set(docs.map((doc) => doc.id));
         let stale = 0;
-        for (const entry of view.listByWorkspace(ownerId, workspaceId)) {
+        for (const entry of await view.listByWorkspace(tx, ownerId, workspaceId)) {
           if (live.has(entry.documentId)) continue;
-          view.delete(ownerId, entry.documentId);
-          outbox.enqueue({ ownerId, kind: "block", sourceId: entry.documentId }, "sync");
+          await view.delete(tx, ownerId, entry.documentId);
+          await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: entry.documentId }, "sync");
           stale++;
         }
         for (const doc of docs) {
-          const fresh = view.put({
+          const fresh = await view.put(tx, {
             ownerId, documentId: doc.id, workspaceId, documentType: doc.documentType, title: doc.title, metadata: doc.metadata,
             blocks: doc.indexableBlocks.map(({ id, type, content }) => ({ id, type, content })), createdAt: doc.createdAt, indexedAt: now,
           });
-          outbox.enqueue({ ownerId, kind: "block", sourceId: doc.id }, fresh ? "insert" : "sync");
+          await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: doc.id }, fresh ? "insert" : "sync");
         }
-        for (const thread of d.chats.listThreads(ownerId, workspaceId)) outbox.enqueue({ ownerId, kind: "message", sourceId: thread.id }, "sync");
-        artifacts.delete(ownerId, workspaceId, "block_index");
+        for (const thread of await d.chats.listThreads(tx, ownerId, workspaceId)) {
+          await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: thread.id }, "sync");
+        }
+        await artifacts.delete(tx, ownerId, workspaceId, "block_index");
         return { reindexed: docs.length, stale };
       });
       const indexStatus = await status(ownerId, workspaceId);
@@ -144,17 +147,18 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     },
 
     /** The client's stored block index, else the derived one. */
-    blockIndex(ownerId: string, workspaceId: string): Record<string, unknown> {
-      workspaces.requireOwned(ownerId, workspaceId);
-      return (artifacts.get(ownerId, workspaceId, "block_index") as Record<string, unknown> | undefined) ?? derivedIndex(ownerId, workspaceId);
+    async blockIndex(ownerId: string, workspaceId: string): Promise<Record<string, unknown>> {
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const stored = (await artifacts.get(store.db, ownerId, workspaceId, "block_index")) as Record<string, unknown> | undefined;
+      return stored ?? (await derivedIndex(ownerId, workspaceId));
     },
     putBlockIndex: (ownerId: string, workspaceId: string, index: Record<string, unknown>) =>
-      putArtifact(ownerId, workspaceId, "block_index", "index", index) as Record<string, unknown>,
+      putArtifact(ownerId, workspaceId, "block_index", "index", index),
 
     /** The client's stored manifest, else a derived summary of the workspace's vectors. */
     async manifest(ownerId: string, workspaceId: string): Promise<Record<string, unknown>> {
-      workspaces.requireOwned(ownerId, workspaceId);
-      const stored = artifacts.get(ownerId, workspaceId, "vector_manifest") as Record<string, unknown> | undefined;
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const stored = (await artifacts.get(store.db, ownerId, workspaceId, "vector_manifest")) as Record<string, unknown> | undefined;
       if (stored) return stored;
       const current = await status(ownerId, workspaceId);
       return {
@@ -163,14 +167,15 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
       };
     },
     putManifest: (ownerId: string, workspaceId: string, manifest: Record<string, unknown>) =>
-      putArtifact(ownerId, workspaceId, "vector_manifest", "manifest", manifest) as Record<string, unknown>,
+      putArtifact(ownerId, workspaceId, "vector_manifest", "manifest", manifest),
 
     /** The client's stored edges, else edges derived from wiki links and block references. */
-    edges(ownerId: string, workspaceId: string): EdgesValue {
-      workspaces.requireOwned(ownerId, workspaceId);
-      return (artifacts.get(ownerId, workspaceId, "block_edges") as EdgesValue | undefined) ?? deriveEdges(view.listByWorkspace(ownerId, workspaceId));
+    async edges(ownerId: string, workspaceId: string): Promise<EdgesValue> {
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const stored = (await artifacts.get(store.db, ownerId, workspaceId, "block_edges")) as EdgesValue | undefined;
+      return stored ?? deriveEdges(await view.listByWorkspace(store.db, ownerId, workspaceId));
     },
-    putEdges: (ownerId: string, workspaceId: string, edges: EdgesValue) => putArtifact(ownerId, workspaceId, "block_edges", "edges", edges) as EdgesValue,
+    putEdges: (ownerId: string, workspaceId: string, edges: EdgesValue) => putArtifact(ownerId, workspaceId, "block_edges", "edges", edges),
   };
 }
 export type DerivedIndexService = ReturnType<typeof createDerivedIndexService>;

@@ -9,7 +9,7 @@ import type { DocumentsQueryService } from "./service";
 export function documentsQueryRoutes(auth: AuthService, service: DocumentsQueryService) {
   return createRouter()
     .use(authPlugin(auth))
-    .post("/v1/documents/query", ({ principal, body }) => service.query(principal.userId, body), {
+    .post("/v1/documents/query", async ({ principal, body }) => service.query(principal.userId, body), {
       auth: "memory:read",
       body: DocumentsQueryBody,
       response: { 200: DocumentsQueryResponse, ...errorResponses() },

@@ -1,5 +1,6 @@
 import type { ChatRepository } from "../chats/repository";
 import { renderContextText } from "../context/service";
+import type { Store } from "../db/store";
 import type { IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
 import { toSearchFilters } from "../memories/service";
@@ -15,6 +16,7 @@ export interface DocumentsQueryDeps {
   documents: DocumentRepository;
   view: IndexViewRepository;
   chats: ChatRepository;
+  store: Store;
 }
 
 /** The policy the engine runs: vectors first when an embedder answers, BM25 full text otherwise. */
@@ -50,28 +52,29 @@ function filtersOf(body: DocumentsQueryBody, workspaceId: string | undefined, ki
  * (and memories / files when asked), owner-scoped, so another user's ids find nothing.
  */
 export function createDocumentsQueryService(d: DocumentsQueryDeps) {
-  function titlesOf(ownerId: string, hits: SearchHit[]): Map<string, string> {
+  async function titlesOf(ownerId: string, hits: SearchHit[]): Promise<Map<string, string>> {
+    const db = d.store.db;
     const docIds = [...new Set(hits.filter((h) => h.kind === "block").map((h) => h.sourceId))];
     const threadIds = [...new Set(hits.filter((h) => h.kind === "message").map((h) => h.sourceId))];
-    const titles = d.documents.titles(ownerId, docIds);
+    const titles = await d.documents.titles(db, ownerId, docIds);
     // A legacy-deleted document still in the index keeps the title it was indexed with.
     const missing = docIds.filter((id) => !titles.has(id));
-    for (const [id, doc] of d.view.getMany(ownerId, missing)) titles.set(id, doc.title);
-    for (const [id, thread] of d.chats.getThreads(ownerId, threadIds)) titles.set(`thread:${id}`, thread.title);
+    for (const [id, doc] of await d.view.getMany(db, ownerId, missing)) titles.set(id, doc.title);
+    for (const [id, thread] of await d.chats.getThreads(db, ownerId, threadIds)) titles.set(`thread:${id}`, thread.title);
     return titles;
   }
 
   return {
     async query(ownerId: string, body: DocumentsQueryBody): Promise<DocumentsQueryResponse> {
       const workspaceId = body.workspace_id ?? body.workspaceId ?? toSearchFilters(body.metadata?.filters).workspaceId;
-      if (workspaceId !== undefined) d.workspaces.requireOwned(ownerId, workspaceId);
+      if (workspaceId !== undefined) await d.workspaces.requireOwned(ownerId, workspaceId);
       const kinds = kindsOf(body.include);
       const result = kinds.length
         ? await d.engine.search({
             ownerId, query: body.query, kinds, filters: filtersOf(body, workspaceId, kinds), limit: body.top_k ?? body.topK ?? 10, minScore: body.minScore,
           })
         : { hits: [], mode: "fulltext_fallback" as const, strategy: "fulltext" as const };
-      const titles = titlesOf(ownerId, result.hits);
+      const titles = await titlesOf(ownerId, result.hits);
       const items: QueryItem[] = result.hits.map((hit) => ({
         type: hit.kind,
         id: hit.itemId,

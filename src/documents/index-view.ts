@@ -1,5 +1,5 @@
-import type { Database } from "bun:sqlite";
-import { selectOwnedByIds } from "../db/select-in";
+import type { RawBuilder } from "kysely";
+import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor } from "../db/store";
 import type { IndexedBlock } from "./repository";
 
 /** One document as the derived index sees it: a snapshot taken by a unified write or a reindex. */
@@ -24,43 +24,59 @@ const toRow = (r: Stored): IndexedDocument => ({
   metadata: JSON.parse(r.metadata), blocks: JSON.parse(r.blocks), createdAt: r.created_at, indexedAt: r.indexed_at,
 });
 
+type StoredKey = { owner_id: string; document_id: string };
+
 /**
  * The derived-index view (`indexed_documents`): what the `block` search source serves.
  * Only unified writes, `reindex` and `index/clear` change it; legacy writes never do.
  */
-export function createIndexViewRepository(db: Database) {
-  const upsert = db.query(
-    `INSERT INTO indexed_documents (owner_id, document_id, workspace_id, document_type, title, metadata, blocks, created_at, indexed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (owner_id, document_id) DO UPDATE SET workspace_id = excluded.workspace_id, document_type = excluded.document_type,
-       title = excluded.title, metadata = excluded.metadata, blocks = excluded.blocks, indexed_at = excluded.indexed_at`,
-  );
-  const getOne = db.query<Stored, [string, string]>("SELECT * FROM indexed_documents WHERE owner_id = ? AND document_id = ?");
-  const byWorkspace = db.query<Stored, [string, string]>(
-    "SELECT * FROM indexed_documents WHERE owner_id = ? AND workspace_id = ? ORDER BY created_at, document_id",
-  );
-  const remove = db.query("DELETE FROM indexed_documents WHERE owner_id = ? AND document_id = ?");
+export function createIndexViewRepository() {
   return {
     /** Puts a snapshot; true when the document had none before (an `insert` for the outbox). */
-    put(row: IndexedDocument): boolean {
-      const existed = getOne.get(row.ownerId, row.documentId) !== null;
-      upsert.run(row.ownerId, row.documentId, row.workspaceId, row.documentType, row.title, JSON.stringify(row.metadata),
-        JSON.stringify(row.blocks), row.createdAt, row.indexedAt);
+    async put(tx: Executor, row: IndexedDocument): Promise<boolean> {
+      const existed =
+        (await first(tx, sql`SELECT 1 AS one FROM indexed_documents WHERE owner_id = ${row.ownerId} AND document_id = ${row.documentId}`)) !== null;
+      await run(
+        tx,
+        sql`INSERT INTO indexed_documents (owner_id, document_id, workspace_id, document_type, title, metadata, blocks, created_at, indexed_at)
+            VALUES (${row.ownerId}, ${row.documentId}, ${row.workspaceId}, ${row.documentType}, ${row.title}, ${JSON.stringify(row.metadata)},
+                    ${JSON.stringify(row.blocks)}, ${row.createdAt}, ${row.indexedAt})
+            ON CONFLICT (owner_id, document_id) DO UPDATE SET workspace_id = excluded.workspace_id, document_type = excluded.document_type,
+              title = excluded.title, metadata = excluded.metadata, blocks = excluded.blocks, indexed_at = excluded.indexed_at`,
+      );
       return !existed;
     },
-    delete(ownerId: string, documentId: string): boolean {
-      return remove.run(ownerId, documentId).changes > 0;
+    async delete(tx: Executor, ownerId: string, documentId: string): Promise<boolean> {
+      return (await run(tx, sql`DELETE FROM indexed_documents WHERE owner_id = ${ownerId} AND document_id = ${documentId}`)) > 0;
     },
-    listByWorkspace(ownerId: string, workspaceId: string): IndexedDocument[] {
-      return byWorkspace.all(ownerId, workspaceId).map(toRow);
+    async listByWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<IndexedDocument[]> {
+      const rows = await all<Stored>(
+        tx,
+        sql`SELECT * FROM indexed_documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ORDER BY created_at, document_id`,
+      );
+      return rows.map(toRow);
     },
-    getMany(ownerId: string, ids: string[]): Map<string, IndexedDocument> {
-      return new Map(selectOwnedByIds<Stored>(db, "indexed_documents", "document_id", ownerId, ids).map((r) => [r.document_id, toRow(r)]));
+    async getMany(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, IndexedDocument>> {
+      const out = new Map<string, IndexedDocument>();
+      for (const chunk of chunks(ids)) {
+        const rows = await all<Stored>(tx, sql`SELECT * FROM indexed_documents WHERE owner_id = ${ownerId} AND document_id IN ${list(chunk)}`);
+        for (const r of rows) out.set(r.document_id, toRow(r));
+      }
+      return out;
     },
-    /** Every (owner, document) in the view, for an index rebuild. */
-    *allKeys(): Iterable<{ ownerId: string; documentId: string }> {
-      for (const r of db.query<{ owner_id: string; document_id: string }, []>("SELECT owner_id, document_id FROM indexed_documents").iterate()) {
-        yield { ownerId: r.owner_id, documentId: r.document_id };
+    /** Every (owner, document) in the view for an index rebuild, in primary-key pages (no long-lived cursor or transaction). */
+    async *allKeys(tx: Executor): AsyncIterable<{ ownerId: string; documentId: string }> {
+      let after: { ownerId: string; documentId: string } | null = null;
+      for (;;) {
+        const from: RawBuilder<unknown> = after ? sql`WHERE (owner_id, document_id) > (${after.ownerId}, ${after.documentId})` : sql``;
+        const page: StoredKey[] = await all<StoredKey>(
+          tx,
+          sql`SELECT owner_id, document_id FROM indexed_documents ${from} ORDER BY owner_id, document_id LIMIT ${KEY_PAGE}`,
+        );
+        for (const r of page) yield { ownerId: r.owner_id, documentId: r.document_id };
+        if (page.length < KEY_PAGE) return;
+        const last = page[page.length - 1];
+        after = { ownerId: last.owner_id, documentId: last.document_id };
       }
     },
   };

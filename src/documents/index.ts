@@ -19,9 +19,9 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     .use(authPlugin(auth))
     .post(
       "/v1/documents",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
         const workspaceId = requireWorkspaceId(body);
-        const { document } = documents.create(principal.userId, workspaceId, body.id, fromUnifiedBody(body), "unified");
+        const { document } = await documents.create(principal.userId, workspaceId, body.id, fromUnifiedBody(body), "unified");
         set.status = 201;
         return { document: toFullDocument(document) };
       },
@@ -29,8 +29,8 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     )
     .patch(
       "/v1/documents/:id",
-      ({ principal, params, body }) => {
-        const document = documents.update(principal.userId, requireWorkspaceId(body), params.id, fromUnifiedBody(body), "unified");
+      async ({ principal, params, body }) => {
+        const document = await documents.update(principal.userId, requireWorkspaceId(body), params.id, fromUnifiedBody(body), "unified");
         return { document: toFullDocument(document) };
       },
       {
@@ -40,8 +40,8 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     )
     .delete(
       "/v1/documents/:id",
-      ({ principal, params, query }) => {
-        documents.remove(principal.userId, requireWorkspaceId(query), params.id, "unified");
+      async ({ principal, params, query }) => {
+        await documents.remove(principal.userId, requireWorkspaceId(query), params.id, "unified");
         return { id: params.id, deleted: true as const };
       },
       {
@@ -51,8 +51,8 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     )
     .get(
       "/v1/workspaces/:workspaceId/documents",
-      ({ principal, params, query }) => ({
-        documents: documents.list(principal.userId, params.workspaceId, query.notebookId ?? query.notebook_id).map(toSummary),
+      async ({ principal, params, query }) => ({
+        documents: (await documents.list(principal.userId, params.workspaceId, query.notebookId ?? query.notebook_id)).map(toSummary),
       }),
       {
         auth: "memory:read", params: WorkspaceParams, query: ListDocumentsQuery,
@@ -61,8 +61,8 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     )
     .post(
       "/v1/workspaces/:workspaceId/documents",
-      ({ principal, params, body, set }) => {
-        const { document } = documents.create(principal.userId, params.workspaceId, body.id, fromUnifiedBody(body), "unified");
+      async ({ principal, params, body, set }) => {
+        const { document } = await documents.create(principal.userId, params.workspaceId, body.id, fromUnifiedBody(body), "unified");
         set.status = 201;
         return { document: toCreatedSummary(document) };
       },
@@ -73,8 +73,8 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     )
     .get(
       "/v1/workspaces/:workspaceId/documents/:documentId",
-      ({ principal, params }) => {
-        const document = documents.get(principal.userId, params.workspaceId, params.documentId);
+      async ({ principal, params }) => {
+        const document = await documents.get(principal.userId, params.workspaceId, params.documentId);
         const full = toFullDocument(document);
         return { document: full, blocks: full.blocks_payload, markdown: full.markdown };
       },
@@ -85,8 +85,8 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     )
     .put(
       "/v1/workspaces/:workspaceId/documents/:documentId",
-      ({ principal, params, body }) => {
-        const document = documents.update(principal.userId, params.workspaceId, params.documentId, fromUnifiedBody(body), "unified");
+      async ({ principal, params, body }) => {
+        const document = await documents.update(principal.userId, params.workspaceId, params.documentId, fromUnifiedBody(body), "unified");
         return { document: toSummary(document) };
       },
       {
@@ -96,8 +96,8 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     )
     .delete(
       "/v1/workspaces/:workspaceId/documents/:documentId",
-      ({ principal, params }) => {
-        documents.remove(principal.userId, params.workspaceId, params.documentId, "unified");
+      async ({ principal, params }) => {
+        await documents.remove(principal.userId, params.workspaceId, params.documentId, "unified");
         return { deleted: true as const };
       },
       {

@@ -1,4 +1,4 @@
-import type { Migration } from "../db/sqlite";
+import type { Migration } from "../db/migrate";
 
 /**
  * One document store, two views. `documents` holds every document, whether written

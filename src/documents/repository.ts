@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { all, chunks, first, list, run, sql, type Executor } from "../db/store";
 
 /** A block as stored in the sidecar and in the index view. */
 export interface IndexedBlock {
@@ -38,81 +38,80 @@ const toRow = (r: Stored): DocumentRow => ({
   blocksPayload: JSON.parse(r.blocks_payload), markdown: r.markdown, metadata: JSON.parse(r.metadata),
   indexableBlocks: JSON.parse(r.indexable_blocks), createdAt: r.created_at, updatedAt: r.updated_at,
 });
-const values = (d: DocumentRow) => [
-  d.documentType, d.title, d.slug, d.rootBlockId, d.notebookId, JSON.stringify(d.documentPayload), JSON.stringify(d.blocksPayload),
-  d.markdown, JSON.stringify(d.metadata), JSON.stringify(d.indexableBlocks), d.updatedAt,
-] as const;
+const mutableColumns = (d: DocumentRow) => sql`document_type = ${d.documentType}, title = ${d.title}, slug = ${d.slug}, root_block_id = ${d.rootBlockId},
+  notebook_id = ${d.notebookId}, document_payload = ${JSON.stringify(d.documentPayload)}, blocks_payload = ${JSON.stringify(d.blocksPayload)},
+  markdown = ${d.markdown}, metadata = ${JSON.stringify(d.metadata)}, indexable_blocks = ${JSON.stringify(d.indexableBlocks)}, updated_at = ${d.updatedAt}`;
 
 /** Summary columns only: listing never reads payloads. */
 export type DocumentHead = Omit<DocumentRow, "documentPayload" | "blocksPayload" | "markdown" | "indexableBlocks">;
-const HEAD = "owner_id, workspace_id, id, document_type, title, slug, root_block_id, notebook_id, metadata, created_at, updated_at";
-const toHead = (r: Omit<Stored, "document_payload" | "blocks_payload" | "markdown" | "indexable_blocks">): DocumentHead => ({
+const HEAD = sql.raw("owner_id, workspace_id, id, document_type, title, slug, root_block_id, notebook_id, metadata, created_at, updated_at");
+type StoredHead = Omit<Stored, "document_payload" | "blocks_payload" | "markdown" | "indexable_blocks">;
+const toHead = (r: StoredHead): DocumentHead => ({
   ownerId: r.owner_id, workspaceId: r.workspace_id, id: r.id, documentType: r.document_type, title: r.title, slug: r.slug,
   rootBlockId: r.root_block_id, notebookId: r.notebook_id, metadata: JSON.parse(r.metadata), createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 /** The document store. Every query is scoped by owner, and by workspace where a route names one. */
-export function createDocumentRepository(db: Database) {
-  const insert = db.query(
-    `INSERT INTO documents (document_type, title, slug, root_block_id, notebook_id, document_payload, blocks_payload, markdown,
-       metadata, indexable_blocks, updated_at, owner_id, workspace_id, id, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const update = db.query(
-    `UPDATE documents SET document_type = ?, title = ?, slug = ?, root_block_id = ?, notebook_id = ?, document_payload = ?,
-       blocks_payload = ?, markdown = ?, metadata = ?, indexable_blocks = ?, updated_at = ?
-     WHERE owner_id = ? AND workspace_id = ? AND id = ?`,
-  );
-  const getAny = db.query<Stored, [string, string]>("SELECT * FROM documents WHERE owner_id = ? AND id = ?");
-  const getIn = db.query<Stored, [string, string, string]>("SELECT * FROM documents WHERE owner_id = ? AND workspace_id = ? AND id = ?");
-  const heads = db.query<Stored, [string, string]>(`SELECT ${HEAD} FROM documents WHERE owner_id = ? AND workspace_id = ? ORDER BY seq`);
-  const all = db.query<Stored, [string, string]>("SELECT * FROM documents WHERE owner_id = ? AND workspace_id = ? ORDER BY seq");
-  const slugs = db.query<{ slug: string }, [string, string, string, string, string]>(
-    "SELECT slug FROM documents WHERE owner_id = ? AND workspace_id = ? AND (slug = ? OR slug LIKE ?) AND id <> ?",
-  );
-  const remove = db.query("DELETE FROM documents WHERE owner_id = ? AND workspace_id = ? AND id = ?");
+export function createDocumentRepository() {
   return {
-    insert(row: DocumentRow): void {
-      insert.run(...values(row), row.ownerId, row.workspaceId, row.id, row.createdAt);
+    /** Inserts; false when the owner's id or the workspace's slug is taken (nothing was written). */
+    async insert(tx: Executor, d: DocumentRow): Promise<boolean> {
+      const inserted = await first(
+        tx,
+        sql`INSERT INTO documents (owner_id, workspace_id, id, document_type, title, slug, root_block_id, notebook_id, document_payload,
+              blocks_payload, markdown, metadata, indexable_blocks, created_at, updated_at)
+            VALUES (${d.ownerId}, ${d.workspaceId}, ${d.id}, ${d.documentType}, ${d.title}, ${d.slug}, ${d.rootBlockId}, ${d.notebookId},
+              ${JSON.stringify(d.documentPayload)}, ${JSON.stringify(d.blocksPayload)}, ${d.markdown}, ${JSON.stringify(d.metadata)},
+              ${JSON.stringify(d.indexableBlocks)}, ${d.createdAt}, ${d.updatedAt})
+            ON CONFLICT DO NOTHING RETURNING seq`,
+      );
+      return inserted !== null;
     },
     /** Rewrites every mutable column of an existing document. */
-    update(row: DocumentRow): void {
-      update.run(...values(row), row.ownerId, row.workspaceId, row.id);
+    async update(tx: Executor, row: DocumentRow): Promise<void> {
+      await run(tx, sql`UPDATE documents SET ${mutableColumns(row)} WHERE owner_id = ${row.ownerId} AND workspace_id = ${row.workspaceId} AND id = ${row.id}`);
     },
     /** The owner's document with this id in any workspace (ids are unique per owner). */
-    getAnywhere(ownerId: string, id: string): DocumentRow | null {
-      const r = getAny.get(ownerId, id);
+    async getAnywhere(tx: Executor, ownerId: string, id: string): Promise<DocumentRow | null> {
+      const r = await first<Stored>(tx, sql`SELECT * FROM documents WHERE owner_id = ${ownerId} AND id = ${id}`);
       return r ? toRow(r) : null;
     },
-    get(ownerId: string, workspaceId: string, id: string): DocumentRow | null {
-      const r = getIn.get(ownerId, workspaceId, id);
+    async get(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<DocumentRow | null> {
+      const r = await first<Stored>(tx, sql`SELECT * FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id}`);
       return r ? toRow(r) : null;
     },
     /** Summary columns of a workspace's documents, in creation order. */
-    listHeads(ownerId: string, workspaceId: string): DocumentHead[] {
-      return heads.all(ownerId, workspaceId).map(toHead);
+    async listHeads(tx: Executor, ownerId: string, workspaceId: string): Promise<DocumentHead[]> {
+      const rows = await all<StoredHead>(tx, sql`SELECT ${HEAD} FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ORDER BY seq`);
+      return rows.map(toHead);
     },
     /** Whole documents of a workspace, in creation order (legacy list, reindex). */
-    listFull(ownerId: string, workspaceId: string): DocumentRow[] {
-      return all.all(ownerId, workspaceId).map(toRow);
+    async listFull(tx: Executor, ownerId: string, workspaceId: string): Promise<DocumentRow[]> {
+      const rows = await all<Stored>(tx, sql`SELECT * FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ORDER BY seq`);
+      return rows.map(toRow);
     },
-    /** Slugs equal to `base` or `base-…` in the workspace, other than `exceptId`'s. `base` is [a-z0-9-] only. */
-    slugsLike(ownerId: string, workspaceId: string, base: string, exceptId: string): Set<string> {
-      return new Set(slugs.all(ownerId, workspaceId, base, `${base}-%`, exceptId).map((r) => r.slug));
+    /**
+     * Slugs equal to `base` or `base-…` in the workspace, other than `exceptId`'s. `base` is [a-z0-9-] only
+     * (no LIKE wildcards), and slugs are lowercase, so the match is the same on both engines.
+     */
+    async slugsLike(tx: Executor, ownerId: string, workspaceId: string, base: string, exceptId: string): Promise<Set<string>> {
+      const rows = await all<{ slug: string }>(
+        tx,
+        sql`SELECT slug FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}
+              AND (slug = ${base} OR slug LIKE ${`${base}-%`}) AND id <> ${exceptId}`,
+      );
+      return new Set(rows.map((r) => r.slug));
     },
-    titles(ownerId: string, ids: string[]): Map<string, string> {
+    async titles(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, string>> {
       const out = new Map<string, string>();
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500);
-        const rows = db
-          .query<{ id: string; title: string }, string[]>(`SELECT id, title FROM documents WHERE owner_id = ? AND id IN (${chunk.map(() => "?").join(",")})`)
-          .all(ownerId, ...chunk);
+      for (const chunk of chunks(ids)) {
+        const rows = await all<{ id: string; title: string }>(tx, sql`SELECT id, title FROM documents WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`);
         for (const r of rows) out.set(r.id, r.title);
       }
       return out;
     },
-    delete(ownerId: string, workspaceId: string, id: string): boolean {
-      return remove.run(ownerId, workspaceId, id).changes > 0;
+    async delete(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<boolean> {
+      return (await run(tx, sql`DELETE FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id}`)) > 0;
     },
   };
 }

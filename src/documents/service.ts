@@ -1,3 +1,5 @@
+import { ConstraintError } from "../db/errors";
+import type { Executor, Store } from "../db/store";
 import { conflict, notFound } from "../errors/app-error";
 import { newId } from "../lib/ids";
 import type { Outbox } from "../search/outbox";
@@ -12,8 +14,11 @@ export interface DocumentServiceDeps {
   view: IndexViewRepository;
   outbox: Outbox;
   workspaces: WorkspaceService;
-  transaction: <T>(fn: () => T) => T;
+  store: Store;
 }
+
+/** Runs of an update that lost a slug race to a concurrent one; see `write`. */
+const UNIQUE_RETRIES = 5;
 
 /**
  * Which view a write comes through. `unified` writes keep the derived index in step
@@ -27,35 +32,52 @@ export type WriteView = "unified" | "legacy";
  * routes. Every call checks workspace ownership first (another user's workspace or
  * document answers 404 exactly like a missing one).
  */
-export function createDocumentService({ repo, view, outbox, workspaces, transaction }: DocumentServiceDeps) {
-  /** Copies the document's current indexable blocks into the index view and tells the indexer. */
-  function syncIndex(doc: DocumentRow, now: string): void {
-    const fresh = view.put({
+export function createDocumentService({ repo, view, outbox, workspaces, store }: DocumentServiceDeps) {
+  /**
+   * Runs a write transaction. Two concurrent renames may choose the same slug: on
+   * PostgreSQL the loser's UPDATE fails on the unique constraint, which aborts its
+   * transaction, so the whole transaction runs again and then sees the winner's slug.
+   * (Creates avoid this with ON CONFLICT, see `create`.) SQLite serializes writers, so
+   * there this never happens.
+   */
+  async function write<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await store.transaction(fn);
+      } catch (error) {
+        if (!(error instanceof ConstraintError && error.constraint === "unique") || attempt >= UNIQUE_RETRIES) throw error;
+      }
+    }
+  }
+
+  /** Copies the document's current indexable blocks into the index view and tells the indexer, in the write's `tx`. */
+  async function syncIndex(tx: Executor, doc: DocumentRow, now: string): Promise<void> {
+    const fresh = await view.put(tx, {
       ownerId: doc.ownerId, documentId: doc.id, workspaceId: doc.workspaceId, documentType: doc.documentType, title: doc.title,
       metadata: doc.metadata, blocks: doc.indexableBlocks.map(({ id, type, content }) => ({ id, type, content })),
       createdAt: doc.createdAt, indexedAt: now,
     });
-    outbox.enqueue({ ownerId: doc.ownerId, kind: "block", sourceId: doc.id }, fresh ? "insert" : "sync");
+    await outbox.enqueue(tx, { ownerId: doc.ownerId, kind: "block", sourceId: doc.id }, fresh ? "insert" : "sync");
   }
 
-  function slugFor(ownerId: string, workspaceId: string, title: string, id: string): string {
+  async function slugFor(tx: Executor, ownerId: string, workspaceId: string, title: string, id: string): Promise<string> {
     const base = slugify(title);
-    return uniqueSlug(base, repo.slugsLike(ownerId, workspaceId, base, id));
+    return uniqueSlug(base, await repo.slugsLike(tx, ownerId, workspaceId, base, id));
   }
 
-  function requireDocument(ownerId: string, workspaceId: string, id: string): DocumentRow {
-    workspaces.requireOwned(ownerId, workspaceId);
-    const doc = repo.get(ownerId, workspaceId, id);
+  async function requireDocument(ownerId: string, workspaceId: string, id: string): Promise<DocumentRow> {
+    await workspaces.requireOwned(ownerId, workspaceId);
+    const doc = await repo.get(store.db, ownerId, workspaceId, id);
     if (!doc) throw notFound(`document '${id}' not found`);
     return doc;
   }
 
-  function applyChanges(doc: DocumentRow, changes: DocumentChanges, now: string): DocumentRow {
+  async function applyChanges(tx: Executor, doc: DocumentRow, changes: DocumentChanges, now: string): Promise<DocumentRow> {
     const title = changes.title ?? doc.title;
     return {
       ...doc,
       title,
-      slug: title === doc.title ? doc.slug : slugFor(doc.ownerId, doc.workspaceId, title, doc.id),
+      slug: title === doc.title ? doc.slug : await slugFor(tx, doc.ownerId, doc.workspaceId, title, doc.id),
       documentType: changes.documentType ?? doc.documentType,
       rootBlockId: changes.rootBlockId ?? doc.rootBlockId,
       notebookId: changes.notebookId !== undefined ? changes.notebookId : doc.notebookId,
@@ -74,83 +96,90 @@ export function createDocumentService({ repo, view, outbox, workspaces, transact
      * `replace`, an existing document of that id in the workspace is rewritten instead
      * (the legacy POST with `documentId`); otherwise an existing id is a 409.
      */
-    create(ownerId: string, workspaceId: string, id: string | undefined, changes: DocumentChanges, via: WriteView, options: { replace?: boolean } = {}) {
-      workspaces.requireOwned(ownerId, workspaceId);
+    async create(
+      ownerId: string, workspaceId: string, id: string | undefined, changes: DocumentChanges, via: WriteView, options: { replace?: boolean } = {},
+    ): Promise<{ document: DocumentRow; created: boolean }> {
+      await workspaces.requireOwned(ownerId, workspaceId);
       checkLimits(changes);
-      return transaction(() => {
+      const docId = id ?? newId("doc");
+      return write(async (tx) => {
         const now = new Date().toISOString();
-        const docId = id ?? newId("doc");
-        const existing = repo.getAnywhere(ownerId, docId);
-        if (existing && !(options.replace && existing.workspaceId === workspaceId)) {
-          throw conflict(`id: a document with id '${docId}' already exists`);
+        // A concurrent create may take this id or slug between our reads and the insert; the
+        // insert then does nothing (on PostgreSQL after waiting for that write to commit) and
+        // the next round sees its row: a 409, a rewrite, or the next free slug.
+        for (;;) {
+          const existing = await repo.getAnywhere(tx, ownerId, docId);
+          if (existing && !(options.replace && existing.workspaceId === workspaceId)) {
+            throw conflict(`id: a document with id '${docId}' already exists`);
+          }
+          if (existing) {
+            const doc = await applyChanges(tx, existing, changes, now);
+            await repo.update(tx, doc);
+            if (via === "unified") await syncIndex(tx, doc, now);
+            return { document: doc, created: false };
+          }
+          const title = changes.title ?? "Untitled";
+          const doc: DocumentRow = {
+            ownerId, workspaceId, id: docId, title, slug: await slugFor(tx, ownerId, workspaceId, title, docId),
+            documentType: changes.documentType ?? "note",
+            rootBlockId: changes.rootBlockId ?? newId("blk"),
+            notebookId: changes.notebookId ?? null,
+            documentPayload: changes.documentPayload ?? {},
+            blocksPayload: changes.blocksPayload ?? [],
+            markdown: changes.markdown ?? "",
+            metadata: nextMetadata({}, changes),
+            indexableBlocks: changes.indexableBlocks ?? [],
+            createdAt: now,
+            updatedAt: now,
+          };
+          if (!(await repo.insert(tx, doc))) continue;
+          if (via === "unified") await syncIndex(tx, doc, now);
+          return { document: doc, created: true };
         }
-        if (existing) {
-          const doc = applyChanges(existing, changes, now);
-          repo.update(doc);
-          if (via === "unified") syncIndex(doc, now);
-          return { document: doc, created: false };
-        }
-        const title = changes.title ?? "Untitled";
-        const doc: DocumentRow = {
-          ownerId, workspaceId, id: docId, title, slug: slugFor(ownerId, workspaceId, title, docId),
-          documentType: changes.documentType ?? "note",
-          rootBlockId: changes.rootBlockId ?? newId("blk"),
-          notebookId: changes.notebookId ?? null,
-          documentPayload: changes.documentPayload ?? {},
-          blocksPayload: changes.blocksPayload ?? [],
-          markdown: changes.markdown ?? "",
-          metadata: nextMetadata({}, changes),
-          indexableBlocks: changes.indexableBlocks ?? [],
-          createdAt: now,
-          updatedAt: now,
-        };
-        repo.insert(doc);
-        if (via === "unified") syncIndex(doc, now);
-        return { document: doc, created: true };
       });
     },
 
     /** Rewrites only what `changes` carries. */
-    update(ownerId: string, workspaceId: string, id: string, changes: DocumentChanges, via: WriteView): DocumentRow {
+    async update(ownerId: string, workspaceId: string, id: string, changes: DocumentChanges, via: WriteView): Promise<DocumentRow> {
       checkLimits(changes);
-      requireDocument(ownerId, workspaceId, id);
-      return transaction(() => {
-        const current = repo.get(ownerId, workspaceId, id);
+      await requireDocument(ownerId, workspaceId, id);
+      return write(async (tx) => {
+        const current = await repo.get(tx, ownerId, workspaceId, id);
         if (!current) throw notFound(`document '${id}' not found`);
         const now = new Date().toISOString();
-        const doc = applyChanges(current, changes, now);
-        repo.update(doc);
-        if (via === "unified") syncIndex(doc, now);
+        const doc = await applyChanges(tx, current, changes, now);
+        await repo.update(tx, doc);
+        if (via === "unified") await syncIndex(tx, doc, now);
         return doc;
       });
     },
 
     /** Unified deletes also drop the document from the index view (and so from search); legacy deletes do not. */
-    remove(ownerId: string, workspaceId: string, id: string, via: WriteView): void {
-      workspaces.requireOwned(ownerId, workspaceId);
-      const deleted = transaction(() => {
-        if (!repo.delete(ownerId, workspaceId, id)) return false;
-        if (via === "unified" && view.delete(ownerId, id)) outbox.enqueue({ ownerId, kind: "block", sourceId: id }, "sync");
+    async remove(ownerId: string, workspaceId: string, id: string, via: WriteView): Promise<void> {
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const deleted = await store.transaction(async (tx) => {
+        if (!(await repo.delete(tx, ownerId, workspaceId, id))) return false;
+        if (via === "unified" && (await view.delete(tx, ownerId, id))) await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: id }, "sync");
         return true;
       });
       if (!deleted) throw notFound(`document '${id}' not found`);
     },
 
-    get(ownerId: string, workspaceId: string, id: string): DocumentRow {
+    async get(ownerId: string, workspaceId: string, id: string): Promise<DocumentRow> {
       return requireDocument(ownerId, workspaceId, id);
     },
 
     /** Summaries of a workspace's documents, optionally of one notebook. */
-    list(ownerId: string, workspaceId: string, notebookId?: string): DocumentHead[] {
-      workspaces.requireOwned(ownerId, workspaceId);
-      const heads = repo.listHeads(ownerId, workspaceId);
+    async list(ownerId: string, workspaceId: string, notebookId?: string): Promise<DocumentHead[]> {
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const heads = await repo.listHeads(store.db, ownerId, workspaceId);
       return notebookId === undefined ? heads : heads.filter((head) => head.notebookId === notebookId);
     },
 
     /** Whole documents of a workspace (the legacy list parses stored content). */
-    listFull(ownerId: string, workspaceId: string): DocumentRow[] {
-      workspaces.requireOwned(ownerId, workspaceId);
-      return repo.listFull(ownerId, workspaceId);
+    async listFull(ownerId: string, workspaceId: string): Promise<DocumentRow[]> {
+      await workspaces.requireOwned(ownerId, workspaceId);
+      return repo.listFull(store.db, ownerId, workspaceId);
     },
   };
 }

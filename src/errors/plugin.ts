@@ -1,5 +1,6 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Logger } from "../lib/log";
+import { ConstraintError, StoreUnavailableError } from "../db/errors";
 import { AppError } from "./app-error";
 
 /**
@@ -30,6 +31,14 @@ export function errorPlugin(log: Logger) {
           return reply(set, 404, "not_found", "no such route");
         case "INVALID_COOKIE_SIGNATURE":
           return reply(set, 400, "invalid_request", "invalid cookie");
+      }
+      if (error instanceof StoreUnavailableError) {
+        log.warn("store of record unavailable", { requestId, reason: error.message });
+        set.headers["retry-after"] = "1";
+        return reply(set, 503, "unavailable", "the store of record is unavailable; retry shortly");
+      }
+      if (error instanceof ConstraintError) {
+        return reply(set, 409, "conflict", "the request conflicts with existing data");
       }
       const status = (error as { status?: number }).status;
       if (status === 413) return reply(set, 413, "payload_too_large", "request body is too large");

@@ -2,7 +2,7 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
-import { serverTiming } from "../search/engine";
+import { searchHeaders } from "../search/engine";
 import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse } from "./model";
 import type { MemoryService } from "./service";
 
@@ -12,7 +12,7 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
     .use(authPlugin(auth))
     .post(
       "/",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
         set.status = 201;
         return memories.create(principal.userId, body);
       },
@@ -23,7 +23,7 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
         detail: { tags: ["memories"], summary: "Store a memory" },
       },
     )
-    .get("/", ({ principal, query }) => memories.list(principal.userId, query), {
+    .get("/", async ({ principal, query }) => memories.list(principal.userId, query), {
       auth: "memory:read",
       query: ListMemoriesQuery,
       response: { 200: MemoryList, ...errorResponses() },
@@ -32,8 +32,8 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
     .post(
       "/search",
       async ({ principal, body, set }) => {
-        const { response, timings } = await memories.search(principal.userId, body);
-        set.headers["server-timing"] = serverTiming(timings);
+        const { response, ...result } = await memories.search(principal.userId, body);
+        Object.assign(set.headers, searchHeaders(result));
         return response;
       },
       {
@@ -43,13 +43,13 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       detail: { tags: ["memories"], summary: "Search memories (hybrid: full text + vectors)" },
       },
     )
-    .get("/:id", ({ principal, params }) => memories.get(principal.userId, params.id), {
+    .get("/:id", async ({ principal, params }) => memories.get(principal.userId, params.id), {
       auth: "memory:read",
       params: MemoryParams,
       response: { 200: MemoryRecord, ...errorResponses() },
       detail: { tags: ["memories"], summary: "Get one memory" },
     })
-    .delete("/:id", ({ principal, params }) => memories.delete(principal.userId, params.id), {
+    .delete("/:id", async ({ principal, params }) => memories.delete(principal.userId, params.id), {
       auth: "memory:read",
       params: MemoryParams,
       response: { 200: DeletedMemory, ...errorResponses() },

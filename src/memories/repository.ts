@@ -1,5 +1,4 @@
-import type { Database } from "bun:sqlite";
-import { selectOwnedByIds } from "../db/select-in";
+import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor } from "../db/store";
 
 export interface MemoryRow {
   seq: number;
@@ -23,66 +22,70 @@ const toRow = (r: Stored): MemoryRow => ({
   workspaceId: r.workspace_id, sessionId: r.session_id, status: r.status, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
-/** Memories in SQLite. Every query is scoped by owner: there is no unscoped read. */
-export function createMemoryRepository(db: Database) {
-  const insert = db.query<{ seq: number }, [string, string, string, string, string | null, string | null, string, string]>(
-    `INSERT INTO memories (owner_id, id, content, metadata, workspace_id, session_id, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) RETURNING seq`,
-  );
-  const getOne = db.query<Stored, [string, string]>("SELECT * FROM memories WHERE owner_id = ? AND id = ?");
-  const page = db.query<Stored, [string, number, number]>(
-    "SELECT * FROM memories WHERE owner_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-  );
-  const remove = db.query("DELETE FROM memories WHERE owner_id = ? AND id = ?");
-  const before = db.query<Stored, [string, string, number]>(
-    "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 2",
-  );
-  const after = db.query<Stored, [string, string, number]>(
-    "SELECT * FROM memories WHERE owner_id = ? AND session_id = ? AND seq > ? ORDER BY seq ASC LIMIT 2",
-  );
+/** Memories in the store of record. Every query is scoped by owner: there is no unscoped read. */
+export function createMemoryRepository() {
   return {
     /** Inserts; returns the stored row, or null when the owner already has a memory with this id. */
-    insert(row: Omit<MemoryRow, "seq" | "status">): MemoryRow | null {
-      try {
-        const { seq } = insert.get(row.ownerId, row.id, row.content, JSON.stringify(row.metadata), row.workspaceId, row.sessionId, row.createdAt, row.updatedAt)!;
-        return { ...row, seq, status: "active" };
-      } catch (error) {
-        if (String((error as Error).message).includes("UNIQUE constraint failed")) return null;
-        throw error;
-      }
+    async insert(tx: Executor, row: Omit<MemoryRow, "seq" | "status">): Promise<MemoryRow | null> {
+      const inserted = await first<{ seq: number }>(
+        tx,
+        sql`INSERT INTO memories (owner_id, id, content, metadata, workspace_id, session_id, status, created_at, updated_at)
+            VALUES (${row.ownerId}, ${row.id}, ${row.content}, ${JSON.stringify(row.metadata)}, ${row.workspaceId}, ${row.sessionId},
+                    'active', ${row.createdAt}, ${row.updatedAt})
+            ON CONFLICT (owner_id, id) DO NOTHING RETURNING seq`,
+      );
+      return inserted ? { ...row, seq: inserted.seq, status: "active" } : null;
     },
-    get(ownerId: string, id: string): MemoryRow | null {
-      const r = getOne.get(ownerId, id);
+    async get(tx: Executor, ownerId: string, id: string): Promise<MemoryRow | null> {
+      const r = await first<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} AND id = ${id}`);
       return r ? toRow(r) : null;
     },
-    getMany(ownerId: string, ids: string[]): Map<string, MemoryRow> {
-      return new Map(selectOwnedByIds<Stored>(db, "memories", "id", ownerId, ids).map((r) => [r.id, toRow(r)]));
+    async getMany(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, MemoryRow>> {
+      const out = new Map<string, MemoryRow>();
+      for (const chunk of chunks(ids)) {
+        for (const r of await all<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`)) out.set(r.id, toRow(r));
+      }
+      return out;
     },
     /** Newest first, strictly older than `beforeSeq`. */
-    listPage(ownerId: string, beforeSeq: number, limit: number): MemoryRow[] {
-      return page.all(ownerId, beforeSeq, limit).map(toRow);
+    async listPage(tx: Executor, ownerId: string, beforeSeq: number, limit: number): Promise<MemoryRow[]> {
+      const rows = await all<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} AND seq < ${beforeSeq} ORDER BY seq DESC LIMIT ${limit}`);
+      return rows.map(toRow);
     },
     /**
      * The two memories written just before and the two just after this one in the same
      * session. Only an explicit conversation (a session_id) makes neighbours: memories
      * merely stored one after another are unrelated.
      */
-    neighbours(row: MemoryRow): Record<"earlier" | "previous" | "next" | "later", MemoryRow | null> {
+    async neighbours(tx: Executor, row: MemoryRow): Promise<Record<"earlier" | "previous" | "next" | "later", MemoryRow | null>> {
       if (row.sessionId === null) return { earlier: null, previous: null, next: null, later: null };
-      const p = before.all(row.ownerId, row.sessionId, row.seq);
-      const n = after.all(row.ownerId, row.sessionId, row.seq);
+      const p = await all<Stored>(
+        tx,
+        sql`SELECT * FROM memories WHERE owner_id = ${row.ownerId} AND session_id = ${row.sessionId} AND seq < ${row.seq} ORDER BY seq DESC LIMIT 2`,
+      );
+      const n = await all<Stored>(
+        tx,
+        sql`SELECT * FROM memories WHERE owner_id = ${row.ownerId} AND session_id = ${row.sessionId} AND seq > ${row.seq} ORDER BY seq ASC LIMIT 2`,
+      );
       const at = (rows: Stored[], i: number) => (rows[i] ? toRow(rows[i]) : null);
       return { earlier: at(p, 1), previous: at(p, 0), next: at(n, 0), later: at(n, 1) };
     },
-    delete(ownerId: string, id: string): boolean {
-      return remove.run(ownerId, id).changes > 0;
+    async delete(tx: Executor, ownerId: string, id: string): Promise<boolean> {
+      return (await run(tx, sql`DELETE FROM memories WHERE owner_id = ${ownerId} AND id = ${id}`)) > 0;
     },
-    /** Every (owner, id) for an index rebuild, streamed. */
-    *allKeys(): Iterable<{ ownerId: string; id: string }> {
-      for (const r of db.query<{ owner_id: string; id: string }, []>("SELECT owner_id, id FROM memories ORDER BY seq").iterate()) {
-        yield { ownerId: r.owner_id, id: r.id };
+    /** Every (owner, id) for an index rebuild, in pages (no long-lived cursor or transaction). */
+    async *allKeys(tx: Executor): AsyncIterable<{ ownerId: string; id: string }> {
+      for (let after = 0; ; ) {
+        const page = await all<{ seq: number; owner_id: string; id: string }>(
+          tx,
+          sql`SELECT seq, owner_id, id FROM memories WHERE seq > ${after} ORDER BY seq LIMIT ${KEY_PAGE}`,
+        );
+        for (const r of page) yield { ownerId: r.owner_id, id: r.id };
+        if (page.length < KEY_PAGE) return;
+        after = page[page.length - 1].seq;
       }
     },
   };
 }
 export type MemoryRepository = ReturnType<typeof createMemoryRepository>;
+

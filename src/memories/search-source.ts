@@ -1,3 +1,4 @@
+import type { Executor } from "../db/store";
 import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
 import type { MemoryRepository } from "./repository";
 
@@ -10,12 +11,12 @@ import type { MemoryRepository } from "./repository";
 export function memorySearchSource(repo: MemoryRepository): SearchSource {
   return {
     kind: "memory",
-    load(refs: SourceRef[]) {
+    async load(tx: Executor, refs: SourceRef[], { context = true } = {}) {
       const out = new Map<string, SearchItem[]>();
       for (const [ownerId, ids] of groupByOwner(refs)) {
-        for (const row of repo.getMany(ownerId, ids).values()) {
+        for (const row of (await repo.getMany(tx, ownerId, ids)).values()) {
           const ref = { ownerId, kind: "memory" as const, sourceId: row.id };
-          const { previous, earlier, next } = repo.neighbours(row);
+          const { previous, earlier, next } = context ? await repo.neighbours(tx, row) : { previous: null, earlier: null, next: null };
           out.set(sourceKey(ref), [{
             ...ref, itemId: row.id, workspaceId: row.workspaceId, sessionId: row.sessionId, documentType: null,
             metadata: row.metadata, createdAtMs: Date.parse(row.createdAt), text: row.content,
@@ -26,8 +27,8 @@ export function memorySearchSource(repo: MemoryRepository): SearchSource {
       }
       return out;
     },
-    *listAll() {
-      for (const key of repo.allKeys()) yield { ownerId: key.ownerId, kind: "memory" as const, sourceId: key.id };
+    async *listAll(tx: Executor) {
+      for await (const key of repo.allKeys(tx)) yield { ownerId: key.ownerId, kind: "memory" as const, sourceId: key.id };
     },
   };
 }

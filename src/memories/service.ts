@@ -1,3 +1,4 @@
+import type { Store } from "../db/store";
 import { badRequest, conflict, notFound, payloadTooLarge } from "../errors/app-error";
 import { newId } from "../lib/ids";
 import { parseIntegerParam } from "../lib/query";
@@ -11,8 +12,7 @@ export interface MemoryServiceDeps {
   repo: MemoryRepository;
   outbox: Outbox;
   engine: SearchEngine;
-  /** Runs a write transaction on the store of record. */
-  transaction: <T>(fn: () => T) => T;
+  store: Store;
 }
 
 const encoder = new TextEncoder();
@@ -56,9 +56,9 @@ function decodeCursor(cursor: string): number {
   return Number(match[1]);
 }
 
-export function createMemoryService({ repo, outbox, engine, transaction }: MemoryServiceDeps) {
+export function createMemoryService({ repo, outbox, engine, store }: MemoryServiceDeps) {
   return {
-    create(ownerId: string, body: typeof CreateMemoryBody.static): MemoryRecord {
+    async create(ownerId: string, body: typeof CreateMemoryBody.static): Promise<MemoryRecord> {
       if (!body.content.trim()) throw badRequest("content: must not be blank");
       const bytes = encoder.encode(body.content).byteLength;
       if (bytes > MAX_CONTENT_BYTES) throw payloadTooLarge(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (50 KB)`);
@@ -77,51 +77,53 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
         createdAt: now,
         updatedAt: now,
       };
-      const stored = transaction(() => {
-        const inserted = repo.insert(row);
+      const stored = await store.transaction(async (tx) => {
+        const inserted = await repo.insert(tx, row);
         if (!inserted) return null;
-        outbox.enqueue({ ownerId, kind: "memory", sourceId: row.id }, "insert");
+        await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: row.id }, "insert");
         // The previous memory of this conversation gains this one as context.
-        const { previous } = repo.neighbours(inserted);
-        if (previous) outbox.enqueue({ ownerId, kind: "memory", sourceId: previous.id }, "sync");
+        const { previous } = await repo.neighbours(tx, inserted);
+        if (previous) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: previous.id }, "sync");
         return inserted;
       });
       if (!stored) throw conflict(`id: a memory with id '${row.id}' already exists`);
       return toMemoryRecord(stored);
     },
 
-    list(ownerId: string, query: { limit?: string; cursor?: string }) {
+    async list(ownerId: string, query: { limit?: string; cursor?: string }) {
       const limit = parseIntegerParam("limit", query.limit, { min: 1, max: 1000, fallback: 100 });
       const cursor = query.cursor;
       const before = cursor ? decodeCursor(cursor) : Number.MAX_SAFE_INTEGER;
-      const rows = repo.listPage(ownerId, before, limit + 1);
+      const rows = await repo.listPage(store.db, ownerId, before, limit + 1);
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
       return { data: page.map(toMemoryRecord), nextCursor: hasMore ? encodeCursor(page[page.length - 1].seq) : null, hasMore };
     },
 
-    get(ownerId: string, id: string): MemoryRecord {
-      const row = repo.get(ownerId, id);
+    async get(ownerId: string, id: string): Promise<MemoryRecord> {
+      const row = await repo.get(store.db, ownerId, id);
       if (!row) throw notFound(`memory '${id}' not found`);
       return toMemoryRecord(row);
     },
 
-    delete(ownerId: string, id: string) {
-      const deleted = transaction(() => {
-        const row = repo.get(ownerId, id);
+    async delete(ownerId: string, id: string) {
+      const deleted = await store.transaction(async (tx) => {
+        const row = await repo.get(tx, ownerId, id);
         if (!row) return false;
-        const { previous, next, later } = repo.neighbours(row);
-        repo.delete(ownerId, id);
-        outbox.enqueue({ ownerId, kind: "memory", sourceId: id }, "sync");
+        const { previous, next, later } = await repo.neighbours(tx, row);
+        await repo.delete(tx, ownerId, id);
+        await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
         // The memories that had it as context (one before, two after) are indexed again.
-        for (const neighbour of [previous, next, later]) if (neighbour) outbox.enqueue({ ownerId, kind: "memory", sourceId: neighbour.id }, "sync");
+        for (const neighbour of [previous, next, later]) {
+          if (neighbour) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: neighbour.id }, "sync");
+        }
         return true;
       });
       if (!deleted) throw notFound(`memory '${id}' not found`);
       return { id, deleted: true as const, success: true as const };
     },
 
-    async search(ownerId: string, body: typeof SearchMemoriesBody.static): Promise<{ response: MemorySearchResponse; timings: SearchTimings }> {
+    async search(ownerId: string, body: typeof SearchMemoriesBody.static): Promise<{ response: MemorySearchResponse; timings: SearchTimings; indexLag: number }> {
       const result = await engine.search({
         ownerId,
         query: body.query,
@@ -131,12 +133,12 @@ export function createMemoryService({ repo, outbox, engine, transaction }: Memor
         minScore: body.minScore,
       });
       // SQLite is the truth: a hit whose memory was deleted meanwhile is dropped.
-      const rows = repo.getMany(ownerId, result.hits.map((hit) => hit.sourceId));
+      const rows = await repo.getMany(store.db, ownerId, result.hits.map((hit) => hit.sourceId));
       const results = result.hits.flatMap((hit) => {
         const row = rows.get(hit.sourceId);
         return row ? [{ ...toMemoryRecord(row), score: hit.score }] : [];
       });
-      return { response: { results, data: results, mode: result.mode, strategy: result.strategy }, timings: result.timings };
+      return { response: { results, data: results, mode: result.mode, strategy: result.strategy }, timings: result.timings, indexLag: result.indexLag };
     },
   };
 }

@@ -17,14 +17,14 @@ const base = "/v1/workspaces/:workspaceId";
 export function noteRoutes(auth: AuthService, notes: NoteService) {
   return createRouter()
     .use(authPlugin(auth))
-    .get(`${base}/notes`, ({ principal, params }) => notes.list(principal.userId, params.workspaceId), {
+    .get(`${base}/notes`, async ({ principal, params }) => notes.list(principal.userId, params.workspaceId), {
       auth: "memory:read", params: WorkspaceParams, response: { 200: t.Array(LegacyNoteEntry), ...errorResponses() },
       detail: { tags, summary: "List notes (a raw array, oldest first)" },
     })
     .post(
       `${base}/notes`,
-      ({ principal, params, body, set }) => {
-        const { id, created } = notes.save(principal.userId, params.workspaceId, body);
+      async ({ principal, params, body, set }) => {
+        const { id, created } = await notes.save(principal.userId, params.workspaceId, body);
         set.status = created ? 201 : 200;
         return { success: true as const, id };
       },
@@ -33,13 +33,13 @@ export function noteRoutes(auth: AuthService, notes: NoteService) {
         detail: { tags, summary: "Save a note (201 new; 200 when documentId names an existing note, which is rewritten)" },
       },
     )
-    .get(`${base}/notes/:noteId`, ({ principal, params }) => notes.get(principal.userId, params.workspaceId, params.noteId), {
+    .get(`${base}/notes/:noteId`, async ({ principal, params }) => notes.get(principal.userId, params.workspaceId, params.noteId), {
       auth: "memory:read", params: NoteParams, response: { 200: LegacyNote, ...errorResponses() },
       detail: { tags, summary: "Get a note: {document, blocks, markdown}" },
     })
     .patch(
       `${base}/notes/:noteId`,
-      ({ principal, params, body }) => ({ success: true as const, id: notes.patch(principal.userId, params.workspaceId, params.noteId, body) }),
+      async ({ principal, params, body }) => ({ success: true as const, id: await notes.patch(principal.userId, params.workspaceId, params.noteId, body) }),
       {
         auth: "memory:write", params: NoteParams, body: PatchNoteBody, response: { 200: NoteWritten, ...errorResponses() },
         detail: { tags, summary: "Rewrite the parts of a note present in the body" },
@@ -47,8 +47,8 @@ export function noteRoutes(auth: AuthService, notes: NoteService) {
     )
     .delete(
       `${base}/notes/:noteId`,
-      ({ principal, params }) => {
-        notes.remove(principal.userId, params.workspaceId, params.noteId);
+      async ({ principal, params }) => {
+        await notes.remove(principal.userId, params.workspaceId, params.noteId);
         return { success: true as const };
       },
       {
@@ -56,14 +56,14 @@ export function noteRoutes(auth: AuthService, notes: NoteService) {
         detail: { tags, summary: "Delete a note (its block-index entries stay until reindex)" },
       },
     )
-    .get(`${base}/notebooks`, ({ principal, params }) => notes.notebookRegistry(principal.userId, params.workspaceId), {
+    .get(`${base}/notebooks`, async ({ principal, params }) => notes.notebookRegistry(principal.userId, params.workspaceId), {
       auth: "memory:read", params: WorkspaceParams, response: { 200: NotebookRegistry, ...errorResponses() },
       detail: { tags, summary: "Get the notebook registry ({ciphertext: null} when none was saved)" },
     })
     .post(
       `${base}/notebooks`,
-      ({ principal, params, body }) => {
-        notes.saveNotebookRegistry(principal.userId, params.workspaceId, body.ciphertext);
+      async ({ principal, params, body }) => {
+        await notes.saveNotebookRegistry(principal.userId, params.workspaceId, body.ciphertext);
         return { success: true as const };
       },
       {
@@ -73,7 +73,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService) {
     )
     .get(
       `${base}/notebooks/:notebookId`,
-      ({ principal, params }) => ({ notebook: notes.notebook(principal.userId, params.workspaceId, params.notebookId) }),
+      async ({ principal, params }) => ({ notebook: await notes.notebook(principal.userId, params.workspaceId, params.notebookId) }),
       {
         auth: "memory:read", params: NotebookParams, response: { 200: NotebookRecord, ...errorResponses() },
         detail: { tags, summary: "Get one notebook's record, when the registry is plaintext JSON listing it" },

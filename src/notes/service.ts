@@ -1,3 +1,4 @@
+import type { Store } from "../db/store";
 import { notFound, payloadTooLarge } from "../errors/app-error";
 import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
 import { toFullDocument } from "../documents/present";
@@ -79,49 +80,49 @@ function findNotebook(registry: string, notebookId: string): Record<string, unkn
  * The legacy notes view of the document store: writes go straight to the stored
  * document and never touch the derived index (see documents/service.ts).
  */
-export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactRepository) {
+export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactRepository, store: Store) {
   return {
-    list(ownerId: string, workspaceId: string): LegacyNoteEntry[] {
-      return documents.listFull(ownerId, workspaceId).map(toEntry);
+    async list(ownerId: string, workspaceId: string): Promise<LegacyNoteEntry[]> {
+      return (await documents.listFull(ownerId, workspaceId)).map(toEntry);
     },
 
     /** Creates a note, or rewrites the note `documentId` names when it exists in this workspace. */
-    save(ownerId: string, workspaceId: string, body: typeof CreateNoteBody.static) {
+    async save(ownerId: string, workspaceId: string, body: typeof CreateNoteBody.static): Promise<{ id: string; created: boolean }> {
       const changes = fromLegacyBody(body);
-      const { document, created } = documents.create(ownerId, workspaceId, body.documentId, changes, "legacy", { replace: true });
+      const { document, created } = await documents.create(ownerId, workspaceId, body.documentId, changes, "legacy", { replace: true });
       return { id: document.id, created };
     },
 
-    get(ownerId: string, workspaceId: string, noteId: string) {
-      const doc = documents.get(ownerId, workspaceId, noteId);
+    async get(ownerId: string, workspaceId: string, noteId: string) {
+      const doc = await documents.get(ownerId, workspaceId, noteId);
       const full = toFullDocument(doc);
       return { document: full.document_payload, blocks: full.blocks_payload, markdown: full.markdown };
     },
 
-    patch(ownerId: string, workspaceId: string, noteId: string, body: typeof PatchNoteBody.static): string {
-      return documents.update(ownerId, workspaceId, noteId, fromLegacyBody(body), "legacy").id;
+    async patch(ownerId: string, workspaceId: string, noteId: string, body: typeof PatchNoteBody.static): Promise<string> {
+      return (await documents.update(ownerId, workspaceId, noteId, fromLegacyBody(body), "legacy")).id;
     },
 
-    remove(ownerId: string, workspaceId: string, noteId: string): void {
-      documents.remove(ownerId, workspaceId, noteId, "legacy");
+    async remove(ownerId: string, workspaceId: string, noteId: string): Promise<void> {
+      await documents.remove(ownerId, workspaceId, noteId, "legacy");
     },
 
-    notebookRegistry(ownerId: string, workspaceId: string): { ciphertext: string | null } {
-      workspaces.requireOwned(ownerId, workspaceId);
-      const stored = artifacts.get(ownerId, workspaceId, "notebooks");
+    async notebookRegistry(ownerId: string, workspaceId: string): Promise<{ ciphertext: string | null }> {
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const stored = await artifacts.get(store.db, ownerId, workspaceId, "notebooks");
       return { ciphertext: typeof stored === "string" ? stored : null };
     },
 
-    saveNotebookRegistry(ownerId: string, workspaceId: string, ciphertext: string): void {
-      workspaces.requireOwned(ownerId, workspaceId);
+    async saveNotebookRegistry(ownerId: string, workspaceId: string, ciphertext: string): Promise<void> {
+      await workspaces.requireOwned(ownerId, workspaceId);
       const size = Buffer.byteLength(ciphertext, "utf8");
       if (size > MAX_REGISTRY_BYTES) throw payloadTooLarge(`ciphertext: is ${size} bytes; the limit is ${MAX_REGISTRY_BYTES} bytes (5 MB)`);
-      artifacts.put(ownerId, workspaceId, "notebooks", ciphertext, new Date().toISOString());
+      await artifacts.put(store.db, ownerId, workspaceId, "notebooks", ciphertext, new Date().toISOString());
     },
 
     /** A notebook's structured record, when the registry is plaintext JSON that lists it. */
-    notebook(ownerId: string, workspaceId: string, notebookId: string): Record<string, unknown> {
-      const { ciphertext } = this.notebookRegistry(ownerId, workspaceId);
+    async notebook(ownerId: string, workspaceId: string, notebookId: string): Promise<Record<string, unknown>> {
+      const { ciphertext } = await this.notebookRegistry(ownerId, workspaceId);
       const notebook = ciphertext === null ? null : findNotebook(ciphertext, notebookId);
       if (!notebook) throw notFound(`notebook '${notebookId}' not found`);
       return notebook;

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { AppError } from "../errors/app-error";
 import type { AuthService } from "../auth/service";
+import type { Store } from "../db/store";
 import { createRouter } from "../lib/router";
 import type { ProfileRepository } from "./repository";
 
@@ -25,19 +26,19 @@ const MeFailure = t.Object({
  * `GET /v1/me`. Its failures use the spec's own shape (§4), not the common error
  * body, so it authenticates by hand instead of through the auth macro.
  */
-export function meRoutes(auth: AuthService, profiles: ProfileRepository) {
+export function meRoutes(auth: AuthService, profiles: ProfileRepository, store: Store) {
   return createRouter().get(
     "/v1/me",
     async ({ request, set }) => {
       const authorization = request.headers.get("authorization");
       try {
         const principal = await auth.authenticate(authorization);
-        const profile = profiles.get(principal.userId);
+        const profile = await profiles.get(store.db, principal.userId);
         return {
           ok: true as const,
           userId: principal.userId,
           profile: { userName: profile?.userName ?? null, display_name: profile?.displayName ?? null, age: profile?.age ?? null },
-          clientKeyEscrow: { present: profiles.hasEscrowedKey(principal.userId) },
+          clientKeyEscrow: { present: await profiles.hasEscrowedKey(store.db, principal.userId) },
           verifiedAt: principal.verifiedAt.toISOString(),
         };
       } catch (error) {

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { first, sql, type Executor } from "../db/store";
 
 export interface Profile {
   userName: string | null;
@@ -7,17 +7,18 @@ export interface Profile {
 }
 
 /** User profiles and the presence of an escrowed client key. */
-export function createProfileRepository(db: Database) {
+export function createProfileRepository() {
   return {
-    get(userId: string): Profile | null {
-      const r = db
-        .query<{ user_name: string | null; display_name: string | null; age: number | null }, [string]>(
-          "SELECT user_name, display_name, age FROM profiles WHERE user_id = ?",
-        )
-        .get(userId);
+    async get(tx: Executor, userId: string): Promise<Profile | null> {
+      const r = await first<{ user_name: string | null; display_name: string | null; age: number | null }>(
+        tx,
+        sql`SELECT user_name, display_name, age FROM profiles WHERE user_id = ${userId}`,
+      );
       return r ? { userName: r.user_name, displayName: r.display_name, age: r.age } : null;
     },
-    hasEscrowedKey: (userId: string) => db.query("SELECT 1 FROM client_key_escrow WHERE user_id = ?").get(userId) !== null,
+    async hasEscrowedKey(tx: Executor, userId: string): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS one FROM client_key_escrow WHERE user_id = ${userId}`)) !== null;
+    },
   };
 }
 export type ProfileRepository = ReturnType<typeof createProfileRepository>;

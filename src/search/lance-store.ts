@@ -1,6 +1,5 @@
 import * as lancedb from "@lancedb/lancedb";
 import { Field, FixedSizeList, Float32, Float64, List, Schema, Utf8 } from "apache-arrow";
-import { rmSync } from "node:fs";
 import { whereSourceKeys } from "./filters";
 
 /** A row as written to LanceDB. Filter columns are duplicated in every table. */
@@ -72,31 +71,59 @@ export const vectorTableName = (spaceId: string, dimension: number) =>
  * `vectors_<space>` table per embedding space. Only the indexer writes; every write is
  * one delete and one add per batch.
  */
+/** How a process reaches the index: a directory or `s3://…`, object-storage options, refresh interval. */
+export interface LanceLocation {
+  uri: string;
+  storageOptions?: Record<string, string>;
+  /** Seconds between checks for versions written by another process (undefined: never). */
+  readConsistencySeconds?: number;
+}
+
 export class LanceStore {
   private tables = new Map<string, lancedb.Table>();
   private ftsReady = false;
 
   private constructor(
-    private readonly dir: string,
+    private readonly location: LanceLocation,
     private readonly session: lancedb.Session,
     private connection: lancedb.Connection,
   ) {}
 
   /**
-   * Opens the index directory. LanceDB's caches default to 6 GB (index) and 1 GB
-   * (metadata) and keep superseded index versions after each optimize, so they are
-   * bounded here; the working set (full-text postings, the HNSW graph) fits well within.
+   * Opens the index. LanceDB's caches default to 6 GB (index) and 1 GB (metadata) and
+   * keep superseded index versions after each optimize, so they are bounded here; the
+   * working set (full-text postings, the HNSW graph) fits well within.
    */
-  static async open(dir: string, cache: { indexMb: number; metadataMb: number } = { indexMb: 256, metadataMb: 64 }): Promise<LanceStore> {
+  static async open(location: LanceLocation, cache: { indexMb: number; metadataMb: number } = { indexMb: 256, metadataMb: 64 }): Promise<LanceStore> {
     const session = new lancedb.Session(BigInt(cache.indexMb) << 20n, BigInt(cache.metadataMb) << 20n);
-    return new LanceStore(dir, session, await lancedb.connect(dir, {}, session));
+    return new LanceStore(location, session, await LanceStore.connect(location, session));
+  }
+
+  private static connect(location: LanceLocation, session: lancedb.Session): Promise<lancedb.Connection> {
+    return lancedb.connect(location.uri, { storageOptions: location.storageOptions, readConsistencyInterval: location.readConsistencySeconds }, session);
+  }
+
+  get uri(): string {
+    return this.location.uri;
   }
 
   /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
   async reopen(): Promise<void> {
     this.close();
-    this.connection = await lancedb.connect(this.dir, {}, this.session);
+    this.connection = await LanceStore.connect(this.location, this.session);
     this.ftsReady = false;
+  }
+
+  /** Moves every open table to its newest version (a reader, after waiting for the writer). */
+  async refresh(): Promise<void> {
+    for (const [name, table] of this.tables) {
+      try {
+        await table.checkoutLatest();
+      } catch {
+        // Dropped by the writer (a rebuild): opened again on next use.
+        this.tables.delete(name);
+      }
+    }
   }
 
   async table(name: string): Promise<lancedb.Table | null> {
@@ -168,11 +195,31 @@ export class LanceStore {
 
   /** BM25 full-text search; rows not yet in the FTS index are searched too (flat). */
   async searchText(where: string, query: string, limit: number): Promise<RawHit[]> {
-    const table = await this.itemsTable();
-    if (!table || !query.trim()) return [];
-    const match = new lancedb.MultiMatchQuery(query, TEXT_COLUMNS, { boosts: TEXT_BOOSTS });
-    const rows = await table.search(match, "fts").where(where).select([...HIT_COLUMNS, "_score"]).limit(limit).toArray();
-    return rows as RawHit[];
+    if (!query.trim()) return [];
+    return this.reading(ITEMS_TABLE, async (table) => {
+      const match = new lancedb.MultiMatchQuery(query, TEXT_COLUMNS, { boosts: TEXT_BOOSTS });
+      return (await table.search(match, "fts").where(where).select([...HIT_COLUMNS, "_score"]).limit(limit).toArray()) as RawHit[];
+    });
+  }
+
+  /**
+   * Runs a read on a table; a handle that went stale because another process dropped and
+   * recreated the table (a rebuild by the writer) is opened afresh once.
+   */
+  private async reading(name: string, read: (table: lancedb.Table) => Promise<RawHit[]>): Promise<RawHit[]> {
+    for (let attempt = 0; ; attempt++) {
+      const table = await this.table(name);
+      if (!table) return [];
+      try {
+        return await read(table);
+      } catch (error) {
+        this.tables.delete(name);
+        if (attempt > 0 || !(await this.connection.tableNames()).includes(name)) {
+          if (attempt > 0) throw error;
+          return [];
+        }
+      }
+    }
   }
 
   /**
@@ -180,16 +227,11 @@ export class LanceStore {
    * exists (rows added since are searched exactly and merged), or exact with `exact`.
    */
   async searchVectors(tableName: string, where: string, vector: Float32Array, limit: number, options: { exact?: boolean } = {}): Promise<RawHit[]> {
-    const table = await this.table(tableName);
-    if (!table) return [];
-    let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
-    query = options.exact ? query.bypassVectorIndex() : query.ef(VECTOR_EF).refineFactor(VECTOR_REFINE);
-    const rows = await query
-      .where(where)
-      .select([...HIT_COLUMNS, "_distance"])
-      .limit(limit)
-      .toArray();
-    return rows as RawHit[];
+    return this.reading(tableName, async (table) => {
+      let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
+      query = options.exact ? query.bypassVectorIndex() : query.ef(VECTOR_EF).refineFactor(VECTOR_REFINE);
+      return (await query.where(where).select([...HIT_COLUMNS, "_distance"]).limit(limit).toArray()) as RawHit[];
+    });
   }
 
   async hasVectorIndex(name: string): Promise<boolean> {
@@ -252,10 +294,6 @@ export class LanceStore {
     this.connection.close();
   }
 
-  /** Deletes the whole LanceDB directory (offline rebuild from scratch). */
-  static destroy(dir: string): void {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 export { ITEMS_TABLE };

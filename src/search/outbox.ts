@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { all, chunks, first, list, run, sql, type Executor, type Store } from "../db/store";
 import type { SearchKind, SourceRef } from "./types";
 
 /** `insert`: a new source (nothing to replace); `sync`: re-read and replace; `rebuild`: drop and re-enqueue all. */
@@ -15,8 +15,8 @@ export interface OutboxRow {
   attempts: number;
 }
 
-type Record_ = { seq: number; owner_id: string; kind: SearchKind | "*"; source_id: string; op: OutboxOp; stage: OutboxStage; attempts: number };
-const toRow = (r: Record_): OutboxRow => ({
+type Stored = { seq: number; owner_id: string; kind: SearchKind | "*"; source_id: string; op: OutboxOp; stage: OutboxStage; attempts: number };
+const toRow = (r: Stored): OutboxRow => ({
   seq: r.seq, ownerId: r.owner_id, kind: r.kind, sourceId: r.source_id, op: r.op, stage: r.stage, attempts: r.attempts,
 });
 
@@ -24,70 +24,84 @@ const toRow = (r: Record_): OutboxRow => ({
  * The outbox: written in the same transaction as the record it describes, so the
  * index can never miss an acknowledged write; drained by the indexer.
  */
-export function createOutbox(db: Database) {
-  const insert = db.query("INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES (?, ?, ?, ?, ?, ?)");
-  const batchOf = db.query<Record_, [OutboxStage, number, number]>(
-    "SELECT seq, owner_id, kind, source_id, op, stage, attempts FROM outbox WHERE stage = ? AND available_at <= ? ORDER BY seq LIMIT ?",
-  );
-  const ownerPending = db.query<{ seq: number }, [string]>(
-    "SELECT MAX(seq) AS seq FROM outbox WHERE owner_id = ? AND stage = 'text'",
-  );
-  const anyPending = db.query<{ seq: number }, []>("SELECT MAX(seq) AS seq FROM outbox WHERE stage = 'text'");
-  const textUpTo = db.query<{ one: number }, [number]>("SELECT 1 AS one FROM outbox WHERE stage = 'text' AND seq <= ? LIMIT 1");
-
+export function createOutbox(store: Store) {
+  const db = store.db;
   return {
-    /** Records that a source changed. Call inside the record's own write transaction. */
-    enqueue(ref: SourceRef, op: OutboxOp, stage: OutboxStage = "text"): void {
-      insert.run(ref.ownerId, ref.kind, ref.sourceId, op, stage, Date.now());
+    /** Records that a source changed, inside the record's own write transaction `tx`. */
+    async enqueue(tx: Executor, ref: SourceRef, op: OutboxOp, stage: OutboxStage = "text"): Promise<void> {
+      await run(tx, sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at)
+                        VALUES (${ref.ownerId}, ${ref.kind}, ${ref.sourceId}, ${op}, ${stage}, ${Date.now()})`);
     },
-    /** Asks the indexer (this process's or the server's) to rebuild the whole index. */
-    enqueueRebuild(): void {
-      insert.run("*", "*", "*", "rebuild", "text", Date.now());
+    /** Records many changes at once (rebuilds, re-embedding), inside `tx`. */
+    async enqueueMany(tx: Executor, refs: SourceRef[], op: OutboxOp, stage: OutboxStage = "text"): Promise<void> {
+      const now = Date.now();
+      for (const chunk of chunks(refs, 200)) {
+        const rows = chunk.map((ref) => sql`(${ref.ownerId}, ${ref.kind}, ${ref.sourceId}, ${op}, ${stage}, ${now})`);
+        await run(tx, sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES ${sql.join(rows)}`);
+      }
     },
-    nextBatch(stage: OutboxStage, limit: number, now = Date.now()): OutboxRow[] {
-      return batchOf.all(stage, now, limit).map(toRow);
+    /** Asks the index writer (this process's or another's) to rebuild the whole index. */
+    async enqueueRebuild(tx: Executor): Promise<void> {
+      await run(tx, sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES ('*', '*', '*', 'rebuild', 'text', ${Date.now()})`);
     },
-    /** Highest pending text-stage seq for an owner (or anyone); null when none is pending. */
-    pendingTextSeq(ownerId?: string): number | null {
-      return (ownerId === undefined ? anyPending.get() : ownerPending.get(ownerId))?.seq ?? null;
+    /** The oldest due rows of a stage; with `ownerId`, only that owner's (a search waits for them). */
+    async nextBatch(stage: OutboxStage, limit: number, ownerId?: string, now = Date.now()): Promise<OutboxRow[]> {
+      const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
+      const rows = await all<Stored>(db, sql`SELECT seq, owner_id, kind, source_id, op, stage, attempts FROM outbox
+                                              WHERE stage = ${stage} AND available_at <= ${now} ${owner} ORDER BY seq LIMIT ${limit}`);
+      return rows.map(toRow);
     },
-    hasTextUpTo: (seq: number) => textUpTo.get(seq) !== null,
-    remove(seqs: number[]): void {
-      if (!seqs.length) return;
-      db.query(`DELETE FROM outbox WHERE seq IN (${seqs.map(() => "?").join(",")})`).run(...seqs);
+    /** Highest pending text-stage seq of an owner ('*' is a queued rebuild), or of anyone; null when none. */
+    async pendingTextSeq(ownerId?: string): Promise<number | null> {
+      const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
+      return (await first<{ seq: number | null }>(db, sql`SELECT MAX(seq) AS seq FROM outbox WHERE stage = 'text' ${owner}`))?.seq ?? null;
     },
-    advanceToVector(seqs: number[]): void {
-      if (!seqs.length) return;
-      db.query(`UPDATE outbox SET stage = 'vector', attempts = 0, available_at = 0 WHERE seq IN (${seqs.map(() => "?").join(",")})`).run(...seqs);
+    /** Whether an owner still has text-stage rows at or below `seq`. */
+    async ownerHasTextUpTo(ownerId: string, seq: number): Promise<boolean> {
+      return (await first(db, sql`SELECT 1 AS one FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} AND seq <= ${seq} LIMIT 1`)) !== null;
+    },
+    async remove(seqs: number[]): Promise<void> {
+      for (const chunk of chunks(seqs)) await run(db, sql`DELETE FROM outbox WHERE seq IN ${list(chunk)}`);
+    },
+    async advanceToVector(seqs: number[]): Promise<void> {
+      for (const chunk of chunks(seqs)) {
+        await run(db, sql`UPDATE outbox SET stage = 'vector', attempts = 0, available_at = 0 WHERE seq IN ${list(chunk)}`);
+      }
     },
     /** Postpones rows after a failure, with exponential backoff capped at five minutes. */
-    postpone(rows: OutboxRow[], now = Date.now()): void {
-      const update = db.query("UPDATE outbox SET attempts = ?, available_at = ? WHERE seq = ?");
-      db.transaction(() => {
+    async postpone(rows: OutboxRow[], now = Date.now()): Promise<void> {
+      await store.transaction(async (tx) => {
         for (const row of rows) {
           const attempts = row.attempts + 1;
-          update.run(attempts, now + Math.min(300_000, 1_000 * 2 ** Math.min(attempts, 9)), row.seq);
+          const at = now + Math.min(300_000, 1_000 * 2 ** Math.min(attempts, 9));
+          await run(tx, sql`UPDATE outbox SET attempts = ${attempts}, available_at = ${at} WHERE seq = ${row.seq}`);
         }
-      })();
+      });
     },
-    /** Earliest time a postponed vector row becomes due, or null. */
-    nextDueAt(stage: OutboxStage): number | null {
-      return db.query<{ at: number | null }, [OutboxStage]>("SELECT MIN(available_at) AS at FROM outbox WHERE stage = ?").get(stage)?.at ?? null;
+    /** Earliest time a postponed row of the stage becomes due, or null. */
+    async nextDueAt(stage: OutboxStage): Promise<number | null> {
+      return (await first<{ at: number | null }>(db, sql`SELECT MIN(available_at) AS at FROM outbox WHERE stage = ${stage}`))?.at ?? null;
     },
-    counts(ownerId?: string): { text: number; vector: number } {
-      const rows = ownerId === undefined
-        ? db.query<{ stage: OutboxStage; n: number }, []>("SELECT stage, COUNT(*) AS n FROM outbox GROUP BY stage").all()
-        : db.query<{ stage: OutboxStage; n: number }, [string]>("SELECT stage, COUNT(*) AS n FROM outbox WHERE owner_id = ? GROUP BY stage").all(ownerId);
+    /** The highest seq of each stage now: rows up to it may already be in the index after a crash. */
+    async maxSeqs(): Promise<{ text: number; vector: number }> {
+      const rows = await all<{ stage: OutboxStage; seq: number }>(db, sql`SELECT stage, MAX(seq) AS seq FROM outbox GROUP BY stage`);
+      const out = { text: 0, vector: 0 };
+      for (const r of rows) out[r.stage] = r.seq;
+      return out;
+    },
+    async counts(ownerId?: string): Promise<{ text: number; vector: number }> {
+      const owner = ownerId === undefined ? sql`` : sql`WHERE owner_id = ${ownerId}`;
+      const rows = await all<{ stage: OutboxStage; n: number }>(db, sql`SELECT stage, COUNT(*) AS n FROM outbox ${owner} GROUP BY stage`);
       const out = { text: 0, vector: 0 };
       for (const r of rows) out[r.stage] = r.n;
       return out;
     },
     /** Makes postponed rows due now (after an embedder outage ends, or on request). */
-    retryPostponed(): void {
-      db.exec("UPDATE outbox SET available_at = 0 WHERE available_at > 0");
+    async retryPostponed(): Promise<void> {
+      await run(db, sql`UPDATE outbox SET available_at = 0 WHERE available_at > 0`);
     },
-    clear(): void {
-      db.exec("DELETE FROM outbox");
+    async clear(tx: Executor): Promise<void> {
+      await run(tx, sql`DELETE FROM outbox`);
     },
   };
 }

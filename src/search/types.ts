@@ -1,3 +1,5 @@
+import type { Executor } from "../db/store";
+
 /** What the search index holds: derived from SQLite, always rebuildable from it. */
 export type SearchKind = "memory" | "block" | "message" | "file";
 
@@ -33,13 +35,15 @@ export interface SourceRef {
 
 /**
  * A domain that feeds the index. `load` returns the current items of each source that
- * still exists (a missing source is removed from the index); `listAll` enumerates every
- * source for a rebuild.
+ * still exists (a missing source is removed from the index), keyed by `sourceKey`;
+ * without `context` it may skip the neighbouring text (the search engine re-checks
+ * hits against the store of record that way). `listAll` enumerates every source for a
+ * rebuild.
  */
 export interface SearchSource {
   kind: SearchKind;
-  load(refs: SourceRef[]): Map<string, SearchItem[]>;
-  listAll(): Iterable<SourceRef>;
+  load(tx: Executor, refs: SourceRef[], options?: { context?: boolean }): Promise<Map<string, SearchItem[]>>;
+  listAll(tx: Executor): AsyncIterable<SourceRef>;
 }
 
 /** Filters that every search may carry; all are equality tests. */

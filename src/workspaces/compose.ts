@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { Store } from "../db/store";
 import { createChatRepository } from "../chats/repository";
 import { messageSearchSource } from "../chats/search-source";
 import { createChatService } from "../chats/service";
@@ -20,14 +20,14 @@ import { createArtifactRepository, createWorkspaceRepository } from "./repositor
 import { createWorkspaceService } from "./service";
 
 /** The repositories of workspaces and their contents; opened before the indexer, which reads them. */
-export function openWorkspaceRepositories(db: Database) {
+export function openWorkspaceRepositories() {
   return {
-    workspaces: createWorkspaceRepository(db),
-    artifacts: createArtifactRepository(db),
-    documents: createDocumentRepository(db),
-    view: createIndexViewRepository(db),
-    chats: createChatRepository(db),
-    derived: createDerivedIndexRepository(db),
+    workspaces: createWorkspaceRepository(),
+    artifacts: createArtifactRepository(),
+    documents: createDocumentRepository(),
+    view: createIndexViewRepository(),
+    chats: createChatRepository(),
+    derived: createDerivedIndexRepository(),
   };
 }
 export type WorkspaceRepositories = ReturnType<typeof openWorkspaceRepositories>;
@@ -47,22 +47,22 @@ export interface WorkspaceServiceDeps {
   indexer: Indexer;
   lance: LanceStore;
   embedder: Embedder | null;
-  transaction: <T>(fn: () => T) => T;
+  store: Store;
 }
 
 /** Workspaces, documents (both views), chats, the derived index and the documents query. */
-export function createWorkspaceServices({ repos, outbox, engine, indexer, lance, embedder, transaction }: WorkspaceServiceDeps) {
-  const workspaces = createWorkspaceService(repos.workspaces);
-  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, transaction });
+export function createWorkspaceServices({ repos, outbox, engine, indexer, lance, embedder, store }: WorkspaceServiceDeps) {
+  const workspaces = createWorkspaceService({ repo: repos.workspaces, store });
+  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store });
   return {
     workspaces,
     documents,
-    notes: createNoteService(documents, workspaces, repos.artifacts),
-    chats: createChatService({ repo: repos.chats, outbox, workspaces, transaction }),
+    notes: createNoteService(documents, workspaces, repos.artifacts, store),
+    chats: createChatService({ repo: repos.chats, outbox, workspaces, store }),
     derivedIndex: createDerivedIndexService({
       workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
-      outbox, indexer, lance, embedderSpace: embedder?.spaceId ?? null, transaction,
+      outbox, indexer, lance, embedderSpace: embedder?.spaceId ?? null, store,
     }),
-    documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats }),
+    documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, store }),
   };
 }

@@ -10,14 +10,14 @@ import type { WorkspaceService } from "./service";
 export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService) {
   return createRouter({ prefix: "/v1/workspaces" })
     .use(authPlugin(auth))
-    .get("/", ({ principal }) => workspaces.list(principal.userId), {
+    .get("/", async ({ principal }) => workspaces.list(principal.userId), {
       auth: "memory:read",
       response: { 200: t.Array(Workspace), ...errorResponses() },
       detail: { tags: ["workspaces"], summary: "List my workspaces, oldest first" },
     })
     .post(
       "/",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
         set.status = 201;
         return workspaces.create(principal.userId, body.name);
       },
@@ -28,7 +28,7 @@ export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService)
         detail: { tags: ["workspaces"], summary: "Create a workspace" },
       },
     )
-    .get("/:workspaceId", ({ principal, params }) => ({ workspace: workspaces.get(principal.userId, params.workspaceId) }), {
+    .get("/:workspaceId", async ({ principal, params }) => ({ workspace: await workspaces.get(principal.userId, params.workspaceId) }), {
       auth: "memory:read",
       params: WorkspaceParams,
       response: { 200: WorkspaceEnvelope, ...errorResponses() },

@@ -1,4 +1,4 @@
-import type { Migration } from "../db/sqlite";
+import type { Migration } from "../db/migrate";
 
 /** Workspaces and their per-workspace JSON artifacts (client block index, manifest, edges, notebook registry). */
 export const workspaceMigrations: Migration[] = [

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { all, first, run, sql, type Executor } from "../db/store";
 
 export interface WorkspaceRow {
   ownerId: string;
@@ -11,22 +11,20 @@ export interface WorkspaceRow {
 type Stored = { owner_id: string; id: string; name: string; created_at: string; updated_at: string };
 const toRow = (r: Stored): WorkspaceRow => ({ ownerId: r.owner_id, id: r.id, name: r.name, createdAt: r.created_at, updatedAt: r.updated_at });
 
-/** Workspaces in SQLite. Every read is scoped by owner: another user's workspace reads as missing. */
-export function createWorkspaceRepository(db: Database) {
-  const insert = db.query("INSERT INTO workspaces (owner_id, id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)");
-  const getOne = db.query<Stored, [string, string]>("SELECT * FROM workspaces WHERE owner_id = ? AND id = ?");
-  const list = db.query<Stored, [string]>("SELECT * FROM workspaces WHERE owner_id = ? ORDER BY seq");
+/** Workspaces in the store of record. Every read is scoped by owner: another user's workspace reads as missing. */
+export function createWorkspaceRepository() {
   return {
-    insert(row: WorkspaceRow): void {
-      insert.run(row.ownerId, row.id, row.name, row.createdAt, row.updatedAt);
+    async insert(tx: Executor, row: WorkspaceRow): Promise<void> {
+      await run(tx, sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
+                        VALUES (${row.ownerId}, ${row.id}, ${row.name}, ${row.createdAt}, ${row.updatedAt})`);
     },
-    get(ownerId: string, id: string): WorkspaceRow | null {
-      const r = getOne.get(ownerId, id);
+    async get(tx: Executor, ownerId: string, id: string): Promise<WorkspaceRow | null> {
+      const r = await first<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND id = ${id}`);
       return r ? toRow(r) : null;
     },
     /** In creation order. */
-    list(ownerId: string): WorkspaceRow[] {
-      return list.all(ownerId).map(toRow);
+    async list(tx: Executor, ownerId: string): Promise<WorkspaceRow[]> {
+      return (await all<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} ORDER BY seq`)).map(toRow);
     },
   };
 }
@@ -36,26 +34,26 @@ export type WorkspaceRepository = ReturnType<typeof createWorkspaceRepository>;
 export type ArtifactKind = "block_index" | "vector_manifest" | "block_edges" | "notebooks";
 
 /** Per-workspace JSON artifacts, stored as sent and returned unchanged. */
-export function createArtifactRepository(db: Database) {
-  const getOne = db.query<{ value: string }, [string, string, string]>(
-    "SELECT value FROM workspace_artifacts WHERE owner_id = ? AND workspace_id = ? AND kind = ?",
-  );
-  const upsert = db.query(
-    `INSERT INTO workspace_artifacts (owner_id, workspace_id, kind, value, updated_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (owner_id, workspace_id, kind) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-  );
-  const remove = db.query("DELETE FROM workspace_artifacts WHERE owner_id = ? AND workspace_id = ? AND kind = ?");
+export function createArtifactRepository() {
   return {
     /** The stored value, or undefined when none was stored. */
-    get(ownerId: string, workspaceId: string, kind: ArtifactKind): unknown {
-      const r = getOne.get(ownerId, workspaceId, kind);
+    async get(tx: Executor, ownerId: string, workspaceId: string, kind: ArtifactKind): Promise<unknown> {
+      const r = await first<{ value: string }>(
+        tx,
+        sql`SELECT value FROM workspace_artifacts WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND kind = ${kind}`,
+      );
       return r ? JSON.parse(r.value) : undefined;
     },
-    put(ownerId: string, workspaceId: string, kind: ArtifactKind, value: unknown, now: string): void {
-      upsert.run(ownerId, workspaceId, kind, JSON.stringify(value), now);
+    async put(tx: Executor, ownerId: string, workspaceId: string, kind: ArtifactKind, value: unknown, now: string): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO workspace_artifacts (owner_id, workspace_id, kind, value, updated_at)
+            VALUES (${ownerId}, ${workspaceId}, ${kind}, ${JSON.stringify(value)}, ${now})
+            ON CONFLICT (owner_id, workspace_id, kind) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      );
     },
-    delete(ownerId: string, workspaceId: string, kind: ArtifactKind): void {
-      remove.run(ownerId, workspaceId, kind);
+    async delete(tx: Executor, ownerId: string, workspaceId: string, kind: ArtifactKind): Promise<void> {
+      await run(tx, sql`DELETE FROM workspace_artifacts WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND kind = ${kind}`);
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { Executor, Store } from "../db/store";
 import { badRequest, notFound } from "../errors/app-error";
 import { newId } from "../lib/ids";
 import type { Workspace } from "./model";
@@ -6,33 +7,36 @@ import type { WorkspaceRepository, WorkspaceRow } from "./repository";
 const toWorkspace = (row: WorkspaceRow): Workspace => ({ id: row.id, name: row.name, createdAt: row.createdAt, updatedAt: row.updatedAt });
 
 /** Workspaces: named scopes that hold documents, notes, chat threads and derived artifacts. */
-export function createWorkspaceService(repo: WorkspaceRepository) {
+export function createWorkspaceService({ repo, store }: { repo: WorkspaceRepository; store: Store }) {
+  /**
+   * The ownership check every workspace-scoped route runs first. Another user's
+   * workspace answers exactly like a missing one, so ids leak nothing. Inside a
+   * transaction, pass its `tx`.
+   */
+  async function requireOwned(ownerId: string, workspaceId: string, tx: Executor = store.db): Promise<WorkspaceRow> {
+    const row = await repo.get(tx, ownerId, workspaceId);
+    if (!row) throw notFound(`workspace '${workspaceId}' not found`);
+    return row;
+  }
+
   return {
-    list(ownerId: string): Workspace[] {
-      return repo.list(ownerId).map(toWorkspace);
+    async list(ownerId: string): Promise<Workspace[]> {
+      return (await repo.list(store.db, ownerId)).map(toWorkspace);
     },
 
-    create(ownerId: string, name: string): Workspace {
+    async create(ownerId: string, name: string): Promise<Workspace> {
       if (!name.trim()) throw badRequest("name: must not be blank");
       const now = new Date().toISOString();
       const row = { ownerId, id: newId("ws"), name, createdAt: now, updatedAt: now };
-      repo.insert(row);
+      await repo.insert(store.db, row);
       return toWorkspace(row);
     },
 
-    get(ownerId: string, workspaceId: string): Workspace {
-      return toWorkspace(this.requireOwned(ownerId, workspaceId));
+    async get(ownerId: string, workspaceId: string): Promise<Workspace> {
+      return toWorkspace(await requireOwned(ownerId, workspaceId));
     },
 
-    /**
-     * The ownership check every workspace-scoped route runs first. Another user's
-     * workspace answers exactly like a missing one, so ids leak nothing.
-     */
-    requireOwned(ownerId: string, workspaceId: string): WorkspaceRow {
-      const row = repo.get(ownerId, workspaceId);
-      if (!row) throw notFound(`workspace '${workspaceId}' not found`);
-      return row;
-    },
+    requireOwned,
   };
 }
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>;

@@ -1,12 +1,19 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { databaseEnvFor } from "./database";
 
 const ROOT = join(import.meta.dir, "..", "..");
+
+/** In the PostgreSQL run, a command naming `--data DIR` uses that dir's own database. */
+async function databaseEnvForArgs(args: string[]): Promise<Record<string, string>> {
+  const at = args.indexOf("--data");
+  return at >= 0 && args[at + 1] ? databaseEnvFor(resolve(args[at + 1])) : {};
+}
 
 /** Runs `mnemo …` as a subprocess; returns exit code, stdout and stderr together. */
 export async function runCli(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([process.execPath, join(ROOT, "cli", "mnemo.ts"), ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvForArgs(args)), ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -29,7 +36,10 @@ export function killSpawnedServers(): void {
 export async function spawnServer(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([process.execPath, join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn", ...env },
+    env: {
+      PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn",
+      ...(await databaseEnvForArgs(args)), ...env,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { loadConfig, type ConfigOverrides } from "../../src/config";
 import { createLogger } from "../../src/lib/log";
 import { startServer, type RunningServer } from "../../src/server";
+import { databaseEnvFor, dropDatabaseFor } from "./database";
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -23,7 +24,7 @@ export async function startTestServer(
   options: { env?: Record<string, string>; overrides?: ConfigOverrides; dataDir?: string } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
-  const env = { EMBEDDINGS_PROVIDER: "none", ...options.env };
+  const env = { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir)), ...options.env };
   const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "error", ...options.overrides }, env);
   const server = await startServer(config, { log: createLogger("error") });
   return withClient(server, dataDir);
@@ -52,7 +53,10 @@ export function withClient(server: RunningServer, dataDir: string): TestServer {
     },
     async destroy() {
       await server.stop();
-      if (!options_keep(dataDir)) rmSync(dataDir, { recursive: true, force: true });
+      if (!options_keep(dataDir)) {
+        rmSync(dataDir, { recursive: true, force: true });
+        await dropDatabaseFor(dataDir);
+      }
     },
   };
 }

@@ -1,0 +1,75 @@
+/**
+ * `npm test`: the whole suite, once on the embedded store (SQLite) and once on
+ * PostgreSQL. The PostgreSQL run uses MNEMO_TEST_DATABASE_URL, else a local server at
+ * postgres://postgres@127.0.0.1:5432/postgres; each test data dir gets its own
+ * database there. Without a reachable PostgreSQL the second run is skipped with one
+ * line saying so, except under CI, where that is a failure.
+ * Arguments are passed to `bun test` (e.g. a file filter).
+ */
+import pg from "pg";
+
+const DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres";
+const args = process.argv.slice(2);
+const inCi = Boolean(process.env.CI);
+
+interface RunResult {
+  passed: number;
+  failed: number;
+  exitCode: number;
+}
+
+/** Runs `bun test`, echoing its output and reading its closing counts. */
+async function runSuite(label: string, env: Record<string, string | undefined>): Promise<RunResult> {
+  process.stderr.write(`\n=== ${label} ===\n`);
+  const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...args], {
+    env: { ...process.env, ...env },
+    stdout: "inherit",
+    stderr: "pipe",
+  });
+  let tail = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of proc.stderr) {
+    process.stderr.write(chunk);
+    tail = (tail + decoder.decode(chunk)).slice(-4_000);
+  }
+  const exitCode = await proc.exited;
+  const count = (word: string) => Number(new RegExp(`^\\s*(\\d+) ${word}\\s*$`, "m").exec(tail)?.[1] ?? 0);
+  return { passed: count("pass"), failed: count("fail"), exitCode };
+}
+
+async function reachable(url: string): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    // Databases left by an interrupted earlier run.
+    const stale = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'mnemo_t_%'");
+    for (const { datname } of stale.rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const results: RunResult[] = [];
+results.push(await runSuite("embedded store (SQLite)", { MNEMO_TEST_DATABASE_URL: undefined }));
+
+const url = process.env.MNEMO_TEST_DATABASE_URL || DEFAULT_URL;
+const problem = await reachable(url);
+let exitCode = results[0].exitCode;
+if (problem === null) {
+  results.push(await runSuite(`PostgreSQL store (${url.replace(/:[^:@/]*@/, "@")})`, { MNEMO_TEST_DATABASE_URL: url }));
+  exitCode ||= results[1].exitCode;
+  await reachable(url);
+} else if (inCi) {
+  process.stderr.write(`PostgreSQL suite FAILED to start: no PostgreSQL at ${url} (${problem}); CI requires it\n`);
+  exitCode ||= 1;
+} else {
+  process.stderr.write(`PostgreSQL suite skipped: no PostgreSQL at ${url} (${problem}); start one or set MNEMO_TEST_DATABASE_URL to run it\n`);
+}
+
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+process.exit(exitCode);

@@ -1,0 +1,67 @@
+import pg from "pg";
+import {
+  PostgresDialect,
+  type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings,
+} from "kysely";
+import { translateError } from "./errors";
+
+// int8 (counts, sequences, millisecond times) and numeric (sums) come back as JS numbers,
+// as SQLite returns them: every value we store fits well within 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
+
+export interface PostgresOptions {
+  url: string;
+  poolSize: number;
+}
+
+/** A pool to PostgreSQL; `statement_timeout` keeps one stuck query from holding a connection forever. */
+export function createPostgresPool({ url, poolSize }: PostgresOptions): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, statement_timeout: 60_000 });
+  // An idle client whose server went away must not crash the process; the next query reconnects.
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Kysely's PostgreSQL dialect with engine errors mapped onto the store's error types. */
+export function postgresDialect(pool: pg.Pool): Dialect {
+  const inner = new PostgresDialect({ pool });
+  return {
+    createAdapter: () => inner.createAdapter(),
+    createDriver: () => new TranslatingDriver(inner.createDriver()),
+    createIntrospector: (kysely: Kysely<any>) => inner.createIntrospector(kysely),
+    createQueryCompiler: () => inner.createQueryCompiler(),
+  };
+}
+
+class TranslatingDriver implements Driver {
+  constructor(private readonly inner: Driver) {}
+  init = () => this.inner.init();
+  destroy = () => this.inner.destroy();
+  async acquireConnection(): Promise<DatabaseConnection> {
+    try {
+      return new TranslatingConnection(await this.inner.acquireConnection());
+    } catch (error) {
+      throw translateError(error);
+    }
+  }
+  releaseConnection = (connection: DatabaseConnection) => this.inner.releaseConnection((connection as TranslatingConnection).inner);
+  beginTransaction = (connection: DatabaseConnection, settings: TransactionSettings) =>
+    this.inner.beginTransaction((connection as TranslatingConnection).inner, settings);
+  commitTransaction = (connection: DatabaseConnection) => this.inner.commitTransaction((connection as TranslatingConnection).inner);
+  rollbackTransaction = (connection: DatabaseConnection) => this.inner.rollbackTransaction((connection as TranslatingConnection).inner);
+}
+
+class TranslatingConnection implements DatabaseConnection {
+  constructor(readonly inner: DatabaseConnection) {}
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return await this.inner.executeQuery<R>(compiled);
+    } catch (error) {
+      throw translateError(error);
+    }
+  }
+  streamQuery<R>(compiled: CompiledQuery, chunkSize = 100): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(compiled, chunkSize);
+  }
+}

@@ -1,0 +1,118 @@
+import { Database } from "bun:sqlite";
+import { Kysely, sql, type RawBuilder } from "kysely";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { TransactionConflictError } from "./errors";
+import { createPostgresPool, postgresDialect } from "./postgres-dialect";
+import { bunSqliteDialect } from "./sqlite-dialect";
+
+export { sql } from "kysely";
+export type StoreDialect = "sqlite" | "postgres";
+
+/**
+ * What runs queries: the store itself (one statement, auto-committed) or a transaction
+ * handle. Repositories take one as their first argument and never open their own.
+ */
+export type Executor = Kysely<any>;
+
+/**
+ * The store of record. The same repositories run on either engine: SQL is written once,
+ * parameters are bound by Kysely in each engine's syntax, errors arrive as the types of
+ * `errors.ts`.
+ */
+export interface Store {
+  readonly dialect: StoreDialect;
+  /** Runs single statements outside a transaction. */
+  readonly db: Executor;
+  /**
+   * Runs `fn` in one transaction and commits when it resolves. A transaction that the
+   * engine aborted for a concurrent one (PostgreSQL serialization failure, deadlock)
+   * runs again, so `fn` must do nothing but database work.
+   */
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  /** Where the store lives, without credentials, for logs and `doctor`. */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+const CONFLICT_RETRIES = 3;
+
+function makeStore(dialect: StoreDialect, db: Kysely<any>, location: string): Store {
+  return {
+    dialect,
+    db,
+    location,
+    async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.transaction().execute(fn);
+        } catch (error) {
+          if (!(error instanceof TransactionConflictError) || attempt >= CONFLICT_RETRIES) throw error;
+        }
+      }
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/**
+ * The embedded store: one SQLite file. WAL lets the CLI read and write while a server
+ * runs on the same file; `synchronous=FULL` makes every acknowledged commit durable
+ * (the WAL is fsynced at each commit).
+ */
+export function openSqliteStore(path: string): Store {
+  mkdirSync(dirname(path), { recursive: true });
+  const database = new Database(path, { create: true, strict: true });
+  database.exec("PRAGMA journal_mode = WAL");
+  database.exec("PRAGMA synchronous = FULL");
+  database.exec("PRAGMA foreign_keys = ON");
+  // Another process (the CLI, a second server) may hold the write lock briefly.
+  database.exec("PRAGMA busy_timeout = 10000");
+  return makeStore("sqlite", new Kysely({ dialect: bunSqliteDialect(database) }), `sqlite:${path}`);
+}
+
+/** The shared store: PostgreSQL, for several replicas. */
+export function openPostgresStore(url: string, poolSize = 10): Store {
+  const pool = createPostgresPool({ url, poolSize });
+  return makeStore("postgres", new Kysely({ dialect: postgresDialect(pool) }), redactUrl(url));
+}
+
+/** `postgres://user:secret@host/db` → `postgres://user@host/db`. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return "postgres://(unparsable url)";
+  }
+}
+
+/** Every row of a query. */
+export async function all<R>(tx: Executor, query: RawBuilder<R>): Promise<R[]> {
+  return (await query.execute(tx)).rows;
+}
+
+/** The first row of a query, or null. */
+export async function first<R>(tx: Executor, query: RawBuilder<R>): Promise<R | null> {
+  return (await query.execute(tx)).rows[0] ?? null;
+}
+
+/** Runs a statement; returns how many rows it changed. */
+export async function run(tx: Executor, query: RawBuilder<unknown>): Promise<number> {
+  return Number((await query.execute(tx)).numAffectedRows ?? 0n);
+}
+
+/** `(a, b, c)` of bound values, for `IN` lists (callers keep lists well under engines' parameter limits). */
+export const list = (values: readonly unknown[]) => sql`(${sql.join(values)})`;
+
+/** Lists are queried in chunks of this many values. */
+export const IN_CHUNK = 500;
+
+/** Splits ids into chunks for `IN` queries. */
+export function* chunks<T>(values: readonly T[], size = IN_CHUNK): Generator<T[]> {
+  for (let i = 0; i < values.length; i += size) yield values.slice(i, i + size);
+}
+
+/** Rows per page when a rebuild enumerates every source (keyset pages, no long-lived cursor). */
+export const KEY_PAGE = 2_000;

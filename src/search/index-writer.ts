@@ -1,0 +1,237 @@
+import type { Settings } from "../db/leases";
+import type { Store } from "../db/store";
+import type { Logger } from "../lib/log";
+import type { Embedder } from "./embedders/embedder";
+import { textHash, type EmbeddingCache } from "./embedding-cache";
+import { metaEntries } from "./filters";
+import { ITEMS_TABLE, vectorTableName, type IndexRow, type LanceStore } from "./lance-store";
+import type { Outbox, OutboxRow, OutboxStage } from "./outbox";
+import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
+
+export const EMBED_CHUNK = 64;
+/** Settings key that changes with every index write (see `announceVersion`). */
+export const INDEX_VERSION_KEY = "index_version";
+const KEEP_VERSIONS_MS = 60_000;
+
+export interface IndexWriterOptions {
+  store: Store;
+  outbox: Outbox;
+  lance: LanceStore;
+  sources: Map<SearchKind, SearchSource>;
+  embedder: Embedder | null;
+  cache: EmbeddingCache;
+  settings: Settings;
+  log: Logger;
+  maxFragments: number;
+}
+
+/**
+ * The writes of one outbox batch into LanceDB, for the indexer (which decides when).
+ * Each batch is one delete and one add per table; compaction keeps fragments bounded.
+ */
+export class IndexWriter {
+  /**
+   * Rows at or below these seqs (per stage) may have reached LanceDB before a crash or
+   * before another replica lost the lease: their sources are always deleted before
+   * they are added, so a replay replaces and never duplicates.
+   */
+  private replayUpTo: Record<OutboxStage, number> = { text: Number.MAX_SAFE_INTEGER, vector: Number.MAX_SAFE_INTEGER };
+  private dirtyTables = new Set<string>();
+  private commitsSinceCompaction = new Map<string, number>();
+  dimension: number | null = null;
+  lastIndexedAt: string | null = null;
+
+  constructor(private readonly o: IndexWriterOptions) {}
+
+  /** Called when this process becomes the index writer. */
+  async takeOver(): Promise<void> {
+    this.replayUpTo = await this.o.outbox.maxSeqs();
+    await this.loadDimension();
+  }
+
+  async loadDimension(): Promise<void> {
+    const value = await this.o.settings.get(this.o.store.db, "vector_dimension");
+    this.dimension = value ? Number(value) : null;
+  }
+
+  get vectorTable(): string | null {
+    return this.o.embedder && this.dimension ? vectorTableName(this.o.embedder.spaceId, this.dimension) : null;
+  }
+
+  get hasDirtyTables(): boolean {
+    return this.dirtyTables.size > 0;
+  }
+
+  /** The text stage of a batch: items replaced in `items`; rows move on to the vector stage. */
+  async processText(rows: OutboxRow[]): Promise<void> {
+    const { refs, deleteKeys } = this.plan(rows, "text");
+    const items = await this.load(refs);
+    await this.o.lance.replaceItems(deleteKeys, items.map(toIndexRow));
+    this.noteCommit(ITEMS_TABLE);
+    await this.announceVersion();
+    const seqs = rows.map((r) => r.seq);
+    if (this.o.embedder) await this.o.outbox.advanceToVector(seqs);
+    else await this.o.outbox.remove(seqs);
+    this.lastIndexedAt = new Date().toISOString();
+  }
+
+  /** Embeds a batch; false (rows postponed) when the embedder cannot answer now. */
+  async processVectors(rows: OutboxRow[], onOutage: (error: Error) => void): Promise<boolean> {
+    const embedder = this.o.embedder!;
+    const { refs, deleteKeys } = this.plan(rows, "vector");
+    const items = await this.load(refs);
+    const vectors = new Map<string, Float32Array>();
+    // Texts without a cached vector, by hash: each distinct text is embedded once.
+    const missing = new Map<string, string>();
+    for (const item of items) {
+      const hash = textHash(item.text);
+      if (vectors.has(hash) || missing.has(hash)) continue;
+      const cached = await this.o.cache.get(embedder.spaceId, hash);
+      if (cached) vectors.set(hash, cached);
+      else missing.set(hash, item.text);
+    }
+    const toEmbed = [...missing];
+    try {
+      for (let i = 0; i < toEmbed.length; i += EMBED_CHUNK) {
+        const chunk = toEmbed.slice(i, i + EMBED_CHUNK);
+        const embedded = await embedder.embed(chunk.map(([, text]) => text), "document");
+        const entries = chunk.map(([hash], j) => [hash, embedded[j]] as [string, Float32Array]);
+        await this.o.cache.putMany(embedder.spaceId, entries);
+        for (const [hash, vector] of entries) vectors.set(hash, vector);
+      }
+    } catch (error) {
+      await this.o.outbox.postpone(rows);
+      onOutage(error as Error);
+      return false;
+    }
+    const dimension = vectors.size ? vectors.values().next().value!.length : this.dimension;
+    if (dimension && this.dimension !== dimension) {
+      await this.o.settings.set(this.o.store.db, "vector_dimension", String(dimension));
+      this.dimension = dimension;
+    }
+    if (dimension) {
+      const table = vectorTableName(embedder.spaceId, dimension);
+      const withVectors = items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(textHash(item.text))! }));
+      await this.o.lance.replaceVectors(table, dimension, deleteKeys, withVectors);
+      this.noteCommit(table);
+      await this.announceVersion();
+    }
+    await this.o.outbox.remove(rows.map((r) => r.seq));
+    this.lastIndexedAt = new Date().toISOString();
+    return true;
+  }
+
+  /** Deduplicates a batch's sources; new sources need no delete unless they may be replays. */
+  private plan(rows: OutboxRow[], stage: OutboxStage) {
+    const bySource = new Map<string, { ref: SourceRef; needsDelete: boolean }>();
+    for (const row of rows) {
+      const ref = { ownerId: row.ownerId, kind: row.kind as SearchKind, sourceId: row.sourceId };
+      const key = sourceKey(ref);
+      const needsDelete = row.op !== "insert" || row.seq <= this.replayUpTo[stage] || bySource.has(key);
+      bySource.set(key, { ref, needsDelete: needsDelete || (bySource.get(key)?.needsDelete ?? false) });
+    }
+    const refs = [...bySource.values()].map((v) => v.ref);
+    const deleteKeys = [...bySource.entries()].filter(([, v]) => v.needsDelete).map(([key]) => key);
+    return { refs, deleteKeys };
+  }
+
+  private async load(refs: SourceRef[]): Promise<SearchItem[]> {
+    const byKind = new Map<SearchKind, SourceRef[]>();
+    for (const ref of refs) {
+      const list = byKind.get(ref.kind);
+      if (list) list.push(ref);
+      else byKind.set(ref.kind, [ref]);
+    }
+    const items: SearchItem[] = [];
+    for (const [kind, kindRefs] of byKind) {
+      const source = this.o.sources.get(kind);
+      if (!source) continue;
+      for (const list of (await source.load(this.o.store.db, kindRefs)).values()) items.push(...list);
+    }
+    return items;
+  }
+
+  /** Every source of every domain, streamed, for rebuilds and re-embedding. */
+  async *allSources(): AsyncGenerator<SourceRef> {
+    for (const source of this.o.sources.values()) yield* source.listAll(this.o.store.db);
+  }
+
+  /** Drops the index and re-enqueues every source, atomically with clearing the outbox. */
+  async rebuild(): Promise<void> {
+    this.o.log.info("rebuilding the search index from the store of record");
+    await this.o.lance.dropAll();
+    await this.announceVersion();
+    // Cleared first, then listed, in one transaction: a write committed before the
+    // clear is in the listing, one committed after keeps its own outbox row.
+    await this.o.store.transaction(async (tx) => {
+      await this.o.outbox.clear(tx);
+      let batch: SourceRef[] = [];
+      for (const source of this.o.sources.values()) {
+        for await (const ref of source.listAll(tx)) {
+          batch.push(ref);
+          if (batch.length >= 500) {
+            await this.o.outbox.enqueueMany(tx, batch, "insert");
+            batch = [];
+          }
+        }
+      }
+      await this.o.outbox.enqueueMany(tx, batch, "insert");
+      await this.o.settings.set(tx, "vector_dimension", "");
+    });
+    this.dimension = null;
+    // The index is empty now: nothing re-enqueued needs a delete.
+    this.replayUpTo = { text: 0, vector: 0 };
+    this.dirtyTables.clear();
+    this.commitsSinceCompaction.clear();
+  }
+
+  /**
+   * Tells other processes that the index has a new version, before the outbox says the
+   * rows are indexed: a replica that saw the rows leave the outbox then finds the
+   * version they are in.
+   */
+  private async announceVersion(): Promise<void> {
+    await this.o.settings.set(this.o.store.db, INDEX_VERSION_KEY, `${Date.now()}-${++this.commits}`);
+  }
+
+  private commits = 0;
+
+  private noteCommit(table: string): void {
+    this.dirtyTables.add(table);
+    this.commitsSinceCompaction.set(table, (this.commitsSinceCompaction.get(table) ?? 0) + 1);
+  }
+
+  /**
+   * Compacts a table once it has taken `maxFragments` commits since its last compaction
+   * (each `add` makes one fragment), even in the middle of an ingest, so the fragment
+   * count stays bounded; `force` compacts every table written since. Vector tables wait
+   * while their ANN index is being built (compaction would restart the build).
+   */
+  async compact(force: boolean, skipVectors: boolean): Promise<void> {
+    for (const table of [...this.dirtyTables]) {
+      if (skipVectors && table.startsWith("vectors_")) continue;
+      if (!force && (this.commitsSinceCompaction.get(table) ?? 0) < this.o.maxFragments) continue;
+      await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
+      this.dirtyTables.delete(table);
+      this.commitsSinceCompaction.set(table, 0);
+    }
+  }
+}
+
+function toIndexRow(item: SearchItem): IndexRow {
+  return {
+    source_key: sourceKey(item),
+    owner_id: item.ownerId,
+    kind: item.kind,
+    source_id: item.sourceId,
+    item_id: item.itemId,
+    workspace_id: item.workspaceId,
+    session_id: item.sessionId,
+    document_type: item.documentType,
+    meta: metaEntries(item.metadata),
+    created_at: item.createdAtMs,
+    text: item.text,
+    context_before: item.contextBefore ?? "",
+    context_after: item.contextAfter ?? "",
+  };
+}

@@ -1,0 +1,98 @@
+import type { Outbox } from "./outbox";
+
+/** What a search learnt waiting for the index: `lag` rows of the owner not yet indexed at its deadline. */
+export interface FlushResult {
+  lag: number;
+  /** Whether it waited for rows to reach the index (a reader then looks for the new index version). */
+  waited: boolean;
+}
+
+interface Waiter {
+  ownerId: string;
+  /** The owner's highest pending text row at the call, or null. */
+  seq: number | null;
+  /** A rebuild queued before the call, which re-enqueues everything: waited for too. */
+  rebuildSeq: number | null;
+  done: (result: FlushResult) => void;
+}
+
+/** How often a process that does not write the index looks whether the writer got there. */
+const READER_POLL_MS = 20;
+
+/**
+ * Searches waiting for their owner's own acknowledged writes to reach the index, each
+ * with a deadline. In the writer they are released as batches land (and their owners'
+ * rows go first); elsewhere they poll the outbox in the store of record.
+ */
+export function createWaiters(o: { outbox: Outbox; isWriter: () => boolean; onWait: () => void }) {
+  let waiters: Waiter[] = [];
+
+  async function isDone(w: Waiter): Promise<boolean> {
+    if (w.rebuildSeq !== null && (await o.outbox.ownerHasTextUpTo("*", w.rebuildSeq))) return false;
+    return w.seq === null || !(await o.outbox.ownerHasTextUpTo(w.ownerId, w.seq));
+  }
+
+  return {
+    get any(): boolean {
+      return waiters.length > 0;
+    },
+
+    async wait(ownerId: string, waitMs: number): Promise<FlushResult> {
+      const seq = await o.outbox.pendingTextSeq(ownerId);
+      const rebuildSeq = await o.outbox.pendingTextSeq("*");
+      if (seq === null && rebuildSeq === null) return { lag: 0, waited: false };
+      const lagNow = async () => ({ lag: (await o.outbox.counts(ownerId)).text, waited: true });
+      if (waitMs <= 0) return lagNow();
+      const deadline = Date.now() + waitMs;
+      if (!o.isWriter()) {
+        const waiter: Waiter = { ownerId, seq, rebuildSeq, done: () => {} };
+        while (Date.now() < deadline) {
+          await Bun.sleep(Math.min(READER_POLL_MS, Math.max(1, deadline - Date.now())));
+          if (await isDone(waiter)) return { lag: 0, waited: true };
+        }
+        return lagNow();
+      }
+      return new Promise<FlushResult>((resolve) => {
+        let settled = false;
+        const waiter: Waiter = {
+          ownerId, seq, rebuildSeq,
+          done: (result) => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            waiters = waiters.filter((w) => w !== waiter);
+            resolve(result);
+          },
+        };
+        const timer = setTimeout(() => void lagNow().then(waiter.done, () => waiter.done({ lag: 1, waited: true })), waitMs);
+        waiters.push(waiter);
+        o.onWait();
+      });
+    },
+
+    /** The owner whose rows the writer takes next: the oldest waiter's ('*' for a queued rebuild). */
+    nextOwner(): string | null {
+      const first = waiters[0];
+      if (!first) return null;
+      return first.rebuildSeq !== null ? "*" : first.ownerId;
+    },
+
+    /** Releases the waiters whose rows are all indexed. */
+    async release(): Promise<void> {
+      for (const waiter of [...waiters]) if (await isDone(waiter)) waiter.done({ lag: 0, waited: true });
+    },
+
+    /** A rebuild re-enqueued every source: waiters now wait for their owner's new rows. */
+    async afterRebuild(): Promise<void> {
+      for (const waiter of waiters) {
+        waiter.rebuildSeq = null;
+        waiter.seq = await o.outbox.pendingTextSeq(waiter.ownerId);
+      }
+    },
+
+    /** Shutdown: every waiter answers from the index as it is. */
+    releaseAll(): void {
+      for (const waiter of [...waiters]) waiter.done({ lag: 0, waited: true });
+    },
+  };
+}
