@@ -4,25 +4,34 @@
  *
  *   bun bench/run.ts [--n 10000] [--queries 500] [--warmup 50] [--mode fulltext|fake|all|none]
  *                    [--scale 100000] [--seed 42] [--in-process]
+ *                    [--no-backends] [--no-postgres] [--postgres-url postgres://…]
  *
  * Per mode (full-text only; the tests' fake embedder, 384-d, through the openai provider):
  * three fresh servers, each one user: N memories from 1 client, from 8 clients, and from
  * 8 clients while a 9th searches. Each is then drained (the index catch-up) and the first
- * two get the search-latency phase and read-your-writes probes. `--mode none` runs only
- * `--scale`. Prints tables, then one `BENCH_JSON {…}` line with every figure.
+ * two get the search-latency phase and read-your-writes probes. Then the backend comparison
+ * (bench/lib/backends.ts): the same 8-client ingest and search on embedded SQLite, on one
+ * server with PostgreSQL, and on two `mnemo serve` replicas sharing a PostgreSQL database
+ * and an index dir, side by side (`--no-postgres`: the embedded row only; skipped with a
+ * note when PostgreSQL cannot be reached; `--no-backends`: none). Each PostgreSQL row gets
+ * a fresh database `mnemo_bench_<random>`, dropped afterwards. `--mode none` skips the mode
+ * runs. Prints tables, then one `BENCH_JSON {…}` line with every figure.
  *
- * Only 127.0.0.1 is contacted: the server and the fake embedder are local processes.
+ * Only local processes are contacted: the server, the fake embedder, and the PostgreSQL
+ * server of `--postgres-url` (default MNEMO_BENCH_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/postgres).
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { memoryTexts, queryTexts } from "./lib/corpus";
+import { compareBackends, printBackends, type BackendComparison, type BackendOptions } from "./lib/backends";
 import { cleanup, fakeEmbedderEnv, giveUpAfter, removeDir, startBenchServer, startFakeEmbedderProcess, tempDir } from "./lib/harness";
 import { machine, machineLine, treeLine } from "./lib/machine";
+import { DEFAULT_POSTGRES_URL } from "./lib/postgres";
 import { measureFirstSearchAfterWrites, measureIngest, measureSearch, type IngestResult, type SearchResult } from "./lib/speed";
 import { round, table } from "./lib/stats";
 
 function usage(message: string): never {
-  console.error(`bench: ${message}\nusage: npm run bench -- [--n 10000] [--queries 500] [--warmup 50] [--mode fulltext|fake|all|none] [--scale 100000] [--seed 42] [--in-process]`);
+  console.error(`bench: ${message}\nusage: npm run bench -- [--n 10000] [--queries 500] [--warmup 50] [--mode fulltext|fake|all|none] [--scale 100000] [--seed 42] [--in-process] [--no-backends] [--no-postgres] [--postgres-url URL]`);
   process.exit(2);
 }
 
@@ -34,10 +43,13 @@ const OPTIONS = {
   scale: { type: "string" },
   seed: { type: "string", default: "42" },
   "in-process": { type: "boolean", default: false },
+  backends: { type: "boolean", default: true },
+  postgres: { type: "boolean", default: true },
+  "postgres-url": { type: "string", default: DEFAULT_POSTGRES_URL },
 } as const;
 let parsed;
 try {
-  parsed = parseArgs({ options: OPTIONS });
+  parsed = parseArgs({ options: OPTIONS, allowNegative: true });
 } catch (error) {
   usage((error as Error).message);
 }
@@ -58,8 +70,11 @@ const MODE_SETS: Record<string, string[]> = { all: ["fulltext", "fake"], fulltex
 const MODES = MODE_SETS[args.mode!] ?? [];
 if (!(args.mode! in MODE_SETS)) usage(`--mode must be fulltext, fake, all or none (got ${args.mode})`);
 const IN_PROCESS = args["in-process"]!;
+const BACKENDS: BackendOptions | null = args.backends
+  ? { n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, clients: 8, inProcess: IN_PROCESS, postgresUrl: args.postgres ? args["postgres-url"]! : null }
+  : null;
 // Generous: the default run takes about a minute on 2 cores, 100k memories about two.
-giveUpAfter(Math.ceil(15 + (N / 10_000) * 5 + ((SCALE ?? 0) / 100_000) * 20), "bench");
+giveUpAfter(Math.ceil(15 + (N / 10_000) * (BACKENDS ? 9 : 5) + ((SCALE ?? 0) / 100_000) * 20), "bench");
 
 interface ModeRun {
   mode: string;
@@ -223,7 +238,7 @@ async function main() {
   console.log(treeLine());
   console.log(`load average before the bench: ${load()} (other processes on this machine skew the figures; the bench itself keeps about 2 cores busy)`);
   console.log(`server: ${IN_PROCESS ? "in-process (same Bun process as the client)" : "separate Bun process (bench/lib/server-child.ts → startServer), client in this process"}; fake embedder in its own process`);
-  const sizes = [MODES.length ? `${N} per mode run` : "", SCALE ? `${SCALE} for the scale run` : ""].filter(Boolean).join(", ");
+  const sizes = [MODES.length ? `${N} per mode run` : "", BACKENDS ? `${N} per backend run` : "", SCALE ? `${SCALE} for the scale run` : ""].filter(Boolean).join(", ");
   console.log(`corpus: generated memories (seed ${SEED}; ${sizes}); ${QUERIES} distinct queries after ${WARMUP} warm-up; limit 10`);
   const started = performance.now();
   const runs: ModeRun[] = [];
@@ -245,6 +260,11 @@ async function main() {
     console.log(table(["mode", "ingested by", "fresh writes", "first search ms", "mode"], runs.flatMap((r) => r.readYourWrites.map((p) => [r.mode, r.clients, p.writes, p.firstSearchMs, p.mode]))));
     printTargets(runs);
   }
+  let backends: BackendComparison | null = null;
+  if (BACKENDS) {
+    backends = await compareBackends(BACKENDS);
+    printBackends(backends, BACKENDS);
+  }
   let scale = null;
   if (SCALE) {
     scale = await runScale(SCALE);
@@ -263,7 +283,7 @@ async function main() {
   }
   const totalS = round((performance.now() - started) / 1000, 1);
   console.log(`\ntotal ${totalS} s; load average at end: ${load()}`);
-  console.log("BENCH_JSON " + JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, runs, scale, totalS }));
+  console.log("BENCH_JSON " + JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, runs, backends, scale, totalS }));
 }
 
 try {

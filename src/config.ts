@@ -28,6 +28,7 @@ export const ConfigSchema = T.Object({
       region: T.Optional(T.String({ description: "MNEMO_S3_REGION (or AWS_REGION)" })),
       accessKeyId: T.Optional(T.String({ description: "MNEMO_S3_ACCESS_KEY_ID (or AWS_ACCESS_KEY_ID)" })),
       secretAccessKey: T.Optional(T.String({ description: "MNEMO_S3_SECRET_ACCESS_KEY (or AWS_SECRET_ACCESS_KEY)" })),
+      options: T.Record(T.String(), T.String(), { description: "MNEMO_S3_OPTIONS: a JSON object of further LanceDB storage options (e.g. timeouts)" }),
     }),
     readConsistencyMs: T.Integer({ minimum: 0, description: "MNEMO_INDEX_REFRESH_MS: how often a replica that does not write the index looks for new index versions" }),
     searchWaitMs: T.Integer({ minimum: 0, maximum: 60_000, description: "MNEMO_SEARCH_WAIT_MS: how long a search waits for the caller's own pending writes to reach the index" }),
@@ -69,6 +70,15 @@ type Env = Record<string, string | undefined>;
 
 const flag = (value: string | undefined) => value === "1" || value === "true" || value === "yes";
 
+function parseJsonObject(name: string, value: string | undefined): Record<string, string> {
+  if (!value) return {};
+  try {
+    const parsed = JSON.parse(value);
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+  } catch {}
+  throw new Error(`${name} must be a JSON object of strings, e.g. {"timeout":"60s"}`);
+}
+
 /** Resolves the data dir the same way for the server and every CLI command. */
 export function resolveDataDir(cliValue: string | undefined, env: Env = process.env): string {
   return resolve(cliValue ?? env.MNEMO_DATA_DIR ?? join(homedir(), ".mnemo"));
@@ -104,6 +114,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
         region: env.MNEMO_S3_REGION || env.AWS_REGION || undefined,
         accessKeyId: env.MNEMO_S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || undefined,
         secretAccessKey: env.MNEMO_S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || undefined,
+        options: parseJsonObject("MNEMO_S3_OPTIONS", env.MNEMO_S3_OPTIONS),
       },
       readConsistencyMs: env.MNEMO_INDEX_REFRESH_MS ? Number(env.MNEMO_INDEX_REFRESH_MS) : 1_000,
       searchWaitMs: env.MNEMO_SEARCH_WAIT_MS ? Number(env.MNEMO_SEARCH_WAIT_MS) : 500,

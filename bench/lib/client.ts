@@ -27,16 +27,18 @@ export function client(baseUrl: string, userId: string) {
 }
 
 /**
- * Stores `texts` with `concurrency` clients pulling from one queue (one user).
+ * Stores `texts` with `concurrency` clients pulling from one queue (one user). With
+ * several base URLs (replicas), client k talks to `baseUrl[k % length]`.
  * Returns wall time and per-request latencies in milliseconds.
  */
-export async function ingest(baseUrl: string, userId: string, texts: string[], concurrency: number, metadata?: (i: number) => Record<string, unknown>) {
-  const api = client(baseUrl, userId);
+export async function ingest(baseUrl: string | string[], userId: string, texts: string[], concurrency: number, metadata?: (i: number) => Record<string, unknown>) {
+  const urls = Array.isArray(baseUrl) ? baseUrl : [baseUrl];
   const latencies = new Array<number>(texts.length);
   let next = 0;
   const start = performance.now();
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, k) => {
+      const api = client(urls[k % urls.length], userId);
       for (let i = next++; i < texts.length; i = next++) {
         const t0 = performance.now();
         await api.addMemory(texts[i], metadata?.(i));

@@ -34,10 +34,33 @@ export function removeDir(dir: string): void {
   tempDirs.delete(dir);
 }
 
-/** Kills leftover children (by their own pid) and removes temp dirs. */
+/** Synchronous last-resort undo steps (e.g. dropping a bench database) for `cleanup()`. */
+const cleanupHooks = new Set<() => void>();
+
+/** Runs `undo` at `cleanup()` unless the returned function is called first (the normal path). */
+export function onCleanup(undo: () => void): () => void {
+  cleanupHooks.add(undo);
+  return () => void cleanupHooks.delete(undo);
+}
+
+/** Registers a process this bench spawned itself, so `cleanup()` kills it (by its own pid). */
+export function trackChild(child: Subprocess): void {
+  children.add(child);
+  void child.exited.then(() => children.delete(child));
+}
+
+/** Kills leftover children (by their own pid), runs pending undo steps, removes temp dirs. */
 export function cleanup(): void {
   for (const child of children) child.kill();
   children.clear();
+  for (const undo of cleanupHooks) {
+    try {
+      undo();
+    } catch {
+      // best effort: the bench is exiting anyway
+    }
+  }
+  cleanupHooks.clear();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
 }

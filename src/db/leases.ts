@@ -8,6 +8,9 @@ import { first, run, sql, type Executor, type Store } from "./store";
  * the database's own clock, so replicas' clocks need not agree.
  */
 export function createLease(store: Store, name: string, ttlMs: number) {
+  // On PostgreSQL the lease row only names the holder (for `/health`); who holds it is
+  // decided by an advisory lock that dies with its holder's connection.
+  const sessionLock = store.sessionLock(lockKey(name));
   // On the embedded store every process shares one machine, so a holder whose process
   // is gone is known to be dead at once (a restart resumes immediately). Replicas on
   // PostgreSQL share no machine: only expiry decides there.
@@ -22,6 +25,14 @@ export function createLease(store: Store, name: string, ttlMs: number) {
     },
     /** Takes or renews the lease; false while another live holder has it. */
     async tryAcquire(): Promise<boolean> {
+      if (sessionLock) {
+        held = await sessionLock.tryHold();
+        if (held) {
+          await run(store.db, sql`INSERT INTO leases (name, holder, expires_at) VALUES (${name}, ${holder}, ${now()} + ${ttlMs})
+                                  ON CONFLICT (name) DO UPDATE SET holder = ${holder}, expires_at = ${now()} + ${ttlMs}`);
+        }
+        return held;
+      }
       if (local) await releaseIfHolderDied(store.db, name);
       const changed = await run(
         store.db,
@@ -35,10 +46,12 @@ export function createLease(store: Store, name: string, ttlMs: number) {
     async release(): Promise<void> {
       if (held) await run(store.db, sql`DELETE FROM leases WHERE name = ${name} AND holder = ${holder}`);
       held = false;
+      await sessionLock?.release();
     },
     /** Marks the lease lost without touching the store (it could not be renewed). */
     forget(): void {
       held = false;
+      void sessionLock?.release();
     },
     /** The live holder, if any (this process included). */
     async currentHolder(): Promise<string | null> {
@@ -48,6 +61,13 @@ export function createLease(store: Store, name: string, ttlMs: number) {
   };
 }
 export type Lease = ReturnType<typeof createLease>;
+
+/** A stable 31-bit advisory-lock key per lease name. */
+function lockKey(name: string): number {
+  let hash = 7_270_000;
+  for (const char of name) hash = (hash * 31 + char.charCodeAt(0)) | 0;
+  return Math.abs(hash);
+}
 
 /** Frees the lease of a holder on this host whose process is gone (embedded store only). */
 async function releaseIfHolderDied(db: Executor, name: string): Promise<void> {

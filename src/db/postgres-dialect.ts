@@ -23,6 +23,46 @@ export function createPostgresPool({ url, poolSize }: PostgresOptions): pg.Pool 
   return pool;
 }
 
+/**
+ * A session-level advisory lock on a connection of its own. PostgreSQL releases it when
+ * that connection ends — at once when the process is killed (the kernel closes its
+ * socket) — so a dead holder never blocks a successor for longer than it takes to
+ * notice. Each check also proves the connection is alive; a holder that cannot check
+ * must assume it lost the lock.
+ */
+export function createSessionLock(url: string, key: number) {
+  let client: pg.Client | null = null;
+  let held = false;
+  const drop = async () => {
+    const old = client;
+    client = null;
+    held = false;
+    await old?.end().catch(() => {});
+  };
+  return {
+    async tryHold(): Promise<boolean> {
+      try {
+        if (!client) {
+          client = new pg.Client({ connectionString: url, keepAlive: true, keepAliveInitialDelayMillis: 5_000, connectionTimeoutMillis: 5_000 });
+          client.on("error", () => void drop());
+          await client.connect();
+        }
+        if (held) {
+          await client.query("SELECT 1");
+          return true;
+        }
+        const result = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [key]);
+        held = result.rows[0]?.ok === true;
+        return held;
+      } catch (error) {
+        await drop();
+        throw translateError(error);
+      }
+    },
+    release: drop,
+  };
+}
+
 /** Kysely's PostgreSQL dialect with engine errors mapped onto the store's error types. */
 export function postgresDialect(pool: pg.Pool): Dialect {
   const inner = new PostgresDialect({ pool });

@@ -3,7 +3,7 @@ import { Kysely, sql, type RawBuilder } from "kysely";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { TransactionConflictError } from "./errors";
-import { createPostgresPool, postgresDialect } from "./postgres-dialect";
+import { createPostgresPool, createSessionLock, postgresDialect } from "./postgres-dialect";
 import { bunSqliteDialect } from "./sqlite-dialect";
 
 export { sql } from "kysely";
@@ -32,16 +32,28 @@ export interface Store {
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   /** Where the store lives, without credentials, for logs and `doctor`. */
   readonly location: string;
+  /**
+   * PostgreSQL only: a lock held by a dedicated connection, released by the server the
+   * moment this process dies (its connection closes). Null on SQLite.
+   */
+  sessionLock(key: number): SessionLock | null;
   close(): Promise<void>;
 }
 
 const CONFLICT_RETRIES = 3;
 
-function makeStore(dialect: StoreDialect, db: Kysely<any>, location: string): Store {
+export interface SessionLock {
+  /** Takes the lock if free; true while this process holds it and its connection is alive. */
+  tryHold(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+function makeStore(dialect: StoreDialect, db: Kysely<any>, location: string, sessionLock: Store["sessionLock"] = () => null): Store {
   return {
     dialect,
     db,
     location,
+    sessionLock,
     async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -74,7 +86,7 @@ export function openSqliteStore(path: string): Store {
 /** The shared store: PostgreSQL, for several replicas. */
 export function openPostgresStore(url: string, poolSize = 10): Store {
   const pool = createPostgresPool({ url, poolSize });
-  return makeStore("postgres", new Kysely({ dialect: postgresDialect(pool) }), redactUrl(url));
+  return makeStore("postgres", new Kysely({ dialect: postgresDialect(pool) }), redactUrl(url), (key) => createSessionLock(url, key));
 }
 
 /** `postgres://user:secret@host/db` → `postgres://user@host/db`. */

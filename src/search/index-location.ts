@@ -19,6 +19,7 @@ export function indexLocation(config: Config): LanceLocation {
     if (s3.region) storageOptions.aws_region = s3.region;
     if (s3.accessKeyId) storageOptions.aws_access_key_id = s3.accessKeyId;
     if (s3.secretAccessKey) storageOptions.aws_secret_access_key = s3.secretAccessKey;
+    Object.assign(storageOptions, s3.options);
   }
   return {
     uri,

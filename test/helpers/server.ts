@@ -26,7 +26,7 @@ export async function startTestServer(
   const dataDir = options.dataDir ?? tempDir();
   const env = { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir)), ...options.env };
   const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "error", ...options.overrides }, env);
-  const server = await startServer(config, { log: createLogger("error") });
+  const server = await startServer(config, { log: createLogger(process.env.MNEMO_TEST_LOG as "debug" ?? "error") });
   return withClient(server, dataDir);
 }
 
