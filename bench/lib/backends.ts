@@ -53,7 +53,8 @@ export interface BackendComparison {
   postgres: string | null;
 }
 
-const user = (backend: string) => `bench-backend-${backend}`;
+/** A mock-token user id per row (letters, digits and dashes only). */
+const user = (backend: string) => `bench-backend-${backend.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")}`;
 
 /** Rows 1 and 2: one bench server (drain and settle through its ops, as in the mode runs). */
 async function singleServer(o: BackendOptions, backend: string, env: Record<string, string>): Promise<BackendRow> {

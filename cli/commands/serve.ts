@@ -1,6 +1,8 @@
 import chalk from "chalk";
 import type { Command } from "commander";
 import { loadConfig } from "../../src/config";
+import { StoreUnavailableError } from "../../src/db/errors";
+import { SchemaTooNewError } from "../../src/db/migrate";
 import { startServer } from "../../src/server";
 import { CliError } from "../output";
 
@@ -22,7 +24,14 @@ export function registerServeCommand(program: Command): void {
       } catch (error) {
         throw new CliError((error as Error).message);
       }
-      const server = await startServer(config);
+      let server;
+      try {
+        server = await startServer(config);
+      } catch (error) {
+        // A store that cannot be used is the operator's to fix: say what, without a stack.
+        if (error instanceof SchemaTooNewError || error instanceof StoreUnavailableError) throw new CliError((error as Error).message);
+        throw error;
+      }
       process.stdout.write(`Mnemo listening on ${server.url}\n`);
       process.stderr.write(chalk.dim(`data: ${config.dataDir}  docs: ${server.url}/openapi\n`));
       let signals = 0;

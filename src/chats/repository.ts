@@ -1,4 +1,4 @@
-import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor } from "../db/store";
+import { all, chunks, first, ownedKeysBySeq, list, run, sql, type Executor } from "../db/store";
 
 export interface ThreadRow {
   ownerId: string;
@@ -104,17 +104,7 @@ export function createChatRepository() {
       return out;
     },
     /** Every (owner, thread id) for an index rebuild, in pages (no long-lived cursor or transaction). */
-    async *allThreadKeys(tx: Executor): AsyncIterable<{ ownerId: string; id: string }> {
-      for (let after = 0; ; ) {
-        const page = await all<{ seq: number; owner_id: string; id: string }>(
-          tx,
-          sql`SELECT seq, owner_id, id FROM chat_threads WHERE seq > ${after} ORDER BY seq LIMIT ${KEY_PAGE}`,
-        );
-        for (const r of page) yield { ownerId: r.owner_id, id: r.id };
-        if (page.length < KEY_PAGE) return;
-        after = page[page.length - 1].seq;
-      }
-    },
+    allThreadKeys: (tx: Executor): AsyncIterable<{ ownerId: string; id: string }> => ownedKeysBySeq(tx, "chat_threads"),
   };
 }
 export type ChatRepository = ReturnType<typeof createChatRepository>;

@@ -128,3 +128,19 @@ export function* chunks<T>(values: readonly T[], size = IN_CHUNK): Generator<T[]
 
 /** Rows per page when a rebuild enumerates every source (keyset pages, no long-lived cursor). */
 export const KEY_PAGE = 2_000;
+
+/**
+ * Every `(owner_id, id)` of a table with a `seq` column, in keyset pages: no cursor or
+ * transaction stays open between pages. `table` is a code constant, never user input.
+ */
+export async function* ownedKeysBySeq(tx: Executor, table: "memories" | "chat_threads"): AsyncGenerator<{ ownerId: string; id: string }> {
+  for (let after = 0; ; ) {
+    const page = await all<{ seq: number; owner_id: string; id: string }>(
+      tx,
+      sql`SELECT seq, owner_id, id FROM ${sql.table(table)} WHERE seq > ${after} ORDER BY seq LIMIT ${KEY_PAGE}`,
+    );
+    for (const r of page) yield { ownerId: r.owner_id, id: r.id };
+    if (page.length < KEY_PAGE) return;
+    after = page[page.length - 1].seq;
+  }
+}

@@ -1,4 +1,4 @@
-import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor } from "../db/store";
+import { all, chunks, first, ownedKeysBySeq, list, run, sql, type Executor } from "../db/store";
 
 export interface MemoryRow {
   seq: number;
@@ -74,17 +74,7 @@ export function createMemoryRepository() {
       return (await run(tx, sql`DELETE FROM memories WHERE owner_id = ${ownerId} AND id = ${id}`)) > 0;
     },
     /** Every (owner, id) for an index rebuild, in pages (no long-lived cursor or transaction). */
-    async *allKeys(tx: Executor): AsyncIterable<{ ownerId: string; id: string }> {
-      for (let after = 0; ; ) {
-        const page = await all<{ seq: number; owner_id: string; id: string }>(
-          tx,
-          sql`SELECT seq, owner_id, id FROM memories WHERE seq > ${after} ORDER BY seq LIMIT ${KEY_PAGE}`,
-        );
-        for (const r of page) yield { ownerId: r.owner_id, id: r.id };
-        if (page.length < KEY_PAGE) return;
-        after = page[page.length - 1].seq;
-      }
-    },
+    allKeys: (tx: Executor): AsyncIterable<{ ownerId: string; id: string }> => ownedKeysBySeq(tx, "memories"),
   };
 }
 export type MemoryRepository = ReturnType<typeof createMemoryRepository>;

@@ -4,7 +4,7 @@ import type { Logger } from "../lib/log";
 import type { Embedder } from "./embedders/embedder";
 import { textHash, type EmbeddingCache } from "./embedding-cache";
 import { metaEntries } from "./filters";
-import { ITEMS_TABLE, vectorTableName, type IndexRow, type LanceStore } from "./lance-store";
+import { INDEX_SCHEMA_VERSION, ITEMS_TABLE, vectorTableName, type IndexRow, type LanceStore } from "./lance-store";
 import type { Outbox, OutboxRow, OutboxStage } from "./outbox";
 import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
 
@@ -154,6 +154,49 @@ export class IndexWriter {
   /** Every source of every domain, streamed, for rebuilds and re-embedding. */
   async *allSources(): AsyncGenerator<SourceRef> {
     for (const source of this.o.sources.values()) yield* source.listAll(this.o.store.db);
+  }
+
+  /** An index of an older layout is rebuilt; so is a missing one when the store holds records. */
+  async reconcileSchema(): Promise<void> {
+    const { store, settings, outbox, lance } = this.o;
+    const hasIndex = (await lance.tableNames()).length > 0;
+    const current = (await settings.get(store.db, "index_schema")) === INDEX_SCHEMA_VERSION;
+    let hasRecords = false;
+    for await (const _ of this.allSources()) {
+      hasRecords = true;
+      break;
+    }
+    const rebuild = (hasIndex ? !current : hasRecords) && (await outbox.pendingTextSeq("*")) === null;
+    if (rebuild) this.o.log.info(hasIndex ? "the search index has an older layout; rebuilding it" : "the search index is missing; rebuilding it from the store of record");
+    await store.transaction(async (tx) => {
+      if (rebuild) await outbox.enqueueRebuild(tx);
+      await settings.set(tx, "index_schema", INDEX_SCHEMA_VERSION);
+    });
+  }
+
+  /** When the configured embedder changed, old vectors are dropped and every source re-embedded. */
+  async reconcileVectorSpace(): Promise<void> {
+    const { store, settings, outbox, lance, embedder } = this.o;
+    const space = embedder?.spaceId ?? "";
+    if (((await settings.get(store.db, "vector_space")) ?? "") === space) return;
+    for (const name of await lance.tableNames()) if (name.startsWith("vectors_")) await lance.dropTable(name);
+    let requeued = 0;
+    // Queued re-embeds and the new space are recorded together: a crash cannot lose one.
+    await store.transaction(async (tx) => {
+      if (space) {
+        for (const source of this.o.sources.values()) {
+          const refs = [];
+          for await (const ref of source.listAll(tx)) refs.push(ref);
+          await outbox.enqueueMany(tx, refs, "insert", "vector");
+          requeued += refs.length;
+        }
+      }
+      await settings.set(tx, "vector_space", space);
+      await settings.set(tx, "vector_dimension", "");
+    });
+    this.dimension = null;
+    if (space) await this.o.cache.dropOtherSpaces(space);
+    if (requeued) this.o.log.info("vector space changed; re-embedding every source", { space, sources: requeued });
   }
 
   /** Drops the index and re-enqueues every source, atomically with clearing the outbox. */

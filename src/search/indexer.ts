@@ -1,27 +1,11 @@
-import type { Lease, Settings } from "../db/leases";
-import type { Store } from "../db/store";
-import type { Logger } from "../lib/log";
-import type { Embedder } from "./embedders/embedder";
-import type { EmbeddingCache } from "./embedding-cache";
-import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter } from "./index-writer";
+import type { Lease } from "../db/leases";
+import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
 import { JobRunner, RunnerClosed } from "./job-runner";
-import { INDEX_SCHEMA_VERSION, type LanceStore } from "./lance-store";
-import type { Outbox } from "./outbox";
-import type { SearchKind, SearchSource } from "./types";
 import { createWaiters, type FlushResult } from "./waiters";
 
-export interface IndexerOptions {
-  store: Store;
-  outbox: Outbox;
-  lance: LanceStore;
-  sources: Map<SearchKind, SearchSource>;
-  embedder: Embedder | null;
-  cache: EmbeddingCache;
-  settings: Settings;
+export interface IndexerOptions extends IndexWriterOptions {
   lease: Lease;
-  log: Logger;
   batchSize: number;
-  maxFragments: number;
   /**
    * Exact vector search reads every vector: at 384 dimensions it stays within a few ms
    * up to about 8k rows (the default); past it the indexer builds an ANN index.
@@ -93,10 +77,6 @@ export class Indexer {
     return this.o.lease.held && !this.stopping;
   }
 
-  get vectorDimension(): number | null {
-    return this.writer.dimension;
-  }
-
   /** The LanceDB table that holds vectors of the current space, once one exists. */
   get vectorTable(): string | null {
     return this.writer.vectorTable;
@@ -159,52 +139,9 @@ export class Indexer {
   private async takeOver(): Promise<void> {
     await this.o.lance.reopen();
     await this.writer.takeOver();
-    await this.reconcileSchema();
-    await this.reconcileVectorSpace();
+    await this.writer.reconcileSchema();
+    await this.writer.reconcileVectorSpace();
     this.o.log.info("this process writes the search index", { holder: this.o.lease.holder });
-  }
-
-  /** An index of an older layout is rebuilt; so is a missing one when the store holds records. */
-  private async reconcileSchema(): Promise<void> {
-    const { store, settings, outbox, lance } = this.o;
-    const hasIndex = (await lance.tableNames()).length > 0;
-    const current = (await settings.get(store.db, "index_schema")) === INDEX_SCHEMA_VERSION;
-    let hasRecords = false;
-    for await (const _ of this.writer.allSources()) {
-      hasRecords = true;
-      break;
-    }
-    const rebuild = (hasIndex ? !current : hasRecords) && (await outbox.pendingTextSeq("*")) === null;
-    if (rebuild) this.o.log.info(hasIndex ? "the search index has an older layout; rebuilding it" : "the search index is missing; rebuilding it from the store of record");
-    await store.transaction(async (tx) => {
-      if (rebuild) await outbox.enqueueRebuild(tx);
-      await settings.set(tx, "index_schema", INDEX_SCHEMA_VERSION);
-    });
-  }
-
-  /** When the configured embedder changed, old vectors are dropped and every source re-embedded. */
-  private async reconcileVectorSpace(): Promise<void> {
-    const { store, settings, outbox, lance, embedder } = this.o;
-    const space = embedder?.spaceId ?? "";
-    if (((await settings.get(store.db, "vector_space")) ?? "") === space) return;
-    for (const name of await lance.tableNames()) if (name.startsWith("vectors_")) await lance.dropTable(name);
-    let requeued = 0;
-    // Queued re-embeds and the new space are recorded together: a crash cannot lose one.
-    await store.transaction(async (tx) => {
-      if (space) {
-        for (const source of this.o.sources.values()) {
-          const refs = [];
-          for await (const ref of source.listAll(tx)) refs.push(ref);
-          await outbox.enqueueMany(tx, refs, "insert", "vector");
-          requeued += refs.length;
-        }
-      }
-      await settings.set(tx, "vector_space", space);
-      await settings.set(tx, "vector_dimension", "");
-    });
-    this.writer.dimension = null;
-    if (space) await this.o.cache.dropOtherSpaces(space);
-    if (requeued) this.o.log.info("vector space changed; re-embedding every source", { space, sources: requeued });
   }
 
   /** Starts a drain unless one runs; a running drain will look again. */
@@ -420,7 +357,7 @@ export class Indexer {
       pendingText: counts.text,
       pendingVector: counts.vector,
       vectorSpace: this.o.embedder?.spaceId ?? null,
-      vectorDimension: this.vectorDimension,
+      vectorDimension: this.writer.dimension,
       lastIndexedAt: this.writer.lastIndexedAt,
       leaseHeld: this.o.lease.held,
     };
