@@ -97,10 +97,11 @@ interface ConversationResult {
   index: IndexState;
 }
 
-type Ops = { drain(): Promise<number>; settle(): Promise<number>; compact(): Promise<number>; state(): Promise<IndexState> };
+type Ops = { drain(): Promise<number>; settle(): Promise<number>; compact(): Promise<number>; state(ownerId: string): Promise<IndexState> };
 
 async function runConversation(url: string, ops: Ops, conversation: Conversation, runTag: string): Promise<ConversationResult> {
-  const api = client(url, `locomo-${conversation.name}-${runTag}`);
+  const user = `locomo-${conversation.name}-${runTag}`;
+  const api = client(url, user);
   const ingestStart = performance.now();
   for (const turn of conversation.turns) {
     const extra = args["without-session-id"] ? {} : { session_id: `${conversation.name}-${turn.session}` };
@@ -109,7 +110,7 @@ async function runConversation(url: string, ops: Ops, conversation: Conversation
   const ingestMs = performance.now() - ingestStart;
   const drainMs = (await ops.drain()) + (await ops.settle());
   if (args["compact-before-search"]) await ops.compact();
-  const index = await ops.state();
+  const index = await ops.state(user);
   for (const q of conversation.questions.slice(0, WARMUP)) await api.search(q.question, 10);
 
   const latencies: number[] = [];

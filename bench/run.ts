@@ -213,7 +213,7 @@ async function runScale(count: number) {
     process.stderr.write(`  scale: searching ${QUERIES} (+${WARMUP} warm-up)…\n`);
     const search = await measureSearch(server, user, queryTexts(SEED, WARMUP + QUERIES), WARMUP);
     const vectorRecall = await server.ops.vectorIndexRecall(user, queryTexts(SEED + 7, 100), 10);
-    const state = await server.ops.state();
+    const state = await server.ops.state(user);
     const run: ModeRun = { mode: `fake@${count}`, clients: 8, mixed: false, ingest, search, readYourWrites: [] };
     // A server that holds the memories but did not ingest them (the next morning): a fresh
     // process on the same data dir, the same kind of searches, its resident memory.
@@ -221,7 +221,7 @@ async function runScale(count: number) {
     process.stderr.write(`  scale: restarted on the same data; searching ${QUERIES} (+${WARMUP} warm-up)…\n`);
     server = await startBenchServer({ dataDir: dir, env: fakeEmbedderEnv(fake.url), inProcess: IN_PROCESS });
     const restartedSearch = await measureSearch(server, user, queryTexts(SEED + 3, WARMUP + QUERIES), WARMUP);
-    const restarted = await server.ops.state();
+    const restarted = await server.ops.state(user);
     const restartedRun: ModeRun = { mode: `fake@${count} restarted`, clients: 8, mixed: false, ingest, search: restartedSearch, readYourWrites: [] };
     return { run, restartedRun, vectorRecall, rssMB: state.rssMB, peakRssMB: state.peakRssMB, restartedRssMB: restarted.rssMB };
   } finally {

@@ -54,7 +54,7 @@ describe("the search index on object storage", () => {
 
     // Nothing of the index is on local disk; the bucket holds its tables.
     expect(existsSync(join(dataDir, "index"))).toBe(false);
-    expect(objectKeys(join(bucketDir, "mnemo-index")).some((key) => key.includes("items.lance"))).toBe(true);
+    expect(objectKeys(join(bucketDir, "mnemo-index")).some((key) => /team-a\/mem_[0-9a-f]{32}\.lance/.test(key))).toBe(true);
 
     const second = await startTestServer({ dataDir, env: s3Env() });
     const [, again] = await second.call("POST", "/v1/memories/search", { body: { query: "northern harbour" } });

@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { dataPaths } from "../../src/data-paths";
-import { buildWhere } from "../../src/search/filters";
+import { textTable } from "../../src/search/partitions";
 import type { Logger } from "../../src/lib/log";
 import type { RunningServer } from "../../src/server";
 
@@ -181,11 +181,11 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
   }
 
   return {
-    async state(): Promise<IndexState> {
-      const vectorTable = services.indexer.vectorTable;
+    async state(ownerId: string): Promise<IndexState> {
+      const vectorTable = services.indexer.vectorTableFor(ownerId, "mem");
       const stats = await services.indexer.stats();
       return {
-        items: await tableState("items"),
+        items: await tableState(textTable(ownerId, "mem")),
         vectors: await tableState(vectorTable),
         vectorTable,
         outbox: { pendingText: stats.pendingText, pendingVector: stats.pendingVector },
@@ -220,7 +220,7 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
      */
     async compact(): Promise<number> {
       const start = performance.now();
-      for (const name of ["items", services.indexer.vectorTable]) if (name) await services.lance.optimize(name, 60_000);
+      for (const name of await services.lance.tableNames()) await services.lance.optimize(name, 60_000);
       return performance.now() - start;
     },
     /** Search timings and indexer work since the last call, then resets them. */
@@ -235,11 +235,11 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
      * an exact scan of the same table and filter, for one owner's queries.
      */
     async vectorIndexRecall(ownerId: string, queries: string[], k: number) {
-      const name = services.indexer.vectorTable;
+      const name = services.indexer.vectorTableFor(ownerId, "mem");
       const table = name ? await services.lance.table(name) : null;
       if (!name || !table || !services.embedder) return null;
       const indexed = (await table.listIndices()).filter((i) => i.columns.includes("vector")).map((i) => i.indexType);
-      const where = buildWhere(ownerId, ["memory"]);
+      const where = null;
       let found = 0;
       let foundTieAware = 0;
       let wanted = 0;
@@ -247,7 +247,7 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
         const [vector] = await services.embedder.embed([query], "query");
         const approx = await services.lance.searchVectors(name, where, vector, k);
         // Exact neighbours beyond k give the true distance of near-ties too.
-        const exact = await table.vectorSearch(Array.from(vector)).distanceType("cosine").bypassVectorIndex().where(where).select(["source_key", "_distance"]).limit(k + 50).toArray();
+        const exact = await table.vectorSearch(Array.from(vector)).distanceType("cosine").bypassVectorIndex().select(["source_key", "_distance"]).limit(k + 50).toArray();
         const top = exact.slice(0, k);
         const kth = (top[top.length - 1]?._distance as number | undefined) ?? Infinity;
         const exactDistance = new Map(exact.map((row) => [row.source_key as string, row._distance as number]));

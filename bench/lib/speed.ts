@@ -55,11 +55,11 @@ export async function measureIngest(
   const searching = searchWhileIngesting ? searchUntil(server, user, searchWhileIngesting, () => ingesting) : null;
   const { wallMs, latencies } = await writing;
   const during = await searching;
-  const afterIngest = await server.ops.state();
+  const afterIngest = await server.ops.state(user);
   const { work: ingestWork, searches } = await server.ops.takeTimings();
   const catchUpMs = await server.ops.drain();
   const indexBuildWaitMs = await server.ops.settle();
-  const afterDrain = await server.ops.state();
+  const afterDrain = await server.ops.state(user);
   const { work: catchUpWork } = await server.ops.takeTimings();
   return {
     clients,

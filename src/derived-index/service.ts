@@ -3,9 +3,10 @@ import { payloadTooLarge } from "../errors/app-error";
 import type { ChatRepository } from "../chats/repository";
 import type { IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
-import { buildWhere } from "../search/filters";
+import { partitionWhere } from "../search/filters";
 import type { Indexer } from "../search/indexer";
-import { ITEMS_TABLE, type LanceStore } from "../search/lance-store";
+import type { LanceStore } from "../search/lance-store";
+import { textTable } from "../search/partitions";
 import type { Outbox } from "../search/outbox";
 import type { ArtifactKind, ArtifactRepository } from "../workspaces/repository";
 import type { WorkspaceService } from "../workspaces/service";
@@ -42,13 +43,14 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     await indexer.flush(ownerId);
     const counts = await d.repo.viewCounts(store.db, ownerId, workspaceId);
     const pending = await d.repo.pending(store.db, ownerId, workspaceId);
-    const blocksWhere = buildWhere(ownerId, ["block"], { workspaceId });
-    const vectorTable = indexer.vectorTable;
+    await indexer.followWriter();
+    const blocksWhere = partitionWhere(["block"], { workspaceId });
+    const vectorTable = indexer.vectorTableFor(ownerId, "doc");
     const stats = await indexer.stats();
     const [blocks, vectors, messages] = await Promise.all([
-      d.lance.countRows(ITEMS_TABLE, blocksWhere),
+      d.lance.countRows(textTable(ownerId, "doc"), blocksWhere),
       vectorTable ? d.lance.countRows(vectorTable, blocksWhere) : Promise.resolve(0),
-      d.lance.countRows(ITEMS_TABLE, buildWhere(ownerId, ["message"], { workspaceId })),
+      d.lance.countRows(textTable(ownerId, "doc"), partitionWhere(["message"], { workspaceId })),
     ]);
     return {
       workspaceId,

@@ -1,12 +1,13 @@
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import type { Embedder } from "./embedders/embedder";
-import { buildWhere } from "./filters";
+import { partitionWhere } from "./filters";
 import type { Indexer } from "./indexer";
-import type { LanceStore } from "./lance-store";
+import type { LanceStore, RawHit } from "./lance-store";
+import { partitionGroup, textTable, type PartitionGroup } from "./partitions";
 import { fullTextQuery } from "./query-text";
-import { fuse } from "./ranking";
-import { sourceKey, type SearchHit, type SearchKind, type SearchRequest, type SearchResult, type SearchSource, type SourceRef } from "./types";
+import { fuse, type RankedHit } from "./ranking";
+import { sourceKey, type SearchHit, type SearchItem, type SearchKind, type SearchRequest, type SearchResult, type SearchSource, type SourceRef } from "./types";
 
 export interface SearchEngineOptions {
   store: Store;
@@ -24,7 +25,7 @@ export interface SearchEngineOptions {
 const CANDIDATES_PER_RESULT = 4;
 const MAX_CANDIDATES = 200;
 const QUERY_CACHE_SIZE = 512;
-/** Hits fused beyond the limit, so that hits dropped by the store re-check rarely shorten the list. */
+/** Hits fused beyond the limit, so that hits dropped by the store read-back rarely shorten the list. */
 const VERIFY_SPARE = 5;
 
 /** Where a search spent its time, in milliseconds (sent as `Server-Timing`). */
@@ -66,23 +67,60 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
     }
   }
 
-  /** Keeps the hits whose item still exists for this owner with the text the index returned. */
-  async function verify(ownerId: string, hits: SearchHit[]): Promise<SearchHit[]> {
+  /**
+   * Reads each hit's item back from the store of record, for this owner: the text and
+   * workspace answered are the current ones, and a hit whose item was deleted since it
+   * was indexed is dropped.
+   */
+  async function hydrate(ownerId: string, hits: RankedHit[]): Promise<SearchHit[]> {
     const byKind = new Map<SearchKind, SourceRef[]>();
     for (const hit of hits) {
       const refs = byKind.get(hit.kind) ?? [];
       refs.push({ ownerId, kind: hit.kind, sourceId: hit.sourceId });
       byKind.set(hit.kind, refs);
     }
-    const current = new Map<string, string>();
+    const current = new Map<string, SearchItem>();
     for (const [kind, refs] of byKind) {
       const source = sources.get(kind);
       if (!source) continue;
       for (const [key, items] of await source.load(store.db, refs, { context: false })) {
-        for (const item of items) current.set(`${key}|${item.itemId}`, item.text);
+        for (const item of items) current.set(`${key}|${item.itemId}`, item);
       }
     }
-    return hits.filter((hit) => current.get(`${sourceKey({ ownerId, kind: hit.kind, sourceId: hit.sourceId })}|${hit.itemId}`) === hit.text);
+    return hits.flatMap((hit) => {
+      const item = current.get(`${sourceKey({ ownerId, kind: hit.kind, sourceId: hit.sourceId })}|${hit.itemId}`);
+      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId }] : [];
+    });
+  }
+
+  /** Full-text and vector candidates from the owner's partition tables of the kinds searched. */
+  async function candidates(request: SearchRequest, count: number, remaining: () => number) {
+    const byGroup = new Map<PartitionGroup, SearchKind[]>();
+    for (const kind of request.kinds) byGroup.set(partitionGroup(kind), [...(byGroup.get(partitionGroup(kind)) ?? []), kind]);
+    const query = fullTextQuery(request.query);
+    let embedMs = 0;
+    let vector: Promise<Float32Array | null> | null = null;
+    const queryVector = () =>
+      (vector ??= (async () => {
+        const started = performance.now();
+        const result = await embedQuery(request.query, Math.min(queryEmbedTimeoutMs, remaining()));
+        embedMs = performance.now() - started;
+        return result;
+      })());
+    const perGroup = await Promise.all(
+      [...byGroup].map(async ([group, kinds]) => {
+        const where = partitionWhere(kinds, request.filters);
+        const vectors = indexer.vectorTableFor(request.ownerId, group);
+        const [text, near] = await Promise.all([
+          lance.searchText(textTable(request.ownerId, group), where, query, count),
+          vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count) : null)) : Promise.resolve(null),
+        ]);
+        return { text, near };
+      }),
+    );
+    const textHits = perGroup.flatMap((g) => g.text);
+    const vectorLists = perGroup.map((g) => g.near).filter((list): list is RawHit[] => list !== null);
+    return { textHits, vectorHits: vectorLists.length ? vectorLists.flat() : null, embedMs: () => embedMs };
   }
 
   return {
@@ -99,20 +137,11 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
       // A replica that does not write the index looks at its newest version.
       await indexer.followWriter();
       const afterFlush = performance.now();
-      const where = buildWhere(request.ownerId, request.kinds, request.filters);
-      const candidates = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
-      const vectorTable = indexer.vectorTable;
-      let embedMs = 0;
-      const vectorSearch = async () => {
-        if (!vectorTable) return null;
-        const embedStarted = performance.now();
-        const vector = await embedQuery(request.query, Math.min(queryEmbedTimeoutMs, remaining()));
-        embedMs = performance.now() - embedStarted;
-        return vector ? lance.searchVectors(vectorTable, where, vector, candidates) : null;
-      };
-      const [textHits, vectorHits] = await Promise.all([lance.searchText(where, fullTextQuery(request.query), candidates), vectorSearch()]);
+      const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
+      const { textHits, vectorHits, embedMs: embedTime } = await candidates(request, count, remaining);
+      const embedMs = embedTime();
       const fused = fuse(textHits, vectorHits, request.limit + VERIFY_SPARE).filter((hit) => hit.score > 0 && hit.score >= (request.minScore ?? 0));
-      const hits = (await verify(request.ownerId, fused)).slice(0, request.limit);
+      const hits = (await hydrate(request.ownerId, fused)).slice(0, request.limit);
       const semantic = vectorHits !== null;
       const finished = performance.now();
       return {

@@ -1,3 +1,4 @@
+import { GROUP_KINDS, partitionGroup } from "./partitions";
 import type { SearchFilters, SearchKind } from "./types";
 
 /**
@@ -23,10 +24,17 @@ export function metaEntries(metadata: Record<string, unknown>): string[] {
   return out;
 }
 
-/** The filter of one search: always scoped to its owner and kinds. */
-export function buildWhere(ownerId: string, kinds: SearchKind[], filters: SearchFilters = {}): string {
-  const clauses = [`owner_id = ${literal(ownerId)}`];
-  clauses.push(kinds.length === 1 ? `kind = ${literal(kinds[0])}` : `kind IN (${kinds.map(literal).join(", ")})`);
+/**
+ * The filter of one search within an owner's partition table (the table itself scopes
+ * the owner): the kinds, unless they are all the table holds, and the caller's
+ * filters. Null when nothing narrows the search.
+ */
+export function partitionWhere(kinds: SearchKind[], filters: SearchFilters = {}): string | null {
+  const clauses: string[] = [];
+  const group = GROUP_KINDS[partitionGroup(kinds[0])];
+  if (!group.every((kind) => kinds.includes(kind))) {
+    clauses.push(kinds.length === 1 ? `kind = ${literal(kinds[0])}` : `kind IN (${kinds.map(literal).join(", ")})`);
+  }
   if (filters.workspaceId !== undefined) {
     const inWorkspace = `workspace_id = ${literal(filters.workspaceId)}`;
     clauses.push(filters.includeUnscoped ? `(${inWorkspace} OR workspace_id IS NULL)` : inWorkspace);
@@ -39,7 +47,7 @@ export function buildWhere(ownerId: string, kinds: SearchKind[], filters: Search
   for (const [key, value] of Object.entries(filters.metadata ?? {})) {
     clauses.push(`array_has(meta, ${literal(metaEntry(key, value))})`);
   }
-  return clauses.join(" AND ");
+  return clauses.length ? clauses.join(" AND ") : null;
 }
 
 /** Filter matching every item of the given sources (for replacing them). */

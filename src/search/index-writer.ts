@@ -4,7 +4,8 @@ import type { Logger } from "../lib/log";
 import type { Embedder } from "./embedders/embedder";
 import { textHash, type EmbeddingCache } from "./embedding-cache";
 import { metaEntries } from "./filters";
-import { INDEX_SCHEMA_VERSION, ITEMS_TABLE, vectorTableName, type IndexRow, type LanceStore } from "./lance-store";
+import { INDEX_SCHEMA_VERSION, type IndexRow, type LanceStore } from "./lance-store";
+import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "./partitions";
 import type { Outbox, OutboxRow, OutboxStage } from "./outbox";
 import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
 
@@ -54,9 +55,13 @@ export class IndexWriter {
     this.dimension = value ? Number(value) : null;
   }
 
-  get vectorTable(): string | null {
-    return this.o.embedder && this.dimension ? vectorTableName(this.o.embedder.spaceId, this.dimension) : null;
+  /** An owner's vector table of a group in the current space, once vectors exist. */
+  vectorTableFor(ownerId: string, group: PartitionGroup): string | null {
+    return this.o.embedder && this.dimension ? vectorTable(ownerId, group, this.o.embedder.spaceId, this.dimension) : null;
   }
+
+  /** Vector tables written since their ANN index was last considered. */
+  readonly vectorTablesWritten = new Set<string>();
 
   get hasDirtyTables(): boolean {
     return this.dirtyTables.size > 0;
@@ -64,10 +69,12 @@ export class IndexWriter {
 
   /** The text stage of a batch: items replaced in `items`; rows move on to the vector stage. */
   async processText(rows: OutboxRow[]): Promise<void> {
-    const { refs, deleteKeys } = this.plan(rows, "text");
+    const { refs, deletes } = this.plan(rows, "text");
     const items = await this.load(refs);
-    await this.o.lance.replaceItems(deleteKeys, items.map(toIndexRow));
-    this.noteCommit(ITEMS_TABLE);
+    for (const [table, part] of byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)))) {
+      await this.o.lance.replaceItems(table, part.deleteKeys, part.items.map(toIndexRow));
+      this.noteCommit(table);
+    }
     await this.announceVersion();
     const seqs = rows.map((r) => r.seq);
     if (this.o.embedder) await this.o.outbox.advanceToVector(seqs);
@@ -78,7 +85,7 @@ export class IndexWriter {
   /** Embeds a batch; false (rows postponed) when the embedder cannot answer now. */
   async processVectors(rows: OutboxRow[], onOutage: (error: Error) => void): Promise<boolean> {
     const embedder = this.o.embedder!;
-    const { refs, deleteKeys } = this.plan(rows, "vector");
+    const { refs, deletes } = this.plan(rows, "vector");
     const items = await this.load(refs);
     const vectors = new Map<string, Float32Array>();
     // Texts without a cached vector, by hash: each distinct text is embedded once.
@@ -110,10 +117,13 @@ export class IndexWriter {
       this.dimension = dimension;
     }
     if (dimension) {
-      const table = vectorTableName(embedder.spaceId, dimension);
-      const withVectors = items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(textHash(item.text))! }));
-      await this.o.lance.replaceVectors(table, dimension, deleteKeys, withVectors);
-      this.noteCommit(table);
+      const tableOf = (ref: SourceRef) => vectorTable(ref.ownerId, partitionGroup(ref.kind), embedder.spaceId, dimension);
+      for (const [table, part] of byPartition(deletes, items, tableOf)) {
+        const withVectors = part.items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(textHash(item.text))! }));
+        await this.o.lance.replaceVectors(table, dimension, part.deleteKeys, withVectors);
+        this.noteCommit(table);
+        if (withVectors.length) this.vectorTablesWritten.add(table);
+      }
       await this.announceVersion();
     }
     await this.o.outbox.remove(rows.map((r) => r.seq));
@@ -131,8 +141,8 @@ export class IndexWriter {
       bySource.set(key, { ref, needsDelete: needsDelete || (bySource.get(key)?.needsDelete ?? false) });
     }
     const refs = [...bySource.values()].map((v) => v.ref);
-    const deleteKeys = [...bySource.entries()].filter(([, v]) => v.needsDelete).map(([key]) => key);
-    return { refs, deleteKeys };
+    const deletes = [...bySource.values()].filter((v) => v.needsDelete).map((v) => v.ref);
+    return { refs, deletes };
   }
 
   private async load(refs: SourceRef[]): Promise<SearchItem[]> {
@@ -179,7 +189,7 @@ export class IndexWriter {
     const { store, settings, outbox, lance, embedder } = this.o;
     const space = embedder?.spaceId ?? "";
     if (((await settings.get(store.db, "vector_space")) ?? "") === space) return;
-    for (const name of await lance.tableNames()) if (name.startsWith("vectors_")) await lance.dropTable(name);
+    for (const name of await lance.tableNames()) if (isVectorTable(name)) await lance.dropTable(name);
     let requeued = 0;
     // Queued re-embeds and the new space are recorded together: a crash cannot lose one.
     await store.transaction(async (tx) => {
@@ -248,17 +258,34 @@ export class IndexWriter {
    * Compacts a table once it has taken `maxFragments` commits since its last compaction
    * (each `add` makes one fragment), even in the middle of an ingest, so the fragment
    * count stays bounded; `force` compacts every table written since. Vector tables wait
-   * while their ANN index is being built (compaction would restart the build).
+   * while an ANN index is being built (compaction would restart the build). With many
+   * owners' tables dirty, at most `maxTables` are done per call; true when some remain.
    */
-  async compact(force: boolean, skipVectors: boolean): Promise<void> {
+  async compact(force: boolean, skipVectors: boolean, maxTables = Number.POSITIVE_INFINITY): Promise<boolean> {
+    let compacted = 0;
     for (const table of [...this.dirtyTables]) {
-      if (skipVectors && table.startsWith("vectors_")) continue;
+      if (skipVectors && isVectorTable(table)) continue;
       if (!force && (this.commitsSinceCompaction.get(table) ?? 0) < this.o.maxFragments) continue;
+      if (compacted++ >= maxTables) return true;
       await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
       this.dirtyTables.delete(table);
-      this.commitsSinceCompaction.set(table, 0);
+      this.commitsSinceCompaction.delete(table);
     }
+    return false;
   }
+}
+
+/** A batch's deletes and items, split by the partition table each belongs to. */
+function byPartition(deletes: SourceRef[], items: SearchItem[], tableOf: (ref: SourceRef) => string) {
+  const parts = new Map<string, { deleteKeys: string[]; items: SearchItem[] }>();
+  const part = (table: string) => {
+    let entry = parts.get(table);
+    if (!entry) parts.set(table, (entry = { deleteKeys: [], items: [] }));
+    return entry;
+  };
+  for (const ref of deletes) part(tableOf(ref)).deleteKeys.push(sourceKey(ref));
+  for (const item of items) part(tableOf(item)).items.push(item);
+  return parts;
 }
 
 function toIndexRow(item: SearchItem): IndexRow {

@@ -1,6 +1,8 @@
 import type { Lease } from "../db/leases";
 import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
 import { JobRunner, RunnerClosed } from "./job-runner";
+import type { PartitionGroup } from "./partitions";
+import { VectorIndexBuilds } from "./vector-index-builds";
 import { createWaiters, type FlushResult } from "./waiters";
 
 export interface IndexerOptions extends IndexWriterOptions {
@@ -29,6 +31,8 @@ const LEASE_POLL_MS = 1_000;
  * the CLI): one indexed MAX() on the outbox. A search waiting for rows wakes it at once.
  */
 const OUTBOX_POLL_MS = 50;
+/** Tables compacted per runner job when idle. */
+const IDLE_COMPACT_TABLES = 8;
 /** A dead writer's lease is taken over after this long: well within 10 s of its death. */
 export const LEASE_TTL_MS = 6_000;
 
@@ -62,7 +66,7 @@ export class Indexer {
   private leaseTimer: ReturnType<typeof setInterval> | null = null;
   private pollTimer: ReturnType<typeof setInterval> | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
-  private vectorIndexBuild: Promise<void> | null = null;
+  private readonly builds: VectorIndexBuilds;
   private embedderDown = false;
   /** One warning per outage, not one per retry. */
   private embedderWarned = false;
@@ -70,6 +74,7 @@ export class Indexer {
 
   constructor(private readonly o: IndexerOptions) {
     this.writer = new IndexWriter(o);
+    this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
     this.waiters = createWaiters({ outbox: o.outbox, isWriter: () => this.isWriter, onWait: () => (this.wake?.(), this.kick()) });
   }
 
@@ -77,9 +82,9 @@ export class Indexer {
     return this.o.lease.held && !this.stopping;
   }
 
-  /** The LanceDB table that holds vectors of the current space, once one exists. */
-  get vectorTable(): string | null {
-    return this.writer.vectorTable;
+  /** An owner's vector table of a group in the current space, once vectors exist. */
+  vectorTableFor(ownerId: string, group: PartitionGroup): string | null {
+    return this.writer.vectorTableFor(ownerId, group);
   }
 
   /** Seeks the lease (and keeps seeking it every second) and starts draining when it has it. */
@@ -193,7 +198,7 @@ export class Indexer {
           await this.writer.processText(text);
         }
         await this.waiters.release();
-        await this.writer.compact(false, this.vectorIndexBuild !== null);
+        await this.writer.compact(false, this.builds.running);
         // Keep vectors moving during a long ingest: a small batch per text batch, so a
         // search arriving meanwhile waits at most one small embedding call.
         if (!this.waiters.any) await this.vectorBatch(EMBED_CHUNK);
@@ -201,11 +206,11 @@ export class Indexer {
       }
       await this.waiters.release();
       if (await this.vectorBatch(VECTOR_BATCH)) {
-        await this.writer.compact(false, this.vectorIndexBuild !== null);
+        await this.writer.compact(false, this.builds.running);
         continue;
       }
-      await this.writer.compact(false, this.vectorIndexBuild !== null);
-      await this.maybeBuildVectorIndex();
+      await this.writer.compact(false, this.builds.running);
+      if (this.isWriter) await this.builds.maybeStart();
       if (!this.again) break;
       this.again = false;
     }
@@ -215,7 +220,7 @@ export class Indexer {
 
   /** Processes one vector batch when one is due; false when there was nothing to do. */
   private async vectorBatch(size: number): Promise<boolean> {
-    if (!this.o.embedder || this.embedderDown || this.vectorIndexBuild) return false;
+    if (!this.o.embedder || this.embedderDown || this.builds.running) return false;
     const rows = await this.o.outbox.nextBatch("vector", size);
     if (!rows.length) return false;
     return this.writer.processVectors(rows, (error) => {
@@ -248,43 +253,31 @@ export class Indexer {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null;
-      if (!this.isWriter || this.pumping) return;
-      this.runner
-        .run(() => this.writer.compact(true, this.vectorIndexBuild !== null))
-        .catch((error) => {
-          if (!(error instanceof RunnerClosed)) this.o.log.warn("index optimize failed", { error });
-        });
+      void this.idleOptimize();
     }, IDLE_OPTIMIZE_MS);
   }
 
-  /** Starts the ANN index build once the vector table outgrows exact search. */
-  private async maybeBuildVectorIndex(): Promise<void> {
-    const table = this.vectorTable;
-    const { lance, log } = this.o;
-    if (!table || this.vectorIndexBuild || !this.isWriter) return;
-    if ((await lance.countRows(table)) < this.o.vectorIndexMinRows || (await lance.hasVectorIndex(table))) return;
-    log.info("building the vector index", { table });
-    const started = Date.now();
-    const build = this.runner.runBeside(() => lance.createVectorIndex(table));
-    if (!build) return;
-    this.vectorIndexBuild = build
-      .then(() => log.info("vector index ready", { table, seconds: (Date.now() - started) / 1000 }))
-      .catch((error) => log.warn("vector index build failed; exact search continues", { error }))
-      .finally(() => {
-        this.vectorIndexBuild = null;
-        this.kick();
-      });
+  /** Compacts what was written, a few tables per job, so that batches queued meanwhile go between. */
+  private async idleOptimize(): Promise<void> {
+    for (let more = true; more && this.isWriter; ) {
+      try {
+        more = await this.runner.run(() => this.writer.compact(true, this.builds.running, IDLE_COMPACT_TABLES));
+      } catch (error) {
+        if (!(error instanceof RunnerClosed)) this.o.log.warn("index optimize failed", { error });
+        return;
+      }
+    }
   }
 
   /** Resolves when no vector-index build is running (for benches and tests). */
-  async vectorIndexSettled(): Promise<void> {
-    while (this.vectorIndexBuild) await this.vectorIndexBuild;
+  vectorIndexSettled(): Promise<void> {
+    return this.builds.settled();
   }
 
   /** Runs the idle optimization now: every written table compacted and fully indexed. */
   async settle(): Promise<void> {
     await this.drain();
-    await this.runner.run(() => this.writer.compact(true, false));
+    await this.runner.run(async () => void (await this.writer.compact(true, false)));
   }
 
   private async scheduleDueVectors(): Promise<void> {

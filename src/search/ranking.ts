@@ -13,8 +13,11 @@ const VECTOR_WEIGHT = 0.6;
 export const textScore = (bm25: number) => (bm25 > 0 ? bm25 / (bm25 + TEXT_HALF) : 0);
 export const vectorScore = (cosineDistance: number) => Math.max(0, Math.min(1, 1 - cosineDistance));
 
+/** A ranked hit before its text and workspace are read from the store of record. */
+export type RankedHit = Omit<SearchHit, "text" | "workspaceId">;
+
 /** Fuses full-text and vector hits into one list, best first, ties broken by recency. */
-export function fuse(textHits: RawHit[], vectorHits: RawHit[] | null, limit: number): SearchHit[] {
+export function fuse(textHits: RawHit[], vectorHits: RawHit[] | null, limit: number): RankedHit[] {
   const byKey = new Map<string, { hit: RawHit; text: number; vector: number }>();
   const keyOf = (h: RawHit) => `${h.source_key}|${h.item_id}`;
   for (const hit of textHits) {
@@ -39,8 +42,6 @@ export function fuse(textHits: RawHit[], vectorHits: RawHit[] | null, limit: num
     kind: hit.kind as SearchKind,
     sourceId: hit.source_id,
     itemId: hit.item_id,
-    workspaceId: hit.workspace_id ?? null,
-    text: hit.text,
     score: Math.round(score * 1e6) / 1e6,
   }));
 }

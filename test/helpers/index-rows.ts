@@ -1,19 +1,36 @@
 import * as lancedb from "@lancedb/lancedb";
 import { join } from "node:path";
 
+type Row = { source_key: string; item_id: string; owner_id: string; table: string };
+
 /**
  * Reads the search index of a data dir directly (as a second process would), for tests
- * that compare what LanceDB holds with the store of record: every row's source key and
- * item id, so that duplicates show.
+ * that compare what LanceDB holds with the store of record: every full-text row's
+ * source key, item id, owner and table (vectors with `vectors: true`), so that
+ * duplicates and misplaced rows show.
  */
-export async function indexRows(dataDir: string, table = "items"): Promise<Array<{ source_key: string; item_id: string; owner_id: string }>> {
+export async function indexRows(dataDir: string, options: { vectors?: boolean } = {}): Promise<Row[]> {
   const db = await lancedb.connect(join(dataDir, "index"));
   try {
-    if (!(await db.tableNames()).includes(table)) return [];
-    const handle = await db.openTable(table);
-    const rows = (await handle.query().select(["source_key", "item_id", "owner_id"]).toArray()) as Array<{ source_key: string; item_id: string; owner_id: string }>;
-    handle.close();
-    return rows.map((r) => ({ source_key: r.source_key, item_id: r.item_id, owner_id: r.owner_id }));
+    const out: Row[] = [];
+    for (const table of await db.tableNames()) {
+      if (table.includes("__v_") !== Boolean(options.vectors)) continue;
+      const handle = await db.openTable(table);
+      const rows = (await handle.query().select(["source_key", "item_id", "owner_id"]).toArray()) as Row[];
+      handle.close();
+      out.push(...rows.map((r) => ({ source_key: r.source_key, item_id: r.item_id, owner_id: r.owner_id, table })));
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** The index tables of a data dir. */
+export async function indexTables(dataDir: string): Promise<string[]> {
+  const db = await lancedb.connect(join(dataDir, "index"));
+  try {
+    return await db.tableNames();
   } finally {
     db.close();
   }
