@@ -26,7 +26,10 @@ async function ranked(server: TestServer, user: string) {
   for (const query of QUERIES) {
     const [status, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query, limit: 10 } });
     expect(status).toBe(200);
-    out.push(body.results.map((r: { id: string; score: number }) => [r.id, r.score]));
+    // Equal scores are ordered by recency, which two servers cannot share to the
+    // millisecond: within a tie, compare as a set.
+    const list: Array<[string, number]> = body.results.map((r: { id: string; score: number }) => [r.id, r.score]);
+    out.push(list.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
-import { sql } from "kysely";
 import { openStoreFor } from "../src/db/open";
+import { first, run, sql } from "../src/db/store";
 import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 import { databaseUrlFor, dropDatabaseFor } from "./helpers/database";
 import { startTestServer, tempDir } from "./helpers/server";
@@ -16,7 +16,7 @@ describe("the store of record's schema", () => {
     await server.stop();
 
     const store = openStoreFor({ databaseUrl: await databaseUrlFor(dir) }, dir);
-    await sql`INSERT INTO schema_migrations (id, applied_at) VALUES ('9999_from_the_future', 'x')`.execute(store.db);
+    await run(store.db, sql`INSERT INTO schema_migrations (id, applied_at) VALUES ('9999_from_the_future', 'x')`);
     await store.close();
 
     const refused = await runCli(["serve", "--data", dir, "--port", "0"]);
@@ -25,8 +25,8 @@ describe("the store of record's schema", () => {
     expect(refused.stderr).not.toContain("    at ");
 
     const after = openStoreFor({ databaseUrl: await databaseUrlFor(dir) }, dir);
-    const count = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM memories`.execute(after.db);
-    expect(Number(count.rows[0].n)).toBe(1);
+    const count = await first<{ n: number }>(after.db, sql`SELECT COUNT(*) AS n FROM memories`);
+    expect(Number(count?.n)).toBe(1);
     await after.close();
     rmSync(dir, { recursive: true, force: true });
     await dropDatabaseFor(dir);

@@ -98,26 +98,33 @@ export async function spawnReplica(name: string, dataDir: string, env: Record<st
 }
 
 /**
- * Waits until the index writer's idle optimize has folded every row of `items` into its
- * indices (what `settle()` forces in a single bench server): read straight from the
- * shared index directory. Returns the milliseconds waited, or null at the deadline.
+ * Waits until the index writer's idle optimize has folded every row into the indices of
+ * every table (what `settle()` forces in a single bench server), reading the shared index
+ * directory itself; any table layout (one `items` table, or a table per owner).
+ * Returns the milliseconds waited, or null at the deadline.
  */
 export async function waitForOptimizedIndex(indexDir: string, rows: number, timeoutMs: number): Promise<number | null> {
   const start = performance.now();
   const db = await lancedb.connect(indexDir, { readConsistencyInterval: 0 });
   try {
     while (performance.now() - start < timeoutMs) {
-      if ((await db.tableNames()).includes("items")) {
-        const table = await db.openTable("items");
+      let total = 0;
+      let unindexed = 0;
+      let indices = 0;
+      for (const name of await db.tableNames()) {
+        const table = await db.openTable(name).catch(() => null);
+        if (!table) continue;
         try {
-          const indices = await table.listIndices();
-          let unindexed = 0;
-          for (const index of indices) unindexed += (await table.indexStats(index.name))?.numUnindexedRows ?? 0;
-          if (indices.length && unindexed === 0 && (await table.countRows()) >= rows) return performance.now() - start;
+          total += await table.countRows();
+          for (const index of await table.listIndices()) {
+            indices++;
+            unindexed += (await table.indexStats(index.name))?.numUnindexedRows ?? 0;
+          }
         } finally {
           table.close();
         }
       }
+      if (indices && unindexed === 0 && total >= rows) return performance.now() - start;
       await Bun.sleep(250);
     }
     return null;

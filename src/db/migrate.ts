@@ -1,5 +1,4 @@
-import { sql } from "kysely";
-import { all, type Store, type StoreDialect } from "./store";
+import { all, run, sql, type Store, type StoreDialect } from "./store";
 
 /**
  * One schema step; `id`s sort in the order they must run (e.g. `0001_core`). The SQL is
@@ -49,8 +48,8 @@ export function statements(text: string): string[] {
 export async function migrate(store: Store, migrations: Migration[]): Promise<string[]> {
   const known = new Set(migrations.map((m) => m.id));
   return store.transaction(async (tx) => {
-    if (store.dialect === "postgres") await sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(tx);
-    await sql.raw(forDialect("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)", store.dialect)).execute(tx);
+    if (store.dialect === "postgres") await all(tx, sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await run(tx, sql.raw(forDialect("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)", store.dialect)));
     const applied = new Set((await all<{ id: string }>(tx, sql`SELECT id FROM schema_migrations`)).map((r) => r.id));
     const unknown = [...applied].filter((id) => !known.has(id)).sort();
     if (unknown.length) {
@@ -60,8 +59,8 @@ export async function migrate(store: Store, migrations: Migration[]): Promise<st
     }
     const pending = [...migrations].sort((a, b) => a.id.localeCompare(b.id)).filter((m) => !applied.has(m.id));
     for (const migration of pending) {
-      for (const statement of statements(forDialect(migration.sql, store.dialect))) await sql.raw(statement).execute(tx);
-      await sql`INSERT INTO schema_migrations (id, applied_at) VALUES (${migration.id}, ${new Date().toISOString()})`.execute(tx);
+      for (const statement of statements(forDialect(migration.sql, store.dialect))) await run(tx, sql.raw(statement));
+      await run(tx, sql`INSERT INTO schema_migrations (id, applied_at) VALUES (${migration.id}, ${new Date().toISOString()})`);
     }
     return pending.map((m) => m.id);
   });

@@ -1,24 +1,19 @@
 import { Database } from "bun:sqlite";
-import { Kysely, sql, type RawBuilder } from "kysely";
+import { CompiledQuery, Kysely } from "kysely";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { TransactionConflictError } from "./errors";
+import type { Executor, StoreDialect } from "./executor";
 import { createPostgresPool, createSessionLock, postgresDialect } from "./postgres-dialect";
-import { bunSqliteDialect } from "./sqlite-dialect";
+import { sql, type Sql } from "./sql";
+import { SqliteConnection } from "./sqlite-store";
 
-export { sql } from "kysely";
-export type StoreDialect = "sqlite" | "postgres";
-
-/**
- * What runs queries: the store itself (one statement, auto-committed) or a transaction
- * handle. Repositories take one as their first argument and never open their own.
- */
-export type Executor = Kysely<any>;
+export { sql, type Sql } from "./sql";
+export type { Executor, QueryResult, StoreDialect } from "./executor";
 
 /**
- * The store of record. The same repositories run on either engine: SQL is written once,
- * parameters are bound by Kysely in each engine's syntax, errors arrive as the types of
- * `errors.ts`.
+ * The store of record. The same repositories run on either engine: SQL is written once
+ * with `$n` placeholders, errors arrive as the types of `errors.ts`.
  */
 export interface Store {
   readonly dialect: StoreDialect;
@@ -40,31 +35,22 @@ export interface Store {
   close(): Promise<void>;
 }
 
-const CONFLICT_RETRIES = 3;
-
 export interface SessionLock {
   /** Takes the lock if free; true while this process holds it and its connection is alive. */
   tryHold(): Promise<boolean>;
   release(): Promise<void>;
 }
 
-function makeStore(dialect: StoreDialect, db: Kysely<any>, location: string, sessionLock: Store["sessionLock"] = () => null): Store {
-  return {
-    dialect,
-    db,
-    location,
-    sessionLock,
-    async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.transaction().execute(fn);
-        } catch (error) {
-          if (!(error instanceof TransactionConflictError) || attempt >= CONFLICT_RETRIES) throw error;
-        }
-      }
-    },
-    close: () => db.destroy(),
-  };
+const CONFLICT_RETRIES = 3;
+
+async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof TransactionConflictError) || attempt >= CONFLICT_RETRIES) throw error;
+    }
+  }
 }
 
 /**
@@ -80,13 +66,39 @@ export function openSqliteStore(path: string): Store {
   database.exec("PRAGMA foreign_keys = ON");
   // Another process (the CLI, a second server) may hold the write lock briefly.
   database.exec("PRAGMA busy_timeout = 10000");
-  return makeStore("sqlite", new Kysely({ dialect: bunSqliteDialect(database) }), `sqlite:${path}`);
+  const connection = new SqliteConnection(database);
+  return {
+    dialect: "sqlite",
+    db: connection.db,
+    location: `sqlite:${path}`,
+    transaction: (fn) => connection.transaction(fn),
+    sessionLock: () => null,
+    close: async () => connection.close(),
+  };
+}
+
+/** Queries through Kysely, which owns PostgreSQL's pool, connections and transactions. */
+function kyselyExecutor(db: Kysely<any>): Executor {
+  return {
+    dialect: "postgres",
+    async execute<R>(text: string, params: unknown[]) {
+      const result = await db.executeQuery<R>(CompiledQuery.raw(text, params));
+      return { rows: result.rows, affected: Number(result.numAffectedRows ?? 0n) };
+    },
+  };
 }
 
 /** The shared store: PostgreSQL, for several replicas. */
 export function openPostgresStore(url: string, poolSize = 10): Store {
-  const pool = createPostgresPool({ url, poolSize });
-  return makeStore("postgres", new Kysely({ dialect: postgresDialect(pool) }), redactUrl(url), (key) => createSessionLock(url, key));
+  const db = new Kysely<any>({ dialect: postgresDialect(createPostgresPool({ url, poolSize })) });
+  return {
+    dialect: "postgres",
+    db: kyselyExecutor(db),
+    location: redactUrl(url),
+    transaction: (fn) => retryingConflicts(() => db.transaction().execute((trx) => fn(kyselyExecutor(trx)))),
+    sessionLock: (key) => createSessionLock(url, key),
+    close: () => db.destroy(),
+  };
 }
 
 /** `postgres://user:secret@host/db` → `postgres://user@host/db`. */
@@ -100,19 +112,24 @@ export function redactUrl(url: string): string {
   }
 }
 
+function execute<R>(tx: Executor, query: Sql) {
+  const { text, params } = query.compile();
+  return tx.execute<R>(text, params);
+}
+
 /** Every row of a query. */
-export async function all<R>(tx: Executor, query: RawBuilder<R>): Promise<R[]> {
-  return (await query.execute(tx)).rows;
+export async function all<R>(tx: Executor, query: Sql): Promise<R[]> {
+  return (await execute<R>(tx, query)).rows;
 }
 
 /** The first row of a query, or null. */
-export async function first<R>(tx: Executor, query: RawBuilder<R>): Promise<R | null> {
-  return (await query.execute(tx)).rows[0] ?? null;
+export async function first<R>(tx: Executor, query: Sql): Promise<R | null> {
+  return (await execute<R>(tx, query)).rows[0] ?? null;
 }
 
 /** Runs a statement; returns how many rows it changed. */
-export async function run(tx: Executor, query: RawBuilder<unknown>): Promise<number> {
-  return Number((await query.execute(tx)).numAffectedRows ?? 0n);
+export async function run(tx: Executor, query: Sql): Promise<number> {
+  return (await execute(tx, query)).affected;
 }
 
 /** `(a, b, c)` of bound values, for `IN` lists (callers keep lists well under engines' parameter limits). */

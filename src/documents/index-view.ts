@@ -1,5 +1,4 @@
-import type { RawBuilder } from "kysely";
-import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor } from "../db/store";
+import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor, type Sql } from "../db/store";
 import type { IndexedBlock } from "./repository";
 
 /** One document as the derived index sees it: a snapshot taken by a unified write or a reindex. */
@@ -68,7 +67,7 @@ export function createIndexViewRepository() {
     async *allKeys(tx: Executor): AsyncIterable<{ ownerId: string; documentId: string }> {
       let after: { ownerId: string; documentId: string } | null = null;
       for (;;) {
-        const from: RawBuilder<unknown> = after ? sql`WHERE (owner_id, document_id) > (${after.ownerId}, ${after.documentId})` : sql``;
+        const from: Sql = after ? sql`WHERE (owner_id, document_id) > (${after.ownerId}, ${after.documentId})` : sql``;
         const page: StoredKey[] = await all<StoredKey>(
           tx,
           sql`SELECT owner_id, document_id FROM indexed_documents ${from} ORDER BY owner_id, document_id LIMIT ${KEY_PAGE}`,

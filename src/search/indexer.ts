@@ -22,8 +22,13 @@ const VECTOR_BATCH = 256;
  * outside an index are scanned at every search).
  */
 const IDLE_OPTIMIZE_MS = 5_000;
-/** How long a small text batch waits for company before it is committed. */
-const COALESCE_MS = 25;
+/** While a batch gathers, how often it looks whether a search on another replica waits. */
+const GATHER_CHECK_MS = 50;
+/**
+ * The longest a change waits to be committed with others when no search waits for it:
+ * at thousands of writes a second, batches of hundreds instead of a commit every 25 ms.
+ */
+const BATCH_DELAY_MS = 250;
 /** How often the lease is renewed (or sought). */
 const LEASE_POLL_MS = 1_000;
 /**
@@ -75,7 +80,7 @@ export class Indexer {
   constructor(private readonly o: IndexerOptions) {
     this.writer = new IndexWriter(o);
     this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
-    this.waiters = createWaiters({ outbox: o.outbox, isWriter: () => this.isWriter, onWait: () => (this.wake?.(), this.kick()) });
+    this.waiters = createWaiters({ outbox: o.outbox, settings: o.settings, db: o.store.db, isWriter: () => this.isWriter, onWait: () => (this.wake?.(), this.kick()) });
   }
 
   get isWriter(): boolean {
@@ -175,21 +180,21 @@ export class Indexer {
 
   private async pump(): Promise<void> {
     const { outbox, batchSize } = this.o;
-    for (let coalesced = false; ; ) {
+    for (;;) {
       if (!this.isWriter) return;
       // A search waiting for its owner's rows goes first: one user's bulk import never
       // holds up another user's read-your-writes.
       const priority = this.waiters.nextOwner();
       const text = await outbox.nextBatch("text", batchSize, priority ?? undefined);
       if (text.length) {
-        // A trickle of writes would make a commit (and a fragment) each: gather a little
-        // longer, unless a search is waiting.
-        if (!coalesced && text.length < batchSize && priority === null) {
-          await this.pause(COALESCE_MS);
-          coalesced = true;
+        // Every commit costs a LanceDB version, a fragment and CPU the writes need: a
+        // small batch waits for company until its oldest row is BATCH_DELAY_MS old,
+        // unless a search (here or on another replica) is waiting for rows.
+        const gathering = BATCH_DELAY_MS - (Date.now() - text[0].createdAt);
+        if (text.length < batchSize && priority === null && gathering > 0) {
+          await this.gather(gathering);
           continue;
         }
-        coalesced = false;
         if (text.some((row) => row.op === "rebuild")) {
           await this.writer.rebuild();
           this.embedderDown = false;
@@ -234,6 +239,19 @@ export class Indexer {
       if (done) this.embedderWarned = false;
       return done;
     });
+  }
+
+  /**
+   * Lets a small batch gather company for up to `ms`, without re-reading it: ends early
+   * when a search here starts waiting (it wakes the pause) or one on another replica says
+   * it waits (a one-row read every GATHER_CHECK_MS).
+   */
+  private async gather(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (Date.now() < until && this.isWriter && !this.waiters.any) {
+      if (await this.waiters.wantedElsewhere()) return;
+      await this.pause(Math.min(GATHER_CHECK_MS, until - Date.now()));
+    }
   }
 
   /** Waits `ms`, or less when a search starts waiting for rows. */

@@ -13,11 +13,13 @@ export interface OutboxRow {
   op: OutboxOp;
   stage: OutboxStage;
   attempts: number;
+  /** When the change was recorded (ms since the epoch). */
+  createdAt: number;
 }
 
-type Stored = { seq: number; owner_id: string; kind: SearchKind | "*"; source_id: string; op: OutboxOp; stage: OutboxStage; attempts: number };
+type Stored = { seq: number; owner_id: string; kind: SearchKind | "*"; source_id: string; op: OutboxOp; stage: OutboxStage; attempts: number; created_at: number };
 const toRow = (r: Stored): OutboxRow => ({
-  seq: r.seq, ownerId: r.owner_id, kind: r.kind, sourceId: r.source_id, op: r.op, stage: r.stage, attempts: r.attempts,
+  seq: r.seq, ownerId: r.owner_id, kind: r.kind, sourceId: r.source_id, op: r.op, stage: r.stage, attempts: r.attempts, createdAt: r.created_at,
 });
 
 /**
@@ -47,7 +49,7 @@ export function createOutbox(store: Store) {
     /** The oldest due rows of a stage; with `ownerId`, only that owner's (a search waits for them). */
     async nextBatch(stage: OutboxStage, limit: number, ownerId?: string, now = Date.now()): Promise<OutboxRow[]> {
       const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
-      const rows = await all<Stored>(db, sql`SELECT seq, owner_id, kind, source_id, op, stage, attempts FROM outbox
+      const rows = await all<Stored>(db, sql`SELECT seq, owner_id, kind, source_id, op, stage, attempts, created_at FROM outbox
                                               WHERE stage = ${stage} AND available_at <= ${now} ${owner} ORDER BY seq LIMIT ${limit}`);
       return rows.map(toRow);
     },

@@ -16,7 +16,7 @@ export const vectorScore = (cosineDistance: number) => Math.max(0, Math.min(1, 1
 /** A ranked hit before its text and workspace are read from the store of record. */
 export type RankedHit = Omit<SearchHit, "text" | "workspaceId">;
 
-/** Fuses full-text and vector hits into one list, best first, ties broken by recency. */
+/** Fuses full-text and vector hits into one list, best first, ties broken by recency (then by key, so the order is stable). */
 export function fuse(textHits: RawHit[], vectorHits: RawHit[] | null, limit: number): RankedHit[] {
   const byKey = new Map<string, { hit: RawHit; text: number; vector: number }>();
   const keyOf = (h: RawHit) => `${h.source_key}|${h.item_id}`;
@@ -37,7 +37,7 @@ export function fuse(textHits: RawHit[], vectorHits: RawHit[] | null, limit: num
     hit,
     score: vectorHits === null ? text : VECTOR_WEIGHT * vector + (1 - VECTOR_WEIGHT) * text,
   }));
-  blended.sort((a, b) => b.score - a.score || b.hit.created_at - a.hit.created_at);
+  blended.sort((a, b) => b.score - a.score || b.hit.created_at - a.hit.created_at || (a.hit.source_key + a.hit.item_id < b.hit.source_key + b.hit.item_id ? -1 : 1));
   return blended.slice(0, limit).map(({ hit, score }) => ({
     kind: hit.kind as SearchKind,
     sourceId: hit.source_id,

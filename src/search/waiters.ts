@@ -1,3 +1,5 @@
+import type { Settings } from "../db/leases";
+import type { Executor } from "../db/store";
 import type { Outbox } from "./outbox";
 
 /** What a search learnt waiting for the index: `lag` rows of the owner not yet indexed at its deadline. */
@@ -16,6 +18,10 @@ interface Waiter {
   done: (result: FlushResult) => void;
 }
 
+/** Settings key where a reader replica says that one of its searches waits for the writer. */
+const WANTED_KEY = "index_wanted_at";
+const WANTED_FOR_MS = 1_000;
+
 /** How often a process that does not write the index looks whether the writer got there. */
 const READER_POLL_MS = 20;
 
@@ -24,7 +30,7 @@ const READER_POLL_MS = 20;
  * with a deadline. In the writer they are released as batches land (and their owners'
  * rows go first); elsewhere they poll the outbox in the store of record.
  */
-export function createWaiters(o: { outbox: Outbox; isWriter: () => boolean; onWait: () => void }) {
+export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Executor; isWriter: () => boolean; onWait: () => void }) {
   let waiters: Waiter[] = [];
 
   async function isDone(w: Waiter): Promise<boolean> {
@@ -45,6 +51,8 @@ export function createWaiters(o: { outbox: Outbox; isWriter: () => boolean; onWa
       if (waitMs <= 0) return lagNow();
       const deadline = Date.now() + waitMs;
       if (!o.isWriter()) {
+        // Tell the writer (another process) that a search waits: it stops gathering a batch.
+        await o.settings.set(o.db, WANTED_KEY, String(Date.now()));
         const waiter: Waiter = { ownerId, seq, rebuildSeq, done: () => {} };
         while (Date.now() < deadline) {
           await Bun.sleep(Math.min(READER_POLL_MS, Math.max(1, deadline - Date.now())));
@@ -68,6 +76,12 @@ export function createWaiters(o: { outbox: Outbox; isWriter: () => boolean; onWa
         waiters.push(waiter);
         o.onWait();
       });
+    },
+
+    /** Whether a search on another process waited for rows within the last second. */
+    async wantedElsewhere(): Promise<boolean> {
+      const at = Number(await o.settings.get(o.db, WANTED_KEY));
+      return Number.isFinite(at) && Date.now() - at < WANTED_FOR_MS;
     },
 
     /** The owner whose rows the writer takes next: the oldest waiter's ('*' for a queued rebuild). */
