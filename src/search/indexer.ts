@@ -2,6 +2,7 @@ import type { Lease } from "../db/leases";
 import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
 import { JobRunner, RunnerClosed } from "./job-runner";
 import type { PartitionGroup } from "./partitions";
+import { Timers } from "./timers";
 import { VectorIndexBuilds } from "./vector-index-builds";
 import { createWaiters, type FlushResult } from "./waiters";
 
@@ -67,7 +68,7 @@ export class Indexer {
   private pumping: Promise<void> | null = null;
   private again = false;
   private stopping = false;
-  private timers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly timers = new Timers();
   private leaseTimer: ReturnType<typeof setInterval> | null = null;
   private pollTimer: ReturnType<typeof setInterval> | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
@@ -75,12 +76,11 @@ export class Indexer {
   private embedderDown = false;
   /** One warning per outage, not one per retry. */
   private embedderWarned = false;
-  private wake: (() => void) | null = null;
 
   constructor(private readonly o: IndexerOptions) {
     this.writer = new IndexWriter(o);
     this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
-    this.waiters = createWaiters({ outbox: o.outbox, settings: o.settings, db: o.store.db, isWriter: () => this.isWriter, onWait: () => (this.wake?.(), this.kick()) });
+    this.waiters = createWaiters({ outbox: o.outbox, settings: o.settings, db: o.store.db, isWriter: () => this.isWriter, onWait: () => (this.timers.wake(), this.kick()) });
   }
 
   get isWriter(): boolean {
@@ -166,7 +166,7 @@ export class Indexer {
       .catch((error) => {
         if (error instanceof RunnerClosed) return;
         this.o.log.error("indexer failed; retrying in 1s", { error });
-        this.later(1_000, () => this.kick());
+        this.timers.later(1_000, () => this.kick());
       })
       .finally(() => {
         this.pumping = null;
@@ -250,21 +250,8 @@ export class Indexer {
     const until = Date.now() + ms;
     while (Date.now() < until && this.isWriter && !this.waiters.any) {
       if (await this.waiters.wantedElsewhere()) return;
-      await this.pause(Math.min(GATHER_CHECK_MS, until - Date.now()));
+      await this.timers.pause(Math.min(GATHER_CHECK_MS, until - Date.now()));
     }
-  }
-
-  /** Waits `ms`, or less when a search starts waiting for rows. */
-  private pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
   }
 
   private scheduleIdleOptimize(): void {
@@ -302,19 +289,13 @@ export class Indexer {
     if (!this.o.embedder) return;
     const due = await this.o.outbox.nextDueAt("vector");
     if (due === null) return;
-    this.later(Math.max(50, due - Date.now()), () => {
+    this.timers.later(Math.max(50, due - Date.now()), () => {
       this.embedderDown = false;
       this.kick();
     });
   }
 
-  private later(ms: number, fn: () => void): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, ms);
-    this.timers.add(timer);
-  }
+
 
   /**
    * Read-your-writes: resolves once every text-stage change of this owner acknowledged
@@ -392,11 +373,9 @@ export class Indexer {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     const wasWriter = this.isWriter;
     this.stopping = true;
-    this.wake?.();
     await this.runner.close(async () => {
       if (!wasWriter) return;
       for (let batch = await this.o.outbox.nextBatch("text", this.o.batchSize); batch.length; batch = await this.o.outbox.nextBatch("text", this.o.batchSize)) {
