@@ -93,7 +93,7 @@ interface ConversationResult {
   modes: Record<string, number>;
   perQuestion: Array<{ category: number; hits: number[] }>;
   latencies: number[];
-  /** The index as the questions were searched (all users share the tables). */
+  /** The conversation user's own index partition as the questions were searched. */
   index: IndexState;
 }
 
@@ -198,7 +198,7 @@ async function main() {
     const items = r.index.items;
     const fts = items?.indices.map((i) => `${i.name} ${i.indexed}/${i.unindexed}`).join(", ") ?? "none";
     const vectors = r.index.vectors ? `; ${r.index.vectorTable} ${r.index.vectors.rows} rows, ${r.index.vectors.fragments} fragments` : "";
-    return `  ${r.name}: items ${items?.rows ?? 0} rows (all users), ${items?.fragments ?? 0} fragments; FTS indexed/unindexed rows: ${fts}${vectors}`;
+    return `  ${r.name}: items ${items?.rows ?? 0} rows (this user's partition), ${items?.fragments ?? 0} fragments; FTS indexed/unindexed rows: ${fts}${vectors}`;
   };
   console.log("\nIndex while the questions ran (after drain):");
   for (const r of results) console.log(indexLine(r));

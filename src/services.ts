@@ -8,6 +8,8 @@ import { allMigrations } from "./db/all-migrations";
 import { createLease, createSettings } from "./db/leases";
 import { migrate } from "./db/migrate";
 import { openStoreFor } from "./db/open";
+import { serverSecret } from "./db/secrets";
+import { createCursors } from "./lib/cursors";
 import { createLogger, type Logger } from "./lib/log";
 import { createMemoryRepository } from "./memories/repository";
 import { memorySearchSource } from "./memories/search-source";
@@ -38,6 +40,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     throw error;
   }
 
+  const cursors = createCursors(await serverSecret(store, "cursors"));
   const lance = await LanceStore.open(indexLocation(config), {
     indexMb: config.indexer.indexCacheMb,
     metadataMb: Math.max(16, config.indexer.indexCacheMb >> 2),
@@ -83,6 +86,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     indexer,
     engine,
     sources,
+    cursors,
     auth,
     credentials: createCredentialsService({ store, repo: credentialsRepo }),
     profiles: createProfileRepository(),
