@@ -44,7 +44,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const lance = await LanceStore.open(indexLocation(config), {
     indexMb: config.indexer.indexCacheMb,
     metadataMb: Math.max(16, config.indexer.indexCacheMb >> 2),
-  });
+  }, config.indexer.maxOpenTables);
   const embedder = await createEmbedder(config.embeddings, log);
   const outbox = createOutbox(store);
   const settings = createSettings();

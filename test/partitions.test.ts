@@ -120,3 +120,19 @@ describe("a user's index partition", () => {
     await dropDatabaseFor(dir);
   }, 60_000);
 });
+
+describe("open index tables", () => {
+  test("stay within MNEMO_INDEX_OPEN_TABLES however many users search, and every search still answers", async () => {
+    const server = await startTestServer({ env: { MNEMO_INDEX_OPEN_TABLES: "3" } });
+    servers.push(server);
+    const users = Array.from({ length: 8 }, (_, i) => `many-${i}`);
+    for (const user of users) await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `${user} waters the ferns` } });
+    for (let round = 0; round < 2; round++) {
+      for (const user of users) {
+        const [, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query: "ferns" } });
+        expect(body.results.map((r: { content: string }) => r.content)).toEqual([`${user} waters the ferns`]);
+        expect(server.services.lance.openTableCount).toBeLessThanOrEqual(3);
+      }
+    }
+  });
+});

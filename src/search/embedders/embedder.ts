@@ -17,8 +17,9 @@ export interface Embedder {
    * Embeds texts. `purpose` lets asymmetric models (bge) prefix queries.
    * Vectors are L2-normalised. Throws `EmbedderUnavailableError` when the provider
    * cannot answer now (model missing, endpoint down); callers fall back to full text.
+   * `signal` abandons the work when the caller's deadline passes (a search's budget).
    */
-  embed(texts: string[], purpose: EmbedPurpose): Promise<Float32Array[]>;
+  embed(texts: string[], purpose: EmbedPurpose, signal?: AbortSignal): Promise<Float32Array[]>;
   /** Releases native resources. */
   close?(): Promise<void>;
 }

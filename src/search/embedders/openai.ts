@@ -17,7 +17,7 @@ export function createOpenAiEmbedder({ url, model, apiKey, timeoutMs }: OpenAiEm
   return {
     provider: "openai",
     spaceId: `openai:${model}`,
-    async embed(texts) {
+    async embed(texts, _purpose, signal) {
       if (texts.length === 0) return [];
       let response: Response;
       try {
@@ -25,7 +25,7 @@ export function createOpenAiEmbedder({ url, model, apiKey, timeoutMs }: OpenAiEm
           method: "POST",
           headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
           body: JSON.stringify({ model, input: texts }),
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
         });
       } catch (error) {
         throw new EmbedderUnavailableError(`embeddings endpoint unreachable: ${(error as Error).message}`);
