@@ -17,6 +17,18 @@
  * a fresh database `mnemo_bench_<random>`, dropped afterwards. `--mode none` skips the mode
  * runs. Prints tables, then one `BENCH_JSON {…}` line with every figure.
  *
+ *   bun bench/run.ts --mode tenancy [--users 50] [--per-user 10000] [--scale 100000]
+ *                    [--hybrid <scale>] [--queries 500] [--warmup 50] [--seed 42] [--in-process]
+ *
+ * `--mode tenancy` (issue "search that scales with the user"; bench/lib/tenancy.ts) runs
+ * instead of everything above: (1) one user with `--scale` memories, full-text only, Mnemo's
+ * HTTP search in a server restarted on the data vs LanceDB's own full-text query on the same
+ * texts (bench/lib/lance-direct.ts), with ratios, and the same user with the fake embedder
+ * (hybrid) at `--hybrid` memories (0: skipped); (2) one user's `--per-user` memories searched
+ * on a server where the user is alone vs on one that also holds `--users`−1 other users ×
+ * `--per-user` (8 clients, users interleaved): p50/p99 and ratio (target ≤1.3×), ingest rate,
+ * server RSS, open LanceDB table handles and the number of index tables.
+ *
  * Only local processes are contacted: the server, the fake embedder, and the PostgreSQL
  * server of `--postgres-url` (default MNEMO_BENCH_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/postgres).
  */
@@ -29,9 +41,12 @@ import { machine, machineLine, treeLine } from "./lib/machine";
 import { DEFAULT_POSTGRES_URL } from "./lib/postgres";
 import { measureFirstSearchAfterWrites, measureIngest, measureSearch, type IngestResult, type SearchResult } from "./lib/speed";
 import { round, table } from "./lib/stats";
+import { runTenancy, type TenancyOptions } from "./lib/tenancy";
+import { printTenancy } from "./lib/tenancy-report";
 
 function usage(message: string): never {
-  console.error(`bench: ${message}\nusage: npm run bench -- [--n 10000] [--queries 500] [--warmup 50] [--mode fulltext|fake|all|none] [--scale 100000] [--seed 42] [--in-process] [--no-backends] [--no-postgres] [--postgres-url URL]`);
+  console.error(`bench: ${message}\nusage: npm run bench -- [--n 10000] [--queries 500] [--warmup 50] [--mode fulltext|fake|all|none] [--scale 100000] [--seed 42] [--in-process] [--no-backends] [--no-postgres] [--postgres-url URL]\n` +
+    `       npm run bench -- --mode tenancy [--users 50] [--per-user 10000] [--scale 100000] [--hybrid N] [--queries 500] [--warmup 50] [--seed 42] [--in-process]`);
   process.exit(2);
 }
 
@@ -46,6 +61,9 @@ const OPTIONS = {
   backends: { type: "boolean", default: true },
   postgres: { type: "boolean", default: true },
   "postgres-url": { type: "string", default: DEFAULT_POSTGRES_URL },
+  users: { type: "string", default: "50" },
+  "per-user": { type: "string", default: "10000" },
+  hybrid: { type: "string" },
 } as const;
 let parsed;
 try {
@@ -65,16 +83,27 @@ const N = positive("n", args.n);
 const QUERIES = positive("queries", args.queries);
 const WARMUP = positive("warmup", args.warmup, 0);
 const SEED = positive("seed", args.seed, 0);
-const SCALE = args.scale === undefined ? null : positive("scale", args.scale);
-const MODE_SETS: Record<string, string[]> = { all: ["fulltext", "fake"], fulltext: ["fulltext"], fake: ["fake"], none: [] };
+const MODE_SETS: Record<string, string[]> = { all: ["fulltext", "fake"], fulltext: ["fulltext"], fake: ["fake"], none: [], tenancy: [] };
 const MODES = MODE_SETS[args.mode!] ?? [];
-if (!(args.mode! in MODE_SETS)) usage(`--mode must be fulltext, fake, all or none (got ${args.mode})`);
+if (!(args.mode! in MODE_SETS)) usage(`--mode must be fulltext, fake, all, none or tenancy (got ${args.mode})`);
 const IN_PROCESS = args["in-process"]!;
-const BACKENDS: BackendOptions | null = args.backends
+const TENANCY: TenancyOptions | null = args.mode === "tenancy" ? tenancyOptions() : null;
+// In tenancy mode --scale is the single-user run of the tenancy bench, not runScale.
+const SCALE = args.scale === undefined || TENANCY ? null : positive("scale", args.scale);
+const BACKENDS: BackendOptions | null = args.backends && !TENANCY
   ? { n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, clients: 8, inProcess: IN_PROCESS, postgresUrl: args.postgres ? args["postgres-url"]! : null }
   : null;
 // Generous: the default run takes about a minute on 2 cores, 100k memories about two.
-giveUpAfter(Math.ceil(15 + (N / 10_000) * (BACKENDS ? 9 : 5) + ((SCALE ?? 0) / 100_000) * 20), "bench");
+if (!TENANCY) giveUpAfter(Math.ceil(15 + (N / 10_000) * (BACKENDS ? 9 : 5) + ((SCALE ?? 0) / 100_000) * 20), "bench");
+// Tenancy: about 15 minutes with the defaults (500k memories in the many-user server) on 2 cores.
+else giveUpAfter(Math.ceil(20 + ((TENANCY.users + 1) * TENANCY.perUser / 100_000) * 8 + (TENANCY.scale / 100_000) * 10 + (TENANCY.hybrid / 100_000) * 20), "bench");
+
+function tenancyOptions(): TenancyOptions {
+  const users = positive("users", args.users, 2);
+  const scale = positive("scale", args.scale ?? "100000");
+  const hybrid = args.hybrid === undefined ? scale : positive("hybrid", args.hybrid, 0);
+  return { users, perUser: positive("per-user", args["per-user"]), scale, hybrid, queries: QUERIES, warmup: WARMUP, seed: SEED, clients: 8, inProcess: IN_PROCESS };
+}
 
 interface ModeRun {
   mode: string;
@@ -238,6 +267,7 @@ async function main() {
   console.log(treeLine());
   console.log(`load average before the bench: ${load()} (other processes on this machine skew the figures; the bench itself keeps about 2 cores busy)`);
   console.log(`server: ${IN_PROCESS ? "in-process (same Bun process as the client)" : "separate Bun process (bench/lib/server-child.ts → startServer), client in this process"}; fake embedder in its own process`);
+  if (TENANCY) return tenancyMain(TENANCY);
   const sizes = [MODES.length ? `${N} per mode run` : "", BACKENDS ? `${N} per backend run` : "", SCALE ? `${SCALE} for the scale run` : ""].filter(Boolean).join(", ");
   console.log(`corpus: generated memories (seed ${SEED}; ${sizes}); ${QUERIES} distinct queries after ${WARMUP} warm-up; limit 10`);
   const started = performance.now();
@@ -284,6 +314,18 @@ async function main() {
   const totalS = round((performance.now() - started) / 1000, 1);
   console.log(`\ntotal ${totalS} s; load average at end: ${load()}`);
   console.log("BENCH_JSON " + JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, runs, backends, scale, totalS }));
+}
+
+/** `--mode tenancy`: the tenancy bench alone (the header lines are main's). */
+async function tenancyMain(o: TenancyOptions) {
+  console.log(`corpus: generated memories; the measured user's from seed ${o.seed}, the other users' from seeds ${o.seed + 1001}…; ` +
+    `${o.queries} distinct queries (seed ${o.seed + 3}) after ${o.warmup} warm-up, the same in every search phase; limit 10`);
+  const started = performance.now();
+  const tenancy = await runTenancy(o);
+  printTenancy(tenancy);
+  const totalS = round((performance.now() - started) / 1000, 1);
+  console.log(`\ntotal ${totalS} s; load average at end: ${load()}`);
+  console.log("BENCH_JSON " + JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", mode: "tenancy", tenancy, totalS }));
 }
 
 try {

@@ -8,6 +8,10 @@ import { documentRoutes } from "./documents";
 import { documentsQueryRoutes } from "./documents-query";
 import { errorPlugin } from "./errors/plugin";
 import { healthRoutes } from "./health";
+import { refineOpenApi } from "./lib/openapi-refine";
+import { pendingRoutes } from "./lib/pending-routes";
+import { requestGuards } from "./lib/request-guards";
+import { createRouteCatalog, type RouteCatalog } from "./lib/route-catalog";
 import { memoryRoutes } from "./memories";
 import { noteRoutes } from "./notes";
 import { meRoutes } from "./profiles";
@@ -20,10 +24,38 @@ const redactIndexUri = (uri: string) => uri.replace(/^(s3:\/\/)[^@/]*@/, "$1");
 /** Request headers a browser may send (spec §5), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
 
+/** Where the OpenAPI document is served; its response is refined on the way out. */
+const OPENAPI_JSON = "/openapi/json";
+
+/**
+ * The OpenAPI document at `/openapi/json` (and a browsable page at `/openapi`), refined
+ * on the way out by a hook local to this wrapper, so other routes pay nothing for it.
+ */
+function openApiDocument(catalog: RouteCatalog) {
+  return new Elysia({ name: "openapi-document" })
+    .onAfterHandle(({ response }) =>
+      response && typeof response === "object" && "paths" in response ? refineOpenApi(response as Record<string, unknown>, catalog.bodySchema) : undefined,
+    )
+    .use(
+      openapi({
+        specPath: OPENAPI_JSON,
+        path: "/openapi",
+        documentation: {
+          info: { title: "Mnemo", version: "1.0.0", description: "Local-first knowledge and memory server" },
+          components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+          security: [{ bearer: [] }],
+        },
+      }),
+    );
+}
+
 /** Builds the HTTP app from its services. Never listens: `server.ts` and tests do. */
 export function buildApp(services: Services) {
-  return new Elysia({ normalize: false })
-    .use(errorPlugin(services.log))
+  // The catalog reads the finished app's routes at request time (405 Allow, who takes a body).
+  const catalog = createRouteCatalog(() => app.routes);
+  const app = new Elysia({ normalize: false })
+    .use(errorPlugin(services.log, { allowedMethods: catalog.allowedMethods }))
+    .use(requestGuards(catalog))
     .use(
       cors({
         origin: "*",
@@ -34,16 +66,7 @@ export function buildApp(services: Services) {
         maxAge: 600,
       }),
     )
-    .use(
-      openapi({
-        path: "/openapi",
-        documentation: {
-          info: { title: "Mnemo", version: "1.0.0", description: "Local-first knowledge and memory server" },
-          components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-          security: [{ bearer: [] }],
-        },
-      }),
-    )
+    .use(openApiDocument(catalog))
     .use(
       healthRoutes(async () => {
         const writerId = await services.indexer.currentWriter().catch(() => null);
@@ -63,5 +86,7 @@ export function buildApp(services: Services) {
     .use(noteRoutes(services.auth, services.notes))
     .use(chatRoutes(services.auth, services.chats))
     .use(derivedIndexRoutes(services.auth, services.derivedIndex));
+  // Last: a stub only for the spec routes no plugin above serves.
+  return app.use(pendingRoutes(catalog));
 }
 export type App = ReturnType<typeof buildApp>;

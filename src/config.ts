@@ -55,6 +55,7 @@ export const ConfigSchema = T.Object({
     vectorIndexMinRows: T.Integer({ minimum: 1, description: "MNEMO_VECTOR_INDEX_MIN_ROWS: build the ANN index past this many vectors" }),
     indexCacheMb: T.Integer({ minimum: 16, description: "MNEMO_INDEX_CACHE_MB: LanceDB index cache (metadata cache is a quarter of it)" }),
     maxOpenTables: T.Integer({ minimum: 2, description: "MNEMO_INDEX_OPEN_TABLES: index table handles kept open (least recently used closed first)" }),
+    embeddingCacheMax: T.Integer({ minimum: 1, description: "MNEMO_EMBEDDING_CACHE_MAX: stored document vectors kept for re-use (least recently used removed first)" }),
   }),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -139,11 +140,12 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
       ...overrides.embeddings,
     },
     indexer: {
-      batchSize: env.MNEMO_INDEX_BATCH ? Number(env.MNEMO_INDEX_BATCH) : 1024,
+      batchSize: env.MNEMO_INDEX_BATCH ? Number(env.MNEMO_INDEX_BATCH) : 4096,
       maxFragments: env.MNEMO_INDEX_MAX_FRAGMENTS ? Number(env.MNEMO_INDEX_MAX_FRAGMENTS) : 24,
       vectorIndexMinRows: env.MNEMO_VECTOR_INDEX_MIN_ROWS ? Number(env.MNEMO_VECTOR_INDEX_MIN_ROWS) : 8_192,
       indexCacheMb: env.MNEMO_INDEX_CACHE_MB ? Number(env.MNEMO_INDEX_CACHE_MB) : 256,
       maxOpenTables: env.MNEMO_INDEX_OPEN_TABLES ? Number(env.MNEMO_INDEX_OPEN_TABLES) : 256,
+      embeddingCacheMax: env.MNEMO_EMBEDDING_CACHE_MAX ? Number(env.MNEMO_EMBEDDING_CACHE_MAX) : 1_000_000,
       ...overrides.indexer,
     },
   };

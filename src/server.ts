@@ -1,11 +1,19 @@
 import { rmSync } from "node:fs";
 import { buildApp } from "./app";
 import type { Config } from "./config";
+import { OUTER_BODY_LIMIT } from "./lib/body-limits";
+import { describeBytes } from "./lib/json-body";
 import type { Logger } from "./lib/log";
 import { openServices, type Services } from "./services";
 
-/** Largest request body accepted (documents may carry 5 MB payloads plus markdown). */
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/**
+ * Bun answers a body over its own `maxRequestBodySize` with a bare, empty 413 before
+ * `fetch` or `error` run, so that limit is set out of reach: the app enforces the outer
+ * bound (`OUTER_BODY_LIMIT`, 32 MB, on Content-Length before routing) and each route's
+ * own limit while reading, and every 413 carries the error shape. Nothing reads a body
+ * the route does not take, so an unread chunked body costs nothing.
+ */
+const BUN_BODY_LIMIT = Number.MAX_SAFE_INTEGER;
 
 export interface RunningServer {
   url: string;
@@ -26,9 +34,13 @@ export async function startServer(config: Config, options: { log?: Logger } = {}
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
-    maxRequestBodySize: MAX_BODY_BYTES,
+    maxRequestBodySize: BUN_BODY_LIMIT,
     fetch: (request) => app.handle(request),
     error: (error) => {
+      // Only what escapes the app's own error handler lands here; it still answers in shape.
+      if ((error as { status?: number }).status === 413) {
+        return Response.json({ error: { code: "payload_too_large", message: `body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}` } }, { status: 413 });
+      }
       services.log.error("request failed outside the app", { error });
       return Response.json({ error: { code: "error", message: "internal error" } }, { status: 500 });
     },

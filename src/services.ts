@@ -3,7 +3,6 @@ import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
 import { createIdTokenVerifier } from "./auth/id-token";
 import type { Config } from "./config";
-import { createContextService } from "./context/service";
 import { allMigrations } from "./db/all-migrations";
 import { createLease, createSettings } from "./db/leases";
 import { migrate } from "./db/migrate";
@@ -15,6 +14,7 @@ import { createMemoryRepository } from "./memories/repository";
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { createProfileRepository } from "./profiles/repository";
+import { createContextFlags } from "./search/context-flags";
 import { createEmbeddingCache } from "./search/embedding-cache";
 import { createEmbedder } from "./search/embedders";
 import { createSearchEngine } from "./search/engine";
@@ -24,6 +24,7 @@ import { indexLocation } from "./search/index-location";
 import { createOutbox } from "./search/outbox";
 import type { SearchKind, SearchSource } from "./search/types";
 import { createWorkspaceServices, openWorkspaceRepositories, workspaceSearchSources } from "./workspaces/compose";
+import { createWorkspaceService } from "./workspaces/service";
 
 /**
  * The composition root: opens the stores and wires every service. The server and the
@@ -48,14 +49,15 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const embedder = await createEmbedder(config.embeddings, log);
   const outbox = createOutbox(store);
   const settings = createSettings();
+  const contextFlags = createContextFlags(settings, store.db);
 
   const memoryRepo = createMemoryRepository();
   const workspaceRepos = openWorkspaceRepositories();
   const sources = new Map<SearchKind, SearchSource>([["memory", memorySearchSource(memoryRepo)], ...workspaceSearchSources(workspaceRepos)]);
 
   const indexer = new Indexer({
-    store, outbox, lance, sources, embedder, settings, log,
-    cache: createEmbeddingCache(store),
+    store, outbox, lance, sources, embedder, settings, log, contextFlags,
+    cache: createEmbeddingCache(store, { maxRows: config.indexer.embeddingCacheMax }),
     lease: createLease(store, "indexer", LEASE_TTL_MS),
     batchSize: config.indexer.batchSize,
     maxFragments: config.indexer.maxFragments,
@@ -65,6 +67,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     store, lance, indexer, sources, embedder, log,
     queryEmbedTimeoutMs: 2_000,
     searchWaitMs: config.index.searchWaitMs,
+    contextFlags,
   });
 
   const credentialsRepo = createCredentialsRepository();
@@ -90,9 +93,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
     auth,
     credentials: createCredentialsService({ store, repo: credentialsRepo }),
     profiles: createProfileRepository(),
-    memories: createMemoryService({ repo: memoryRepo, outbox, engine, store }),
-    context: createContextService(engine),
-    ...createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store }),
+    memories: createMemoryService({ repo: memoryRepo, outbox, engine, store, cursors, workspaces: createWorkspaceService({ repo: workspaceRepos.workspaces, store, cursors }) }),
+    ...createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors }),
     async close() {
       await indexer.stop();
       await embedder?.close?.();

@@ -7,7 +7,7 @@ afterAll(() => server.destroy());
 
 /** A LegacyIndexStatus with everything zero, overridden by `fields`. */
 const statusOf = (workspaceId: string, fields: Record<string, unknown> = {}) => ({
-  workspaceId, status: "ready", documents: { stored: 0, indexed: 0, unindexed: 0, stale: 0, outdated: 0 }, blocks: 0, vectors: 0, messages: 0,
+  workspaceId, status: "ready", note: null, documents: { stored: 0, indexed: 0, unindexed: 0, stale: 0, outdated: 0 }, blocks: 0, vectors: 0, messages: 0,
   pending: { text: 0, vector: 0 }, lastIndexedAt: null, indexerLastRunAt: expect.any(String), embeddingModel: null, vectorDimension: null, ...fields,
 });
 const counts = (fields: Record<string, number>) => ({ stored: 0, indexed: 0, unindexed: 0, stale: 0, outdated: 0, ...fields });
@@ -27,7 +27,8 @@ describe("index/status", () => {
     expect({ s0, empty, after }).toEqual({
       s0: 200,
       empty: statusOf(ws),
-      after: statusOf(ws, { documents: counts({ stored: 1, indexed: 1 }), blocks: 2, messages: 1, lastIndexedAt: expect.any(String) }),
+      // Blocks: the two non-blank blocks and the title.
+      after: statusOf(ws, { documents: counts({ stored: 1, indexed: 1 }), blocks: 3, messages: 1, lastIndexedAt: expect.any(String) }),
     });
   });
 });
@@ -56,10 +57,11 @@ describe("legacy vs unified index behaviour", () => {
       oldText: await queryIds(server, { workspace_id: ws, query: "swim" }),
       legacyDeleted: await queryIds(server, { workspace_id: ws, query: "beavers" }),
     };
-    const rebuilt = statusOf(ws, { documents: counts({ stored: 2, indexed: 2 }), blocks: 2, lastIndexedAt: expect.any(String) });
+    // Blocks: one block and one title per indexed document.
+    const rebuilt = statusOf(ws, { documents: counts({ stored: 2, indexed: 2 }), blocks: 4, lastIndexedAt: expect.any(String) });
     expect({ before, reindexStatus, reindexed, after }).toEqual({
       before: {
-        status: statusOf(ws, { documents: counts({ stored: 2, indexed: 2, unindexed: 1, stale: 1, outdated: 1 }), blocks: 2, lastIndexedAt: expect.any(String) }),
+        status: statusOf(ws, { documents: counts({ stored: 2, indexed: 2, unindexed: 1, stale: 1, outdated: 1 }), blocks: 4, lastIndexedAt: expect.any(String) }),
         legacyNote: [], legacyPatch: [], oldText: ["k1"], legacyDeleted: ["d1"],
       },
       reindexStatus: 200,
@@ -116,7 +118,8 @@ describe("index/raw and search/block-index", () => {
       documents: [{ id: doc.id, title: "Raw doc", documentType: "page", indexedAt: expect.any(String), blocks: [{ id: "r1", type: "heading", content: "Title" }, { id: "r2", type: "text", content: "body" }] }],
     };
     expect({ rawStatus, raw, derived, putStatus, put, stored, afterReindex }).toEqual({
-      rawStatus: 200, raw: expectedRaw, derived: { index: expectedRaw }, putStatus: 200, put: { index: mine }, stored: { index: mine }, afterReindex: { index: expectedRaw },
+      rawStatus: 200, raw: { ...expectedRaw, nextCursor: null, hasMore: false }, derived: { index: expectedRaw }, putStatus: 200, put: { index: mine },
+      stored: { index: mine }, afterReindex: { index: expectedRaw },
     });
   });
 });

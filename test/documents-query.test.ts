@@ -16,10 +16,11 @@ const query = (body: Record<string, unknown>, token?: string) => server.call("PO
 describe("POST /v1/documents/query", () => {
   test("answers items (= results), contextText, mode and query_strategy", async () => {
     const ws = await createWorkspace(server, "Query");
-    const doc = await createDocument(server, ws, { title: "Owls", indexable_blocks: [{ id: "o1", content: "Barn owls hunt mice at night." }] });
+    // A title sharing no word with the query (titles are indexed too).
+    const doc = await createDocument(server, ws, { title: "Night hunters", indexable_blocks: [{ id: "o1", content: "Barn owls hunt mice at night." }] });
     const [status, body] = await query({ workspace_id: ws, query: "owls mice" });
     const item = {
-      type: "block", id: "o1", sourceId: doc.id, documentId: doc.id, threadId: null, workspaceId: ws, title: "Owls",
+      type: "block", id: "o1", sourceId: doc.id, documentId: doc.id, threadId: null, workspaceId: ws, title: "Night hunters",
       score: expect.any(Number), snippet: "Barn owls hunt mice at night.", content: "Barn owls hunt mice at night.",
     };
     expect({ status, body }).toEqual({
@@ -148,7 +149,8 @@ describe("semantic first", () => {
       mode: body.mode, strategy: body.strategy, ids: body.items.map((i: any) => i.id), bothStrategy: both.strategy, bothIds: both.items.map((i: any) => i.id),
       vectors: status.vectors, model: status.embeddingModel, dimension: status.vectorDimension,
     }).toEqual({
-      mode: "semantic", strategy: "vector", ids: ["pet-1"], bothStrategy: "hybrid", bothIds: ["pet-1"], vectors: 2, model: "openai:fake", dimension: 64,
+      // Vectors: two blocks and the title.
+      mode: "semantic", strategy: "vector", ids: ["pet-1"], bothStrategy: "hybrid", bothIds: ["pet-1"], vectors: 3, model: "openai:fake", dimension: 64,
     });
   });
 });

@@ -50,7 +50,8 @@ describe("POST /v1/documents", () => {
         }),
       },
     });
-    expect(await queryIds(server, { workspace_id: ws, query: "camels" })).toEqual(["c1"]);
+    // The title is indexed too, under the root block id.
+    expect(await queryIds(server, { workspace_id: ws, query: "camels" })).toEqual(["c1", "root-c"]);
   });
 
   test("fills defaults: note type, generated doc_ id and root block, empty payloads", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { createWorkspace } from "./helpers/workspaces";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -35,11 +36,12 @@ describe("POST /v1/memories", () => {
   });
 
   test("accepts a custom id, workspaceId and session_id; projectId follows the workspace", async () => {
+    const ws = await createWorkspace(server);
     const [status, body] = await server.call("POST", "/v1/memories", {
-      body: { id: "custom-1", content: "Custom id memory", workspaceId: "ws_a", session_id: "s1" },
+      body: { id: "custom-1", content: "Custom id memory", workspaceId: ws, session_id: "s1" },
     });
     expect(status).toBe(201);
-    expect(body).toEqual(record({ id: "custom-1", content: "Custom id memory", workspaceId: "ws_a", projectId: "ws_a", session_id: "s1" }));
+    expect(body).toEqual(record({ id: "custom-1", content: "Custom id memory", workspaceId: ws, projectId: ws, session_id: "s1" }));
   });
 
   test("a duplicate custom id for the same owner is 409 conflict; another owner may reuse it", async () => {
@@ -146,11 +148,13 @@ describe("GET and DELETE /v1/memories/:id", () => {
 
 describe("POST /v1/memories/search", () => {
   let s: TestServer;
+  let ws1: string;
   beforeAll(async () => {
     s = await startTestServer();
+    ws1 = await createWorkspace(s);
     const memories = [
       { content: "Rex the dog loves chasing tennis balls", metadata: { topic: "pets", year: 2023 }, session_id: "s1" },
-      { content: "The dog park opens at seven", metadata: { topic: "places", year: 2024 }, workspaceId: "ws_1" },
+      { content: "The dog park opens at seven", metadata: { topic: "places", year: 2024 }, workspaceId: ws1 },
       { content: "Quarterly report is due on Friday", metadata: { topic: "work" } },
       { content: "Order 4711 shipped to Lisbon", metadata: { topic: "orders", vip: true } },
     ];
@@ -197,7 +201,9 @@ describe("POST /v1/memories/search", () => {
     [{ topic: "pets", year: 2024 }, []],
     [{ workspaceId: "ws_missing" }, []],
   ])("filters %j", async (filters, expected) => {
-    const [status, body] = await s.call("POST", "/v1/memories/search", { body: { query: "dog", filters } });
+    // "ws_1" stands for the workspace created in beforeAll.
+    const real = "workspaceId" in filters && filters.workspaceId === "ws_1" ? { ...filters, workspaceId: ws1 } : filters;
+    const [status, body] = await s.call("POST", "/v1/memories/search", { body: { query: "dog", filters: real } });
     expect(status).toBe(200);
     expect(body.results.map((r: { content: string }) => r.content)).toEqual(expected);
   });
@@ -266,10 +272,11 @@ describe("POST /v1/context/build", () => {
 
   test("a workspace scope keeps that workspace's and personal memories, not other workspaces'", async () => {
     const s = await startTestServer();
-    await s.call("POST", "/v1/memories", { body: { content: "kiwi in workspace one", workspaceId: "ws_one" } });
-    await s.call("POST", "/v1/memories", { body: { content: "kiwi in workspace two", workspaceId: "ws_two" } });
+    const [one, two] = [await createWorkspace(s, "one"), await createWorkspace(s, "two")];
+    await s.call("POST", "/v1/memories", { body: { content: "kiwi in workspace one", workspaceId: one } });
+    await s.call("POST", "/v1/memories", { body: { content: "kiwi in workspace two", workspaceId: two } });
     await s.call("POST", "/v1/memories", { body: { content: "kiwi for everyone" } });
-    const [, body] = await s.call("POST", "/v1/context/build", { body: { query: "kiwi", workspace_id: "ws_one" } });
+    const [, body] = await s.call("POST", "/v1/context/build", { body: { query: "kiwi", workspace_id: one } });
     expect(body.items.map((i: { content: string }) => i.content).sort()).toEqual(["kiwi for everyone", "kiwi in workspace one"]);
     await s.destroy();
   });

@@ -89,7 +89,10 @@ describe(`a search on a replica while the index writer is stalled (${backend})`,
     const args = ["--data", dir, "--allow-mock-tokens"];
     const writer = await spawnServer(args);
     await until("the writer", async () => (await health(writer.url)).index.writer);
-    const reader = await spawnServer(args, { MNEMO_SEARCH_WAIT_MS: "300" });
+    const reader = await spawnServer(args, { MNEMO_SEARCH_WAIT_MS: "1000" });
+    // The user's index tables exist before the stall (their first creation is slow on a busy machine).
+    await create(writer.url, "a warm hull");
+    await search(writer.url, "hull");
     const kept = await create(reader.url, "the keel of the old boat");
     const doomed = await create(reader.url, "the keel must be painted");
     expect((await search(reader.url, "keel")).ids.sort()).toEqual([kept.body.id, doomed.body.id].sort());

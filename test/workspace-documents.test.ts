@@ -49,7 +49,9 @@ describe("GET /v1/workspaces/:workspaceId/documents", () => {
       createdAt: d.created_at, updatedAt: d.updated_at, _meta: d.metadata,
     });
     expect({ status, listed, filtered }).toEqual({
-      status: 200, listed: { documents: [summaryOf(a), summaryOf(b)] }, filtered: { documents: [summaryOf(a)] },
+      status: 200,
+      listed: { documents: [summaryOf(a), summaryOf(b)], nextCursor: null, hasMore: false },
+      filtered: { documents: [summaryOf(a)], nextCursor: null, hasMore: false },
     });
   });
 

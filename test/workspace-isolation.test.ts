@@ -106,8 +106,16 @@ describe("user B with user A's ids", () => {
     const [contextStatus, context] = await server.call("POST", "/v1/context/build", {
       body: { query: "zeppelin", workspace_id: wsA, include: { memories: true, notes: true, files: true } }, token: BOB,
     });
-    expect({ queryStatus, items: query.items, results: query.results, contextStatus, contextItems: context.items, contextText: context.contextText }).toEqual({
-      queryStatus: 200, items: [], results: [], contextStatus: 200, contextItems: [], contextText: "",
+    const [ownContextStatus, ownContext] = await server.call("POST", "/v1/context/build", {
+      body: { query: "zeppelin", include: { memories: true, notes: true, files: true } }, token: BOB,
+    });
+    // Naming A's workspace answers 404, exactly as a missing workspace (as the documents query does).
+    expect({
+      queryStatus, items: query.items, results: query.results, contextStatus, context,
+      ownContextStatus, contextItems: ownContext.items, contextText: ownContext.contextText,
+    }).toEqual({
+      queryStatus: 200, items: [], results: [], contextStatus: 404, context: apiError("not_found", `workspace '${wsA}' not found`),
+      ownContextStatus: 200, contextItems: [], contextText: "",
     });
   });
 

@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { dataPaths } from "../../src/data-paths";
-import { textTable } from "../../src/search/partitions";
+import { isVectorTable, textTable } from "../../src/search/partitions";
 import type { Logger } from "../../src/lib/log";
 import type { RunningServer } from "../../src/server";
 
@@ -195,6 +195,11 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
         rssMB: Math.round(process.memoryUsage().rss / 2 ** 20),
         peakRssMB: peakRssMB(),
       };
+    },
+    /** LanceDB table handles open now (bounded by the store's cap) and the index's tables, by kind. */
+    async lanceTables(): Promise<{ open: number; total: number; vector: number }> {
+      const names = await services.lance.tableNames();
+      return { open: services.lance.openTableCount, total: names.length, vector: names.filter(isVectorTable).length };
     },
     /** Waits for both outbox stages to empty; returns the milliseconds it took. */
     async drain(): Promise<number> {

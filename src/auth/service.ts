@@ -40,8 +40,8 @@ export interface AuthServiceOptions {
 export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log }: AuthServiceOptions) {
   const lastTouched = new Map<string, number>();
 
-  function mockPrincipal(userId: string): Principal {
-    if (!allowMockTokens) throw unauthorized("mock tokens are disabled on this server (start it with --allow-mock-tokens)");
+  function mockPrincipal(userId: string, kind = "mock tokens"): Principal {
+    if (!allowMockTokens) throw unauthorized(`${kind} are disabled on this server (start it with --allow-mock-tokens)`);
     if (!userId) throw unauthorized("mock token has an empty user id");
     return { userId, method: "mock", scopes: ALL, verifiedAt: new Date() };
   }
@@ -88,8 +88,8 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
     async authenticate(authorization: string | undefined | null): Promise<Principal> {
       const token = parseBearer(authorization);
       if (token.startsWith(PREFIX.mockToken)) return mockPrincipal(token.slice(PREFIX.mockToken.length));
-      if (allowMockTokens && token.startsWith(PREFIX.mockKey)) return mockPrincipal(token.slice(PREFIX.mockKey.length));
-      if (allowMockTokens && token.startsWith(PREFIX.mockDevToken)) return mockPrincipal(token.slice(PREFIX.mockDevToken.length));
+      if (token.startsWith(PREFIX.mockKey)) return mockPrincipal(token.slice(PREFIX.mockKey.length), "mock keys (svc_sk_mock_…)");
+      if (token.startsWith(PREFIX.mockDevToken)) return mockPrincipal(token.slice(PREFIX.mockDevToken.length), "mock developer tokens (svc_dev_mock_…)");
       if (token.startsWith(PREFIX.liveKey)) return apiKeyPrincipal(token, PREFIX.liveKey.length);
       if (token.startsWith(PREFIX.testKey)) return apiKeyPrincipal(token, PREFIX.testKey.length);
       if (token.startsWith(PREFIX.devToken)) return devTokenPrincipal(token);
@@ -117,7 +117,12 @@ function describeJwtFailure(error: unknown): string {
   const code = (error as { code?: string }).code;
   switch (code) {
     case "ERR_JWT_EXPIRED": return "token has expired";
-    case "ERR_JWT_CLAIM_VALIDATION_FAILED": return `claim check failed (${(error as { claim?: string }).claim ?? "claim"})`;
+    case "ERR_JWT_CLAIM_VALIDATION_FAILED": {
+      const { claim = "claim", reason } = error as { claim?: string; reason?: string };
+      if (reason === "missing") return `claim check failed (${claim}: missing)`;
+      if (claim === "iat" || claim === "nbf") return `claim check failed (${claim}: in the future)`;
+      return `claim check failed (${claim})`;
+    }
     case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED": return "signature verification failed";
     case "ERR_JWKS_NO_MATCHING_KEY": return "no matching signing key";
     case "ERR_JWS_INVALID":

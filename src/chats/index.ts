@@ -4,6 +4,7 @@ import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
+import { NEXT_CURSOR_HEADER, PageQuery } from "../workspaces/pagination";
 import { AppendMessageBody, CreateThreadBody, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
 import type { ChatService } from "./service";
 
@@ -14,10 +15,18 @@ const base = "/v1/workspaces/:workspaceId/chats";
 export function chatRoutes(auth: AuthService, chats: ChatService) {
   return createRouter()
     .use(authPlugin(auth))
-    .get(base, async ({ principal, params }) => chats.list(principal.userId, params.workspaceId), {
-      auth: "chat", params: WorkspaceParams, response: { 200: t.Array(Thread), ...errorResponses() },
-      detail: { tags, summary: "List chat threads, oldest first" },
-    })
+    .get(
+      base,
+      async ({ principal, params, query, set }) => {
+        const page = await chats.list(principal.userId, params.workspaceId, query);
+        if (page.nextCursor) set.headers[NEXT_CURSOR_HEADER] = page.nextCursor;
+        return page.items;
+      },
+      {
+        auth: "chat", params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(Thread), ...errorResponses() },
+        detail: { tags, summary: "List chat threads, oldest first (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)" },
+      },
+    )
     .post(
       base,
       async ({ principal, params, body, set }) => {
@@ -40,10 +49,18 @@ export function chatRoutes(auth: AuthService, chats: ChatService) {
         detail: { tags, summary: "Rename a thread and/or replace its metadata" },
       },
     )
-    .get(`${base}/:threadId/messages`, async ({ principal, params }) => chats.listMessages(principal.userId, params.workspaceId, params.threadId), {
-      auth: "chat", params: ThreadParams, response: { 200: t.Array(Message), ...errorResponses() },
-      detail: { tags, summary: "List a thread's messages in creation order" },
-    })
+    .get(
+      `${base}/:threadId/messages`,
+      async ({ principal, params, query, set }) => {
+        const page = await chats.listMessages(principal.userId, params.workspaceId, params.threadId, query);
+        if (page.nextCursor) set.headers[NEXT_CURSOR_HEADER] = page.nextCursor;
+        return page.items;
+      },
+      {
+        auth: "chat", params: ThreadParams, query: PageQuery, response: { 200: t.Array(Message), ...errorResponses() },
+        detail: { tags, summary: "List a thread's messages in creation order (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)" },
+      },
+    )
     .post(
       `${base}/:threadId/messages`,
       async ({ principal, params, body, set }) => {

@@ -5,17 +5,19 @@ import { WorkspaceId } from "../workspaces/model";
 /** Message content limit (issue 4): 200 KB of UTF-8. */
 export const MAX_MESSAGE_BYTES = 200 * 1024;
 export const DEFAULT_THREAD_TITLE = "New chat";
+/** Thread metadata limit: it is returned by every thread listing, so it stays small (413 naming the field). */
+export const MAX_THREAD_METADATA_BYTES = 64 * 1024;
 
 const Title = t.String({ minLength: 1, maxLength: 500 });
 const Role = t.Union([t.Literal("user"), t.Literal("assistant")], { description: "user or assistant" });
 
 export const CreateThreadBody = t.Object({
   title: t.Optional(t.String({ maxLength: 500, description: `default '${DEFAULT_THREAD_TITLE}'` })),
-  metadata: t.Optional(FreeObject),
+  metadata: t.Optional(t.Object({}, { additionalProperties: true, description: "arbitrary JSON object, at most 64 KB" })),
 });
 export const PatchThreadBody = t.Object({
   title: t.Optional(Title),
-  metadata: t.Optional(t.Object({}, { additionalProperties: true, description: "replaces the thread's metadata" })),
+  metadata: t.Optional(t.Object({}, { additionalProperties: true, description: "replaces the thread's metadata; at most 64 KB" })),
 });
 export const AppendMessageBody = t.Object({
   // Checked by the service: TypeBox's message for a union of literals names no values.

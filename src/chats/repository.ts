@@ -1,4 +1,4 @@
-import { all, chunks, first, ownedKeysBySeq, list, run, sql, type Executor } from "../db/store";
+import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor } from "../db/store";
 
 export interface ThreadRow {
   ownerId: string;
@@ -23,16 +23,20 @@ export interface MessageRow {
 }
 
 type StoredThread = {
-  owner_id: string; workspace_id: string; id: string; title: string; metadata: string; message_count: number;
+  seq: number; owner_id: string; workspace_id: string; id: string; title: string; metadata: string; message_count: number;
   last_message_id: string | null; created_at: string; updated_at: string;
 };
 const toThread = (r: StoredThread): ThreadRow => ({
   ownerId: r.owner_id, workspaceId: r.workspace_id, id: r.id, title: r.title, metadata: JSON.parse(r.metadata),
   messageCount: r.message_count, lastMessageId: r.last_message_id, createdAt: r.created_at, updatedAt: r.updated_at,
 });
-type StoredMessage = { owner_id: string; thread_id: string; id: string; parent_id: string | null; role: "user" | "assistant"; content: string; created_at: string };
-const toMessage = (r: StoredMessage): MessageRow => ({
-  ownerId: r.owner_id, threadId: r.thread_id, id: r.id, parentId: r.parent_id, role: r.role, content: r.content, createdAt: r.created_at,
+type StoredMessage = {
+  seq: number; owner_id: string; thread_id: string; id: string; parent_id: string | null; role: "user" | "assistant"; content: string; created_at: string;
+};
+/** A message with its place in the thread's creation order (neighbours and pages go by it). */
+export type PlacedMessage = MessageRow & { seq: number };
+const toMessage = (r: StoredMessage): PlacedMessage => ({
+  seq: r.seq, ownerId: r.owner_id, threadId: r.thread_id, id: r.id, parentId: r.parent_id, role: r.role, content: r.content, createdAt: r.created_at,
 });
 
 /** Chat threads and messages in the store of record; every query is scoped by owner. */
@@ -61,8 +65,13 @@ export function createChatRepository() {
       );
       return r ? toThread(r) : null;
     },
-    async listThreads(tx: Executor, ownerId: string, workspaceId: string): Promise<ThreadRow[]> {
-      return (await all<StoredThread>(tx, sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ORDER BY seq`)).map(toThread);
+    /** Up to `limit` threads of a workspace created after the one of sequence `afterSeq`, oldest first. */
+    async listThreadsPage(tx: Executor, ownerId: string, workspaceId: string, afterSeq: number, limit: number): Promise<Array<ThreadRow & { seq: number }>> {
+      const rows = await all<StoredThread>(
+        tx,
+        sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`,
+      );
+      return rows.map((r) => ({ ...toThread(r), seq: r.seq }));
     },
     /** Sets what is given; the rest keeps its stored value (no read-modify-write, so concurrent patches of different fields both stick). */
     async updateThread(tx: Executor, ownerId: string, id: string, patch: { title?: string; metadata?: Record<string, unknown> }, now: string): Promise<void> {
@@ -90,8 +99,44 @@ export function createChatRepository() {
     async hasMessage(tx: Executor, ownerId: string, threadId: string, messageId: string): Promise<boolean> {
       return (await first(tx, sql`SELECT 1 AS one FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} AND id = ${messageId}`)) !== null;
     },
-    async listMessages(tx: Executor, ownerId: string, threadId: string): Promise<MessageRow[]> {
-      return (await all<StoredMessage>(tx, sql`SELECT * FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} ORDER BY seq`)).map(toMessage);
+    /** Up to `limit` messages of a thread after the one of sequence `afterSeq`, in creation order. */
+    async listMessagesPage(tx: Executor, ownerId: string, threadId: string, afterSeq: number, limit: number): Promise<PlacedMessage[]> {
+      const rows = await all<StoredMessage>(
+        tx,
+        sql`SELECT * FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`,
+      );
+      return rows.map(toMessage);
+    },
+    /** Up to `limit` (seq, id) of a thread's messages after `afterSeq`, in creation order (reindex batches). */
+    async messageKeysPage(tx: Executor, ownerId: string, threadId: string, afterSeq: number, limit: number): Promise<Array<{ seq: number; id: string }>> {
+      return all<{ seq: number; id: string }>(
+        tx,
+        sql`SELECT seq, id FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`,
+      );
+    },
+    /** Messages by id, any thread of the owner (search sources, query hits). */
+    async getMessages(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, PlacedMessage>> {
+      const out = new Map<string, PlacedMessage>();
+      for (const chunk of chunks(ids)) {
+        for (const r of await all<StoredMessage>(tx, sql`SELECT * FROM chat_messages WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`)) {
+          out.set(r.id, toMessage(r));
+        }
+      }
+      return out;
+    },
+    /** The contents of the two messages before `message` and the one after it, in its thread's creation order. */
+    async neighbours(tx: Executor, message: PlacedMessage): Promise<{ before: string[]; after: string | null }> {
+      const before = await all<{ content: string }>(
+        tx,
+        sql`SELECT content FROM chat_messages WHERE owner_id = ${message.ownerId} AND thread_id = ${message.threadId} AND seq < ${message.seq}
+            ORDER BY seq DESC LIMIT 2`,
+      );
+      const after = await first<{ content: string }>(
+        tx,
+        sql`SELECT content FROM chat_messages WHERE owner_id = ${message.ownerId} AND thread_id = ${message.threadId} AND seq > ${message.seq}
+            ORDER BY seq LIMIT 1`,
+      );
+      return { before: before.map((r) => r.content).reverse(), after: after?.content ?? null };
     },
     /** Threads by id (any workspace of the owner), for search sources and query titles. */
     async getThreads(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, ThreadRow>> {
@@ -103,8 +148,18 @@ export function createChatRepository() {
       }
       return out;
     },
-    /** Every (owner, thread id) for an index rebuild, in pages (no long-lived cursor or transaction). */
-    allThreadKeys: (tx: Executor): AsyncIterable<{ ownerId: string; id: string }> => ownedKeysBySeq(tx, "chat_threads"),
+    /** Every (owner, message id) for an index rebuild, in pages (no long-lived cursor or transaction). */
+    async *allMessageKeys(tx: Executor): AsyncIterable<{ ownerId: string; id: string }> {
+      for (let after = 0; ; ) {
+        const page = await all<{ seq: number; owner_id: string; id: string }>(
+          tx,
+          sql`SELECT seq, owner_id, id FROM chat_messages WHERE seq > ${after} ORDER BY seq LIMIT ${KEY_PAGE}`,
+        );
+        for (const r of page) yield { ownerId: r.owner_id, id: r.id };
+        if (page.length < KEY_PAGE) return;
+        after = page[page.length - 1].seq;
+      }
+    },
   };
 }
 export type ChatRepository = ReturnType<typeof createChatRepository>;

@@ -1,9 +1,14 @@
 import type { Store } from "../db/store";
 import { badRequest, notFound, payloadTooLarge } from "../errors/app-error";
+import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
 import type { Outbox } from "../search/outbox";
+import { pager, seqAfter, type Page, type PageRequest } from "../workspaces/pagination";
 import type { WorkspaceService } from "../workspaces/service";
-import { DEFAULT_THREAD_TITLE, MAX_MESSAGE_BYTES, type AppendMessageBody, type CreateThreadBody, type Message, type PatchThreadBody, type Thread } from "./model";
+import {
+  DEFAULT_THREAD_TITLE, MAX_MESSAGE_BYTES, MAX_THREAD_METADATA_BYTES, type AppendMessageBody, type CreateThreadBody, type Message, type PatchThreadBody,
+  type Thread,
+} from "./model";
 import type { ChatRepository, MessageRow, ThreadRow } from "./repository";
 
 export interface ChatServiceDeps {
@@ -11,6 +16,7 @@ export interface ChatServiceDeps {
   outbox: Outbox;
   workspaces: WorkspaceService;
   store: Store;
+  cursors: Cursors;
 }
 
 const toThread = (row: ThreadRow): Thread => ({
@@ -18,11 +24,21 @@ const toThread = (row: ThreadRow): Thread => ({
 });
 const toMessage = (row: MessageRow): Message => ({ id: row.id, role: row.role, content: row.content, parentId: row.parentId, createdAt: row.createdAt });
 
+/** Thread metadata is returned by every listing: a 413 naming the field past 64 KB. */
+function checkMetadata(metadata: Record<string, unknown> | undefined): void {
+  if (metadata === undefined) return;
+  const size = Buffer.byteLength(JSON.stringify(metadata), "utf8");
+  if (size > MAX_THREAD_METADATA_BYTES) {
+    throw payloadTooLarge(`metadata: is ${size} bytes; the limit is ${MAX_THREAD_METADATA_BYTES} bytes (64 KB)`);
+  }
+}
+
 /**
- * Native chat threads. They are not documents (no blocks, no markdown), but every
- * append re-syncs the thread in the search index so its messages are findable.
+ * Native chat threads. They are not documents (no blocks, no markdown), but each
+ * message is a search source of its own, so its text is findable and an append costs
+ * the index two rows (the new message, and the one before it whose context changed).
  */
-export function createChatService({ repo, outbox, workspaces, store }: ChatServiceDeps) {
+export function createChatService({ repo, outbox, workspaces, store, cursors }: ChatServiceDeps) {
   async function requireThread(ownerId: string, workspaceId: string, threadId: string): Promise<ThreadRow> {
     await workspaces.requireOwned(ownerId, workspaceId);
     const thread = await repo.getThread(store.db, ownerId, workspaceId, threadId);
@@ -31,22 +47,25 @@ export function createChatService({ repo, outbox, workspaces, store }: ChatServi
   }
 
   return {
-    async list(ownerId: string, workspaceId: string): Promise<Thread[]> {
+    /** A page of the workspace's threads, oldest first. */
+    async list(ownerId: string, workspaceId: string, request: PageRequest): Promise<Page<Thread>> {
       await workspaces.requireOwned(ownerId, workspaceId);
-      return (await repo.listThreads(store.db, ownerId, workspaceId)).map(toThread);
+      const paging = pager(cursors, ownerId, `threads:${workspaceId}`);
+      const { limit, after } = paging.start(request);
+      const page = paging.page(await repo.listThreadsPage(store.db, ownerId, workspaceId, seqAfter(after), limit + 1), limit, (row) => String(row.seq));
+      return { ...page, items: page.items.map(toThread) };
     },
 
     async create(ownerId: string, workspaceId: string, body: typeof CreateThreadBody.static) {
+      checkMetadata(body.metadata);
       await workspaces.requireOwned(ownerId, workspaceId);
       const now = new Date().toISOString();
       const title = body.title?.trim() ? body.title : DEFAULT_THREAD_TITLE;
       const row: ThreadRow = {
         ownerId, workspaceId, id: newId("thr"), title, metadata: body.metadata ?? {}, messageCount: 0, lastMessageId: null, createdAt: now, updatedAt: now,
       };
-      await store.transaction(async (tx) => {
-        await repo.insertThread(tx, row);
-        await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: row.id }, "insert");
-      });
+      // A thread has nothing to index until its first message.
+      await repo.insertThread(store.db, row);
       return { id: row.id, title: row.title, createdAt: row.createdAt };
     },
 
@@ -54,18 +73,24 @@ export function createChatService({ repo, outbox, workspaces, store }: ChatServi
     async patch(ownerId: string, workspaceId: string, threadId: string, body: typeof PatchThreadBody.static): Promise<void> {
       if (body.title === undefined && body.metadata === undefined) throw badRequest("title: title or metadata is required");
       if (body.title !== undefined && !body.title.trim()) throw badRequest("title: must not be blank");
+      checkMetadata(body.metadata);
       const thread = await requireThread(ownerId, workspaceId, threadId);
       await repo.updateThread(store.db, ownerId, thread.id, { title: body.title, metadata: body.metadata }, new Date().toISOString());
     },
 
-    async listMessages(ownerId: string, workspaceId: string, threadId: string): Promise<Message[]> {
+    /** A page of a thread's messages, in creation order. */
+    async listMessages(ownerId: string, workspaceId: string, threadId: string, request: PageRequest): Promise<Page<Message>> {
       await requireThread(ownerId, workspaceId, threadId);
-      return (await repo.listMessages(store.db, ownerId, threadId)).map(toMessage);
+      const paging = pager(cursors, ownerId, `messages:${threadId}`);
+      const { limit, after } = paging.start(request);
+      const page = paging.page(await repo.listMessagesPage(store.db, ownerId, threadId, seqAfter(after), limit + 1), limit, (row) => String(row.seq));
+      return { ...page, items: page.items.map(toMessage) };
     },
 
     /**
      * Appends a message under `parentId` (default: the thread's latest message). The
-     * insert, the count bump and the outbox row commit together.
+     * insert, the count bump and the outbox rows commit together: the new message, and
+     * the thread's previous latest message, whose context now ends with the new one.
      */
     async append(ownerId: string, workspaceId: string, threadId: string, body: typeof AppendMessageBody.static) {
       const role = body.role;
@@ -86,7 +111,8 @@ export function createChatService({ repo, outbox, workspaces, store }: ChatServi
           createdAt: new Date().toISOString(),
         };
         await repo.appendMessage(tx, row);
-        await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: threadId }, "sync");
+        await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: row.id }, "insert");
+        if (thread.lastMessageId) await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: thread.lastMessageId }, "sync");
         return { id: row.id, role: row.role, parentId: row.parentId, createdAt: row.createdAt };
       });
     },

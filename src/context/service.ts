@@ -1,6 +1,8 @@
+import { checkFilterCount, inspectFilters, scopeWorkspace } from "../documents-query/filters";
+import { toSearchFilters } from "../memories/service";
 import type { SearchEngine } from "../search/engine";
 import type { SearchHit, SearchKind, SearchResult } from "../search/types";
-import { toSearchFilters } from "../memories/service";
+import type { WorkspaceService } from "../workspaces/service";
 import type { BuildContextBody, BuiltContext } from "./model";
 
 export const CONTEXT_HEADING = "## Relevant context";
@@ -15,12 +17,18 @@ const TYPE_OF: Record<SearchKind, "memory" | "note" | "file" | null> = { memory:
 
 /**
  * Builds prompt context from the one search engine: memories (of the workspace and
- * personal ones), workspace notes (document blocks) and files, merged by score.
+ * personal ones), workspace notes (document blocks) and files, merged by score. A
+ * workspace named (in the body or the filters) must be the caller's: 404 otherwise,
+ * as in the documents query.
  */
-export function createContextService(engine: SearchEngine) {
+export function createContextService(engine: SearchEngine, workspaces: WorkspaceService) {
   return {
     async build(ownerId: string, body: typeof BuildContextBody.static): Promise<BuiltContext> {
       const limit = body.limit ?? 10;
+      const filtersSeen = inspectFilters(body.filters, "filters");
+      checkFilterCount(filtersSeen.count, "filters");
+      const scope = scopeWorkspace(body, filtersSeen.workspaceId, "filters");
+      if (scope !== undefined) await workspaces.requireOwned(ownerId, scope);
       const workspaceId = body.workspace_id ?? body.workspaceId;
       const include = { memories: true, notes: false, files: false, ...body.include };
       const searches: Array<Promise<SearchResult>> = [];

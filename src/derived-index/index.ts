@@ -3,6 +3,7 @@ import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
+import { PageQuery } from "../workspaces/pagination";
 import {
   BlockIndexBody, BlockIndexEnvelope, ClearResult, DerivedBlockIndex, EdgesBody, EdgesEnvelope, LegacyIndexStatus, ManifestBody,
   ManifestEnvelope, ReindexResult,
@@ -21,9 +22,9 @@ export function derivedIndexRoutes(auth: AuthService, index: DerivedIndexService
       auth: "memory:read", params, response: { 200: LegacyIndexStatus, ...errorResponses() },
       detail: { tags, summary: "Index status of the workspace (LegacyIndexStatus)" },
     })
-    .get(`${base}/index/raw`, async ({ principal, params }) => index.raw(principal.userId, params.workspaceId), {
-      auth: "memory:read", params, response: { 200: DerivedBlockIndex, ...errorResponses() },
-      detail: { tags, summary: "The raw index: every document and block the server indexes for this workspace" },
+    .get(`${base}/index/raw`, async ({ principal, params, query }) => index.raw(principal.userId, params.workspaceId, query), {
+      auth: "memory:read", params, query: PageQuery, response: { 200: DerivedBlockIndex, ...errorResponses() },
+      detail: { tags, summary: "The raw index, a page of documents at a time (?limit= default 50, at most 200; ?cursor=): every block the server indexes" },
     })
     .post(`${base}/index/clear`, async ({ principal, params }) => index.clear(principal.userId, params.workspaceId), {
       auth: "memory:write", params, response: { 200: ClearResult, ...errorResponses() },

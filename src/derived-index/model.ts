@@ -9,7 +9,12 @@ const Count = t.Integer({ minimum: 0 });
 /** The spec leaves LegacyIndexStatus open (§2 "Gaps"); this is Mnemo's definition. */
 export const LegacyIndexStatus = t.Object({
   workspaceId: t.String(),
-  status: t.Union([t.Literal("ready"), t.Literal("indexing")], { description: "indexing while this workspace has outbox rows pending" }),
+  status: t.Union([t.Literal("ready"), t.Literal("indexing")], {
+    description: "indexing while this workspace has outbox rows pending, except vector rows that cannot run now (see note)",
+  }),
+  note: t.Union([t.String(), t.Null()], {
+    description: "set when vector jobs wait for an embedding model (none configured, or it fails): status is ready, search is full-text",
+  }),
   documents: t.Object(
     {
       stored: Count,
@@ -24,7 +29,10 @@ export const LegacyIndexStatus = t.Object({
         "(legacy writes, cleared); stale: in the view but deleted (legacy deletes); outdated: changed by a legacy write since indexed",
     },
   ),
-  blocks: t.Integer({ minimum: 0, description: "document blocks of this workspace in the search index (full-text rows)" }),
+  blocks: t.Integer({
+    minimum: 0,
+    description: "document items of this workspace in the search index (full-text rows): one per document title and one per non-blank block",
+  }),
   vectors: t.Integer({ minimum: 0, description: "document block vectors of this workspace in the current vector space" }),
   messages: t.Integer({ minimum: 0, description: "chat messages of this workspace in the search index" }),
   pending: t.Object({ text: Count, vector: Count }, { description: "outbox rows of this workspace's documents and threads, by stage" }),
@@ -46,7 +54,9 @@ export const DerivedBlockIndex = t.Object({
   documents: t.Array(
     t.Object({ id: t.String(), title: t.String(), documentType: t.String(), indexedAt: t.String({ format: "date-time" }), blocks: t.Array(IndexedBlockView) }),
   ),
-  blockCount: t.Integer(),
+  blockCount: t.Integer({ description: "blocks of the documents on this page" }),
+  nextCursor: t.Union([t.String(), t.Null()], { description: "pass as ?cursor= for the next page; null on the last" }),
+  hasMore: t.Boolean(),
 });
 export type DerivedBlockIndex = typeof DerivedBlockIndex.static;
 

@@ -1,17 +1,20 @@
 import type { Store } from "../db/store";
 import { payloadTooLarge } from "../errors/app-error";
+import type { Cursors } from "../lib/cursors";
 import type { ChatRepository } from "../chats/repository";
-import type { IndexViewRepository } from "../documents/index-view";
+import type { IndexedDocument, IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
 import { partitionWhere } from "../search/filters";
 import type { Indexer } from "../search/indexer";
 import type { LanceStore } from "../search/lance-store";
 import { textTable } from "../search/partitions";
 import type { Outbox } from "../search/outbox";
+import { pager, type PageRequest } from "../workspaces/pagination";
 import type { ArtifactKind, ArtifactRepository } from "../workspaces/repository";
 import type { WorkspaceService } from "../workspaces/service";
 import { deriveEdges } from "./edges";
 import { MAX_ARTIFACT_BYTES, type DerivedBlockIndex, type LegacyIndexStatus } from "./model";
+import { createRebuilds } from "./rebuild";
 import type { DerivedIndexRepository } from "./repository";
 
 /** Block edges as stored (any object or array) or derived (an array). */
@@ -29,6 +32,18 @@ export interface DerivedIndexDeps {
   lance: LanceStore;
   embedderSpace: string | null;
   store: Store;
+  cursors: Cursors;
+}
+
+/**
+ * Why a workspace with pending vector rows reads as ready: the vector stage cannot run
+ * (no embedder configured, or it fails and waits for a retry), while full-text search
+ * already covers everything. Null when vector work is not blocked.
+ */
+function blockedVectorsNote(pendingVectors: number, embedderSpace: string | null, failing: boolean): string | null {
+  if (pendingVectors === 0 || (embedderSpace !== null && !failing)) return null;
+  const why = embedderSpace === null ? "no embedding model is configured" : `the embedding model (${embedderSpace}) cannot answer now; they are retried`;
+  return `${pendingVectors} vector job(s) wait for an embedding model: ${why}. Full-text search covers this workspace meanwhile.`;
 }
 
 /**
@@ -36,13 +51,15 @@ export interface DerivedIndexDeps {
  * a block index), clear and reindex, and the client-stored manifest, index and edges.
  */
 export function createDerivedIndexService(d: DerivedIndexDeps) {
-  const { workspaces, view, artifacts, outbox, indexer, store } = d;
+  const { workspaces, view, artifacts, indexer, store } = d;
+  const rebuilds = createRebuilds(d);
 
   async function status(ownerId: string, workspaceId: string): Promise<LegacyIndexStatus> {
     // Read-your-writes, as search does: this owner's acknowledged changes reach the index first.
     await indexer.flush(ownerId);
     const counts = await d.repo.viewCounts(store.db, ownerId, workspaceId);
     const pending = await d.repo.pending(store.db, ownerId, workspaceId);
+    const note = blockedVectorsNote(pending.vector, d.embedderSpace, pending.vector > 0 && (await d.repo.embedderFailing(store.db)));
     await indexer.followWriter();
     const blocksWhere = partitionWhere(["block"], { workspaceId });
     const vectorTable = indexer.vectorTableFor(ownerId, "doc");
@@ -54,7 +71,8 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     ]);
     return {
       workspaceId,
-      status: pending.text + pending.vector > 0 ? "indexing" : "ready",
+      status: pending.text > 0 || (pending.vector > 0 && note === null) ? "indexing" : "ready",
+      note,
       documents: {
         stored: counts.documents, indexed: counts.indexedDocuments, unindexed: counts.unindexedDocuments,
         stale: counts.staleDocuments, outdated: counts.outdatedDocuments,
@@ -67,11 +85,15 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     };
   }
 
-  async function derivedIndex(ownerId: string, workspaceId: string): Promise<DerivedBlockIndex> {
-    const documents = (await view.listByWorkspace(store.db, ownerId, workspaceId)).map((doc) => ({
+  const toRaw = (docs: IndexedDocument[]) =>
+    docs.map((doc) => ({
       id: doc.documentId, title: doc.title, documentType: doc.documentType, indexedAt: doc.indexedAt,
       blocks: doc.blocks.map(({ id, type, content }) => ({ id, type, content })),
     }));
+
+  /** The whole derived index of a workspace (the block-index fallback). */
+  async function derivedIndex(ownerId: string, workspaceId: string): Promise<Omit<DerivedBlockIndex, "nextCursor" | "hasMore">> {
+    const documents = toRaw(await view.listByWorkspace(store.db, ownerId, workspaceId));
     return { version: 1, source: "derived", workspaceId, documents, blockCount: documents.reduce((n, doc) => n + doc.blocks.length, 0) };
   }
 
@@ -89,57 +111,39 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
       return status(ownerId, workspaceId);
     },
 
-    async raw(ownerId: string, workspaceId: string): Promise<DerivedBlockIndex> {
+    /** A page of the derived index: documents in creation order, `blockCount` counting this page's blocks. */
+    async raw(ownerId: string, workspaceId: string, request: PageRequest): Promise<DerivedBlockIndex> {
       await workspaces.requireOwned(ownerId, workspaceId);
-      return derivedIndex(ownerId, workspaceId);
+      const paging = pager(d.cursors, ownerId, `index-raw:${workspaceId}`);
+      const { limit, after } = paging.start(request);
+      const position = after === null ? null : (JSON.parse(after) as { c: string; d: string });
+      const rows = await view.pageByWorkspace(store.db, ownerId, workspaceId, position && { createdAt: position.c, documentId: position.d }, limit + 1);
+      const page = paging.page(rows, limit, (doc) => JSON.stringify({ c: doc.createdAt, d: doc.documentId }));
+      const documents = toRaw(page.items);
+      return {
+        version: 1, source: "derived", workspaceId, documents, blockCount: documents.reduce((n, doc) => n + doc.blocks.length, 0),
+        nextCursor: page.nextCursor, hasMore: page.hasMore,
+      };
     },
 
     /** Empties the workspace's index view (its documents leave search) and drops a stored block index. */
     async clear(ownerId: string, workspaceId: string) {
       await workspaces.requireOwned(ownerId, workspaceId);
-      const removed = await store.transaction(async (tx) => {
-        const docs = await view.listByWorkspace(tx, ownerId, workspaceId);
-        for (const doc of docs) {
-          await view.delete(tx, ownerId, doc.documentId);
-          await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: doc.documentId }, "sync");
-        }
-        await artifacts.delete(tx, ownerId, workspaceId, "block_index");
-        return docs.length;
-      });
+      const removed = await rebuilds.clear(ownerId, workspaceId);
+      await artifacts.delete(store.db, ownerId, workspaceId, "block_index");
       await indexer.flush(ownerId);
       return { success: true as const, message: `cleared ${removed} document(s) from the index of workspace ${workspaceId}` };
     },
 
     /**
-     * Rebuilds the index view from the stored documents: every document is snapshotted
-     * again, entries of deleted documents (legacy deletes) are removed, threads re-synced.
+     * Rebuilds the index view from the stored documents, in batches (see `rebuild.ts`):
+     * every document is snapshotted again, entries of deleted documents (legacy deletes)
+     * are removed, messages re-queued. Queued jobs are never duplicated per source.
      */
     async reindex(ownerId: string, workspaceId: string) {
       await workspaces.requireOwned(ownerId, workspaceId);
-      const { reindexed, stale } = await store.transaction(async (tx) => {
-        const now = new Date().toISOString();
-        const docs = await d.documents.listFull(tx, ownerId, workspaceId);
-        const live = new Set(docs.map((doc) => doc.id));
-        let stale = 0;
-        for (const entry of await view.listByWorkspace(tx, ownerId, workspaceId)) {
-          if (live.has(entry.documentId)) continue;
-          await view.delete(tx, ownerId, entry.documentId);
-          await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: entry.documentId }, "sync");
-          stale++;
-        }
-        for (const doc of docs) {
-          const fresh = await view.put(tx, {
-            ownerId, documentId: doc.id, workspaceId, documentType: doc.documentType, title: doc.title, metadata: doc.metadata,
-            blocks: doc.indexableBlocks.map(({ id, type, content }) => ({ id, type, content })), createdAt: doc.createdAt, indexedAt: now,
-          });
-          await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: doc.id }, fresh ? "insert" : "sync");
-        }
-        for (const thread of await d.chats.listThreads(tx, ownerId, workspaceId)) {
-          await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: thread.id }, "sync");
-        }
-        await artifacts.delete(tx, ownerId, workspaceId, "block_index");
-        return { reindexed: docs.length, stale };
-      });
+      const { reindexed, stale } = await rebuilds.reindex(ownerId, workspaceId);
+      await artifacts.delete(store.db, ownerId, workspaceId, "block_index");
       const indexStatus = await status(ownerId, workspaceId);
       return {
         message: `reindexed ${reindexed} document(s) of workspace ${workspaceId}; removed ${stale} stale entr${stale === 1 ? "y" : "ies"}`,

@@ -21,14 +21,17 @@ export const DocumentsQueryBody = t.Object({
     }),
   ),
   filter: t.Optional(
-    t.Object({
-      eq: t.Optional(
-        t.Object(
-          { document_type: t.Optional(DocumentType), documentType: t.Optional(DocumentType) },
-          { additionalProperties: Scalar, description: "document_type, and equality on other (metadata) keys" },
+    t.Object(
+      {
+        eq: t.Optional(
+          t.Object(
+            { document_type: t.Optional(DocumentType), documentType: t.Optional(DocumentType) },
+            { additionalProperties: Scalar, description: "document_type, and equality on other (metadata) keys" },
+          ),
         ),
-      ),
-    }),
+      },
+      { description: "eq is the only operator (any other key is a 400); at most 32 keys together with metadata.filters" },
+    ),
   ),
   metadata: t.Optional(t.Object({ filters: t.Optional(SearchFilters) }, { additionalProperties: true })),
   minScore: t.Optional(t.Number({ minimum: 0, maximum: 1 })),

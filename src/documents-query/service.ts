@@ -3,11 +3,13 @@ import { renderContextText } from "../context/service";
 import type { Store } from "../db/store";
 import type { IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
+import { oneOf } from "../lib/aliases";
 import { toSearchFilters } from "../memories/service";
 import type { SearchEngine } from "../search/engine";
 import type { SearchFilters, SearchHit, SearchKind } from "../search/types";
 import type { WorkspaceService } from "../workspaces/service";
 import type { DocumentsQueryBody, DocumentsQueryResponse, QueryItem } from "./model";
+import { checkFilterCount, inspectFilters, inspectQueryFilter, scopeWorkspace } from "./filters";
 import { snippet } from "./snippet";
 
 export interface DocumentsQueryDeps {
@@ -33,17 +35,44 @@ function kindsOf(include: DocumentsQueryBody["include"]): SearchKind[] {
 }
 
 /** The engine filters of a query: workspace, session, document type and metadata equality. */
-function filtersOf(body: DocumentsQueryBody, workspaceId: string | undefined, kinds: SearchKind[]): SearchFilters {
+function filtersOf(body: DocumentsQueryBody, workspaceId: string | undefined, kinds: SearchKind[], eq: ReturnType<typeof inspectQueryFilter>): SearchFilters {
   const fromMetadata = toSearchFilters(body.metadata?.filters);
-  const { document_type, documentType, ...eqRest } = body.filter?.eq ?? {};
-  const metadata = { ...(fromMetadata.metadata ?? {}), ...(eqRest as Record<string, string | number | boolean | null>) };
+  const metadata = { ...(fromMetadata.metadata ?? {}), ...eq.metadata };
   return {
     workspaceId,
     // Personal memories (no workspace) count as part of every workspace, as in context build.
     includeUnscoped: workspaceId !== undefined && kinds.includes("memory") ? true : undefined,
     sessionId: fromMetadata.sessionId,
-    documentType: document_type ?? documentType,
+    documentType: eq.documentType,
     metadata: Object.keys(metadata).length ? metadata : undefined,
+  };
+}
+
+/** Checks a query as a whole before anything runs: aliases that differ, unknown filter operators and the filter key cap are 400s. */
+function checkQuery(body: DocumentsQueryBody) {
+  const filters = inspectFilters(body.metadata?.filters, "metadata.filters");
+  const eq = inspectQueryFilter(body.filter as Record<string, unknown> | undefined);
+  checkFilterCount(filters.count + eq.count, "filter");
+  return {
+    workspaceId: scopeWorkspace(body, filters.workspaceId, "metadata.filters"),
+    limit: oneOf<number>(body, ["top_k", "topK"]) ?? 10,
+    eq,
+  };
+}
+
+/** A search hit as the query answers it: messages name their thread as source, blocks their document. */
+function toItem(hit: SearchHit, threadId: string | null, titles: Map<string, string>, query: string): QueryItem {
+  return {
+    type: hit.kind,
+    id: hit.itemId,
+    sourceId: threadId ?? hit.sourceId,
+    documentId: hit.kind === "block" ? hit.sourceId : null,
+    threadId,
+    workspaceId: hit.workspaceId,
+    title: (hit.kind === "block" ? titles.get(hit.sourceId) : threadId !== null ? titles.get(`thread:${threadId}`) : undefined) ?? null,
+    score: hit.score,
+    snippet: snippet(hit.text, query),
+    content: hit.text,
   };
 }
 
@@ -52,10 +81,10 @@ function filtersOf(body: DocumentsQueryBody, workspaceId: string | undefined, ki
  * (and memories / files when asked), owner-scoped, so another user's ids find nothing.
  */
 export function createDocumentsQueryService(d: DocumentsQueryDeps) {
-  async function titlesOf(ownerId: string, hits: SearchHit[]): Promise<Map<string, string>> {
+  async function titlesOf(ownerId: string, hits: SearchHit[], threadOf: Map<string, string>): Promise<Map<string, string>> {
     const db = d.store.db;
     const docIds = [...new Set(hits.filter((h) => h.kind === "block").map((h) => h.sourceId))];
-    const threadIds = [...new Set(hits.filter((h) => h.kind === "message").map((h) => h.sourceId))];
+    const threadIds = [...new Set(hits.filter((h) => h.kind === "message").map((h) => threadOf.get(h.sourceId)).filter((id) => id !== undefined))];
     const titles = await d.documents.titles(db, ownerId, docIds);
     // A legacy-deleted document still in the index keeps the title it was indexed with.
     const missing = docIds.filter((id) => !titles.has(id));
@@ -66,27 +95,21 @@ export function createDocumentsQueryService(d: DocumentsQueryDeps) {
 
   return {
     async query(ownerId: string, body: DocumentsQueryBody): Promise<DocumentsQueryResponse> {
-      const workspaceId = body.workspace_id ?? body.workspaceId ?? toSearchFilters(body.metadata?.filters).workspaceId;
+      const { workspaceId, limit, eq } = checkQuery(body);
       if (workspaceId !== undefined) await d.workspaces.requireOwned(ownerId, workspaceId);
       const kinds = kindsOf(body.include);
       const result = kinds.length
-        ? await d.engine.search({
-            ownerId, query: body.query, kinds, filters: filtersOf(body, workspaceId, kinds), limit: body.top_k ?? body.topK ?? 10, minScore: body.minScore,
-          })
+        ? await d.engine.search({ ownerId, query: body.query, kinds, filters: filtersOf(body, workspaceId, kinds, eq), limit, minScore: body.minScore })
         : { hits: [], mode: "fulltext_fallback" as const, strategy: "fulltext" as const };
-      const titles = await titlesOf(ownerId, result.hits);
-      const items: QueryItem[] = result.hits.map((hit) => ({
-        type: hit.kind,
-        id: hit.itemId,
-        sourceId: hit.sourceId,
-        documentId: hit.kind === "block" ? hit.sourceId : null,
-        threadId: hit.kind === "message" ? hit.sourceId : null,
-        workspaceId: hit.workspaceId,
-        title: (hit.kind === "block" ? titles.get(hit.sourceId) : hit.kind === "message" ? titles.get(`thread:${hit.sourceId}`) : undefined) ?? null,
-        score: hit.score,
-        snippet: snippet(hit.text, body.query),
-        content: hit.text,
-      }));
+      // A message is a source of its own in the index; answers name its thread.
+      const messages = await d.chats.getMessages(d.store.db, ownerId, result.hits.filter((h) => h.kind === "message").map((h) => h.sourceId));
+      const threadOf = new Map([...messages].map(([id, message]) => [id, message.threadId]));
+      const titles = await titlesOf(ownerId, result.hits, threadOf);
+      const items = result.hits.flatMap((hit) => {
+        const threadId = hit.kind === "message" ? threadOf.get(hit.sourceId) : undefined;
+        // A message deleted since the search read it is dropped, as the engine drops any stale hit.
+        return hit.kind === "message" && threadId === undefined ? [] : [toItem(hit, threadId ?? null, titles, body.query)];
+      });
       return {
         query: body.query, mode: result.mode, strategy: result.strategy, query_strategy: QUERY_STRATEGY,
         items, results: items, contextText: renderContextText(items),

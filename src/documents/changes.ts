@@ -1,4 +1,5 @@
 import { badRequest, payloadTooLarge } from "../errors/app-error";
+import { oneOf } from "../lib/aliases";
 import { LIMITS, type CreateDocumentBody, type IndexableBlockInput, type PatchDocumentBody } from "./model";
 import type { IndexedBlock } from "./repository";
 
@@ -16,27 +17,40 @@ export interface DocumentChanges {
   indexableBlocks?: IndexedBlock[];
 }
 
-/** Resolves every snake_case/camelCase pair of a unified create or patch body (snake_case wins). */
+/**
+ * Resolves every snake_case/camelCase pair of a unified create or patch body; a pair
+ * sent with two different values is a 400 naming both spellings.
+ */
 export function fromUnifiedBody(body: CreateDocumentBody | PatchDocumentBody): DocumentChanges {
   const patch = body as PatchDocumentBody;
   if (body.title !== undefined && !body.title.trim()) throw badRequest("title: must not be blank");
+  const blocks = oneOf<IndexableBlockInput[]>(body, ["indexable_blocks", "indexableBlocks"]);
+  oneOf(body, ["client_key", "clientKey"]); // accepted (decryption comes later), but never two different keys
   return dropUndefined({
     title: body.title,
-    documentType: body.document_type ?? body.documentType,
-    rootBlockId: body.root_block_id ?? body.rootBlockId,
-    notebookId: body.notebook_id !== undefined ? body.notebook_id : body.notebookId,
-    documentPayload: body.document_payload ?? body.documentPayload,
-    blocksPayload: body.blocks_payload ?? body.blocksPayload,
+    documentType: oneOf<string>(body, ["document_type", "documentType"]),
+    rootBlockId: oneOf<string>(body, ["root_block_id", "rootBlockId"]),
+    notebookId: oneOf<string | null>(body, ["notebook_id", "notebookId"]),
+    documentPayload: oneOf(body, ["document_payload", "documentPayload"]),
+    blocksPayload: oneOf(body, ["blocks_payload", "blocksPayload"]),
     markdown: body.markdown,
-    metadata: body.metadata ?? body._meta,
+    metadata: oneOf<Record<string, unknown>>(body, ["metadata", "_meta"]),
     metadataPatch: patch.metadata_patch,
-    indexableBlocks: toBlocks(body.indexable_blocks ?? body.indexableBlocks, body.indexable_blocks ? "indexable_blocks" : "indexableBlocks"),
+    indexableBlocks: toBlocks(blocks, body.indexable_blocks ? "indexable_blocks" : "indexableBlocks"),
   });
 }
 
-/** The workspace id of a body on the non-workspace routes, where it is required. */
+/**
+ * On the workspace-scoped routes the path's workspace id wins (spec), and a body's
+ * `workspace_id` is ignored; but its two spellings, when both sent, must still agree.
+ */
+export function checkBodyWorkspace(source: { workspace_id?: string; workspaceId?: string }): void {
+  oneOf<string>(source, ["workspace_id", "workspaceId"]);
+}
+
+/** The workspace id of a body or query on the non-workspace routes, where it is required. */
 export function requireWorkspaceId(source: { workspace_id?: string; workspaceId?: string }): string {
-  const id = source.workspace_id ?? source.workspaceId;
+  const id = oneOf<string>(source, ["workspace_id", "workspaceId"]);
   if (!id) throw badRequest("workspace_id: is required (or workspaceId)");
   return id;
 }

@@ -1,5 +1,6 @@
 import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor, type Sql } from "../db/store";
-import type { IndexedBlock } from "./repository";
+import { markdownBlocks } from "./markdown-blocks";
+import type { IndexedBlock, IndexSource } from "./repository";
 
 /** One document as the derived index sees it: a snapshot taken by a unified write or a reindex. */
 export interface IndexedDocument {
@@ -8,6 +9,8 @@ export interface IndexedDocument {
   workspaceId: string;
   documentType: string;
   title: string;
+  /** The id the title is indexed under (null in rows written before it was kept: the document id stands in). */
+  rootBlockId: string | null;
   metadata: Record<string, unknown>;
   blocks: IndexedBlock[];
   createdAt: string;
@@ -15,13 +18,34 @@ export interface IndexedDocument {
 }
 
 type Stored = {
-  owner_id: string; document_id: string; workspace_id: string; document_type: string; title: string; metadata: string;
+  owner_id: string; document_id: string; workspace_id: string; document_type: string; title: string; root_block_id: string | null; metadata: string;
   blocks: string; created_at: string; indexed_at: string;
 };
 const toRow = (r: Stored): IndexedDocument => ({
   ownerId: r.owner_id, documentId: r.document_id, workspaceId: r.workspace_id, documentType: r.document_type, title: r.title,
-  metadata: JSON.parse(r.metadata), blocks: JSON.parse(r.blocks), createdAt: r.created_at, indexedAt: r.indexed_at,
+  rootBlockId: r.root_block_id, metadata: JSON.parse(r.metadata), blocks: JSON.parse(r.blocks), createdAt: r.created_at, indexedAt: r.indexed_at,
 });
+
+/**
+ * What a document gives the index: its indexable blocks, or, when it has none, blocks
+ * split from its markdown (never from encrypted markdown). The title is indexed too, by
+ * the search source, under `rootBlockId`.
+ */
+export function snapshotOf(doc: Omit<IndexSource, "seq">, indexedAt: string): IndexedDocument {
+  const blocks = doc.indexableBlocks.length
+    ? doc.indexableBlocks.map(({ id, type, content }) => ({ id, type, content }))
+    : markdownBlocks(doc.markdown);
+  return {
+    ownerId: doc.ownerId, documentId: doc.id, workspaceId: doc.workspaceId, documentType: doc.documentType, title: doc.title,
+    rootBlockId: doc.rootBlockId, metadata: doc.metadata, blocks, createdAt: doc.createdAt, indexedAt,
+  };
+}
+
+/** Where a page of a workspace's view entries starts: after this (created_at, document_id). */
+export interface ViewPosition {
+  createdAt: string;
+  documentId: string;
+}
 
 type StoredKey = { owner_id: string; document_id: string };
 
@@ -37,23 +61,45 @@ export function createIndexViewRepository() {
         (await first(tx, sql`SELECT 1 AS one FROM indexed_documents WHERE owner_id = ${row.ownerId} AND document_id = ${row.documentId}`)) !== null;
       await run(
         tx,
-        sql`INSERT INTO indexed_documents (owner_id, document_id, workspace_id, document_type, title, metadata, blocks, created_at, indexed_at)
-            VALUES (${row.ownerId}, ${row.documentId}, ${row.workspaceId}, ${row.documentType}, ${row.title}, ${JSON.stringify(row.metadata)},
-                    ${JSON.stringify(row.blocks)}, ${row.createdAt}, ${row.indexedAt})
+        sql`INSERT INTO indexed_documents (owner_id, document_id, workspace_id, document_type, title, root_block_id, metadata, blocks, created_at, indexed_at)
+            VALUES (${row.ownerId}, ${row.documentId}, ${row.workspaceId}, ${row.documentType}, ${row.title}, ${row.rootBlockId},
+                    ${JSON.stringify(row.metadata)}, ${JSON.stringify(row.blocks)}, ${row.createdAt}, ${row.indexedAt})
             ON CONFLICT (owner_id, document_id) DO UPDATE SET workspace_id = excluded.workspace_id, document_type = excluded.document_type,
-              title = excluded.title, metadata = excluded.metadata, blocks = excluded.blocks, indexed_at = excluded.indexed_at`,
+              title = excluded.title, root_block_id = excluded.root_block_id, metadata = excluded.metadata, blocks = excluded.blocks,
+              indexed_at = excluded.indexed_at`,
       );
       return !existed;
     },
     async delete(tx: Executor, ownerId: string, documentId: string): Promise<boolean> {
       return (await run(tx, sql`DELETE FROM indexed_documents WHERE owner_id = ${ownerId} AND document_id = ${documentId}`)) > 0;
     },
+    /** Every entry of a workspace (edge derivation), in creation order. */
     async listByWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<IndexedDocument[]> {
       const rows = await all<Stored>(
         tx,
         sql`SELECT * FROM indexed_documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ORDER BY created_at, document_id`,
       );
       return rows.map(toRow);
+    },
+    /** Up to `limit` entries of a workspace after `after`, in creation order (index/raw pages). */
+    async pageByWorkspace(tx: Executor, ownerId: string, workspaceId: string, after: ViewPosition | null, limit: number): Promise<IndexedDocument[]> {
+      const from = after ? sql`AND (created_at, document_id) > (${after.createdAt}, ${after.documentId})` : sql``;
+      const rows = await all<Stored>(
+        tx,
+        sql`SELECT * FROM indexed_documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ${from}
+            ORDER BY created_at, document_id LIMIT ${limit}`,
+      );
+      return rows.map(toRow);
+    },
+    /** Up to `limit` document ids of a workspace's entries after `afterId`, in id order (clear and reindex go in batches). */
+    async idsByWorkspace(tx: Executor, ownerId: string, workspaceId: string, afterId: string | null, limit: number): Promise<string[]> {
+      const from = afterId === null ? sql`` : sql`AND document_id > ${afterId}`;
+      const rows = await all<{ document_id: string }>(
+        tx,
+        sql`SELECT document_id FROM indexed_documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ${from}
+            ORDER BY document_id LIMIT ${limit}`,
+      );
+      return rows.map((r) => r.document_id);
     },
     async getMany(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, IndexedDocument>> {
       const out = new Map<string, IndexedDocument>();

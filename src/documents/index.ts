@@ -3,7 +3,8 @@ import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
-import { fromUnifiedBody, requireWorkspaceId } from "./changes";
+import { oneOf } from "../lib/aliases";
+import { checkBodyWorkspace, fromUnifiedBody, requireWorkspaceId } from "./changes";
 import {
   CreateDocumentBody, CreatedSummaryEnvelope, Deleted, DeletedDocument, DocumentEnvelope, DocumentList, DocumentParams, DocumentWithContent,
   GetDocumentQuery, ListDocumentsQuery, PatchDocumentBody, SummaryEnvelope, WorkspaceDocumentParams, WorkspaceRefQuery,
@@ -51,17 +52,20 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     )
     .get(
       "/v1/workspaces/:workspaceId/documents",
-      async ({ principal, params, query }) => ({
-        documents: (await documents.list(principal.userId, params.workspaceId, query.notebookId ?? query.notebook_id)).map(toSummary),
-      }),
+      async ({ principal, params, query }) => {
+        const notebookId = oneOf<string>(query, ["notebookId", "notebook_id"]);
+        const page = await documents.list(principal.userId, params.workspaceId, notebookId, query);
+        return { documents: page.items.map(toSummary), nextCursor: page.nextCursor, hasMore: page.hasMore };
+      },
       {
-        auth: "memory:read", params: WorkspaceParams, query: ListDocumentsQuery,
-        response: { 200: DocumentList, ...errorResponses() }, detail: { tags, summary: "List a workspace's documents (summaries, oldest first)" },
+        auth: "memory:read", params: WorkspaceParams, query: ListDocumentsQuery, response: { 200: DocumentList, ...errorResponses() },
+        detail: { tags, summary: "List a workspace's documents (summaries, oldest first; ?limit= default 50, at most 200, and ?cursor=)" },
       },
     )
     .post(
       "/v1/workspaces/:workspaceId/documents",
       async ({ principal, params, body, set }) => {
+        checkBodyWorkspace(body);
         const { document } = await documents.create(principal.userId, params.workspaceId, body.id, fromUnifiedBody(body), "unified");
         set.status = 201;
         return { document: toCreatedSummary(document) };
@@ -86,6 +90,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
     .put(
       "/v1/workspaces/:workspaceId/documents/:documentId",
       async ({ principal, params, body }) => {
+        checkBodyWorkspace(body);
         const document = await documents.update(principal.userId, params.workspaceId, params.documentId, fromUnifiedBody(body), "unified");
         return { document: toSummary(document) };
       },

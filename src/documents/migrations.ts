@@ -48,4 +48,9 @@ export const documentMigrations: Migration[] = [
       CREATE INDEX indexed_documents_by_workspace ON indexed_documents (owner_id, workspace_id);
     `,
   },
+  {
+    // The title is indexed as an item of its own, under the document's root block id.
+    id: "0111_indexed_documents_root_block",
+    sql: `ALTER TABLE indexed_documents ADD COLUMN root_block_id TEXT;`,
+  },
 ];

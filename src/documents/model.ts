@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { FreeObject } from "../memories/model";
 import { WorkspaceId } from "../workspaces/model";
+import { PageQueryFields } from "../workspaces/pagination";
 
 /** Body limits (issue 4): larger bodies answer 413 naming the field. */
 export const LIMITS = {
@@ -114,13 +115,21 @@ export const CreatedSummary = t.Object({ ...SummaryFields, workspace_id: t.Strin
 export const DocumentEnvelope = t.Object({ document: FullDocument });
 export const CreatedSummaryEnvelope = t.Object({ document: CreatedSummary });
 export const SummaryEnvelope = t.Object({ document: DocumentSummary });
-export const DocumentList = t.Object({ documents: t.Array(DocumentSummary) });
+export const DocumentList = t.Object({
+  documents: t.Array(DocumentSummary),
+  nextCursor: t.Union([t.String(), t.Null()], { description: "pass as ?cursor= for the next page; null on the last" }),
+  hasMore: t.Boolean(),
+});
 export const DocumentWithContent = t.Object({ document: FullDocument, blocks: BlocksPayload, markdown: t.String() });
 
 export const DocumentParams = t.Object({ id: t.String({ minLength: 1, maxLength: 256 }) });
 export const WorkspaceDocumentParams = t.Object({ workspaceId: WorkspaceId, documentId: t.String({ minLength: 1, maxLength: 256 }) });
 export const WorkspaceRefQuery = t.Object({ workspace_id: t.Optional(WorkspaceId), workspaceId: t.Optional(WorkspaceId) });
-export const ListDocumentsQuery = t.Object({ notebookId: t.Optional(t.String({ minLength: 1, maxLength: 256 })), notebook_id: t.Optional(t.String({ minLength: 1, maxLength: 256 })) });
+export const ListDocumentsQuery = t.Object({
+  notebookId: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
+  notebook_id: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
+  ...PageQueryFields,
+});
 export const GetDocumentQuery = t.Object({ clientKey: t.Optional(ClientKey) });
 export const DeletedDocument = t.Object({ id: t.String(), deleted: t.Literal(true) });
 export const Deleted = t.Object({ deleted: t.Literal(true) });

@@ -1,4 +1,4 @@
-import { all, chunks, first, list, run, sql, type Executor } from "../db/store";
+import { all, chunks, first, list, run, sql, type Executor, type Sql } from "../db/store";
 
 /** A block as stored in the sidecar and in the index view. */
 export interface IndexedBlock {
@@ -51,6 +51,48 @@ const toHead = (r: StoredHead): DocumentHead => ({
   rootBlockId: r.root_block_id, notebookId: r.notebook_id, metadata: JSON.parse(r.metadata), createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
+/** What a reindex reads of a document: everything the index view takes, no payloads. */
+export type IndexSource = Pick<
+  DocumentRow, "ownerId" | "workspaceId" | "id" | "documentType" | "title" | "rootBlockId" | "metadata" | "markdown" | "indexableBlocks" | "createdAt"
+> & { seq: number };
+const INDEX_SOURCE = sql.raw("seq, owner_id, workspace_id, id, document_type, title, root_block_id, metadata, markdown, indexable_blocks, created_at");
+type StoredIndexSource = Pick<
+  Stored, "owner_id" | "workspace_id" | "id" | "document_type" | "title" | "root_block_id" | "metadata" | "markdown" | "indexable_blocks" | "created_at"
+>;
+const toIndexSource = (r: StoredIndexSource & { seq: number }): IndexSource => ({
+  seq: r.seq, ownerId: r.owner_id, workspaceId: r.workspace_id, id: r.id, documentType: r.document_type, title: r.title, rootBlockId: r.root_block_id,
+  metadata: JSON.parse(r.metadata), markdown: r.markdown, indexableBlocks: JSON.parse(r.indexable_blocks), createdAt: r.created_at,
+});
+const FULL_SIZE = sql.raw("LENGTH(document_payload) + LENGTH(blocks_payload) + LENGTH(markdown) + LENGTH(metadata) + LENGTH(indexable_blocks)");
+const INDEX_SOURCE_SIZE = sql.raw("LENGTH(markdown) + LENGTH(metadata) + LENGTH(indexable_blocks)");
+
+/**
+ * Rows of a workspace after `afterSeq`, in creation order: at most `limit`, and only as
+ * many as fit in `maxBytes` by `size` (at least one). The sizes are read first, so large
+ * rows beyond the budget are never loaded.
+ */
+async function boundedPage<R>(
+  tx: Executor, ownerId: string, workspaceId: string, afterSeq: number, limit: number, maxBytes: number, size: Sql, columns: Sql,
+): Promise<{ rows: Array<R & { seq: number }>; more: boolean }> {
+  const sizes = await all<{ seq: number; size: number }>(
+    tx,
+    sql`SELECT seq, ${size} AS size FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND seq > ${afterSeq}
+        ORDER BY seq LIMIT ${limit + 1}`,
+  );
+  let count = 0;
+  for (let total = 0; count < Math.min(limit, sizes.length); count++) {
+    total += Number(sizes[count].size);
+    if (count > 0 && total > maxBytes) break;
+  }
+  if (count === 0) return { rows: [], more: false };
+  const rows = await all<R & { seq: number }>(
+    tx,
+    sql`SELECT ${columns} FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}
+        AND seq > ${afterSeq} AND seq <= ${sizes[count - 1].seq} ORDER BY seq`,
+  );
+  return { rows, more: sizes.length > count };
+}
+
 /** The document store. Every query is scoped by owner, and by workspace where a route names one. */
 export function createDocumentRepository() {
   return {
@@ -80,15 +122,39 @@ export function createDocumentRepository() {
       const r = await first<Stored>(tx, sql`SELECT * FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id}`);
       return r ? toRow(r) : null;
     },
-    /** Summary columns of a workspace's documents, in creation order. */
-    async listHeads(tx: Executor, ownerId: string, workspaceId: string): Promise<DocumentHead[]> {
-      const rows = await all<StoredHead>(tx, sql`SELECT ${HEAD} FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ORDER BY seq`);
-      return rows.map(toHead);
+    /** Summary columns of up to `limit` documents of a workspace after sequence `afterSeq` (of one notebook when given), in creation order. */
+    async listHeadsPage(
+      tx: Executor, ownerId: string, workspaceId: string, notebookId: string | undefined, afterSeq: number, limit: number,
+    ): Promise<Array<DocumentHead & { seq: number }>> {
+      const notebook = notebookId === undefined ? sql`` : sql`AND notebook_id = ${notebookId}`;
+      const rows = await all<StoredHead & { seq: number }>(
+        tx,
+        sql`SELECT seq, ${HEAD} FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND seq > ${afterSeq} ${notebook}
+            ORDER BY seq LIMIT ${limit}`,
+      );
+      return rows.map((r) => ({ ...toHead(r), seq: r.seq }));
     },
-    /** Whole documents of a workspace, in creation order (legacy list, reindex). */
-    async listFull(tx: Executor, ownerId: string, workspaceId: string): Promise<DocumentRow[]> {
-      const rows = await all<Stored>(tx, sql`SELECT * FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} ORDER BY seq`);
-      return rows.map(toRow);
+    /**
+     * Whole documents of a workspace after sequence `afterSeq`, in creation order: at most
+     * `limit`, and no more than fit in `maxBytes` of stored content (at least one), so a
+     * page of large payloads stays bounded. `more` says whether documents remain.
+     */
+    async listFullPage(tx: Executor, ownerId: string, workspaceId: string, afterSeq: number, limit: number, maxBytes: number) {
+      const page = await boundedPage<Stored>(tx, ownerId, workspaceId, afterSeq, limit, maxBytes, FULL_SIZE, sql.raw("*"));
+      return { rows: page.rows.map((r) => ({ ...toRow(r), seq: r.seq })), more: page.more };
+    },
+    /** What the index view needs of a workspace's documents (no payloads), a page at a time as `listFullPage` (reindex batches). */
+    async listIndexSourcesPage(tx: Executor, ownerId: string, workspaceId: string, afterSeq: number, limit: number, maxBytes: number) {
+      const page = await boundedPage<StoredIndexSource>(tx, ownerId, workspaceId, afterSeq, limit, maxBytes, INDEX_SOURCE_SIZE, INDEX_SOURCE);
+      return { rows: page.rows.map(toIndexSource), more: page.more };
+    },
+    /** Which of `ids` are stored documents of the owner. */
+    async existing(tx: Executor, ownerId: string, ids: string[]): Promise<Set<string>> {
+      const out = new Set<string>();
+      for (const chunk of chunks(ids)) {
+        for (const r of await all<{ id: string }>(tx, sql`SELECT id FROM documents WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`)) out.add(r.id);
+      }
+      return out;
     },
     /**
      * Slugs equal to `base` or `base-…` in the workspace, other than `exceptId`'s. `base` is [a-z0-9-] only

@@ -1,11 +1,13 @@
 import { ConstraintError } from "../db/errors";
 import type { Executor, Store } from "../db/store";
 import { conflict, notFound } from "../errors/app-error";
+import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
 import type { Outbox } from "../search/outbox";
+import { pager, seqAfter, type Page, type PageRequest } from "../workspaces/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import { checkLimits, nextMetadata, type DocumentChanges } from "./changes";
-import type { IndexViewRepository } from "./index-view";
+import { snapshotOf, type IndexViewRepository } from "./index-view";
 import type { DocumentHead, DocumentRepository, DocumentRow } from "./repository";
 import { slugify, uniqueSlug } from "./slug";
 
@@ -15,7 +17,11 @@ export interface DocumentServiceDeps {
   outbox: Outbox;
   workspaces: WorkspaceService;
   store: Store;
+  cursors: Cursors;
 }
+
+/** A page of whole documents (the legacy notes list) stops early past this much stored content. */
+export const FULL_PAGE_BYTES = 8 * 1024 * 1024;
 
 /** Runs of an update that lost a slug race to a concurrent one; see `write`. */
 const UNIQUE_RETRIES = 5;
@@ -32,7 +38,7 @@ export type WriteView = "unified" | "legacy";
  * routes. Every call checks workspace ownership first (another user's workspace or
  * document answers 404 exactly like a missing one).
  */
-export function createDocumentService({ repo, view, outbox, workspaces, store }: DocumentServiceDeps) {
+export function createDocumentService({ repo, view, outbox, workspaces, store, cursors }: DocumentServiceDeps) {
   /**
    * Runs a write transaction. Two concurrent renames may choose the same slug: on
    * PostgreSQL the loser's UPDATE fails on the unique constraint, which aborts its
@@ -50,13 +56,9 @@ export function createDocumentService({ repo, view, outbox, workspaces, store }:
     }
   }
 
-  /** Copies the document's current indexable blocks into the index view and tells the indexer, in the write's `tx`. */
+  /** Copies what the document gives the index (see `snapshotOf`) into the index view and tells the indexer, in the write's `tx`. */
   async function syncIndex(tx: Executor, doc: DocumentRow, now: string): Promise<void> {
-    const fresh = await view.put(tx, {
-      ownerId: doc.ownerId, documentId: doc.id, workspaceId: doc.workspaceId, documentType: doc.documentType, title: doc.title,
-      metadata: doc.metadata, blocks: doc.indexableBlocks.map(({ id, type, content }) => ({ id, type, content })),
-      createdAt: doc.createdAt, indexedAt: now,
-    });
+    const fresh = await view.put(tx, snapshotOf(doc, now));
     await outbox.enqueue(tx, { ownerId: doc.ownerId, kind: "block", sourceId: doc.id }, fresh ? "insert" : "sync");
   }
 
@@ -169,17 +171,24 @@ export function createDocumentService({ repo, view, outbox, workspaces, store }:
       return requireDocument(ownerId, workspaceId, id);
     },
 
-    /** Summaries of a workspace's documents, optionally of one notebook. */
-    async list(ownerId: string, workspaceId: string, notebookId?: string): Promise<DocumentHead[]> {
+    /** A page of summaries of a workspace's documents (of one notebook when given), oldest first. */
+    async list(ownerId: string, workspaceId: string, notebookId: string | undefined, request: PageRequest): Promise<Page<DocumentHead>> {
       await workspaces.requireOwned(ownerId, workspaceId);
-      const heads = await repo.listHeads(store.db, ownerId, workspaceId);
-      return notebookId === undefined ? heads : heads.filter((head) => head.notebookId === notebookId);
+      const paging = pager(cursors, ownerId, `documents:${workspaceId}:${notebookId ?? ""}`);
+      const { limit, after } = paging.start(request);
+      const rows = await repo.listHeadsPage(store.db, ownerId, workspaceId, notebookId, seqAfter(after), limit + 1);
+      return paging.page(rows, limit, (row) => String(row.seq));
     },
 
-    /** Whole documents of a workspace (the legacy list parses stored content). */
-    async listFull(ownerId: string, workspaceId: string): Promise<DocumentRow[]> {
+    /** A page of whole documents of a workspace (the legacy list parses stored content), bounded by count and by bytes. */
+    async listFull(ownerId: string, workspaceId: string, request: PageRequest): Promise<Page<DocumentRow>> {
       await workspaces.requireOwned(ownerId, workspaceId);
-      return repo.listFull(store.db, ownerId, workspaceId);
+      const paging = pager(cursors, ownerId, `notes:${workspaceId}`);
+      const { limit, after } = paging.start(request);
+      const { rows, more } = await repo.listFullPage(store.db, ownerId, workspaceId, seqAfter(after), limit, FULL_PAGE_BYTES);
+      // `page` cuts at `limit`; a byte-bounded page is shorter, so its cursor is made here.
+      const last = rows[rows.length - 1];
+      return { items: rows, hasMore: more, nextCursor: more && last ? paging.cursorAt(String(last.seq)) : null };
     },
   };
 }

@@ -25,6 +25,9 @@ export type ErrorCode =
   | "not_found"
   | "conflict"
   | "payload_too_large"
+  | "unsupported_media_type"
+  | "method_not_allowed"
+  | "not_implemented"
   | "rate_limited"
   | "unavailable"
   | "error";
@@ -35,3 +38,8 @@ export const forbidden = (message: string) => new AppError(403, "forbidden", mes
 export const notFound = (message: string) => new AppError(404, "not_found", message);
 export const conflict = (message: string) => new AppError(409, "conflict", message);
 export const payloadTooLarge = (message: string) => new AppError(413, "payload_too_large", message);
+export const unsupportedMediaType = (message: string) => new AppError(415, "unsupported_media_type", message);
+/** 405 with the `Allow` header listing the methods the path has. */
+export const methodNotAllowed = (message: string, allow: string[]) => new AppError(405, "method_not_allowed", message, { allow: allow.join(", ") });
+/** A route of the spec that this server does not serve yet. */
+export const notImplemented = (message: string) => new AppError(501, "not_implemented", message);

@@ -11,7 +11,11 @@ export const ErrorBody = t.Object(
   { description: "Error", additionalProperties: false },
 );
 
-const ERROR_STATUSES = [400, 401, 403, 404, 409, 413, 429, 500] as const;
+/**
+ * Every error status a route may answer. A route that spreads all of them has its
+ * OpenAPI entry narrowed to the ones it can answer (`src/lib/openapi-refine.ts`).
+ */
+export const ERROR_STATUSES = [400, 401, 403, 404, 409, 413, 415, 429, 500, 503] as const;
 
 /** Response schemas for every error status, to spread next to a route's success schema. */
 export function errorResponses() {

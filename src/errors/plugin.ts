@@ -1,34 +1,60 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Logger } from "../lib/log";
 import { ConstraintError, StoreUnavailableError } from "../db/errors";
-import { AppError } from "./app-error";
+import { AppError, methodNotAllowed } from "./app-error";
+
+export interface ErrorPluginOptions {
+  /** The methods a path has, so a known path with a wrong method answers 405, not 404. */
+  allowedMethods?: (pathname: string) => string[];
+}
 
 /**
  * The one error handler, registered globally so every plugin's routes answer in the
  * spec's `{error: {code, message}}` shape. Unknown errors are logged with the request
  * id and answered with a generic 500 that leaks nothing.
  */
-export function errorPlugin(log: Logger) {
+export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
+  // Assigned when the request arrives, so errors raised before routing (a bad path, a
+  // body refused while parsing) carry it too.
+  const requestIds = new WeakMap<Request, string>();
   return new Elysia({ name: "errors" })
-    .derive({ as: "global" }, ({ set }) => {
+    .onRequest(({ request, set }) => {
       const requestId = crypto.randomUUID();
+      requestIds.set(request, requestId);
       set.headers["x-request-id"] = requestId;
-      return { requestId };
     })
+    .derive({ as: "global" }, ({ request }) => ({ requestId: requestIds.get(request) ?? "-" }))
     .onError({ as: "global" }, (ctx) => {
-      const { error, code, set } = ctx;
-      const requestId = (ctx as { requestId?: string }).requestId ?? "-";
+      const { code, set, request } = ctx;
+      const requestId = requestIds.get(request) ?? "-";
+      // Errors thrown by the body parser reach us wrapped in Elysia's ParseError.
+      const error = code === "PARSE" && (ctx.error as Error).cause instanceof AppError ? ((ctx.error as Error).cause as AppError) : ctx.error;
       if (error instanceof AppError) {
         Object.assign(set.headers, error.headers);
         return reply(set, error.status, error.errorCode, error.message);
       }
       switch (code) {
-        case "VALIDATION":
-          return reply(set, 400, "invalid_request", describeValidation(error as ValidationError));
+        case "VALIDATION": {
+          const validation = error as ValidationError;
+          if (validation.type === "response") {
+            // A response that fails its own schema is our bug, never the caller's.
+            log.error("response failed its schema", { requestId, path: new URL(request.url).pathname, problem: describeValidation(validation) });
+            return reply(set, 500, "error", `internal error (request id ${requestId})`);
+          }
+          return reply(set, 400, "invalid_request", describeValidation(validation));
+        }
         case "PARSE":
           return reply(set, 400, "invalid_request", "request body is not valid JSON");
-        case "NOT_FOUND":
+        case "NOT_FOUND": {
+          const pathname = new URL(request.url).pathname;
+          const allow = options.allowedMethods?.(pathname) ?? [];
+          if (allow.length) {
+            const refusal = methodNotAllowed(`${request.method} ${pathname}: method not allowed; this path takes ${allow.join(", ")}`, allow);
+            Object.assign(set.headers, refusal.headers);
+            return reply(set, refusal.status, refusal.errorCode, refusal.message);
+          }
           return reply(set, 404, "not_found", "no such route");
+        }
         case "INVALID_COOKIE_SIGNATURE":
           return reply(set, 400, "invalid_request", "invalid cookie");
       }
@@ -41,7 +67,7 @@ export function errorPlugin(log: Logger) {
         return reply(set, 409, "conflict", "the request conflicts with existing data");
       }
       const status = (error as { status?: number }).status;
-      if (status === 413) return reply(set, 413, "payload_too_large", "request body is too large");
+      if (status === 413) return reply(set, 413, "payload_too_large", "body: is too large");
       log.error("unhandled error", { requestId, error: error as Error });
       return reply(set, 500, "error", `internal error (request id ${requestId})`);
     });
@@ -56,6 +82,7 @@ function reply(set: { status?: number | string; headers: Record<string, unknown>
 /** Turns TypeBox's first error into "field: problem", naming the field by its path. */
 export function describeValidation(error: ValidationError): string {
   const where = error.type === "body" ? "body" : error.type;
+  if (error.type === "body" && error.value === undefined) return "body: is required; send a JSON object with Content-Type: application/json";
   const first = safeAll(error)[0] as { path?: string; message?: string; summary?: string; schema?: { description?: string } } | undefined;
   if (!first) return `invalid ${where}`;
   const field = (first.path ?? "").replace(/^\//, "").replace(/\//g, ".");

@@ -4,6 +4,8 @@ import { IntegerParam, StrictInteger } from "../lib/query";
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
 export const MAX_CONTENT_BYTES = 51_200;
 export const MAX_METADATA_BYTES = 16_384;
+/** Conditions one search `filters` object may hold, counting the keys inside its `metadata`. */
+export const MAX_FILTER_KEYS = 32;
 
 export const FreeObject = t.Object({}, { additionalProperties: true, description: "arbitrary JSON object" });
 const Scalar = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
@@ -53,9 +55,14 @@ export const SearchFilters = t.Object(
     workspace_id: t.Optional(Scope),
     session_id: t.Optional(Scope),
     sessionId: t.Optional(Scope),
-    metadata: t.Optional(t.Record(t.String({ minLength: 1 }), Scalar)),
+    metadata: t.Optional(t.Record(t.String({ minLength: 1 }), Scalar, { maxProperties: MAX_FILTER_KEYS })),
   },
-  { additionalProperties: Scalar, description: "workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys)" },
+  {
+    additionalProperties: Scalar,
+    // Counted before any key is validated or becomes a search condition.
+    maxProperties: MAX_FILTER_KEYS,
+    description: "workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all",
+  },
 );
 
 export const SearchMemoriesBody = t.Object({

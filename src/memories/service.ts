@@ -1,11 +1,13 @@
-import type { Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import { badRequest, conflict, notFound, payloadTooLarge } from "../errors/app-error";
+import { agree, oneOf } from "../lib/aliases";
+import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
 import { parseIntegerParam } from "../lib/query";
 import type { Outbox } from "../search/outbox";
 import type { SearchEngine, SearchTimings } from "../search/engine";
 import type { SearchFilters, SearchMode, SearchStrategy } from "../search/types";
-import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type SearchFilters as SearchFiltersSchema } from "./model";
+import { MAX_CONTENT_BYTES, MAX_FILTER_KEYS, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type SearchFilters as SearchFiltersSchema } from "./model";
 import type { MemoryRepository, MemoryRow } from "./repository";
 
 export interface MemoryServiceDeps {
@@ -13,6 +15,9 @@ export interface MemoryServiceDeps {
   outbox: Outbox;
   engine: SearchEngine;
   store: Store;
+  cursors: Cursors;
+  /** The workspace ownership check (the workspaces service's `requireOwned`). */
+  workspaces: { requireOwned(ownerId: string, workspaceId: string, tx?: Executor): Promise<unknown> };
 }
 
 const encoder = new TextEncoder();
@@ -37,26 +42,45 @@ export function toMemoryRecord(row: MemoryRow): MemoryRecord {
   };
 }
 
-/** Maps the API's filter object onto the engine's equality filters. */
-export function toSearchFilters(filters: typeof SearchFiltersSchema.static | undefined): SearchFilters {
+type Scalar = string | number | boolean | null;
+/** Keys of `filters` that are not metadata conditions. */
+const NAMED_FILTERS = new Set(["workspaceId", "workspace_id", "session_id", "sessionId", "metadata"]);
+
+/**
+ * Maps the API's filter object onto the engine's equality filters. `field` names the
+ * object in errors (`filters`, or `metadata.filters` in the documents query).
+ */
+export function toSearchFilters(filters: typeof SearchFiltersSchema.static | undefined, field = "filters"): SearchFilters {
   if (!filters) return {};
-  const { workspaceId, workspace_id, session_id, sessionId, metadata, ...extra } = filters;
-  const merged = { ...(extra as Record<string, string | number | boolean | null>), ...(metadata ?? {}) };
+  const metadata = filters.metadata ?? {};
+  // Every key is one more condition on every candidate: the count is capped, the keys
+  // inside `metadata` included (the schema caps each object on its own).
+  const conditions = Object.keys(filters).length - (filters.metadata ? 1 : 0) + Object.keys(metadata).length;
+  if (conditions > MAX_FILTER_KEYS) {
+    throw badRequest(`${field}: has ${conditions} keys (counting those in ${field}.metadata); at most ${MAX_FILTER_KEYS} are allowed`);
+  }
+  const merged = new Map(Object.entries(filters as Record<string, Scalar>).filter(([key]) => !NAMED_FILTERS.has(key)));
+  // `{topic: "x"}` and `{metadata: {topic: "x"}}` are two spellings of one condition.
+  for (const [key, value] of Object.entries(metadata)) {
+    merged.set(key, agree({ field: `${field}.${key}`, value: merged.get(key) }, { field: `${field}.metadata.${key}`, value }) as Scalar);
+  }
   return {
-    workspaceId: workspaceId ?? workspace_id,
-    sessionId: session_id ?? sessionId,
-    metadata: Object.keys(merged).length ? merged : undefined,
+    workspaceId: oneOf<string>(filters, ["workspaceId", "workspace_id"], `${field}.`),
+    sessionId: oneOf<string>(filters, ["session_id", "sessionId"], `${field}.`),
+    metadata: merged.size ? Object.fromEntries(merged) : undefined,
   };
 }
 
-const encodeCursor = (seq: number) => Buffer.from(`m1:${seq}`).toString("base64url");
-function decodeCursor(cursor: string): number {
-  const match = /^m1:(\d+)$/.exec(Buffer.from(cursor, "base64url").toString());
-  if (!match) throw badRequest("cursor: is not a cursor returned by this API");
-  return Number(match[1]);
-}
+/** The memory list's cursors: the page position (a `seq`), sealed per owner by `cursors`. */
+const LIST_NAME = "memories";
 
-export function createMemoryService({ repo, outbox, engine, store }: MemoryServiceDeps) {
+export function createMemoryService({ repo, outbox, engine, store, cursors, workspaces }: MemoryServiceDeps) {
+  const decodeCursor = (ownerId: string, cursor: string): number => {
+    const position = cursors.decode(ownerId, LIST_NAME, cursor, "cursor");
+    if (!/^\d{1,16}$/.test(position)) throw badRequest("cursor: is not a cursor returned by this API");
+    return Number(position);
+  };
+
   return {
     async create(ownerId: string, body: typeof CreateMemoryBody.static): Promise<MemoryRecord> {
       if (!body.content.trim()) throw badRequest("content: must not be blank");
@@ -72,12 +96,14 @@ export function createMemoryService({ repo, outbox, engine, store }: MemoryServi
         id: body.id ?? newId("mem"),
         content: body.content,
         metadata,
-        workspaceId: body.workspaceId ?? body.workspace_id ?? null,
-        sessionId: body.session_id ?? body.sessionId ?? null,
+        workspaceId: oneOf<string>(body, ["workspaceId", "workspace_id"]) ?? null,
+        sessionId: oneOf<string>(body, ["session_id", "sessionId"]) ?? null,
         createdAt: now,
         updatedAt: now,
       };
       const stored = await store.transaction(async (tx) => {
+        // Another user's workspace answers like a missing one (404), as on every workspace route.
+        if (row.workspaceId !== null) await workspaces.requireOwned(ownerId, row.workspaceId, tx);
         const inserted = await repo.insert(tx, row);
         if (!inserted) return null;
         await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: row.id }, "insert");
@@ -93,11 +119,11 @@ export function createMemoryService({ repo, outbox, engine, store }: MemoryServi
     async list(ownerId: string, query: { limit?: string; cursor?: string }) {
       const limit = parseIntegerParam("limit", query.limit, { min: 1, max: 1000, fallback: 100 });
       const cursor = query.cursor;
-      const before = cursor ? decodeCursor(cursor) : Number.MAX_SAFE_INTEGER;
+      const before = cursor ? decodeCursor(ownerId, cursor) : Number.MAX_SAFE_INTEGER;
       const rows = await repo.listPage(store.db, ownerId, before, limit + 1);
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
-      return { data: page.map(toMemoryRecord), nextCursor: hasMore ? encodeCursor(page[page.length - 1].seq) : null, hasMore };
+      return { data: page.map(toMemoryRecord), nextCursor: hasMore ? cursors.encode(ownerId, LIST_NAME, String(page[page.length - 1].seq)) : null, hasMore };
     },
 
     async get(ownerId: string, id: string): Promise<MemoryRecord> {

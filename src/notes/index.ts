@@ -4,6 +4,7 @@ import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
+import { NEXT_CURSOR_HEADER, PageQuery } from "../workspaces/pagination";
 import {
   CreateNoteBody, LegacyNote, LegacyNoteEntry, NotebookParams, NotebookRecord, NotebookRegistry, NoteParams, NoteWritten, PatchNoteBody,
   SaveNotebooksBody, Success,
@@ -17,10 +18,21 @@ const base = "/v1/workspaces/:workspaceId";
 export function noteRoutes(auth: AuthService, notes: NoteService) {
   return createRouter()
     .use(authPlugin(auth))
-    .get(`${base}/notes`, async ({ principal, params }) => notes.list(principal.userId, params.workspaceId), {
-      auth: "memory:read", params: WorkspaceParams, response: { 200: t.Array(LegacyNoteEntry), ...errorResponses() },
-      detail: { tags, summary: "List notes (a raw array, oldest first)" },
-    })
+    .get(
+      `${base}/notes`,
+      async ({ principal, params, query, set }) => {
+        const page = await notes.list(principal.userId, params.workspaceId, query);
+        if (page.nextCursor) set.headers[NEXT_CURSOR_HEADER] = page.nextCursor;
+        return page.items;
+      },
+      {
+        auth: "memory:read", params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(LegacyNoteEntry), ...errorResponses() },
+        detail: {
+          tags,
+          summary: "List notes (a raw array, oldest first; ?limit= default 50, at most 200, fewer past 8 MB; X-Next-Cursor names the next page's ?cursor=)",
+        },
+      },
+    )
     .post(
       `${base}/notes`,
       async ({ principal, params, body, set }) => {

@@ -1,15 +1,16 @@
 import type { Store } from "../db/store";
 import { notFound, payloadTooLarge } from "../errors/app-error";
 import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
+import { ENCRYPTED_BLOB } from "../documents/markdown-blocks";
 import { toFullDocument } from "../documents/present";
 import type { DocumentRow } from "../documents/repository";
 import type { DocumentService } from "../documents/service";
+import type { Page, PageRequest } from "../workspaces/pagination";
 import type { ArtifactRepository } from "../workspaces/repository";
 import type { WorkspaceService } from "../workspaces/service";
 import type { CreateNoteBody, LegacyNoteEntry, PatchNoteBody } from "./model";
 
 const ENCRYPTED_FORMAT = "svc.om.encrypted";
-const BLOB = /^[0-9a-f]+:[0-9a-f]+:[0-9a-f]+$/i;
 const MAX_REGISTRY_BYTES = 5 * 1024 * 1024;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -42,7 +43,7 @@ function fromLegacyBody(body: typeof PatchNoteBody.static): DocumentChanges {
 function listForm(payload: unknown): Pick<LegacyNoteEntry, "format" | "ciphertext" | "document"> {
   let value = payload;
   if (typeof value === "string") {
-    if (BLOB.test(value)) return { format: ENCRYPTED_FORMAT, ciphertext: value };
+    if (ENCRYPTED_BLOB.test(value)) return { format: ENCRYPTED_FORMAT, ciphertext: value };
     try {
       value = JSON.parse(value);
     } catch {
@@ -82,8 +83,10 @@ function findNotebook(registry: string, notebookId: string): Record<string, unkn
  */
 export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactRepository, store: Store) {
   return {
-    async list(ownerId: string, workspaceId: string): Promise<LegacyNoteEntry[]> {
-      return (await documents.listFull(ownerId, workspaceId)).map(toEntry);
+    /** A page of notes, oldest first: at most `limit`, and fewer once they hold 8 MB of stored content. */
+    async list(ownerId: string, workspaceId: string, request: PageRequest): Promise<Page<LegacyNoteEntry>> {
+      const page = await documents.listFull(ownerId, workspaceId, request);
+      return { ...page, items: page.items.map(toEntry) };
     },
 
     /** Creates a note, or rewrites the note `documentId` names when it exists in this workspace. */

@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
+import type { ContextFlags } from "./context-flags";
 import type { Embedder } from "./embedders/embedder";
 import { partitionWhere } from "./filters";
 import type { Indexer } from "./indexer";
@@ -20,15 +22,17 @@ export interface SearchEngineOptions {
   queryEmbedTimeoutMs: number;
   /** The longest a search waits for the caller's own pending writes to reach the index. */
   searchWaitMs: number;
+  contextFlags: ContextFlags;
 }
 
 const CANDIDATES_PER_RESULT = 4;
 const MAX_CANDIDATES = 200;
+/** Query vectors kept, across all owners (512 × 384 floats ≈ 0.8 MB; keys are fixed-size hashes). */
 const QUERY_CACHE_SIZE = 512;
 /** Hits fused beyond the limit, so that hits dropped by the store read-back rarely shorten the list. */
 const VERIFY_SPARE = 5;
 
-/** Where a search spent its time, in milliseconds (sent as `Server-Timing`). */
+/** Where a search spent its time, in milliseconds (logged at debug level; see `serverTiming`). */
 export interface SearchTimings {
   flush: number;
   embed: number;
@@ -42,21 +46,30 @@ export interface SearchTimings {
  * then checked against the store of record, so a deleted or changed source is never
  * answered from the index with its old text.
  */
-export function createSearchEngine({ store, lance, indexer, sources, embedder, log, queryEmbedTimeoutMs, searchWaitMs }: SearchEngineOptions) {
-  // Recent query vectors: the chat proxy and retries ask the same question again.
+export function createSearchEngine({ store, lance, indexer, sources, embedder, log, queryEmbedTimeoutMs, searchWaitMs, contextFlags }: SearchEngineOptions) {
+  // Recent query vectors: the chat proxy and retries ask the same question again. Keyed
+  // by owner and query: a cache shared across users would answer B's search for X
+  // faster when A had searched X, telling B what A searched.
   const queryVectors = new Map<string, Float32Array>();
+  const queryKey = (ownerId: string, query: string) => createHash("sha256").update(`${ownerId.length}:${ownerId}|${query}`).digest("base64url");
 
-  async function embedQuery(query: string, timeoutMs: number): Promise<Float32Array | null> {
+  async function embedQuery(ownerId: string, query: string, timeoutMs: number): Promise<Float32Array | null> {
     if (!embedder || !query.trim() || timeoutMs <= 0) return null;
-    const cached = queryVectors.get(query);
-    if (cached) return cached;
+    const key = queryKey(ownerId, query);
+    const cached = queryVectors.get(key);
+    if (cached) {
+      // Least recently used goes first: a hit moves to the back.
+      queryVectors.delete(key);
+      queryVectors.set(key, cached);
+      return cached;
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
       const vector = (await Promise.race([embedder.embed([query], "query"), timeout]))?.[0] ?? null;
       if (vector) {
         if (queryVectors.size >= QUERY_CACHE_SIZE) queryVectors.delete(queryVectors.keys().next().value!);
-        queryVectors.set(query, vector);
+        queryVectors.set(key, vector);
       }
       return vector;
     } catch (error) {
@@ -103,7 +116,7 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
     const queryVector = () =>
       (vector ??= (async () => {
         const started = performance.now();
-        const result = await embedQuery(request.query, Math.min(queryEmbedTimeoutMs, remaining()));
+        const result = await embedQuery(request.ownerId, request.query, Math.min(queryEmbedTimeoutMs, remaining()));
         embedMs = performance.now() - started;
         return result;
       })());
@@ -112,7 +125,7 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
         const where = partitionWhere(kinds, request.filters);
         const vectors = indexer.vectorTableFor(request.ownerId, group);
         const [text, near] = await Promise.all([
-          lance.searchText(textTable(request.ownerId, group), where, query, count),
+          contextFlags.has(textTable(request.ownerId, group)).then((context) => lance.searchText(textTable(request.ownerId, group), where, query, count, { context })),
           vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count) : null)) : Promise.resolve(null),
         ]);
         return { text, near };
@@ -144,12 +157,14 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
       const hits = (await hydrate(request.ownerId, fused)).slice(0, request.limit);
       const semantic = vectorHits !== null;
       const finished = performance.now();
+      const timings = { flush: afterFlush - started, embed: embedMs, search: finished - afterFlush - embedMs };
+      log.debug("search timings", { kinds: request.kinds.join(","), flushMs: round(timings.flush), embedMs: round(timings.embed), searchMs: round(timings.search) });
       return {
         hits,
         mode: semantic ? "semantic" : "fulltext_fallback",
         // Which lists ranked: both, or only the vectors when no query word matched any text.
         strategy: semantic ? (textHits.length ? "hybrid" : "vector") : "fulltext",
-        timings: { flush: afterFlush - started, embed: embedMs, search: finished - afterFlush - embedMs },
+        timings,
         indexLag: flushed.lag,
       };
     },
@@ -157,9 +172,15 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
 }
 export type SearchEngine = ReturnType<typeof createSearchEngine>;
 
-/** Renders timings as a `Server-Timing` header value. */
-export const serverTiming = (t: SearchTimings) =>
-  `flush;dur=${t.flush.toFixed(2)}, embed;dur=${t.embed.toFixed(2)}, search;dur=${t.search.toFixed(2)}`;
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/**
+ * Renders timings as a `Server-Timing` header value: the wait for the index and the
+ * search itself, query embedding included. The embedding's own time stays in the debug
+ * log: it says whether the query vector came from the cache, which no client needs (and
+ * which told other users' searches apart while the cache was shared).
+ */
+export const serverTiming = (t: SearchTimings) => `flush;dur=${t.flush.toFixed(2)}, search;dur=${(t.embed + t.search).toFixed(2)}`;
 
 /** Response headers of a search: timings, and the index lag when the search could not wait for it all. */
 export function searchHeaders(result: { timings: SearchTimings; indexLag: number }): Record<string, string> {

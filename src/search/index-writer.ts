@@ -2,7 +2,8 @@ import type { Settings } from "../db/leases";
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import type { Embedder } from "./embedders/embedder";
-import { textHash, type EmbeddingCache } from "./embedding-cache";
+import type { ContextFlags } from "./context-flags";
+import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache";
 import { metaEntries } from "./filters";
 import { INDEX_SCHEMA_VERSION, type IndexRow, type LanceStore } from "./lance-store";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "./partitions";
@@ -10,11 +11,14 @@ import type { Outbox, OutboxRow, OutboxStage } from "./outbox";
 import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
 
 export const EMBED_CHUNK = 64;
+/** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */
+const PARTITION_COMMITS = 4;
 /** Settings key that changes with every index write (see `announceVersion`). */
 export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
 
 export interface IndexWriterOptions {
+  contextFlags: ContextFlags;
   store: Store;
   outbox: Outbox;
   lance: LanceStore;
@@ -71,11 +75,16 @@ export class IndexWriter {
   async processText(rows: OutboxRow[]): Promise<void> {
     const { refs, deletes } = this.plan(rows, "text");
     const items = await this.load(refs);
-    for (const [table, part] of byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)))) {
+    const parts = byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)));
+    // Different owners' tables are independent datasets: commit a few at once.
+    await inParallel([...parts], PARTITION_COMMITS, async ([table, part]) => {
+      if (part.items.some((item) => item.contextBefore || item.contextAfter)) await this.o.contextFlags.mark(table);
       await this.o.lance.replaceItems(table, part.deleteKeys, part.items.map(toIndexRow));
       this.noteCommit(table);
-    }
+    });
     await this.announceVersion();
+    // Without a vector stage, this is where changed and deleted sources let go of cached vectors.
+    if (!this.o.embedder) await this.o.cache.release(refs.map(sourceKey), () => keysBySource(refs, items, new Map()));
     const seqs = rows.map((r) => r.seq);
     if (this.o.embedder) await this.o.outbox.advanceToVector(seqs);
     else await this.o.outbox.remove(seqs);
@@ -87,30 +96,31 @@ export class IndexWriter {
     const embedder = this.o.embedder!;
     const { refs, deletes } = this.plan(rows, "vector");
     const items = await this.load(refs);
-    const vectors = new Map<string, Float32Array>();
-    // Texts without a cached vector, by hash: each distinct text is embedded once.
+    // Cache keys are per owner and text (see `vectorKey`); each distinct one is embedded once.
+    const keyOf = new Map(items.map((item) => [item, vectorKey(item.ownerId, item.text)]));
+    const vectors = await this.o.cache.getMany(embedder.spaceId, [...new Set(keyOf.values())]);
     const missing = new Map<string, string>();
-    for (const item of items) {
-      const hash = textHash(item.text);
-      if (vectors.has(hash) || missing.has(hash)) continue;
-      const cached = await this.o.cache.get(embedder.spaceId, hash);
-      if (cached) vectors.set(hash, cached);
-      else missing.set(hash, item.text);
-    }
+    for (const [item, key] of keyOf) if (!vectors.has(key)) missing.set(key, item.text);
     const toEmbed = [...missing];
+    const embedded: Array<[string, Float32Array]> = [];
+    const uses = keysBySource(refs, items, keyOf);
     try {
       for (let i = 0; i < toEmbed.length; i += EMBED_CHUNK) {
         const chunk = toEmbed.slice(i, i + EMBED_CHUNK);
-        const embedded = await embedder.embed(chunk.map(([, text]) => text), "document");
-        const entries = chunk.map(([hash], j) => [hash, embedded[j]] as [string, Float32Array]);
-        await this.o.cache.putMany(embedder.spaceId, entries);
-        for (const [hash, vector] of entries) vectors.set(hash, vector);
+        const vectorsOfChunk = await embedder.embed(chunk.map(([, text]) => text), "document");
+        chunk.forEach(([key], j) => {
+          embedded.push([key, vectorsOfChunk[j]]);
+          vectors.set(key, vectorsOfChunk[j]);
+        });
       }
     } catch (error) {
+      // What was embedded before the outage is kept for the retry.
+      await this.o.cache.record(embedder.spaceId, embedded, uses);
       await this.o.outbox.postpone(rows);
       onOutage(error as Error);
       return false;
     }
+    await this.o.cache.record(embedder.spaceId, embedded, uses);
     const dimension = vectors.size ? vectors.values().next().value!.length : this.dimension;
     if (dimension && this.dimension !== dimension) {
       await this.o.settings.set(this.o.store.db, "vector_dimension", String(dimension));
@@ -118,12 +128,12 @@ export class IndexWriter {
     }
     if (dimension) {
       const tableOf = (ref: SourceRef) => vectorTable(ref.ownerId, partitionGroup(ref.kind), embedder.spaceId, dimension);
-      for (const [table, part] of byPartition(deletes, items, tableOf)) {
-        const withVectors = part.items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(textHash(item.text))! }));
+      await inParallel([...byPartition(deletes, items, tableOf)], PARTITION_COMMITS, async ([table, part]) => {
+        const withVectors = part.items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(keyOf.get(item)!)! }));
         await this.o.lance.replaceVectors(table, dimension, part.deleteKeys, withVectors);
         this.noteCommit(table);
         if (withVectors.length) this.vectorTablesWritten.add(table);
-      }
+      });
       await this.announceVersion();
     }
     await this.o.outbox.remove(rows.map((r) => r.seq));
@@ -273,6 +283,22 @@ export class IndexWriter {
     }
     return false;
   }
+}
+
+/** The cache keys each source of a batch uses now; a source without items (deleted) uses none. */
+function keysBySource(refs: SourceRef[], items: SearchItem[], keyOf: Map<SearchItem, string>): SourceKeys {
+  const uses: SourceKeys = new Map(refs.map((ref) => [sourceKey(ref), []]));
+  for (const item of items) uses.get(sourceKey(item))?.push(keyOf.get(item) ?? vectorKey(item.ownerId, item.text));
+  return uses;
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time. */
+async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** A batch's deletes and items, split by the partition table each belongs to. */

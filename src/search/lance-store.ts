@@ -24,7 +24,7 @@ export interface IndexRow {
 export type RawHit = Pick<IndexRow, "source_key" | "kind" | "source_id" | "item_id" | "created_at"> & { _score?: number; _distance?: number };
 
 /** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
-export const INDEX_SCHEMA_VERSION = "5";
+export const INDEX_SCHEMA_VERSION = "6";
 
 /** Full-text columns and their weights: the item's own text counts most. */
 const TEXT_COLUMNS = ["text", "context_before", "context_after"];
@@ -216,10 +216,12 @@ export class LanceStore {
   }
 
   /** BM25 full-text search of one table, within `where` (null: every row). */
-  async searchText(name: string, where: string | null, query: string, limit: number): Promise<RawHit[]> {
+  async searchText(name: string, where: string | null, query: string, limit: number, options: { context: boolean } = { context: true }): Promise<RawHit[]> {
     if (!query.trim()) return [];
     return this.reading(name, async (table) => {
-      const match = new lancedb.MultiMatchQuery(query, TEXT_COLUMNS, { boosts: TEXT_BOOSTS });
+      // Without context in the table, its context columns score 0 for every row: leave them out.
+      const columns = options.context ? TEXT_COLUMNS : TEXT_COLUMNS.slice(0, 1);
+      const match = new lancedb.MultiMatchQuery(query, columns, { boosts: TEXT_BOOSTS.slice(0, columns.length) });
       let search = table.search(match, "fts");
       if (where) search = search.where(where);
       return (await search.select([...HIT_COLUMNS, "_score"]).limit(limit).toArray()) as RawHit[];

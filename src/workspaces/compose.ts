@@ -2,6 +2,7 @@ import type { Store } from "../db/store";
 import { createChatRepository } from "../chats/repository";
 import { messageSearchSource } from "../chats/search-source";
 import { createChatService } from "../chats/service";
+import { createContextService } from "../context/service";
 import { createDerivedIndexRepository } from "../derived-index/repository";
 import { createDerivedIndexService } from "../derived-index/service";
 import { createIndexViewRepository } from "../documents/index-view";
@@ -10,6 +11,7 @@ import { blockSearchSource } from "../documents/search-source";
 import { createDocumentService } from "../documents/service";
 import { createDocumentsQueryService } from "../documents-query/service";
 import { createNoteService } from "../notes/service";
+import type { Cursors } from "../lib/cursors";
 import type { Embedder } from "../search/embedders/embedder";
 import type { SearchEngine } from "../search/engine";
 import type { Indexer } from "../search/indexer";
@@ -48,21 +50,24 @@ export interface WorkspaceServiceDeps {
   lance: LanceStore;
   embedder: Embedder | null;
   store: Store;
+  /** Opaque list cursors (see lib/cursors.ts), for every paginated list here. */
+  cursors: Cursors;
 }
 
-/** Workspaces, documents (both views), chats, the derived index and the documents query. */
-export function createWorkspaceServices({ repos, outbox, engine, indexer, lance, embedder, store }: WorkspaceServiceDeps) {
-  const workspaces = createWorkspaceService({ repo: repos.workspaces, store });
-  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store });
+/** Workspaces, documents (both views), chats, the derived index, the documents query and context build (which checks workspaces). */
+export function createWorkspaceServices({ repos, outbox, engine, indexer, lance, embedder, store, cursors }: WorkspaceServiceDeps) {
+  const workspaces = createWorkspaceService({ repo: repos.workspaces, store, cursors });
+  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store, cursors });
   return {
     workspaces,
     documents,
     notes: createNoteService(documents, workspaces, repos.artifacts, store),
-    chats: createChatService({ repo: repos.chats, outbox, workspaces, store }),
+    chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors }),
     derivedIndex: createDerivedIndexService({
       workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
-      outbox, indexer, lance, embedderSpace: embedder?.spaceId ?? null, store,
+      outbox, indexer, lance, embedderSpace: embedder?.spaceId ?? null, store, cursors,
     }),
     documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, store }),
+    context: createContextService(engine, workspaces),
   };
 }

@@ -4,17 +4,30 @@ import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { CreateWorkspaceBody, Workspace, WorkspaceEnvelope, WorkspaceParams } from "./model";
+import { NEXT_CURSOR_HEADER, PageQuery } from "./pagination";
 import type { WorkspaceService } from "./service";
 
 /** Routes of spec §4 "Workspaces". */
 export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService) {
   return createRouter({ prefix: "/v1/workspaces" })
     .use(authPlugin(auth))
-    .get("/", async ({ principal }) => workspaces.list(principal.userId), {
-      auth: "memory:read",
-      response: { 200: t.Array(Workspace), ...errorResponses() },
-      detail: { tags: ["workspaces"], summary: "List my workspaces, oldest first" },
-    })
+    .get(
+      "/",
+      async ({ principal, query, set }) => {
+        const page = await workspaces.list(principal.userId, query);
+        if (page.nextCursor) set.headers[NEXT_CURSOR_HEADER] = page.nextCursor;
+        return page.items;
+      },
+      {
+        auth: "memory:read",
+        query: PageQuery,
+        response: { 200: t.Array(Workspace), ...errorResponses() },
+        detail: {
+          tags: ["workspaces"],
+          summary: "List my workspaces, oldest first (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)",
+        },
+      },
+    )
     .post(
       "/",
       async ({ principal, body, set }) => {

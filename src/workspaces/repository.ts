@@ -8,7 +8,7 @@ export interface WorkspaceRow {
   updatedAt: string;
 }
 
-type Stored = { owner_id: string; id: string; name: string; created_at: string; updated_at: string };
+type Stored = { seq: number; owner_id: string; id: string; name: string; created_at: string; updated_at: string };
 const toRow = (r: Stored): WorkspaceRow => ({ ownerId: r.owner_id, id: r.id, name: r.name, createdAt: r.created_at, updatedAt: r.updated_at });
 
 /** Workspaces in the store of record. Every read is scoped by owner: another user's workspace reads as missing. */
@@ -22,9 +22,10 @@ export function createWorkspaceRepository() {
       const r = await first<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND id = ${id}`);
       return r ? toRow(r) : null;
     },
-    /** In creation order. */
-    async list(tx: Executor, ownerId: string): Promise<WorkspaceRow[]> {
-      return (await all<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} ORDER BY seq`)).map(toRow);
+    /** Up to `limit` workspaces created after the one of sequence `afterSeq`, in creation order. */
+    async listPage(tx: Executor, ownerId: string, afterSeq: number, limit: number): Promise<Array<WorkspaceRow & { seq: number }>> {
+      const rows = await all<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`);
+      return rows.map((r) => ({ ...toRow(r), seq: r.seq }));
     },
   };
 }

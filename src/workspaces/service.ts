@@ -1,13 +1,15 @@
 import type { Executor, Store } from "../db/store";
 import { badRequest, notFound } from "../errors/app-error";
+import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
+import { pager, seqAfter, type Page, type PageRequest } from "./pagination";
 import type { Workspace } from "./model";
 import type { WorkspaceRepository, WorkspaceRow } from "./repository";
 
 const toWorkspace = (row: WorkspaceRow): Workspace => ({ id: row.id, name: row.name, createdAt: row.createdAt, updatedAt: row.updatedAt });
 
 /** Workspaces: named scopes that hold documents, notes, chat threads and derived artifacts. */
-export function createWorkspaceService({ repo, store }: { repo: WorkspaceRepository; store: Store }) {
+export function createWorkspaceService({ repo, store, cursors }: { repo: WorkspaceRepository; store: Store; cursors: Cursors }) {
   /**
    * The ownership check every workspace-scoped route runs first. Another user's
    * workspace answers exactly like a missing one, so ids leak nothing. Inside a
@@ -20,8 +22,12 @@ export function createWorkspaceService({ repo, store }: { repo: WorkspaceReposit
   }
 
   return {
-    async list(ownerId: string): Promise<Workspace[]> {
-      return (await repo.list(store.db, ownerId)).map(toWorkspace);
+    /** A page of my workspaces, oldest first. */
+    async list(ownerId: string, request: PageRequest): Promise<Page<Workspace>> {
+      const paging = pager(cursors, ownerId, "workspaces");
+      const { limit, after } = paging.start(request);
+      const page = paging.page(await repo.listPage(store.db, ownerId, seqAfter(after), limit + 1), limit, (row) => String(row.seq));
+      return { ...page, items: page.items.map(toWorkspace) };
     },
 
     async create(ownerId: string, name: string): Promise<Workspace> {

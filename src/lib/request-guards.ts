@@ -1,0 +1,61 @@
+import { Elysia } from "elysia";
+import { badRequest, payloadTooLarge, unsupportedMediaType } from "../errors/app-error";
+import { bodyLimitsFor, OUTER_BODY_LIMIT } from "./body-limits";
+import { describeBytes, parseJsonText, readBodyText } from "./json-body";
+import type { RouteCatalog } from "./route-catalog";
+
+/**
+ * Request-level hardening, registered globally before every route:
+ * - a declared body over the outer limit, or a path whose percent-encoding does not
+ *   decode, is refused before routing;
+ * - the one JSON body parser of the app: a route that declares no body never reads one;
+ *   a route that does gets only `application/json`, at most its size limit (counted
+ *   while a chunked body arrives), checked for depth, value count and unpaired
+ *   surrogates in one linear pass before JSON.parse, validation or any stringify.
+ */
+export function requestGuards(catalog: RouteCatalog) {
+  return new Elysia({ name: "request-guards" })
+    .onRequest(({ request }) => {
+      const declared = request.headers.get("content-length");
+      if (declared !== null && Number(declared) > OUTER_BODY_LIMIT) {
+        throw payloadTooLarge(`body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}, the largest body this server accepts`);
+      }
+      checkPathEncoding(request.url);
+    })
+    .onParse({ as: "global" }, async ({ request, path }, contentType) => {
+      // Elysia does not tell a parse hook its route; the catalog finds it as the router did.
+      const route = catalog.routeFor(request.method, path);
+      // A value other than undefined stops Elysia's own parsers from reading the body.
+      // No route: a CORS preflight or the like, which takes no body either.
+      if (!route?.takesBody) return null;
+      if (!request.body) return undefined;
+      checkContentType(contentType, request.headers.get("content-type"));
+      const limits = bodyLimitsFor(request.method, route.pattern);
+      return parseJsonText(await readBodyText(request, limits.bytes), limits);
+    });
+}
+
+function checkContentType(mediaType: string, header: string | null): void {
+  const type = mediaType.trim().toLowerCase();
+  if (type !== "application/json" && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    throw unsupportedMediaType(`content-type: must be application/json, not ${type ? `'${type}'` : "missing"}`);
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(header ?? "")?.[1]?.toLowerCase();
+  if (charset && charset !== "utf-8" && charset !== "utf8") {
+    throw unsupportedMediaType(`content-type: charset must be utf-8, not '${charset}'`);
+  }
+}
+
+/** A path like `/v1/memories/%E0%A4%A` cannot be decoded: say so instead of a 404 or a 400 about a missing id. */
+function checkPathEncoding(url: string): void {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return;
+  const query = url.indexOf("?", start);
+  const path = query === -1 ? url.slice(start) : url.slice(start, query);
+  if (!path.includes("%")) return;
+  try {
+    decodeURIComponent(path);
+  } catch {
+    throw badRequest(`path: malformed percent-encoding in '${path}'`);
+  }
+}

@@ -1,0 +1,77 @@
+/** What the catalog needs of a registered route (Elysia's `app.routes` entries). */
+export interface RouteEntry {
+  method: string;
+  path: string;
+  hooks?: { body?: unknown };
+}
+
+interface Compiled {
+  method: string;
+  pattern: string;
+  match: RegExp;
+  /** Literal segments: the router prefers `/v1/memories/search` to `/v1/memories/:id`. */
+  literals: number;
+  body: unknown;
+}
+
+/**
+ * Answers questions about the app's own routes at request time: which methods a path
+ * has (for 405 `Allow`), and whether a route reads a body at all. Built lazily from the
+ * finished app's route list, and rebuilt if routes were added since.
+ */
+export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
+  let compiled: Compiled[] = [];
+  let seen = -1;
+  const current = () => {
+    const list = routes();
+    if (list.length !== seen) {
+      seen = list.length;
+      compiled = list
+        .filter((route) => route.method !== "OPTIONS" && !route.path.includes("*"))
+        .map((route) => ({ method: route.method, pattern: trimSlash(route.path), match: patternToRegExp(route.path), literals: route.path.split("/").filter((segment) => segment && !segment.startsWith(":")).length,
+          body: route.hooks?.body,
+        }));
+    }
+    return compiled;
+  };
+  return {
+    /** The methods registered for a concrete path (empty when the path is unknown). */
+    allowedMethods(pathname: string): string[] {
+      const path = trimSlash(pathname);
+      const methods = new Set(current().filter((route) => route.match.test(path)).map((route) => route.method));
+      return [...methods].sort();
+    },
+    /** The pattern of the route a request reaches (`/v1/memories/:id`), if any. */
+    routeFor(method: string, pathname: string): { pattern: string; takesBody: boolean } | undefined {
+      const path = trimSlash(pathname);
+      let best: Compiled | undefined;
+      for (const route of current()) {
+        if (route.method === method && route.match.test(path) && (!best || route.literals > best.literals)) best = route;
+      }
+      return best && { pattern: best.pattern, takesBody: !!best.body };
+    },
+    /** The body schema of a route, if it declares one. */
+    bodySchema(method: string, pattern: string): unknown {
+      const wanted = trimSlash(pattern);
+      return current().find((entry) => entry.method === method && entry.pattern === wanted)?.body;
+    },
+    /** Whether a route with this method and pattern exists, whatever its parameters are named. */
+    has(method: string, pattern: string): boolean {
+      const wanted = shape(pattern);
+      return current().some((entry) => entry.method === method && shape(entry.pattern) === wanted);
+    },
+  };
+}
+export type RouteCatalog = ReturnType<typeof createRouteCatalog>;
+
+const trimSlash = (path: string) => (path.length > 1 ? path.replace(/\/+$/, "") : path);
+const shape = (pattern: string) => trimSlash(pattern).replace(/:[^/]+/g, ":");
+
+/** `/v1/workspaces/:workspaceId/notes` → a RegExp matching one concrete path. */
+function patternToRegExp(pattern: string): RegExp {
+  const source = trimSlash(pattern)
+    .split("/")
+    .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${source}$`);
+}

@@ -1,0 +1,25 @@
+import type { Migration } from "../db/migrate";
+
+/** Schema of the search side's own tables in the store of record (the index itself lives in LanceDB). */
+export const searchMigrations: Migration[] = [
+  {
+    id: "0003_embedding_cache_refs",
+    sql: `
+      -- Which cache entries each source's index items use now: an entry no source uses
+      -- (its last memory, block or message was deleted or changed) is removed.
+      CREATE TABLE embedding_refs (
+        source_key TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        PRIMARY KEY (source_key, text_hash)
+      ) WITHOUT ROWID;
+      CREATE INDEX embedding_refs_by_hash ON embedding_refs (text_hash);
+
+      -- Entries written before were keyed by text alone and used by no known source:
+      -- nothing could ever remove them, so they go (a rebuild embeds again).
+      DELETE FROM embedding_cache;
+      -- Last use (ms since the epoch): past the size bound the least recently used go first.
+      ALTER TABLE embedding_cache ADD COLUMN used_at INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX embedding_cache_by_use ON embedding_cache (used_at);
+    `,
+  },
+];
