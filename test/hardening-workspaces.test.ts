@@ -291,3 +291,20 @@ describe("reindex while the embedding model cannot answer", () => {
     });
   });
 });
+
+describe("a document write that asks for client-side encryption", () => {
+  test("is refused with 501 and nothing is stored, rather than kept in plaintext", async () => {
+    const ws = await createWorkspace(server, "No silent plaintext");
+    const key = "ab".repeat(32);
+    for (const field of ["client_key", "clientKey"]) {
+      const [status, body] = await server.call("POST", "/v1/documents", {
+        body: { workspace_id: ws, title: "secret diary", markdown: "my bank pin is 0000", [field]: key },
+      });
+      expect([status, body.error.code]).toEqual([501, "not_implemented"]);
+      expect(body.error.message).toContain(`${field}: client-side encryption is not available`);
+    }
+    const [listStatus, listed] = await server.call("GET", `/v1/workspaces/${ws}/documents`);
+    expect(listStatus).toBe(200);
+    expect(JSON.stringify(listed)).not.toContain("secret diary");
+  });
+});

@@ -7,23 +7,13 @@
  */
 import * as lancedb from "@lancedb/lancedb";
 import { Field, Int32, Schema, Utf8 } from "apache-arrow";
+import { FULL_TEXT_TOKENIZER } from "../../src/search/lance-store";
 import { fullTextQuery } from "../../src/search/query-text";
 import { removeDir, tempDir } from "./harness";
 import { round, summarize, type Summary } from "./stats";
 
-/**
- * A copy of lance-store.ts `fullTextIndex()` (not exported there; bench/ must not change
- * src/). Keep the two in step.
- */
-export const FTS_CONFIG = {
-  withPosition: false,
-  baseTokenizer: "simple",
-  language: "English",
-  stem: true,
-  lowercase: true,
-  removeStopWords: true,
-  asciiFolding: true,
-} as const;
+/** The server's own tokenizer settings, so both sides index the texts alike. */
+export const FTS_CONFIG = FULL_TEXT_TOKENIZER;
 
 /** The server's LanceDB cache sizes at their defaults (MNEMO_INDEX_CACHE_MB 256, metadata a quarter). */
 const CACHE = { indexMb: 256, metadataMb: 64 };

@@ -1,4 +1,4 @@
-import { badRequest, payloadTooLarge } from "../errors/app-error";
+import { badRequest, notImplemented, payloadTooLarge } from "../errors/app-error";
 import { oneOf } from "../lib/aliases";
 import { LIMITS, type CreateDocumentBody, type IndexableBlockInput, type PatchDocumentBody } from "./model";
 import type { IndexedBlock } from "./repository";
@@ -25,7 +25,11 @@ export function fromUnifiedBody(body: CreateDocumentBody | PatchDocumentBody): D
   const patch = body as PatchDocumentBody;
   if (body.title !== undefined && !body.title.trim()) throw badRequest("title: must not be blank");
   const blocks = oneOf<IndexableBlockInput[]>(body, ["indexable_blocks", "indexableBlocks"]);
-  oneOf(body, ["client_key", "clientKey"]); // accepted (decryption comes later), but never two different keys
+  // A caller that sends a key asked for encryption at rest, which this release cannot do
+  // yet: refuse rather than store plaintext the caller believes is encrypted.
+  if (oneOf(body, ["client_key", "clientKey"]) !== undefined) {
+    throw notImplemented(`${body.client_key !== undefined ? "client_key" : "clientKey"}: client-side encryption is not available in this release; nothing was stored`);
+  }
   return dropUndefined({
     title: body.title,
     documentType: oneOf<string>(body, ["document_type", "documentType"]),

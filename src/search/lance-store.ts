@@ -219,9 +219,12 @@ export class LanceStore {
   async searchText(name: string, where: string | null, query: string, limit: number, options: { context: boolean } = { context: true }): Promise<RawHit[]> {
     if (!query.trim()) return [];
     return this.reading(name, async (table) => {
-      // Without context in the table, its context columns score 0 for every row: leave them out.
-      const columns = options.context ? TEXT_COLUMNS : TEXT_COLUMNS.slice(0, 1);
-      const match = new lancedb.MultiMatchQuery(query, columns, { boosts: TEXT_BOOSTS.slice(0, columns.length) });
+      // Without context in the table, its context columns score 0 for every row: a match
+      // on the text column alone gives the same scores (measured 2–3× faster than a
+      // multi-column match, which costs as much with one column as with three).
+      const match = options.context
+        ? new lancedb.MultiMatchQuery(query, TEXT_COLUMNS, { boosts: TEXT_BOOSTS })
+        : new lancedb.MatchQuery(query, TEXT_COLUMNS[0]);
       let search = table.search(match, "fts");
       if (where) search = search.where(where);
       return (await search.select([...HIT_COLUMNS, "_score"]).limit(limit).toArray()) as RawHit[];
@@ -322,14 +325,17 @@ export class LanceStore {
   }
 }
 
+/** How text is tokenized for full-text search (the benches build their baseline with the same). */
+export const FULL_TEXT_TOKENIZER = {
+  withPosition: false,
+  baseTokenizer: "simple",
+  language: "English",
+  stem: true,
+  lowercase: true,
+  removeStopWords: true,
+  asciiFolding: true,
+} as const;
+
 function fullTextIndex() {
-  return lancedb.Index.fts({
-    withPosition: false,
-    baseTokenizer: "simple",
-    language: "English",
-    stem: true,
-    lowercase: true,
-    removeStopWords: true,
-    asciiFolding: true,
-  });
+  return lancedb.Index.fts(FULL_TEXT_TOKENIZER);
 }
