@@ -20,7 +20,7 @@ describe("POST /v1/documents", () => {
     const body = {
       workspace_id: ws, title: "Field Notes", id: "doc-custom-1", root_block_id: "root-1", document_type: "journal",
       document_payload: { title: "Field Notes", version: 2 }, blocks_payload: [{ id: "b1" }], markdown: "# Field Notes",
-      metadata: { topic: "birds" }, indexable_blocks: [{ id: "b1", type: "paragraph", content: "owls" }], notebook_id: "nb-1", client_key: "k",
+      metadata: { topic: "birds" }, indexable_blocks: [{ id: "b1", type: "paragraph", content: "owls" }], notebook_id: "nb-1",
     };
     const [status, created] = await server.call("POST", "/v1/documents", { body });
     expect({ status, created }).toEqual({
@@ -38,7 +38,7 @@ describe("POST /v1/documents", () => {
   test("accepts every camelCase alias", async () => {
     const body = {
       workspaceId: ws, title: "Camel", rootBlockId: "root-c", documentType: "task", documentPayload: { a: 1 }, blocksPayload: [{ id: "c1" }],
-      _meta: { kind: "camel" }, indexableBlocks: [{ id: "c1", type: "p", content: "camels" }], notebookId: "nb-c", clientKey: "k",
+      _meta: { kind: "camel" }, indexableBlocks: [{ id: "c1", type: "p", content: "camels" }], notebookId: "nb-c",
     };
     const [status, created] = await server.call("POST", "/v1/documents", { body });
     expect({ status, created }).toEqual({
@@ -134,7 +134,7 @@ describe("PATCH /v1/documents/:id", () => {
     const doc = await createDocument(server, ws, { title: "Aliased", notebook_id: "nb" });
     const body = {
       workspace_id: ws, rootBlockId: "r2", documentPayload: ENVELOPE, blocksPayload: [{ id: 1 }], documentType: "task", notebookId: null,
-      indexableBlocks: [{ id: "z", content: "zebras" }], clientKey: "k",
+      indexableBlocks: [{ id: "z", content: "zebras" }],
     };
     const [status, patched] = await server.call("PATCH", `/v1/documents/${doc.id}`, { body });
     expect({ status, patched }).toEqual({
