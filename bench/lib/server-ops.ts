@@ -252,13 +252,13 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
         const [vector] = await services.embedder.embed([query], "query");
         const approx = await services.lance.searchVectors(name, where, vector, k);
         // Exact neighbours beyond k give the true distance of near-ties too.
-        const exact = await table.vectorSearch(Array.from(vector)).distanceType("cosine").bypassVectorIndex().select(["source_key", "_distance"]).limit(k + 50).toArray();
+        const exact = await table.vectorSearch(Array.from(vector)).distanceType("cosine").bypassVectorIndex().select(["item_id", "_distance"]).limit(k + 50).toArray();
         const top = exact.slice(0, k);
         const kth = (top[top.length - 1]?._distance as number | undefined) ?? Infinity;
-        const exactDistance = new Map(exact.map((row) => [row.source_key as string, row._distance as number]));
-        const approxKeys = new Set(approx.map((row) => row.source_key));
-        found += top.filter((row) => approxKeys.has(row.source_key as string)).length;
-        foundTieAware += Math.min(top.length, approx.filter((row) => (exactDistance.get(row.source_key) ?? Infinity) <= kth + 1e-6).length);
+        const exactDistance = new Map(exact.map((row) => [row.item_id as string, row._distance as number]));
+        const approxKeys = new Set(approx.map((row) => row.item_id));
+        found += top.filter((row) => approxKeys.has(row.item_id as string)).length;
+        foundTieAware += Math.min(top.length, approx.filter((row) => (exactDistance.get(row.item_id) ?? Infinity) <= kth + 1e-6).length);
         wanted += top.length;
       }
       return {

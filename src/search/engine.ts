@@ -125,8 +125,10 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
         const where = partitionWhere(kinds, request.filters);
         const vectors = indexer.vectorTableFor(request.ownerId, group);
         const [text, near] = await Promise.all([
-          contextFlags.has(textTable(request.ownerId, group)).then((context) => lance.searchText(textTable(request.ownerId, group), where, query, count, { context })),
-          vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count) : null)) : Promise.resolve(null),
+          contextFlags
+            .has(textTable(request.ownerId, group))
+            .then((context) => lance.searchText(textTable(request.ownerId, group), where, query, count, { context, memories: group === "mem" })),
+          vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count, { memories: group === "mem" }) : null)) : Promise.resolve(null),
         ]);
         return { text, near };
       }),

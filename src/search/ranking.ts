@@ -19,7 +19,7 @@ export type RankedHit = Omit<SearchHit, "text" | "workspaceId">;
 /** Fuses full-text and vector hits into one list, best first, ties broken by recency (then by key, so the order is stable). */
 export function fuse(textHits: RawHit[], vectorHits: RawHit[] | null, limit: number): RankedHit[] {
   const byKey = new Map<string, { hit: RawHit; text: number; vector: number }>();
-  const keyOf = (h: RawHit) => `${h.source_key}|${h.item_id}`;
+  const keyOf = (h: RawHit) => `${h.kind}|${h.source_id}|${h.item_id}`;
   for (const hit of textHits) {
     const key = keyOf(hit);
     const score = textScore(hit._score ?? 0);
@@ -37,7 +37,7 @@ export function fuse(textHits: RawHit[], vectorHits: RawHit[] | null, limit: num
     hit,
     score: vectorHits === null ? text : VECTOR_WEIGHT * vector + (1 - VECTOR_WEIGHT) * text,
   }));
-  blended.sort((a, b) => b.score - a.score || b.hit.created_at - a.hit.created_at || (a.hit.source_key + a.hit.item_id < b.hit.source_key + b.hit.item_id ? -1 : 1));
+  blended.sort((a, b) => b.score - a.score || b.hit.created_at - a.hit.created_at || (keyOf(a.hit) < keyOf(b.hit) ? -1 : 1));
   return blended.slice(0, limit).map(({ hit, score }) => ({
     kind: hit.kind as SearchKind,
     sourceId: hit.source_id,
