@@ -24,7 +24,6 @@ import { indexLocation } from "./search/index-location";
 import { createOutbox } from "./search/outbox";
 import type { SearchKind, SearchSource } from "./search/types";
 import { createWorkspaceServices, openWorkspaceRepositories, workspaceSearchSources } from "./workspaces/compose";
-import { createWorkspaceService } from "./workspaces/service";
 
 /**
  * The composition root: opens the stores and wires every service. The server and the
@@ -79,6 +78,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     log,
   });
 
+  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors });
   const services = {
     config,
     log,
@@ -93,8 +93,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
     auth,
     credentials: createCredentialsService({ store, repo: credentialsRepo }),
     profiles: createProfileRepository(),
-    memories: createMemoryService({ repo: memoryRepo, outbox, engine, store, cursors, workspaces: createWorkspaceService({ repo: workspaceRepos.workspaces, store, cursors }) }),
-    ...createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors }),
+    memories: createMemoryService({ repo: memoryRepo, outbox, engine, store, cursors, workspaces: workspaceServices.workspaces }),
+    ...workspaceServices,
     async close() {
       await indexer.stop();
       await embedder?.close?.();

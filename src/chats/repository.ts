@@ -1,4 +1,4 @@
-import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor } from "../db/store";
+import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
 
 export interface ThreadRow {
   ownerId: string;
@@ -116,13 +116,7 @@ export function createChatRepository() {
     },
     /** Messages by id, any thread of the owner (search sources, query hits). */
     async getMessages(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, PlacedMessage>> {
-      const out = new Map<string, PlacedMessage>();
-      for (const chunk of chunks(ids)) {
-        for (const r of await all<StoredMessage>(tx, sql`SELECT * FROM chat_messages WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`)) {
-          out.set(r.id, toMessage(r));
-        }
-      }
-      return out;
+      return new Map((await ownedRowsByIds<StoredMessage>(tx, "chat_messages", ownerId, ids)).map((r) => [r.id, toMessage(r)]));
     },
     /** The contents of the two messages before `message` and the one after it, in its thread's creation order. */
     async neighbours(tx: Executor, message: PlacedMessage): Promise<{ before: string[]; after: string | null }> {
@@ -140,26 +134,10 @@ export function createChatRepository() {
     },
     /** Threads by id (any workspace of the owner), for search sources and query titles. */
     async getThreads(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, ThreadRow>> {
-      const out = new Map<string, ThreadRow>();
-      for (const chunk of chunks(ids)) {
-        for (const r of await all<StoredThread>(tx, sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`)) {
-          out.set(r.id, toThread(r));
-        }
-      }
-      return out;
+      return new Map((await ownedRowsByIds<StoredThread>(tx, "chat_threads", ownerId, ids)).map((r) => [r.id, toThread(r)]));
     },
     /** Every (owner, message id) for an index rebuild, in pages (no long-lived cursor or transaction). */
-    async *allMessageKeys(tx: Executor): AsyncIterable<{ ownerId: string; id: string }> {
-      for (let after = 0; ; ) {
-        const page = await all<{ seq: number; owner_id: string; id: string }>(
-          tx,
-          sql`SELECT seq, owner_id, id FROM chat_messages WHERE seq > ${after} ORDER BY seq LIMIT ${KEY_PAGE}`,
-        );
-        for (const r of page) yield { ownerId: r.owner_id, id: r.id };
-        if (page.length < KEY_PAGE) return;
-        after = page[page.length - 1].seq;
-      }
-    },
+    allMessageKeys: (tx: Executor): AsyncIterable<{ ownerId: string; id: string }> => ownedKeysBySeq(tx, "chat_messages"),
   };
 }
 export type ChatRepository = ReturnType<typeof createChatRepository>;

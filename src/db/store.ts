@@ -143,6 +143,24 @@ export function* chunks<T>(values: readonly T[], size = IN_CHUNK): Generator<T[]
   for (let i = 0; i < values.length; i += size) yield values.slice(i, i + size);
 }
 
+/**
+ * Rows of `table` owned by `ownerId` whose `idColumn` is one of `ids`, queried in chunks
+ * of bound values. `table`, `idColumn` and `columns` are code constants, never input.
+ */
+export async function ownedRowsByIds<R>(
+  tx: Executor,
+  table: string,
+  ownerId: string,
+  ids: readonly string[],
+  { idColumn = "id", columns = "*" }: { idColumn?: string; columns?: string } = {},
+): Promise<R[]> {
+  const rows: R[] = [];
+  for (const chunk of chunks(ids)) {
+    rows.push(...(await all<R>(tx, sql`SELECT ${sql.raw(columns)} FROM ${sql.table(table)} WHERE owner_id = ${ownerId} AND ${sql.raw(idColumn)} IN ${list(chunk)}`)));
+  }
+  return rows;
+}
+
 /** Rows per page when a rebuild enumerates every source (keyset pages, no long-lived cursor). */
 export const KEY_PAGE = 2_000;
 
@@ -150,7 +168,7 @@ export const KEY_PAGE = 2_000;
  * Every `(owner_id, id)` of a table with a `seq` column, in keyset pages: no cursor or
  * transaction stays open between pages. `table` is a code constant, never user input.
  */
-export async function* ownedKeysBySeq(tx: Executor, table: "memories" | "chat_threads"): AsyncGenerator<{ ownerId: string; id: string }> {
+export async function* ownedKeysBySeq(tx: Executor, table: "memories" | "chat_messages"): AsyncGenerator<{ ownerId: string; id: string }> {
   for (let after = 0; ; ) {
     const page = await all<{ seq: number; owner_id: string; id: string }>(
       tx,

@@ -1,4 +1,4 @@
-import { all, chunks, first, KEY_PAGE, list, run, sql, type Executor, type Sql } from "../db/store";
+import { all, first, KEY_PAGE, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
 import { markdownBlocks } from "./markdown-blocks";
 import type { IndexedBlock, IndexSource } from "./repository";
 
@@ -102,12 +102,8 @@ export function createIndexViewRepository() {
       return rows.map((r) => r.document_id);
     },
     async getMany(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, IndexedDocument>> {
-      const out = new Map<string, IndexedDocument>();
-      for (const chunk of chunks(ids)) {
-        const rows = await all<Stored>(tx, sql`SELECT * FROM indexed_documents WHERE owner_id = ${ownerId} AND document_id IN ${list(chunk)}`);
-        for (const r of rows) out.set(r.document_id, toRow(r));
-      }
-      return out;
+      const rows = await ownedRowsByIds<Stored>(tx, "indexed_documents", ownerId, ids, { idColumn: "document_id" });
+      return new Map(rows.map((r) => [r.document_id, toRow(r)]));
     },
     /** Every (owner, document) in the view for an index rebuild, in primary-key pages (no long-lived cursor or transaction). */
     async *allKeys(tx: Executor): AsyncIterable<{ ownerId: string; documentId: string }> {

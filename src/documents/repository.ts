@@ -1,4 +1,4 @@
-import { all, chunks, first, list, run, sql, type Executor, type Sql } from "../db/store";
+import { all, first, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
 
 /** A block as stored in the sidecar and in the index view. */
 export interface IndexedBlock {
@@ -150,11 +150,7 @@ export function createDocumentRepository() {
     },
     /** Which of `ids` are stored documents of the owner. */
     async existing(tx: Executor, ownerId: string, ids: string[]): Promise<Set<string>> {
-      const out = new Set<string>();
-      for (const chunk of chunks(ids)) {
-        for (const r of await all<{ id: string }>(tx, sql`SELECT id FROM documents WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`)) out.add(r.id);
-      }
-      return out;
+      return new Set((await ownedRowsByIds<{ id: string }>(tx, "documents", ownerId, ids, { columns: "id" })).map((r) => r.id));
     },
     /**
      * Slugs equal to `base` or `base-…` in the workspace, other than `exceptId`'s. `base` is [a-z0-9-] only
@@ -169,12 +165,8 @@ export function createDocumentRepository() {
       return new Set(rows.map((r) => r.slug));
     },
     async titles(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, string>> {
-      const out = new Map<string, string>();
-      for (const chunk of chunks(ids)) {
-        const rows = await all<{ id: string; title: string }>(tx, sql`SELECT id, title FROM documents WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`);
-        for (const r of rows) out.set(r.id, r.title);
-      }
-      return out;
+      const rows = await ownedRowsByIds<{ id: string; title: string }>(tx, "documents", ownerId, ids, { columns: "id, title" });
+      return new Map(rows.map((r) => [r.id, r.title]));
     },
     async delete(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<boolean> {
       return (await run(tx, sql`DELETE FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id}`)) > 0;

@@ -1,4 +1,4 @@
-import { all, chunks, first, ownedKeysBySeq, list, run, sql, type Executor } from "../db/store";
+import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
 
 export interface MemoryRow {
   seq: number;
@@ -41,11 +41,7 @@ export function createMemoryRepository() {
       return r ? toRow(r) : null;
     },
     async getMany(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, MemoryRow>> {
-      const out = new Map<string, MemoryRow>();
-      for (const chunk of chunks(ids)) {
-        for (const r of await all<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} AND id IN ${list(chunk)}`)) out.set(r.id, toRow(r));
-      }
-      return out;
+      return new Map((await ownedRowsByIds<Stored>(tx, "memories", ownerId, ids)).map((r) => [r.id, toRow(r)]));
     },
     /** Newest first, strictly older than `beforeSeq`. */
     async listPage(tx: Executor, ownerId: string, beforeSeq: number, limit: number): Promise<MemoryRow[]> {

@@ -123,11 +123,10 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
     const perGroup = await Promise.all(
       [...byGroup].map(async ([group, kinds]) => {
         const where = partitionWhere(kinds, request.filters);
+        const table = textTable(request.ownerId, group);
         const vectors = indexer.vectorTableFor(request.ownerId, group);
         const [text, near] = await Promise.all([
-          contextFlags
-            .has(textTable(request.ownerId, group))
-            .then((context) => lance.searchText(textTable(request.ownerId, group), where, query, count, { context, memories: group === "mem" })),
+          contextFlags.has(table).then((context) => lance.searchText(table, where, query, count, { context, memories: group === "mem" })),
           vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count, { memories: group === "mem" }) : null)) : Promise.resolve(null),
         ]);
         return { text, near };

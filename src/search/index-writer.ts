@@ -1,5 +1,5 @@
 import type { Settings } from "../db/leases";
-import type { Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import type { Embedder } from "./embedders/embedder";
 import type { ContextFlags } from "./context-flags";
@@ -172,8 +172,8 @@ export class IndexWriter {
   }
 
   /** Every source of every domain, streamed, for rebuilds and re-embedding. */
-  async *allSources(): AsyncGenerator<SourceRef> {
-    for (const source of this.o.sources.values()) yield* source.listAll(this.o.store.db);
+  async *allSources(tx: Executor = this.o.store.db): AsyncGenerator<SourceRef> {
+    for (const source of this.o.sources.values()) yield* source.listAll(tx);
   }
 
   /** An index of an older layout is rebuilt; so is a missing one when the store holds records. */
@@ -203,20 +203,30 @@ export class IndexWriter {
     let requeued = 0;
     // Queued re-embeds and the new space are recorded together: a crash cannot lose one.
     await store.transaction(async (tx) => {
-      if (space) {
-        for (const source of this.o.sources.values()) {
-          const refs = [];
-          for await (const ref of source.listAll(tx)) refs.push(ref);
-          await outbox.enqueueMany(tx, refs, "insert", "vector");
-          requeued += refs.length;
-        }
-      }
+      if (space) requeued = await this.enqueueEverySource(tx, "vector");
       await settings.set(tx, "vector_space", space);
       await settings.set(tx, "vector_dimension", "");
     });
     this.dimension = null;
     if (space) await this.o.cache.dropOtherSpaces(space);
     if (requeued) this.o.log.info("vector space changed; re-embedding every source", { space, sources: requeued });
+  }
+
+  /** Queues every source of every domain for a stage, in batches as they are listed; returns how many. */
+  private async enqueueEverySource(tx: Executor, stage: OutboxStage): Promise<number> {
+    let count = 0;
+    let batch: SourceRef[] = [];
+    const flush = async () => {
+      await this.o.outbox.enqueueMany(tx, batch, "insert", stage);
+      count += batch.length;
+      batch = [];
+    };
+    for await (const ref of this.allSources(tx)) {
+      batch.push(ref);
+      if (batch.length >= 500) await flush();
+    }
+    await flush();
+    return count;
   }
 
   /** Drops the index and re-enqueues every source, atomically with clearing the outbox. */
@@ -228,17 +238,7 @@ export class IndexWriter {
     // clear is in the listing, one committed after keeps its own outbox row.
     await this.o.store.transaction(async (tx) => {
       await this.o.outbox.clear(tx);
-      let batch: SourceRef[] = [];
-      for (const source of this.o.sources.values()) {
-        for await (const ref of source.listAll(tx)) {
-          batch.push(ref);
-          if (batch.length >= 500) {
-            await this.o.outbox.enqueueMany(tx, batch, "insert");
-            batch = [];
-          }
-        }
-      }
-      await this.o.outbox.enqueueMany(tx, batch, "insert");
+      await this.enqueueEverySource(tx, "text");
       await this.o.settings.set(tx, "vector_dimension", "");
     });
     this.dimension = null;

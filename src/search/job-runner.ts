@@ -31,11 +31,6 @@ export class JobRunner {
     return promise;
   }
 
-  /** True while a job runs beside the serial ones. */
-  get busyBeside(): boolean {
-    return this.background.size > 0;
-  }
-
   /**
    * Refuses new jobs (queued ones that have not started are dropped), waits for the
    * running ones, then runs `last` (the shutdown's drain of the text stage) alone.

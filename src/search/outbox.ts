@@ -58,6 +58,15 @@ export function createOutbox(store: Store) {
       const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
       return (await first<{ seq: number | null }>(db, sql`SELECT MAX(seq) AS seq FROM outbox WHERE stage = 'text' ${owner}`))?.seq ?? null;
     },
+    /** In one query, an owner's highest pending text-stage seq and a queued rebuild's (null when none): what a search waits for. */
+    async pendingForSearch(ownerId: string): Promise<{ own: number | null; rebuild: number | null }> {
+      const row = await first<{ own: number | null; rebuild: number | null }>(
+        db,
+        sql`SELECT MAX(CASE WHEN owner_id = ${ownerId} THEN seq END) AS own, MAX(CASE WHEN owner_id = '*' THEN seq END) AS rebuild
+            FROM outbox WHERE stage = 'text' AND owner_id IN (${ownerId}, '*')`,
+      );
+      return { own: row?.own ?? null, rebuild: row?.rebuild ?? null };
+    },
     /** Whether an owner still has text-stage rows at or below `seq`. */
     async ownerHasTextUpTo(ownerId: string, seq: number): Promise<boolean> {
       return (await first(db, sql`SELECT 1 AS one FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} AND seq <= ${seq} LIMIT 1`)) !== null;

@@ -5,8 +5,6 @@ import type { Outbox } from "./outbox";
 /** What a search learnt waiting for the index: `lag` rows of the owner not yet indexed at its deadline. */
 export interface FlushResult {
   lag: number;
-  /** Whether it waited for rows to reach the index (a reader then looks for the new index version). */
-  waited: boolean;
 }
 
 interface Waiter {
@@ -44,10 +42,9 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
     },
 
     async wait(ownerId: string, waitMs: number): Promise<FlushResult> {
-      const seq = await o.outbox.pendingTextSeq(ownerId);
-      const rebuildSeq = await o.outbox.pendingTextSeq("*");
-      if (seq === null && rebuildSeq === null) return { lag: 0, waited: false };
-      const lagNow = async () => ({ lag: (await o.outbox.counts(ownerId)).text, waited: true });
+      const { own: seq, rebuild: rebuildSeq } = await o.outbox.pendingForSearch(ownerId);
+      if (seq === null && rebuildSeq === null) return { lag: 0 };
+      const lagNow = async () => ({ lag: (await o.outbox.counts(ownerId)).text });
       if (waitMs <= 0) return lagNow();
       const deadline = Date.now() + waitMs;
       if (!o.isWriter()) {
@@ -56,7 +53,7 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
         const waiter: Waiter = { ownerId, seq, rebuildSeq, done: () => {} };
         while (Date.now() < deadline) {
           await Bun.sleep(Math.min(READER_POLL_MS, Math.max(1, deadline - Date.now())));
-          if (await isDone(waiter)) return { lag: 0, waited: true };
+          if (await isDone(waiter)) return { lag: 0 };
         }
         return lagNow();
       }
@@ -72,7 +69,7 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
             resolve(result);
           },
         };
-        const timer = setTimeout(() => void lagNow().then(waiter.done, () => waiter.done({ lag: 1, waited: true })), waitMs);
+        const timer = setTimeout(() => void lagNow().then(waiter.done, () => waiter.done({ lag: 1 })), waitMs);
         waiters.push(waiter);
         o.onWait();
       });
@@ -93,7 +90,7 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
 
     /** Releases the waiters whose rows are all indexed. */
     async release(): Promise<void> {
-      for (const waiter of [...waiters]) if (await isDone(waiter)) waiter.done({ lag: 0, waited: true });
+      for (const waiter of [...waiters]) if (await isDone(waiter)) waiter.done({ lag: 0 });
     },
 
     /** A rebuild re-enqueued every source: waiters now wait for their owner's new rows. */
@@ -106,7 +103,7 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
 
     /** Shutdown: every waiter answers from the index as it is. */
     releaseAll(): void {
-      for (const waiter of [...waiters]) waiter.done({ lag: 0, waited: true });
+      for (const waiter of [...waiters]) waiter.done({ lag: 0 });
     },
   };
 }
