@@ -293,18 +293,21 @@ describe("reindex while the embedding model cannot answer", () => {
 });
 
 describe("a document write that asks for client-side encryption", () => {
-  test("is refused with 501 and nothing is stored, rather than kept in plaintext", async () => {
+  test("stores ciphertext, never the plaintext, and a malformed key stores nothing", async () => {
     const ws = await createWorkspace(server, "No silent plaintext");
     const key = "ab".repeat(32);
     for (const field of ["client_key", "clientKey"]) {
       const [status, body] = await server.call("POST", "/v1/documents", {
-        body: { workspace_id: ws, title: "secret diary", markdown: "my bank pin is 0000", [field]: key },
+        body: { workspace_id: ws, title: "diary", markdown: "my bank pin is 0000", [field]: key },
       });
-      expect([status, body.error.code]).toEqual([501, "not_implemented"]);
-      expect(body.error.message).toContain(`${field}: client-side encryption is not available`);
+      expect(status).toBe(201);
+      const [, read] = await server.call("GET", `/v1/workspaces/${ws}/documents/${body.document.id}`);
+      expect(JSON.stringify(read)).not.toContain("bank pin");
+      expect(read.markdown).toMatch(/^[0-9a-f]{24}:[0-9a-f]{32}:[0-9a-f]+$/);
     }
-    const [listStatus, listed] = await server.call("GET", `/v1/workspaces/${ws}/documents`);
-    expect(listStatus).toBe(200);
-    expect(JSON.stringify(listed)).not.toContain("secret diary");
+    const [status, body] = await server.call("POST", "/v1/documents", { body: { workspace_id: ws, title: "bad key", markdown: "x", client_key: "abc" } });
+    expect([status, body.error.code, body.error.message]).toEqual([400, "invalid_request", expect.stringContaining("client_key")]);
+    const [, listed] = await server.call("GET", `/v1/workspaces/${ws}/documents`);
+    expect(JSON.stringify(listed)).not.toContain("bad key");
   });
 });

@@ -62,9 +62,9 @@ describe("GET /v1/workspaces/:workspaceId/documents", () => {
 });
 
 describe("GET/PUT/DELETE /v1/workspaces/:workspaceId/documents/:documentId", () => {
-  test("GET answers the full record with its blocks and markdown (clientKey accepted)", async () => {
+  test("GET answers the full record with its blocks and markdown (a valid clientKey decrypts nothing here)", async () => {
     const doc = await createDocument(server, ws, { title: "Read me", blocks_payload: [{ id: "b" }], markdown: "body" });
-    const [status, body] = await server.call("GET", `${base}/${doc.id}?clientKey=abc`);
+    const [status, body] = await server.call("GET", `${base}/${doc.id}?clientKey=${"ab".repeat(32)}`);
     expect({ status, body }).toEqual({ status: 200, body: { document: doc, blocks: [{ id: "b" }], markdown: "body" } });
   });
 

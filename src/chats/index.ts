@@ -2,6 +2,8 @@ import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
+import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
+import { oneOf } from "../lib/aliases";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../workspaces/pagination";
@@ -12,9 +14,10 @@ const tags = ["chats"];
 const base = "/v1/workspaces/:workspaceId/chats";
 
 /** Routes of spec §4 "Chat threads" (scope `chat`). */
-export function chatRoutes(auth: AuthService, chats: ChatService) {
+export function chatRoutes(auth: AuthService, chats: ChatService, encryption: EncryptionOptions) {
   return createRouter()
     .use(authPlugin(auth))
+    .use(decryptPlugin(encryption))
     .get(
       base,
       async ({ principal, params, query, set }) => {
@@ -23,7 +26,7 @@ export function chatRoutes(auth: AuthService, chats: ChatService) {
         return page.items;
       },
       {
-        auth: "chat", params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(Thread), ...errorResponses() },
+        auth: "chat", decrypt: true, params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(Thread), ...errorResponses() },
         detail: { tags, summary: "List chat threads, oldest first (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)" },
       },
     )
@@ -34,7 +37,7 @@ export function chatRoutes(auth: AuthService, chats: ChatService) {
         return chats.create(principal.userId, params.workspaceId, body);
       },
       {
-        auth: "chat", params: WorkspaceParams, body: CreateThreadBody, response: { 201: ThreadCreated, ...errorResponses() },
+        auth: "chat", decrypt: true, params: WorkspaceParams, body: CreateThreadBody, response: { 201: ThreadCreated, ...errorResponses() },
         detail: { tags, summary: "Create a chat thread" },
       },
     )
@@ -45,7 +48,7 @@ export function chatRoutes(auth: AuthService, chats: ChatService) {
         return { success: true as const };
       },
       {
-        auth: "chat", params: ThreadParams, body: PatchThreadBody, response: { 200: Success, ...errorResponses() },
+        auth: "chat", decrypt: true, params: ThreadParams, body: PatchThreadBody, response: { 200: Success, ...errorResponses() },
         detail: { tags, summary: "Rename a thread and/or replace its metadata" },
       },
     )
@@ -57,18 +60,19 @@ export function chatRoutes(auth: AuthService, chats: ChatService) {
         return page.items;
       },
       {
-        auth: "chat", params: ThreadParams, query: PageQuery, response: { 200: t.Array(Message), ...errorResponses() },
+        auth: "chat", decrypt: true, params: ThreadParams, query: PageQuery, response: { 200: t.Array(Message), ...errorResponses() },
         detail: { tags, summary: "List a thread's messages in creation order (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)" },
       },
     )
     .post(
       `${base}/:threadId/messages`,
-      async ({ principal, params, body, set }) => {
+      async ({ principal, params, body, set, writeKey }) => {
         set.status = 201;
-        return chats.append(principal.userId, params.workspaceId, params.threadId, body);
+        const key = await writeKey(principal.userId, oneOf<string>(body, ["client_key", "clientKey"]), body.client_key !== undefined ? "client_key" : "clientKey");
+        return chats.append(principal.userId, params.workspaceId, params.threadId, body, key);
       },
       {
-        auth: "chat", params: ThreadParams, body: AppendMessageBody, response: { 201: MessageCreated, ...errorResponses() },
+        auth: "chat", decrypt: true, params: ThreadParams, body: AppendMessageBody, response: { 201: MessageCreated, ...errorResponses() },
         detail: { tags, summary: "Append a message (parentId defaults to the thread's latest message)" },
       },
     );

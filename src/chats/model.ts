@@ -24,6 +24,8 @@ export const AppendMessageBody = t.Object({
   role: t.String({ description: "user or assistant" }),
   content: t.String({ minLength: 1, description: "at most 200 KB of UTF-8" }),
   parentId: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "a message of this thread; default the thread's latest" })),
+  client_key: t.Optional(t.String({ description: "a 32-byte client key (64 hex or base64/base64url): the content is stored only as encryptedContent" })),
+  clientKey: t.Optional(t.String({ description: "camelCase spelling of client_key" })),
 });
 
 export const ThreadCreated = t.Object({ id: t.String(), title: t.String(), createdAt: t.String({ format: "date-time" }) });
@@ -40,7 +42,8 @@ export const MessageCreated = t.Object({ id: t.String(), role: Role, parentId: t
 export const Message = t.Object({
   id: t.String(),
   role: Role,
-  content: t.String(),
+  content: t.Optional(t.String({ description: "the plaintext; absent when the message is held encrypted (or its decrypted text, with X-Proxy-Decrypt)" })),
+  encryptedContent: t.Optional(t.String({ description: "iv:tag:ct of a message written with a client key" })),
   parentId: t.Union([t.String(), t.Null()], { description: "the message this one answers; null for a thread's first" }),
   createdAt: t.String({ format: "date-time" }),
 });

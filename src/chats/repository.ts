@@ -18,7 +18,10 @@ export interface MessageRow {
   id: string;
   parentId: string | null;
   role: "user" | "assistant";
+  /** '' when the message is held encrypted. */
   content: string;
+  /** `iv:tag:ct` of the content when written with a client key (then nothing else holds it). */
+  encryptedContent?: string | null;
   createdAt: string;
 }
 
@@ -32,11 +35,13 @@ const toThread = (r: StoredThread): ThreadRow => ({
 });
 type StoredMessage = {
   seq: number; owner_id: string; thread_id: string; id: string; parent_id: string | null; role: "user" | "assistant"; content: string; created_at: string;
+  encrypted_content?: string | null;
 };
 /** A message with its place in the thread's creation order (neighbours and pages go by it). */
 export type PlacedMessage = MessageRow & { seq: number };
 const toMessage = (r: StoredMessage): PlacedMessage => ({
   seq: r.seq, ownerId: r.owner_id, threadId: r.thread_id, id: r.id, parentId: r.parent_id, role: r.role, content: r.content, createdAt: r.created_at,
+  encryptedContent: r.encrypted_content ?? null,
 });
 
 /** Chat threads and messages in the store of record; every query is scoped by owner. */
@@ -86,8 +91,8 @@ export function createChatRepository() {
     async appendMessage(tx: Executor, row: MessageRow): Promise<void> {
       await run(
         tx,
-        sql`INSERT INTO chat_messages (owner_id, thread_id, id, parent_id, role, content, created_at)
-            VALUES (${row.ownerId}, ${row.threadId}, ${row.id}, ${row.parentId}, ${row.role}, ${row.content}, ${row.createdAt})`,
+        sql`INSERT INTO chat_messages (owner_id, thread_id, id, parent_id, role, content, encrypted_content, created_at)
+            VALUES (${row.ownerId}, ${row.threadId}, ${row.id}, ${row.parentId}, ${row.role}, ${row.content}, ${row.encryptedContent ?? null}, ${row.createdAt})`,
       );
       // The count is bumped in SQL, never read-modify-written, so no append can be lost.
       await run(

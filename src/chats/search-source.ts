@@ -20,14 +20,15 @@ export function messageSearchSource(repo: ChatRepository): SearchSource {
         const threads = await repo.getThreads(tx, ownerId, [...new Set([...messages.values()].map((m) => m.threadId))]);
         for (const message of messages.values()) {
           const thread = threads.get(message.threadId);
-          if (!thread) continue;
+          // An encrypted message is never indexed: the server holds no plaintext of it.
+          if (!thread || message.encryptedContent) continue;
           const ref = { ownerId, kind: "message" as const, sourceId: message.id };
           const { before, after } = context ? await repo.neighbours(tx, message) : { before: [], after: null };
           out.set(sourceKey(ref), [{
             ...ref, itemId: message.id, workspaceId: thread.workspaceId, sessionId: thread.id, documentType: "chat",
             metadata: { role: message.role }, createdAtMs: Date.parse(message.createdAt), text: message.content,
             // The thread is a conversation: neighbouring messages are context, as for session memories.
-            contextBefore: before.join("\n"),
+            contextBefore: before.filter(Boolean).join("\n"),
             contextAfter: after ?? "",
           }]);
         }

@@ -1,4 +1,7 @@
+import { encryptString } from "../crypto/aes-gcm";
+import { parseClientKey } from "../crypto/client-key";
 import type { Store } from "../db/store";
+import { oneOf } from "../lib/aliases";
 import { badRequest, notFound, payloadTooLarge } from "../errors/app-error";
 import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
@@ -22,7 +25,10 @@ export interface ChatServiceDeps {
 const toThread = (row: ThreadRow): Thread => ({
   id: row.id, title: row.title, messageCount: row.messageCount, metadata: row.metadata, createdAt: row.createdAt, updatedAt: row.updatedAt,
 });
-const toMessage = (row: MessageRow): Message => ({ id: row.id, role: row.role, content: row.content, parentId: row.parentId, createdAt: row.createdAt });
+const toMessage = (row: MessageRow): Message =>
+  row.encryptedContent
+    ? { id: row.id, role: row.role, encryptedContent: row.encryptedContent, parentId: row.parentId, createdAt: row.createdAt }
+    : { id: row.id, role: row.role, content: row.content, parentId: row.parentId, createdAt: row.createdAt };
 
 /** Thread metadata is returned by every listing: a 413 naming the field past 64 KB. */
 function checkMetadata(metadata: Record<string, unknown> | undefined): void {
@@ -92,13 +98,17 @@ export function createChatService({ repo, outbox, workspaces, store, cursors }: 
      * insert, the count bump and the outbox rows commit together: the new message, and
      * the thread's previous latest message, whose context now ends with the new one.
      */
-    async append(ownerId: string, workspaceId: string, threadId: string, body: typeof AppendMessageBody.static) {
+    async append(ownerId: string, workspaceId: string, threadId: string, body: typeof AppendMessageBody.static, encryptionKey?: Buffer) {
       const role = body.role;
       if (role !== "user" && role !== "assistant") throw badRequest("role: must be 'user' or 'assistant'");
       if (!body.content.trim()) throw badRequest("content: must not be blank");
       const size = Buffer.byteLength(body.content, "utf8");
       if (size > MAX_MESSAGE_BYTES) throw payloadTooLarge(`content: is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (200 KB)`);
       await requireThread(ownerId, workspaceId, threadId);
+      const bodyKey = oneOf<string>(body, ["client_key", "clientKey"]);
+      const key = bodyKey !== undefined ? parseClientKey(bodyKey, body.client_key !== undefined ? "client_key" : "clientKey") : encryptionKey;
+      // With a key only the ciphertext is stored (content '' at rest), and nothing is indexed.
+      const stored = key ? { content: "", encryptedContent: encryptString(body.content, key) } : { content: body.content, encryptedContent: null };
       return store.transaction(async (tx) => {
         // Re-read under the thread's row lock: the latest message may have changed meanwhile.
         const thread = await repo.lockThread(tx, ownerId, workspaceId, threadId);
@@ -107,7 +117,7 @@ export function createChatService({ repo, outbox, workspaces, store, cursors }: 
           throw badRequest(`parentId: no message '${body.parentId}' in this thread`);
         }
         const row: MessageRow = {
-          ownerId, threadId, id: newId("msg"), parentId: body.parentId ?? thread.lastMessageId, role, content: body.content,
+          ownerId, threadId, id: newId("msg"), parentId: body.parentId ?? thread.lastMessageId, role, ...stored,
           createdAt: new Date().toISOString(),
         };
         await repo.appendMessage(tx, row);

@@ -1,4 +1,6 @@
-import { badRequest, notImplemented, payloadTooLarge } from "../errors/app-error";
+import { parseClientKey } from "../crypto/client-key";
+import { sealFields } from "../crypto/seal";
+import { badRequest, payloadTooLarge } from "../errors/app-error";
 import { oneOf } from "../lib/aliases";
 import { LIMITS, type CreateDocumentBody, type IndexableBlockInput, type PatchDocumentBody } from "./model";
 import type { IndexedBlock } from "./repository";
@@ -15,6 +17,17 @@ export interface DocumentChanges {
   metadata?: Record<string, unknown>;
   metadataPatch?: Record<string, unknown>;
   indexableBlocks?: IndexedBlock[];
+  /**
+   * Seal `documentPayload`, `blocksPayload` and `markdown` with this client key before
+   * storing (spec §4 rule 5); limits are checked on the plaintext first.
+   */
+  encryptionKey?: Buffer;
+}
+
+/** The changes as stored: payloads sealed when a key came with them, the key itself dropped. */
+export function sealChanges(changes: DocumentChanges): DocumentChanges {
+  const { encryptionKey, ...rest } = changes;
+  return encryptionKey ? sealFields(rest, encryptionKey) : rest;
 }
 
 /**
@@ -25,12 +38,10 @@ export function fromUnifiedBody(body: CreateDocumentBody | PatchDocumentBody): D
   const patch = body as PatchDocumentBody;
   if (body.title !== undefined && !body.title.trim()) throw badRequest("title: must not be blank");
   const blocks = oneOf<IndexableBlockInput[]>(body, ["indexable_blocks", "indexableBlocks"]);
-  // A caller that sends a key asked for encryption at rest, which this release cannot do
-  // yet: refuse rather than store plaintext the caller believes is encrypted.
-  if (oneOf(body, ["client_key", "clientKey"]) !== undefined) {
-    throw notImplemented(`${body.client_key !== undefined ? "client_key" : "clientKey"}: client-side encryption is not available in this release; nothing was stored`);
-  }
+  // A caller that sends a key asks for encryption at rest: the service seals the payloads.
+  const clientKey = oneOf<string>(body, ["client_key", "clientKey"]);
   return dropUndefined({
+    encryptionKey: clientKey === undefined ? undefined : parseClientKey(clientKey, body.client_key !== undefined ? "client_key" : "clientKey"),
     title: body.title,
     documentType: oneOf<string>(body, ["document_type", "documentType"]),
     rootBlockId: oneOf<string>(body, ["root_block_id", "rootBlockId"]),

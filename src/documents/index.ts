@@ -4,9 +4,12 @@ import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
 import { oneOf } from "../lib/aliases";
-import { checkBodyWorkspace, fromUnifiedBody, requireWorkspaceId } from "./changes";
+import { parseClientKey } from "../crypto/client-key";
+import { decryptDeep } from "../crypto/decrypt-deep";
+import { DECRYPT_ERRORS_HEADER, decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
+import { checkBodyWorkspace, fromUnifiedBody, requireWorkspaceId, type DocumentChanges } from "./changes";
 import {
-  CreateDocumentBody, CreatedSummaryEnvelope, Deleted, DeletedDocument, DocumentEnvelope, DocumentList, DocumentParams, DocumentWithContent,
+  CreateDocumentBody, CreatedSummaryEnvelope, Deleted, DeletedDocument, DocumentEnvelope, DocumentList, DocumentParams, DocumentWithContent, type FullDocument,
   GetDocumentQuery, ListDocumentsQuery, PatchDocumentBody, SummaryEnvelope, WorkspaceDocumentParams, WorkspaceRefQuery,
 } from "./model";
 import { toCreatedSummary, toFullDocument, toSummary } from "./present";
@@ -14,28 +17,42 @@ import type { DocumentService } from "./service";
 
 const tags = ["documents"];
 
+/**
+ * A unified body's changes: a body key seals them (see `fromUnifiedBody`); without one,
+ * reverse-proxy mode seals them with the caller's resolved key.
+ */
+async function changesOf(
+  body: CreateDocumentBody | PatchDocumentBody, userId: string, writeKey: (userId: string, bodyKey: string | undefined) => Promise<Buffer | undefined>,
+): Promise<DocumentChanges> {
+  const changes = fromUnifiedBody(body);
+  const carriesPayload = changes.documentPayload !== undefined || changes.blocksPayload !== undefined || changes.markdown !== undefined;
+  if (carriesPayload) changes.encryptionKey ??= await writeKey(userId, undefined);
+  return changes;
+}
+
 /** Routes of spec §4 "Unified documents": every write keeps the derived index in step. */
-export function documentRoutes(auth: AuthService, documents: DocumentService) {
+export function documentRoutes(auth: AuthService, documents: DocumentService, encryption: EncryptionOptions) {
   return createRouter()
     .use(authPlugin(auth))
+    .use(decryptPlugin(encryption))
     .post(
       "/v1/documents",
-      async ({ principal, body, set }) => {
+      async ({ principal, body, set, writeKey }) => {
         const workspaceId = requireWorkspaceId(body);
-        const { document } = await documents.create(principal.userId, workspaceId, body.id, fromUnifiedBody(body), "unified");
+        const { document } = await documents.create(principal.userId, workspaceId, body.id, await changesOf(body, principal.userId, writeKey), "unified");
         set.status = 201;
         return { document: toFullDocument(document) };
       },
-      { auth: "memory:write", body: CreateDocumentBody, response: { 201: DocumentEnvelope, ...errorResponses() }, detail: { tags, summary: "Create a document" } },
+      { auth: "memory:write", decrypt: true, body: CreateDocumentBody, response: { 201: DocumentEnvelope, ...errorResponses() }, detail: { tags, summary: "Create a document" } },
     )
     .patch(
       "/v1/documents/:id",
-      async ({ principal, params, body }) => {
-        const document = await documents.update(principal.userId, requireWorkspaceId(body), params.id, fromUnifiedBody(body), "unified");
+      async ({ principal, params, body, writeKey }) => {
+        const document = await documents.update(principal.userId, requireWorkspaceId(body), params.id, await changesOf(body, principal.userId, writeKey), "unified");
         return { document: toFullDocument(document) };
       },
       {
-        auth: "memory:write", params: DocumentParams, body: PatchDocumentBody, response: { 200: DocumentEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: DocumentParams, body: PatchDocumentBody, response: { 200: DocumentEnvelope, ...errorResponses() },
         detail: { tags, summary: "Update a document (only the fields sent); workspace_id required" },
       },
     )
@@ -46,7 +63,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
         return { id: params.id, deleted: true as const };
       },
       {
-        auth: "memory:write", params: DocumentParams, query: WorkspaceRefQuery, response: { 200: DeletedDocument, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: DocumentParams, query: WorkspaceRefQuery, response: { 200: DeletedDocument, ...errorResponses() },
         detail: { tags, summary: "Delete a document and its index entries; ?workspace_id= required" },
       },
     )
@@ -58,44 +75,53 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
         return { documents: page.items.map(toSummary), nextCursor: page.nextCursor, hasMore: page.hasMore };
       },
       {
-        auth: "memory:read", params: WorkspaceParams, query: ListDocumentsQuery, response: { 200: DocumentList, ...errorResponses() },
+        auth: "memory:read", decrypt: true, params: WorkspaceParams, query: ListDocumentsQuery, response: { 200: DocumentList, ...errorResponses() },
         detail: { tags, summary: "List a workspace's documents (summaries, oldest first; ?limit= default 50, at most 200, and ?cursor=)" },
       },
     )
     .post(
       "/v1/workspaces/:workspaceId/documents",
-      async ({ principal, params, body, set }) => {
+      async ({ principal, params, body, set, writeKey }) => {
         checkBodyWorkspace(body);
-        const { document } = await documents.create(principal.userId, params.workspaceId, body.id, fromUnifiedBody(body), "unified");
+        const { document } = await documents.create(principal.userId, params.workspaceId, body.id, await changesOf(body, principal.userId, writeKey), "unified");
         set.status = 201;
         return { document: toCreatedSummary(document) };
       },
       {
-        auth: "memory:write", params: WorkspaceParams, body: CreateDocumentBody, response: { 201: CreatedSummaryEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: WorkspaceParams, body: CreateDocumentBody, response: { 201: CreatedSummaryEnvelope, ...errorResponses() },
         detail: { tags, summary: "Create a document in this workspace (the path's workspace id wins)" },
       },
     )
     .get(
       "/v1/workspaces/:workspaceId/documents/:documentId",
-      async ({ principal, params }) => {
+      async ({ principal, params, query, set }) => {
         const document = await documents.get(principal.userId, params.workspaceId, params.documentId);
-        const full = toFullDocument(document);
+        let full = toFullDocument(document);
+        // ?clientKey= decrypts before the response is built (the shared transformer may still run after).
+        if (query.clientKey !== undefined) {
+          const { value, errors } = decryptDeep(
+            { document_payload: full.document_payload, blocks_payload: full.blocks_payload, markdown: full.markdown },
+            parseClientKey(query.clientKey, "clientKey"),
+          );
+          if (errors > 0) set.headers[DECRYPT_ERRORS_HEADER.toLowerCase()] = String(errors);
+          full = { ...full, ...(value as Pick<FullDocument, "document_payload" | "blocks_payload" | "markdown">) };
+        }
         return { document: full, blocks: full.blocks_payload, markdown: full.markdown };
       },
       {
-        auth: "memory:read", params: WorkspaceDocumentParams, query: GetDocumentQuery, response: { 200: DocumentWithContent, ...errorResponses() },
+        auth: "memory:read", decrypt: true, params: WorkspaceDocumentParams, query: GetDocumentQuery, response: { 200: DocumentWithContent, ...errorResponses() },
         detail: { tags, summary: "Get a document with its blocks and markdown" },
       },
     )
     .put(
       "/v1/workspaces/:workspaceId/documents/:documentId",
-      async ({ principal, params, body }) => {
+      async ({ principal, params, body, writeKey }) => {
         checkBodyWorkspace(body);
-        const document = await documents.update(principal.userId, params.workspaceId, params.documentId, fromUnifiedBody(body), "unified");
+        const document = await documents.update(principal.userId, params.workspaceId, params.documentId, await changesOf(body, principal.userId, writeKey), "unified");
         return { document: toSummary(document) };
       },
       {
-        auth: "memory:write", params: WorkspaceDocumentParams, body: PatchDocumentBody, response: { 200: SummaryEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: WorkspaceDocumentParams, body: PatchDocumentBody, response: { 200: SummaryEnvelope, ...errorResponses() },
         detail: { tags, summary: "Update a document (same patch logic as PATCH /v1/documents/:id)" },
       },
     )
@@ -106,7 +132,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService) {
         return { deleted: true as const };
       },
       {
-        auth: "memory:write", params: WorkspaceDocumentParams, response: { 200: Deleted, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: WorkspaceDocumentParams, response: { 200: Deleted, ...errorResponses() },
         detail: { tags, summary: "Delete a document and its index entries" },
       },
     );

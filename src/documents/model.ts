@@ -15,7 +15,7 @@ const Id = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-
 const Title = t.String({ minLength: 1, maxLength: 500 });
 const DocumentType = t.String({ minLength: 1, maxLength: 64, description: "default 'note'" });
 const BlockId = t.String({ minLength: 1, maxLength: 256 });
-const ClientKey = t.String({ description: "accepted; decryption comes with the encryption feature" });
+const ClientKey = t.String({ description: "a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored" });
 
 export const DocumentPayload = t.Union([FreeObject, t.String()], {
   description: "an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB",
@@ -130,6 +130,6 @@ export const ListDocumentsQuery = t.Object({
   notebook_id: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
   ...PageQueryFields,
 });
-export const GetDocumentQuery = t.Object({ clientKey: t.Optional(ClientKey) });
+export const GetDocumentQuery = t.Object({ clientKey: t.Optional(t.String({ description: "decrypts payload, blocks and markdown before the response is built" })) });
 export const DeletedDocument = t.Object({ id: t.String(), deleted: t.Literal(true) });
 export const Deleted = t.Object({ deleted: t.Literal(true) });

@@ -6,7 +6,7 @@ import { newId } from "../lib/ids";
 import type { Outbox } from "../search/outbox";
 import { pager, seqAfter, type Page, type PageRequest } from "../workspaces/pagination";
 import type { WorkspaceService } from "../workspaces/service";
-import { checkLimits, nextMetadata, type DocumentChanges } from "./changes";
+import { checkLimits, nextMetadata, sealChanges, type DocumentChanges } from "./changes";
 import { snapshotOf, type IndexViewRepository } from "./index-view";
 import type { DocumentHead, DocumentRepository, DocumentRow } from "./repository";
 import { slugify, uniqueSlug } from "./slug";
@@ -103,6 +103,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     ): Promise<{ document: DocumentRow; created: boolean }> {
       await workspaces.requireOwned(ownerId, workspaceId);
       checkLimits(changes);
+      changes = sealChanges(changes);
       const docId = id ?? newId("doc");
       return write(async (tx) => {
         const now = new Date().toISOString();
@@ -144,6 +145,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     /** Rewrites only what `changes` carries. */
     async update(ownerId: string, workspaceId: string, id: string, changes: DocumentChanges, via: WriteView): Promise<DocumentRow> {
       checkLimits(changes);
+      changes = sealChanges(changes);
       await requireDocument(ownerId, workspaceId, id);
       return write(async (tx) => {
         const current = await repo.get(tx, ownerId, workspaceId, id);

@@ -1,5 +1,5 @@
 import { Elysia, ValidationError } from "elysia";
-import type { Logger } from "../lib/log";
+import { redactSecrets, type Logger } from "../lib/log";
 import { ConstraintError, StoreUnavailableError } from "../db/errors";
 import { AppError, methodNotAllowed } from "./app-error";
 
@@ -41,7 +41,8 @@ export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
             log.error("response failed its schema", { requestId, path: new URL(request.url).pathname, problem: describeValidation(validation) });
             return reply(set, 500, "error", `internal error (request id ${requestId})`);
           }
-          return reply(set, 400, "invalid_request", describeValidation(validation));
+          // A validation message may quote what was sent; a key sent in the wrong place must not echo back.
+          return reply(set, 400, "invalid_request", redactSecrets(describeValidation(validation)));
         }
         case "PARSE":
           return reply(set, 400, "invalid_request", "request body is not valid JSON");

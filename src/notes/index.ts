@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
+import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../workspaces/pagination";
@@ -15,9 +16,10 @@ const tags = ["legacy notes"];
 const base = "/v1/workspaces/:workspaceId";
 
 /** Routes of spec §4 "Legacy notes and notebooks": they never update the derived index. */
-export function noteRoutes(auth: AuthService, notes: NoteService) {
+export function noteRoutes(auth: AuthService, notes: NoteService, encryption: EncryptionOptions) {
   return createRouter()
     .use(authPlugin(auth))
+    .use(decryptPlugin(encryption))
     .get(
       `${base}/notes`,
       async ({ principal, params, query, set }) => {
@@ -26,7 +28,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService) {
         return page.items;
       },
       {
-        auth: "memory:read", params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(LegacyNoteEntry), ...errorResponses() },
+        auth: "memory:read", decrypt: true, params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(LegacyNoteEntry), ...errorResponses() },
         detail: {
           tags,
           summary: "List notes (a raw array, oldest first; ?limit= default 50, at most 200, fewer past 8 MB; X-Next-Cursor names the next page's ?cursor=)",
@@ -35,25 +37,29 @@ export function noteRoutes(auth: AuthService, notes: NoteService) {
     )
     .post(
       `${base}/notes`,
-      async ({ principal, params, body, set }) => {
-        const { id, created } = await notes.save(principal.userId, params.workspaceId, body);
+      async ({ principal, params, body, set, writeKey }) => {
+        const { id, created } = await notes.save(principal.userId, params.workspaceId, body, await writeKey(principal.userId, undefined));
         set.status = created ? 201 : 200;
         return { success: true as const, id };
       },
       {
-        auth: "memory:write", params: WorkspaceParams, body: CreateNoteBody, response: { 200: NoteWritten, 201: NoteWritten, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: WorkspaceParams, body: CreateNoteBody, response: { 200: NoteWritten, 201: NoteWritten, ...errorResponses() },
         detail: { tags, summary: "Save a note (201 new; 200 when documentId names an existing note, which is rewritten)" },
       },
     )
     .get(`${base}/notes/:noteId`, async ({ principal, params }) => notes.get(principal.userId, params.workspaceId, params.noteId), {
-      auth: "memory:read", params: NoteParams, response: { 200: LegacyNote, ...errorResponses() },
+      auth: "memory:read", decrypt: true, params: NoteParams, response: { 200: LegacyNote, ...errorResponses() },
       detail: { tags, summary: "Get a note: {document, blocks, markdown}" },
     })
     .patch(
       `${base}/notes/:noteId`,
-      async ({ principal, params, body }) => ({ success: true as const, id: await notes.patch(principal.userId, params.workspaceId, params.noteId, body) }),
+      async ({ principal, params, body, writeKey }) => {
+        const carriesPayload = body.documentPayload !== undefined || body.blocksPayload !== undefined || body.markdown !== undefined;
+        const key = carriesPayload ? await writeKey(principal.userId, undefined) : undefined;
+        return { success: true as const, id: await notes.patch(principal.userId, params.workspaceId, params.noteId, body, key) };
+      },
       {
-        auth: "memory:write", params: NoteParams, body: PatchNoteBody, response: { 200: NoteWritten, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: NoteParams, body: PatchNoteBody, response: { 200: NoteWritten, ...errorResponses() },
         detail: { tags, summary: "Rewrite the parts of a note present in the body" },
       },
     )
@@ -64,30 +70,36 @@ export function noteRoutes(auth: AuthService, notes: NoteService) {
         return { success: true as const };
       },
       {
-        auth: "memory:write", params: NoteParams, response: { 200: Success, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: NoteParams, response: { 200: Success, ...errorResponses() },
         detail: { tags, summary: "Delete a note (its block-index entries stay until reindex)" },
       },
     )
     .get(`${base}/notebooks`, async ({ principal, params }) => notes.notebookRegistry(principal.userId, params.workspaceId), {
-      auth: "memory:read", params: WorkspaceParams, response: { 200: NotebookRegistry, ...errorResponses() },
+      auth: "memory:read", decrypt: true, params: WorkspaceParams, response: { 200: NotebookRegistry, ...errorResponses() },
       detail: { tags, summary: "Get the notebook registry ({ciphertext: null} when none was saved)" },
     })
     .post(
       `${base}/notebooks`,
-      async ({ principal, params, body }) => {
-        await notes.saveNotebookRegistry(principal.userId, params.workspaceId, body.ciphertext);
+      async ({ principal, params, body, writeKey }) => {
+        await notes.saveNotebookRegistry(principal.userId, params.workspaceId, body.ciphertext, await writeKey(principal.userId, undefined));
         return { success: true as const };
       },
       {
-        auth: "memory:write", params: WorkspaceParams, body: SaveNotebooksBody, response: { 200: Success, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: WorkspaceParams, body: SaveNotebooksBody, response: { 200: Success, ...errorResponses() },
         detail: { tags, summary: "Save the notebook registry" },
       },
     )
     .get(
       `${base}/notebooks/:notebookId`,
-      async ({ principal, params }) => ({ notebook: await notes.notebook(principal.userId, params.workspaceId, params.notebookId) }),
+      async ({ principal, params, request }) => {
+        // An encrypted registry can only be searched once opened: with X-Proxy-Decrypt, the caller's key opens it first.
+        const key = request.headers.get("x-proxy-decrypt")?.toLowerCase() === "true"
+          ? await encryption.keys.resolve(principal.userId, request.headers.get("x-client-key"))
+          : null;
+        return { notebook: await notes.notebook(principal.userId, params.workspaceId, params.notebookId, key) };
+      },
       {
-        auth: "memory:read", params: NotebookParams, response: { 200: NotebookRecord, ...errorResponses() },
+        auth: "memory:read", decrypt: true, params: NotebookParams, response: { 200: NotebookRecord, ...errorResponses() },
         detail: { tags, summary: "Get one notebook's record, when the registry is plaintext JSON listing it" },
       },
     );

@@ -1,3 +1,4 @@
+import { decryptString, encryptString, ENVELOPE_FORMAT, isCiphertextString } from "../crypto/aes-gcm";
 import type { Store } from "../db/store";
 import { notFound, payloadTooLarge } from "../errors/app-error";
 import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
@@ -10,7 +11,16 @@ import type { ArtifactRepository } from "../workspaces/repository";
 import type { WorkspaceService } from "../workspaces/service";
 import type { CreateNoteBody, LegacyNoteEntry, PatchNoteBody } from "./model";
 
-const ENCRYPTED_FORMAT = "svc.om.encrypted";
+const ENCRYPTED_FORMAT = ENVELOPE_FORMAT;
+
+/** A sealed registry's text, or null when the key does not open it (then no notebook is found). */
+function openOrNull(value: string, key: Buffer): string | null {
+  try {
+    return decryptString(value, key);
+  } catch {
+    return null;
+  }
+}
 const MAX_REGISTRY_BYTES = 5 * 1024 * 1024;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -20,12 +30,16 @@ function titleOf(payload: unknown): string | undefined {
   return isObject(payload) && typeof payload.title === "string" && payload.title.trim() ? payload.title.slice(0, 500) : undefined;
 }
 
-/** Maps a legacy body onto document changes; `title` comes from a plaintext payload's `title`. */
-function fromLegacyBody(body: typeof PatchNoteBody.static): DocumentChanges {
+/**
+ * Maps a legacy body onto document changes; `title` comes from a plaintext payload's
+ * `title`, except when the server seals the payload (the title would be plaintext at rest).
+ */
+function fromLegacyBody(body: typeof PatchNoteBody.static, encryptionKey?: Buffer): DocumentChanges {
   const changes: DocumentChanges = {};
+  if (encryptionKey) changes.encryptionKey = encryptionKey;
   if (body.documentPayload !== undefined) {
     changes.documentPayload = body.documentPayload;
-    const title = titleOf(body.documentPayload);
+    const title = encryptionKey ? undefined : titleOf(body.documentPayload);
     if (title) changes.title = title;
   }
   if (body.blocksPayload !== undefined) changes.blocksPayload = body.blocksPayload;
@@ -90,8 +104,8 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
     },
 
     /** Creates a note, or rewrites the note `documentId` names when it exists in this workspace. */
-    async save(ownerId: string, workspaceId: string, body: typeof CreateNoteBody.static): Promise<{ id: string; created: boolean }> {
-      const changes = fromLegacyBody(body);
+    async save(ownerId: string, workspaceId: string, body: typeof CreateNoteBody.static, encryptionKey?: Buffer): Promise<{ id: string; created: boolean }> {
+      const changes = fromLegacyBody(body, encryptionKey);
       const { document, created } = await documents.create(ownerId, workspaceId, body.documentId, changes, "legacy", { replace: true });
       return { id: document.id, created };
     },
@@ -102,8 +116,8 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
       return { document: full.document_payload, blocks: full.blocks_payload, markdown: full.markdown };
     },
 
-    async patch(ownerId: string, workspaceId: string, noteId: string, body: typeof PatchNoteBody.static): Promise<string> {
-      return (await documents.update(ownerId, workspaceId, noteId, fromLegacyBody(body), "legacy")).id;
+    async patch(ownerId: string, workspaceId: string, noteId: string, body: typeof PatchNoteBody.static, encryptionKey?: Buffer): Promise<string> {
+      return (await documents.update(ownerId, workspaceId, noteId, fromLegacyBody(body, encryptionKey), "legacy")).id;
     },
 
     async remove(ownerId: string, workspaceId: string, noteId: string): Promise<void> {
@@ -116,17 +130,20 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
       return { ciphertext: typeof stored === "string" ? stored : null };
     },
 
-    async saveNotebookRegistry(ownerId: string, workspaceId: string, ciphertext: string): Promise<void> {
+    /** With `encryptionKey` (reverse-proxy mode) a registry sent in plaintext is stored as `iv:tag:ct`. */
+    async saveNotebookRegistry(ownerId: string, workspaceId: string, ciphertext: string, encryptionKey?: Buffer): Promise<void> {
       await workspaces.requireOwned(ownerId, workspaceId);
       const size = Buffer.byteLength(ciphertext, "utf8");
       if (size > MAX_REGISTRY_BYTES) throw payloadTooLarge(`ciphertext: is ${size} bytes; the limit is ${MAX_REGISTRY_BYTES} bytes (5 MB)`);
-      await artifacts.put(store.db, ownerId, workspaceId, "notebooks", ciphertext, new Date().toISOString());
+      const stored = encryptionKey && !isCiphertextString(ciphertext) ? encryptString(ciphertext, encryptionKey) : ciphertext;
+      await artifacts.put(store.db, ownerId, workspaceId, "notebooks", stored, new Date().toISOString());
     },
 
     /** A notebook's structured record, when the registry is plaintext JSON that lists it. */
-    async notebook(ownerId: string, workspaceId: string, notebookId: string): Promise<Record<string, unknown>> {
+    async notebook(ownerId: string, workspaceId: string, notebookId: string, key: Buffer | null = null): Promise<Record<string, unknown>> {
       const { ciphertext } = await this.notebookRegistry(ownerId, workspaceId);
-      const notebook = ciphertext === null ? null : findNotebook(ciphertext, notebookId);
+      const registry = ciphertext !== null && key && isCiphertextString(ciphertext) ? openOrNull(ciphertext, key) : ciphertext;
+      const notebook = registry === null ? null : findNotebook(registry, notebookId);
       if (!notebook) throw notFound(`notebook '${notebookId}' not found`);
       return notebook;
     },

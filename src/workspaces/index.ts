@@ -2,15 +2,17 @@ import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
+import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { createRouter } from "../lib/router";
 import { CreateWorkspaceBody, Workspace, WorkspaceEnvelope, WorkspaceParams } from "./model";
 import { NEXT_CURSOR_HEADER, PageQuery } from "./pagination";
 import type { WorkspaceService } from "./service";
 
 /** Routes of spec §4 "Workspaces". */
-export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService) {
+export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService, encryption: EncryptionOptions) {
   return createRouter({ prefix: "/v1/workspaces" })
     .use(authPlugin(auth))
+    .use(decryptPlugin(encryption))
     .get(
       "/",
       async ({ principal, query, set }) => {
@@ -19,7 +21,7 @@ export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService)
         return page.items;
       },
       {
-        auth: "memory:read",
+        auth: "memory:read", decrypt: true,
         query: PageQuery,
         response: { 200: t.Array(Workspace), ...errorResponses() },
         detail: {
@@ -35,14 +37,14 @@ export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService)
         return workspaces.create(principal.userId, body.name);
       },
       {
-        auth: "memory:write",
+        auth: "memory:write", decrypt: true,
         body: CreateWorkspaceBody,
         response: { 201: Workspace, ...errorResponses() },
         detail: { tags: ["workspaces"], summary: "Create a workspace" },
       },
     )
     .get("/:workspaceId", async ({ principal, params }) => ({ workspace: await workspaces.get(principal.userId, params.workspaceId) }), {
-      auth: "memory:read",
+      auth: "memory:read", decrypt: true,
       params: WorkspaceParams,
       response: { 200: WorkspaceEnvelope, ...errorResponses() },
       detail: { tags: ["workspaces"], summary: "Get one workspace" },

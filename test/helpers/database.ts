@@ -50,5 +50,9 @@ export async function dropDatabaseFor(dataDir: string): Promise<void> {
 /** The env additions that point a server or CLI process at the data dir's database. */
 export async function databaseEnvFor(dataDir: string): Promise<Record<string, string>> {
   const url = await databaseUrlFor(dataDir);
-  return url ? { MNEMO_DATABASE_URL: url } : {};
+  // PostgreSQL storage refuses to start without a master key (client-key escrow); tests share a fixed one.
+  return url ? { MNEMO_DATABASE_URL: url, SERVER_MASTER_KEY: TEST_MASTER_KEY } : {};
 }
+
+/** The master key of the PostgreSQL test run (never a real secret). */
+export const TEST_MASTER_KEY = "7e57".repeat(16);

@@ -1,0 +1,153 @@
+import type { Command } from "commander";
+import { CliError, printJson } from "../output";
+
+interface Common {
+  data?: string;
+  json?: boolean;
+}
+
+/**
+ * Opens the store of record and the escrow service under the configured master key
+ * (SERVER_MASTER_KEY, else `<data>/master.key` on the embedded store). Imported lazily so
+ * `--help` stays fast.
+ */
+async function openEscrow(dataOption: string | undefined) {
+  const [{ loadConfig, resolveDataDir }, { openRecordStore }, { resolveMasterKey }, { createEscrowService }] = await Promise.all([
+    import("../../src/config"),
+    import("../../src/record-store"),
+    import("../../src/crypto/master-key"),
+    import("../../src/crypto/escrow"),
+  ]);
+  const config = loadConfig({ dataDir: resolveDataDir(dataOption) });
+  let master: ReturnType<typeof resolveMasterKey>;
+  try {
+    master = resolveMasterKey({ configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl });
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  const record = await openRecordStore(config.dataDir);
+  try {
+    return { record, master, escrow: await createEscrowService(record.store, master.key) };
+  } catch (error) {
+    await record.close();
+    throw new CliError((error as Error).message);
+  }
+}
+
+async function readKeyFile(path: string, option: string): Promise<Buffer> {
+  const { readFileSync } = await import("node:fs");
+  const { decodeKey, KEY_BYTES } = await import("../../src/crypto/client-key");
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    throw new CliError(`${option}: cannot read '${path}' (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  // A text key (64 hex or base64), or the 32 raw bytes.
+  const key = decodeKey(bytes.toString("utf8")) ?? (bytes.length === KEY_BYTES ? bytes : null);
+  if (!key) throw new CliError(`${option}: '${path}' must hold a 32-byte key as 64 hex characters, base64, or 32 raw bytes`);
+  return key;
+}
+
+const requireUser = (user: string) => {
+  if (!user.trim()) throw new CliError("--user: must not be empty");
+};
+
+/** `mnemo escrow …`: client keys escrowed under the server master key. Keys are never printed. */
+export function registerEscrowCommand(program: Command): void {
+  const escrow = program.command("escrow").description("manage escrowed client keys (sealed under the server master key)");
+
+  escrow
+    .command("set")
+    .description("escrow a user's client key (from a file, or a newly generated one)")
+    .requiredOption("--user <id>", "user id")
+    .option("--key-file <file>", "file holding the 32-byte client key (64 hex, base64, or raw bytes)")
+    .option("--generate", "generate a random client key")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .action(async (options: Common & { user: string; keyFile?: string; generate?: boolean }) => {
+      requireUser(options.user);
+      if (!!options.keyFile === !!options.generate) throw new CliError("give exactly one of --key-file <file> or --generate");
+      const key = options.keyFile
+        ? await readKeyFile(options.keyFile, "--key-file")
+        : (await import("../../src/crypto/client-key")).generateClientKey();
+      const { record, escrow } = await openEscrow(options.data);
+      try {
+        await escrow.set(options.user, key);
+        const status = await escrow.status(options.user);
+        if (options.json) return printJson({ userId: options.user, escrowed: true, generated: !!options.generate, ...status });
+        process.stdout.write(`escrowed a ${options.generate ? "generated " : ""}client key for ${options.user}\n`);
+      } finally {
+        await record.close();
+      }
+    });
+
+  escrow
+    .command("status")
+    .description("whether a user has an escrowed client key")
+    .requiredOption("--user <id>", "user id")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .action(async (options: Common & { user: string }) => {
+      requireUser(options.user);
+      const { record, escrow } = await openEscrow(options.data);
+      try {
+        const status = await escrow.status(options.user);
+        let opens = false;
+        if (status.present) opens = await escrow.get(options.user).then(() => true, () => false);
+        if (options.json) return printJson({ userId: options.user, ...status, opens });
+        process.stdout.write(status.present ? `escrowed (since ${status.createdAt}, updated ${status.updatedAt}; ${opens ? "opens" : "DOES NOT OPEN"} under the master key)\n` : "no escrowed key\n");
+      } finally {
+        await record.close();
+      }
+    });
+
+  escrow
+    .command("remove")
+    .description("remove a user's escrowed client key")
+    .requiredOption("--user <id>", "user id")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .action(async (options: Common & { user: string }) => {
+      requireUser(options.user);
+      const { record, escrow } = await openEscrow(options.data);
+      try {
+        const removed = await escrow.remove(options.user);
+        if (options.json) return printJson({ userId: options.user, removed });
+        if (!removed) throw new CliError(`no escrowed key for user '${options.user}'`);
+        process.stdout.write(`removed the escrowed key of ${options.user}\n`);
+      } finally {
+        await record.close();
+      }
+    });
+
+  escrow
+    .command("rotate-master")
+    .description("re-seal every escrowed key under a new master key, in one transaction")
+    .requiredOption("--new-key-file <file>", "file holding the new 32-byte master key (64 hex, base64, or raw bytes)")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .action(async (options: Common & { newKeyFile: string }) => {
+      const newKey = await readKeyFile(options.newKeyFile, "--new-key-file");
+      const { record, master, escrow } = await openEscrow(options.data);
+      const { renameSync, writeFileSync } = await import("node:fs");
+      try {
+        // The embedded key file is replaced only after the commit; the new key is staged first,
+        // so a crash in between leaves it on disk beside the old one.
+        const staged = master.source === "file" ? `${master.path}.new` : null;
+        if (staged) writeFileSync(staged, newKey.toString("hex") + "\n", { mode: 0o600 });
+        let rotated: number;
+        try {
+          ({ rotated } = await escrow.rotateMaster(newKey));
+        } catch (error) {
+          throw new CliError((error as Error).message);
+        }
+        if (staged) renameSync(staged, master.path!);
+        const next = staged ? `${master.path} now holds the new key` : "set SERVER_MASTER_KEY to the new key on every replica and restart them";
+        if (options.json) return printJson({ rotated, keyFile: staged ? master.path : null });
+        process.stdout.write(`re-sealed ${rotated} escrowed key(s); ${next}\n`);
+      } finally {
+        await record.close();
+      }
+    });
+}

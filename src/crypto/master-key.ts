@@ -1,0 +1,40 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "../lib/log";
+import { decodeKey, generateClientKey } from "./client-key";
+
+/** The file, in the data dir, that holds the embedded server's master key. */
+export const MASTER_KEY_FILE = "master.key";
+
+/** Parses a master key given as text (hex or base64); the message never carries the value. */
+export function parseMasterKey(text: string, source: string): Buffer {
+  const key = decodeKey(text);
+  if (!key) throw new Error(`${source}: must be a 32-byte key as 64 hex characters or base64 (e.g. the output of \`openssl rand -hex 32\`)`);
+  return key;
+}
+
+/**
+ * The server master key that seals escrowed client keys: `SERVER_MASTER_KEY` when set.
+ * Without it, the embedded server keeps one in `<data>/master.key` (created once, mode
+ * 0600, announced once in the log). Replicas on PostgreSQL share no data dir, so there
+ * a configured key is required and its absence stops the start.
+ */
+export function resolveMasterKey(options: { configured?: string; dataDir: string; postgres: boolean; log?: Logger }): { key: Buffer; source: "env" | "file"; path?: string } {
+  if (options.configured) return { key: parseMasterKey(options.configured, "SERVER_MASTER_KEY"), source: "env" };
+  if (options.postgres) {
+    throw new Error(
+      "SERVER_MASTER_KEY is required with PostgreSQL storage (MNEMO_DATABASE_URL): every replica must seal escrowed client keys " +
+        "under the same 32-byte key; generate one with `openssl rand -hex 32` and set it on every replica",
+    );
+  }
+  const path = join(options.dataDir, MASTER_KEY_FILE);
+  mkdirSync(options.dataDir, { recursive: true });
+  try {
+    // 'wx' fails when the file exists, so two processes starting together keep one key.
+    writeFileSync(path, generateClientKey().toString("hex") + "\n", { flag: "wx", mode: 0o600 });
+    options.log?.info("created a server master key for client-key escrow (keep it: escrowed keys cannot be opened without it)", { path });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  return { key: parseMasterKey(readFileSync(path, "utf8"), path), source: "file", path };
+}
