@@ -30,6 +30,8 @@ export type ErrorCode =
   | "not_implemented"
   | "rate_limited"
   | "unavailable"
+  | "upstream_error"
+  | "upstream_timeout"
   | "error";
 
 export const badRequest = (message: string) => new AppError(400, "invalid_request", message);

@@ -1,0 +1,107 @@
+import { contentText } from "../usage/tokens";
+
+/** `X-Svc-Shimmer` (spec §3): what memory did for this completion. */
+export type Shimmer = "injected" | "skipped" | "timeout" | "no-context";
+
+export interface InjectedMemory {
+  content: string;
+  /** ISO time the memory was stored. */
+  createdAt: string;
+}
+
+export interface InjectedNote {
+  title: string | null;
+  content: string;
+}
+
+export interface Retrieved {
+  memories: InjectedMemory[];
+  notes: InjectedNote[];
+}
+
+/** A last user turn shorter than this many words ("yes", "why?") is searched together with the one before. */
+const SHORT_TURN_WORDS = 4;
+/** The longest query sent to the search engine; the end of a long turn is what it asks. */
+const MAX_QUERY_CHARS = 2_000;
+/** One injected item at most this long, so a huge note cannot crowd out the conversation. */
+const MAX_ITEM_CHARS = 1_000;
+
+type Message = Record<string, unknown>;
+
+/**
+ * The search query of a conversation: the last user message, plus the previous user
+ * turn when the last one is short (a follow-up like "and her birthday?" means little alone).
+ */
+export function memoryQuery(messages: readonly unknown[]): string {
+  const userTurns = messages
+    .filter((m): m is Message => !!m && typeof m === "object" && (m as Message).role === "user")
+    .map((m) => contentText(m.content).trim())
+    .filter(Boolean);
+  const last = userTurns.at(-1);
+  if (!last) return "";
+  const words = last.split(/\s+/).filter(Boolean).length;
+  const query = words < SHORT_TURN_WORDS && userTurns.length > 1 ? `${userTurns.at(-2)}\n${last}` : last;
+  return query.length > MAX_QUERY_CHARS ? query.slice(-MAX_QUERY_CHARS) : query;
+}
+
+const oneLine = (text: string) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > MAX_ITEM_CHARS ? `${flat.slice(0, MAX_ITEM_CHARS - 1)}…` : flat;
+};
+
+export const MEMORY_HEADING = "## What you remember about the user (from Mnemo)";
+export const NOTES_HEADING = "## Relevant notes from the user's workspace";
+
+/**
+ * The block added to the system prompt: a heading, one line of guidance, then one bullet
+ * per item, most relevant first. Memories carry the date they were stored (UTC), so the
+ * model can tell an old fact from a new one. Empty when nothing was found.
+ */
+export function renderMemoryBlock({ memories, notes }: Retrieved): string {
+  const parts: string[] = [];
+  if (memories.length) {
+    parts.push(
+      MEMORY_HEADING,
+      "Use these when they are relevant; they may be outdated, and the user's latest messages take precedence.",
+      ...memories.map((m) => `- [${m.createdAt.slice(0, 10)}] ${oneLine(m.content)}`),
+    );
+  }
+  if (notes.length) {
+    if (parts.length) parts.push("");
+    parts.push(NOTES_HEADING, ...notes.map((n) => `- ${n.title ? `${oneLine(n.title)}: ` : ""}${oneLine(n.content)}`));
+  }
+  return parts.join("\n");
+}
+
+/**
+ * Messages with the block in the system prompt: the first system (or developer)
+ * message is extended after a blank line; without one, a system message is put first.
+ * The caller's messages are not mutated.
+ */
+export function injectIntoSystem(messages: readonly unknown[], block: string): unknown[] {
+  const index = messages.findIndex((m) => !!m && typeof m === "object" && ((m as Message).role === "system" || (m as Message).role === "developer"));
+  if (index === -1) return [{ role: "system", content: block }, ...messages];
+  const system = messages[index] as Message;
+  const content = Array.isArray(system.content)
+    ? [...system.content, { type: "text", text: `\n\n${block}` }]
+    : `${typeof system.content === "string" && system.content ? `${system.content}\n\n` : ""}${block}`;
+  return messages.map((m, i) => (i === index ? { ...system, content } : m));
+}
+
+export const TIMED_OUT = Symbol("timed out");
+
+/**
+ * Settles with the promise's value, or with TIMED_OUT at `deadline` (a
+ * `performance.now()` time), whichever comes first: the completion never waits for
+ * retrieval past its window. The promise keeps running; its result is then dropped.
+ */
+export function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T | typeof TIMED_OUT> {
+  const left = deadline - performance.now();
+  if (left <= 0) {
+    promise.catch(() => {});
+    return Promise.resolve(TIMED_OUT);
+  }
+  let timer: ReturnType<typeof setTimeout>;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), left)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,22 @@
+import { authPlugin } from "../auth/plugin";
+import type { AuthService } from "../auth/service";
+import { errorsFor } from "../errors/model";
+import { createRouter } from "../lib/router";
+import { CreditsResponse, UsageResponse } from "./model";
+import type { UsageService } from "./service";
+
+/** `GET /v1/usage` and `GET /v1/credits` (spec §4 "Models, usage, credits"; scope usage:read). */
+export function usageRoutes(auth: AuthService, usage: UsageService) {
+  return createRouter({ prefix: "/v1" })
+    .use(authPlugin(auth))
+    .get("/usage", ({ principal }) => usage.usage(principal.userId), {
+      auth: "usage:read",
+      response: { 200: UsageResponse, ...errorsFor(401, 403, 500, 503) },
+      detail: { tags: ["usage"], summary: "Tokens and completions used this month (UTC)" },
+    })
+    .get("/credits", ({ principal }) => usage.credits(principal.userId), {
+      auth: "usage:read",
+      response: { 200: CreditsResponse, ...errorsFor(401, 403, 500, 503) },
+      detail: { tags: ["usage"], summary: "The monthly token allowance: used, limit, remaining" },
+    });
+}

@@ -1,0 +1,30 @@
+import type { Migration } from "../db/migrate";
+
+/**
+ * Usage metering (issue 11): one counter row per user per UTC month, incremented by a
+ * single `INSERT … ON CONFLICT DO UPDATE` so concurrent completions (and replicas)
+ * never lose an increment; and per-user overrides of the monthly token limit.
+ */
+export const usageMigrations: Migration[] = [
+  {
+    id: "0300_usage",
+    sql: `
+      CREATE TABLE usage_counters (
+        user_id TEXT NOT NULL,
+        month TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        total_tokens INTEGER NOT NULL DEFAULT 0,
+        request_count INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (user_id, month)
+      );
+
+      CREATE TABLE usage_limits (
+        user_id TEXT PRIMARY KEY,
+        monthly_tokens INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
+];

@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { MEMORY_HEADING, NOTES_HEADING } from "../src/completions/injection";
+import { TEST_DATABASE_URL } from "./helpers/database";
+import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
+import { startTestServer, type TestServer } from "./helpers/server";
+import { createDocument, createWorkspace } from "./helpers/workspaces";
+
+const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
+const today = () => new Date().toISOString().slice(0, 10);
+
+async function remember(server: TestServer, content: string, user = "alice", extra: Record<string, unknown> = {}) {
+  const [status, body] = await server.call("POST", "/v1/memories", { token: `mock-token-${user}`, body: { content, ...extra } });
+  expect(status).toBe(201);
+  return body.id as string;
+}
+
+async function complete(server: TestServer, body: Record<string, unknown>, options: { user?: string; headers?: Record<string, string> } = {}) {
+  const response = await fetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer mock-token-${options.user ?? "alice"}`, "content-type": "application/json", ...options.headers },
+    body: JSON.stringify(body),
+  });
+  const json = (await response.json()) as any;
+  const h = (name: string) => response.headers.get(name);
+  return { status: response.status, json, shimmer: h("x-svc-shimmer"), memories: h("x-svc-memory-count"), notes: h("x-svc-notes-count") };
+}
+
+const systemOf = (fake: FakeUpstream) => {
+  const messages = fake.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>;
+  return messages[0].role === "system" ? messages[0].content : null;
+};
+
+describe(`memory injection on ${backend}`, () => {
+  let fake: FakeUpstream;
+  let server: TestServer;
+  beforeAll(async () => {
+    fake = startFakeUpstream();
+    server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+    await remember(server, "My cat is called Miso and she sleeps on the radiator");
+    await remember(server, "I am allergic to peanuts");
+    await remember(server, "Bob's secret: his cat is called Pixel", "bob");
+  });
+  afterAll(async () => {
+    await server.destroy();
+    fake.stop();
+  });
+
+  test("injected: the memories go into a system message put first, with their dates; the SDK sees the headers", async () => {
+    const openai = new OpenAI({ apiKey: "mock-token-alice", baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const { response } = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "what is my cat called?" }] }).withResponse();
+    expect(response.headers.get("x-svc-shimmer")).toBe("injected");
+    expect(response.headers.get("x-svc-memory-count")).toBe("1");
+    expect(response.headers.get("x-svc-notes-count")).toBe("0");
+    const sent = fake.requests.at(-1)!.body.messages;
+    expect(sent).toEqual([
+      {
+        role: "system",
+        content: [
+          MEMORY_HEADING,
+          "Use these when they are relevant; they may be outdated, and the user's latest messages take precedence.",
+          `- [${today()}] My cat is called Miso and she sleeps on the radiator`,
+        ].join("\n"),
+      },
+      { role: "user", content: "what is my cat called?" },
+    ]);
+    expect(sent[0].content).not.toContain("Pixel");
+  });
+
+  test("an existing system message is extended, not replaced; memory.limit caps the count", async () => {
+    await remember(server, "My cat Miso was born in 2019");
+    const r = await complete(server, {
+      messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "tell me about my cat Miso" }],
+      memory: { limit: 1 },
+    });
+    expect(r.status).toBe(200);
+    expect([r.shimmer, r.memories]).toEqual(["injected", "1"]);
+    const system = systemOf(fake)!;
+    expect(system.startsWith(`You are terse.\n\n${MEMORY_HEADING}\n`)).toBe(true);
+    expect(system.split("\n").filter((l) => l.startsWith("- ["))).toHaveLength(1);
+    expect(fake.requests.at(-1)!.body.messages).toHaveLength(2);
+  });
+
+  test("a short last turn is searched together with the previous user turn", async () => {
+    const r = await complete(server, {
+      messages: [
+        { role: "user", content: "I need snack ideas without peanuts" },
+        { role: "assistant", content: "Sure, what kind?" },
+        { role: "user", content: "anything" },
+      ],
+    });
+    expect([r.shimmer, r.memories]).toEqual(["injected", "1"]);
+    expect(systemOf(fake)).toContain("I am allergic to peanuts");
+  });
+
+  test("no-context when nothing matches; skipped when memory is disabled (messages then go as sent)", async () => {
+    const none = await complete(server, { messages: [{ role: "user", content: "quantum chromodynamics lattice" }] });
+    expect([none.status, none.shimmer, none.memories, none.notes]).toEqual([200, "no-context", "0", "0"]);
+    expect(fake.requests.at(-1)!.body.messages).toEqual([{ role: "user", content: "quantum chromodynamics lattice" }]);
+    const off = await complete(server, { messages: [{ role: "user", content: "what is my cat called?" }], memory: { enabled: false } });
+    expect([off.shimmer, off.memories]).toEqual(["skipped", "0"]);
+    expect(fake.requests.at(-1)!.body.messages).toEqual([{ role: "user", content: "what is my cat called?" }]);
+    const noUser = await complete(server, { messages: [{ role: "system", content: "cat" }] });
+    expect(noUser.shimmer).toBe("no-context");
+  });
+
+  test("users are isolated: bob's completion never sees alice's memories", async () => {
+    const r = await complete(server, { messages: [{ role: "user", content: "what is my cat called?" }] }, { user: "bob" });
+    expect([r.shimmer, r.memories]).toEqual(["injected", "1"]);
+    expect(systemOf(fake)).toContain("Pixel");
+    expect(systemOf(fake)).not.toContain("Miso");
+    const carol = await complete(server, { messages: [{ role: "user", content: "what is my cat called?" }] }, { user: "carol" });
+    expect(carol.shimmer).toBe("no-context");
+  });
+
+  test("X-Svc-Workspace: workspace notes are added, memories scoped; another user's workspace is 404", async () => {
+    const ws = await createWorkspace(server, "Garden");
+    const other = await createWorkspace(server, "Office");
+    await createDocument(server, ws, { title: "Tomatoes", indexable_blocks: [{ id: "t1", content: "Water the tomatoes every evening in July" }] });
+    await remember(server, "The tomatoes in the garden are a cherry variety", "alice", { workspaceId: ws });
+    await remember(server, "The office tomatoes plant is plastic", "alice", { workspaceId: other });
+    const r = await complete(server, { messages: [{ role: "user", content: "how do I care for the tomatoes?" }] }, { headers: { "x-svc-workspace": ws } });
+    const system = systemOf(fake)!;
+    expect([r.status, r.shimmer, r.memories, r.notes]).toEqual([200, "injected", "1", "1"]);
+    expect(system).toContain("cherry variety");
+    expect(system).not.toContain("plastic");
+    expect(system).toContain(`${NOTES_HEADING}\n- Tomatoes: Water the tomatoes every evening in July`);
+
+    const [status, body] = await server.call("POST", "/v1/chat/completions", {
+      token: "mock-token-bob",
+      headers: { "x-svc-workspace": ws },
+      body: { messages: [{ role: "user", content: "tomatoes?" }] },
+    });
+    expect(status).toBe(404);
+    expect(body.error.code).toBe("not_found");
+    expect(body.error.message).toContain(ws);
+  });
+});
+
+describe(`memory window on ${backend}`, () => {
+  test("timeout: retrieval past MNEMO_MEMORY_WINDOW_MS goes upstream without injection", async () => {
+    const fake = startFakeUpstream();
+    // Query embeddings of this conversation take far longer than the window.
+    fake.slowEmbed = (text) => text.includes("slowquery");
+    fake.slowEmbedMs = 10_000;
+    const server = await startTestServer({
+      env: { LLM_GATEWAY_URL: fake.url, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: fake.url, EMBEDDINGS_MODEL: "fake-64", MNEMO_MEMORY_WINDOW_MS: "300" },
+    });
+    try {
+      await remember(server, "the lighthouse is painted red");
+      // Wait until the memory has its vector (so the engine does ask for a query embedding).
+      for (let i = 0; i < 200; i++) {
+        const [, found] = await server.call("POST", "/v1/memories/search", { body: { query: "lighthouse painted" } });
+        if (found.mode === "semantic") break;
+        await Bun.sleep(50);
+      }
+      const r = await complete(server, { messages: [{ role: "user", content: "slowquery what colour is the lighthouse" }] });
+      expect([r.status, r.shimmer, r.memories, r.notes]).toEqual([200, "timeout", "0", "0"]);
+      expect(fake.requests.at(-1)!.body.messages).toEqual([{ role: "user", content: "slowquery what colour is the lighthouse" }]);
+      expect(r.json.choices[0].message.content).toBe(fake.reply);
+    } finally {
+      await server.destroy();
+      fake.stop();
+    }
+  });
+});
+
+describe(`encrypted workspace notes on ${backend}`, () => {
+  test("an encrypted title or text is opened with X-Client-Key, never injected as ciphertext without it", async () => {
+    const { encryptString } = await import("../src/crypto/aes-gcm");
+    const fake = startFakeUpstream();
+    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+    try {
+      const key = Buffer.alloc(32, 7);
+      const ws = await createWorkspace(server, "Plants");
+      const title = encryptString("Balcony plan", key);
+      await createDocument(server, ws, { title, indexable_blocks: [{ id: "f1", content: "Ferns like shade and damp soil" }] });
+      const ask = { messages: [{ role: "user", content: "where should the ferns go?" }], memory: { limit: 5 } };
+      const withKey = await complete(server, ask, { headers: { "x-svc-workspace": ws, "x-client-key": key.toString("hex") } });
+      expect([withKey.shimmer, withKey.notes]).toEqual(["injected", "1"]);
+      expect(systemOf(fake)).toContain("- Balcony plan: Ferns like shade and damp soil");
+      const without = await complete(server, ask, { headers: { "x-svc-workspace": ws } });
+      expect([without.shimmer, without.notes]).toEqual(["injected", "1"]);
+      expect(systemOf(fake)).toContain("- Ferns like shade and damp soil");
+      expect(systemOf(fake)).not.toContain(title);
+      const wrong = await complete(server, ask, { headers: { "x-svc-workspace": ws, "x-client-key": Buffer.alloc(32, 9).toString("hex") } });
+      expect(wrong.notes).toBe("1");
+      expect(systemOf(fake)).not.toContain(title);
+      const malformed = await complete(server, ask, { headers: { "x-svc-workspace": ws, "x-client-key": "nope" } });
+      expect([malformed.status, malformed.json.error.code]).toEqual([400, "invalid_request"]);
+      expect(malformed.json.error.message).toContain("X-Client-Key");
+
+      // Note text stored encrypted: opened with the request's key, skipped (null) otherwise.
+      const { sealJson } = await import("../src/crypto/aes-gcm");
+      const { looksEncrypted, noteDecryptor } = await import("../src/completions/compose");
+      const sealed = encryptString("water the ferns", key);
+      const envelope = JSON.stringify(sealJson("prune the roses", key));
+      expect([looksEncrypted(sealed), looksEncrypted(envelope), looksEncrypted("plain words"), looksEncrypted('{"ciphertext": 1}')]).toEqual([true, true, false, false]);
+      const open = (await noteDecryptor(server.services.clientKeys)("alice", key.toString("hex")))!;
+      expect([open(sealed), open(envelope), open(encryptString("x", Buffer.alloc(32, 4)))]).toEqual(["water the ferns", "prune the roses", null]);
+      expect(await noteDecryptor(server.services.clientKeys)("nobody-escrowed", null)).toBeNull();
+    } finally {
+      await server.destroy();
+      fake.stop();
+    }
+  });
+});

@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { TEST_DATABASE_URL } from "./helpers/database";
+import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+
+const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
+const body = JSON.stringify({ messages: [{ role: "user", content: "hi" }], memory: { enabled: false } });
+
+async function complete(url: string, token: string) {
+  const response = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body });
+  const json = (await response.json()) as any;
+  const h = (name: string) => response.headers.get(name);
+  return {
+    status: response.status,
+    code: json?.error?.code as string | undefined,
+    message: json?.error?.message as string | undefined,
+    retryAfter: h("retry-after"),
+    limit: h("x-ratelimit-limit"),
+    remaining: h("x-ratelimit-remaining"),
+    reset: h("x-ratelimit-reset"),
+  };
+}
+
+let fake: FakeUpstream;
+beforeAll(() => {
+  fake = startFakeUpstream({ record: false });
+});
+afterAll(() => fake.stop());
+
+describe(`rate limits on ${backend}`, () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+  });
+  afterAll(() => server.destroy());
+
+  test("60 per minute per key: the 61st is refused with Retry-After and X-RateLimit-*; another key of the user still gets in", async () => {
+    const key = (await server.services.credentials.createApiKey({ userId: "kim", scopes: ["chat"] })).key;
+    const remaining: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const r = await complete(server.url, key);
+      expect(r.status).toBe(200);
+      remaining.push(r.remaining!);
+      expect([r.limit, r.reset]).toEqual(["60", "60"]);
+    }
+    expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => String(59 - i)));
+    const refused = await complete(server.url, key);
+    expect([refused.status, refused.code, refused.limit, refused.remaining]).toEqual([429, "rate_limited", "60", "0"]);
+    expect(refused.message).toContain("60 per minute per key");
+    const retryAfter = Number(refused.retryAfter);
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+    expect(Number(refused.reset)).toBeGreaterThanOrEqual(retryAfter);
+    // Refusals are not counted: still refused, still 60 in the window.
+    expect((await complete(server.url, key)).status).toBe(429);
+    const other = (await server.services.credentials.createApiKey({ userId: "kim", scopes: ["chat"] })).key;
+    expect((await complete(server.url, other)).status).toBe(200);
+    // Another user is not affected.
+    expect((await complete(server.url, "mock-token-lou")).status).toBe(200);
+  });
+});
+
+describe(`the per-principal limit on ${backend}`, () => {
+  test("600 per hour per principal, across keys and under concurrency: exactly 600 admitted", async () => {
+    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "100000" } });
+    try {
+      const keys = await Promise.all([0, 1, 2].map(() => server.services.credentials.createApiKey({ userId: "max", scopes: ["chat"] }).then((k) => k.key)));
+      const statuses: number[] = [];
+      for (let batch = 0; batch < 61; batch++) {
+        const results = await Promise.all(Array.from({ length: 10 }, (_, i) => complete(server.url, keys[(batch * 10 + i) % 3])));
+        statuses.push(...results.map((r) => r.status));
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(600);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+      const refused = await complete(server.url, keys[0]);
+      expect([refused.status, refused.limit, refused.remaining]).toEqual([429, "600", "0"]);
+      expect(refused.message).toContain("600 per hour per principal");
+      expect(Number(refused.retryAfter)).toBeGreaterThan(60);
+    } finally {
+      await server.destroy();
+    }
+  });
+});
+
+describe(`windows in the store of record on ${backend}`, () => {
+  test("a restart does not reset the window", async () => {
+    const dataDir = tempDir();
+    const env = { LLM_GATEWAY_URL: fake.url, MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "3" };
+    const first = await startTestServer({ dataDir, env });
+    for (let i = 0; i < 3; i++) expect((await complete(first.url, "mock-token-ned")).status).toBe(200);
+    await first.stop();
+    const second = await startTestServer({ dataDir, env });
+    try {
+      const r = await complete(second.url, "mock-token-ned");
+      expect([r.status, r.code, r.remaining]).toEqual([429, "rate_limited", "0"]);
+    } finally {
+      await second.destroy();
+    }
+  });
+
+  test("two replicas share one window: 30 concurrent requests over both, exactly 10 admitted", async () => {
+    const dataDir = tempDir();
+    const env = { LLM_GATEWAY_URL: fake.url, MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "10" };
+    const a = await startTestServer({ dataDir, env });
+    const b = await startTestServer({ dataDir, env });
+    try {
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => complete(i % 2 ? a.url : b.url, "mock-token-oli")));
+      expect(results.filter((r) => r.status === 200)).toHaveLength(10);
+      expect(results.filter((r) => r.status === 429 && r.code === "rate_limited")).toHaveLength(20);
+      // The counts the replicas reported as remaining are 9..0, each once.
+      expect(results.filter((r) => r.status === 200).map((r) => Number(r.remaining)).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      // Usage counted by both replicas adds up in the one store.
+      const [, usage] = await a.call("GET", "/v1/usage", { token: "mock-token-oli" });
+      expect(usage.usage).toMatchObject({ totalTokens: 180, requestCount: 10 });
+    } finally {
+      await b.stop();
+      await a.destroy();
+    }
+  });
+});
