@@ -1,8 +1,7 @@
 import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
 import { resolveDataDir } from "./config";
-import { allMigrations } from "./db/all-migrations";
-import { migrate } from "./db/migrate";
+import { migrateAll } from "./db/all-migrations";
 import { openStoreForDataDir } from "./db/open";
 
 /**
@@ -12,13 +11,7 @@ import { openStoreForDataDir } from "./db/open";
  */
 export async function openRecordStore(dataDirOption?: string) {
   const dataDir = resolveDataDir(dataDirOption);
-  const store = openStoreForDataDir(dataDir, process.env);
-  try {
-    await migrate(store, allMigrations);
-  } catch (error) {
-    await store.close().catch(() => {});
-    throw error;
-  }
+  const store = await migrateAll(openStoreForDataDir(dataDir, process.env));
   return {
     dataDir,
     store,

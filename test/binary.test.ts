@@ -1,26 +1,57 @@
-import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync } from "node:fs";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary } from "../scripts/build-binary";
+import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
 import { writeTinyModel } from "./helpers/tiny-model";
 import { tempDir } from "./helpers/server";
 
 const root = tempDir("mnemo-binary-");
 const servers = new Set<Bun.Subprocess>();
+const dataDirs: string[] = [];
+let binary = "";
+const linux = process.platform === "linux";
+
+beforeAll(async () => {
+  if (!linux) return;
+  // Built once for every test here; each test copies it alone into an empty dir.
+  binary = (await buildBinary({ entry: "cli/mnemo.ts", outfile: join(root, "build", "mnemo") })).outfile;
+});
 afterEach(() => {
   // A failed assertion must not leave a server running.
   for (const proc of servers) if (proc.exitCode === null) proc.kill("SIGKILL");
   servers.clear();
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(async () => {
+  rmSync(root, { recursive: true, force: true });
+  for (const dir of dataDirs) await dropDatabaseFor(dir);
+});
 
-/** Runs the compiled binary from an empty dir with a minimal environment: nothing from the repo can be loaded. */
-function binaryEnv(dataDir: string) {
-  return { PATH: "/usr/bin:/bin", HOME: root, MNEMO_DATA_DIR: dataDir, EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_LOG_LEVEL: "warn" };
+/** A fresh dir holding nothing but a copy of the binary: nothing from the repo can be loaded. */
+function aloneInEmptyDir(name: string): { dir: string; mnemo: string } {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  const mnemo = join(dir, "mnemo");
+  copyFileSync(binary, mnemo);
+  return { dir, mnemo };
 }
 
-async function serve(binary: string, cwd: string, env: Record<string, string>) {
-  const proc = Bun.spawn([binary, "serve", "--port", "0", "--allow-mock-tokens"], { cwd, env, stdout: "pipe", stderr: "pipe" });
+/**
+ * A minimal environment, a private TMPDIR (where the binary extracts native modules) and,
+ * in the PostgreSQL run, the data dir's own database.
+ */
+async function binaryEnv(dataDir: string, extra: Record<string, string> = {}) {
+  dataDirs.push(dataDir);
+  const tmp = join(root, `tmp-${dataDirs.length}`);
+  mkdirSync(tmp);
+  return {
+    PATH: "/usr/bin:/bin", HOME: root, TMPDIR: tmp, MNEMO_DATA_DIR: dataDir, MNEMO_LOG_LEVEL: "warn",
+    ...(await databaseEnvFor(dataDir)), ...extra,
+  };
+}
+
+async function serve(binaryPath: string, cwd: string, env: Record<string, string>, flags: string[] = []) {
+  const proc = Bun.spawn([binaryPath, "serve", "--port", "0", ...flags], { cwd, env, stdout: "pipe", stderr: "pipe" });
   servers.add(proc);
   const reader = proc.stdout.getReader();
   let out = "";
@@ -32,17 +63,91 @@ async function serve(binary: string, cwd: string, env: Record<string, string>) {
   return { proc, url: /listening on (\S+)/.exec(out)![1] };
 }
 
-describe("the compiled server binary", () => {
-  test.skipIf(process.platform !== "linux")("serves, reindexes with the local model and searches semantically", async () => {
-    const { outfile } = await buildBinary({ entry: "cli/mnemo.ts", outfile: join(root, "mnemo") });
-    const dataDir = join(root, "data");
+function run(binaryPath: string, args: string[], cwd: string, env: Record<string, string>) {
+  const result = Bun.spawnSync([binaryPath, ...args], { cwd, env });
+  return { exitCode: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+describe("the compiled binary", () => {
+  test.skipIf(!linux)("alone in an empty dir: serve on an empty data dir, an API key, memories, a file, export, clean stop", async () => {
+    const { dir, mnemo } = aloneInEmptyDir("alone");
+    expect(readdirSync(dir)).toEqual(["mnemo"]);
+    const dataDir = join(dir, "data");
+    const env = await binaryEnv(dataDir, { EMBEDDINGS_PROVIDER: "none" });
+    const server = await serve(mnemo, dir, env);
+
+    const created = run(mnemo, ["keys", "create", "--user", "alice", "--name", "ci", "--json"], dir, env);
+    expect([created.exitCode, created.stderr]).toEqual([0, ""]);
+    const { key } = JSON.parse(created.stdout) as { key: string };
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      return [response.status, await response.json()] as [number, any];
+    };
+
+    const [memoryStatus, memory] = await call("POST", "/v1/memories", { content: "the binary keeps my notes about lighthouses" });
+    expect(memoryStatus).toBe(201);
+    // The index catches up asynchronously: ask again until it has (bounded by the test timeout).
+    let found: string[] = [];
+    while (!found.includes(memory.id)) {
+      const [status, body] = await call("POST", "/v1/memories/search", { query: "lighthouses", limit: 5 });
+      expect(status).toBe(200);
+      found = body.results.map((r: { id: string }) => r.id);
+      if (!found.includes(memory.id)) await Bun.sleep(50);
+    }
+
+    const [wsStatus, workspace] = await call("POST", "/v1/workspaces", { name: "Binary" });
+    expect(wsStatus).toBe(201);
+    const [urlStatus, upload] = await call("POST", `/v1/workspaces/${workspace.id}/files/upload-url`, { filename: "blob.bin", contentType: "application/octet-stream" });
+    expect(urlStatus).toBe(200);
+    const bytes = new Uint8Array(256 * 1024).map((_, i) => (i * 7 + 3) & 0xff);
+    const put = await fetch(upload.url, { method: "PUT", body: bytes, headers: { "content-type": "application/octet-stream" } });
+    expect(put.status).toBe(201);
+    const download = await fetch(`${server.url}/v1/workspaces/${workspace.id}/files/${upload.key}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(download.status).toBe(200);
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes);
+
+    // The OpenAPI page's script is inside the binary too (test/openapi-ui.test.ts renders it).
+    const page = await fetch(`${server.url}/openapi`);
+    expect([page.status, (await page.text()).includes('src="openapi/scalar.js"')]).toEqual([200, true]);
+    const script = await fetch(`${server.url}/openapi/scalar.js`);
+    expect([script.status, (await script.arrayBuffer()).byteLength > 1_000_000]).toEqual([200, true]);
+
+    const out = join(dir, "alice.jsonl");
+    const exported = run(mnemo, ["export", "--user", "alice", "--out", out, "--json"], dir, env);
+    expect([exported.exitCode, exported.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(exported.stdout).records).toEqual(expect.objectContaining({ memory: 1, workspace: 1, file: 1 }));
+    const lines = readFileSync(out, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+    expect(lines[0]).toEqual(expect.objectContaining({ type: "header", userId: "alice" }));
+    const types = new Set(lines.map((line) => line.type));
+    expect(["memory", "workspace", "file"].filter((type) => types.has(type))).toEqual(["memory", "workspace", "file"]);
+    expect(JSON.stringify(lines)).toContain("lighthouses");
+
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+  });
+
+  test.skipIf(!linux)("help, keys and dev-token extract no native module (LanceDB stays in the binary)", async () => {
+    const { dir, mnemo } = aloneInEmptyDir("light");
+    const env = await binaryEnv(join(dir, "data"));
+    for (const args of [["--help"], ["keys", "create", "--user", "bob"], ["keys", "list"], ["dev-token", "create", "--user", "bob"]]) {
+      const result = run(mnemo, args, dir, env);
+      expect({ args, exitCode: result.exitCode }).toEqual({ args, exitCode: 0 });
+    }
+    expect(readdirSync(env.TMPDIR)).toEqual([]);
+    // The check can fail: a command that opens the index does extract it.
+    expect(run(mnemo, ["reindex", "--json"], dir, env).exitCode).toBe(0);
+    expect(readdirSync(env.TMPDIR).some((name) => name.endsWith(".node"))).toBe(true);
+  });
+
+  test.skipIf(!linux)("serves, reindexes with the local model and searches semantically", async () => {
+    const { dir: cwd, mnemo } = aloneInEmptyDir("semantic");
+    const dataDir = join(root, "semantic-data");
     writeTinyModel(join(dataDir, "models", "all-MiniLM-L6-v2"));
-    const cwd = join(root, "cwd");
-    mkdirSync(cwd);
-    const env = binaryEnv(dataDir);
+    const env = await binaryEnv(dataDir, { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0" });
     const headers = { authorization: "Bearer mock-token-bin", "content-type": "application/json" };
 
-    const first = await serve(outfile, cwd, env);
+    const first = await serve(mnemo, cwd, env, ["--allow-mock-tokens"]);
     for (const content of ["my kitten likes the vet", "pasta and cheese for dinner", "the train to paris"]) {
       expect((await fetch(`${first.url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) })).status).toBe(201);
     }
@@ -50,11 +155,11 @@ describe("the compiled server binary", () => {
     expect(await first.proc.exited).toBe(0);
 
     // Offline: every vector is computed by the local model inside the binary.
-    const reindex = Bun.spawnSync([outfile, "reindex", "--embeddings", "--json"], { cwd, env });
-    expect([reindex.exitCode, reindex.stderr.toString()]).toEqual([0, ""]);
-    expect(JSON.parse(reindex.stdout.toString())).toEqual(expect.objectContaining({ sources: 3, pendingText: 0, pendingVector: 0, vectorSpace: "local:all-MiniLM-L6-v2" }));
+    const reindex = run(mnemo, ["reindex", "--embeddings", "--json"], cwd, env);
+    expect([reindex.exitCode, reindex.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(reindex.stdout)).toEqual(expect.objectContaining({ sources: 3, pendingText: 0, pendingVector: 0, vectorSpace: "local:all-MiniLM-L6-v2" }));
 
-    const second = await serve(outfile, cwd, env);
+    const second = await serve(mnemo, cwd, env, ["--allow-mock-tokens"]);
     const response = await fetch(`${second.url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: "puppy", limit: 1 }) });
     const body = (await response.json()) as { mode: string; results: Array<{ content: string }> };
     expect([body.mode, body.results.map((r) => r.content)]).toEqual(["semantic", ["my kitten likes the vet"]]);

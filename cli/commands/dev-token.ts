@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { parseDuration } from "../../src/lib/time";
-import { openRecordStore } from "../../src/record-store";
 import { CliError, printJson } from "../output";
 
 /** `mnemo dev-token create`: short-lived developer tokens (svc_dev_…), all scopes. */
@@ -18,6 +17,8 @@ export function registerDevTokenCommand(program: Command): void {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
       const ttlMs = parseDuration(options.ttl);
       if (ttlMs === null) throw new CliError(`--ttl: '${options.ttl}' is not a duration like 90s, 15m, 24h or 7d`);
+      // Only the store of record, imported here so `--help` loads none of it.
+      const { openRecordStore } = await import("../../src/record-store");
       const store = await openRecordStore(options.data);
       try {
         const created = await store.credentials.createDevToken({ userId: options.user, ttlMs });

@@ -1,8 +1,12 @@
 import chalk from "chalk";
 import type { Command } from "commander";
 import { ALL_SCOPES, parseScopes } from "../../src/auth/scopes";
-import { openRecordStore } from "../../src/record-store";
 import { CliError, printJson, printTable } from "../output";
+
+/** The store of record only (no LanceDB, no services), imported when a command runs. */
+async function openRecordStore(dataDir?: string) {
+  return (await import("../../src/record-store")).openRecordStore(dataDir);
+}
 
 /** `mnemo keys create|list|revoke`: API keys live in SQLite; only their hashes are stored. */
 export function registerKeysCommand(program: Command): void {

@@ -1,6 +1,4 @@
 import type { Command } from "commander";
-import { loadConfig } from "../../src/config";
-import { openServices } from "../../src/services";
 import { CliError, printJson, progressBar } from "../output";
 
 const POLL_MS = 200;
@@ -18,6 +16,8 @@ export function registerReindexCommand(program: Command): void {
     .option("--embeddings", "also wait until every vector is filled in (needs a working embedder)")
     .option("--json", "machine-readable output")
     .action(async (options: { data?: string; embeddings?: boolean; json?: boolean }) => {
+      // Services open LanceDB (a 200 MB native module): imported only when this command runs.
+      const [{ loadConfig }, { openServices }] = await Promise.all([import("../../src/config"), import("../../src/services")]);
       let config;
       try {
         config = loadConfig({ dataDir: options.data, logLevel: "warn" });

@@ -1,12 +1,11 @@
 import chalk from "chalk";
 import type { Command } from "commander";
-import { loadConfig } from "../../src/config";
-import { StoreUnavailableError } from "../../src/db/errors";
-import { SchemaTooNewError } from "../../src/db/migrate";
-import { startServer } from "../../src/server";
 import { CliError } from "../output";
 
-/** `mnemo serve`: the only place a server is started and signals are handled. */
+/**
+ * `mnemo serve`: the only place a server is started and signals are handled. The server
+ * (Elysia, LanceDB, the store) is imported inside the action so other commands never load it.
+ */
 export function registerServeCommand(program: Command): void {
   program
     .command("serve")
@@ -18,6 +17,12 @@ export function registerServeCommand(program: Command): void {
     .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean }) => {
       const port = options.port === undefined ? undefined : Number(options.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new CliError(`--port: '${options.port}' is not a port number`);
+      const [{ loadConfig }, { StoreUnavailableError }, { SchemaTooNewError }, { startServer }] = await Promise.all([
+        import("../../src/config"),
+        import("../../src/db/errors"),
+        import("../../src/db/migrate"),
+        import("../../src/server"),
+      ]);
       let config;
       try {
         config = loadConfig({ host: options.host, port, dataDir: options.data, allowMockTokens: options.allowMockTokens || undefined });

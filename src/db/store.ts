@@ -1,10 +1,9 @@
 import { Database } from "bun:sqlite";
-import { CompiledQuery, Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { TransactionConflictError } from "./errors";
 import type { Executor, StoreDialect } from "./executor";
-import { createPostgresPool, createSessionLock, postgresDialect } from "./postgres-dialect";
 import { sql, type Sql } from "./sql";
 import { SqliteConnection } from "./sqlite-store";
 
@@ -77,8 +76,17 @@ export function openSqliteStore(path: string): Store {
   };
 }
 
+/**
+ * Kysely and the pg driver, loaded (synchronously) only when a PostgreSQL store opens: on
+ * SQLite they would cost `mnemo keys` ~15 MB of its 50 MB (README "Single binary").
+ */
+function postgresModules() {
+  return { kysely: require("kysely") as typeof import("kysely"), pg: require("./postgres-dialect") as typeof import("./postgres-dialect") };
+}
+
 /** Queries through Kysely, which owns PostgreSQL's pool, connections and transactions. */
 function kyselyExecutor(db: Kysely<any>): Executor {
+  const { CompiledQuery } = postgresModules().kysely;
   return {
     dialect: "postgres",
     async execute<R>(text: string, params: unknown[]) {
@@ -90,6 +98,7 @@ function kyselyExecutor(db: Kysely<any>): Executor {
 
 /** The shared store: PostgreSQL, for several replicas. */
 export function openPostgresStore(url: string, poolSize = 10): Store {
+  const { kysely: { Kysely }, pg: { createPostgresPool, createSessionLock, postgresDialect } } = postgresModules();
   const db = new Kysely<any>({ dialect: postgresDialect(createPostgresPool({ url, poolSize })) });
   return {
     dialect: "postgres",

@@ -27,6 +27,8 @@ export const DEFAULT_BODY_LIMITS: JsonLimits = { bytes: 1 * MB, depth: MAX_JSON_
  */
 const ROUTE_BODY_LIMITS: Record<string, Partial<JsonLimits>> = {
   "POST /v1/memories": { bytes: 512 * KB },
+  // An upload part: 8 MB decoded is 11.2 MB of base64.
+  "POST /v1/uploads/:uploadId/part": { bytes: 12 * MB },
   "POST /v1/workspaces/:workspaceId/chats/:threadId/messages": { bytes: 2 * MB },
   ...same({ bytes: 20 * MB, nodes: 1_000_000 }, [
     "POST /v1/documents",
@@ -43,6 +45,14 @@ const ROUTE_BODY_LIMITS: Record<string, Partial<JsonLimits>> = {
     "PUT /v1/workspaces/:workspaceId/graph/block-edges",
   ]),
 };
+
+/**
+ * The presigned file PUT streams raw bytes (no JSON parsing) under its own limit,
+ * MNEMO_MAX_FILE_BYTES, enforced by the files service while it reads.
+ */
+export function isStreamedUpload(request: Request): boolean {
+  return request.method === "PUT" && /^\/v1\/workspaces\/[^/]+\/files\/[^/]+\/?$/.test(new URL(request.url).pathname);
+}
 
 /** The limits of a route, by method and Elysia path pattern (`/v1/memories/:id`). */
 export function bodyLimitsFor(method: string, pattern: string): JsonLimits {

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { badRequest, payloadTooLarge, unsupportedMediaType } from "../errors/app-error";
-import { bodyLimitsFor, OUTER_BODY_LIMIT } from "./body-limits";
+import { bodyLimitsFor, isStreamedUpload, OUTER_BODY_LIMIT } from "./body-limits";
 import { describeBytes, parseJsonText, readBodyText } from "./json-body";
 import type { RouteCatalog } from "./route-catalog";
 
@@ -17,7 +17,7 @@ export function requestGuards(catalog: RouteCatalog) {
   return new Elysia({ name: "request-guards" })
     .onRequest(({ request }) => {
       const declared = request.headers.get("content-length");
-      if (declared !== null && Number(declared) > OUTER_BODY_LIMIT) {
+      if (declared !== null && Number(declared) > OUTER_BODY_LIMIT && !isStreamedUpload(request)) {
         throw payloadTooLarge(`body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}, the largest body this server accepts`);
       }
       checkPathEncoding(request.url);

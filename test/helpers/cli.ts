@@ -1,5 +1,8 @@
+import { afterAll } from "bun:test";
+import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { databaseEnvFor } from "./database";
+import { databaseEnvFor, dropDatabaseFor } from "./database";
+import { tempDir } from "./server";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -54,4 +57,25 @@ export async function spawnServer(args: string[], env: Record<string, string> = 
   const url = /listening on (\S+)/.exec(buffered)![1];
   reader.releaseLock();
   return { proc, url, stderr: () => new Response(proc.stderr).text() };
+}
+
+/**
+ * Data dirs of one CLI test file under one temp root: `dataDir(name)` names a fresh one.
+ * After the file the root is removed and each dir's PostgreSQL database dropped.
+ */
+export function cliDataDirs(prefix: string) {
+  const root = tempDir(prefix);
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await dropDatabaseFor(dir);
+    rmSync(root, { recursive: true, force: true });
+  });
+  return {
+    root,
+    dataDir(name: string): string {
+      const dir = join(root, name);
+      dirs.push(dir);
+      return dir;
+    },
+  };
 }

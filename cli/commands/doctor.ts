@@ -1,0 +1,49 @@
+import chalk from "chalk";
+import type { Command } from "commander";
+import { CliError, printJson } from "../output";
+
+const MARK = { ok: chalk.green("✔"), warn: chalk.yellow("!"), fail: chalk.red("✘") };
+const PAINT = { ok: chalk.green, warn: chalk.yellow, fail: chalk.red };
+
+/** `mnemo doctor`: one line per check, green, yellow or red with a hint; exit 1 on any red. */
+export function registerDoctorCommand(program: Command): void {
+  program
+    .command("doctor")
+    .description("check the data dir, disk, store of record, index lag, model, upstream, master key and index writer")
+    .option("--data <dir>", "data directory")
+    .option("--json", "machine-readable output")
+    .addHelpText(
+      "after",
+      `
+Checks: data dir, free disk (≥ 1 GB), store of record (SQLite integrity_check, or PostgreSQL answers),
+index lag (changes waiting in the outbox), index writer (the lease holder; with PostgreSQL a replica
+must hold it), embedding model (files present, or the embeddings API answers), upstream gateway
+(LLM_GATEWAY_URL answers), master key (SERVER_MASTER_KEY or <data>/master.key).
+
+Exit codes: 0 nothing red (yellow warnings allowed), 1 at least one check failed.
+
+Example:
+  mnemo doctor --data ~/.mnemo`,
+    )
+    .action(async (options: { data?: string; json?: boolean }) => {
+      const { loadConfig } = await import("../../src/config");
+      let config;
+      try {
+        config = loadConfig({ dataDir: options.data, logLevel: "warn" });
+      } catch (error) {
+        throw new CliError((error as Error).message);
+      }
+      const { runChecks } = await import("../../src/transfer/doctor");
+      const checks = await runChecks(config);
+      const ok = checks.every((check) => check.status !== "fail");
+      if (options.json) printJson({ ok, checks });
+      else {
+        const width = Math.max(...checks.map((check) => check.name.length));
+        for (const check of checks) {
+          const hint = check.hint ? chalk.dim(` → ${check.hint}`) : "";
+          process.stdout.write(`${MARK[check.status]} ${PAINT[check.status](check.name.padEnd(width))}  ${check.detail}${hint}\n`);
+        }
+      }
+      if (!ok) process.exitCode = 1;
+    });
+}

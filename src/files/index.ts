@@ -1,0 +1,89 @@
+import { authPlugin } from "../auth/plugin";
+import type { AuthService } from "../auth/service";
+import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
+import { errorDocs, errorResponses } from "../errors/model";
+import { createRouter } from "../lib/router";
+import { WorkspaceParams } from "../workspaces/model";
+import { DeletedFile, FileInfo, FileList, FileListQuery, FileParams, SignedQuery, UploadUrl, UploadUrlBody } from "./model";
+import type { FileService } from "./service";
+
+/**
+ * Files of a workspace (spec §4 upload-url; list, download and delete beyond the spec).
+ * The presigned PUT carries no bearer token: its signature is the authorization.
+ */
+export function fileRoutes(auth: AuthService, files: FileService, encryption: EncryptionOptions) {
+  return createRouter({ prefix: "/v1/workspaces/:workspaceId/files" })
+    .use(authPlugin(auth))
+    // File metadata is a PKMS response: a client that stored encrypted names reads them back opened.
+    .use(decryptPlugin(encryption))
+    .post(
+      "/upload-url",
+      async ({ principal, params, body, request }) => files.createUploadUrl(principal.userId, params.workspaceId, body, new URL(request.url).origin),
+      {
+        auth: "files:write",
+        params: WorkspaceParams,
+        body: UploadUrlBody,
+        response: { 200: UploadUrl, ...errorResponses() },
+        detail: { tags: ["files"], summary: "A presigned URL to PUT a file's bytes to (15 minutes)" },
+      },
+    )
+    .put(
+      "/:key",
+      async ({ params, query, request, set }) => {
+        set.status = 201;
+        return files.putSigned({
+          workspaceId: params.workspaceId, key: params.key, expires: query.expires, signature: query.signature,
+          contentType: request.headers.get("content-type"), contentLength: request.headers.get("content-length"), body: request.body,
+        });
+      },
+      {
+        params: FileParams,
+        query: SignedQuery,
+        response: { 201: FileInfo, ...errorResponses() },
+        detail: { tags: ["files"], summary: "Upload the bytes to a presigned URL (no Authorization; the signature authorizes)", security: [] },
+      },
+    )
+    .get("/", async ({ principal, params, query }) => files.list(principal.userId, params.workspaceId, query), {
+      auth: "memory:read",
+      decrypt: true,
+      params: WorkspaceParams,
+      query: FileListQuery,
+      response: { 200: FileList, ...errorResponses() },
+      detail: { tags: ["files"], summary: "List a workspace's files, oldest first" },
+    })
+    .get(
+      "/:key",
+      async ({ principal, params, request }) => {
+        const { file, range, stream } = await files.open(principal.userId, params.workspaceId, params.key, request.headers.get("range"));
+        const headers: Record<string, string> = {
+          "content-type": file.contentType,
+          "accept-ranges": "bytes",
+          "content-length": String(range ? range.end - range.start : file.size),
+          etag: `"${file.sha256}"`,
+          "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`,
+          "x-content-type-options": "nosniff",
+        };
+        if (range) headers["content-range"] = `bytes ${range.start}-${range.end - 1}/${file.size}`;
+        return new Response(stream, { status: range ? 206 : 200, headers });
+      },
+      {
+        auth: "memory:read",
+        params: FileParams,
+        detail: {
+          tags: ["files"],
+          summary: "Download a file (stored content type; single byte ranges)",
+          responses: {
+            200: { description: "The bytes, with the stored content type", content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } } },
+            206: { description: "The requested byte range (`Range: bytes=a-b`)", content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } } },
+            ...errorDocs([400, 401, 403, 404, 409, 416, 500, 503]),
+          },
+        },
+      },
+    )
+    .delete("/:key", async ({ principal, params }) => files.delete(principal.userId, params.workspaceId, params.key), {
+      auth: "files:write",
+      params: FileParams,
+      response: { 200: DeletedFile, ...errorResponses() },
+      detail: { tags: ["files"], summary: "Delete a file and its search entries" },
+    });
+}

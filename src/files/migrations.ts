@@ -1,0 +1,75 @@
+import type { Migration } from "../db/migrate";
+
+/**
+ * Files and upload sessions. The bytes live in the blob store (LanceDB, `blob_id`);
+ * the store of record holds what a file is, its extracted text blocks (what the
+ * search index is rebuilt from) and open upload sessions with their parts.
+ * `key` is globally unique: a presigned URL names it alone.
+ */
+export const fileMigrations: Migration[] = [
+  {
+    id: "0400_files",
+    sql: `
+      CREATE TABLE files (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_id TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        key TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        blob_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX files_by_workspace ON files (owner_id, workspace_id, seq);
+
+      CREATE TABLE file_blocks (
+        owner_id TEXT NOT NULL,
+        file_key TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        PRIMARY KEY (file_key, position)
+      );
+
+      -- A presigned URL issued and not yet used: the name and owner the PUT will store under.
+      CREATE TABLE file_intents (
+        key TEXT PRIMARY KEY,
+        owner_id TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX file_intents_by_expiry ON file_intents (expires_at);
+    `,
+  },
+  {
+    id: "0410_upload_sessions",
+    sql: `
+      CREATE TABLE upload_sessions (
+        id TEXT PRIMARY KEY,
+        owner_id TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        total_bytes INTEGER NOT NULL DEFAULT 0,
+        -- 1 while one request assembles the parts (a second complete or a late part gets 409).
+        completing INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        touched_at INTEGER NOT NULL
+      );
+      CREATE INDEX upload_sessions_by_owner ON upload_sessions (owner_id, touched_at);
+      CREATE INDEX upload_sessions_by_touch ON upload_sessions (touched_at);
+
+      CREATE TABLE upload_parts (
+        upload_id TEXT NOT NULL,
+        part_number INTEGER NOT NULL,
+        blob_id TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        PRIMARY KEY (upload_id, part_number)
+      );
+    `,
+  },
+];

@@ -1,0 +1,37 @@
+import { t } from "elysia";
+import { PageQueryFields } from "../workspaces/pagination";
+import { WorkspaceId } from "../workspaces/model";
+
+/** A file key as issued by upload-url or upload completion (`file_` + a sortable id). */
+export const FileKey = t.String({ minLength: 1, maxLength: 128, description: "a file key (file_…)" });
+/** A MIME type such as `text/markdown` or `application/pdf; charset=…`. */
+export const ContentType = t.String({ minLength: 3, maxLength: 255, pattern: "^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\\s*;.*)?$", description: "a MIME type, e.g. text/markdown" });
+export const FileName = t.String({ minLength: 1, maxLength: 512, description: "the file's name, e.g. notes.md" });
+
+export const UploadUrlBody = t.Object({ filename: FileName, contentType: ContentType });
+export const UploadUrl = t.Object({
+  url: t.String({ description: "presigned: PUT the bytes here with exactly this Content-Type, no Authorization, within 15 minutes" }),
+  key: FileKey,
+  method: t.Literal("PUT"),
+  omniUri: t.String({ description: "svc://files/<workspaceId>/<key>" }),
+  expiresAt: t.String({ format: "date-time" }),
+});
+
+export const FileParams = t.Object({ workspaceId: WorkspaceId, key: FileKey });
+export const SignedQuery = t.Object({
+  expires: t.Optional(t.String({ maxLength: 32, description: "unix seconds, as issued" })),
+  signature: t.Optional(t.String({ maxLength: 128, description: "HMAC-SHA256, as issued" })),
+});
+
+export const FileInfo = t.Object({
+  key: FileKey,
+  name: t.String(),
+  type: t.String({ description: "the content type the file was uploaded with" }),
+  size: t.Integer({ description: "bytes" }),
+  sha256: t.String({ description: "hex SHA-256 of the bytes" }),
+  createdAt: t.String({ format: "date-time" }),
+  omniUri: t.String(),
+});
+export const FileList = t.Object({ files: t.Array(FileInfo), nextCursor: t.Union([t.String(), t.Null()]), hasMore: t.Boolean() });
+export const FileListQuery = t.Object(PageQueryFields);
+export const DeletedFile = t.Object({ deleted: t.Literal(true), key: FileKey });

@@ -1,0 +1,126 @@
+import { all, first, run, sql, type Executor } from "../db/store";
+
+/** A stored file's metadata (its bytes are the blob `blobId`). */
+export interface FileRow {
+  seq: number;
+  ownerId: string;
+  workspaceId: string;
+  key: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  blobId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A presigned URL issued and not yet used. */
+export interface FileIntent {
+  key: string;
+  ownerId: string;
+  workspaceId: string;
+  name: string;
+  contentType: string;
+  expiresAt: number;
+}
+
+type Stored = {
+  seq: number; owner_id: string; workspace_id: string; key: string; name: string; content_type: string;
+  size: number | string; sha256: string; blob_id: string; created_at: string; updated_at: string;
+};
+const COLUMNS = sql`seq, owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at`;
+const toRow = (r: Stored): FileRow => ({
+  seq: Number(r.seq), ownerId: r.owner_id, workspaceId: r.workspace_id, key: r.key, name: r.name, contentType: r.content_type,
+  size: Number(r.size), sha256: r.sha256, blobId: r.blob_id, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+/** Files, their text blocks and presign intents in the store of record. Every read is owner-scoped. */
+export function createFileRepository() {
+  return {
+    async get(tx: Executor, ownerId: string, workspaceId: string, key: string): Promise<FileRow | null> {
+      const row = await first<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND key = ${key}`);
+      return row && toRow(row);
+    },
+    async getByKey(tx: Executor, key: string): Promise<FileRow | null> {
+      const row = await first<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE key = ${key}`);
+      return row && toRow(row);
+    },
+    /** A page of a workspace's files in upload order, after `afterSeq`. */
+    async page(tx: Executor, ownerId: string, workspaceId: string, afterSeq: number, limit: number): Promise<FileRow[]> {
+      const rows = await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND seq > ${afterSeq}
+                                              ORDER BY seq LIMIT ${limit}`);
+      return rows.map(toRow);
+    },
+    /** Every file of an owner (or of everyone) in seq order, a page at a time: export and backup. */
+    async pageAll(tx: Executor, ownerId: string | null, afterSeq: number, limit: number): Promise<FileRow[]> {
+      const owner = ownerId === null ? sql`` : sql`AND owner_id = ${ownerId}`;
+      return (await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE seq > ${afterSeq} ${owner} ORDER BY seq LIMIT ${limit}`)).map(toRow);
+    },
+    /** Inserts a file, or replaces the bytes and type of the file with this key (a second PUT to the same URL). */
+    async upsert(tx: Executor, file: Omit<FileRow, "seq">): Promise<void> {
+      await run(tx, sql`INSERT INTO files (owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at)
+        VALUES (${file.ownerId}, ${file.workspaceId}, ${file.key}, ${file.name}, ${file.contentType}, ${file.size}, ${file.sha256}, ${file.blobId}, ${file.createdAt}, ${file.updatedAt})
+        ON CONFLICT (key) DO UPDATE SET name = excluded.name, content_type = excluded.content_type, size = excluded.size,
+          sha256 = excluded.sha256, blob_id = excluded.blob_id, updated_at = excluded.updated_at`);
+    },
+    async delete(tx: Executor, ownerId: string, key: string): Promise<void> {
+      await run(tx, sql`DELETE FROM files WHERE owner_id = ${ownerId} AND key = ${key}`);
+      await run(tx, sql`DELETE FROM file_blocks WHERE owner_id = ${ownerId} AND file_key = ${key}`);
+    },
+    /** Replaces a file's text blocks (what the index is built from). */
+    async setBlocks(tx: Executor, ownerId: string, key: string, blocks: string[]): Promise<void> {
+      await run(tx, sql`DELETE FROM file_blocks WHERE owner_id = ${ownerId} AND file_key = ${key}`);
+      for (let i = 0; i < blocks.length; i += 100) {
+        const rows = blocks.slice(i, i + 100).map((content, j) => sql`(${ownerId}, ${key}, ${i + j}, ${content})`);
+        await run(tx, sql`INSERT INTO file_blocks (owner_id, file_key, position, content) VALUES ${sql.join(rows)}`);
+      }
+    },
+    async blocks(tx: Executor, ownerId: string, keys: string[]): Promise<Map<string, string[]>> {
+      const out = new Map<string, string[]>();
+      if (!keys.length) return out;
+      const rows = await all<{ file_key: string; content: string }>(tx, sql`SELECT file_key, content FROM file_blocks
+        WHERE owner_id = ${ownerId} AND file_key IN (${sql.join(keys)}) ORDER BY file_key, position`);
+      for (const row of rows) {
+        const list = out.get(row.file_key);
+        if (list) list.push(row.content);
+        else out.set(row.file_key, [row.content]);
+      }
+      return out;
+    },
+    async getMany(tx: Executor, ownerId: string, keys: string[]): Promise<FileRow[]> {
+      if (!keys.length) return [];
+      return (await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND key IN (${sql.join(keys)})`)).map(toRow);
+    },
+    async putIntent(tx: Executor, intent: FileIntent): Promise<void> {
+      await run(tx, sql`INSERT INTO file_intents (key, owner_id, workspace_id, name, content_type, expires_at)
+        VALUES (${intent.key}, ${intent.ownerId}, ${intent.workspaceId}, ${intent.name}, ${intent.contentType}, ${intent.expiresAt})`);
+    },
+    async intent(tx: Executor, key: string): Promise<FileIntent | null> {
+      const r = await first<{ key: string; owner_id: string; workspace_id: string; name: string; content_type: string; expires_at: number | string }>(
+        tx, sql`SELECT key, owner_id, workspace_id, name, content_type, expires_at FROM file_intents WHERE key = ${key}`);
+      return r && { key: r.key, ownerId: r.owner_id, workspaceId: r.workspace_id, name: r.name, contentType: r.content_type, expiresAt: Number(r.expires_at) };
+    },
+    /** Forgets intents whose URLs have expired. */
+    async dropExpiredIntents(tx: Executor, now: number): Promise<void> {
+      await run(tx, sql`DELETE FROM file_intents WHERE expires_at < ${now}`);
+    },
+    /** Every blob id some file or upload part points at. */
+    async referencedBlobIds(tx: Executor): Promise<Set<string>> {
+      const rows = await all<{ blob_id: string }>(tx, sql`SELECT blob_id FROM files UNION SELECT blob_id FROM upload_parts`);
+      return new Set(rows.map((row) => row.blob_id));
+    },
+    async isReferenced(tx: Executor, blobId: string): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS x FROM files WHERE blob_id = ${blobId} UNION ALL SELECT 1 AS x FROM upload_parts WHERE blob_id = ${blobId}`)) !== null;
+    },
+    async *keysBySeq(tx: Executor): AsyncGenerator<{ ownerId: string; key: string }> {
+      for (let after = 0; ; ) {
+        const rows = await all<{ seq: number; owner_id: string; key: string }>(tx, sql`SELECT seq, owner_id, key FROM files WHERE seq > ${after} ORDER BY seq LIMIT 2000`);
+        for (const row of rows) yield { ownerId: row.owner_id, key: row.key };
+        if (rows.length < 2000) return;
+        after = Number(rows[rows.length - 1].seq);
+      }
+    },
+  };
+}
+export type FileRepository = ReturnType<typeof createFileRepository>;

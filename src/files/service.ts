@@ -1,0 +1,271 @@
+import { BlobTooLarge, type BlobStore, type StoredBlob } from "../blobs/store";
+import type { Store } from "../db/store";
+import { AppError, conflict, forbidden, notFound, payloadTooLarge } from "../errors/app-error";
+import type { Cursors } from "../lib/cursors";
+import { newId } from "../lib/ids";
+import { describeBytes } from "../lib/json-body";
+import type { Logger } from "../lib/log";
+import type { Outbox } from "../search/outbox";
+import { pager, seqAfter, type PageRequest } from "../workspaces/pagination";
+import type { WorkspaceService } from "../workspaces/service";
+import { normalizeType, PRESIGN_TTL_MS, type Presigner } from "./presign";
+import type { FileRepository, FileRow } from "./repository";
+import { MAX_INDEXED_TEXT_BYTES, MAX_PDF_BYTES, pdfText, readPrefix, splitBlocks, textKind } from "./text";
+
+export interface FileServiceDeps {
+  repo: FileRepository;
+  blobs: BlobStore;
+  presigner: Presigner;
+  outbox: Outbox;
+  workspaces: WorkspaceService;
+  store: Store;
+  cursors: Cursors;
+  log: Logger;
+  maxFileBytes: number;
+}
+
+/** A file as the API shows it. */
+export interface FileInfo {
+  key: string;
+  name: string;
+  type: string;
+  size: number;
+  sha256: string;
+  createdAt: string;
+  omniUri: string;
+}
+
+/** What a stored file is about to be (the bytes arrive separately). */
+export interface NewFile {
+  ownerId: string;
+  workspaceId: string;
+  key: string;
+  name: string;
+  contentType: string;
+  /** Kept on import/restore; now otherwise. */
+  createdAt?: string;
+}
+
+export const omniUri = (workspaceId: string, key: string) => `svc://files/${workspaceId}/${key}`;
+export const toFileInfo = (f: FileRow): FileInfo => ({
+  key: f.key, name: f.name, type: f.contentType, size: f.size, sha256: f.sha256, createdAt: f.createdAt, omniUri: omniUri(f.workspaceId, f.key),
+});
+
+/** A parsed `Range` header: `[start, end)`, or null to send everything. Throws 416 when unsatisfiable. */
+export function parseRange(header: string | null | undefined, size: number): { start: number; end: number } | null {
+  if (!header) return null;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  // Several ranges or another unit: answer the whole file, as RFC 9110 allows.
+  if (!match || (!match[1] && !match[2])) return null;
+  let start: number;
+  let end: number;
+  if (!match[1]) {
+    start = Math.max(0, size - Number(match[2]));
+    end = size;
+  } else {
+    start = Number(match[1]);
+    end = match[2] ? Math.min(size, Number(match[2]) + 1) : size;
+  }
+  if (start >= size || end <= start) {
+    throw new AppError(416, "invalid_request", `range: '${header}' is outside the file's ${size} bytes`, { "content-range": `bytes */${size}` });
+  }
+  return { start, end };
+}
+
+/**
+ * Files of a workspace: presigned uploads, persisting (the same path for presigned PUTs,
+ * completed upload sessions and imports), listing, reading and deleting. Text files are
+ * split into blocks kept in the store of record and queued for the search index.
+ */
+export function createFileService(d: FileServiceDeps) {
+  const { repo, blobs, store } = d;
+
+  /** Text blocks of a stored blob, or [] when the type carries no text we read. */
+  async function extractBlocks(blob: StoredBlob, contentType: string): Promise<string[]> {
+    const kind = textKind(contentType);
+    try {
+      if (kind === "text") {
+        const bytes = await readPrefix(blobs.read(blob.blobId, blob.size), MAX_INDEXED_TEXT_BYTES);
+        return splitBlocks(new TextDecoder().decode(bytes));
+      }
+      if (kind === "pdf" && blob.size <= MAX_PDF_BYTES) {
+        return splitBlocks(await pdfText(await readPrefix(blobs.read(blob.blobId, blob.size), MAX_PDF_BYTES)));
+      }
+    } catch (error) {
+      // An unreadable PDF is still a stored file; it is just not searchable.
+      d.log.warn("file text extraction failed", { contentType, error: (error as Error).message });
+    }
+    return [];
+  }
+
+  /** Records a written blob as the file `file.key` (replacing an earlier version), indexes its text, frees the old blob. */
+  async function persist(file: NewFile, blob: StoredBlob): Promise<FileRow> {
+    let previousBlob: string | null = null;
+    let saved: FileRow;
+    try {
+      const blocks = await extractBlocks(blob, file.contentType);
+      const now = new Date().toISOString();
+      saved = await store.transaction(async (tx) => {
+        await d.workspaces.requireOwned(file.ownerId, file.workspaceId, tx);
+        const existing = await repo.getByKey(tx, file.key);
+        if (existing && (existing.ownerId !== file.ownerId || existing.workspaceId !== file.workspaceId)) throw forbidden(`key: '${file.key}' belongs to another workspace`);
+        previousBlob = existing?.blobId ?? null;
+        const row = {
+          ownerId: file.ownerId, workspaceId: file.workspaceId, key: file.key, name: file.name, contentType: file.contentType,
+          size: blob.size, sha256: blob.sha256, blobId: blob.blobId, createdAt: existing?.createdAt ?? file.createdAt ?? now, updatedAt: now,
+        };
+        await repo.upsert(tx, row);
+        await repo.setBlocks(tx, file.ownerId, file.key, blocks);
+        if (blocks.length || existing) await d.outbox.enqueue(tx, { ownerId: file.ownerId, kind: "file", sourceId: file.key }, existing ? "sync" : "insert");
+        return { seq: 0, ...row };
+      });
+    } catch (error) {
+      await blobs.delete(blob.blobId).catch(() => {});
+      throw error;
+    }
+    if (previousBlob && previousBlob !== blob.blobId) await blobs.delete(previousBlob).catch((error) => d.log.warn("old blob not removed", { error }));
+    return saved;
+  }
+
+  /** Streams bytes into a new blob, turning "too large" into the API's 413. */
+  async function writeBlob(source: AsyncIterable<Uint8Array>): Promise<StoredBlob> {
+    try {
+      return await blobs.write(source, { maxBytes: d.maxFileBytes });
+    } catch (error) {
+      if (error instanceof BlobTooLarge) throw payloadTooLarge(`body: is larger than ${describeBytes(d.maxFileBytes)}, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)`);
+      throw error;
+    }
+  }
+
+  async function require(ownerId: string, workspaceId: string, key: string): Promise<FileRow> {
+    await d.workspaces.requireOwned(ownerId, workspaceId);
+    const file = await repo.get(store.db, ownerId, workspaceId, key);
+    if (!file) throw notFound(`file '${key}' not found`);
+    return file;
+  }
+
+  return {
+    maxFileBytes: d.maxFileBytes,
+
+    /** Issues a presigned PUT URL (15 minutes) for a new file of this workspace. */
+    async createUploadUrl(ownerId: string, workspaceId: string, body: { filename: string; contentType: string }, origin: string) {
+      await d.workspaces.requireOwned(ownerId, workspaceId);
+      const key = newId("file");
+      const expiresAt = Date.now() + PRESIGN_TTL_MS;
+      const expires = Math.floor(expiresAt / 1000);
+      await store.transaction(async (tx) => {
+        await repo.dropExpiredIntents(tx, Date.now());
+        await repo.putIntent(tx, { key, ownerId, workspaceId, name: body.filename, contentType: normalizeType(body.contentType), expiresAt: expires * 1000 });
+      });
+      const signature = d.presigner.sign({ method: "PUT", workspaceId, key, contentType: body.contentType, expires });
+      const url = `${origin}/v1/workspaces/${encodeURIComponent(workspaceId)}/files/${key}?expires=${expires}&signature=${signature}`;
+      return { url, key, method: "PUT" as const, omniUri: omniUri(workspaceId, key), expiresAt: new Date(expires * 1000).toISOString() };
+    },
+
+    /**
+     * The presigned PUT: the signature must cover this workspace, key, content type and
+     * an unexpired time; the body streams into the blob store, counted against the limit.
+     */
+    async putSigned(input: {
+      workspaceId: string; key: string; expires?: string; signature?: string; contentType: string | null;
+      contentLength: string | null; body: ReadableStream<Uint8Array> | null;
+    }): Promise<FileInfo> {
+      const expires = Number(input.expires);
+      const contentType = input.contentType ?? "";
+      if (!input.signature || !Number.isInteger(expires)) throw forbidden("signature: missing; upload with the URL from files/upload-url");
+      if (!d.presigner.verify({ method: "PUT", workspaceId: input.workspaceId, key: input.key, contentType, expires }, input.signature)) {
+        throw forbidden("signature: does not match this URL and content type (the Content-Type header must be the one the URL was issued for)");
+      }
+      if (expires * 1000 < Date.now()) throw forbidden("signature: the upload URL has expired; ask files/upload-url for a new one");
+      const intent = await repo.intent(store.db, input.key);
+      if (!intent || intent.workspaceId !== input.workspaceId) throw forbidden("signature: the upload URL is no longer valid");
+      if (input.contentLength !== null && Number(input.contentLength) > d.maxFileBytes) {
+        throw payloadTooLarge(`body: is larger than ${describeBytes(d.maxFileBytes)}, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)`);
+      }
+      const blob = await writeBlob(input.body ?? emptyStream());
+      return toFileInfo(await persist({ ownerId: intent.ownerId, workspaceId: intent.workspaceId, key: intent.key, name: intent.name, contentType: intent.contentType }, blob));
+    },
+
+    writeBlob,
+    persist,
+
+    /** Stores a whole file from a stream under a given key (import, restore, upload sessions). */
+    async store(file: NewFile, source: AsyncIterable<Uint8Array>): Promise<FileRow> {
+      return persist(file, await writeBlob(source));
+    },
+
+    async list(ownerId: string, workspaceId: string, request: PageRequest) {
+      await d.workspaces.requireOwned(ownerId, workspaceId);
+      const paging = pager(d.cursors, ownerId, `files:${workspaceId}`);
+      const { limit, after } = paging.start(request);
+      const rows = await repo.page(store.db, ownerId, workspaceId, seqAfter(after), limit + 1);
+      const page = paging.page(rows, limit, (row) => String(row.seq));
+      return { files: page.items.map(toFileInfo), nextCursor: page.nextCursor, hasMore: page.hasMore };
+    },
+
+    /** A file's metadata; 404 for a key that is not this owner's in this workspace. */
+    async get(ownerId: string, workspaceId: string, key: string): Promise<FileRow> {
+      return require(ownerId, workspaceId, key);
+    },
+
+    /** The file and a stream of its bytes (all, or the `Range` asked for). */
+    async open(ownerId: string, workspaceId: string, key: string, rangeHeader?: string | null) {
+      const file = await require(ownerId, workspaceId, key);
+      // Checked before any header is sent: a stream failing after the 200 is a truncated download.
+      if (!file.blobId || !(await blobs.exists(file.blobId))) {
+        throw conflict(`key: the bytes of ${key} are not stored here (imported from an export made without --with-files?); upload it again`);
+      }
+      const range = parseRange(rangeHeader, file.size);
+      const stream = blobs.read(file.blobId, file.size, range ?? {});
+      return { file, range, stream };
+    },
+
+    /** Bytes of a file row already read (export, backup). */
+    read: (file: FileRow) => blobs.read(file.blobId, file.size),
+
+    /** Every file of one owner (or of all, with null), in upload order: export and backup. */
+    async *all(ownerId: string | null): AsyncGenerator<FileRow> {
+      for (let after = 0; ; ) {
+        const rows = await repo.pageAll(store.db, ownerId, after, 500);
+        yield* rows;
+        if (rows.length < 500) return;
+        after = rows[rows.length - 1].seq;
+      }
+    },
+
+    /**
+     * Removes blobs no file or upload part points at and last written over `minAgeMs` ago:
+     * left by a crash between writing the bytes and committing their row. The age keeps
+     * uploads in flight (bytes written, row not yet committed) safe.
+     */
+    async sweepOrphanBlobs(minAgeMs = 24 * 60 * 60 * 1000): Promise<string[]> {
+      const referenced = await repo.referencedBlobIds(store.db);
+      const removed: string[] = [];
+      for (const blobId of await blobs.list()) {
+        if (referenced.has(blobId)) continue;
+        const writtenAt = await blobs.writtenAt(blobId);
+        if (writtenAt === null || Date.now() - writtenAt < minAgeMs) continue;
+        // Re-checked: a row may have been committed since the first read.
+        if (await repo.isReferenced(store.db, blobId)) continue;
+        await blobs.delete(blobId);
+        removed.push(blobId);
+      }
+      return removed;
+    },
+
+    async delete(ownerId: string, workspaceId: string, key: string): Promise<{ deleted: true; key: string }> {
+      const file = await require(ownerId, workspaceId, key);
+      await store.transaction(async (tx) => {
+        await repo.delete(tx, ownerId, key);
+        await d.outbox.enqueue(tx, { ownerId, kind: "file", sourceId: key }, "sync");
+      });
+      await blobs.delete(file.blobId).catch((error) => d.log.warn("blob not removed", { error }));
+      return { deleted: true, key };
+    },
+  };
+}
+export type FileService = ReturnType<typeof createFileService>;
+
+function emptyStream(): ReadableStream<Uint8Array> {
+  return new ReadableStream({ start: (controller) => controller.close() });
+}

@@ -1,0 +1,194 @@
+import { existsSync } from "node:fs";
+import { access, constants, readFile, statfs } from "node:fs/promises";
+import { join } from "node:path";
+import type { Config } from "../config";
+import { MASTER_KEY_FILE, parseMasterKey } from "../crypto/master-key";
+import { dataPaths } from "../data-paths";
+import { allMigrations } from "../db/all-migrations";
+import { openStoreFor } from "../db/open";
+import { all, first, sql, type Store } from "../db/store";
+
+/** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1). */
+export type CheckStatus = "ok" | "warn" | "fail";
+
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  /** What to do about a warn or fail. */
+  hint?: string;
+}
+
+const MIN_FREE_BYTES = 1024 ** 3;
+const STALE_OUTBOX_MS = 10 * 60_000;
+const PROBE_TIMEOUT_MS = 3_000;
+const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+
+async function probe(url: string, headers: Record<string, string> = {}): Promise<string | null> {
+  try {
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    await response.body?.cancel();
+    return null;
+  } catch (error) {
+    return (error as Error).name === "TimeoutError" ? `no answer within ${PROBE_TIMEOUT_MS / 1000}s` : (error as Error).message;
+  }
+}
+
+async function dataDirCheck(config: Config): Promise<Check> {
+  if (!existsSync(config.dataDir)) {
+    return { name: "data dir", status: "fail", detail: `${config.dataDir} does not exist`, hint: "check --data / MNEMO_DATA_DIR, or run `mnemo serve` once to create it" };
+  }
+  try {
+    await access(config.dataDir, constants.W_OK);
+    return { name: "data dir", status: "ok", detail: config.dataDir };
+  } catch {
+    return { name: "data dir", status: "fail", detail: `${config.dataDir} is not writable by this user`, hint: "fix its owner or permissions" };
+  }
+}
+
+async function diskCheck(config: Config): Promise<Check> {
+  try {
+    const fs = await statfs(config.dataDir);
+    const free = Number(fs.bavail) * Number(fs.bsize);
+    return free < MIN_FREE_BYTES
+      ? { name: "free disk", status: "fail", detail: `${gb(free)} free`, hint: `free space on the disk of ${config.dataDir}; writes fail when it is full` }
+      : { name: "free disk", status: "ok", detail: `${gb(free)} free` };
+  } catch (error) {
+    return { name: "free disk", status: "warn", detail: `unknown (${(error as Error).message})` };
+  }
+}
+
+async function integrityCheck(store: Store): Promise<Check> {
+  const name = "store of record";
+  try {
+    if (store.dialect === "sqlite") {
+      const rows = await all<{ integrity_check: string }>(store.db, sql`PRAGMA integrity_check`);
+      const problems = rows.map((r) => r.integrity_check).filter((r) => r !== "ok");
+      if (problems.length) {
+        return { name, status: "fail", detail: `integrity check: ${problems.slice(0, 3).join("; ")}`, hint: "restore the latest backup (`mnemo restore`)" };
+      }
+    } else {
+      await first(store.db, sql`SELECT 1 AS one`);
+    }
+    const applied = await all<{ id: string }>(store.db, sql`SELECT id FROM schema_migrations`).catch(() => []);
+    const pending = allMigrations.length - applied.length;
+    const schema = pending > 0 ? `, ${pending} migrations pending (applied at the next start)` : "";
+    return { name, status: "ok", detail: `${store.location} (${store.dialect === "sqlite" ? "integrity ok" : "answers"}${schema})` };
+  } catch (error) {
+    return { name, status: "fail", detail: `${store.location}: ${(error as Error).message}`, hint: "check MNEMO_DATABASE_URL and that the database server runs" };
+  }
+}
+
+async function indexChecks(store: Store): Promise<Check[]> {
+  const now = store.dialect === "postgres" ? sql`(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint` : sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
+  const writer = await first<{ holder: string; expires_at: number; now: number }>(
+    store.db, sql`SELECT holder, expires_at, ${now} AS now FROM leases WHERE name = 'indexer'`,
+  );
+  const live = writer !== null && Number(writer.expires_at) >= Number(writer.now);
+  const outbox = await first<{ text: number; vector: number; oldest: number | null }>(
+    store.db,
+    sql`SELECT COALESCE(SUM(CASE WHEN stage = 'text' THEN 1 ELSE 0 END), 0) AS text, COALESCE(SUM(CASE WHEN stage = 'vector' THEN 1 ELSE 0 END), 0) AS vector,
+        MIN(created_at) AS oldest FROM outbox`,
+  );
+  const text = Number(outbox?.text ?? 0);
+  const vector = Number(outbox?.vector ?? 0);
+  const ageMs = outbox?.oldest ? Date.now() - Number(outbox.oldest) : 0;
+  const lag: Check = { name: "index lag", status: "ok", detail: `${text} changes waiting for full-text, ${vector} for vectors` };
+  if (text + vector > 0) lag.detail += `; oldest ${Math.round(ageMs / 1000)}s`;
+  if (text > 0 && ageMs > STALE_OUTBOX_MS) {
+    lag.status = live ? "warn" : "fail";
+    lag.hint = live ? "the index writer is behind; see its log" : "no process writes the index: start `mnemo serve` (it drains the queue), or run `mnemo reindex`";
+  }
+  const writerCheck: Check = live
+    ? { name: "index writer", status: "ok", detail: `${writer!.holder} (lease live)` }
+    : store.dialect === "postgres"
+      ? { name: "index writer", status: text > 0 ? "fail" : "warn", detail: "no replica holds the index writer lease", hint: "start at least one `mnemo serve` replica on this database" }
+      : { name: "index writer", status: "ok", detail: "no server running on this data dir (one becomes the writer when it starts)" };
+  return [lag, writerCheck];
+}
+
+async function modelCheck(config: Config): Promise<Check> {
+  const name = "embedding model";
+  const e = config.embeddings;
+  if (e.provider === "none") return { name, status: "ok", detail: "embeddings off (EMBEDDINGS_PROVIDER=none): full-text search only" };
+  if (e.provider === "openai") {
+    const problem = await probe(`${e.url!.replace(/\/+$/, "")}/models`, e.apiKey ? { authorization: `Bearer ${e.apiKey}` } : {});
+    return problem
+      ? { name, status: "fail", detail: `${e.url} unreachable: ${problem}`, hint: "check EMBEDDINGS_URL; writes queue vectors until it answers" }
+      : { name, status: "ok", detail: `${e.model ?? "model"} at ${e.url}` };
+  }
+  const { checkModelFiles, getModelSpec } = await import("../search/embedders/local/index.ts");
+  const status = await checkModelFiles(e.modelsDir, getModelSpec(e.localModel));
+  if (status.state === "present") return { name, status: "ok", detail: `${status.name} in ${status.path}` };
+  const hint = `run \`mnemo models pull ${e.localModel}\`${e.autoDownload ? " (or let the server download it on first use)" : ""}`;
+  return { name, status: e.autoDownload && status.state === "absent" ? "warn" : "fail", detail: `${status.name}: ${status.state}${status.problem ? ` (${status.problem})` : ""}`, hint };
+}
+
+async function gatewayCheck(config: Config): Promise<Check | null> {
+  // The completions config arrives with the completions feature; read it defensively.
+  const completions = (config as unknown as { completions?: { gatewayUrl?: string; gatewayApiKey?: string } }).completions;
+  if (!completions?.gatewayUrl) return null;
+  const problem = await probe(`${completions.gatewayUrl}/models`, completions.gatewayApiKey ? { authorization: `Bearer ${completions.gatewayApiKey}` } : {});
+  if (!problem) return { name: "upstream gateway", status: "ok", detail: `${completions.gatewayUrl} answers` };
+  // The default (a local Ollama) is only a guess: its absence is a warning, a configured gateway's a failure.
+  const isDefault = completions.gatewayUrl === "http://127.0.0.1:11434/v1";
+  return {
+    name: "upstream gateway", status: isDefault ? "warn" : "fail", detail: `${completions.gatewayUrl} unreachable: ${problem}`,
+    hint: isDefault ? "chat completions need an upstream: set LLM_GATEWAY_URL, or start Ollama" : "check LLM_GATEWAY_URL and that the gateway runs",
+  };
+}
+
+async function masterKeyCheck(config: Config, store: Store | null): Promise<Check> {
+  const name = "master key";
+  const configured = (config as unknown as { encryption?: { masterKey?: string } }).encryption?.masterKey;
+  if (configured) {
+    try {
+      parseMasterKey(configured, "SERVER_MASTER_KEY");
+      return { name, status: "ok", detail: "SERVER_MASTER_KEY is set" };
+    } catch (error) {
+      return { name, status: "fail", detail: (error as Error).message, hint: "generate one with `openssl rand -hex 32`" };
+    }
+  }
+  if (config.storage.databaseUrl) {
+    return { name, status: "fail", detail: "SERVER_MASTER_KEY is not set (required with PostgreSQL)", hint: "set the same 32-byte key on every replica (`openssl rand -hex 32`)" };
+  }
+  const path = join(config.dataDir, MASTER_KEY_FILE);
+  if (existsSync(path)) {
+    try {
+      parseMasterKey(await readFile(path, "utf8"), path);
+      return { name, status: "ok", detail: path };
+    } catch (error) {
+      return { name, status: "fail", detail: (error as Error).message, hint: "restore master.key from a backup" };
+    }
+  }
+  const escrowed = store ? await first<{ n: number }>(store.db, sql`SELECT COUNT(*) AS n FROM client_key_escrow`).catch(() => null) : null;
+  return Number(escrowed?.n ?? 0) > 0
+    ? { name, status: "fail", detail: `${path} is missing and ${escrowed!.n} client keys are escrowed under it`, hint: "restore master.key from a backup; without it those keys cannot be opened" }
+    : { name, status: "ok", detail: `none yet (created at ${path} when the server first starts)` };
+}
+
+/**
+ * Every check of `mnemo doctor`, in a fixed order. Opens the store of record itself
+ * (never creating a missing SQLite file) and nothing heavy: no LanceDB, no model.
+ */
+export async function runChecks(config: Config): Promise<Check[]> {
+  const checks: Check[] = [await dataDirCheck(config), await diskCheck(config)];
+  let store: Store | null = null;
+  if (!config.storage.databaseUrl && !existsSync(dataPaths(config.dataDir).sqlite)) {
+    checks.push({ name: "store of record", status: "fail", detail: `no store at ${dataPaths(config.dataDir).sqlite}`, hint: "a wrong --data? `mnemo serve` creates it" });
+  } else {
+    store = openStoreFor({ ...config.storage, databasePoolSize: 1 }, config.dataDir);
+    const integrity = await integrityCheck(store);
+    checks.push(integrity);
+    if (integrity.status === "ok") checks.push(...(await indexChecks(store).catch((error) => [{ name: "index lag", status: "fail" as const, detail: (error as Error).message }])));
+  }
+  try {
+    checks.push(await modelCheck(config));
+    const gateway = await gatewayCheck(config);
+    if (gateway) checks.push(gateway);
+    checks.push(await masterKeyCheck(config, store));
+  } finally {
+    await store?.close();
+  }
+  return checks;
+}

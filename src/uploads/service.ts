@@ -1,0 +1,139 @@
+import type { BlobStore } from "../blobs/store";
+import type { Store } from "../db/store";
+import { AppError, badRequest, conflict, notFound, payloadTooLarge } from "../errors/app-error";
+import type { FileService } from "../files/service";
+import { normalizeType } from "../files/presign";
+import { newId } from "../lib/ids";
+import { describeBytes } from "../lib/json-body";
+import type { Logger } from "../lib/log";
+import type { WorkspaceService } from "../workspaces/service";
+import type { UploadRepository, UploadSession } from "./repository";
+
+/** Bounds of upload sessions, so no client can exhaust the server. */
+export const UPLOAD_LIMITS = {
+  /** Decoded bytes of one part. */
+  partBytes: 8 * 1024 * 1024,
+  parts: 10_000,
+  /** Open (not idle-expired) sessions per user. */
+  openPerUser: 20,
+  /** A session untouched this long is gone, with its parts. */
+  idleMs: 60 * 60 * 1000,
+} as const;
+
+const BASE64 = /^(?:[A-Za-z0-9+/]*={0,2}|[A-Za-z0-9_-]*)$/;
+
+export interface UploadServiceDeps {
+  repo: UploadRepository;
+  files: FileService;
+  blobs: BlobStore;
+  workspaces: WorkspaceService;
+  store: Store;
+  log: Logger;
+  /** The most bytes a whole upload may add up to (MNEMO_MAX_FILE_BYTES). */
+  maxFileBytes: number;
+}
+
+/**
+ * Multipart uploads: a session belongs to the principal that started it (another user
+ * gets 404), parts are blobs in the blob store (every replica reaches them, no process
+ * holds them), and `complete` streams them in order into one file through the same
+ * persist path as a presigned PUT.
+ */
+export function createUploadService(d: UploadServiceDeps) {
+  const { repo, store, blobs } = d;
+
+  const freeBlobs = async (ids: string[]) => {
+    for (const id of ids) await blobs.delete(id).catch((error) => d.log.warn("part blob not removed", { error }));
+  };
+
+  /** Removes sessions idle past the limit (anyone's), a few per call: run on every start. */
+  async function sweep(now: number): Promise<void> {
+    const ids = await repo.idle(store.db, now - UPLOAD_LIMITS.idleMs, 20);
+    for (const id of ids) await freeBlobs(await store.transaction((tx) => repo.delete(tx, id)));
+  }
+
+  /** The caller's live session: 404 for another user's id or an idle-expired one. */
+  async function session(ownerId: string, uploadId: string, now: number): Promise<UploadSession> {
+    const found = await repo.get(store.db, ownerId, uploadId);
+    if (!found) throw notFound(`upload '${uploadId}' not found`);
+    if (found.touchedAt < now - UPLOAD_LIMITS.idleMs) {
+      await freeBlobs(await store.transaction((tx) => repo.delete(tx, uploadId)));
+      throw notFound(`upload '${uploadId}' expired after an hour without parts`);
+    }
+    return found;
+  }
+
+  return {
+    async start(ownerId: string, body: { workspaceId: string; filename: string; contentType: string }): Promise<{ uploadId: string }> {
+      await d.workspaces.requireOwned(ownerId, body.workspaceId);
+      const now = Date.now();
+      await sweep(now);
+      if ((await repo.countOpen(store.db, ownerId, now - UPLOAD_LIMITS.idleMs)) >= UPLOAD_LIMITS.openPerUser) {
+        throw new AppError(429, "rate_limited", `uploads: at most ${UPLOAD_LIMITS.openPerUser} open upload sessions per user; complete one or let it expire (1 hour idle)`, {
+          "retry-after": String(Math.ceil(UPLOAD_LIMITS.idleMs / 1000)),
+        });
+      }
+      const uploadId = newId("upl");
+      await store.transaction((tx) => repo.insert(tx, {
+        id: uploadId, ownerId, workspaceId: body.workspaceId, name: body.filename, contentType: normalizeType(body.contentType),
+        totalBytes: 0, createdAt: now, touchedAt: now,
+      }));
+      return { uploadId };
+    },
+
+    /** Stores one part (replacing an earlier part of the same number). `data` is base64. */
+    async part(ownerId: string, uploadId: string, body: { partNumber: number; data: string }): Promise<{ uploaded: true }> {
+      const now = Date.now();
+      await session(ownerId, uploadId, now);
+      if (!BASE64.test(body.data)) throw badRequest("data: must be base64 (standard or URL-safe alphabet)");
+      const bytes = Buffer.from(body.data, "base64");
+      if (bytes.byteLength > UPLOAD_LIMITS.partBytes) throw payloadTooLarge(`data: a part holds at most ${describeBytes(UPLOAD_LIMITS.partBytes)} (decoded)`);
+      const blob = await blobs.write([bytes]);
+      let replaced: string | null = null;
+      try {
+        await store.transaction(async (tx) => {
+          const current = await repo.get(tx, ownerId, uploadId, true);
+          if (!current) throw notFound(`upload '${uploadId}' not found`);
+          if (await repo.completing(tx, uploadId)) throw conflict(`upload '${uploadId}' is being completed`);
+          const previous = await repo.part(tx, uploadId, body.partNumber);
+          const total = current.totalBytes - (previous?.size ?? 0) + blob.size;
+          if (total > d.maxFileBytes) throw payloadTooLarge(`data: the upload would exceed ${describeBytes(d.maxFileBytes)} (MNEMO_MAX_FILE_BYTES)`);
+          await repo.putPart(tx, uploadId, { partNumber: body.partNumber, blobId: blob.blobId, size: blob.size });
+          await repo.touch(tx, uploadId, total, now);
+          replaced = previous?.blobId ?? null;
+        });
+      } catch (error) {
+        await freeBlobs([blob.blobId]);
+        throw error;
+      }
+      if (replaced) await freeBlobs([replaced]);
+      return { uploaded: true };
+    },
+
+    /** Assembles the parts in order into a stored file; a gap is a 400 naming the first missing part. */
+    async complete(ownerId: string, uploadId: string): Promise<{ key: string; completed: true }> {
+      const now = Date.now();
+      const found = await session(ownerId, uploadId, now);
+      const parts = await repo.parts(store.db, uploadId);
+      if (!parts.length) throw badRequest("partNumber: no parts were uploaded; send part 1 first");
+      const missing = parts.findIndex((part, i) => part.partNumber !== i + 1);
+      if (missing !== -1) throw badRequest(`partNumber: part ${missing + 1} is missing (parts must be numbered 1, 2, 3, … without gaps)`);
+      if (!(await store.transaction((tx) => repo.claim(tx, uploadId, now)))) throw conflict(`upload '${uploadId}' is being completed`);
+      let key: string;
+      try {
+        // Parts re-read under the claim: no part can change any more.
+        const claimed = await repo.parts(store.db, uploadId);
+        async function* assembled() {
+          for (const part of claimed) yield* blobs.read(part.blobId, part.size);
+        }
+        key = (await d.files.store({ ownerId, workspaceId: found.workspaceId, key: newId("file"), name: found.name, contentType: found.contentType }, assembled())).key;
+      } catch (error) {
+        await store.transaction((tx) => repo.release(tx, uploadId));
+        throw error;
+      }
+      await freeBlobs(await store.transaction((tx) => repo.delete(tx, uploadId)));
+      return { key, completed: true };
+    },
+  };
+}
+export type UploadService = ReturnType<typeof createUploadService>;

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { createServer } from "node:http";
+import { join } from "node:path";
+import { cliDataDirs, killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
+import { TEST_DATABASE_URL } from "./helpers/database";
+
+afterEach(killSpawnedServers);
+const { root, dataDir } = cliDataDirs("mnemo-cli-doctor-");
+
+/** A stand-in for an OpenAI-compatible gateway: answers every request. */
+async function fakeGateway() {
+  const server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"data":[]}'));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/v1`, close: () => server.close() };
+}
+
+const byName = (checks: Array<{ name: string; status: string }>) => Object.fromEntries(checks.map((c) => [c.name, c.status]));
+
+describe("mnemo doctor", () => {
+  test("a healthy data dir with a running server: every line green, exit 0; the writer is named", async () => {
+    const dir = dataDir("healthy");
+    const gateway = await fakeGateway();
+    try {
+      const env = { LLM_GATEWAY_URL: gateway.url };
+      const server = await spawnServer(["--data", dir, "--allow-mock-tokens"], env);
+      const written = await fetch(`${server.url}/v1/memories`, { method: "POST", headers: { authorization: "Bearer mock-token-a", "content-type": "application/json" }, body: '{"content":"x"}' });
+      expect(written.status).toBe(201);
+      const result = await runCli(["doctor", "--json", "--data", dir], env);
+      expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 0, stderr: "" });
+      const report = JSON.parse(result.stdout);
+      expect(report.ok).toBe(true);
+      expect(byName(report.checks)).toEqual({
+        "data dir": "ok", "free disk": "ok", "store of record": "ok", "index lag": "ok", "index writer": "ok", "embedding model": "ok",
+        "upstream gateway": "ok", "master key": "ok",
+      });
+      expect(report.checks.find((c: any) => c.name === "index writer").detail).toContain("(lease live)");
+      expect(report.checks.find((c: any) => c.name === "store of record").detail).toContain(TEST_DATABASE_URL ? "answers" : "integrity ok");
+
+      // Human form: one line per check, no colour codes outside a terminal.
+      const text = await runCli(["doctor", "--data", dir], env);
+      expect(text.exitCode).toBe(0);
+      expect(text.stdout.trim().split("\n")).toHaveLength(8);
+      expect(text.stdout).toStartWith("✔ data dir");
+      expect(text.stdout).not.toContain("\u001b[");
+    } finally {
+      gateway.close();
+    }
+  });
+
+  test("red lines give a hint and exit 1: no data dir, a configured gateway that does not answer", async () => {
+    const missing = join(root, "missing");
+    const result = await runCli(["doctor", "--json", "--data", missing], { LLM_GATEWAY_URL: "http://127.0.0.1:9/v1", MNEMO_DATABASE_URL: "" });
+    expect(result.exitCode).toBe(1);
+    const report = JSON.parse(result.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.checks.find((c: any) => c.name === "data dir")).toEqual({
+      name: "data dir", status: "fail", detail: `${missing} does not exist`, hint: "check --data / MNEMO_DATA_DIR, or run `mnemo serve` once to create it",
+    });
+    expect(report.checks.find((c: any) => c.name === "upstream gateway")).toMatchObject({ status: "fail", hint: "check LLM_GATEWAY_URL and that the gateway runs" });
+    const text = await runCli(["doctor", "--data", missing], { NO_COLOR: "1", MNEMO_DATABASE_URL: "" });
+    expect([text.exitCode, text.stdout.includes("✘ data dir"), text.stdout.includes("\u001b[")]).toEqual([1, true, false]);
+  });
+
+  test.skipIf(Boolean(TEST_DATABASE_URL))("changes an import queued with no server running show as index lag (red only once older than 10 minutes)", async () => {
+    const dir = dataDir("lagging");
+    const file = join(root, "one.jsonl");
+    await Bun.write(file, '{"content":"queued"}\n');
+    expect((await runCli(["import", file, "--user", "a", "--data", dir])).exitCode).toBe(0);
+    const fresh = JSON.parse((await runCli(["doctor", "--json", "--data", dir])).stdout);
+    expect(fresh.checks.find((c: any) => c.name === "index lag")).toMatchObject({ status: "ok", detail: expect.stringContaining("1 changes waiting for full-text") });
+  });
+});

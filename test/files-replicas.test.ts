@@ -1,0 +1,43 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { killSpawnedServers, spawnServer } from "./helpers/cli";
+import { rmSync } from "node:fs";
+import { dropDatabaseFor, TEST_DATABASE_URL } from "./helpers/database";
+import { tempDir } from "./helpers/server";
+
+afterEach(killSpawnedServers);
+
+const auth = { authorization: "Bearer mock-token-rep" };
+const json = (url: string, method: string, body?: unknown) =>
+  fetch(url, { method, headers: { ...auth, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) })
+    .then(async (r) => [r.status, await r.json()] as [number, any]);
+
+const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
+
+describe(`files across two replicas on ${backend}`, () => {
+  test("a URL signed by one replica is accepted by the other; an upload session moves between replicas", async () => {
+    const dir = tempDir("mnemo-files-replicas-");
+    const args = ["--data", dir, "--allow-mock-tokens"];
+    const a = await spawnServer(args);
+    const b = await spawnServer(args);
+    const [, ws] = await json(`${a.url}/v1/workspaces`, "POST", { name: "Shared" });
+
+    const [, issued] = await json(`${a.url}/v1/workspaces/${ws.id}/files/upload-url`, "POST", { filename: "r.txt", contentType: "text/plain" });
+    const onB = issued.url.replace(a.url, b.url);
+    const put = await fetch(onB, { method: "PUT", body: "signed on A, stored through B", headers: { "content-type": "text/plain" } });
+    expect(put.status).toBe(201);
+    const fromA = await fetch(`${a.url}/v1/workspaces/${ws.id}/files/${issued.key}`, { headers: auth });
+    expect([fromA.status, await fromA.text()]).toEqual([200, "signed on A, stored through B"]);
+
+    const [, { uploadId }] = await json(`${a.url}/v1/uploads/start`, "POST", { workspaceId: ws.id, filename: "p.bin", contentType: "application/octet-stream" });
+    expect(await json(`${b.url}/v1/uploads/${uploadId}/part`, "POST", { partNumber: 2, data: Buffer.from(" world").toString("base64") })).toEqual([200, { uploaded: true }]);
+    expect(await json(`${a.url}/v1/uploads/${uploadId}/part`, "POST", { partNumber: 1, data: Buffer.from("hello").toString("base64") })).toEqual([200, { uploaded: true }]);
+    const [status, done] = await json(`${b.url}/v1/uploads/${uploadId}/complete`, "POST");
+    expect(status).toBe(200);
+    const joined = await fetch(`${a.url}/v1/workspaces/${ws.id}/files/${done.key}`, { headers: auth });
+    expect(await joined.text()).toBe("hello world");
+
+    await Promise.all([a, b].map((server) => (server.proc.kill(), server.proc.exited)));
+    rmSync(dir, { recursive: true, force: true });
+    await dropDatabaseFor(dir);
+  });
+});
