@@ -1,0 +1,71 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { AuthService, Principal } from "../auth/service";
+import type { Logger } from "../lib/log";
+import { errorDocs } from "../errors/model";
+import { createRouter } from "../lib/router";
+import { scopesFromAuthInfo, type McpServices } from "./context";
+import { createMcpServer } from "./server";
+import { createSessionRegistry, type SessionLimits } from "./sessions";
+
+const MB = 1024 * 1024;
+/** A JSON-RPC message carrying the largest document write (20 MB, see body-limits.ts) and its envelope. */
+const MAX_MESSAGE_BYTES = 21 * MB;
+const SWEEP_MS = 60_000;
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxPerUser: 16, idleMs: 30 * 60_000 };
+
+const rpcDoc = (description: string) => ({ description, content: { "application/json": { schema: { type: "object" as const, description: "A JSON-RPC 2.0 message" } } } });
+const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
+
+/**
+ * Streamable HTTP at `/mcp` (MCP revision 2025-06-18 and later), with the REST API's bearer
+ * tokens. Every request is authenticated; a session belongs to the user that opened it, and
+ * its id presented by anyone else is a 404. The scopes checked by a tool are those of the
+ * request's own credential.
+ *
+ * Responses are JSON (no SSE on POST), and `GET /mcp` answers 405 as the transport allows:
+ * this server never sends unsolicited messages, and an idle SSE stream would only hold a
+ * connection (and delay shutdown, which waits for in-flight requests).
+ */
+export function mcpRoutes(deps: { auth: AuthService; services: McpServices; log: Logger }, limits: SessionLimits = DEFAULT_SESSION_LIMITS) {
+  const { auth, services, log } = deps;
+  const sessions = createSessionRegistry(limits);
+  const sweeper = setInterval(() => void sessions.sweep().catch(() => {}), Math.min(SWEEP_MS, limits.idleMs));
+  sweeper.unref?.();
+
+  const authInfo = (p: Principal) => ({ token: "", clientId: p.keyId ?? p.userId, scopes: [...p.scopes], extra: { userId: p.userId } });
+
+  async function openSession(request: Request, principal: Principal): Promise<Response> {
+    const server = createMcpServer({ services, log, principal: { userId: principal.userId, scopesOf: scopesFromAuthInfo } });
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      enableJsonResponse: true,
+      maxRequestBodySize: MAX_MESSAGE_BYTES,
+      onsessioninitialized: (id) => sessions.add({ id, userId: principal.userId, server, transport }),
+      onsessionclosed: (id) => sessions.forget(id),
+    });
+    transport.onclose = () => transport.sessionId && sessions.forget(transport.sessionId);
+    await server.connect(transport);
+    const response = await transport.handleRequest(request, { authInfo: authInfo(principal) });
+    // Anything but an initialize request leaves no session: nothing to keep.
+    if (!transport.sessionId) await server.close().catch(() => {});
+    return response;
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    const principal = await auth.authenticate(request.headers.get("authorization"));
+    const sessionId = request.headers.get("mcp-session-id");
+    if (request.method === "GET") {
+      return rpcError(405, -32000, "Method not allowed: this server offers no SSE stream; POST requests answer in JSON", { allow: "POST, DELETE" });
+    }
+    if (!sessionId) return openSession(request, principal);
+    const session = sessions.find(sessionId, principal.userId);
+    if (!session) return rpcError(404, -32001, "Session not found");
+    return session.transport.handleRequest(request, { authInfo: authInfo(principal) });
+  }
+
+  return createRouter()
+    .post("/mcp", ({ request }) => handle(request), { detail: { tags: ["mcp"], summary: "MCP Streamable HTTP: a JSON-RPC message (initialize opens a session)", responses: { 200: rpcDoc("The JSON-RPC response; `Mcp-Session-Id` after initialize"), 202: { description: "A notification or response was accepted" }, 404: rpcDoc("Unknown session, or another principal's"), ...errorDocs([401, 403]) } } })
+    .get("/mcp", ({ request }) => handle(request), { detail: { tags: ["mcp"], summary: "MCP: no SSE stream here (405 after authentication)", responses: { 405: rpcDoc("This server offers no SSE stream"), ...errorDocs([401]) } } })
+    .delete("/mcp", ({ request }) => handle(request), { detail: { tags: ["mcp"], summary: "MCP: close the session named by Mcp-Session-Id", responses: { 200: { description: "Session closed" }, 404: rpcDoc("Unknown session, or another principal's"), ...errorDocs([401]) } } });
+}
