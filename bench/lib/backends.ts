@@ -20,6 +20,9 @@ import { spawnReplica, waitForOptimizedIndex, type Replica } from "./replicas";
 import { measureIngest, measureSearch } from "./speed";
 import { round, summarize, table, type Summary } from "./stats";
 
+/** PostgreSQL storage requires a master key shared by the replicas (bench data only). */
+const BENCH_MASTER_KEY = "be".repeat(32);
+
 export interface BackendOptions {
   n: number;
   queries: number;
@@ -99,7 +102,7 @@ async function twoReplicas(o: BackendOptions, db: BenchDatabase, notes: string[]
   const backend = "postgres, 2 replicas";
   const indexDir = tempDir("mnemo-bench-index-");
   const dataDirs = [tempDir(), tempDir()];
-  const env = { MNEMO_DATABASE_URL: db.url, MNEMO_INDEX_URI: indexDir, EMBEDDINGS_PROVIDER: "none" };
+  const env = { MNEMO_DATABASE_URL: db.url, MNEMO_INDEX_URI: indexDir, EMBEDDINGS_PROVIDER: "none", SERVER_MASTER_KEY: BENCH_MASTER_KEY };
   const replicas: Replica[] = [];
   try {
     // One after the other: the first runs the migrations and takes the writer lease.
@@ -176,7 +179,7 @@ export async function compareBackends(o: BackendOptions): Promise<BackendCompari
   }
   const postgres = `PostgreSQL ${await postgresVersion(o.postgresUrl)} at ${displayUrl(o.postgresUrl).replace(/\/[^/]*$/, "")}`;
   for (const run of [
-    (db: BenchDatabase) => singleServer(o, "postgres", { EMBEDDINGS_PROVIDER: "none", MNEMO_DATABASE_URL: db.url }),
+    (db: BenchDatabase) => singleServer(o, "postgres", { EMBEDDINGS_PROVIDER: "none", MNEMO_DATABASE_URL: db.url, SERVER_MASTER_KEY: BENCH_MASTER_KEY }),
     (db: BenchDatabase) => twoReplicas(o, db, notes),
   ]) {
     const db = await createBenchDatabase(o.postgresUrl);

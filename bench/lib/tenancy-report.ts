@@ -40,7 +40,7 @@ function printSingleUser(r: TenancyResult): void {
   console.log(`Mnemo: ${ingestLine(f.ingest, o.clients)}`);
   console.log(`       ${indexLine(f.ingest)}; searched in a server restarted on the data: RSS after searching ${f.rssMB} MB, ${tables(f.tables)}`);
   console.log(`LanceDB direct: same ${d.rows} texts in one table (id, text) in a temp dir, created in ${d.createMs} ms, one FTS index (tokenizer of lance-store.ts fullTextIndex) in ${d.indexMs} ms; ` +
-    `reopened in a fresh session; table.search(q, "fts").select(["id","_score"]).limit(${d.limit}), in this process (no HTTP)`);
+    `reopened in a fresh session per query form; table.search(q, "fts").select(["id","_score"]).limit(${d.limit}), in this process (no HTTP)`);
   console.log(`\nFull-text search latency (ms; ${o.queries} queries after ${o.warmup} warm-up, sequential, the same queries everywhere; Mnemo at limit 10 asks LanceDB for ${d.limit})`);
   console.log(
     table(
@@ -48,7 +48,7 @@ function printSingleUser(r: TenancyResult): void {
       [
         row("Mnemo HTTP (restarted server)", f.search.http, [f.search.meanResults, strategies(f.search)]),
         row("  in the engine (server side)", f.search.engine, ["", "flush + LanceDB + store read-back"]),
-        row("  LanceDB searchText in the server", f.search.text, ["", "MultiMatch over text, context_before, context_after"]),
+        row("  LanceDB searchText in the server", f.search.text, ["", "match on text (no session: no context); addresses + scores, ids from the address map"]),
         row("  outside the engine", f.search.outsideEngine, ["", "HTTP, routing, auth, JSON"]),
         row("LanceDB direct, queries as Mnemo sends them", serverQ.latency, [serverQ.meanResults, `query-text.ts fullTextQuery(q)${serverQ.failed ? `; ${serverQ.failed} failed` : ""}`]),
         row("LanceDB direct, queries as typed", rawQ.latency, [rawQ.meanResults, `raw strings${rawQ.failed ? `; ${rawQ.failed} failed` : ""}`]),
@@ -58,7 +58,7 @@ function printSingleUser(r: TenancyResult): void {
   const h = f.search.http;
   console.log(`Mnemo HTTP / LanceDB direct (queries as Mnemo sends them): p50 ${ratio(h.p50, serverQ.latency.p50)}, p99 ${ratio(h.p99, serverQ.latency.p99)}`);
   console.log(`Mnemo HTTP / LanceDB direct (queries as typed):            p50 ${ratio(h.p50, rawQ.latency.p50)}, p99 ${ratio(h.p99, rawQ.latency.p99)}`);
-  if (f.search.text) console.log(`LanceDB inside Mnemo (3 columns) / LanceDB direct (1 column, same queries): p50 ${ratio(f.search.text.p50, serverQ.latency.p50)}, p99 ${ratio(f.search.text.p99, serverQ.latency.p99)}`);
+  if (f.search.text) console.log(`LanceDB inside Mnemo / LanceDB direct (same queries): p50 ${ratio(f.search.text.p50, serverQ.latency.p50)}, p99 ${ratio(f.search.text.p99, serverQ.latency.p99)}`);
   const slow = f.search.slowest.map((q) => `${q.ms} ms "${q.query}"`).join("; ");
   console.log(`Mnemo's slowest: ${slow}`);
 }

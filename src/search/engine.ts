@@ -8,7 +8,7 @@ import type { Indexer } from "./indexer";
 import type { LanceStore, RawHit } from "./lance-store";
 import { partitionGroup, textTable, type PartitionGroup } from "./partitions";
 import { fullTextQuery } from "./query-text";
-import { fuse, type RankedHit } from "./ranking";
+import { contenders, fuse, order, type RankedHit } from "./ranking";
 import { sourceKey, type SearchHit, type SearchItem, type SearchKind, type SearchRequest, type SearchResult, type SearchSource, type SourceRef } from "./types";
 
 export interface SearchEngineOptions {
@@ -51,6 +51,8 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
   // by owner and query: a cache shared across users would answer B's search for X
   // faster when A had searched X, telling B what A searched.
   const queryVectors = new Map<string, Float32Array>();
+  // The index writer's searches of memory tables read no column back (lance-store.ts).
+  lance.useRowKeysWhile(() => indexer.isWriter);
   const queryKey = (ownerId: string, query: string) => createHash("sha256").update(`${ownerId.length}:${ownerId}|${query}`).digest("base64url");
 
   async function embedQuery(ownerId: string, query: string, timeoutMs: number): Promise<Float32Array | null> {
@@ -81,11 +83,11 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
   }
 
   /**
-   * Reads each hit's item back from the store of record, for this owner: the text and
-   * workspace answered are the current ones, and a hit whose item was deleted since it
-   * was indexed is dropped.
+   * Reads each hit's item back from the store of record, for this owner: the text,
+   * workspace and time answered are the current ones, and a hit whose item was deleted
+   * since it was indexed is dropped.
    */
-  async function hydrate(ownerId: string, hits: RankedHit[]): Promise<SearchHit[]> {
+  async function hydrate(ownerId: string, hits: RankedHit[]): Promise<Array<RankedHit & SearchHit & { createdAtMs: number }>> {
     const byKind = new Map<SearchKind, SourceRef[]>();
     for (const hit of hits) {
       const refs = byKind.get(hit.kind) ?? [];
@@ -102,7 +104,7 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
     }
     return hits.flatMap((hit) => {
       const item = current.get(`${sourceKey({ ownerId, kind: hit.kind, sourceId: hit.sourceId })}|${hit.itemId}`);
-      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId }] : [];
+      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs }] : [];
     });
   }
 
@@ -154,8 +156,10 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
       const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
       const { textHits, vectorHits, embedMs: embedTime } = await candidates(request, count, remaining);
       const embedMs = embedTime();
-      const fused = fuse(textHits, vectorHits, request.limit + VERIFY_SPARE).filter((hit) => hit.score > 0 && hit.score >= (request.minScore ?? 0));
-      const hits = (await hydrate(request.ownerId, fused)).slice(0, request.limit);
+      const fused = fuse(textHits, vectorHits).filter((hit) => hit.score > 0 && hit.score >= (request.minScore ?? 0));
+      // Ties go to the newer item, a time the index does not hold (one column less to read
+      // per hit): every hit tied with the last candidate is read back too, then ordered.
+      const hits: SearchHit[] = order(await hydrate(request.ownerId, contenders(fused, request.limit + VERIFY_SPARE)), request.limit);
       const semantic = vectorHits !== null;
       const finished = performance.now();
       const timings = { flush: afterFlush - started, embed: embedMs, search: finished - afterFlush - embedMs };

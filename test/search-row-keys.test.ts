@@ -1,0 +1,116 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { LanceStore, type RawHit } from "../src/search/lance-store";
+import { textTable } from "../src/search/partitions";
+import { mock, startTestServer, type TestServer } from "./helpers/server";
+
+/**
+ * Memory searches read item ids from an in-memory map by row address instead of the
+ * item_id column (src/search/row-keys.ts). These check that the map answers exactly what
+ * the column says, through a table's whole life: cold, loaded, new rows, compaction, and
+ * a table dropped and created again — seen by this process and by another one.
+ */
+const servers: TestServer[] = [];
+afterAll(async () => {
+  for (const server of servers) await server.destroy();
+});
+
+const WORDS = ["harbour", "kayak", "locker", "river", "lantern", "garden", "violin", "market"];
+const QUERIES = ["harbour kayak", "locker", "river lantern", "garden violin market", "kayak"];
+const sentence = (i: number, tag: string) => `${tag} note ${i}: the ${WORDS[i % 8]} by the ${WORDS[(i * 3 + 1) % 8]} and ${WORDS[(i * 5 + 2) % 8]}`;
+
+type Keyed = Array<[string, number]>;
+const keyed = (hits: RawHit[]): Keyed => hits.map((h): [string, number] => [h.item_id, h._score ?? 0]).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+
+/** The map's answer and the column's answer for every query, on one store. */
+async function both(lance: LanceStore, table: string) {
+  const byMap: Keyed[] = [];
+  const byColumn: Keyed[] = [];
+  for (const query of QUERIES) {
+    byMap.push(keyed(await lance.searchText(table, null, query, 40, { context: false, memories: true })));
+    // The mixed-table path reads kind, source and item back from their columns.
+    byColumn.push(keyed(await lance.searchText(table, null, query, 40, { context: false, memories: false })));
+  }
+  return { byMap, byColumn };
+}
+
+const heldRows = (lance: LanceStore) => (lance as unknown as { rowKeys: { size: number } }).rowKeys.size;
+
+async function mapLoaded(lance: LanceStore, atLeast: number) {
+  for (let i = 0; i < 200 && heldRows(lance) < atLeast; i++) await Bun.sleep(10);
+  expect(heldRows(lance)).toBeGreaterThanOrEqual(atLeast);
+}
+
+async function write(server: TestServer, user: string, from: number, count: number, tag: string) {
+  for (let i = from; i < from + count; i++) {
+    const [status] = await server.call("POST", "/v1/memories", { token: mock(user), body: { id: `${tag}-${i}`, content: sentence(i, tag) } });
+    expect(status).toBe(201);
+  }
+  await server.services.indexer.drain();
+}
+
+describe("memory search by row address", () => {
+  test("answers the ids and scores the item_id column holds: cold, loaded, after new rows and after compaction", async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    const lance = server.services.lance;
+    const table = textTable("rk", "mem");
+    await write(server, "rk", 0, 40, "a");
+
+    const cold = await both(lance, table);
+    expect(cold.byMap.flat().length).toBeGreaterThan(QUERIES.length);
+    expect(cold.byMap).toEqual(cold.byColumn);
+    await mapLoaded(lance, 40);
+    expect((await both(lance, table)).byMap).toEqual(cold.byColumn);
+
+    // New rows land in a new fragment the map does not hold yet; then deletions.
+    await write(server, "rk", 40, 25, "a");
+    for (const i of [3, 17, 44]) expect((await server.call("DELETE", `/v1/memories/a-${i}`, { token: mock("rk") }))[0]).toBe(200);
+    await server.services.indexer.drain();
+    const grown = await both(lance, table);
+    expect(grown.byMap).toEqual(grown.byColumn);
+    expect(grown.byMap.flat().some(([id]) => id === "a-3")).toBe(false);
+    await mapLoaded(lance, 60);
+    expect((await both(lance, table)).byMap).toEqual(grown.byColumn);
+
+    // Compaction rewrites the rows into new fragments (new addresses).
+    await server.services.indexer.settle();
+    const compacted = await both(lance, table);
+    expect(compacted.byMap).toEqual(compacted.byColumn);
+    expect(compacted.byMap.flat().length).toBeGreaterThan(QUERIES.length);
+  }, 60_000);
+
+  test("a table dropped and created again is another table, in this process and in a reader process", async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    const table = textTable("rk2", "mem");
+    await write(server, "rk2", 0, 30, "old");
+    // Another process reading the same index (a replica), checking for new versions at every
+    // read: it never uses the map (it cannot know of a drop before the writer says so).
+    const reader = await LanceStore.open({ uri: join(server.dataDir, "index"), readConsistencySeconds: 0 });
+    try {
+      await both(reader, table);
+      await both(server.services.lance, table);
+      await mapLoaded(server.services.lance, 30);
+      expect(heldRows(reader)).toBe(0);
+
+      // Deleting every memory drops the partition; new memories create it again, with
+      // fragment ids starting over: the same addresses now hold other items.
+      for (let i = 0; i < 30; i++) await server.call("DELETE", `/v1/memories/old-${i}`, { token: mock("rk2") });
+      await server.services.indexer.drain();
+      await write(server, "rk2", 0, 30, "new");
+
+      for (const lance of [server.services.lance, reader]) {
+        const again = await both(lance, table);
+        expect(again.byMap).toEqual(again.byColumn);
+        expect(again.byMap.flat().length).toBeGreaterThan(QUERIES.length);
+        expect(again.byMap.flat().every(([id]) => id.startsWith("new-"))).toBe(true);
+      }
+      const [, body] = await server.call("POST", "/v1/memories/search", { token: mock("rk2"), body: { query: "harbour kayak" } });
+      expect(body.results.length).toBeGreaterThan(0);
+      expect(body.results.every((r: { id: string; content: string }) => r.id.startsWith("new-") && r.content.startsWith("new note"))).toBe(true);
+    } finally {
+      reader.close();
+    }
+  }, 60_000);
+});
