@@ -1,14 +1,27 @@
 #!/usr/bin/env bun
 import chalk from "chalk";
 import { Command, CommanderError } from "commander";
+import { registerBackupCommands } from "./commands/backup";
 import { registerDevTokenCommand } from "./commands/dev-token";
+import { registerEscrowCommand } from "./commands/escrow";
+import { registerDoctorCommand } from "./commands/doctor";
+import { registerExportCommand } from "./commands/export";
+import { registerImportCommand } from "./commands/import";
 import { registerKeysCommand } from "./commands/keys";
+import { registerMcpCommand } from "./commands/mcp";
 import { registerModelsCommand } from "./commands/models";
 import { registerReindexCommand } from "./commands/reindex";
 import { registerServeCommand } from "./commands/serve";
+import { registerUsageCommand } from "./commands/usage";
 import { CliError } from "./output";
 
-/** The `mnemo` command line: the only entry point that starts servers or touches the terminal. */
+/**
+ * The `mnemo` command line: the only entry point that starts servers or touches the terminal.
+ * One `registerXCommand(program)` per command below. A command module imports only light
+ * things at its top (commander, cli/output, constants); the server, services, LanceDB,
+ * onnxruntime and the store are `await import()`ed inside its action, so `--help`, `keys`
+ * and `dev-token` start in ~15 ms from the binary (test/cli-startup.test.ts checks this).
+ */
 export function buildProgram(): Command {
   const program = new Command("mnemo")
     .description("Mnemo: a local-first knowledge and memory server")
@@ -18,12 +31,21 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerKeysCommand(program);
   registerDevTokenCommand(program);
+  registerEscrowCommand(program);
   registerReindexCommand(program);
   registerModelsCommand(program);
+  registerMcpCommand(program);
+  registerImportCommand(program);
+  registerExportCommand(program);
+  registerBackupCommands(program);
+  registerDoctorCommand(program);
+  registerUsageCommand(program);
   return program;
 }
 
 if (import.meta.main) {
+  // chalk colours only a terminal; NO_COLOR (no-color.org) turns colours off there too.
+  if (process.env.NO_COLOR) chalk.level = 0;
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {

@@ -1,20 +1,26 @@
 import { cors } from "@elysiajs/cors";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { completionRoutes } from "./completions";
+import { usageRoutes } from "./usage";
 import { chatRoutes } from "./chats";
 import { contextRoutes } from "./context";
 import { derivedIndexRoutes } from "./derived-index";
+import { fileRoutes } from "./files";
+import { uploadRoutes } from "./uploads";
 import { documentRoutes } from "./documents";
 import { documentsQueryRoutes } from "./documents-query";
 import { errorPlugin } from "./errors/plugin";
 import { healthRoutes } from "./health";
 import { refineOpenApi } from "./lib/openapi-refine";
-import { pendingRoutes } from "./lib/pending-routes";
+import { openApiUi } from "./lib/openapi-ui";
 import { requestGuards } from "./lib/request-guards";
 import { createRouteCatalog, type RouteCatalog } from "./lib/route-catalog";
+import { mcpRoutes } from "./mcp";
 import { memoryRoutes } from "./memories";
 import { noteRoutes } from "./notes";
 import { meRoutes } from "./profiles";
+import { webhookRoutes } from "./identity";
 import type { Services } from "./services";
 import { workspaceRoutes } from "./workspaces";
 
@@ -39,20 +45,24 @@ function openApiDocument(catalog: RouteCatalog) {
     .use(
       openapi({
         specPath: OPENAPI_JSON,
-        path: "/openapi",
+        // The page comes from openApiUi: Scalar embedded, not loaded from a CDN.
+        provider: null,
         documentation: {
           info: { title: "Mnemo", version: "1.0.0", description: "Local-first knowledge and memory server" },
           components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
           security: [{ bearer: [] }],
         },
       }),
-    );
+    )
+    .use(openApiUi({ title: "Mnemo API", specPath: OPENAPI_JSON }));
 }
 
 /** Builds the HTTP app from its services. Never listens: `server.ts` and tests do. */
 export function buildApp(services: Services) {
   // The catalog reads the finished app's routes at request time (405 Allow, who takes a body).
   const catalog = createRouteCatalog(() => app.routes);
+  // The PKMS routes' `decrypt: true` option (spec §4 decryption rules, reverse-proxy writes).
+  const encryption = { keys: services.clientKeys, proxyMode: services.config.encryption.proxyMode };
   const app = new Elysia({ normalize: false })
     .use(errorPlugin(services.log, { allowedMethods: catalog.allowedMethods }))
     .use(requestGuards(catalog))
@@ -61,7 +71,7 @@ export function buildApp(services: Services) {
         origin: "*",
         methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         allowedHeaders: CORS_ALLOWED_HEADERS,
-        exposeHeaders: ["X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count"],
+        exposeHeaders: ["X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors"],
         credentials: false,
         maxAge: 600,
       }),
@@ -78,15 +88,20 @@ export function buildApp(services: Services) {
       }),
     )
     .use(meRoutes(services.auth, services.profiles, services.store))
+    .use(webhookRoutes(services.identity))
     .use(memoryRoutes(services.auth, services.memories))
     .use(contextRoutes(services.auth, services.context))
-    .use(workspaceRoutes(services.auth, services.workspaces))
+    .use(workspaceRoutes(services.auth, services.workspaces, encryption))
     .use(documentsQueryRoutes(services.auth, services.documentsQuery))
-    .use(documentRoutes(services.auth, services.documents))
-    .use(noteRoutes(services.auth, services.notes))
-    .use(chatRoutes(services.auth, services.chats))
-    .use(derivedIndexRoutes(services.auth, services.derivedIndex));
-  // Last: a stub only for the spec routes no plugin above serves.
-  return app.use(pendingRoutes(catalog));
+    .use(documentRoutes(services.auth, services.documents, encryption))
+    .use(noteRoutes(services.auth, services.notes, encryption))
+    .use(chatRoutes(services.auth, services.chats, encryption))
+    .use(derivedIndexRoutes(services.auth, services.derivedIndex, encryption))
+    .use(fileRoutes(services.auth, services.files, encryption))
+    .use(uploadRoutes(services.auth, services.uploads))
+    .use(completionRoutes(services.auth, services.completions, services.models))
+    .use(usageRoutes(services.auth, services.usage))
+    .use(mcpRoutes({ auth: services.auth, services, log: services.log }));
+  return app;
 }
 export type App = ReturnType<typeof buildApp>;

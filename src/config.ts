@@ -57,6 +57,29 @@ export const ConfigSchema = T.Object({
     maxOpenTables: T.Integer({ minimum: 2, description: "MNEMO_INDEX_OPEN_TABLES: index table handles kept open (least recently used closed first)" }),
     embeddingCacheMax: T.Integer({ minimum: 1, description: "MNEMO_EMBEDDING_CACHE_MAX: stored document vectors kept for re-use (least recently used removed first)" }),
   }),
+  encryption: T.Object({
+    masterKey: T.Optional(T.String({ description: "SERVER_MASTER_KEY: 32 bytes (64 hex or base64) sealing escrowed client keys; required with PostgreSQL, else <data>/master.key (never logged)" })),
+    proxyMode: T.Boolean({ description: "MNEMO_PROXY_ENCRYPTION=1: encrypt every payload write with the caller's resolved client key (reverse-proxy mode)" }),
+  }),
+  webhooks: T.Object({
+    syncId: T.Optional(T.String({ minLength: 1, description: "WEBHOOK_ID_SYNC: the id of POST /api/v1/webhooks/:id/sync that syncs a signed-in user; unset = disabled" })),
+    onboardingId: T.Optional(T.String({ minLength: 1, description: "WEBHOOK_ID_ONBOARDING: the id of the onboarding webhook; unset = disabled" })),
+  }),
+  files: T.Object({
+    maxFileBytes: T.Integer({ minimum: 1, description: "MNEMO_MAX_FILE_BYTES: the largest file (presigned PUT or upload session); default 100 MB" }),
+    blobsUri: T.String({ minLength: 1, description: "MNEMO_BLOBS_URI: where file bytes live (LanceDB); default <data>/blobs, or <index uri>-blobs when MNEMO_INDEX_URI is set" }),
+  }),
+  completions: T.Object({
+    gatewayUrl: T.String({ pattern: "^https?://", description: "LLM_GATEWAY_URL: base URL of the OpenAI-compatible upstream (…/v1); default http://127.0.0.1:11434/v1 (Ollama)" }),
+    gatewayApiKey: T.Optional(T.String({ description: "LLM_GATEWAY_API_KEY: bearer key sent upstream (never logged)" })),
+    gatewayTimeoutMs: T.Integer({ minimum: 1, description: "LLM_GATEWAY_TIMEOUT_MS: until the upstream's reply (non-streaming) or its response headers (streaming); default 120000" }),
+    defaultModel: T.String({ minLength: 1, description: "DEFAULT_MODEL: used when a completion names no model; default llama3.2" }),
+    models: T.Array(T.Object({ id: T.String({ minLength: 1 }), owned_by: T.String({ minLength: 1 }) }), { description: "MNEMO_MODELS: the curated list, `owner=id,owner=id`" }),
+    monthlyTokenLimit: T.Integer({ minimum: 0, description: "MONTHLY_TOKEN_LIMIT: tokens per user per UTC month unless overridden (mnemo usage set-limit); default 1000000" }),
+    memoryWindowMs: T.Integer({ minimum: 0, maximum: 60_000, description: "MNEMO_MEMORY_WINDOW_MS: the retrieval budget before going upstream without memories; default 800" }),
+    rateLimitPerKeyPerMinute: T.Integer({ minimum: 1, description: "MNEMO_RATE_LIMIT_KEY_PER_MINUTE: completions per credential per sliding minute; default 60" }),
+    rateLimitPerPrincipalPerHour: T.Integer({ minimum: 1, description: "MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR: completions per user per sliding hour; default 600" }),
+  }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -66,6 +89,8 @@ export type ConfigOverrides = Partial<Pick<Config, "dataDir" | "host" | "port" |
   index?: Partial<Config["index"]>;
   embeddings?: Partial<Config["embeddings"]>;
   indexer?: Partial<Config["indexer"]>;
+  completions?: Partial<Config["completions"]>;
+  files?: Partial<Config["files"]>;
 };
 
 type Env = Record<string, string | undefined>;
@@ -80,6 +105,20 @@ function parseJsonObject(name: string, value: string | undefined): Record<string
   } catch {}
   throw new Error(`${name} must be a JSON object of strings, e.g. {"timeout":"60s"}`);
 }
+
+/** The curated models list (several providers); `MNEMO_MODELS=owner=id,owner=id` replaces it. */
+const DEFAULT_MODELS = "meta=llama3.2,openai=gpt-4o-mini,openai=gpt-4.1-mini,anthropic=claude-3-5-haiku-latest,google=gemini-2.0-flash,mistralai=mistral-small-latest";
+
+function parseModelList(value: string | undefined): Array<{ id: string; owned_by: string }> {
+  return (value || DEFAULT_MODELS).split(",").map((s) => s.trim()).filter(Boolean).map((entry) => {
+    const at = entry.indexOf("=");
+    if (at <= 0 || at === entry.length - 1) throw new Error(`MNEMO_MODELS: '${entry}' is not owner=id`);
+    return { owned_by: entry.slice(0, at), id: entry.slice(at + 1) };
+  });
+}
+
+/** File bytes beside a moved index (`<index uri>-blobs`, so every replica reaches them), else `<data>/blobs`. */
+const blobsBeside = (indexUri: string | undefined, dataDir: string) => (indexUri ? `${indexUri.replace(/\/+$/, "")}-blobs` : join(dataDir, "blobs"));
 
 /** Resolves the data dir the same way for the server and every CLI command. */
 export function resolveDataDir(cliValue: string | undefined, env: Env = process.env): string {
@@ -147,6 +186,32 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
       maxOpenTables: env.MNEMO_INDEX_OPEN_TABLES ? Number(env.MNEMO_INDEX_OPEN_TABLES) : 256,
       embeddingCacheMax: env.MNEMO_EMBEDDING_CACHE_MAX ? Number(env.MNEMO_EMBEDDING_CACHE_MAX) : 1_000_000,
       ...overrides.indexer,
+    },
+    encryption: {
+      masterKey: env.SERVER_MASTER_KEY || undefined,
+      proxyMode: flag(env.MNEMO_PROXY_ENCRYPTION),
+    },
+    webhooks: {
+      syncId: env.WEBHOOK_ID_SYNC || undefined,
+      onboardingId: env.WEBHOOK_ID_ONBOARDING || undefined,
+    },
+    files: {
+      maxFileBytes: env.MNEMO_MAX_FILE_BYTES ? Number(env.MNEMO_MAX_FILE_BYTES) : 100 * 1024 * 1024,
+      // Beside the index (same kind of location, so every replica reaches it), never inside it.
+      blobsUri: env.MNEMO_BLOBS_URI || blobsBeside(overrides.index?.uri || env.MNEMO_INDEX_URI, dataDir),
+      ...overrides.files,
+    },
+    completions: {
+      gatewayUrl: (env.LLM_GATEWAY_URL || "http://127.0.0.1:11434/v1").replace(/\/+$/, ""),
+      gatewayApiKey: env.LLM_GATEWAY_API_KEY || undefined,
+      gatewayTimeoutMs: env.LLM_GATEWAY_TIMEOUT_MS ? Number(env.LLM_GATEWAY_TIMEOUT_MS) : 120_000,
+      defaultModel: env.DEFAULT_MODEL || "llama3.2",
+      models: parseModelList(env.MNEMO_MODELS),
+      monthlyTokenLimit: env.MONTHLY_TOKEN_LIMIT ? Number(env.MONTHLY_TOKEN_LIMIT) : 1_000_000,
+      memoryWindowMs: env.MNEMO_MEMORY_WINDOW_MS ? Number(env.MNEMO_MEMORY_WINDOW_MS) : 800,
+      rateLimitPerKeyPerMinute: env.MNEMO_RATE_LIMIT_KEY_PER_MINUTE ? Number(env.MNEMO_RATE_LIMIT_KEY_PER_MINUTE) : 60,
+      rateLimitPerPrincipalPerHour: env.MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR ? Number(env.MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR) : 600,
+      ...overrides.completions,
     },
   };
   if (config.storage.provider === "memory" && config.storage.databaseUrl) {

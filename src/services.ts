@@ -3,13 +3,16 @@ import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
 import { createIdTokenVerifier } from "./auth/id-token";
 import type { Config } from "./config";
-import { allMigrations } from "./db/all-migrations";
+import { migrateAll } from "./db/all-migrations";
 import { createLease, createSettings } from "./db/leases";
-import { migrate } from "./db/migrate";
 import { openStoreFor } from "./db/open";
 import { serverSecret } from "./db/secrets";
 import { createCursors } from "./lib/cursors";
 import { createLogger, type Logger } from "./lib/log";
+import { createClientKeys } from "./crypto/client-keys";
+import { createEscrowService } from "./crypto/escrow";
+import { resolveMasterKey } from "./crypto/master-key";
+import { createIdentityService } from "./identity/service";
 import { createMemoryRepository } from "./memories/repository";
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
@@ -23,7 +26,15 @@ import { LanceStore } from "./search/lance-store";
 import { indexLocation } from "./search/index-location";
 import { createOutbox } from "./search/outbox";
 import type { SearchKind, SearchSource } from "./search/types";
+import { createCompletionServices } from "./completions/compose";
 import { createWorkspaceServices, openWorkspaceRepositories, workspaceSearchSources } from "./workspaces/compose";
+import { BlobStore, blobsLocation } from "./blobs/store";
+import { createPresigner } from "./files/presign";
+import { createFileRepository } from "./files/repository";
+import { fileSearchSource } from "./files/search-source";
+import { createFileService } from "./files/service";
+import { createUploadRepository } from "./uploads/repository";
+import { createUploadService } from "./uploads/service";
 
 /**
  * The composition root: opens the stores and wires every service. The server and the
@@ -32,13 +43,9 @@ import { createWorkspaceServices, openWorkspaceRepositories, workspaceSearchSour
  */
 export async function openServices(config: Config, options: { log?: Logger; startIndexer?: boolean } = {}) {
   const log = options.log ?? createLogger(config.logLevel);
-  const store = openStoreFor(config.storage, config.dataDir);
-  try {
-    await migrate(store, allMigrations);
-  } catch (error) {
-    await store.close().catch(() => {});
-    throw error;
-  }
+  // Before anything opens: PostgreSQL without SERVER_MASTER_KEY stops the start here.
+  const masterKey = resolveMasterKey({ configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl, log });
+  const store = await migrateAll(openStoreFor(config.storage, config.dataDir));
 
   const cursors = createCursors(await serverSecret(store, "cursors"));
   const lance = await LanceStore.open(indexLocation(config), {
@@ -52,7 +59,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
 
   const memoryRepo = createMemoryRepository();
   const workspaceRepos = openWorkspaceRepositories();
-  const sources = new Map<SearchKind, SearchSource>([["memory", memorySearchSource(memoryRepo)], ...workspaceSearchSources(workspaceRepos)]);
+  const fileRepo = createFileRepository();
+  const sources = new Map<SearchKind, SearchSource>([["memory", memorySearchSource(memoryRepo)], ...workspaceSearchSources(workspaceRepos), ["file", fileSearchSource(fileRepo)]]);
 
   const indexer = new Indexer({
     store, outbox, lance, sources, embedder, settings, log, contextFlags,
@@ -79,6 +87,14 @@ export async function openServices(config: Config, options: { log?: Logger; star
   });
 
   const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors });
+  // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
+  const blobs = await BlobStore.open(blobsLocation(config));
+  const files = createFileService({
+    repo: fileRepo, blobs, presigner: createPresigner(await serverSecret(store, "presign")), outbox, workspaces: workspaceServices.workspaces,
+    store, cursors, log, maxFileBytes: config.files.maxFileBytes,
+  });
+  const uploads = createUploadService({ repo: createUploadRepository(), files, blobs, workspaces: workspaceServices.workspaces, store, log, maxFileBytes: config.files.maxFileBytes });
+  const escrow = await createEscrowService(store, masterKey.key);
   const services = {
     config,
     log,
@@ -93,12 +109,23 @@ export async function openServices(config: Config, options: { log?: Logger; star
     auth,
     credentials: createCredentialsService({ store, repo: credentialsRepo }),
     profiles: createProfileRepository(),
+    escrow,
+    clientKeys: createClientKeys(escrow, log),
+    identity: createIdentityService({
+      auth, store, escrow, log, profiles: createProfileRepository(), webhooks: config.webhooks,
+      credentials: createCredentialsService({ store, repo: credentialsRepo }),
+    }),
     memories: createMemoryService({ repo: memoryRepo, outbox, engine, store, cursors, workspaces: workspaceServices.workspaces }),
     ...workspaceServices,
+    ...createCompletionServices({ config, store, engine, log, workspaces: workspaceServices.workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys: createClientKeys(escrow, log) }),
+    blobs,
+    files,
+    uploads,
     async close() {
       await indexer.stop();
       await embedder?.close?.();
       lance.close();
+      blobs.close();
       await store.close();
     },
   };

@@ -1,9 +1,25 @@
-import type { Migration } from "./migrate";
+import { migrate, type Migration } from "./migrate";
+import type { Store } from "./store";
 import { coreMigrations } from "./migrations";
 import { chatMigrations } from "../chats/migrations";
+import { encryptionMigrations } from "../crypto/migrations";
 import { documentMigrations } from "../documents/migrations";
+import { fileMigrations } from "../files/migrations";
 import { searchMigrations } from "../search/migrations";
 import { workspaceMigrations } from "../workspaces/migrations";
+import { usageMigrations } from "../usage/migrations";
+import { rateLimitMigrations } from "../rate-limits/migrations";
 
 /** Every migration of every domain; `migrate` orders them by id. */
-export const allMigrations: Migration[] = [...coreMigrations, ...searchMigrations, ...workspaceMigrations, ...documentMigrations, ...chatMigrations];
+export const allMigrations: Migration[] = [...coreMigrations, ...searchMigrations, ...workspaceMigrations, ...documentMigrations, ...chatMigrations, ...fileMigrations, ...encryptionMigrations, ...usageMigrations, ...rateLimitMigrations];
+
+/** Brings a just-opened store up to date with every migration; closes it when one fails. */
+export async function migrateAll(store: Store): Promise<Store> {
+  try {
+    await migrate(store, allMigrations);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  return store;
+}

@@ -43,7 +43,8 @@ const CUSTOM_ID_FIELDS = ["id", "documentId"];
  * - a route that spreads every error status lists only those it can answer: 400 with
  *   a body, query or path parameter; 404 with a path parameter or a workspace field;
  *   409 when the body may carry a custom id; 413 and 415 with a body; 401, 403, 500
- *   and 503 always (no route is rate-limited yet, so no 429).
+ *   and 503 always. A route that can answer 429 (completions, upload start) lists its
+ *   statuses itself (`errorsFor`).
  * Returns a new document; the input is not changed.
  */
 export function refineOpenApi<T extends Document>(source: T, bodySchema: (method: string, pattern: string) => unknown): T {
