@@ -6,6 +6,7 @@ import type { Config } from "./config";
 import { migrateAll } from "./db/all-migrations";
 import { createLease, createSettings } from "./db/leases";
 import { openStoreFor } from "./db/open";
+import type { Executor } from "./db/store";
 import { serverSecret } from "./db/secrets";
 import { createCursors } from "./lib/cursors";
 import { createLogger, type Logger } from "./lib/log";
@@ -86,7 +87,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
     log,
   });
 
-  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors });
+  const fileNames = async (tx: Executor, ownerId: string, keys: string[]) => new Map((await fileRepo.getMany(tx, ownerId, keys)).map((f) => [f.key, f.name]));
+  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors, fileNames });
   // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
   const blobs = await BlobStore.open(blobsLocation(config));
   const files = createFileService({

@@ -17,7 +17,7 @@ async function upload(s: TestServer, ws: string, filename: string, contentType: 
 const fileHits = async (ws: string, query: string, token?: string) => {
   const [status, body] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query, include: { files: true, notes: false } }, token });
   if (status !== 200) throw new Error(`query: ${status} ${JSON.stringify(body)}`);
-  return body.items.map((item: { type: string; sourceId: string; content: string }) => ({ type: item.type, sourceId: item.sourceId, content: item.content }));
+  return body.items.map((item: { type: string; sourceId: string; title: string | null; content: string }) => ({ type: item.type, sourceId: item.sourceId, title: item.title, content: item.content }));
 };
 
 /** A one-page PDF whose text is `text` (Helvetica, no compression). */
@@ -51,10 +51,10 @@ describe("text files in the documents query", () => {
     const pdf = await upload(server, ws, "report.pdf", "application/pdf", tinyPdf("Quarterly albatross census"));
     await upload(server, ws, "photo.png", "image/png", new Uint8Array([137, 80, 78, 71, 1, 2, 3]));
 
-    expect(await fileHits(ws, "lighthouse gulls")).toEqual([{ type: "file", sourceId: md, content: "# Log\n\nThe lighthouse keeper feeds the gulls.\n\nNothing else happened." }]);
+    expect(await fileHits(ws, "lighthouse gulls")).toEqual([{ type: "file", sourceId: md, title: "keeper.md", content: "# Log\n\nThe lighthouse keeper feeds the gulls.\n\nNothing else happened." }]);
     expect((await fileHits(ws, "ferry")).map((hit: { sourceId: string }) => hit.sourceId)).toEqual([csv]);
     expect((await fileHits(ws, "causeway")).map((hit: { sourceId: string }) => hit.sourceId)).toEqual([json]);
-    expect(await fileHits(ws, "albatross")).toEqual([{ type: "file", sourceId: pdf, content: "Quarterly albatross census" }]);
+    expect(await fileHits(ws, "albatross")).toEqual([{ type: "file", sourceId: pdf, title: "report.pdf", content: "Quarterly albatross census" }]);
     // Files are searched only when asked for.
     const [, notesOnly] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query: "lighthouse" } });
     expect(notesOnly.items).toEqual([]);

@@ -1,6 +1,6 @@
 import type { ChatRepository } from "../chats/repository";
 import { renderContextText } from "../context/service";
-import type { Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import type { IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
 import { oneOf } from "../lib/aliases";
@@ -19,6 +19,7 @@ export interface DocumentsQueryDeps {
   view: IndexViewRepository;
   chats: ChatRepository;
   store: Store;
+  fileNames(tx: Executor, ownerId: string, keys: string[]): Promise<Map<string, string>>;
 }
 
 /** The policy the engine runs: vectors first when an embedder answers, BM25 full text otherwise. */
@@ -69,7 +70,7 @@ function toItem(hit: SearchHit, threadId: string | null, titles: Map<string, str
     documentId: hit.kind === "block" ? hit.sourceId : null,
     threadId,
     workspaceId: hit.workspaceId,
-    title: (hit.kind === "block" ? titles.get(hit.sourceId) : threadId !== null ? titles.get(`thread:${threadId}`) : undefined) ?? null,
+    title: titles.get(hit.kind === "block" ? hit.sourceId : hit.kind === "file" ? `file:${hit.sourceId}` : `thread:${threadId}`) ?? null,
     score: hit.score,
     snippet: snippet(hit.text, query),
     content: hit.text,
@@ -90,6 +91,8 @@ export function createDocumentsQueryService(d: DocumentsQueryDeps) {
     const missing = docIds.filter((id) => !titles.has(id));
     for (const [id, doc] of await d.view.getMany(db, ownerId, missing)) titles.set(id, doc.title);
     for (const [id, thread] of await d.chats.getThreads(db, ownerId, threadIds)) titles.set(`thread:${id}`, thread.title);
+    const fileKeys = [...new Set(hits.filter((h) => h.kind === "file").map((h) => h.sourceId))];
+    if (fileKeys.length) for (const [key, name] of await d.fileNames(db, ownerId, fileKeys)) titles.set(`file:${key}`, name);
     return titles;
   }
 

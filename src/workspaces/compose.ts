@@ -9,7 +9,7 @@ import { createIndexViewRepository } from "../documents/index-view";
 import { createDocumentRepository } from "../documents/repository";
 import { blockSearchSource } from "../documents/search-source";
 import { createDocumentService } from "../documents/service";
-import { createDocumentsQueryService } from "../documents-query/service";
+import { createDocumentsQueryService, type DocumentsQueryDeps } from "../documents-query/service";
 import { createNoteService } from "../notes/service";
 import type { Cursors } from "../lib/cursors";
 import type { Embedder } from "../search/embedders/embedder";
@@ -52,10 +52,12 @@ export interface WorkspaceServiceDeps {
   store: Store;
   /** Opaque list cursors (see lib/cursors.ts), for every paginated list here. */
   cursors: Cursors;
+  /** Names of files by key, the titles of file hits in the documents query. */
+  fileNames: DocumentsQueryDeps["fileNames"];
 }
 
 /** Workspaces, documents (both views), chats, the derived index, the documents query and context build (which checks workspaces). */
-export function createWorkspaceServices({ repos, outbox, engine, indexer, lance, embedder, store, cursors }: WorkspaceServiceDeps) {
+export function createWorkspaceServices({ repos, outbox, engine, indexer, lance, embedder, store, cursors, fileNames }: WorkspaceServiceDeps) {
   const workspaces = createWorkspaceService({ repo: repos.workspaces, store, cursors });
   const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store, cursors });
   return {
@@ -67,7 +69,7 @@ export function createWorkspaceServices({ repos, outbox, engine, indexer, lance,
       workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
       outbox, indexer, lance, embedderSpace: embedder?.spaceId ?? null, store, cursors,
     }),
-    documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, store }),
+    documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, store, fileNames }),
     context: createContextService(engine, workspaces),
   };
 }
