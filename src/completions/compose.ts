@@ -31,7 +31,7 @@ export function createCompletionServices(d: {
   const usage = createUsageService({ store: d.store, repo: createUsageRepository(), defaultMonthlyLimit: c.monthlyTokenLimit });
   const limiter = createRateLimiter({ store: d.store, repo: createRateLimitRepository() });
   const retriever = createRetriever({
-    store: d.store, engine: d.engine, documentsQuery: d.documentsQuery, log: d.log, decryptor: d.clientKeys ? noteDecryptor(d.clientKeys) : undefined, looksEncrypted,
+    engine: d.engine, documentsQuery: d.documentsQuery, log: d.log, decryptor: d.clientKeys ? noteDecryptor(d.clientKeys) : undefined, looksEncrypted,
   });
   return {
     usage,

@@ -1,7 +1,6 @@
-import type { Store } from "../db/store";
 import type { DocumentsQueryService } from "../documents-query/service";
 import type { Logger } from "../lib/log";
-import { createMemoryRepository } from "../memories/repository";
+import type { MemoryRow } from "../memories/repository";
 import type { SearchEngine } from "../search/engine";
 import type { InjectedNote, Retrieved } from "./injection";
 
@@ -9,7 +8,6 @@ import type { InjectedNote, Retrieved } from "./injection";
 export type NoteDecryptor = (userId: string, clientKeyHeader: string | null) => Promise<((value: string) => string | null) | null>;
 
 export interface RetrieverDeps {
-  store: Store;
   engine: SearchEngine;
   documentsQuery: DocumentsQueryService;
   log: Logger;
@@ -34,8 +32,7 @@ export interface RetrieveRequest {
  * when `X-Svc-Workspace` names one) through the search engine with the window's
  * deadline, and, with a workspace, its notes through the documents query.
  */
-export function createRetriever({ store, engine, documentsQuery, log, decryptor, looksEncrypted }: RetrieverDeps) {
-  const memories = createMemoryRepository();
+export function createRetriever({ engine, documentsQuery, log, decryptor, looksEncrypted }: RetrieverDeps) {
 
   async function searchMemories(r: RetrieveRequest) {
     const result = await engine.search({
@@ -46,12 +43,8 @@ export function createRetriever({ store, engine, documentsQuery, log, decryptor,
       limit: r.limit,
       deadline: r.deadline,
     });
-    // The dates come from the store of record (the index does not carry them).
-    const rows = await memories.getMany(store.db, r.ownerId, result.hits.map((h) => h.sourceId));
-    return result.hits.flatMap((hit) => {
-      const row = rows.get(hit.sourceId);
-      return row ? [{ content: hit.text, createdAt: row.createdAt }] : [];
-    });
+    // The dates come from the store of record, read back by the search with every hit.
+    return result.hits.map((hit) => ({ content: hit.text, createdAt: (hit.record as MemoryRow).createdAt }));
   }
 
   async function searchNotes(r: RetrieveRequest): Promise<InjectedNote[]> {

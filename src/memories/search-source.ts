@@ -22,6 +22,7 @@ export function memorySearchSource(repo: MemoryRepository): SearchSource {
             metadata: row.metadata, createdAtMs: Date.parse(row.createdAt), text: row.content,
             contextBefore: [earlier?.content, previous?.content].filter(Boolean).join("\n"),
             contextAfter: next?.content ?? "",
+            record: row,
           }]);
         }
       }

@@ -158,12 +158,9 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
         limit: body.limit ?? 10,
         minScore: body.minScore,
       });
-      // SQLite is the truth: a hit whose memory was deleted meanwhile is dropped.
-      const rows = await repo.getMany(store.db, ownerId, result.hits.map((hit) => hit.sourceId));
-      const results = result.hits.flatMap((hit) => {
-        const row = rows.get(hit.sourceId);
-        return row ? [{ ...toMemoryRecord(row), score: hit.score }] : [];
-      });
+      // Every hit was read back from the store of record by the search (a memory deleted
+      // meanwhile is no hit): its row comes with it.
+      const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record as MemoryRow), score: hit.score }));
       return { response: { results, data: results, mode: result.mode, strategy: result.strategy }, timings: result.timings, indexLag: result.indexLag };
     },
   };

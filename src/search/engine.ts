@@ -104,7 +104,7 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
     }
     return hits.flatMap((hit) => {
       const item = current.get(`${sourceKey({ ownerId, kind: hit.kind, sourceId: hit.sourceId })}|${hit.itemId}`);
-      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs }] : [];
+      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs, record: item.record }] : [];
     });
   }
 

@@ -24,6 +24,8 @@ export interface SearchItem {
    */
   contextBefore?: string;
   contextAfter?: string;
+  /** The stored row the item was read from, when the source keeps it: search hits carry it, so a caller need not read it again. */
+  record?: unknown;
 }
 
 /** Identifies a source across owners: the unit the outbox and the index replace. */
@@ -75,6 +77,8 @@ export interface SearchHit {
   workspaceId: string | null;
   text: string;
   score: number;
+  /** The source's stored row, read back by this search (see `SearchItem.record`). */
+  record?: unknown;
 }
 
 /** `semantic` when vectors took part in ranking, `fulltext_fallback` otherwise (spec §4). */
