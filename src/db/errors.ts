@@ -1,3 +1,5 @@
+import { badRequest } from "../errors/app-error";
+
 /**
  * Errors of the store of record, the same whichever engine is underneath: repositories
  * and services catch these types, never an engine's message text or code.
@@ -51,6 +53,10 @@ export function translateError(error: unknown): unknown {
   const constraint = SQLITE_CONSTRAINTS[code] ?? POSTGRES_CONSTRAINTS[code];
   if (constraint) return new ConstraintError(constraint, error.message);
   if (code === "40001" || code === "40P01") return new TransactionConflictError(error.message);
+  // PostgreSQL text cannot hold U+0000 (SQLite can): a request carrying one is refused, not a 500.
+  if (code === "22021" || (code === "22P05" && /0x00|\\u0000/.test(error.message))) {
+    return badRequest("a text value (an id, a field or a parameter) contains the NUL character U+0000, which this store cannot keep");
+  }
   if (UNAVAILABLE_CODES.has(code) || code.startsWith("08") || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(error.message)) {
     return new StoreUnavailableError(error.message);
   }

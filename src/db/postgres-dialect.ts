@@ -20,6 +20,9 @@ export function createPostgresPool({ url, poolSize }: PostgresOptions): pg.Pool 
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, statement_timeout: 60_000 });
   // An idle client whose server went away must not crash the process; the next query reconnects.
   pool.on("error", () => {});
+  // Nor a checked-out one between queries (mid-transaction): pg emits "error" on the client
+  // itself, which without a listener kills the process. The pool drops it on release.
+  pool.on("connect", (client) => void client.on("error", () => {}));
   return pool;
 }
 
@@ -86,11 +89,20 @@ class TranslatingDriver implements Driver {
     }
   }
   releaseConnection = (connection: DatabaseConnection) => this.inner.releaseConnection((connection as TranslatingConnection).inner);
+  // BEGIN, COMMIT and ROLLBACK meet a dropped connection too: the same 503, not a 500.
   beginTransaction = (connection: DatabaseConnection, settings: TransactionSettings) =>
-    this.inner.beginTransaction((connection as TranslatingConnection).inner, settings);
-  commitTransaction = (connection: DatabaseConnection) => this.inner.commitTransaction((connection as TranslatingConnection).inner);
-  rollbackTransaction = (connection: DatabaseConnection) => this.inner.rollbackTransaction((connection as TranslatingConnection).inner);
+    translated(this.inner.beginTransaction((connection as TranslatingConnection).inner, settings));
+  commitTransaction = (connection: DatabaseConnection) => translated(this.inner.commitTransaction((connection as TranslatingConnection).inner));
+  rollbackTransaction = (connection: DatabaseConnection) => translated(this.inner.rollbackTransaction((connection as TranslatingConnection).inner));
 }
+
+const translated = async (work: Promise<void>): Promise<void> => {
+  try {
+    await work;
+  } catch (error) {
+    throw translateError(error);
+  }
+};
 
 class TranslatingConnection implements DatabaseConnection {
   constructor(readonly inner: DatabaseConnection) {}

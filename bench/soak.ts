@@ -1,0 +1,172 @@
+/**
+ * `bun bench/soak.ts [--writes 100000] [--clients 8] [--every 10000] [--searches 50] [--bytes 300] [--settle 65]`: issue 14
+ * §7, a soak of single-memory writes against one embedded `mnemo serve` (a child process).
+ * At the start and after every `--every` writes it prints: LanceDB fragments (data files
+ * of live versions) and versions kept per table, the data dir's disk use against the raw
+ * bytes written, search p95 over `--searches` queries, and the server's RSS. At the end
+ * (after the index caught up) it checks the targets: fragments ≤ 100, old versions
+ * cleaned, disk ≤ 3× raw, end search p95 within 20% of the start, RSS flat (≤ 1.5× the
+ * first checkpoint's).
+ */
+import * as lancedb from "@lancedb/lancedb";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { cleanup, giveUpAfter, tempDir } from "./lib/harness";
+import { machineLine, treeLine } from "./lib/machine";
+import { spawnReplica } from "./lib/replicas";
+import { round, summarize, table } from "./lib/stats";
+
+const { values: args } = parseArgs({
+  options: {
+    writes: { type: "string", default: "100000" },
+    clients: { type: "string", default: "8" },
+    every: { type: "string", default: "10000" },
+    searches: { type: "string", default: "50" },
+    bytes: { type: "string", default: "300" },
+    settle: { type: "string", default: "65" },
+  },
+});
+const WRITES = Number(args.writes);
+const CLIENTS = Number(args.clients);
+const EVERY = Number(args.every);
+const SEARCHES = Number(args.searches);
+/** About this many bytes of text per memory (a sentence of a chat, not a word). */
+const BYTES = Number(args.bytes);
+/** Seconds to wait after the writes: LanceDB versions older than 60 s are cleaned at the next compaction. */
+const SETTLE_S = Number(args.settle);
+const WORDS = ["kitten", "vet", "pasta", "cheese", "train", "paris", "garden", "tomato", "budget", "invoice", "guitar", "lesson", "river", "hiking", "coffee", "deadline"];
+const headers = { authorization: "Bearer mock-token-soak", "content-type": "application/json" };
+
+const rssMB = (pid: number) => {
+  try {
+    return round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024, 1);
+  } catch {
+    return NaN;
+  }
+};
+
+function diskBytes(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stat = statSync(path);
+    total += stat.isDirectory() ? diskBytes(path) : stat.size;
+  }
+  return total;
+}
+
+/**
+ * Fragments of each table's latest version, the versions it keeps, and of those the ones
+ * older than 90 s (the writer keeps 60 s of versions: older ones should be gone), the
+ * largest per table, read as a second process would.
+ */
+async function lanceShape(indexDir: string): Promise<{ fragments: number; versions: number; old: number; tables: number }> {
+  const db = await lancedb.connect(indexDir);
+  let fragments = 0;
+  let versions = 0;
+  let old = 0;
+  const names = await db.tableNames();
+  for (const name of names) {
+    const t = await db.openTable(name);
+    const stats = await t.stats();
+    fragments = Math.max(fragments, stats.fragmentStats.numFragments);
+    const list = await t.listVersions();
+    versions = Math.max(versions, list.length);
+    old = Math.max(old, list.filter((v) => Date.now() - new Date(v.timestamp).getTime() > 90_000).length);
+    t.close();
+  }
+  db.close();
+  return { fragments, versions, old, tables: names.length };
+}
+
+async function searchP95(url: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < SEARCHES; i++) {
+    const t0 = performance.now();
+    const response = await fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: `${WORDS[i % WORDS.length]} ${WORDS[(i * 3) % WORDS.length]}`, limit: 10 }) });
+    await response.arrayBuffer();
+    times.push(performance.now() - t0);
+  }
+  return summarize(times).p95;
+}
+
+giveUpAfter(Math.max(20, WRITES / 200), "soak");
+console.log(`soak: ${WRITES} single-memory writes, ${CLIENTS} clients; ${machineLine()}; ${treeLine()}`);
+const dataDir = tempDir("mnemo-soak-");
+const server = await spawnReplica("soak", dataDir, { MNEMO_LOG_LEVEL: "warn" });
+const rows: Array<Array<string | number>> = [];
+let raw = 0;
+let errors = 0;
+let written = 0;
+let oldVersions = 0;
+let gate: Promise<void> | null = null;
+const checkpoint = async (label: string) => {
+  const shape = await lanceShape(join(dataDir, "index")).catch(() => ({ fragments: NaN, versions: NaN, old: NaN, tables: 0 }));
+  oldVersions = shape.old;
+  const disk = diskBytes(dataDir);
+  const index = diskBytes(join(dataDir, "index"));
+  const row = [label, written, shape.fragments, shape.versions, round(disk / 2 ** 20, 1), round(index / 2 ** 20, 1), raw ? round(disk / raw, 2) : "-", await searchP95(server.url), rssMB(server.pid)];
+  rows.push(row);
+  process.stderr.write(`  ${row.join("  ")}\n`);
+  return row;
+};
+try {
+  // A first batch so the start's search has something to rank.
+  const first = await checkpoint("start");
+  let next = 0;
+  let nextCheckpoint = EVERY;
+  const startedAt = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < WRITES) {
+        while (gate) await gate;
+        const i = next++;
+        let content = `soak memory ${i} ${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}`;
+        for (let w = i; content.length < BYTES; w = (w * 31 + 7) % 9973) content += ` ${WORDS[w % WORDS.length]}${w % 97}`;
+        raw += Buffer.byteLength(content);
+        const response = await fetch(`${server.url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) });
+        await response.arrayBuffer();
+        if (response.status !== 201) errors++;
+        written++;
+        if (written >= nextCheckpoint) {
+          // The writers pause while a checkpoint measures, so every p95 is taken quiet.
+          nextCheckpoint += EVERY;
+          let release = () => {};
+          gate = new Promise<void>((resolve) => (release = resolve));
+          await Bun.sleep(1_000);
+          await checkpoint(`after ${written}`);
+          gate = null;
+          release();
+        }
+      }
+    }),
+  );
+  const writeSeconds = (performance.now() - startedAt) / 1000;
+  // Let the index writer catch up; after SETTLE_S a few writes make it compact (and clean
+  // versions older than 60 s), then the final checkpoint.
+  await Bun.sleep(SETTLE_S * 1000);
+  // One at a time, paced, so each is its own index commit: enough commits for a compaction.
+  for (let i = 0; i < 40; i++) {
+    const response = await fetch(`${server.url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content: `settle ${i}` }) });
+    await response.arrayBuffer();
+    await Bun.sleep(100);
+  }
+  // The writer's idle optimize runs 5 s after its last batch (src/search/indexer.ts).
+  await Bun.sleep(15_000);
+  const last = await checkpoint(`end (+${SETTLE_S + 19} s)`);
+  console.log(table(["checkpoint", "writes", "fragments", "versions kept", "disk MB", "of it index MB", "disk/raw", "search p95 ms", "RSS MB"], rows));
+  const start = rows[1] ?? first;
+  const verdicts = [
+    `fragments ≤ 100: ${Number(last[2]) <= 100 ? "yes" : "NO"} (${last[2]})`,
+    `old versions cleaned (none older than 90 s kept): ${oldVersions === 0 ? "yes" : "NO"} (${last[3]} kept, ${oldVersions} older than 90 s)`,
+    `disk ≤ 3× raw: ${Number(last[6]) <= 3 ? "yes" : "NO"} (${last[6]}× of ${round(raw / 2 ** 20, 1)} MB raw)`,
+    `search p95 within 20% of the first checkpoint: ${Number(last[7]) <= Number(start[7]) * 1.2 ? "yes" : "NO"} (${start[7]} → ${last[7]} ms)`,
+    `RSS flat (≤ 1.5×): ${Number(last[8]) <= Number(start[8]) * 1.5 ? "yes" : "NO"} (${start[8]} → ${last[8]} MB)`,
+  ];
+  console.log(`\n${written} writes in ${round(writeSeconds, 1)} s (${round(written / writeSeconds, 0)}/s), ${errors} errors`);
+  for (const v of verdicts) console.log(`- ${v}`);
+} finally {
+  await server.stop();
+  cleanup();
+}
