@@ -50,7 +50,9 @@ if (import.meta.main) {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {
     if (error instanceof CommanderError) process.exit(error.exitCode);
-    const message = error instanceof CliError ? error.message : `unexpected error: ${(error as Error).stack ?? error}`;
+    // Our own refusals (a CliError, a store that cannot be opened) are one line; anything else is a bug, with its stack.
+    const oneLine = error instanceof CliError || (error as Error)?.name === "StoreOpenError";
+    const message = oneLine ? (error as Error).message : `unexpected error: ${(error as Error).stack ?? error}`;
     process.stderr.write(chalk.red(`mnemo: ${message}`) + "\n");
     process.exit(error instanceof CliError ? error.exitCode : 1);
   }

@@ -22,6 +22,22 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** The store of record cannot be opened (a damaged file, a read-only dir): said in one line naming the file. */
+export class StoreOpenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StoreOpenError";
+  }
+}
+
+/** The store's disk is full (SQLITE_FULL, PostgreSQL disk_full): nothing was written; retry once space is freed. */
+export class StoreFullError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StoreFullError";
+  }
+}
+
 /** The engine gave up on a transaction because of a concurrent one; running it again is safe. */
 export class TransactionConflictError extends Error {
   constructor(message: string) {
@@ -53,6 +69,7 @@ export function translateError(error: unknown): unknown {
   const constraint = SQLITE_CONSTRAINTS[code] ?? POSTGRES_CONSTRAINTS[code];
   if (constraint) return new ConstraintError(constraint, error.message);
   if (code === "40001" || code === "40P01") return new TransactionConflictError(error.message);
+  if (code === "SQLITE_FULL" || code === "53100" || /database or disk is full/i.test(error.message)) return new StoreFullError(error.message);
   // PostgreSQL text cannot hold U+0000 (SQLite can): a request carrying one is refused, not a 500.
   if (code === "22021" || (code === "22P05" && /0x00|\\u0000/.test(error.message))) {
     return badRequest("a text value (an id, a field or a parameter) contains the NUL character U+0000, which this store cannot keep");

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import type { Kysely } from "kysely";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { TransactionConflictError } from "./errors";
+import { StoreOpenError, TransactionConflictError } from "./errors";
 import type { Executor, StoreDialect } from "./executor";
 import { sql, type Sql } from "./sql";
 import { SqliteConnection } from "./sqlite-store";
@@ -58,13 +58,19 @@ async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
  * (the WAL is fsynced at each commit).
  */
 export function openSqliteStore(path: string): Store {
-  mkdirSync(dirname(path), { recursive: true });
-  const database = new Database(path, { create: true, strict: true });
-  database.exec("PRAGMA journal_mode = WAL");
-  database.exec("PRAGMA synchronous = FULL");
-  database.exec("PRAGMA foreign_keys = ON");
-  // Another process (the CLI, a second server) may hold the write lock briefly.
-  database.exec("PRAGMA busy_timeout = 10000");
+  let database: Database;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    database = new Database(path, { create: true, strict: true });
+    database.exec("PRAGMA journal_mode = WAL");
+    database.exec("PRAGMA synchronous = FULL");
+    database.exec("PRAGMA foreign_keys = ON");
+    // Another process (the CLI, a second server) may hold the write lock briefly.
+    database.exec("PRAGMA busy_timeout = 10000");
+  } catch (error) {
+    // Nothing is repaired or overwritten: the operator decides (restore a backup, fix permissions).
+    throw new StoreOpenError(`cannot open the store of record ${path}: ${(error as Error).message}`);
+  }
   const connection = new SqliteConnection(database);
   return {
     dialect: "sqlite",

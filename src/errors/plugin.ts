@@ -1,6 +1,6 @@
 import { Elysia, ValidationError } from "elysia";
 import { redactSecrets, type Logger } from "../lib/log";
-import { ConstraintError, StoreUnavailableError } from "../db/errors";
+import { ConstraintError, StoreFullError, StoreUnavailableError } from "../db/errors";
 import { AppError, methodNotAllowed } from "./app-error";
 
 export interface ErrorPluginOptions {
@@ -64,8 +64,18 @@ export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
         set.headers["retry-after"] = "1";
         return reply(set, 503, "unavailable", "the store of record is unavailable; retry shortly");
       }
+      if (error instanceof StoreFullError) {
+        log.error("store of record: disk full", { requestId, reason: error.message });
+        set.headers["retry-after"] = "60";
+        return reply(set, 507, "insufficient_storage", "the server's disk is full; nothing was written. Retry once space is freed");
+      }
       if (error instanceof ConstraintError) {
         return reply(set, 409, "conflict", "the request conflicts with existing data");
+      }
+      // Elysia builds its ValidationError by printing the rejected value; an object whose
+      // `toString`/`valueOf` key holds data (not a function) makes that throw instead.
+      if (isUnprintableRejectedValue(error)) {
+        return reply(set, 400, "invalid_request", "body: invalid; an object with a toString or valueOf key was sent where another type is expected");
       }
       const status = (error as { status?: number }).status;
       if (status === 413) return reply(set, 413, "payload_too_large", "body: is too large");
@@ -98,4 +108,8 @@ function safeAll(error: ValidationError): unknown[] {
   } catch {
     return [];
   }
+}
+
+function isUnprintableRejectedValue(error: unknown): boolean {
+  return error instanceof TypeError && /Cannot convert object to primitive value|No default value/.test(error.message) && /ValidationError|mapValueError/.test(error.stack ?? "");
 }

@@ -213,6 +213,7 @@ describe(`faults (${BACKEND})`, () => {
       const listed = new Set((list?.data ?? []).map((m: { id: string }) => m.id));
       figure("faults", `full disk (tmpfs 24 MB${BACKEND === "postgres" ? "; the index only, the records are in PostgreSQL" : ""}): ${acked.length} writes acknowledged, refusals ${JSON.stringify(Object.fromEntries(failures))}, /health ${health}, write after space returned ${after}`);
       expect(failures.get(500) ?? 0).toBe(0);
+      expect([...failures.keys()].every((status) => status === 507)).toBe(true);
       expect(health).toBe(200);
       expect(after).toBe(201);
       expect(acked.filter((id) => !listed.has(id))).toEqual([]);
