@@ -179,6 +179,13 @@ export class IndexWriter {
   /** An index of an older layout is rebuilt; so is a missing one when the store holds records. */
   async reconcileSchema(): Promise<void> {
     const { store, settings, outbox, lance } = this.o;
+    const damaged = await lance.unreadableTables();
+    if (damaged.length) {
+      this.o.log.warn("the search index is damaged; rebuilding it from the store of record", {
+        tables: damaged.length, first: damaged[0].name, reason: damaged[0].reason,
+      });
+      for (const { name } of damaged) await lance.dropTable(name);
+    }
     const hasIndex = (await lance.tableNames()).length > 0;
     const current = (await settings.get(store.db, "index_schema")) === INDEX_SCHEMA_VERSION;
     let hasRecords = false;
@@ -186,8 +193,8 @@ export class IndexWriter {
       hasRecords = true;
       break;
     }
-    const rebuild = (hasIndex ? !current : hasRecords) && (await outbox.pendingTextSeq("*")) === null;
-    if (rebuild) this.o.log.info(hasIndex ? "the search index has an older layout; rebuilding it" : "the search index is missing; rebuilding it from the store of record");
+    const rebuild = (damaged.length > 0 || (hasIndex ? !current : hasRecords)) && (await outbox.pendingTextSeq("*")) === null;
+    if (rebuild && !damaged.length) this.o.log.info(hasIndex ? "the search index has an older layout; rebuilding it" : "the search index is missing; rebuilding it from the store of record");
     await store.transaction(async (tx) => {
       if (rebuild) await outbox.enqueueRebuild(tx);
       await settings.set(tx, "index_schema", INDEX_SCHEMA_VERSION);

@@ -347,6 +347,28 @@ export class LanceStore {
     this.missing.add(name);
   }
 
+  /**
+   * Tables that exist but cannot be read (damaged files), each with its error: a writer
+   * taking over checks them once, so a damaged index is rebuilt instead of failing every
+   * search. One open and one row count per table.
+   */
+  async unreadableTables(): Promise<Array<{ name: string; reason: string }>> {
+    const damaged: Array<{ name: string; reason: string }> = [];
+    for (const name of await this.connection.tableNames()) {
+      try {
+        const table = await this.connection.openTable(name);
+        try {
+          await table.countRows();
+        } finally {
+          table.close();
+        }
+      } catch (error) {
+        damaged.push({ name, reason: (error as Error).message.split("\n")[0].slice(0, 200) });
+      }
+    }
+    return damaged;
+  }
+
   /** Removes every table: the index is derived, the store of record rebuilds it. */
   async dropAll(): Promise<void> {
     for (const name of await this.connection.tableNames()) await this.dropTable(name);

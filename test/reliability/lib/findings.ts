@@ -8,9 +8,6 @@
 import { test } from "bun:test";
 
 export const OPEN_FINDINGS: Record<string, string> = {
-  "corrupt-index":
-    "src/search (index-writer/lance-store): a corrupted index directory (every file overwritten) is not rebuilt; every search answers 500 " +
-    "(LanceError(IO): does not have sufficient data) until an operator runs `mnemo reindex`",
 };
 
 export const STRICT = process.env.MNEMO_RELIABILITY_STRICT === "1";
