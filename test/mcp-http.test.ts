@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createSessionRegistry } from "../src/mcp/sessions";
+import { callTool as call, connectMcpHttp, errorOf, ok } from "./helpers/mcp";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
 
@@ -19,25 +18,12 @@ afterAll(async () => {
 
 const TOOLS = ["append_chat_message", "build_context", "forget", "list_memories", "read_document", "recall", "remember", "search_documents", "write_document"];
 
-/** An SDK client over Streamable HTTP with a bearer token (default alice's mock token). */
-async function connect(token = "mock-token-alice"): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-  const client = new Client({ name: "mnemo-test", version: "1.0.0" });
-  await client.connect(transport);
-  clients.push(client);
-  return { client, transport };
+/** An SDK client over Streamable HTTP with a bearer token (default alice's mock token), closed after the file. */
+async function connect(token = "mock-token-alice", baseUrl = server.url) {
+  const connected = await connectMcpHttp(baseUrl, token);
+  clients.push(connected.client);
+  return connected;
 }
-
-const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
-/** The REST error body an error result carries as its text. */
-const errorOf = (result: CallToolResult) => {
-  expect(result.isError).toBe(true);
-  return JSON.parse((result.content[0] as { text: string }).text);
-};
-const ok = (result: CallToolResult) => {
-  if (result.isError) throw new Error(`tool failed: ${JSON.stringify(result.content)}`);
-  return result.structuredContent as any;
-};
 
 describe("MCP over Streamable HTTP", () => {
   test("lists the tools with input and output schemas and annotations", async () => {
@@ -243,10 +229,7 @@ describe("MCP on a server in reverse-proxy mode (MNEMO_PROXY_ENCRYPTION=1)", () 
     try {
       await proxy.services.escrow.set("alice", escrowed);
       const ws = await createWorkspace(proxy, "Sealed");
-      const transport = new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`), { requestInit: { headers: { authorization: "Bearer mock-token-alice" } } });
-      const client = new Client({ name: "mnemo-test", version: "1.0.0" });
-      await client.connect(transport);
-      clients.push(client);
+      const { client } = await connect("mock-token-alice", proxy.url);
       const written = ok(await call(client, "write_document", { workspace_id: ws, title: "Diary", markdown: "the vault code is 4711" }));
       const chat = ok(await call(client, "append_chat_message", { workspace_id: ws, role: "user", content: "my secret plan" }));
       const [, doc] = await proxy.call("GET", `/v1/workspaces/${ws}/documents/${written.document.id}`);
@@ -257,10 +240,7 @@ describe("MCP on a server in reverse-proxy mode (MNEMO_PROXY_ENCRYPTION=1)", () 
       expect(opened.markdown).toBe("the vault code is 4711");
 
       const bws = await createWorkspace(proxy, "Bob's", "mock-token-bob");
-      const bobTransport = new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`), { requestInit: { headers: { authorization: "Bearer mock-token-bob" } } });
-      const bob = new Client({ name: "mnemo-test", version: "1.0.0" });
-      await bob.connect(bobTransport);
-      clients.push(bob);
+      const { client: bob } = await connect("mock-token-bob", proxy.url);
       expect(errorOf(await call(bob, "write_document", { workspace_id: bws, title: "Plain", markdown: "x" })).error.code).toBe("invalid_request");
       expect(errorOf(await call(bob, "append_chat_message", { workspace_id: bws, role: "user", content: "x" })).error.message).toContain("reverse-proxy mode");
       const [, bobDocs] = await proxy.call("GET", `/v1/workspaces/${bws}/documents`, { token: "mock-token-bob" });

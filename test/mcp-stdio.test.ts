@@ -3,8 +3,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
+import { callTool as call, errorOf, ok } from "./helpers/mcp";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
 
@@ -31,16 +31,6 @@ async function connectStdio(dataDir: string, user: string, extraArgs: string[] =
   open.push(client);
   return client;
 }
-
-const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
-const errorOf = (result: CallToolResult) => {
-  expect(result.isError).toBe(true);
-  return JSON.parse((result.content[0] as { text: string }).text);
-};
-const ok = (result: CallToolResult) => {
-  if (result.isError) throw new Error(`tool failed: ${JSON.stringify(result.content)}`);
-  return result.structuredContent as any;
-};
 
 let dataDir: string;
 beforeAll(() => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import S3rver from "s3rver";
+import { startFakeS3, type FakeS3 } from "./helpers/fake-s3";
 import { startTestServer, tempDir } from "./helpers/server";
 
 /**
@@ -9,41 +9,16 @@ import { startTestServer, tempDir } from "./helpers/server";
  * stands in for S3, MinIO or R2. The store of record stays where the suite's backend
  * puts it; only the index moves.
  */
-const bucketDir = tempDir("mnemo-s3-");
-let s3: S3rver;
-let endpoint = "";
-
+let s3: FakeS3;
 beforeAll(async () => {
-  s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: bucketDir, configureBuckets: [{ name: "mnemo-index", configs: [] }] });
-  const { port } = await s3.run();
-  endpoint = `http://127.0.0.1:${port}`;
+  s3 = await startFakeS3("mnemo-s3-");
 });
-afterAll(async () => {
-  await s3.close();
-  rmSync(bucketDir, { recursive: true, force: true });
-});
-
-const s3Env = () => ({
-  MNEMO_INDEX_URI: "s3://mnemo-index/team-a",
-  MNEMO_S3_ENDPOINT: endpoint,
-  MNEMO_S3_REGION: "us-east-1",
-  MNEMO_S3_ACCESS_KEY_ID: "S3RVER",
-  MNEMO_S3_SECRET_ACCESS_KEY: "S3RVER",
-  // s3rver lists keys out of order, unlike S3, MinIO or R2; LanceDB's newer manifest
-  // naming relies on ordered listings to find the latest version, the older does not.
-  MNEMO_S3_OPTIONS: JSON.stringify({ new_table_enable_v2_manifest_paths: "false" }),
-});
-
-/** Every object key under a bucket's directory on the fake server's disk. */
-function objectKeys(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true }).map(String);
-}
+afterAll(() => s3.close());
 
 describe("the search index on object storage", () => {
   test("memories are indexed into the bucket, found, and found again by a restarted server", async () => {
     const dataDir = tempDir();
-    const first = await startTestServer({ dataDir, env: s3Env() });
+    const first = await startTestServer({ dataDir, env: s3.env() });
     const [status, created] = await first.call("POST", "/v1/memories", { body: { content: "the tide tables for the northern harbour" } });
     expect(status).toBe(201);
     const [, found] = await first.call("POST", "/v1/memories/search", { body: { query: "tide tables" } });
@@ -54,9 +29,9 @@ describe("the search index on object storage", () => {
 
     // Nothing of the index is on local disk; the bucket holds its tables.
     expect(existsSync(join(dataDir, "index"))).toBe(false);
-    expect(objectKeys(join(bucketDir, "mnemo-index")).some((key) => /team-a\/mem_[0-9a-f]{32}\.lance/.test(key))).toBe(true);
+    expect(s3.objectKeys().some((key) => /team-a\/mem_[0-9a-f]{32}\.lance/.test(key))).toBe(true);
 
-    const second = await startTestServer({ dataDir, env: s3Env() });
+    const second = await startTestServer({ dataDir, env: s3.env() });
     const [, again] = await second.call("POST", "/v1/memories/search", { body: { query: "northern harbour" } });
     expect(again.results.map((r: { id: string }) => r.id)).toEqual([created.id]);
     const [, deleted] = await second.call("DELETE", `/v1/memories/${created.id}`);

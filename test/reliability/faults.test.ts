@@ -17,6 +17,7 @@ import { findingTest } from "./lib/findings";
 import { BACKEND, figure } from "./lib/mode";
 import { childEnv, killChildren, runCli, startChild, type ChildServer } from "./lib/server-process";
 import { startTcpProxy } from "./lib/tcp-proxy";
+import { startFakeS3 } from "../helpers/fake-s3";
 
 const dirs: string[] = [];
 const fresh = (name: string) => {
@@ -341,21 +342,10 @@ describe(`faults (${BACKEND})`, () => {
   }, 90_000);
 
   test("object storage unreachable: writes still succeed, the index catches up when it returns", async () => {
-    const S3rver = (await import("s3rver")).default;
-    const bucketDir = fresh("s3");
-    const s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: bucketDir, configureBuckets: [{ name: "mnemo-index", configs: [] }] });
-    const { port } = await s3.run();
-    const proxy = startTcpProxy("127.0.0.1", port);
+    const s3 = await startFakeS3("mnemo-fault-s3-");
+    const proxy = startTcpProxy("127.0.0.1", s3.port);
     const dataDir = fresh("s3data");
-    const env = childEnv(dataDir, {
-      ...(await databaseEnvFor(dataDir)),
-      MNEMO_INDEX_URI: "s3://mnemo-index/reliability",
-      MNEMO_S3_ENDPOINT: `http://127.0.0.1:${proxy.port}`,
-      MNEMO_S3_REGION: "us-east-1",
-      MNEMO_S3_ACCESS_KEY_ID: "S3RVER",
-      MNEMO_S3_SECRET_ACCESS_KEY: "S3RVER",
-      MNEMO_S3_OPTIONS: JSON.stringify({ new_table_enable_v2_manifest_paths: "false" }),
-    });
+    const env = childEnv(dataDir, { ...(await databaseEnvFor(dataDir)), ...s3.env("s3://mnemo-index/reliability", `http://127.0.0.1:${proxy.port}`) });
     let server: ChildServer | undefined;
     try {
       server = await startChild(dataDir, env);

@@ -9,8 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connectMcpHttp } from "../helpers/mcp";
 import { startTestServer, type TestServer } from "../helpers/server";
 import { bodyFor, headersFor, pathParamFor, queryFor, valueFor, type Pools } from "./lib/arbitraries";
 import { findingTest, tolerated } from "./lib/findings";
@@ -160,8 +159,7 @@ describe(`fuzzing every route of the OpenAPI document (${CASES} cases, seed ${SE
   test(`every MCP tool with generated arguments (${MCP_CASES} calls): no internal error, no cross-user leak`, async () => {
     if (!operations.some((op) => op.key === "POST /mcp" && !op.pending)) return console.log("no /mcp route: MCP fuzzing skipped");
     const before = await ownerView(server.call, operations, alice);
-    const client = new Client({ name: "fuzz", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bob.token}` } } }));
+    const { client } = await connectMcpHttp(server.url, bob.token, "fuzz");
     const findings = new Map<string, string>();
     let calls = 0;
     try {

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connectMcpHttp } from "../helpers/mcp";
 import { startTestServer, type TestServer } from "../helpers/server";
 import { figure } from "./lib/mode";
 import { loadOperations, minimalBody, type Operation } from "./lib/openapi";
@@ -40,11 +40,7 @@ let operations: Operation[];
 let alice: Tenant;
 let bob: Tenant;
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client({ name: "reliability", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-  return client;
-}
+const connect = async (token: string): Promise<Client> => (await connectMcpHttp(server.url, token, "reliability")).client;
 
 beforeAll(async () => {
   server = await startTestServer();
