@@ -34,6 +34,16 @@ async function openEscrow(dataOption: string | undefined) {
   }
 }
 
+/** Runs `work` with the escrow service open, closing the store however it ends. */
+async function withEscrow<T>(dataOption: string | undefined, work: (opened: Awaited<ReturnType<typeof openEscrow>>) => Promise<T>): Promise<T> {
+  const opened = await openEscrow(dataOption);
+  try {
+    return await work(opened);
+  } finally {
+    await opened.record.close();
+  }
+}
+
 async function readKeyFile(path: string, option: string): Promise<Buffer> {
   const { readFileSync } = await import("node:fs");
   const { decodeKey, KEY_BYTES } = await import("../../src/crypto/client-key");
@@ -71,15 +81,12 @@ export function registerEscrowCommand(program: Command): void {
       const key = options.keyFile
         ? await readKeyFile(options.keyFile, "--key-file")
         : (await import("../../src/crypto/client-key")).generateClientKey();
-      const { record, escrow } = await openEscrow(options.data);
-      try {
+      await withEscrow(options.data, async ({ escrow }) => {
         await escrow.set(options.user, key);
         const status = await escrow.status(options.user);
         if (options.json) return printJson({ userId: options.user, escrowed: true, generated: !!options.generate, ...status });
         process.stdout.write(`escrowed a ${options.generate ? "generated " : ""}client key for ${options.user}\n`);
-      } finally {
-        await record.close();
-      }
+      });
     });
 
   escrow
@@ -90,16 +97,13 @@ export function registerEscrowCommand(program: Command): void {
     .option("--json", "machine-readable output")
     .action(async (options: Common & { user: string }) => {
       requireUser(options.user);
-      const { record, escrow } = await openEscrow(options.data);
-      try {
+      await withEscrow(options.data, async ({ escrow }) => {
         const status = await escrow.status(options.user);
         let opens = false;
         if (status.present) opens = await escrow.get(options.user).then(() => true, () => false);
         if (options.json) return printJson({ userId: options.user, ...status, opens });
         process.stdout.write(status.present ? `escrowed (since ${status.createdAt}, updated ${status.updatedAt}; ${opens ? "opens" : "DOES NOT OPEN"} under the master key)\n` : "no escrowed key\n");
-      } finally {
-        await record.close();
-      }
+      });
     });
 
   escrow
@@ -110,15 +114,12 @@ export function registerEscrowCommand(program: Command): void {
     .option("--json", "machine-readable output")
     .action(async (options: Common & { user: string }) => {
       requireUser(options.user);
-      const { record, escrow } = await openEscrow(options.data);
-      try {
+      await withEscrow(options.data, async ({ escrow }) => {
         const removed = await escrow.remove(options.user);
         if (options.json) return printJson({ userId: options.user, removed });
         if (!removed) throw new CliError(`no escrowed key for user '${options.user}'`);
         process.stdout.write(`removed the escrowed key of ${options.user}\n`);
-      } finally {
-        await record.close();
-      }
+      });
     });
 
   escrow
@@ -129,9 +130,8 @@ export function registerEscrowCommand(program: Command): void {
     .option("--json", "machine-readable output")
     .action(async (options: Common & { newKeyFile: string }) => {
       const newKey = await readKeyFile(options.newKeyFile, "--new-key-file");
-      const { record, master, escrow } = await openEscrow(options.data);
       const { renameSync, writeFileSync } = await import("node:fs");
-      try {
+      await withEscrow(options.data, async ({ master, escrow }) => {
         // The embedded key file is replaced only after the commit; the new key is staged first,
         // so a crash in between leaves it on disk beside the old one.
         const staged = master.source === "file" ? `${master.path}.new` : null;
@@ -146,8 +146,6 @@ export function registerEscrowCommand(program: Command): void {
         const next = staged ? `${master.path} now holds the new key` : "set SERVER_MASTER_KEY to the new key on every replica and restart them";
         if (options.json) return printJson({ rotated, keyFile: staged ? master.path : null });
         process.stdout.write(`re-sealed ${rotated} escrowed key(s); ${next}\n`);
-      } finally {
-        await record.close();
-      }
+      });
     });
 }
