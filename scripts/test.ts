@@ -2,11 +2,13 @@
  * `npm test`: the whole suite, once on the embedded store (SQLite) and once on
  * PostgreSQL. The PostgreSQL run uses MNEMO_TEST_DATABASE_URL, else a local server at
  * postgres://postgres@127.0.0.1:5432/postgres; each test data dir gets its own
- * database there. Without a reachable PostgreSQL the second run is skipped with one
- * line saying so, except under CI, where that is a failure.
+ * database there, named after the test process that owns it (test/helpers/database.ts),
+ * so concurrent runs on one server coexist. Without a reachable PostgreSQL the second run
+ * is skipped with one line saying so, except under CI, where that is a failure.
  * Arguments are passed to `bun test` (e.g. a file filter).
  */
 import pg from "pg";
+import { dropStaleTestDatabases } from "../test/helpers/database";
 
 const DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const args = process.argv.slice(2);
@@ -41,9 +43,8 @@ async function reachable(url: string): Promise<string | null> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   try {
     await client.connect();
-    // Databases left by an interrupted earlier run.
-    const stale = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'mnemo_t_%'");
-    for (const { datname } of stale.rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    // Databases left by interrupted earlier runs; a concurrent run's, whose owner pid lives, stay.
+    await dropStaleTestDatabases(client, { unowned: true });
     return null;
   } catch (error) {
     return (error as Error).message;

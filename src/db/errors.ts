@@ -70,7 +70,7 @@ export function translateError(error: unknown): unknown {
   if (constraint) return new ConstraintError(constraint, error.message);
   if (code === "40001" || code === "40P01") return new TransactionConflictError(error.message);
   if (code === "SQLITE_FULL" || code === "53100" || /database or disk is full/i.test(error.message)) return new StoreFullError(error.message);
-  // PostgreSQL text cannot hold U+0000 (SQLite can): a request carrying one is refused, not a 500.
+  // PostgreSQL text cannot hold U+0000: request guards refuse it first (lib/nul-text.ts); this is the safety net.
   if (code === "22021" || (code === "22P05" && /0x00|\\u0000/.test(error.message))) {
     return badRequest("a text value (an id, a field or a parameter) contains the NUL character U+0000, which this store cannot keep");
   }

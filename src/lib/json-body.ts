@@ -1,4 +1,5 @@
 import { badRequest, payloadTooLarge } from "../errors/app-error";
+import { NUL_PROBLEM } from "./nul-text";
 
 /** How much JSON a route accepts: raw bytes on the wire, nesting depth, values. */
 export interface JsonLimits {
@@ -26,7 +27,8 @@ interface Frame {
  * hostile body costs linear time and no recursion: JSON.parse, schema validation and
  * JSON.stringify then only ever see bounded depth. Also refuses unpaired UTF-16
  * surrogates written as `\uD800` escapes: SQLite and PostgreSQL store UTF-8, which cannot
- * hold them, so the value stored would differ from the value echoed.
+ * hold them, so the value stored would differ from the value echoed; and `\u0000`, which
+ * PostgreSQL text cannot hold (nul-text.ts), so both backends refuse it alike.
  * Errors name the field: the top-level key for depth and size, the full path for a
  * surrogate. Malformed JSON is left to JSON.parse, which reports it.
  */
@@ -46,9 +48,7 @@ export function checkJsonText(text: string, limits: Pick<JsonLimits, "depth" | "
     if (c === QUOTE) {
       const top = stack[stack.length - 1];
       const isKey = top !== undefined && !top.array && top.expectKey;
-      const end = endOfString(text, i + 1, (escape) =>
-        fail(`${isKey ? "a key contains" : "contains"} an unpaired UTF-16 surrogate (${escape}); send valid Unicode`, true),
-      );
+      const end = endOfString(text, i + 1, (problem) => fail(isKey ? `a key ${problem}` : problem, true));
       if (isKey) {
         top.keyStart = i + 1;
         top.keyEnd = end;
@@ -148,9 +148,10 @@ export function describeBytes(bytes: number): string {
 
 /**
  * The index of a string's closing quote, reporting `\uD800`-style escapes that are not a
- * high surrogate followed by a low one. A plain loop: one look at each character.
+ * high surrogate followed by a low one, and `\u0000` (a raw U+0000 is not JSON: JSON.parse
+ * refuses it). A plain loop: one look at each character.
  */
-function endOfString(text: string, from: number, fail: (escape: string) => never): number {
+function endOfString(text: string, from: number, fail: (problem: string) => never): number {
   const length = text.length;
   let i = from;
   while (i < length) {
@@ -167,14 +168,18 @@ function endOfString(text: string, from: number, fail: (escape: string) => never
     const unit = hexUnit(text, i + 2);
     if (unit >= 0xd800 && unit <= 0xdbff) {
       const low = text.charCodeAt(i + 6) === BACKSLASH && text.charCodeAt(i + 7) === 117 ? hexUnit(text, i + 8) : -1;
-      if (low < 0xdc00 || low > 0xdfff) fail(text.slice(i, i + 6));
+      if (low < 0xdc00 || low > 0xdfff) fail(unpaired(text, i));
       i += 12;
     } else if (unit >= 0xdc00 && unit <= 0xdfff) {
-      fail(text.slice(i, i + 6));
+      fail(unpaired(text, i));
+    } else if (unit === 0) {
+      fail(NUL_PROBLEM);
     } else i += 6;
   }
   return length; // unterminated: JSON.parse reports it
 }
+
+const unpaired = (text: string, at: number) => `contains an unpaired UTF-16 surrogate (${text.slice(at, at + 6)}); send valid Unicode`;
 
 function hexUnit(text: string, at: number): number {
   if (at + 4 > text.length) return -1;

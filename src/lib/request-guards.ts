@@ -2,12 +2,14 @@ import { Elysia } from "elysia";
 import { badRequest, payloadTooLarge, unsupportedMediaType } from "../errors/app-error";
 import { bodyLimitsFor, isStreamedUpload, OUTER_BODY_LIMIT } from "./body-limits";
 import { describeBytes, parseJsonText, readBodyText } from "./json-body";
+import { NUL_PROBLEM } from "./nul-text";
 import type { RouteCatalog } from "./route-catalog";
 
 /**
  * Request-level hardening, registered globally before every route:
- * - a declared body over the outer limit, or a path whose percent-encoding does not
- *   decode, is refused before routing;
+ * - a declared body over the outer limit, a path whose percent-encoding does not
+ *   decode, or a path parameter or query value holding U+0000 (`%00`, see nul-text.ts)
+ *   is refused before routing;
  * - the one JSON body parser of the app: a route that declares no body never reads one;
  *   a route that does gets only `application/json`, at most its size limit (counted
  *   while a chunked body arrives), checked for depth, value count and unpaired
@@ -21,6 +23,7 @@ export function requestGuards(catalog: RouteCatalog) {
         throw payloadTooLarge(`body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}, the largest body this server accepts`);
       }
       checkPathEncoding(request.url);
+      checkNulInUrl(request, catalog);
     })
     .onParse({ as: "global" }, async ({ request, path }, contentType) => {
       // Elysia does not tell a parse hook its route; the catalog finds it as the router did.
@@ -57,5 +60,34 @@ function checkPathEncoding(url: string): void {
     decodeURIComponent(path);
   } catch {
     throw badRequest(`path: malformed percent-encoding in '${path}'`);
+  }
+}
+
+/**
+ * `%00` in a path segment or the query string: refused naming the parameter
+ * (`path.id`, `query.q`). Only URLs holding `%00` pay for the decoding.
+ */
+function checkNulInUrl(request: Request, catalog: RouteCatalog): void {
+  const url = request.url;
+  if (!url.includes("%00")) return;
+  const { pathname, searchParams } = new URL(url);
+  const segments = pathname.split("/");
+  const nulAt = segments.findIndex((segment) => segment.includes("%00") && safeDecode(segment).includes("\0"));
+  if (nulAt >= 0) {
+    const pattern = catalog.routeFor(request.method, pathname)?.pattern.split("/")[nulAt];
+    const name = pattern?.startsWith(":") ? pattern.slice(1) : null;
+    throw badRequest(`${name ? `path.${name}` : "path"}: ${NUL_PROBLEM}`);
+  }
+  for (const [key, value] of searchParams) {
+    if (key.includes("\0")) throw badRequest(`query: a parameter name ${NUL_PROBLEM}`);
+    if (value.includes("\0")) throw badRequest(`query.${key}: ${NUL_PROBLEM}`);
+  }
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
   }
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { hostname } from "node:os";
 import pg from "pg";
 
 /**
@@ -8,7 +9,47 @@ import pg from "pg";
  */
 export const TEST_DATABASE_URL = process.env.MNEMO_TEST_DATABASE_URL || undefined;
 
-export const databaseName = (dataDir: string) => `mnemo_t_${createHash("sha256").update(dataDir).digest("hex").slice(0, 20)}`;
+const hex = (text: string, length: number) => createHash("sha256").update(text).digest("hex").slice(0, length);
+
+/**
+ * Names carry their owner, the test process (a short host tag and its pid), so runs
+ * sharing one PostgreSQL never drop each other's databases: cleanup drops only those of
+ * this host whose pid is gone. `mnemo_t_<host 6>_<pid>_<dir 16>`: at most 39 characters,
+ * within PostgreSQL's 63.
+ */
+const HOST_TAG = hex(hostname(), 6);
+const NAME = /^mnemo_t_([0-9a-f]{6})_(\d+)_[0-9a-f]{16}$/;
+
+export const databaseName = (dataDir: string) => `mnemo_t_${HOST_TAG}_${process.pid}_${hex(dataDir, 16)}`;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as { code?: string }).code === "EPERM";
+  }
+}
+
+/**
+ * Whether a test database was left by a run that is gone: one of this host whose owner
+ * pid is no longer alive, or (`unowned`) one in the older name format without an owner.
+ * A database of another host is never stale here: its own host cleans it.
+ */
+export function isStaleTestDatabase(name: string, options: { unowned?: boolean } = {}): boolean {
+  const match = NAME.exec(name);
+  if (!match) return Boolean(options.unowned) && name.startsWith("mnemo_t_");
+  return match[1] === HOST_TAG && !alive(Number(match[2]));
+}
+
+/** Drops the test databases left by runs that are gone (see isStaleTestDatabase); returns their names. */
+export async function dropStaleTestDatabases(client: pg.Client, options: { unowned?: boolean } = {}): Promise<string[]> {
+  const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'mnemo\\_t\\_%'");
+  const stale = rows.map((row) => row.datname).filter((name) => isStaleTestDatabase(name, options));
+  for (const name of stale) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  return stale;
+}
 
 function urlWithDatabase(base: string, name: string): string {
   const url = new URL(base);
@@ -26,11 +67,16 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+let staleSwept: Promise<string[]> | undefined;
+
 /** The database URL for a data dir (created on first use), or undefined in the embedded run. */
 export async function databaseUrlFor(dataDir: string): Promise<string | undefined> {
   if (!TEST_DATABASE_URL) return undefined;
   const name = databaseName(dataDir);
   await admin(async (client) => {
+    // Once per process: a `bun test` run directly (not through `npm test`) cleans up too.
+    staleSwept ??= dropStaleTestDatabases(client).catch(() => []);
+    await staleSwept;
     try {
       await client.query(`CREATE DATABASE ${name}`);
     } catch (error) {
