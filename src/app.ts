@@ -11,7 +11,7 @@ import { uploadRoutes } from "./uploads";
 import { documentRoutes } from "./documents";
 import { documentsQueryRoutes } from "./documents-query";
 import { errorPlugin } from "./errors/plugin";
-import { healthRoutes } from "./health";
+import { healthInfo, healthRoutes } from "./health";
 import { refineOpenApi } from "./lib/openapi-refine";
 import { openApiUi } from "./lib/openapi-ui";
 import { requestGuards } from "./lib/request-guards";
@@ -23,9 +23,6 @@ import { meRoutes } from "./profiles";
 import { webhookRoutes } from "./identity";
 import type { Services } from "./services";
 import { workspaceRoutes } from "./workspaces";
-
-/** Paths are shown as they are; an object-store URI only as bucket and prefix. */
-const redactIndexUri = (uri: string) => uri.replace(/^(s3:\/\/)[^@/]*@/, "$1");
 
 /** Request headers a browser may send (spec §5), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
@@ -78,14 +75,7 @@ export function buildApp(services: Services) {
     )
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(async () => {
-        const writerId = await services.indexer.currentWriter().catch(() => null);
-        return {
-          status: "ok" as const,
-          store: services.store.dialect,
-          index: { uri: redactIndexUri(services.lance.uri), writer: services.indexer.isWriter, replicaId: services.indexer.holderId, writerId },
-        };
-      }),
+      healthRoutes(() => healthInfo({ store: services.store, outbox: services.outbox, indexer: services.indexer, indexUri: services.lance.uri })),
     )
     .use(meRoutes(services.auth, services.profiles, services.store))
     .use(webhookRoutes(services.identity))

@@ -31,9 +31,9 @@ describe("per-message chat indexing", () => {
     const lance = server.services.lance;
     const replaceItems = lance.replaceItems;
     const written: number[] = [];
-    lance.replaceItems = (name, deleteKeys, rows) => {
+    lance.replaceItems = (name, deleteKeys, rows, options) => {
       written.push(rows.length);
-      return replaceItems.call(lance, name, deleteKeys, rows);
+      return replaceItems.call(lance, name, deleteKeys, rows, options);
     };
     try {
       const [status, created] = await append(ws, thread, "a lighthouse appears", "assistant");

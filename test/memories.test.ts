@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { textTable } from "../src/search/partitions";
+import { indexedColumns } from "./helpers/index-rows";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
 
@@ -328,6 +330,27 @@ describe("conversation context", () => {
     expect(found.indexOf("Dana: How long have you two been married?")).toBe(0);
     // Memories without a session are not context for each other.
     expect(found).not.toContain("Standalone: I repaired the fence");
+    await s.destroy();
+  });
+
+  test("a table gets its context indices with its first conversation, and finds replies by their context from then on", async () => {
+    const s = await startTestServer();
+    const table = textTable("alice", "mem");
+    await s.call("POST", "/v1/memories", { body: { content: "Standalone: the lighthouse keeper retired" } });
+    await s.services.indexer.drain();
+    // No context yet: only the text column is indexed (a third of the full-text work).
+    expect(await indexedColumns(s.dataDir, table)).toEqual(["text"]);
+    for (const content of ["Q: who painted the lighthouse door?", "A: my neighbour Ruth did"]) {
+      await s.call("POST", "/v1/memories", { body: { content, session_id: "paint" } });
+    }
+    const [, body] = await s.call("POST", "/v1/memories/search", { body: { query: "painted lighthouse door" } });
+    // The answer shares no word with the query: its question, as context, finds it.
+    expect(body.results.map((r: { content: string }) => r.content)).toContain("A: my neighbour Ruth did");
+    expect(await indexedColumns(s.dataDir, table)).toEqual(["context_after", "context_before", "text"]);
+    // Once compaction folds the rows into the indices, the same.
+    await s.services.indexer.settle();
+    const [, again] = await s.call("POST", "/v1/memories/search", { body: { query: "painted lighthouse door" } });
+    expect(again.results.map((r: { content: string }) => r.content)).toEqual(body.results.map((r: { content: string }) => r.content));
     await s.destroy();
   });
 

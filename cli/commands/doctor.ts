@@ -16,7 +16,8 @@ export function registerDoctorCommand(program: Command): void {
       "after",
       `
 Checks: data dir, free disk (≥ 1 GB), store of record (SQLite integrity_check, or PostgreSQL answers),
-index lag (changes waiting in the outbox), index writer (the lease holder; with PostgreSQL a replica
+index lag (changes waiting in the outbox; red when the writer reports failing index writes,
+yellow when the oldest waits over 30 s), index writer (the lease holder; with PostgreSQL a replica
 must hold it), embedding model (files present, or the embeddings API answers), upstream gateway
 (LLM_GATEWAY_URL answers), master key (SERVER_MASTER_KEY or <data>/master.key).
 

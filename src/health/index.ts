@@ -1,26 +1,37 @@
 import { t } from "elysia";
 import { createRouter } from "../lib/router";
+import type { HealthInfo } from "./service";
 
-export interface HealthInfo {
-  status: "ok";
-  store: "sqlite" | "postgres";
-  index: { uri: string; writer: boolean; replicaId: string; writerId: string | null };
-}
+export { healthInfo, type HealthInfo } from "./service";
+
+const nullableTime = (description: string) => t.Nullable(t.String({ format: "date-time", description }));
 
 const HealthInfo = t.Object({
-  status: t.Literal("ok"),
+  status: t.Union([t.Literal("ok"), t.Literal("degraded")], {
+    description: "ok, or degraded while new records do not become searchable (index.status not ok); the HTTP status stays 200 either way",
+  }),
   store: t.Union([t.Literal("sqlite"), t.Literal("postgres")], { description: "the engine of the store of record" }),
   index: t.Object({
     uri: t.String({ description: "where the search index lives (a directory or s3://…)" }),
     writer: t.Boolean({ description: "whether this process writes the search index" }),
     replicaId: t.String({ description: "this process's id in the index writer election" }),
     writerId: t.Nullable(t.String({ description: "the id of the process that writes the index now" })),
+    status: t.Union([t.Literal("ok"), t.Literal("behind"), t.Literal("failing")], {
+      description: "failing: the writer's index writes fail (records are kept and indexed once writes succeed); behind: the oldest waiting change is older than 30 s",
+    }),
+    pending: t.Nullable(t.Integer({ description: "changes not yet searchable (full-text stage); null when the store of record does not answer" })),
+    pendingVectors: t.Nullable(t.Integer({ description: "changes searchable by keyword, waiting for their vectors" })),
+    oldestPendingAt: nullableTime("when the oldest change not yet searchable was written"),
+    lastIndexedAt: nullableTime("this process's last index write (null on a replica that does not write)"),
+    lastError: t.Nullable(t.String({ description: "the latest index write failure, on one line, while writes fail" })),
+    failingSince: nullableTime("when the current run of index write failures began"),
+    consecutiveFailures: t.Integer({ description: "failed index writes in a row (retried every second); 0 when writes succeed" }),
   }),
 });
 
-/** `GET /health`, public: liveness, and which replica writes the search index. */
+/** `GET /health`, public: liveness, which replica writes the search index, and whether it keeps up. */
 export const healthRoutes = (info: () => Promise<HealthInfo>) =>
   createRouter().get("/health", () => info(), {
     response: { 200: HealthInfo },
-    detail: { tags: ["health"], summary: "Liveness and the index writer", security: [] },
+    detail: { tags: ["health"], summary: "Liveness and the search index's state", security: [] },
   });

@@ -78,8 +78,12 @@ export class IndexWriter {
     const parts = byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)));
     // Different owners' tables are independent datasets: commit a few at once.
     await inParallel([...parts], PARTITION_COMMITS, async ([table, part]) => {
-      if (part.items.some((item) => item.contextBefore || item.contextAfter)) await this.o.contextFlags.mark(table);
-      await this.o.lance.replaceItems(table, part.deleteKeys, part.items.map(toIndexRow));
+      // The context columns get their full-text indices before the table is marked as
+      // holding context: a search that sees the mark finds them.
+      const hasContext = part.items.some((item) => item.contextBefore || item.contextAfter);
+      const context = hasContext || (await this.o.contextFlags.has(table));
+      await this.o.lance.replaceItems(table, part.deleteKeys, part.items.map(toIndexRow), { context });
+      if (hasContext) await this.o.contextFlags.mark(table);
       this.noteCommit(table);
     });
     await this.announceVersion();

@@ -5,6 +5,7 @@ import type { PartitionGroup } from "./partitions";
 import { Timers } from "./timers";
 import { VectorIndexBuilds } from "./vector-index-builds";
 import { createWaiters, type FlushResult } from "./waiters";
+import { WriteFailures, type IndexFailure } from "./write-failures";
 
 export interface IndexerOptions extends IndexWriterOptions {
   lease: Lease;
@@ -76,9 +77,11 @@ export class Indexer {
   private embedderDown = false;
   /** One warning per outage, not one per retry. */
   private embedderWarned = false;
+  private readonly failures: WriteFailures;
 
   constructor(private readonly o: IndexerOptions) {
     this.writer = new IndexWriter(o);
+    this.failures = new WriteFailures({ log: o.log, outbox: o.outbox, settings: o.settings, db: o.store.db, holder: o.lease.holder });
     this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
     this.waiters = createWaiters({ outbox: o.outbox, settings: o.settings, db: o.store.db, isWriter: () => this.isWriter, onWait: () => (this.timers.wake(), this.kick()) });
   }
@@ -103,7 +106,8 @@ export class Indexer {
   private polling = false;
 
   private async pollOutbox(): Promise<void> {
-    if (!this.isWriter || this.pumping || this.polling) return;
+    // While writes fail, the retry timer (1 s) tries again, not every poll.
+    if (!this.isWriter || this.pumping || this.polling || this.failures.failure) return;
     this.polling = true;
     try {
       if ((await this.o.outbox.pendingTextSeq()) !== null) this.kick();
@@ -151,6 +155,7 @@ export class Indexer {
     await this.writer.takeOver();
     await this.writer.reconcileSchema();
     await this.writer.reconcileVectorSpace();
+    await this.failures.reset();
     this.o.log.info("this process writes the search index", { holder: this.o.lease.holder });
   }
 
@@ -163,9 +168,10 @@ export class Indexer {
     }
     this.pumping = this.runner
       .run(() => this.pump())
+      .then(() => (this.isWriter ? this.failures.landed(0) : undefined))
       .catch((error) => {
         if (error instanceof RunnerClosed) return;
-        this.o.log.error("indexer failed; retrying in 1s", { error });
+        this.failures.failed(error);
         this.timers.later(1_000, () => this.kick());
       })
       .finally(() => {
@@ -182,10 +188,10 @@ export class Indexer {
     const { outbox, batchSize } = this.o;
     for (;;) {
       if (!this.isWriter) return;
-      // A search waiting for its owner's rows goes first: one user's bulk import never
+      // Searches waiting for their owners' rows go first: one user's bulk import never
       // holds up another user's read-your-writes.
-      const priority = this.waiters.nextOwner();
-      const text = await outbox.nextBatch("text", batchSize, priority ?? undefined);
+      const priority = this.waiters.priorityOwners();
+      const text = priority ? await outbox.priorityBatch(batchSize, priority) : await outbox.nextBatch("text", batchSize);
       if (text.length) {
         // Every commit costs a LanceDB version, a fragment and CPU the writes need: a
         // small batch waits for company until its oldest row is BATCH_DELAY_MS old,
@@ -204,6 +210,7 @@ export class Indexer {
         }
         await this.waiters.release();
         await this.writer.compact(false, this.builds.running);
+        await this.failures.landed(text.length);
         // Keep vectors moving during a long ingest: a small batch per text batch, so a
         // search arriving meanwhile waits at most one small embedding call.
         if (!this.waiters.any) await this.vectorBatch(EMBED_CHUNK);
@@ -212,6 +219,7 @@ export class Indexer {
       await this.waiters.release();
       if (await this.vectorBatch(VECTOR_BATCH)) {
         await this.writer.compact(false, this.builds.running);
+        await this.failures.landed(0);
         continue;
       }
       await this.writer.compact(false, this.builds.running);
@@ -295,8 +303,6 @@ export class Indexer {
     });
   }
 
-
-
   /**
    * Read-your-writes: resolves once every text-stage change of this owner acknowledged
    * before the call (and any rebuild queued before it) is in the index, or at the
@@ -354,6 +360,9 @@ export class Indexer {
       leaseHeld: this.o.lease.held,
     };
   }
+
+  /** This process's ongoing index write failure while it writes the index (cleared when a batch lands). */
+  get writeFailure(): IndexFailure | null { return this.isWriter ? this.failures.failure : null; }
 
   /** The live index writer's lease holder id (this process or another), for `/health`. */
   currentWriter(): Promise<string | null> {

@@ -103,6 +103,8 @@ export class LanceStore {
   private missing = new Set<string>();
   /** Item ids of memory tables by row address: searches read no column back. */
   private readonly rowKeys = new RowKeys();
+  /** Full-text indices known to exist per open table: the text column's, or all three (see `ensureFullText`). */
+  private readonly fullTextReady = new Map<string, "text" | "context">();
   /** Whether every write to the index goes through this store now (see `useRowKeysWhile`). */
   private soleWriter: () => boolean = () => false;
 
@@ -197,36 +199,52 @@ export class LanceStore {
     while (this.tables.size > this.maxOpenTables) {
       const [oldest, handle] = this.tables.entries().next().value!;
       this.tables.delete(oldest);
+      this.fullTextReady.delete(oldest);
       setTimeout(() => handle.close(), CLOSE_DELAY_MS).unref?.();
     }
   }
 
   private forget(name: string): void {
     this.rowKeys.forget(name);
+    this.fullTextReady.delete(name);
     const handle = this.tables.get(name);
     this.tables.delete(name);
     if (handle) setTimeout(() => handle.close(), CLOSE_DELAY_MS).unref?.();
   }
 
-  /** A new table: full-text tables get their full-text indices at once (an empty table indexes in milliseconds). */
-  private async create(name: string, schema: Schema, fullText: boolean): Promise<lancedb.Table> {
+  /** A new, empty table (full-text indices come with the first rows: see `ensureFullText`). */
+  private async create(name: string, schema: Schema): Promise<lancedb.Table> {
     const table = await this.connection.createEmptyTable(name, schema, { existOk: true });
-    if (fullText) {
-      const indexed = new Set((await table.listIndices()).flatMap((index) => index.columns));
-      for (const column of TEXT_COLUMNS) if (!indexed.has(column)) await table.createIndex(column, { config: fullTextIndex() });
-    }
     this.missing.delete(name);
     this.remember(name, table);
     return table;
   }
 
   /**
+   * The full-text indices a table needs: the text column's always, the two context
+   * columns' only once the table holds context (most owners' tables never do). Each
+   * index is one more to update at every compaction and to keep on disk: a table
+   * without context keeps a third of the full-text index work and bytes.
+   */
+  private async ensureFullText(name: string, table: lancedb.Table, context: boolean): Promise<void> {
+    const ready = this.fullTextReady.get(name);
+    if (ready === "context" || (ready === "text" && !context)) return;
+    const indexed = new Set((await table.listIndices()).flatMap((index) => index.columns));
+    for (const column of context ? TEXT_COLUMNS : TEXT_COLUMNS.slice(0, 1)) {
+      if (!indexed.has(column)) await table.createIndex(column, { config: fullTextIndex() });
+      indexed.add(column);
+    }
+    this.fullTextReady.set(name, TEXT_COLUMNS.every((column) => indexed.has(column)) ? "context" : "text");
+  }
+
+  /**
    * Replaces the rows of the given sources in a full-text table, creating it on its first
    * rows and dropping it when the last row goes (a partition holds only live items).
    */
-  async replaceItems(name: string, deleteKeys: string[], rows: IndexRow[]): Promise<void> {
-    const table = (await this.table(name)) ?? (rows.length ? await this.create(name, itemsSchema(), true) : null);
+  async replaceItems(name: string, deleteKeys: string[], rows: IndexRow[], options: { context: boolean }): Promise<void> {
+    const table = (await this.table(name)) ?? (rows.length ? await this.create(name, itemsSchema()) : null);
     if (!table) return;
+    if (rows.length) await this.ensureFullText(name, table, options.context);
     if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
     if (rows.length) await table.add(rows.map(({ vector: _, ...row }) => row));
     else await this.dropIfEmpty(name, table);
@@ -234,7 +252,7 @@ export class LanceStore {
 
   /** Replaces the vectors of the given sources in a vector table (created and dropped likewise). */
   async replaceVectors(name: string, dimension: number, deleteKeys: string[], rows: IndexRow[]): Promise<void> {
-    const table = (await this.table(name)) ?? (rows.length ? await this.create(name, vectorSchema(dimension), false) : null);
+    const table = (await this.table(name)) ?? (rows.length ? await this.create(name, vectorSchema(dimension)) : null);
     if (!table) return;
     if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
     if (rows.length) await table.add(rows.map((row) => ({ ...row, context_before: "", context_after: "", vector: Array.from(row.vector!) })));
@@ -337,6 +355,7 @@ export class LanceStore {
 
   async dropTable(name: string): Promise<void> {
     this.rowKeys.forget(name);
+    this.fullTextReady.delete(name);
     this.tables.get(name)?.close();
     this.tables.delete(name);
     try {
@@ -376,6 +395,7 @@ export class LanceStore {
 
   close(): void {
     this.rowKeys.clear();
+    this.fullTextReady.clear();
     for (const table of this.tables.values()) table.close();
     this.tables.clear();
     this.missing.clear();

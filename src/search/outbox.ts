@@ -28,6 +28,13 @@ const toRow = (r: Stored): OutboxRow => ({
  */
 export function createOutbox(store: Store) {
   const db = store.db;
+  /** The oldest due rows of a stage; with `owners`, only theirs (searches wait for them). */
+  async function nextBatch(stage: OutboxStage, limit: number, owners?: string[], now = Date.now()): Promise<OutboxRow[]> {
+    const owner = owners === undefined ? sql`` : owners.length === 1 ? sql`AND owner_id = ${owners[0]}` : sql`AND owner_id IN ${list(owners)}`;
+    const rows = await all<Stored>(db, sql`SELECT seq, owner_id, kind, source_id, op, stage, attempts, created_at FROM outbox
+                                            WHERE stage = ${stage} AND available_at <= ${now} ${owner} ORDER BY seq LIMIT ${limit}`);
+    return rows.map(toRow);
+  }
   return {
     /** Records that a source changed, inside the record's own write transaction `tx`. */
     async enqueue(tx: Executor, ref: SourceRef, op: OutboxOp, stage: OutboxStage = "text"): Promise<void> {
@@ -46,17 +53,28 @@ export function createOutbox(store: Store) {
     async enqueueRebuild(tx: Executor): Promise<void> {
       await run(tx, sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES ('*', '*', '*', 'rebuild', 'text', ${Date.now()})`);
     },
-    /** The oldest due rows of a stage; with `ownerId`, only that owner's (a search waits for them). */
-    async nextBatch(stage: OutboxStage, limit: number, ownerId?: string, now = Date.now()): Promise<OutboxRow[]> {
-      const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
-      const rows = await all<Stored>(db, sql`SELECT seq, owner_id, kind, source_id, op, stage, attempts, created_at FROM outbox
-                                              WHERE stage = ${stage} AND available_at <= ${now} ${owner} ORDER BY seq LIMIT ${limit}`);
-      return rows.map(toRow);
+    nextBatch,
+    /**
+     * A batch for searches that wait: the oldest rows of these owners, and when one
+     * owner's backlog (a bulk import) fills it, the others' rows besides, so that no
+     * waiting owner is left for a later batch.
+     */
+    async priorityBatch(limit: number, owners: string[]): Promise<OutboxRow[]> {
+      const rows = await nextBatch("text", limit, owners);
+      if (rows.length < limit || owners.length === 1) return rows;
+      const included = new Set(rows.map((row) => row.ownerId));
+      const left = owners.filter((owner) => !included.has(owner));
+      return left.length ? rows.concat(await nextBatch("text", limit, left)) : rows;
     },
     /** Highest pending text-stage seq of an owner ('*' is a queued rebuild), or of anyone; null when none. */
     async pendingTextSeq(ownerId?: string): Promise<number | null> {
       const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
       return (await first<{ seq: number | null }>(db, sql`SELECT MAX(seq) AS seq FROM outbox WHERE stage = 'text' ${owner}`))?.seq ?? null;
+    },
+    /** When the oldest pending text-stage change was written (ms since the epoch), or null: how far the index is behind. */
+    async oldestPendingText(): Promise<number | null> {
+      const row = await first<{ created_at: number }>(db, sql`SELECT created_at FROM outbox WHERE stage = 'text' ORDER BY seq LIMIT 1`);
+      return row ? Number(row.created_at) : null;
     },
     /** In one query, an owner's highest pending text-stage seq and a queued rebuild's (null when none): what a search waits for. */
     async pendingForSearch(ownerId: string): Promise<{ own: number | null; rebuild: number | null }> {

@@ -20,6 +20,9 @@ interface Waiter {
 const WANTED_KEY = "index_wanted_at";
 const WANTED_FOR_MS = 1_000;
 
+/** Owners whose rows one priority batch takes at most (a bounded IN list). */
+const MAX_PRIORITY_OWNERS = 64;
+
 /** How often a process that does not write the index looks whether the writer got there. */
 const READER_POLL_MS = 20;
 
@@ -81,11 +84,16 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
       return Number.isFinite(at) && Date.now() - at < WANTED_FOR_MS;
     },
 
-    /** The owner whose rows the writer takes next: the oldest waiter's ('*' for a queued rebuild). */
-    nextOwner(): string | null {
-      const first = waiters[0];
-      if (!first) return null;
-      return first.rebuildSeq !== null ? "*" : first.ownerId;
+    /**
+     * The owners whose rows the writer takes next: every waiting owner's at once (their
+     * tables commit side by side, so eight users' searches wait for one round, not eight),
+     * or ['*'] while a search waits for a queued rebuild. Owners without a waiting search
+     * (a bulk import) wait for their turn.
+     */
+    priorityOwners(): string[] | null {
+      if (!waiters.length) return null;
+      if (waiters.some((w) => w.rebuildSeq !== null)) return ["*"];
+      return [...new Set(waiters.map((w) => w.ownerId))].slice(0, MAX_PRIORITY_OWNERS);
     },
 
     /** Releases the waiters whose rows are all indexed. */

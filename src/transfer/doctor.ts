@@ -6,7 +6,9 @@ import { MASTER_KEY_FILE, parseMasterKey } from "../crypto/master-key";
 import { dataPaths } from "../data-paths";
 import { allMigrations } from "../db/all-migrations";
 import { openStoreFor } from "../db/open";
+import { createSettings } from "../db/leases";
 import { all, first, sql, type Store } from "../db/store";
+import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure } from "../search/write-failures";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1). */
 export type CheckStatus = "ok" | "warn" | "fail";
@@ -85,19 +87,34 @@ async function indexChecks(store: Store): Promise<Check[]> {
     store.db, sql`SELECT holder, expires_at, ${now} AS now FROM leases WHERE name = 'indexer'`,
   );
   const live = writer !== null && Number(writer.expires_at) >= Number(writer.now);
-  const outbox = await first<{ text: number; vector: number; oldest: number | null }>(
+  const outbox = await first<{ text: number; vector: number; oldest: number | null; oldest_text: number | null }>(
     store.db,
     sql`SELECT COALESCE(SUM(CASE WHEN stage = 'text' THEN 1 ELSE 0 END), 0) AS text, COALESCE(SUM(CASE WHEN stage = 'vector' THEN 1 ELSE 0 END), 0) AS vector,
-        MIN(created_at) AS oldest FROM outbox`,
+        MIN(created_at) AS oldest, MIN(CASE WHEN stage = 'text' THEN created_at END) AS oldest_text FROM outbox`,
   );
   const text = Number(outbox?.text ?? 0);
   const vector = Number(outbox?.vector ?? 0);
   const ageMs = outbox?.oldest ? Date.now() - Number(outbox.oldest) : 0;
+  const textAgeMs = outbox?.oldest_text ? Date.now() - Number(outbox.oldest_text) : 0;
   const lag: Check = { name: "index lag", status: "ok", detail: `${text} changes waiting for full-text, ${vector} for vectors` };
   if (text + vector > 0) lag.detail += `; oldest ${Math.round(ageMs / 1000)}s`;
-  if (text > 0 && ageMs > STALE_OUTBOX_MS) {
-    lag.status = live ? "warn" : "fail";
-    lag.hint = live ? "the index writer is behind; see its log" : "no process writes the index: start `mnemo serve` (it drains the queue), or run `mnemo reindex`";
+  // The same verdict as the writer's `/health`: a failure it recorded, or changes waiting too long.
+  const { status, failure } = indexStatus({
+    own: null,
+    recorded: parseIndexFailure(await createSettings().get(store.db, INDEX_FAILURE_KEY)),
+    writerId: live ? writer!.holder : null,
+    pendingText: text,
+    oldestPendingAgeMs: textAgeMs,
+  });
+  if (failure) {
+    Object.assign(lag, {
+      status: "fail", detail: `${lag.detail}; index writes fail since ${failure.since}: ${failure.reason}`,
+      hint: "the writer cannot write the search index (MNEMO_INDEX_URI: permissions, free space, object store); records are kept and indexed once writes succeed",
+    });
+  } else if (live && status === "behind") {
+    Object.assign(lag, { status: "warn", hint: "the index writer is behind; see its log" });
+  } else if (!live && text > 0 && textAgeMs > STALE_OUTBOX_MS) {
+    Object.assign(lag, { status: "fail", hint: "no process writes the index: start `mnemo serve` (it drains the queue), or run `mnemo reindex`" });
   }
   const writerCheck: Check = live
     ? { name: "index writer", status: "ok", detail: `${writer!.holder} (lease live)` }

@@ -36,6 +36,19 @@ export async function indexTables(dataDir: string): Promise<string[]> {
   }
 }
 
+/** The columns of an index table that carry an index (full-text or vector). */
+export async function indexedColumns(dataDir: string, table: string): Promise<string[]> {
+  const db = await lancedb.connect(join(dataDir, "index"));
+  try {
+    const handle = await db.openTable(table);
+    const columns = (await handle.listIndices()).flatMap((index) => index.columns);
+    handle.close();
+    return columns.sort();
+  } finally {
+    db.close();
+  }
+}
+
 /** Rows that appear more than once (same source and item). */
 export function duplicates(rows: Array<{ source_key: string; item_id: string }>): string[] {
   const seen = new Set<string>();
