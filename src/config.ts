@@ -52,6 +52,7 @@ export const ConfigSchema = T.Object({
   indexer: T.Object({
     batchSize: T.Integer({ minimum: 1, description: "MNEMO_INDEX_BATCH: outbox rows per LanceDB commit" }),
     maxFragments: T.Integer({ minimum: 2, description: "MNEMO_INDEX_MAX_FRAGMENTS: compact when a table has more" }),
+    idleOptimizeMs: T.Integer({ minimum: 0, description: "MNEMO_INDEX_IDLE_OPTIMIZE_MS: compact what was written after this long without index writes" }),
     vectorIndexMinRows: T.Integer({ minimum: 1, description: "MNEMO_VECTOR_INDEX_MIN_ROWS: build the ANN index past this many vectors" }),
     indexCacheMb: T.Integer({ minimum: 16, description: "MNEMO_INDEX_CACHE_MB: LanceDB index cache (metadata cache is a quarter of it)" }),
     maxOpenTables: T.Integer({ minimum: 2, description: "MNEMO_INDEX_OPEN_TABLES: index table handles kept open (least recently used closed first)" }),
@@ -181,6 +182,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     indexer: {
       batchSize: env.MNEMO_INDEX_BATCH ? Number(env.MNEMO_INDEX_BATCH) : 4096,
       maxFragments: env.MNEMO_INDEX_MAX_FRAGMENTS ? Number(env.MNEMO_INDEX_MAX_FRAGMENTS) : 24,
+      idleOptimizeMs: env.MNEMO_INDEX_IDLE_OPTIMIZE_MS ? Number(env.MNEMO_INDEX_IDLE_OPTIMIZE_MS) : 5_000,
       vectorIndexMinRows: env.MNEMO_VECTOR_INDEX_MIN_ROWS ? Number(env.MNEMO_VECTOR_INDEX_MIN_ROWS) : 8_192,
       indexCacheMb: env.MNEMO_INDEX_CACHE_MB ? Number(env.MNEMO_INDEX_CACHE_MB) : 256,
       maxOpenTables: env.MNEMO_INDEX_OPEN_TABLES ? Number(env.MNEMO_INDEX_OPEN_TABLES) : 256,

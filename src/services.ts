@@ -69,6 +69,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     lease: createLease(store, "indexer", LEASE_TTL_MS),
     batchSize: config.indexer.batchSize,
     maxFragments: config.indexer.maxFragments,
+    idleOptimizeMs: config.indexer.idleOptimizeMs,
     vectorIndexMinRows: config.indexer.vectorIndexMinRows,
   });
   const engine = createSearchEngine({

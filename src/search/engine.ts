@@ -128,7 +128,10 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
         const table = textTable(request.ownerId, group);
         const vectors = indexer.vectorTableFor(request.ownerId, group);
         const [text, near] = await Promise.all([
-          contextFlags.has(table).then((context) => lance.searchText(table, where, query, count, { context, memories: group === "mem" })),
+          contextFlags.has(table).then((context) => {
+            indexer.noteSearch(table);
+            return lance.searchText(table, where, query, count, { context, memories: group === "mem" });
+          }),
           vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count, { memories: group === "mem" }) : null)) : Promise.resolve(null),
         ]);
         return { text, near };
@@ -149,7 +152,8 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
     async search(request: SearchRequest & { deadline?: number }): Promise<SearchResult & { timings: SearchTimings; indexLag: number }> {
       const started = performance.now();
       const remaining = () => (request.deadline === undefined ? Infinity : request.deadline - performance.now());
-      const flushed = await indexer.flush(request.ownerId, Math.max(0, Math.min(searchWaitMs, remaining())));
+      // Only the kinds searched: a memory search does not wait for a document's blocks.
+      const flushed = await indexer.flush(request.ownerId, Math.max(0, Math.min(searchWaitMs, remaining())), request.kinds);
       // A replica that does not write the index looks at its newest version.
       await indexer.followWriter();
       const afterFlush = performance.now();

@@ -16,6 +16,16 @@ const PARTITION_COMMITS = 4;
 /** Settings key that changes with every index write (see `announceVersion`). */
 export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
+/**
+ * What rows outside a table's full-text index cost, against what folding them in costs
+ * (LanceDB 0.39, measured on the 2-core bench machine, see README "Compaction"): every
+ * search pays ~0.3 ms per fragment written since the last compaction (each is scanned
+ * flat); a compaction costs ~40 ms plus ~10 µs per row (the index is rewritten). A table
+ * is compacted once its searches have paid what compacting it costs: rent, then buy.
+ */
+const FLAT_FRAGMENT_SEARCH_MS = 0.3;
+const COMPACTION_MS = 40;
+const COMPACTION_MS_PER_ROW = 0.01;
 
 export interface IndexWriterOptions {
   contextFlags: ContextFlags;
@@ -43,6 +53,8 @@ export class IndexWriter {
   private replayUpTo: Record<OutboxStage, number> = { text: Number.MAX_SAFE_INTEGER, vector: Number.MAX_SAFE_INTEGER };
   private dirtyTables = new Set<string>();
   private commitsSinceCompaction = new Map<string, number>();
+  /** Per table, fragments scanned flat by its searches since its last compaction. */
+  private flatScans = new Map<string, number>();
   dimension: number | null = null;
   lastIndexedAt: string | null = null;
 
@@ -257,6 +269,7 @@ export class IndexWriter {
     this.replayUpTo = { text: 0, vector: 0 };
     this.dirtyTables.clear();
     this.commitsSinceCompaction.clear();
+    this.flatScans.clear();
   }
 
   /**
@@ -275,10 +288,24 @@ export class IndexWriter {
     this.commitsSinceCompaction.set(table, (this.commitsSinceCompaction.get(table) ?? 0) + 1);
   }
 
+  /** A search of a full-text table: it scanned the fragments written since the table's compaction. */
+  noteSearch(table: string): void {
+    const fragments = this.commitsSinceCompaction.get(table);
+    if (fragments) this.flatScans.set(table, (this.flatScans.get(table) ?? 0) + fragments);
+  }
+
+  /** Whether the table's searches since its compaction cost what compacting it costs. */
+  private async searchesPaidForCompaction(table: string): Promise<boolean> {
+    const paid = (this.flatScans.get(table) ?? 0) * FLAT_FRAGMENT_SEARCH_MS;
+    if (paid < COMPACTION_MS) return false;
+    return paid >= COMPACTION_MS + COMPACTION_MS_PER_ROW * (await this.o.lance.countRows(table));
+  }
+
   /**
    * Compacts a table once it has taken `maxFragments` commits since its last compaction
    * (each `add` makes one fragment), even in the middle of an ingest, so the fragment
-   * count stays bounded; `force` compacts every table written since. Vector tables wait
+   * count stays bounded, or sooner once its searches paid for it (a table searched often
+   * while written often); `force` compacts every table written since. Vector tables wait
    * while an ANN index is being built (compaction would restart the build). With many
    * owners' tables dirty, at most `maxTables` are done per call; true when some remain.
    */
@@ -286,11 +313,13 @@ export class IndexWriter {
     let compacted = 0;
     for (const table of [...this.dirtyTables]) {
       if (skipVectors && isVectorTable(table)) continue;
-      if (!force && (this.commitsSinceCompaction.get(table) ?? 0) < this.o.maxFragments) continue;
+      const commits = this.commitsSinceCompaction.get(table) ?? 0;
+      if (!force && commits < this.o.maxFragments && !(commits > 1 && (await this.searchesPaidForCompaction(table)))) continue;
       if (compacted++ >= maxTables) return true;
       await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
       this.dirtyTables.delete(table);
       this.commitsSinceCompaction.delete(table);
+      this.flatScans.delete(table);
     }
     return false;
   }

@@ -15,15 +15,15 @@ export interface IndexerOptions extends IndexWriterOptions {
    * up to about 8k rows (the default); past it the indexer builds an ANN index.
    */
   vectorIndexMinRows: number;
+  /**
+   * After this long without index writes, tables written since their last compaction are
+   * optimized, which also folds the new rows into the full-text and vector indices (rows
+   * outside an index are scanned at every search).
+   */
+  idleOptimizeMs: number;
 }
 
 const VECTOR_BATCH = 256;
-/**
- * After this long without index writes, tables written since their last compaction are
- * optimized, which also folds the new rows into the full-text and vector indices (rows
- * outside an index are scanned at every search).
- */
-const IDLE_OPTIMIZE_MS = 5_000;
 /** While a batch gathers, how often it looks whether a search on another replica waits. */
 const GATHER_CHECK_MS = 50;
 /**
@@ -45,16 +45,6 @@ export const LEASE_TTL_MS = 6_000;
 
 /** How long status and maintenance routes wait for the owner's rows (searches pass their own, shorter, wait). */
 const DEFAULT_FLUSH_WAIT_MS = 5_000;
-
-/** Progress of the index, for status routes, `/health` and the CLI. */
-export interface IndexerStats {
-  pendingText: number;
-  pendingVector: number;
-  vectorSpace: string | null;
-  vectorDimension: number | null;
-  lastIndexedAt: string | null;
-  leaseHeld: boolean;
-}
 
 /**
  * Drains the outbox into LanceDB: first the text stage (items table, full-text index),
@@ -93,6 +83,11 @@ export class Indexer {
   /** An owner's vector table of a group in the current space, once vectors exist. */
   vectorTableFor(ownerId: string, group: PartitionGroup): string | null {
     return this.writer.vectorTableFor(ownerId, group);
+  }
+
+  /** A search of a full-text table, in this process: the writer weighs compacting it against its searches' cost. */
+  noteSearch(table: string): void {
+    if (this.isWriter) this.writer.noteSearch(table);
   }
 
   /** Seeks the lease (and keeps seeking it every second) and starts draining when it has it. */
@@ -267,7 +262,7 @@ export class Indexer {
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null;
       void this.idleOptimize();
-    }, IDLE_OPTIMIZE_MS);
+    }, this.o.idleOptimizeMs);
   }
 
   /** Compacts what was written, a few tables per job, so that batches queued meanwhile go between. */
@@ -308,8 +303,8 @@ export class Indexer {
    * before the call (and any rebuild queued before it) is in the index, or at the
    * deadline. `lag` counts the owner's rows still pending then (0 when caught up).
    */
-  flush(ownerId: string, waitMs = DEFAULT_FLUSH_WAIT_MS): Promise<FlushResult> {
-    return this.waiters.wait(ownerId, waitMs);
+  flush(ownerId: string, waitMs = DEFAULT_FLUSH_WAIT_MS, kinds?: readonly string[]): Promise<FlushResult> {
+    return this.waiters.wait(ownerId, waitMs, kinds);
   }
 
   /**
@@ -349,7 +344,8 @@ export class Indexer {
     }
   }
 
-  async stats(): Promise<IndexerStats> {
+  /** Progress of the index, for status routes, `/health` and the CLI. */
+  async stats() {
     const counts = await this.o.outbox.counts();
     return {
       pendingText: counts.text,

@@ -76,18 +76,29 @@ export function createOutbox(store: Store) {
       const row = await first<{ created_at: number }>(db, sql`SELECT created_at FROM outbox WHERE stage = 'text' ORDER BY seq LIMIT 1`);
       return row ? Number(row.created_at) : null;
     },
-    /** In one query, an owner's highest pending text-stage seq and a queued rebuild's (null when none): what a search waits for. */
-    async pendingForSearch(ownerId: string): Promise<{ own: number | null; rebuild: number | null }> {
+    /**
+     * In one query, an owner's highest pending text-stage seq of the given kinds (all
+     * without) and a queued rebuild's (null when none): what a search of those kinds
+     * waits for. A memory search does not wait for a document's rows, nor the reverse.
+     */
+    async pendingForSearch(ownerId: string, kinds?: readonly string[]): Promise<{ own: number | null; rebuild: number | null }> {
+      const ofKinds = kinds ? sql`AND kind IN ${list(kinds)}` : sql``;
       const row = await first<{ own: number | null; rebuild: number | null }>(
         db,
-        sql`SELECT MAX(CASE WHEN owner_id = ${ownerId} THEN seq END) AS own, MAX(CASE WHEN owner_id = '*' THEN seq END) AS rebuild
+        sql`SELECT MAX(CASE WHEN owner_id = ${ownerId} ${ofKinds} THEN seq END) AS own, MAX(CASE WHEN owner_id = '*' THEN seq END) AS rebuild
             FROM outbox WHERE stage = 'text' AND owner_id IN (${ownerId}, '*')`,
       );
       return { own: row?.own ?? null, rebuild: row?.rebuild ?? null };
     },
-    /** Whether an owner still has text-stage rows at or below `seq`. */
-    async ownerHasTextUpTo(ownerId: string, seq: number): Promise<boolean> {
-      return (await first(db, sql`SELECT 1 AS one FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} AND seq <= ${seq} LIMIT 1`)) !== null;
+    /** Whether an owner still has text-stage rows (of the given kinds, all without) at or below `seq`. */
+    async ownerHasTextUpTo(ownerId: string, seq: number, kinds?: readonly string[]): Promise<boolean> {
+      const ofKinds = kinds ? sql`AND kind IN ${list(kinds)}` : sql``;
+      return (await first(db, sql`SELECT 1 AS one FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} AND seq <= ${seq} ${ofKinds} LIMIT 1`)) !== null;
+    },
+    /** An owner's pending text-stage rows of the given kinds: a search's index lag. */
+    async pendingTextCount(ownerId: string, kinds?: readonly string[]): Promise<number> {
+      const ofKinds = kinds ? sql`AND kind IN ${list(kinds)}` : sql``;
+      return Number((await first<{ n: number }>(db, sql`SELECT COUNT(*) AS n FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} ${ofKinds}`))?.n ?? 0);
     },
     async remove(seqs: number[]): Promise<void> {
       for (const chunk of chunks(seqs)) await run(db, sql`DELETE FROM outbox WHERE seq IN ${list(chunk)}`);

@@ -9,6 +9,8 @@ export interface FlushResult {
 
 interface Waiter {
   ownerId: string;
+  /** The kinds searched (undefined: all): rows of other kinds are not waited for. */
+  kinds?: readonly string[];
   /** The owner's highest pending text row at the call, or null. */
   seq: number | null;
   /** A rebuild queued before the call, which re-enqueues everything: waited for too. */
@@ -36,7 +38,7 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
 
   async function isDone(w: Waiter): Promise<boolean> {
     if (w.rebuildSeq !== null && (await o.outbox.ownerHasTextUpTo("*", w.rebuildSeq))) return false;
-    return w.seq === null || !(await o.outbox.ownerHasTextUpTo(w.ownerId, w.seq));
+    return w.seq === null || !(await o.outbox.ownerHasTextUpTo(w.ownerId, w.seq, w.kinds));
   }
 
   return {
@@ -44,16 +46,16 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
       return waiters.length > 0;
     },
 
-    async wait(ownerId: string, waitMs: number): Promise<FlushResult> {
-      const { own: seq, rebuild: rebuildSeq } = await o.outbox.pendingForSearch(ownerId);
+    async wait(ownerId: string, waitMs: number, kinds?: readonly string[]): Promise<FlushResult> {
+      const { own: seq, rebuild: rebuildSeq } = await o.outbox.pendingForSearch(ownerId, kinds);
       if (seq === null && rebuildSeq === null) return { lag: 0 };
-      const lagNow = async () => ({ lag: (await o.outbox.counts(ownerId)).text });
+      const lagNow = async () => ({ lag: await o.outbox.pendingTextCount(ownerId, kinds) });
       if (waitMs <= 0) return lagNow();
       const deadline = Date.now() + waitMs;
       if (!o.isWriter()) {
         // Tell the writer (another process) that a search waits: it stops gathering a batch.
         await o.settings.set(o.db, WANTED_KEY, String(Date.now()));
-        const waiter: Waiter = { ownerId, seq, rebuildSeq, done: () => {} };
+        const waiter: Waiter = { ownerId, kinds, seq, rebuildSeq, done: () => {} };
         while (Date.now() < deadline) {
           await Bun.sleep(Math.min(READER_POLL_MS, Math.max(1, deadline - Date.now())));
           if (await isDone(waiter)) return { lag: 0 };
@@ -63,7 +65,7 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
       return new Promise<FlushResult>((resolve) => {
         let settled = false;
         const waiter: Waiter = {
-          ownerId, seq, rebuildSeq,
+          ownerId, kinds, seq, rebuildSeq,
           done: (result) => {
             if (settled) return;
             settled = true;
@@ -105,7 +107,7 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
     async afterRebuild(): Promise<void> {
       for (const waiter of waiters) {
         waiter.rebuildSeq = null;
-        waiter.seq = await o.outbox.pendingTextSeq(waiter.ownerId);
+        waiter.seq = (await o.outbox.pendingForSearch(waiter.ownerId, waiter.kinds)).own;
       }
     },
 

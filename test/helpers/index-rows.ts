@@ -49,6 +49,19 @@ export async function indexedColumns(dataDir: string, table: string): Promise<st
   }
 }
 
+/** The fragments (data files) of an index table's newest version. */
+export async function fragmentCount(dataDir: string, table: string): Promise<number> {
+  const db = await lancedb.connect(join(dataDir, "index"));
+  try {
+    const handle = await db.openTable(table);
+    const count = (await handle.stats()).fragmentStats.numFragments;
+    handle.close();
+    return count;
+  } finally {
+    db.close();
+  }
+}
+
 /** Rows that appear more than once (same source and item). */
 export function duplicates(rows: Array<{ source_key: string; item_id: string }>): string[] {
   const seen = new Set<string>();

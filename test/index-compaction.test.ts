@@ -1,0 +1,66 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { textTable } from "../src/search/partitions";
+import { fragmentCount } from "./helpers/index-rows";
+import { mock, startTestServer, type TestServer } from "./helpers/server";
+
+const servers: TestServer[] = [];
+afterAll(async () => {
+  for (const server of servers) await server.destroy();
+});
+
+/** Only the searches' cost can compact here: no fragment bound within reach, no idle optimize. */
+const NO_OTHER_COMPACTION = { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "600000" };
+
+async function search(server: TestServer, user: string, query: string) {
+  const [status, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query } });
+  expect(status).toBe(200);
+  return body.results as Array<{ content: string }>;
+}
+
+describe("compaction paid for by searches", () => {
+  test("a table searched while it is written is compacted once its searches cost what compacting does; one written alike but not searched keeps its fragments", async () => {
+    const server = await startTestServer({ env: NO_OTHER_COMPACTION });
+    servers.push(server);
+    for (const user of ["busy", "quiet"]) {
+      // Each write is read back at once: one commit, so one fragment, per memory.
+      for (let i = 0; i < 10; i++) {
+        await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `harbour log entry ${i} for ${user}` } });
+        expect(await search(server, user, `entry ${i}`)).not.toHaveLength(0);
+      }
+    }
+    const quietBefore = await fragmentCount(server.dataDir, textTable("quiet", "mem"));
+    expect(quietBefore).toBeGreaterThanOrEqual(10);
+    // Thirty searches, each scanning the ten fragments outside the index.
+    for (let i = 0; i < 30; i++) await search(server, "busy", "harbour log");
+    // The next commit is where the writer weighs compaction.
+    for (const user of ["busy", "quiet"]) {
+      await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `harbour log closing entry for ${user}` } });
+      expect((await search(server, user, "closing")).map((r) => r.content)).toEqual([`harbour log closing entry for ${user}`]);
+    }
+    expect(await fragmentCount(server.dataDir, textTable("busy", "mem"))).toBeLessThanOrEqual(2);
+    expect(await fragmentCount(server.dataDir, textTable("quiet", "mem"))).toBeGreaterThan(quietBefore);
+    // Compaction changed nothing a search answers.
+    expect(await search(server, "busy", "harbour log")).toHaveLength(10);
+  }, 60_000);
+});
+
+describe("read-your-writes by kind", () => {
+  test("a memory search waits for, and counts as lag, only memories: a document's pending blocks are not its business", async () => {
+    const server = await startTestServer({ env: { MNEMO_SEARCH_WAIT_MS: "0" } });
+    servers.push(server);
+    const [, ws] = await server.call("POST", "/v1/workspaces", { body: { name: "lag" } });
+    // No index writer from here on: whatever is written stays pending.
+    await server.services.indexer.stop();
+    expect((await server.call("POST", "/v1/memories", { body: { content: "pending memory about lanterns" } }))[0]).toBe(201);
+    const markdown = Array.from({ length: 5 }, (_, i) => `Paragraph ${i} about lanterns.`).join("\n\n");
+    expect((await server.call("POST", "/v1/documents", { body: { workspace_id: ws.id, title: "Lanterns", markdown } }))[0]).toBe(201);
+    expect((await server.services.indexer.stats()).pendingText).toBeGreaterThan(1);
+    const response = await fetch(`${server.url}/v1/memories/search`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${mock("alice")}`, "content-type": "application/json" },
+      body: JSON.stringify({ query: "lanterns" }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-svc-index-lag")).toBe("1");
+  });
+});
