@@ -1,17 +1,21 @@
 /**
- * `bun bench/load.ts [--duration 60] [--clients 16] [--backend embedded|replicas|both] [--memories 2000]`:
+ * `bun bench/load.ts [--duration 60] [--clients 16] [--backend embedded|replicas|both] [--memories 2000] [--mix 80,15,5]`:
  * issue 14 §6, a mixed load on loopback: 80% memory search, 15% memory add, 5% document
- * update, from a closed loop of `--clients` concurrent Bun HTTP clients spread over
+ * update (`--mix` changes the percentages), from a closed loop of `--clients` concurrent Bun HTTP clients spread over
  * 8 users (the rate is the highest the server sustains at that concurrency), for
  * `--duration` seconds. Prints throughput, p50/p99 per operation and overall, the error
- * count (must be 0) and the server's RSS before and after.
+ * count (must be 0) and the server's RSS before and after. Embedded, it then runs the
+ * engine underneath alone on the same tables (see `engineCeiling`) and prints the ratio.
  *
  * `embedded`: one `mnemo serve` on SQLite. `replicas`: two `mnemo serve` on one
  * PostgreSQL database (MNEMO_BENCH_POSTGRES_URL, default the local server) and one index
  * dir, the clients alternating between them. Servers are child processes (their RSS is
  * theirs alone); wrk is not used (a Bun client issues the JSON POSTs the mix needs).
  */
+import * as lancedb from "@lancedb/lancedb";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fullTextQuery } from "../src/search/query-text";
 import { parseArgs } from "node:util";
 import { cleanup, giveUpAfter, tempDir } from "./lib/harness";
 import { machineLine, treeLine } from "./lib/machine";
@@ -25,12 +29,15 @@ const { values: args } = parseArgs({
     clients: { type: "string", default: "16" },
     backend: { type: "string", default: "embedded" },
     memories: { type: "string", default: "2000" },
+    mix: { type: "string", default: "80,15,5" },
   },
 });
 const DURATION_S = Number(args.duration);
 const CLIENTS = Number(args.clients);
 const SEED_MEMORIES = Number(args.memories);
 const USERS = 8;
+/** Percentages of search, add and document update (`--mix 80,15,5`). */
+const [SEARCH_PCT, ADD_PCT] = args.mix!.split(",").map(Number);
 const WORDS = ["kitten", "vet", "pasta", "cheese", "train", "paris", "garden", "tomato", "budget", "invoice", "guitar", "lesson", "river", "hiking", "coffee", "deadline"];
 
 export const rssMB = (pid: number) => {
@@ -99,7 +106,7 @@ async function run(label: string, urls: string[], pids: number[]) {
       while (performance.now() < deadline) {
         const i = counter++;
         const roll = (i * 2_654_435_761) % 100;
-        const op: Op = roll < 80 ? "search" : roll < 95 ? "add" : "update";
+        const op: Op = roll < SEARCH_PCT ? "search" : roll < SEARCH_PCT + ADD_PCT ? "add" : "update";
         const url = urls[i % urls.length];
         const user = (client + i) % USERS;
         const t0 = performance.now();
@@ -134,7 +141,39 @@ async function run(label: string, urls: string[], pids: number[]) {
   console.log(`\n${label}: ${round(total.n / seconds, 0)} req/s mixed over ${round(seconds, 1)} s, ${CLIENTS} clients, ${errorCount} errors${errorCount ? ` ${JSON.stringify(errors)}` : ""}`);
   console.log(table(["op", "requests", "req/s", "p50 ms", "p99 ms", "max ms"], rows));
   console.log(`RSS (MB) before → after: ${pids.map((_, i) => `${rssBefore[i]} → ${rssAfter[i]}`).join(", ")}`);
-  return errorCount;
+  return { errors: errorCount, searchRate: latencies.search.length / seconds };
+}
+
+/**
+ * The engine underneath, alone: the same users' full-text tables, read by LanceDB in this
+ * process with the query the server sends (the text column, 40 candidates, the item id
+ * and score), from the same number of concurrent callers, with no HTTP, no store and no
+ * writes. The server's search rate cannot exceed it on the same cores.
+ */
+async function engineCeiling(indexDir: string, seconds: number) {
+  const db = await lancedb.connect(indexDir);
+  const tables = await Promise.all((await db.tableNames()).filter((name) => name.startsWith("mem_") && !name.includes("__v_")).map((name) => db.openTable(name)));
+  const latencies: number[] = [];
+  let counter = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      while (performance.now() < deadline) {
+        const i = counter++;
+        const query = fullTextQuery(`${WORDS[i % WORDS.length]} ${WORDS[(i * 5) % WORDS.length]}`);
+        const t0 = performance.now();
+        await tables[(client + i) % tables.length].search(new lancedb.MatchQuery(query, "text"), "fts").select(["item_id", "_score"]).limit(40).toArray();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  for (const table of tables) table.close();
+  db.close();
+  const s = summarize(latencies);
+  console.log(`LanceDB full-text alone on the same ${tables.length} tables, ${CLIENTS} callers, ${seconds} s: ${round(s.n / elapsed, 0)} queries/s, p50/p99 ${s.p50} / ${s.p99} ms`);
+  return s.n / elapsed;
 }
 
 giveUpAfter(Math.max(10, (DURATION_S * 4) / 60 + 10), "load");
@@ -142,12 +181,18 @@ console.log(`load: 80% search / 15% add / 5% document update, ${machineLine()}; 
 let failures = 0;
 try {
   if (args.backend === "embedded" || args.backend === "both") {
-    const replica = await spawnReplica("embedded", tempDir(), { MNEMO_LOG_LEVEL: "warn" });
+    const dataDir = tempDir();
+    const replica = await spawnReplica("embedded", dataDir, { MNEMO_LOG_LEVEL: "warn" });
+    let searchRate = 0;
     try {
-      failures += await run("embedded (SQLite)", [replica.url], [replica.pid]);
+      const result = await run("embedded (SQLite)", [replica.url], [replica.pid]);
+      failures += result.errors;
+      searchRate = result.searchRate;
     } finally {
       await replica.stop();
     }
+    const ceiling = await engineCeiling(join(dataDir, "index"), Math.min(20, DURATION_S));
+    console.log(`Mnemo searches/s under the mix ÷ LanceDB alone: ${round(searchRate / ceiling, 2)}`);
   }
   if (args.backend === "replicas" || args.backend === "both") {
     const problem = await postgresUnavailable(DEFAULT_POSTGRES_URL);
@@ -158,7 +203,7 @@ try {
       const replicas: Replica[] = [];
       try {
         for (const name of ["A", "B"]) replicas.push(await spawnReplica(name, tempDir(), env));
-        failures += await run("PostgreSQL, 2 replicas", replicas.map((r) => r.url), replicas.map((r) => r.pid));
+        failures += (await run("PostgreSQL, 2 replicas", replicas.map((r) => r.url), replicas.map((r) => r.pid))).errors;
       } finally {
         for (const r of replicas) await r.stop();
         await db.drop();

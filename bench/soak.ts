@@ -6,9 +6,11 @@
  * bytes written, search p95 over `--searches` queries, and the server's RSS. At the end
  * (after the index caught up) it checks the targets: fragments ≤ 100, old versions
  * cleaned, disk ≤ 3× raw, end search p95 within 20% of the start, RSS flat (≤ 1.5× the
- * first checkpoint's).
+ * first checkpoint's), and sets the end RSS beside a fresh server's on the same data dir
+ * after the same searches (near it: the data's working set, not a leak).
  */
 import * as lancedb from "@lancedb/lancedb";
+import { Database } from "bun:sqlite";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -78,6 +80,27 @@ async function lanceShape(indexDir: string): Promise<{ fragments: number; versio
   }
   db.close();
   return { fragments, versions, old, tables: names.length };
+}
+
+/** Where the data dir's bytes are: its top-level files and dirs, and the SQLite file's largest tables and indexes. */
+function diskBreakdown(dir: string): string {
+  const parts = readdirSync(dir).map((name) => {
+    const path = join(dir, name);
+    const stat = statSync(path);
+    return [name, stat.isDirectory() ? diskBytes(path) : stat.size] as const;
+  });
+  const mb = (bytes: number) => `${round(bytes / 2 ** 20, 1)} MB`;
+  let sqlite = "";
+  try {
+    const db = new Database(join(dir, "mnemo.sqlite"), { readonly: true });
+    const objects = db.query<{ name: string; bytes: number }, []>("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 6").all();
+    const free = db.query<{ freelist_count: number }, []>("PRAGMA freelist_count").get()!.freelist_count * db.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
+    db.close();
+    sqlite = `; in mnemo.sqlite: ${objects.map((o) => `${o.name} ${mb(o.bytes)}`).join(", ")}, free pages ${mb(free)}`;
+  } catch (error) {
+    sqlite = `; mnemo.sqlite not inspected (${(error as Error).message})`;
+  }
+  return parts.filter(([, bytes]) => bytes > 0).sort((a, b) => b[1] - a[1]).map(([name, bytes]) => `${name} ${mb(bytes)}`).join(", ") + sqlite;
 }
 
 async function searchP95(url: string): Promise<number> {
@@ -157,16 +180,28 @@ try {
   const last = await checkpoint(`end (+${SETTLE_S + 19} s)`);
   console.log(table(["checkpoint", "writes", "fragments", "versions kept", "disk MB", "of it index MB", "disk/raw", "search p95 ms", "RSS MB"], rows));
   const start = rows[1] ?? first;
-  const verdicts = [
+  const verdicts: string[] = [
     `fragments ≤ 100: ${Number(last[2]) <= 100 ? "yes" : "NO"} (${last[2]})`,
     `old versions cleaned (none older than 90 s kept): ${oldVersions === 0 ? "yes" : "NO"} (${last[3]} kept, ${oldVersions} older than 90 s)`,
     `disk ≤ 3× raw: ${Number(last[6]) <= 3 ? "yes" : "NO"} (${last[6]}× of ${round(raw / 2 ** 20, 1)} MB raw)`,
     `search p95 within 20% of the first checkpoint: ${Number(last[7]) <= Number(start[7]) * 1.2 ? "yes" : "NO"} (${start[7]} → ${last[7]} ms)`,
     `RSS flat (≤ 1.5×): ${Number(last[8]) <= Number(start[8]) * 1.5 ? "yes" : "NO"} (${start[8]} → ${last[8]} MB)`,
   ];
-  console.log(`\n${written} writes in ${round(writeSeconds, 1)} s (${round(written / writeSeconds, 0)}/s), ${errors} errors`);
+  console.log(`\ndisk: ${diskBreakdown(dataDir)}`);
+  // What the data itself takes: a fresh server on the same data dir, after the same searches.
+  // An end RSS near it is the working set of the memories written (the full-text index is
+  // held in memory), not a leak.
+  await server.stop();
+  const fresh = await spawnReplica("fresh", dataDir, { MNEMO_LOG_LEVEL: "warn" });
+  await searchP95(fresh.url);
+  const freshP95 = await searchP95(fresh.url);
+  const freshRss = rssMB(fresh.pid);
+  await fresh.stop();
+  console.log(`a fresh server on the same data, after the same searches: RSS ${freshRss} MB, search p95 ${freshP95} ms`);
+  verdicts.push(`RSS at the end within 1.25× of a fresh server's on the same data (no leak): ${Number(last[8]) <= freshRss * 1.25 ? "yes" : "NO"} (${last[8]} vs ${freshRss} MB)`);
+  console.log(`${written} writes in ${round(writeSeconds, 1)} s (${round(written / writeSeconds, 0)}/s), ${errors} errors`);
   for (const v of verdicts) console.log(`- ${v}`);
 } finally {
-  await server.stop();
+  await server.stop().catch(() => {});
   cleanup();
 }

@@ -44,6 +44,25 @@ describe("compaction paid for by searches", () => {
   }, 60_000);
 });
 
+describe("idle optimize", () => {
+  test("compacts what was written once writes pause (MNEMO_INDEX_IDLE_OPTIMIZE_MS), then hands freed memory back, and the server answers as before", async () => {
+    const server = await startTestServer({ env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "50" } });
+    servers.push(server);
+    for (let i = 0; i < 4; i++) {
+      await server.call("POST", "/v1/memories", { token: mock("idle"), body: { content: `tide table note ${i}` } });
+      expect(await search(server, "idle", `note ${i}`)).not.toHaveLength(0);
+    }
+    const table = textTable("idle", "mem");
+    let fragments = await fragmentCount(server.dataDir, table);
+    for (let tries = 0; fragments > 1 && tries < 200; tries++) {
+      await Bun.sleep(50);
+      fragments = await fragmentCount(server.dataDir, table);
+    }
+    expect(fragments).toBe(1);
+    expect(await search(server, "idle", "tide table")).toHaveLength(4);
+  }, 30_000);
+});
+
 describe("read-your-writes by kind", () => {
   test("a memory search waits for, and counts as lag, only memories: a document's pending blocks are not its business", async () => {
     const server = await startTestServer({ env: { MNEMO_SEARCH_WAIT_MS: "0" } });

@@ -64,6 +64,9 @@ export function openSqliteStore(path: string): Store {
     database = new Database(path, { create: true, strict: true });
     database.exec("PRAGMA journal_mode = WAL");
     database.exec("PRAGMA synchronous = FULL");
+    // The WAL is restarted after each checkpoint (every ~4 MB written) but keeps its
+    // largest size on disk unless told otherwise: cut back to 1 MB at each restart.
+    database.exec("PRAGMA journal_size_limit = 1048576");
     database.exec("PRAGMA foreign_keys = ON");
     // Another process (the CLI, a second server) may hold the write lock briefly.
     database.exec("PRAGMA busy_timeout = 10000");

@@ -1,4 +1,5 @@
 import type { Lease } from "../db/leases";
+import { releaseFreedMemory } from "../lib/memory-trim";
 import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
 import { JobRunner, RunnerClosed } from "./job-runner";
 import type { PartitionGroup } from "./partitions";
@@ -275,6 +276,7 @@ export class Indexer {
         return;
       }
     }
+    releaseFreedMemory();
   }
 
   /** Resolves when no vector-index build is running (for benches and tests). */
