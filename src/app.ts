@@ -26,6 +26,8 @@ import { workspaceRoutes } from "./workspaces";
 
 /** Request headers a browser may send (spec §5), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
+/** What MCP's Streamable HTTP transport adds (`/mcp`), so that a browser-based MCP client works too. */
+export const CORS_MCP_HEADERS = ["Mcp-Session-Id", "Mcp-Protocol-Version"];
 
 /** Where the OpenAPI document is served; its response is refined on the way out. */
 const OPENAPI_JSON = "/openapi/json";
@@ -67,8 +69,8 @@ export function buildApp(services: Services) {
       cors({
         origin: "*",
         methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-        allowedHeaders: CORS_ALLOWED_HEADERS,
-        exposeHeaders: ["X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors"],
+        allowedHeaders: [...CORS_ALLOWED_HEADERS, ...CORS_MCP_HEADERS],
+        exposeHeaders: ["Mcp-Session-Id", "X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors"],
         credentials: false,
         maxAge: 600,
       }),

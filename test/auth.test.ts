@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CORS_ALLOWED_HEADERS } from "../src/app";
+import { CORS_ALLOWED_HEADERS, CORS_MCP_HEADERS } from "../src/app";
 import { startFakeIdp } from "./helpers/fake-idp";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -191,14 +191,15 @@ describe("GET /v1/me and /health", () => {
 });
 
 describe("CORS", () => {
-  test("preflight allows exactly the spec's request headers", async () => {
+  test("preflight allows exactly the spec's request headers, and MCP's two", async () => {
     const response = await fetch(server.url + "/v1/memories", {
       method: "OPTIONS",
       headers: { origin: "http://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
     });
     expect(response.status).toBeLessThan(300);
     const allowed = (response.headers.get("access-control-allow-headers") ?? "").split(",").map((h) => h.trim().toLowerCase()).sort();
-    expect(allowed).toEqual(CORS_ALLOWED_HEADERS.map((h) => h.toLowerCase()).sort());
+    expect(allowed).toEqual([...CORS_ALLOWED_HEADERS, ...CORS_MCP_HEADERS].map((h) => h.toLowerCase()).sort());
+    expect(allowed).toContain("mcp-session-id");
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
     expect(response.headers.get("access-control-allow-methods")).toContain("POST");
   });

@@ -163,6 +163,26 @@ describe("MCP over Streamable HTTP", () => {
     expect(after.status).toBe(404);
   });
 
+  test("a browser client can use it: the preflight allows MCP's headers and initialize exposes Mcp-Session-Id", async () => {
+    const preflight = await fetch(`${server.url}/mcp`, {
+      method: "OPTIONS",
+      headers: { origin: "http://inspector.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type,mcp-session-id,mcp-protocol-version" },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase();
+    for (const header of ["authorization", "content-type", "mcp-session-id", "mcp-protocol-version"]) expect(allowed).toContain(header);
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "browser", version: "1" } } };
+    const response = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { origin: "http://inspector.example", authorization: "Bearer mock-token-alice", "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(init),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    expect(response.headers.get("mcp-session-id")).toBeTruthy();
+    expect((response.headers.get("access-control-expose-headers") ?? "").toLowerCase()).toContain("mcp-session-id");
+  });
+
   test("without a token: 401 in the REST error shape; GET answers 405", async () => {
     const response = await fetch(`${server.url}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect([response.status, await response.json()]).toEqual([401, { error: { code: "unauthorized", message: expect.stringMatching(/Authorization/) } }]);
