@@ -69,6 +69,8 @@ export const ConfigSchema = T.Object({
   files: T.Object({
     maxFileBytes: T.Integer({ minimum: 1, description: "MNEMO_MAX_FILE_BYTES: the largest file (presigned PUT or upload session); default 100 MB" }),
     blobsUri: T.String({ minLength: 1, description: "MNEMO_BLOBS_URI: where file bytes live (LanceDB); default <data>/blobs, or <index uri>-blobs when MNEMO_INDEX_URI is set" }),
+    orphanSweepMs: T.Integer({ minimum: 0, description: "MNEMO_BLOB_SWEEP_MS: how often file bytes no file points at are looked for and removed (0: never); default 6 h" }),
+    orphanAgeMs: T.Integer({ minimum: 0, description: "MNEMO_BLOB_ORPHAN_AGE_MS: file bytes younger than this are never swept (an upload may be committing); default 24 h" }),
   }),
   completions: T.Object({
     gatewayUrl: T.String({ pattern: "^https?://", description: "LLM_GATEWAY_URL: base URL of the OpenAI-compatible upstream (…/v1); default http://127.0.0.1:11434/v1 (Ollama)" }),
@@ -201,6 +203,8 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
       maxFileBytes: env.MNEMO_MAX_FILE_BYTES ? Number(env.MNEMO_MAX_FILE_BYTES) : 100 * 1024 * 1024,
       // Beside the index (same kind of location, so every replica reaches it), never inside it.
       blobsUri: env.MNEMO_BLOBS_URI || blobsBeside(overrides.index?.uri || env.MNEMO_INDEX_URI, dataDir),
+      orphanSweepMs: env.MNEMO_BLOB_SWEEP_MS ? Number(env.MNEMO_BLOB_SWEEP_MS) : 6 * 60 * 60 * 1000,
+      orphanAgeMs: env.MNEMO_BLOB_ORPHAN_AGE_MS ? Number(env.MNEMO_BLOB_ORPHAN_AGE_MS) : 24 * 60 * 60 * 1000,
       ...overrides.files,
     },
     completions: {

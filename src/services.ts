@@ -33,6 +33,7 @@ import { BlobStore, blobsLocation } from "./blobs/store";
 import { createPresigner } from "./files/presign";
 import { createFileRepository } from "./files/repository";
 import { fileSearchSource } from "./files/search-source";
+import { scheduleOrphanSweep } from "./files/orphan-sweep";
 import { createFileService } from "./files/service";
 import { createUploadRepository } from "./uploads/repository";
 import { createUploadService } from "./uploads/service";
@@ -97,6 +98,9 @@ export async function openServices(config: Config, options: { log?: Logger; star
     store, cursors, log, maxFileBytes: config.files.maxFileBytes,
   });
   const uploads = createUploadService({ repo: createUploadRepository(), files, blobs, workspaces: workspaceServices.workspaces, store, log, maxFileBytes: config.files.maxFileBytes });
+  const orphanSweep = scheduleOrphanSweep({
+    files, isSweeper: () => indexer.isWriter, log, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
+  });
   const escrow = await createEscrowService(store, masterKey.key);
   const services = {
     config,
@@ -125,6 +129,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     files,
     uploads,
     async close() {
+      await orphanSweep.stop();
       await indexer.stop();
       await embedder?.close?.();
       lance.close();

@@ -195,6 +195,28 @@ describe("isolation", () => {
   });
 });
 
+describe("the scheduled sweep of orphaned bytes", () => {
+  test("removes bytes no file points at once they are old enough, on its own timer, and leaves every file's bytes", async () => {
+    const sweeping = await startTestServer({ env: { MNEMO_BLOB_SWEEP_MS: "100", MNEMO_BLOB_ORPHAN_AGE_MS: "1500" } });
+    try {
+      const ws = await createWorkspace(sweeping, "Sweep");
+      const kept = await upload(sweeping, ws, "kept.txt", "text/plain", "bytes a file points at");
+      // Bytes written with no row pointing at them (a crash before the commit).
+      const orphan = await sweeping.services.blobs.write([new Uint8Array([4, 5, 6])]);
+      expect(await sweeping.services.blobs.exists(orphan.blobId)).toBe(true);
+      let gone = false;
+      for (let tries = 0; !gone && tries < 200; tries++) {
+        await Bun.sleep(50);
+        gone = !(await sweeping.services.blobs.exists(orphan.blobId));
+      }
+      expect(gone).toBe(true);
+      expect(await (await download(sweeping, ws, kept)).text()).toBe("bytes a file points at");
+    } finally {
+      await sweeping.destroy();
+    }
+  }, 30_000);
+});
+
 describe("replacing and sweeping", () => {
   test("a second PUT to the same URL replaces the bytes and frees the old blob; orphan blobs are swept once old", async () => {
     const ws = await createWorkspace(server, "Replace");
