@@ -1,8 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { buildBinary } from "../scripts/build-binary";
 import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
+import { callTool, ok } from "./helpers/mcp";
 import { writeTinyModel } from "./helpers/tiny-model";
 import { tempDir } from "./helpers/server";
 
@@ -69,6 +72,27 @@ function run(binaryPath: string, args: string[], cwd: string, env: Record<string
 }
 
 describe("the compiled binary", () => {
+  test.skipIf(!linux)("mnemo mcp on stdio, as an assistant starts it (the Claude Desktop snippet): tools listed, remember and recall", async () => {
+    const { dir, mnemo } = aloneInEmptyDir("mcp");
+    const dataDir = join(dir, "data");
+    const transport = new StdioClientTransport({
+      command: mnemo,
+      args: ["mcp", "--user", "alice", "--data", dataDir],
+      env: await binaryEnv(dataDir, { EMBEDDINGS_PROVIDER: "none" }),
+      cwd: dir,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "binary-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("remember");
+      const memory = ok(await callTool(client, "remember", { content: "the binary remembers the lighthouse" }));
+      expect(ok(await callTool(client, "recall", { query: "lighthouse" })).results.map((r: { id: string }) => r.id)).toEqual([memory.id]);
+    } finally {
+      await client.close();
+    }
+  });
+
   test.skipIf(!linux)("alone in an empty dir: serve on an empty data dir, an API key, memories, a file, export, clean stop", async () => {
     const { dir, mnemo } = aloneInEmptyDir("alone");
     expect(readdirSync(dir)).toEqual(["mnemo"]);
