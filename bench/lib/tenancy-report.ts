@@ -39,7 +39,7 @@ function printSingleUser(r: TenancyResult): void {
   console.log(`\n=== 1. One user, ${o.scale} memories, full-text only (EMBEDDINGS_PROVIDER=none): Mnemo over HTTP vs LanceDB directly ===`);
   console.log(`Mnemo: ${ingestLine(f.ingest, o.clients)}`);
   console.log(`       ${indexLine(f.ingest)}; searched in a server restarted on the data: RSS after searching ${f.rssMB} MB, ${tables(f.tables)}`);
-  console.log(`LanceDB direct: same ${d.rows} texts in one table (id, text) in a temp dir, created in ${d.createMs} ms, one FTS index (tokenizer of lance-store.ts fullTextIndex) in ${d.indexMs} ms; ` +
+  console.log(`LanceDB direct: same ${d.rows} texts in one table (id, text) in a temp dir, created in ${d.createMs} ms, one FTS index (tokenizer of lance-schema.ts fullTextIndex) in ${d.indexMs} ms; ` +
     `reopened in a fresh session per query form; table.search(q, "fts").select(["id","_score"]).limit(${d.limit}), in this process (no HTTP)`);
   console.log(`\nFull-text search latency (ms; ${o.queries} queries after ${o.warmup} warm-up, sequential, the same queries everywhere; Mnemo at limit 10 asks LanceDB for ${d.limit})`);
   console.log(

@@ -1,6 +1,7 @@
 import * as lancedb from "@lancedb/lancedb";
-import { Field, FixedSizeList, Float32, Float64, List, Schema, Utf8 } from "apache-arrow";
+import type { Schema } from "apache-arrow";
 import { whereSourceKeys } from "./filters";
+import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema } from "./lance-schema";
 import { RowKeys } from "./row-keys";
 
 /** A row as written to LanceDB. Filter columns are duplicated in every table. */
@@ -30,9 +31,6 @@ export type RawHit = Pick<IndexRow, "kind" | "source_id" | "item_id"> & { _score
 /** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
 export const INDEX_SCHEMA_VERSION = "6";
 
-/** Full-text columns and their weights: the item's own text counts most. */
-const TEXT_COLUMNS = ["text", "context_before", "context_after"];
-const TEXT_BOOSTS = [1, 0.8, 0.3];
 
 /** HNSW search breadth: candidates examined per query (recall against exact search vs speed). */
 const VECTOR_EF = 96;
@@ -60,28 +58,6 @@ function hits(rows: Array<Record<string, unknown>>, memories: boolean): RawHit[]
 const DEFAULT_MAX_OPEN_TABLES = 256;
 /** An evicted handle is closed this much later, so a search still using it finishes first. */
 const CLOSE_DELAY_MS = 30_000;
-
-function filterFields(): Field[] {
-  return [
-    new Field("source_key", new Utf8(), false),
-    new Field("owner_id", new Utf8(), false),
-    new Field("kind", new Utf8(), false),
-    new Field("source_id", new Utf8(), false),
-    new Field("item_id", new Utf8(), false),
-    new Field("workspace_id", new Utf8(), true),
-    new Field("session_id", new Utf8(), true),
-    new Field("document_type", new Utf8(), true),
-    new Field("meta", new List(new Field("item", new Utf8(), true)), false),
-    new Field("created_at", new Float64(), false),
-    new Field("text", new Utf8(), false),
-    new Field("context_before", new Utf8(), false),
-    new Field("context_after", new Utf8(), false),
-  ];
-}
-
-const itemsSchema = () => new Schema(filterFields());
-const vectorSchema = (dimension: number) =>
-  new Schema([...filterFields(), new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false)]);
 
 /**
  * The LanceDB side of the index: one `items` table (text + full-text index) and one
@@ -401,19 +377,4 @@ export class LanceStore {
     this.missing.clear();
     this.connection.close();
   }
-}
-
-/** How text is tokenized for full-text search (the benches build their baseline with the same). */
-export const FULL_TEXT_TOKENIZER = {
-  withPosition: false,
-  baseTokenizer: "simple",
-  language: "English",
-  stem: true,
-  lowercase: true,
-  removeStopWords: true,
-  asciiFolding: true,
-} as const;
-
-function fullTextIndex() {
-  return lancedb.Index.fts(FULL_TEXT_TOKENIZER);
 }

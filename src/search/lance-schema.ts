@@ -1,0 +1,45 @@
+import * as lancedb from "@lancedb/lancedb";
+import { Field, FixedSizeList, Float32, Float64, List, Schema, Utf8 } from "apache-arrow";
+
+/** Full-text columns and their weights: the item's own text counts most. */
+export const TEXT_COLUMNS = ["text", "context_before", "context_after"];
+export const TEXT_BOOSTS = [1, 0.8, 0.3];
+
+/** The columns every index table has: the filter columns (duplicated in every table) and the text. */
+function filterFields(): Field[] {
+  return [
+    new Field("source_key", new Utf8(), false),
+    new Field("owner_id", new Utf8(), false),
+    new Field("kind", new Utf8(), false),
+    new Field("source_id", new Utf8(), false),
+    new Field("item_id", new Utf8(), false),
+    new Field("workspace_id", new Utf8(), true),
+    new Field("session_id", new Utf8(), true),
+    new Field("document_type", new Utf8(), true),
+    new Field("meta", new List(new Field("item", new Utf8(), true)), false),
+    new Field("created_at", new Float64(), false),
+    new Field("text", new Utf8(), false),
+    new Field("context_before", new Utf8(), false),
+    new Field("context_after", new Utf8(), false),
+  ];
+}
+
+export const itemsSchema = () => new Schema(filterFields());
+export const vectorSchema = (dimension: number) =>
+  new Schema([...filterFields(), new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false)]);
+
+/** How text is tokenized for full-text search (the benches build their baseline with the same). */
+export const FULL_TEXT_TOKENIZER = {
+  withPosition: false,
+  baseTokenizer: "simple",
+  language: "English",
+  stem: true,
+  lowercase: true,
+  removeStopWords: true,
+  asciiFolding: true,
+} as const;
+
+/** A full-text index of one column, with `FULL_TEXT_TOKENIZER` (an index object is used once). */
+export function fullTextIndex() {
+  return lancedb.Index.fts(FULL_TEXT_TOKENIZER);
+}
