@@ -26,7 +26,9 @@ describe("per-message chat indexing", () => {
     for (let i = 0; i < 2_000; i += 50) {
       await Promise.all(Array.from({ length: 50 }, (_, j) => append(ws, thread, `message number ${i + j} about tides`)));
     }
-    // Everything before the append is in the index.
+    // Everything before the append is in the index (drained: a search's own wait is bounded
+    // by MNEMO_SEARCH_WAIT_MS, which 2,000 messages on a loaded CI machine can outlast).
+    await server.services.indexer.drain();
     expect(await queryIds(server, { workspace_id: ws, query: "tides", top_k: 1 })).toHaveLength(1);
     const lance = server.services.lance;
     const replaceItems = lance.replaceItems;
