@@ -6,9 +6,10 @@
  * `/proc/<pid>/clear_refs`, so each figure is the high-water mark of that phase alone.
  * The client streams the bytes (generated, never held whole) and discards the download.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { cleanup, removeDir, startBenchServer, tempDir } from "./lib/harness";
+import { statusKb } from "./lib/proc";
 import { machineLine } from "./lib/machine";
 
 const { values: args } = parseArgs({ options: { mb: { type: "string", default: "100" } } });
@@ -16,8 +17,6 @@ const MB = 1024 * 1024;
 const size = Number(args.mb) * MB;
 const headers = { authorization: "Bearer mock-token-bench" };
 
-const status = (pid: number) => readFileSync(`/proc/${pid}/status`, "utf8");
-const kb = (pid: number, field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status(pid))?.[1]);
 const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, "5");
 const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MB`;
 
@@ -38,7 +37,7 @@ async function measure<T>(pid: number, phase: () => Promise<T>): Promise<{ resul
   resetPeak(pid);
   const started = performance.now();
   const result = await phase();
-  return { result, peakKb: kb(pid, "VmHWM"), ms: performance.now() - started };
+  return { result, peakKb: statusKb(pid, "VmHWM"), ms: performance.now() - started };
 }
 
 const dataDir = tempDir("mnemo-bench-files-");
@@ -54,7 +53,7 @@ try {
   await fetch(warm.url, { method: "PUT", body: generated(2 * MB), headers: { "content-type": "application/octet-stream" } });
   await Bun.sleep(500);
   Bun.gc(true);
-  const idleKb = kb(pid, "VmRSS");
+  const idleKb = statusKb(pid, "VmRSS");
 
   const issued = await call("POST", `/v1/workspaces/${ws}/files/upload-url`, { filename: "big.bin", contentType: "application/octet-stream" });
   const upload = await measure(pid, async () => {

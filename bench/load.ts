@@ -13,12 +13,13 @@
  * theirs alone); wrk is not used (a Bun client issues the JSON POSTs the mix needs).
  */
 import * as lancedb from "@lancedb/lancedb";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fullTextQuery } from "../src/search/query-text";
 import { parseArgs } from "node:util";
+import { fullTextQuery } from "../src/search/query-text";
 import { cleanup, giveUpAfter, tempDir } from "./lib/harness";
+import { TOPIC_WORDS as WORDS } from "./lib/corpus";
 import { machineLine, treeLine } from "./lib/machine";
+import { rssMB } from "./lib/proc";
 import { createBenchDatabase, DEFAULT_POSTGRES_URL, postgresUnavailable } from "./lib/postgres";
 import { spawnReplica, type Replica } from "./lib/replicas";
 import { round, summarize, table } from "./lib/stats";
@@ -38,17 +39,9 @@ const SEED_MEMORIES = Number(args.memories);
 const USERS = 8;
 /** Percentages of search, add and document update (`--mix 80,15,5`). */
 const [SEARCH_PCT, ADD_PCT] = args.mix!.split(",").map(Number);
-const WORDS = ["kitten", "vet", "pasta", "cheese", "train", "paris", "garden", "tomato", "budget", "invoice", "guitar", "lesson", "river", "hiking", "coffee", "deadline"];
 
-export const rssMB = (pid: number) => {
-  try {
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-    return round(kb / 1024, 1);
-  } catch {
-    return NaN;
-  }
-};
-
+/** The i-th search's query: two topic words (the engine-alone run sends the same). */
+const queryOf = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 5) % WORDS.length]}`;
 const sentence = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]} note ${i} about ${WORDS[(i * 13 + 5) % WORDS.length]}`;
 const headersFor = (user: number) => ({ authorization: `Bearer mock-token-load${user}`, "content-type": "application/json" });
 
@@ -112,7 +105,7 @@ async function run(label: string, urls: string[], pids: number[]) {
         const t0 = performance.now();
         let status = 0;
         try {
-          if (op === "search") status = await post(url, "POST", "/v1/memories/search", user, { query: `${WORDS[i % WORDS.length]} ${WORDS[(i * 5) % WORDS.length]}`, limit: 10 });
+          if (op === "search") status = await post(url, "POST", "/v1/memories/search", user, { query: queryOf(i), limit: 10 });
           else if (op === "add") status = await post(url, "POST", "/v1/memories", user, { content: sentence(SEED_MEMORIES + i) });
           else {
             const docs = setup.documents.filter((d) => d.user === user);
@@ -161,7 +154,7 @@ async function engineCeiling(indexDir: string, seconds: number) {
     Array.from({ length: CLIENTS }, async (_, client) => {
       while (performance.now() < deadline) {
         const i = counter++;
-        const query = fullTextQuery(`${WORDS[i % WORDS.length]} ${WORDS[(i * 5) % WORDS.length]}`);
+        const query = fullTextQuery(queryOf(i));
         const t0 = performance.now();
         await tables[(client + i) % tables.length].search(new lancedb.MatchQuery(query, "text"), "fts").select(["item_id", "_score"]).limit(40).toArray();
         latencies.push(performance.now() - t0);

@@ -11,11 +11,13 @@
  */
 import * as lancedb from "@lancedb/lancedb";
 import { Database } from "bun:sqlite";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { cleanup, giveUpAfter, tempDir } from "./lib/harness";
+import { TOPIC_WORDS as WORDS } from "./lib/corpus";
 import { machineLine, treeLine } from "./lib/machine";
+import { rssMB } from "./lib/proc";
 import { spawnReplica } from "./lib/replicas";
 import { round, summarize, table } from "./lib/stats";
 
@@ -37,16 +39,7 @@ const SEARCHES = Number(args.searches);
 const BYTES = Number(args.bytes);
 /** Seconds to wait after the writes: LanceDB versions older than 60 s are cleaned at the next compaction. */
 const SETTLE_S = Number(args.settle);
-const WORDS = ["kitten", "vet", "pasta", "cheese", "train", "paris", "garden", "tomato", "budget", "invoice", "guitar", "lesson", "river", "hiking", "coffee", "deadline"];
 const headers = { authorization: "Bearer mock-token-soak", "content-type": "application/json" };
-
-const rssMB = (pid: number) => {
-  try {
-    return round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024, 1);
-  } catch {
-    return NaN;
-  }
-};
 
 function diskBytes(dir: string): number {
   let total = 0;

@@ -5,6 +5,9 @@
  * car/vehicle, film/movie, doctor/physician, happy/glad) so both search paths get work.
  */
 
+/** Sixteen topic words the load and soak benches build their memory texts and queries from. */
+export const TOPIC_WORDS = ["kitten", "vet", "pasta", "cheese", "train", "paris", "garden", "tomato", "budget", "invoice", "guitar", "lesson", "river", "hiking", "coffee", "deadline"];
+
 /** mulberry32: a small, fast, seedable PRNG returning floats in [0, 1). */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
