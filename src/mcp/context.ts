@@ -8,6 +8,7 @@ import { ALL_SCOPES } from "../auth/scopes";
 import { AppError, badRequest, forbidden } from "../errors/app-error";
 import { describeValidation } from "../errors/plugin";
 import type { Logger } from "../lib/log";
+import { findNul, NUL_PROBLEM } from "../lib/nul-text";
 import type { Services } from "../services";
 
 /** What an MCP tool handler is given besides its arguments (the SDK's `extra`, narrowed to what we read). */
@@ -77,10 +78,13 @@ export function errorBody(error: unknown, log: Logger, where: string): { code: s
 
 /**
  * Runs a tool: a failure becomes an MCP error result carrying the REST error body
- * (`{"error":{"code","message"}}`), so the session carries on.
+ * (`{"error":{"code","message"}}`), so the session carries on. Arguments holding U+0000
+ * are refused first, as REST refuses them (nul-text.ts), naming the argument.
  */
-export async function runTool<T extends Record<string, unknown>>(ctx: McpContext, name: string, fn: () => Promise<T>): Promise<CallToolResult> {
+export async function runTool<T extends Record<string, unknown>>(ctx: McpContext, name: string, args: unknown, fn: () => Promise<T>): Promise<CallToolResult> {
   try {
+    const nulAt = findNul(args, "arguments");
+    if (nulAt !== null) throw badRequest(`${nulAt}: ${NUL_PROBLEM}`);
     const result = await fn();
     return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
   } catch (error) {

@@ -1,6 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { findNul, NUL_PROBLEM } from "../lib/nul-text";
 import type { McpContext } from "./context";
 import { registerPrompts, registerResources } from "./resources";
 import { registerTools } from "./tools";
@@ -17,7 +16,6 @@ const INSTRUCTIONS =
  */
 export function createMcpServer(ctx: McpContext): McpServer {
   const server = new McpServer(MCP_SERVER_INFO, { instructions: INSTRUCTIONS });
-  refuseNulInToolArguments(server);
   registerTools(server, ctx);
   registerResources(server, ctx);
   registerPrompts(server);
@@ -46,21 +44,3 @@ function reportSdkToolErrorsAsErrorBodies(server: McpServer): void {
   };
 }
 
-type ToolCallback = (args: unknown, extra: unknown) => CallToolResult | Promise<CallToolResult>;
-
-/**
- * Tool arguments holding U+0000 are refused as REST refuses them (nul-text.ts), whatever
- * the transport: every tool registered after this sees only arguments without one. The
- * error result has the REST body, `invalid_request` naming the argument.
- */
-function refuseNulInToolArguments(server: McpServer): void {
-  const register = server.registerTool.bind(server) as unknown as (name: string, config: unknown, callback: ToolCallback) => unknown;
-  (server as unknown as { registerTool: typeof register }).registerTool = (name, config, callback) =>
-    // A tool without an input schema is called with `extra` alone: no arguments to check.
-    !(config as { inputSchema?: unknown }).inputSchema ? register(name, config, callback) : register(name, config, (args, extra) => {
-      const field = findNul(args, "arguments");
-      if (field === null) return callback(args, extra);
-      const error = { code: "invalid_request", message: `${field}: ${NUL_PROBLEM}` };
-      return { isError: true, content: [{ type: "text", text: JSON.stringify({ error }) }] };
-    });
-}

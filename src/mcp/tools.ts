@@ -53,7 +53,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: additive,
     },
     (args, extra) =>
-      runTool(ctx, "remember", async () => {
+      runTool(ctx, "remember", args, async () => {
         requireScopes(p, extra, WRITE);
         const body = checkBody(CreateMemoryBody, defined({ content: args.content, metadata: args.metadata, workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id }));
         return memoryOut(await s.memories.create(user, body));
@@ -73,7 +73,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: readOnly,
     },
     (args, extra) =>
-      runTool(ctx, "recall", async () => {
+      runTool(ctx, "recall", args, async () => {
         requireScopes(p, extra, READ);
         const body = checkBody(SearchMemoriesBody, defined({ query: args.query, limit: args.limit, filters: args.filters, minScore: args.minScore }));
         const { response } = await s.memories.search(user, body);
@@ -94,7 +94,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: readOnly,
     },
     (args, extra) =>
-      runTool(ctx, "build_context", async () => {
+      runTool(ctx, "build_context", args, async () => {
         requireScopes(p, extra, READ);
         const body = checkBody(
           BuildContextBody,
@@ -116,7 +116,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     (args, extra) =>
-      runTool(ctx, "forget", async () => {
+      runTool(ctx, "forget", args, async () => {
         requireScopes(p, extra, WRITE);
         const { id } = await s.memories.delete(user, args.id);
         return { id, deleted: true as const };
@@ -135,7 +135,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: readOnly,
     },
     (args, extra) =>
-      runTool(ctx, "list_memories", async () => {
+      runTool(ctx, "list_memories", args, async () => {
         requireScopes(p, extra, READ);
         const page = await s.memories.list(user, { limit: args.limit === undefined ? undefined : String(args.limit), cursor: args.cursor });
         return { memories: page.data.map(memoryOut), nextCursor: page.nextCursor, hasMore: page.hasMore };
@@ -155,7 +155,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: readOnly,
     },
     (args, extra) =>
-      runTool(ctx, "search_documents", async () => {
+      runTool(ctx, "search_documents", args, async () => {
         requireScopes(p, extra, READ);
         const body = checkBody(
           DocumentsQueryBody,
@@ -181,7 +181,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: readOnly,
     },
     (args, extra) =>
-      runTool(ctx, "read_document", async () => {
+      runTool(ctx, "read_document", args, async () => {
         requireScopes(p, extra, READ);
         return documentOut(await s.documents.get(user, requireWorkspace(p, args.workspace_id), args.document_id));
       }),
@@ -200,7 +200,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
     (args, extra) =>
-      runTool(ctx, "write_document", async () => {
+      runTool(ctx, "write_document", args, async () => {
         requireScopes(p, extra, WRITE);
         const workspaceId = requireWorkspace(p, args.workspace_id);
         const fields = defined({ title: args.title, markdown: args.markdown, document_type: args.document_type, metadata: args.metadata });
@@ -231,7 +231,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
       annotations: additive,
     },
     (args, extra) =>
-      runTool(ctx, "append_chat_message", async () => {
+      runTool(ctx, "append_chat_message", args, async () => {
         requireScopes(p, extra, CHAT_WRITE);
         const workspaceId = requireWorkspace(p, args.workspace_id);
         const message = checkBody(AppendMessageBody, defined({ role: args.role, content: args.content, parentId: args.parent_id }));

@@ -55,16 +55,19 @@ export class IndexWriter {
   private commitsSinceCompaction = new Map<string, number>();
   /** Per table, fragments scanned flat by its searches since its last compaction. */
   private flatScans = new Map<string, number>();
-  /**
-   * Whether searches wait for the writer now: a compaction the searches paid for waits
-   * for a quiet moment then (every job of the writer runs in turn, so a compaction of
-   * ~100 ms under load would hold up their commits); the fragment bound does not wait.
-   */
-  searchesWaiting: () => boolean = () => false;
   dimension: number | null = null;
   lastIndexedAt: string | null = null;
 
-  constructor(private readonly o: IndexWriterOptions) {}
+  /**
+   * `searchesWaiting`: whether searches wait for the writer now. A compaction the searches
+   * paid for waits for a quiet moment then (every job of the writer runs in turn, so a
+   * compaction of ~100 ms under load would hold up their commits); the fragment bound
+   * does not wait.
+   */
+  constructor(
+    private readonly o: IndexWriterOptions,
+    private readonly searchesWaiting: () => boolean = () => false,
+  ) {}
 
   /** Called when this process becomes the index writer. */
   async takeOver(): Promise<void> {
@@ -320,8 +323,8 @@ export class IndexWriter {
     for (const table of [...this.dirtyTables]) {
       if (skipVectors && isVectorTable(table)) continue;
       const commits = this.commitsSinceCompaction.get(table) ?? 0;
-      const paid = commits > 1 && !this.searchesWaiting() && (await this.searchesPaidForCompaction(table));
-      if (!force && commits < this.o.maxFragments && !paid) continue;
+      const due = force || commits >= this.o.maxFragments || (commits > 1 && !this.searchesWaiting() && (await this.searchesPaidForCompaction(table)));
+      if (!due) continue;
       if (compacted++ >= maxTables) return true;
       await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
       this.dirtyTables.delete(table);

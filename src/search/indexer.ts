@@ -71,8 +71,7 @@ export class Indexer {
   private readonly failures: WriteFailures;
 
   constructor(private readonly o: IndexerOptions) {
-    this.writer = new IndexWriter(o);
-    this.writer.searchesWaiting = () => this.waiters.any;
+    this.writer = new IndexWriter(o, () => this.waiters.any);
     this.failures = new WriteFailures({ log: o.log, outbox: o.outbox, settings: o.settings, db: o.store.db, holder: o.lease.holder });
     this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
     this.waiters = createWaiters({ outbox: o.outbox, settings: o.settings, db: o.store.db, isWriter: () => this.isWriter, onWait: () => (this.timers.wake(), this.kick()) });

@@ -22,6 +22,9 @@ const toRow = (r: Stored): OutboxRow => ({
   seq: r.seq, ownerId: r.owner_id, kind: r.kind, sourceId: r.source_id, op: r.op, stage: r.stage, attempts: r.attempts, createdAt: r.created_at,
 });
 
+/** Narrows a query to rows of the given kinds (all without). */
+const ofKinds = (kinds?: readonly string[]) => (kinds ? sql`AND kind IN ${list(kinds)}` : sql``);
+
 /**
  * The outbox: written in the same transaction as the record it describes, so the
  * index can never miss an acknowledged write; drained by the indexer.
@@ -30,7 +33,7 @@ export function createOutbox(store: Store) {
   const db = store.db;
   /** The oldest due rows of a stage; with `owners`, only theirs (searches wait for them). */
   async function nextBatch(stage: OutboxStage, limit: number, owners?: string[], now = Date.now()): Promise<OutboxRow[]> {
-    const owner = owners === undefined ? sql`` : owners.length === 1 ? sql`AND owner_id = ${owners[0]}` : sql`AND owner_id IN ${list(owners)}`;
+    const owner = owners === undefined ? sql`` : sql`AND owner_id IN ${list(owners)}`;
     const rows = await all<Stored>(db, sql`SELECT seq, owner_id, kind, source_id, op, stage, attempts, created_at FROM outbox
                                             WHERE stage = ${stage} AND available_at <= ${now} ${owner} ORDER BY seq LIMIT ${limit}`);
     return rows.map(toRow);
@@ -82,23 +85,20 @@ export function createOutbox(store: Store) {
      * waits for. A memory search does not wait for a document's rows, nor the reverse.
      */
     async pendingForSearch(ownerId: string, kinds?: readonly string[]): Promise<{ own: number | null; rebuild: number | null }> {
-      const ofKinds = kinds ? sql`AND kind IN ${list(kinds)}` : sql``;
       const row = await first<{ own: number | null; rebuild: number | null }>(
         db,
-        sql`SELECT MAX(CASE WHEN owner_id = ${ownerId} ${ofKinds} THEN seq END) AS own, MAX(CASE WHEN owner_id = '*' THEN seq END) AS rebuild
+        sql`SELECT MAX(CASE WHEN owner_id = ${ownerId} ${ofKinds(kinds)} THEN seq END) AS own, MAX(CASE WHEN owner_id = '*' THEN seq END) AS rebuild
             FROM outbox WHERE stage = 'text' AND owner_id IN (${ownerId}, '*')`,
       );
       return { own: row?.own ?? null, rebuild: row?.rebuild ?? null };
     },
     /** Whether an owner still has text-stage rows (of the given kinds, all without) at or below `seq`. */
     async ownerHasTextUpTo(ownerId: string, seq: number, kinds?: readonly string[]): Promise<boolean> {
-      const ofKinds = kinds ? sql`AND kind IN ${list(kinds)}` : sql``;
-      return (await first(db, sql`SELECT 1 AS one FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} AND seq <= ${seq} ${ofKinds} LIMIT 1`)) !== null;
+      return (await first(db, sql`SELECT 1 AS one FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} AND seq <= ${seq} ${ofKinds(kinds)} LIMIT 1`)) !== null;
     },
     /** An owner's pending text-stage rows of the given kinds: a search's index lag. */
     async pendingTextCount(ownerId: string, kinds?: readonly string[]): Promise<number> {
-      const ofKinds = kinds ? sql`AND kind IN ${list(kinds)}` : sql``;
-      return Number((await first<{ n: number }>(db, sql`SELECT COUNT(*) AS n FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} ${ofKinds}`))?.n ?? 0);
+      return Number((await first<{ n: number }>(db, sql`SELECT COUNT(*) AS n FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} ${ofKinds(kinds)}`))?.n ?? 0);
     },
     async remove(seqs: number[]): Promise<void> {
       for (const chunk of chunks(seqs)) await run(db, sql`DELETE FROM outbox WHERE seq IN ${list(chunk)}`);
