@@ -67,6 +67,31 @@ describe("idle optimize", () => {
   }, 30_000);
 });
 
+describe("a table left untidy by a stop", () => {
+  test("is looked at by the next server once searched, and compacted when idle (a restart no longer leaves every search scanning it flat)", async () => {
+    const first = await startTestServer({ env: NO_OTHER_COMPACTION });
+    for (let i = 0; i < 4; i++) {
+      await first.call("POST", "/v1/memories", { token: mock("restarted"), body: { content: `lighthouse keeper note ${i}` } });
+      expect(await search(first, "restarted", `note ${i}`)).not.toHaveLength(0);
+    }
+    const table = textTable("restarted", "mem");
+    const written = await fragmentCount(first.dataDir, table);
+    expect(written).toBeGreaterThanOrEqual(3);
+    await first.stop();
+    const second = await startTestServer({ dataDir: first.dataDir, env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "1500" } });
+    servers.push(second);
+    // Nothing was written by this server: only the search tells it about the table.
+    expect(await search(second, "restarted", "lighthouse keeper")).toHaveLength(4);
+    let fragments = written;
+    for (let tries = 0; fragments >= written && tries < 300; tries++) {
+      await Bun.sleep(50);
+      fragments = await fragmentCount(second.dataDir, table);
+    }
+    expect(fragments).toBeLessThan(written);
+    expect(await search(second, "restarted", "lighthouse keeper")).toHaveLength(4);
+  }, 30_000);
+});
+
 describe("read-your-writes by kind", () => {
   test("a memory search waits for, and counts as lag, only memories: a document's pending blocks are not its business", async () => {
     const server = await startTestServer({ env: { MNEMO_SEARCH_WAIT_MS: "0" } });

@@ -65,9 +65,16 @@ export function openSqliteStore(path: string): Store {
     database.exec("PRAGMA journal_mode = WAL");
     database.exec("PRAGMA synchronous = FULL");
     // The WAL is restarted after each checkpoint (every ~4 MB written) but keeps its
-    // largest size on disk unless told otherwise: cut back to 1 MB at each restart.
-    database.exec("PRAGMA journal_size_limit = 1048576");
+    // largest size on disk unless told otherwise: cut back to 8 MB at each restart. Not
+    // lower: a WAL truncated below its steady ~4 MB grows again at every checkpoint, and
+    // growing it under synchronous=FULL cost a third of the write rate (1 MB: 20,000
+    // memories by 8 clients in 17.6-18.9 s against 11.7-13.3 s at 8 MB or unlimited).
+    database.exec("PRAGMA journal_size_limit = 8388608");
     database.exec("PRAGMA foreign_keys = ON");
+    // Reads through a memory map instead of a read() per page: a search reads its hits
+    // back by id, ~15 rows at random in a table larger than SQLite's 2 MB page cache
+    // (100,000 memories: 0.3 ms less per search). Writes still go through the WAL.
+    database.exec("PRAGMA mmap_size = 268435456");
     // Another process (the CLI, a second server) may hold the write lock briefly.
     database.exec("PRAGMA busy_timeout = 10000");
   } catch (error) {

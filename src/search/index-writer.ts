@@ -3,6 +3,7 @@ import type { Executor, Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import type { Embedder } from "./embedders/embedder";
 import type { ContextFlags } from "./context-flags";
+import { CompactionPolicy } from "./compaction-policy";
 import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache";
 import { metaEntries } from "./filters";
 import { INDEX_SCHEMA_VERSION, type IndexRow, type LanceStore } from "./lance-store";
@@ -16,17 +17,6 @@ const PARTITION_COMMITS = 4;
 /** Settings key that changes with every index write (see `announceVersion`). */
 export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
-/**
- * What rows outside a table's full-text index cost, against what folding them in costs
- * (LanceDB 0.39, measured on the 2-core bench machine, see README "Compaction"): every
- * search pays ~0.3 ms per fragment written since the last compaction (each is scanned
- * flat); a compaction costs ~40 ms plus ~10 µs per row (the index is rewritten). A table
- * is compacted once its searches have paid what compacting it costs: rent, then buy.
- */
-const FLAT_FRAGMENT_SEARCH_MS = 0.3;
-const COMPACTION_MS = 40;
-const COMPACTION_MS_PER_ROW = 0.01;
-
 export interface IndexWriterOptions {
   contextFlags: ContextFlags;
   store: Store;
@@ -51,10 +41,8 @@ export class IndexWriter {
    * they are added, so a replay replaces and never duplicates.
    */
   private replayUpTo: Record<OutboxStage, number> = { text: Number.MAX_SAFE_INTEGER, vector: Number.MAX_SAFE_INTEGER };
-  private dirtyTables = new Set<string>();
-  private commitsSinceCompaction = new Map<string, number>();
-  /** Per table, fragments scanned flat by its searches since its last compaction. */
-  private flatScans = new Map<string, number>();
+  /** Which tables to compact, and when (compaction-policy.ts). */
+  readonly compaction: CompactionPolicy;
   dimension: number | null = null;
   lastIndexedAt: string | null = null;
 
@@ -66,8 +54,10 @@ export class IndexWriter {
    */
   constructor(
     private readonly o: IndexWriterOptions,
-    private readonly searchesWaiting: () => boolean = () => false,
-  ) {}
+    searchesWaiting: () => boolean = () => false,
+  ) {
+    this.compaction = new CompactionPolicy(o.lance, o.maxFragments, searchesWaiting);
+  }
 
   /** Called when this process becomes the index writer. */
   async takeOver(): Promise<void> {
@@ -89,7 +79,7 @@ export class IndexWriter {
   readonly vectorTablesWritten = new Set<string>();
 
   get hasDirtyTables(): boolean {
-    return this.dirtyTables.size > 0;
+    return this.compaction.hasDirtyTables;
   }
 
   /** The text stage of a batch: items replaced in `items`; rows move on to the vector stage. */
@@ -105,7 +95,7 @@ export class IndexWriter {
       const context = hasContext || (await this.o.contextFlags.has(table));
       await this.o.lance.replaceItems(table, part.deleteKeys, part.items.map(toIndexRow), { context });
       if (hasContext) await this.o.contextFlags.mark(table);
-      this.noteCommit(table);
+      this.compaction.noteCommit(table, part.items.length);
     });
     await this.announceVersion();
     // Without a vector stage, this is where changed and deleted sources let go of cached vectors.
@@ -156,7 +146,7 @@ export class IndexWriter {
       await inParallel([...byPartition(deletes, items, tableOf)], PARTITION_COMMITS, async ([table, part]) => {
         const withVectors = part.items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(keyOf.get(item)!)! }));
         await this.o.lance.replaceVectors(table, dimension, part.deleteKeys, withVectors);
-        this.noteCommit(table);
+        this.compaction.noteCommit(table, withVectors.length);
         if (withVectors.length) this.vectorTablesWritten.add(table);
       });
       await this.announceVersion();
@@ -276,9 +266,7 @@ export class IndexWriter {
     this.dimension = null;
     // The index is empty now: nothing re-enqueued needs a delete.
     this.replayUpTo = { text: 0, vector: 0 };
-    this.dirtyTables.clear();
-    this.commitsSinceCompaction.clear();
-    this.flatScans.clear();
+    this.compaction.clear();
   }
 
   /**
@@ -292,44 +280,20 @@ export class IndexWriter {
 
   private commits = 0;
 
-  private noteCommit(table: string): void {
-    this.dirtyTables.add(table);
-    this.commitsSinceCompaction.set(table, (this.commitsSinceCompaction.get(table) ?? 0) + 1);
-  }
-
-  /** A search of a full-text table: it scanned the fragments written since the table's compaction. */
-  noteSearch(table: string): void {
-    const fragments = this.commitsSinceCompaction.get(table);
-    if (fragments) this.flatScans.set(table, (this.flatScans.get(table) ?? 0) + fragments);
-  }
-
-  /** Whether the table's searches since its compaction cost what compacting it costs. */
-  private async searchesPaidForCompaction(table: string): Promise<boolean> {
-    const paid = (this.flatScans.get(table) ?? 0) * FLAT_FRAGMENT_SEARCH_MS;
-    if (paid < COMPACTION_MS) return false;
-    return paid >= COMPACTION_MS + COMPACTION_MS_PER_ROW * (await this.o.lance.countRows(table));
-  }
-
   /**
-   * Compacts a table once it has taken `maxFragments` commits since its last compaction
-   * (each `add` makes one fragment), even in the middle of an ingest, so the fragment
-   * count stays bounded, or sooner once its searches paid for it (a table searched often
-   * while written often); `force` compacts every table written since. Vector tables wait
-   * while an ANN index is being built (compaction would restart the build). With many
-   * owners' tables dirty, at most `maxTables` are done per call; true when some remain.
+   * Compacts the dirty tables that are due (compaction-policy.ts; `force`: every one).
+   * Vector tables wait while an ANN index is being built (compaction would restart the
+   * build). With many owners' tables dirty, at most `maxTables` are done per call; true
+   * when some remain.
    */
   async compact(force: boolean, skipVectors: boolean, maxTables = Number.POSITIVE_INFINITY): Promise<boolean> {
     let compacted = 0;
-    for (const table of [...this.dirtyTables]) {
+    for (const table of this.compaction.dirtyTables()) {
       if (skipVectors && isVectorTable(table)) continue;
-      const commits = this.commitsSinceCompaction.get(table) ?? 0;
-      const due = force || commits >= this.o.maxFragments || (commits > 1 && !this.searchesWaiting() && (await this.searchesPaidForCompaction(table)));
-      if (!due) continue;
+      if (!(await this.compaction.due(table, force))) continue;
       if (compacted++ >= maxTables) return true;
       await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
-      this.dirtyTables.delete(table);
-      this.commitsSinceCompaction.delete(table);
-      this.flatScans.delete(table);
+      this.compaction.compacted(table);
     }
     return false;
   }

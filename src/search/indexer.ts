@@ -1,6 +1,6 @@
 import type { Lease } from "../db/leases";
-import { releaseFreedMemory } from "../lib/memory-trim";
 import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
+import { IdleOptimizer } from "./idle-optimizer";
 import { JobRunner, RunnerClosed } from "./job-runner";
 import type { PartitionGroup } from "./partitions";
 import { Timers } from "./timers";
@@ -39,8 +39,6 @@ const LEASE_POLL_MS = 1_000;
  * the CLI): one indexed MAX() on the outbox. A search waiting for rows wakes it at once.
  */
 const OUTBOX_POLL_MS = 50;
-/** Tables compacted per runner job when idle. */
-const IDLE_COMPACT_TABLES = 8;
 /** A dead writer's lease is taken over after this long: well within 10 s of its death. */
 export const LEASE_TTL_MS = 6_000;
 
@@ -63,7 +61,7 @@ export class Indexer {
   private readonly timers = new Timers();
   private leaseTimer: ReturnType<typeof setInterval> | null = null;
   private pollTimer: ReturnType<typeof setInterval> | null = null;
-  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly idle: IdleOptimizer;
   private readonly builds: VectorIndexBuilds;
   private embedderDown = false;
   /** One warning per outage, not one per retry. */
@@ -74,6 +72,7 @@ export class Indexer {
     this.writer = new IndexWriter(o, () => this.waiters.any);
     this.failures = new WriteFailures({ log: o.log, outbox: o.outbox, settings: o.settings, db: o.store.db, holder: o.lease.holder });
     this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
+    this.idle = new IdleOptimizer({ delayMs: o.idleOptimizeMs, runner: this.runner, writer: this.writer, log: o.log, isWriter: () => this.isWriter, building: () => this.builds.running });
     this.waiters = createWaiters({ outbox: o.outbox, settings: o.settings, db: o.store.db, isWriter: () => this.isWriter, onWait: () => (this.timers.wake(), this.kick()) });
   }
 
@@ -86,9 +85,17 @@ export class Indexer {
     return this.writer.vectorTableFor(ownerId, group);
   }
 
-  /** A search of a full-text table, in this process: the writer weighs compacting it against its searches' cost. */
+  /**
+   * A search of a full-text table, in this process: the writer weighs compacting it
+   * against its searches' cost, and looks once, off the search path, at a table it has
+   * not written (left untidy by a stop before the idle optimize: compacted when idle).
+   */
   noteSearch(table: string): void {
-    if (this.isWriter) this.writer.noteSearch(table);
+    if (!this.isWriter || !this.writer.compaction.noteSearch(table)) return;
+    this.runner.run(() => this.writer.compaction.inspect(table)).then(
+      (untidy) => untidy && this.idle.schedule(),
+      (error) => error instanceof RunnerClosed || this.o.log.debug("index table not inspected", { table, reason: (error as Error).message }),
+    );
   }
 
   /** Seeks the lease (and keeps seeking it every second) and starts draining when it has it. */
@@ -224,7 +231,7 @@ export class Indexer {
       this.again = false;
     }
     await this.scheduleDueVectors();
-    if (this.writer.hasDirtyTables) this.scheduleIdleOptimize();
+    if (this.writer.hasDirtyTables) this.idle.schedule();
   }
 
   /** Processes one vector batch when one is due; false when there was nothing to do. */
@@ -256,27 +263,6 @@ export class Indexer {
       if (await this.waiters.wantedElsewhere()) return;
       await this.timers.pause(Math.min(GATHER_CHECK_MS, until - Date.now()));
     }
-  }
-
-  private scheduleIdleOptimize(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
-      this.idleTimer = null;
-      void this.idleOptimize();
-    }, this.o.idleOptimizeMs);
-  }
-
-  /** Compacts what was written, a few tables per job, so that batches queued meanwhile go between. */
-  private async idleOptimize(): Promise<void> {
-    for (let more = true; more && this.isWriter; ) {
-      try {
-        more = await this.runner.run(() => this.writer.compact(true, this.builds.running, IDLE_COMPACT_TABLES));
-      } catch (error) {
-        if (!(error instanceof RunnerClosed)) this.o.log.warn("index optimize failed", { error });
-        return;
-      }
-    }
-    releaseFreedMemory();
   }
 
   /** Resolves when no vector-index build is running (for benches and tests). */
@@ -379,7 +365,7 @@ export class Indexer {
   async stop(): Promise<void> {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idle.stop();
     this.timers.clear();
     const wasWriter = this.isWriter;
     this.stopping = true;

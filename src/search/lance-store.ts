@@ -312,6 +312,16 @@ export class LanceStore {
     return table ? (await table.stats()).fragmentStats.numFragments : 0;
   }
 
+  /** A table's fragments and the rows its text column's full-text index does not cover yet (null: no such table). */
+  async tidiness(name: string): Promise<{ fragments: number; unindexedRows: number } | null> {
+    const table = await this.table(name);
+    if (!table) return null;
+    const fragments = (await table.stats()).fragmentStats.numFragments;
+    const index = (await table.listIndices()).find((candidate) => candidate.columns.includes(TEXT_COLUMNS[0]));
+    const unindexedRows = index ? ((await table.indexStats(index.name))?.numUnindexedRows ?? 0) : await table.countRows();
+    return { fragments, unindexedRows };
+  }
+
   async countRows(name: string, filter?: string | null): Promise<number> {
     const table = await this.table(name);
     return table ? table.countRows(filter ?? undefined) : 0;

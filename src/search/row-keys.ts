@@ -1,4 +1,5 @@
 import type * as lancedb from "@lancedb/lancedb";
+import { numericColumns } from "./arrow-rows";
 import type { RawHit } from "./lance-store";
 
 /**
@@ -50,7 +51,7 @@ export class RowKeys {
    */
   async search(name: string, table: lancedb.Table, query: ReturnType<lancedb.Table["search"]>, limit: number): Promise<RawHit[]> {
     const keys = this.of(name);
-    const rows = (await query.select(["_rowaddr", "_score"]).withRowId().limit(limit).toArray()) as Array<{ _rowaddr: number | bigint; _rowid: number | bigint; _score: number }>;
+    const rows = await addressesAndScores(query, limit);
     const itemIds = rows.map((row) => this.lookup(name, keys, Number(row._rowaddr)));
     const unknown = rows.filter((_, i) => itemIds[i] === undefined);
     if (unknown.length) {
@@ -156,4 +157,15 @@ export class RowKeys {
     this.lru.clear();
     this.rows = 0;
   }
+}
+
+type AddressedHit = { _rowaddr: number | bigint; _rowid: number | bigint; _score: number };
+
+/** A full-text query's row addresses, row ids and scores, read lean (arrow-rows.ts) or, failing that, the SDK's way. */
+async function addressesAndScores(query: ReturnType<lancedb.Table["search"]>, limit: number): Promise<AddressedHit[]> {
+  const selected = query.select(["_rowaddr", "_score"]).withRowId().limit(limit);
+  const columns = await numericColumns(selected, ["_rowaddr", "_score", "_rowid"], limit);
+  if (!columns) return (await selected.toArray()) as AddressedHit[];
+  const [addresses, scores, rowIds] = columns;
+  return Array.from(addresses, (address, i) => ({ _rowaddr: address, _score: scores[i], _rowid: rowIds[i] }));
 }

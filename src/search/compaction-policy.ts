@@ -1,0 +1,115 @@
+import type { LanceStore } from "./lance-store";
+
+/**
+ * What rows outside a table's full-text index cost, against what folding them in costs
+ * (LanceDB 0.39, measured on the 2-core bench machine, see README "Compaction"): every
+ * search scans the rows written since the last compaction flat, ~0.3 ms per fragment
+ * plus ~0.01 ms per row (a 1,000-row fragment: +11 ms); a compaction costs ~40 ms plus
+ * ~0.01 ms per row of the table (the index is rewritten). A table is compacted once its
+ * searches have paid what compacting it costs: rent, then buy.
+ */
+const FLAT_FRAGMENT_SEARCH_MS = 0.3;
+const FLAT_ROW_SEARCH_MS = 0.01;
+const COMPACTION_MS = 40;
+const COMPACTION_MS_PER_ROW = 0.01;
+
+interface Outside {
+  /** Fragments written since the table's last compaction (each `add` makes one). */
+  fragments: number;
+  /** Rows added since then: none of them is in the full-text index yet. */
+  rows: number;
+  /** What the searches of the table have spent on them, in ms. */
+  paid: number;
+}
+
+/**
+ * The index writer's account of which tables need compacting: written since their last
+ * compaction, and what that costs their searches. Kept in memory by the writing process;
+ * a table it finds untidy without having written it (written before a restart, or by the
+ * writer before a takeover) is looked at once, off the search path (`inspect`).
+ */
+export class CompactionPolicy {
+  private tables = new Map<string, Outside>();
+  /** Tables whose state this process has read or written (a table is inspected once). */
+  private known = new Set<string>();
+
+  constructor(
+    private readonly lance: LanceStore,
+    private readonly maxFragments: number,
+    /** Whether searches wait for the writer now: a compaction they paid for waits for a quiet moment. */
+    private readonly searchesWaiting: () => boolean,
+  ) {}
+
+  get hasDirtyTables(): boolean {
+    return this.tables.size > 0;
+  }
+
+  dirtyTables(): string[] {
+    return [...this.tables.keys()];
+  }
+
+  /** A commit of `rows` rows to a table (a delete-only commit: 0). */
+  noteCommit(table: string, rows: number): void {
+    this.known.add(table);
+    const outside = this.outside(table);
+    outside.fragments++;
+    outside.rows += rows;
+  }
+
+  /**
+   * A search of a full-text table: it scanned what lies outside the index. True when the
+   * writer has never seen this table (the caller inspects it).
+   */
+  noteSearch(table: string): boolean {
+    const outside = this.tables.get(table);
+    if (outside) outside.paid += outside.fragments * FLAT_FRAGMENT_SEARCH_MS + outside.rows * FLAT_ROW_SEARCH_MS;
+    return !this.known.has(table);
+  }
+
+  /**
+   * Reads the state of a table this process did not write: fragments and rows outside the
+   * full-text index, left by a stop before the idle optimize or by another writer. True
+   * when the table needs compacting (it is then dirty, and the idle optimize takes it).
+   */
+  async inspect(table: string): Promise<boolean> {
+    if (this.known.has(table)) return false;
+    this.known.add(table);
+    const state = await this.lance.tidiness(table);
+    // Fragments the index covers cost a search little: rows outside it are what counts.
+    // (LanceDB may leave a compacted table in two fragments; they are not redone.)
+    if (!state || (state.unindexedRows === 0 && state.fragments < this.maxFragments)) return false;
+    const outside = this.outside(table);
+    outside.fragments = Math.max(outside.fragments, state.fragments - 1, 1);
+    outside.rows = Math.max(outside.rows, state.unindexedRows);
+    return true;
+  }
+
+  /**
+   * Whether to compact a dirty table now: `force`, or once it has taken `maxFragments`
+   * commits (bounded even in the middle of an ingest), or once its searches paid for it.
+   */
+  async due(table: string, force: boolean): Promise<boolean> {
+    const outside = this.tables.get(table);
+    if (!outside) return false;
+    if (force || outside.fragments >= this.maxFragments) return true;
+    if (outside.fragments <= 1 && outside.rows === 0) return false;
+    if (outside.paid < COMPACTION_MS || this.searchesWaiting()) return false;
+    return outside.paid >= COMPACTION_MS + COMPACTION_MS_PER_ROW * (await this.lance.countRows(table));
+  }
+
+  compacted(table: string): void {
+    this.tables.delete(table);
+  }
+
+  /** Everything forgotten (the index was emptied for a rebuild). */
+  clear(): void {
+    this.tables.clear();
+    this.known.clear();
+  }
+
+  private outside(table: string): Outside {
+    let outside = this.tables.get(table);
+    if (!outside) this.tables.set(table, (outside = { fragments: 0, rows: 0, paid: 0 }));
+    return outside;
+  }
+}

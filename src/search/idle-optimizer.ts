@@ -1,0 +1,54 @@
+import type { Logger } from "../lib/log";
+import { releaseFreedMemory } from "../lib/memory-trim";
+import type { IndexWriter } from "./index-writer";
+import { RunnerClosed, type JobRunner } from "./job-runner";
+
+/** Tables compacted per runner job when idle. */
+const IDLE_COMPACT_TABLES = 8;
+
+export interface IdleOptimizerOptions {
+  delayMs: number;
+  runner: JobRunner;
+  writer: IndexWriter;
+  log: Logger;
+  isWriter: () => boolean;
+  /** Whether an ANN index build runs (vector tables wait for it). */
+  building: () => boolean;
+}
+
+/**
+ * The index writer's tidying up: `delayMs` after the last index write (or after a search
+ * found a table left untidy), every dirty table is compacted, a few per runner job so
+ * that batches queued meanwhile go between, and freed native memory is handed back.
+ */
+export class IdleOptimizer {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly o: IdleOptimizerOptions) {}
+
+  /** (Re)starts the countdown. */
+  schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.run();
+    }, this.o.delayMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private async run(): Promise<void> {
+    for (let more = true; more && this.o.isWriter(); ) {
+      try {
+        more = await this.o.runner.run(() => this.o.writer.compact(true, this.o.building(), IDLE_COMPACT_TABLES));
+      } catch (error) {
+        if (!(error instanceof RunnerClosed)) this.o.log.warn("index optimize failed", { error });
+        return;
+      }
+    }
+    releaseFreedMemory();
+  }
+}
