@@ -4,6 +4,16 @@ import type { Executor, QueryResult } from "./executor";
 
 /** Prepared statements kept per SQL text; queries with long IN lists come and go. */
 const STATEMENT_CACHE = 256;
+/** Transactions committed together at most (each waits for the group's COMMIT). */
+const GROUP_MAX = 64;
+
+interface Group {
+  /** Members whose writes are in, waiting for the COMMIT. */
+  members: Array<{ resolve(): void; reject(error: unknown): void }>;
+  /** A member's `fn` is running. */
+  running: boolean;
+  commitScheduled: boolean;
+}
 
 /**
  * The embedded engine: one bun:sqlite connection, used by one caller at a time. A
@@ -20,7 +30,10 @@ const STATEMENT_CACHE = 256;
 export class SqliteConnection {
   private readonly statements = new Map<string, Statement>();
   private locked = false;
-  private readonly queue: Array<() => void> = [];
+  /** Who waits for the connection: transactions may join an open group, statements may not. */
+  private readonly queue: Array<{ transaction: boolean; resume: () => void }> = [];
+  /** The open group commit, if any (see `transaction`). */
+  private group: Group | null = null;
 
   constructor(readonly database: Database) {}
 
@@ -36,7 +49,8 @@ export class SqliteConnection {
           return Promise.reject(error);
         }
       }
-      return this.acquire().then(() => {
+      // Behind the group's COMMIT too: a statement never reads writes not yet acknowledged.
+      return this.acquire(false).then(() => {
         try {
           return this.runNow<R>(text, params);
         } finally {
@@ -46,8 +60,26 @@ export class SqliteConnection {
     },
   };
 
+  /**
+   * Runs `fn` atomically and resolves once its writes are durable. Transactions that
+   * arrive while one runs (or within the same turn of the event loop) share one
+   * `BEGIN IMMEDIATE … COMMIT`, each inside a savepoint of its own: a transaction that
+   * fails rolls back to its savepoint and leaves the others' writes; none is acknowledged
+   * before the COMMIT, and a failed COMMIT fails them all. Under synchronous=FULL a commit
+   * costs an fsync (~0.2 ms here): 8 writers paying one between them instead of one each.
+   */
   async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    await this.acquire();
+    await this.acquire(true);
+    let group = this.group;
+    if (!group) {
+      try {
+        this.runNow("BEGIN IMMEDIATE", []);
+      } catch (error) {
+        this.release();
+        throw error;
+      }
+      group = this.group = { members: [], running: false, commitScheduled: false };
+    }
     let open = true;
     const tx: Executor = {
       dialect: "sqlite",
@@ -56,32 +88,99 @@ export class SqliteConnection {
         return this.runNow<R>(text, params);
       },
     };
+    group.running = true;
+    let result: T;
     try {
-      this.runNow("BEGIN IMMEDIATE", []);
-      const result = await fn(tx);
-      this.runNow("COMMIT", []);
-      return result;
+      this.runNow("SAVEPOINT member", []);
+      result = await fn(tx);
+      this.runNow("RELEASE member", []);
     } catch (error) {
-      // A failed COMMIT (e.g. SQLITE_FULL) may already have rolled back.
-      if (this.database.inTransaction) this.database.run("ROLLBACK");
-      throw error;
-    } finally {
       open = false;
-      this.release();
+      group.running = false;
+      this.undoMember(group);
+      this.handOn(group);
+      throw error;
+    }
+    open = false;
+    group.running = false;
+    const durable = new Promise<T>((resolve, reject) => group.members.push({ resolve: () => resolve(result), reject }));
+    this.handOn(group);
+    return durable;
+  }
+
+  /** A failed member's writes undone; if its failure already ended the transaction (SQLITE_FULL), the group's are too. */
+  private undoMember(group: Group): void {
+    if (!this.database.inTransaction) return this.failGroup(group, new Error("the transaction was rolled back by the engine"));
+    try {
+      this.runNow("ROLLBACK TO member", []);
+      this.runNow("RELEASE member", []);
+    } catch (error) {
+      this.failGroup(group, error);
     }
   }
 
-  private acquire(): Promise<void> {
+  /**
+   * After a member: the next waiting transaction joins the group at once; with none
+   * waiting, the COMMIT waits one turn of the event loop for requests already received
+   * to join; a waiting statement, or a full group, commits now.
+   */
+  private handOn(group: Group): void {
+    if (this.group !== group) return;
+    const next = this.queue[0];
+    if (next?.transaction && group.members.length < GROUP_MAX) {
+      this.queue.shift();
+      // Taken now: nothing else joins before the resumed transaction runs.
+      group.running = true;
+      next.resume();
+      return;
+    }
+    if (next || group.members.length >= GROUP_MAX) return this.commit(group);
+    if (group.commitScheduled) return;
+    group.commitScheduled = true;
+    setImmediate(() => {
+      group.commitScheduled = false;
+      if (this.group === group && !group.running) this.commit(group);
+    });
+  }
+
+  private commit(group: Group): void {
+    this.group = null;
+    try {
+      this.runNow("COMMIT", []);
+    } catch (error) {
+      // A failed COMMIT (e.g. SQLITE_FULL) may already have rolled back.
+      if (this.database.inTransaction) this.database.run("ROLLBACK");
+      for (const member of group.members) member.reject(error);
+      return this.release();
+    }
+    for (const member of group.members) member.resolve();
+    this.release();
+  }
+
+  private failGroup(group: Group, error: unknown): void {
+    this.group = null;
+    if (this.database.inTransaction) this.database.run("ROLLBACK");
+    for (const member of group.members) member.reject(error);
+    group.members.length = 0;
+    this.release();
+  }
+
+  private acquire(transaction: boolean): Promise<void> {
+    // An open group between members takes a transaction in at once.
+    if (transaction && this.group && !this.group.running && this.group.members.length < GROUP_MAX && !this.queue.length) {
+      this.group.running = true;
+      return Promise.resolve();
+    }
     if (!this.locked) {
       this.locked = true;
       return Promise.resolve();
     }
-    return new Promise<void>((resolve) => this.queue.push(resolve));
+    return new Promise<void>((resume) => this.queue.push({ transaction, resume }));
   }
 
   private release(): void {
     const next = this.queue.shift();
-    if (next) next();
+    if (next) next.resume();
     else this.locked = false;
   }
 
@@ -113,6 +212,8 @@ export class SqliteConnection {
   }
 
   close(): void {
+    // Members waiting between turns are committed (and acknowledged), not dropped.
+    if (this.group && !this.group.running) this.commit(this.group);
     for (const statement of this.statements.values()) statement.finalize();
     this.statements.clear();
     this.database.close();
