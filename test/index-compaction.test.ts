@@ -92,6 +92,31 @@ describe("a table left untidy by a stop", () => {
   }, 30_000);
 });
 
+describe("a compacted table is searched through its index alone", () => {
+  test("until the next write: a write right after compaction is found at once (the flat scan of new rows comes back with it)", async () => {
+    const server = await startTestServer({ env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "300" } });
+    servers.push(server);
+    const table = textTable("tidy", "mem");
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 3; i++) {
+        await server.call("POST", "/v1/memories", { token: mock("tidy"), body: { content: `orchard ledger ${round} line ${i}` } });
+      }
+      expect(await search(server, "tidy", `orchard ledger ${round}`)).toHaveLength(3 * round + 3);
+      // Compacted when idle: every row in the index, nothing written since.
+      let fragments = await fragmentCount(server.dataDir, table);
+      for (let tries = 0; fragments > 2 && tries < 200; tries++) {
+        await Bun.sleep(50);
+        fragments = await fragmentCount(server.dataDir, table);
+      }
+      expect(fragments).toBeLessThanOrEqual(2);
+      // Searches now skip the flat scan; the next write must bring it back for its own search.
+      expect(await search(server, "tidy", "orchard")).toHaveLength(3 * round + 3);
+      await server.call("POST", "/v1/memories", { token: mock("tidy"), body: { content: `quince note ${round}` } });
+      expect((await search(server, "tidy", `quince ${round}`)).map((r) => r.content)).toContain(`quince note ${round}`);
+    }
+  }, 60_000);
+});
+
 describe("read-your-writes by kind", () => {
   test("a memory search waits for, and counts as lag, only memories: a document's pending blocks are not its business", async () => {
     const server = await startTestServer({ env: { MNEMO_SEARCH_WAIT_MS: "0" } });

@@ -129,8 +129,9 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
         const vectors = indexer.vectorTableFor(request.ownerId, group);
         const [text, near] = await Promise.all([
           contextFlags.has(table).then((context) => {
+            const indexedOnly = indexer.fullyIndexed(table);
             indexer.noteSearch(table);
-            return lance.searchText(table, where, query, count, { context, memories: group === "mem" });
+            return lance.searchText(table, where, query, count, { context, memories: group === "mem", indexedOnly });
           }),
           vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count, { memories: group === "mem" }) : null)) : Promise.resolve(null),
         ]);

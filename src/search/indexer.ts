@@ -86,6 +86,14 @@ export class Indexer {
   }
 
   /**
+   * Whether a full-text table holds no row outside its index, as the index writer knows
+   * (it compacted the table and wrote nothing since). Other processes cannot know: false.
+   */
+  fullyIndexed(table: string): boolean {
+    return this.isWriter && this.writer.compaction.isTidy(table);
+  }
+
+  /**
    * A search of a full-text table, in this process: the writer weighs compacting it
    * against its searches' cost, and looks once, off the search path, at a table it has
    * not written (left untidy by a stop before the idle optimize: compacted when idle).

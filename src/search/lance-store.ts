@@ -240,7 +240,12 @@ export class LanceStore {
   }
 
   /** BM25 full-text search of one table, within `where` (null: every row). */
-  async searchText(name: string, where: string | null, query: string, limit: number, options: { context: boolean; memories: boolean } = { context: true, memories: false }): Promise<RawHit[]> {
+  /**
+   * `indexedOnly`: the caller knows every row of the table is in its full-text index (the
+   * index writer, which compacted it and wrote nothing since), so LanceDB skips planning
+   * the flat scan of unindexed rows (~0.2 ms of a ~2 ms search).
+   */
+  async searchText(name: string, where: string | null, query: string, limit: number, options: { context: boolean; memories: boolean; indexedOnly?: boolean } = { context: true, memories: false }): Promise<RawHit[]> {
     if (!query.trim()) return [];
     return this.reading(name, async (table) => {
       // Without context in the table, its context columns score 0 for every row: a match
@@ -249,7 +254,9 @@ export class LanceStore {
       const match = options.context
         ? new lancedb.MultiMatchQuery(query, TEXT_COLUMNS, { boosts: TEXT_BOOSTS })
         : new lancedb.MatchQuery(query, TEXT_COLUMNS[0]);
-      const search = where ? table.search(match, "fts").where(where) : table.search(match, "fts");
+      const search = table.search(match, "fts") as lancedb.Query;
+      if (where) search.where(where);
+      if (options.indexedOnly) search.fastSearch();
       if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, search, limit);
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
       return hits(await search.select([...columns, "_score"]).limit(limit).toArray(), options.memories);
