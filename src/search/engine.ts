@@ -29,7 +29,7 @@ const CANDIDATES_PER_RESULT = 4;
 const MAX_CANDIDATES = 200;
 /** Query vectors kept, across all owners (512 × 384 floats ≈ 0.8 MB; keys are fixed-size hashes). */
 const QUERY_CACHE_SIZE = 512;
-/** Hits fused beyond the limit, so that hits dropped by the store read-back rarely shorten the list. */
+/** Candidates read back beyond the gap when hits were dropped by the store read-back (deleted since indexed). */
 const VERIFY_SPARE = 5;
 
 /** Where a search spent its time, in milliseconds (logged at debug level; see `serverTiming`). */
@@ -108,6 +108,23 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
     });
   }
 
+  /**
+   * The hits of a fused list read back from the store: the first `limit` (and every one
+   * tied with the last), then, while some were gone (deleted since they were indexed), the
+   * next candidates to fill the gap. Reading spares up front cost every search a third
+   * more rows for a case that is rare.
+   */
+  async function readBack(ownerId: string, fused: RankedHit[], limit: number) {
+    let read = contenders(fused, limit);
+    let hits = await hydrate(ownerId, read);
+    while (hits.length < limit && read.length < fused.length) {
+      const next = contenders(fused, read.length + (limit - hits.length) + VERIFY_SPARE).slice(read.length);
+      read = read.concat(next);
+      hits = hits.concat(await hydrate(ownerId, next));
+    }
+    return hits;
+  }
+
   /** Full-text and vector candidates from the owner's partition tables of the kinds searched. */
   async function candidates(request: SearchRequest, count: number, remaining: () => number) {
     const byGroup = new Map<PartitionGroup, SearchKind[]>();
@@ -164,7 +181,7 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
       const fused = fuse(textHits, vectorHits).filter((hit) => hit.score > 0 && hit.score >= (request.minScore ?? 0));
       // Ties go to the newer item, a time the index does not hold (one column less to read
       // per hit): every hit tied with the last candidate is read back too, then ordered.
-      const hits: SearchHit[] = order(await hydrate(request.ownerId, contenders(fused, request.limit + VERIFY_SPARE)), request.limit);
+      const hits: SearchHit[] = order(await readBack(request.ownerId, fused, request.limit), request.limit);
       const semantic = vectorHits !== null;
       const finished = performance.now();
       const timings = { flush: afterFlush - started, embed: embedMs, search: finished - afterFlush - embedMs };
