@@ -289,6 +289,7 @@ export class LanceStore {
       let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
       query = options.exact ? query.bypassVectorIndex() : query.ef(VECTOR_EF).refineFactor(VECTOR_REFINE);
       if (where) query = query.where(where);
+      if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
       return hits(await query.select([...columns, "_distance"]).limit(limit).toArray(), Boolean(options.memories));
     });

@@ -49,9 +49,9 @@ export class RowKeys {
    * by row id (from the same table: a drop or a compaction detaches the map object taken
    * here, it never changes under a search).
    */
-  async search(name: string, table: lancedb.Table, query: ReturnType<lancedb.Table["search"]>, limit: number): Promise<RawHit[]> {
+  async search(name: string, table: lancedb.Table, query: ReturnType<lancedb.Table["search"]>, limit: number, score: ScoreColumn = "_score"): Promise<RawHit[]> {
     const keys = this.of(name);
-    const rows = await addressesAndScores(query, limit);
+    const rows = await addressesAndScores(query, limit, score);
     const itemIds = rows.map((row) => this.lookup(name, keys, Number(row._rowaddr)));
     const unknown = rows.filter((_, i) => itemIds[i] === undefined);
     if (unknown.length) {
@@ -62,7 +62,7 @@ export class RowKeys {
     }
     return rows.flatMap((row, i) => {
       const itemId = itemIds[i];
-      return itemId === undefined ? [] : [{ kind: "memory", source_id: itemId, item_id: itemId, _score: row._score }];
+      return itemId === undefined ? [] : [{ kind: "memory", source_id: itemId, item_id: itemId, [score]: row.score }];
     });
   }
 
@@ -159,13 +159,18 @@ export class RowKeys {
   }
 }
 
-type AddressedHit = { _rowaddr: number | bigint; _rowid: number | bigint; _score: number };
+type AddressedHit = { _rowaddr: number | bigint; _rowid: number | bigint; score: number };
+/** A full-text search's BM25 score, or a vector search's distance. */
+type ScoreColumn = "_score" | "_distance";
 
-/** A full-text query's row addresses, row ids and scores, read lean (arrow-rows.ts) or, failing that, the SDK's way. */
-async function addressesAndScores(query: ReturnType<lancedb.Table["search"]>, limit: number): Promise<AddressedHit[]> {
-  const selected = query.select(["_rowaddr", "_score"]).withRowId().limit(limit);
-  const columns = await numericColumns(selected, ["_rowaddr", "_score", "_rowid"], limit);
-  if (!columns) return (await selected.toArray()) as AddressedHit[];
+/** A query's row addresses, row ids and scores, read lean (arrow-rows.ts) or, failing that, the SDK's way. */
+async function addressesAndScores(query: ReturnType<lancedb.Table["search"]>, limit: number, score: ScoreColumn): Promise<AddressedHit[]> {
+  const selected = query.select(["_rowaddr", score]).withRowId().limit(limit);
+  const columns = await numericColumns(selected, ["_rowaddr", score, "_rowid"], limit);
+  if (!columns) {
+    const rows = (await selected.toArray()) as Array<Record<string, number | bigint>>;
+    return rows.map((row) => ({ _rowaddr: row._rowaddr, _rowid: row._rowid, score: Number(row[score]) }));
+  }
   const [addresses, scores, rowIds] = columns;
-  return Array.from(addresses, (address, i) => ({ _rowaddr: address, _score: scores[i], _rowid: rowIds[i] }));
+  return Array.from(addresses, (address, i) => ({ _rowaddr: address, score: scores[i], _rowid: rowIds[i] }));
 }

@@ -23,7 +23,8 @@ export class Timers {
         this.wakeUp = null;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      // Never negative: a deadline computed before an await may have passed (Node warns).
+      const timer = setTimeout(done, Math.max(0, ms));
       this.wakeUp = done;
     });
   }
