@@ -286,7 +286,8 @@ export class LanceStore {
    */
   async searchVectors(name: string, where: string | null, vector: Float32Array, limit: number, options: { exact?: boolean; memories?: boolean } = {}): Promise<RawHit[]> {
     return this.reading(name, async (table) => {
-      let query = table.vectorSearch(Array.from(vector)).distanceType("cosine");
+      // A typed array goes to LanceDB as raw bytes; a JS array would be converted element by element.
+      let query = table.vectorSearch(vector).distanceType("cosine");
       query = options.exact ? query.bypassVectorIndex() : query.ef(VECTOR_EF).refineFactor(VECTOR_REFINE);
       if (where) query = query.where(where);
       if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
