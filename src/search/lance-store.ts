@@ -36,9 +36,12 @@ export const INDEX_SCHEMA_VERSION = "6";
 const VECTOR_EF = 96;
 /**
  * The index ranks by quantized vectors; the best `limit × VECTOR_REFINE` candidates are
- * re-ranked by their exact distances (measured: recall up, latency unchanged).
+ * re-ranked by their exact distances, so the scores fused with full text are exact.
+ * Measured at 100,000 vectors: re-ranking the 40 candidates themselves (×1) finds the
+ * exact top 10 as often as re-ranking twice as many (recall@10 0.960 both, 0.945 without
+ * re-ranking) and costs ~0.8 ms less (each re-ranked candidate is a random read).
  */
-const VECTOR_REFINE = 2;
+const VECTOR_REFINE = 1;
 /**
  * What a search reads back: the keys only. Text, workspace and time come from the store
  * of record, which every hit is read back from anyway. Every column read costs a random
