@@ -11,6 +11,16 @@ afterAll(async () => {
 /** Only the searches' cost can compact here: no fragment bound within reach, no idle optimize. */
 const NO_OTHER_COMPACTION = { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "600000" };
 
+/** The table's fragment count once it is below `than` (a compaction happened), or after 15 s. */
+async function fragmentsOnceBelow(dataDir: string, table: string, than: number): Promise<number> {
+  let fragments = await fragmentCount(dataDir, table);
+  for (let tries = 0; fragments >= than && tries < 300; tries++) {
+    await Bun.sleep(50);
+    fragments = await fragmentCount(dataDir, table);
+  }
+  return fragments;
+}
+
 async function search(server: TestServer, user: string, query: string) {
   const [status, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query } });
   expect(status).toBe(200);
@@ -57,12 +67,7 @@ describe("idle optimize", () => {
     // One fragment per commit, nothing compacted yet (too few searches to pay for it).
     const written = await fragmentCount(server.dataDir, table);
     expect(written).toBeGreaterThanOrEqual(3);
-    let fragments = written;
-    for (let tries = 0; fragments >= written && tries < 300; tries++) {
-      await Bun.sleep(50);
-      fragments = await fragmentCount(server.dataDir, table);
-    }
-    expect(fragments).toBeLessThan(written);
+    expect(await fragmentsOnceBelow(server.dataDir, table, written)).toBeLessThan(written);
     expect(await search(server, "idle", "tide table")).toHaveLength(4);
   }, 30_000);
 });
@@ -82,12 +87,7 @@ describe("a table left untidy by a stop", () => {
     servers.push(second);
     // Nothing was written by this server: only the search tells it about the table.
     expect(await search(second, "restarted", "lighthouse keeper")).toHaveLength(4);
-    let fragments = written;
-    for (let tries = 0; fragments >= written && tries < 300; tries++) {
-      await Bun.sleep(50);
-      fragments = await fragmentCount(second.dataDir, table);
-    }
-    expect(fragments).toBeLessThan(written);
+    expect(await fragmentsOnceBelow(second.dataDir, table, written)).toBeLessThan(written);
     expect(await search(second, "restarted", "lighthouse keeper")).toHaveLength(4);
   }, 30_000);
 });
@@ -103,12 +103,7 @@ describe("a compacted table is searched through its index alone", () => {
       }
       expect(await search(server, "tidy", `orchard ledger ${round}`)).toHaveLength(3 * round + 3);
       // Compacted when idle: every row in the index, nothing written since.
-      let fragments = await fragmentCount(server.dataDir, table);
-      for (let tries = 0; fragments > 2 && tries < 200; tries++) {
-        await Bun.sleep(50);
-        fragments = await fragmentCount(server.dataDir, table);
-      }
-      expect(fragments).toBeLessThanOrEqual(2);
+      expect(await fragmentsOnceBelow(server.dataDir, table, 3)).toBeLessThanOrEqual(2);
       // Searches now skip the flat scan; the next write must bring it back for its own search.
       expect(await search(server, "tidy", "orchard")).toHaveLength(3 * round + 3);
       await server.call("POST", "/v1/memories", { token: mock("tidy"), body: { content: `quince note ${round}` } });
