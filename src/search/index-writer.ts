@@ -59,9 +59,14 @@ export class IndexWriter {
     this.compaction = new CompactionPolicy(o.lance, o.maxFragments, searchesWaiting);
   }
 
-  /** Called when this process becomes the index writer. */
+  /**
+   * Called when this process becomes the index writer. What it knew of the tables from an
+   * earlier term is forgotten: the writer in between may have left rows outside their
+   * indices, and a table taken for fully indexed would be searched without them.
+   */
   async takeOver(): Promise<void> {
     this.replayUpTo = await this.o.outbox.maxSeqs();
+    this.compaction.clear();
     await this.loadDimension();
   }
 
@@ -77,10 +82,6 @@ export class IndexWriter {
 
   /** Vector tables written since their ANN index was last considered. */
   readonly vectorTablesWritten = new Set<string>();
-
-  get hasDirtyTables(): boolean {
-    return this.compaction.hasDirtyTables;
-  }
 
   /** The text stage of a batch: items replaced in `items`; rows move on to the vector stage. */
   async processText(rows: OutboxRow[]): Promise<void> {

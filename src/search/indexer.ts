@@ -239,7 +239,7 @@ export class Indexer {
       this.again = false;
     }
     await this.scheduleDueVectors();
-    if (this.writer.hasDirtyTables) this.idle.schedule();
+    if (this.writer.compaction.hasDirtyTables) this.idle.schedule();
   }
 
   /** Processes one vector batch when one is due; false when there was nothing to do. */
