@@ -15,8 +15,8 @@ import { ByteBuffer } from "flatbuffers";
  * native query hands over. The SDK's `toArray` parses each result through apache-arrow's
  * generic IPC reader and builds a proxy object per row: for a full-text search returning 40
  * addresses and scores that was ~0.2-0.3 ms of a ~2 ms search, more than the reading itself.
- * Here the schema and batch headers are read with Arrow's own flatbuffer classes and the
- * values taken as typed-array views: a few microseconds.
+ * Here the footer and batch header are read with Arrow's own flatbuffer classes and the
+ * values straight from the body with a DataView: a few microseconds.
  *
  * Only what this needs is understood: uncompressed batches of non-null unsigned 64-bit
  * integer and 32-bit float columns. Anything else (and a query object without the native

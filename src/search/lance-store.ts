@@ -31,7 +31,6 @@ export type RawHit = Pick<IndexRow, "kind" | "source_id" | "item_id"> & { _score
 /** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
 export const INDEX_SCHEMA_VERSION = "6";
 
-
 /** HNSW search breadth: candidates examined per query (recall against exact search vs speed). */
 const VECTOR_EF = 96;
 /**
@@ -242,9 +241,8 @@ export class LanceStore {
     if ((await table.countRows()) === 0) await this.dropTable(name);
   }
 
-  /** BM25 full-text search of one table, within `where` (null: every row). */
   /**
-   * `indexedOnly`: the caller knows every row of the table is in its full-text index (the
+   * BM25 full-text search of one table, within `where` (null: every row). `indexedOnly`: the caller knows every row of the table is in its full-text index (the
    * index writer, which compacted it and wrote nothing since), so LanceDB skips planning
    * the flat scan of unindexed rows (~0.2 ms of a ~2 ms search).
    */
