@@ -14,7 +14,7 @@ import { Database } from "bun:sqlite";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { cleanup, giveUpAfter, tempDir } from "./lib/harness";
+import { cleanup, diskBytes, giveUpAfter, tempDir } from "./lib/harness";
 import { TOPIC_WORDS as WORDS } from "./lib/corpus";
 import { machineLine, treeLine } from "./lib/machine";
 import { rssMB } from "./lib/proc";
@@ -40,16 +40,6 @@ const BYTES = Number(args.bytes);
 /** Seconds to wait after the writes: LanceDB versions older than 60 s are cleaned at the next compaction. */
 const SETTLE_S = Number(args.settle);
 const headers = { authorization: "Bearer mock-token-soak", "content-type": "application/json" };
-
-function diskBytes(dir: string): number {
-  let total = 0;
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    const stat = statSync(path);
-    total += stat.isDirectory() ? diskBytes(path) : stat.size;
-  }
-  return total;
-}
 
 /**
  * Fragments of each table's latest version, the versions it keeps, and of those the ones

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { LanceStore, type RawHit } from "../src/search/lance-store";
+import type { RawHit } from "../src/search/lance-schema";
+import { LanceStore } from "../src/search/lance-store";
 import { textTable } from "../src/search/partitions";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 

@@ -3,7 +3,7 @@
  * share the server's event loop, and RSS is the server's alone) or in this process.
  * Either way the bench talks HTTP to `url` and calls `ops` for index state and timings.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -27,6 +27,17 @@ export function tempDir(prefix = "mnemo-bench-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   tempDirs.add(dir);
   return dir;
+}
+
+/** Bytes of the files under `dir`, recursively. */
+export function diskBytes(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stat = statSync(path);
+    total += stat.isDirectory() ? diskBytes(path) : stat.size;
+  }
+  return total;
 }
 
 export function removeDir(dir: string): void {

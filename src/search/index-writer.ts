@@ -6,10 +6,12 @@ import type { ContextFlags } from "./context-flags";
 import { CompactionPolicy } from "./compaction-policy";
 import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache";
 import { metaEntries } from "./filters";
-import { INDEX_SCHEMA_VERSION, type IndexRow, type LanceStore } from "./lance-store";
+import type { IndexRow } from "./lance-schema";
+import { INDEX_SCHEMA_VERSION, type LanceStore } from "./lance-store";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "./partitions";
 import type { Outbox, OutboxRow, OutboxStage } from "./outbox";
 import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
+import { inParallel } from "../lib/in-parallel";
 
 export const EMBED_CHUNK = 64;
 /** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */
@@ -305,15 +307,6 @@ function keysBySource(refs: SourceRef[], items: SearchItem[], keyOf: Map<SearchI
   const uses: SourceKeys = new Map(refs.map((ref) => [sourceKey(ref), []]));
   for (const item of items) uses.get(sourceKey(item))?.push(keyOf.get(item) ?? vectorKey(item.ownerId, item.text));
   return uses;
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time. */
-async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** A batch's deletes and items, split by the partition table each belongs to. */

@@ -5,6 +5,30 @@ import { Field, FixedSizeList, Float32, Float64, List, Schema, Utf8 } from "apac
 export const TEXT_COLUMNS = ["text", "context_before", "context_after"];
 export const TEXT_BOOSTS = [1, 0.8, 0.3];
 
+/** A row as written to LanceDB. Filter columns are duplicated in every table. */
+export interface IndexRow {
+  source_key: string;
+  owner_id: string;
+  kind: string;
+  source_id: string;
+  item_id: string;
+  workspace_id: string | null;
+  session_id: string | null;
+  document_type: string | null;
+  meta: string[];
+  created_at: number;
+  text: string;
+  context_before: string;
+  context_after: string;
+  vector?: Float32Array;
+}
+
+/**
+ * A raw hit: the row's keys plus the engine's score (`_score` BM25 or `_distance`). No
+ * time: ties are broken with the store of record's, read back for every hit anyway.
+ */
+export type RawHit = Pick<IndexRow, "kind" | "source_id" | "item_id"> & { _score?: number; _distance?: number };
+
 /** The columns every index table has: the filter columns (duplicated in every table) and the text. */
 function filterFields(): Field[] {
   return [

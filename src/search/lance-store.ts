@@ -1,32 +1,9 @@
 import * as lancedb from "@lancedb/lancedb";
 import type { Schema } from "apache-arrow";
+import { inParallel } from "../lib/in-parallel";
 import { whereSourceKeys } from "./filters";
-import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema } from "./lance-schema";
+import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import { RowKeys } from "./row-keys";
-
-/** A row as written to LanceDB. Filter columns are duplicated in every table. */
-export interface IndexRow {
-  source_key: string;
-  owner_id: string;
-  kind: string;
-  source_id: string;
-  item_id: string;
-  workspace_id: string | null;
-  session_id: string | null;
-  document_type: string | null;
-  meta: string[];
-  created_at: number;
-  text: string;
-  context_before: string;
-  context_after: string;
-  vector?: Float32Array;
-}
-
-/**
- * A raw hit: the row's keys plus the engine's score (`_score` BM25 or `_distance`). No
- * time: ties are broken with the store of record's, read back for every hit anyway.
- */
-export type RawHit = Pick<IndexRow, "kind" | "source_id" | "item_id"> & { _score?: number; _distance?: number };
 
 /** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
 export const INDEX_SCHEMA_VERSION = "6";
@@ -60,6 +37,8 @@ function hits(rows: Array<Record<string, unknown>>, memories: boolean): RawHit[]
 const DEFAULT_MAX_OPEN_TABLES = 256;
 /** An evicted handle is closed this much later, so a search still using it finishes first. */
 const CLOSE_DELAY_MS = 30_000;
+/** Tables opened at once by the damaged-table check at writer takeover. */
+const UNREADABLE_CHECKS = 8;
 
 /**
  * The LanceDB side of the index: one `items` table (text + full-text index) and one
@@ -363,13 +342,14 @@ export class LanceStore {
   }
 
   /**
-   * Tables that exist but cannot be read (damaged files), each with its error: a writer
-   * taking over checks them once, so a damaged index is rebuilt instead of failing every
-   * search. One open and one row count per table.
+   * Tables that exist but cannot be read (damaged files), each with its error, in name
+   * order: a writer taking over checks them once, so a damaged index is rebuilt instead of
+   * failing every search. One open and one row count per table, eight at a time (they wait
+   * on I/O: 10,000 tables 1.9 s one by one, 0.36 s eight at a time).
    */
   async unreadableTables(): Promise<Array<{ name: string; reason: string }>> {
     const damaged: Array<{ name: string; reason: string }> = [];
-    for (const name of await this.connection.tableNames()) {
+    await inParallel(await this.connection.tableNames(), UNREADABLE_CHECKS, async (name) => {
       try {
         const table = await this.connection.openTable(name);
         try {
@@ -380,8 +360,8 @@ export class LanceStore {
       } catch (error) {
         damaged.push({ name, reason: (error as Error).message.split("\n")[0].slice(0, 200) });
       }
-    }
-    return damaged;
+    });
+    return damaged.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Removes every table: the index is derived, the store of record rebuilds it. */

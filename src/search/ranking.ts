@@ -1,4 +1,4 @@
-import type { RawHit } from "./lance-store";
+import type { RawHit } from "./lance-schema";
 import type { SearchHit, SearchKind } from "./types";
 
 /**

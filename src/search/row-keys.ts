@@ -1,6 +1,6 @@
 import type * as lancedb from "@lancedb/lancedb";
 import { numericColumns } from "./arrow-rows";
-import type { RawHit } from "./lance-store";
+import type { RawHit } from "./lance-schema";
 
 /**
  * Item ids of a memory table's rows by row address, kept in memory, so a full-text

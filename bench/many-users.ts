@@ -1,0 +1,107 @@
+/**
+ * `bun bench/many-users.ts [--users 10000] [--clients 8] [--restarts 3]`: many users on one
+ * embedded server. Each user writes one memory (so each has a LanceDB table of their own);
+ * then the server is restarted `--restarts` times. Prints the write rate, the index's
+ * catch-up, tables and size, the RSS, and for each restart the time to listen, to a first
+ * search and to a fresh write found by search; beside them, the engine alone opening every
+ * table (what the index writer's damaged-table check does at takeover), one by one and
+ * eight at a time.
+ */
+import * as lancedb from "@lancedb/lancedb";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { cleanup, diskBytes, giveUpAfter, tempDir } from "./lib/harness";
+import { machineLine, treeLine } from "./lib/machine";
+import { rssMB } from "./lib/proc";
+import { spawnReplica, type Replica } from "./lib/replicas";
+import { round, table } from "./lib/stats";
+
+const { values: args } = parseArgs({
+  options: { users: { type: "string", default: "10000" }, clients: { type: "string", default: "8" }, restarts: { type: "string", default: "3" } },
+});
+const USERS = Number(args.users);
+const CLIENTS = Number(args.clients);
+const RESTARTS = Number(args.restarts);
+
+const call = async (url: string, user: number, path: string, body: unknown) => {
+  const response = await fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer mock-token-u${user}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (response.status >= 300) throw new Error(`${path} → ${response.status}: ${await response.text()}`);
+  return response.json() as Promise<any>;
+};
+
+async function pending(server: Replica): Promise<number> {
+  return ((await (await fetch(`${server.url}/health`)).json()) as any).index.pending ?? Infinity;
+}
+
+/** Opens and counts every table of the index, `parallel` at a time: the engine's cost of the takeover check. */
+async function openEvery(indexDir: string, parallel: number): Promise<number> {
+  const db = await lancedb.connect(indexDir);
+  const names = await db.tableNames();
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < names.length) {
+        const table = await db.openTable(names[next++]);
+        await table.countRows();
+        table.close();
+      }
+    }),
+  );
+  const ms = performance.now() - started;
+  db.close();
+  return ms;
+}
+
+giveUpAfter(Math.max(10, USERS / 500), "many-users");
+console.log(`many users: ${USERS} users × 1 memory, ${CLIENTS} clients; ${machineLine()}; ${treeLine()}`);
+const dataDir = tempDir("mnemo-many-");
+try {
+  let server = await spawnReplica("many", dataDir, {});
+  const writeStart = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      for (let user; (user = next++) < USERS; ) await call(server.url, user, "/v1/memories", { content: `user ${user} waters the ferns on the balcony` });
+    }),
+  );
+  const writeS = (performance.now() - writeStart) / 1000;
+  while ((await pending(server)) > 0) await Bun.sleep(200);
+  const caughtUpS = (performance.now() - writeStart) / 1000 - writeS;
+  const tables = (await lancedb.connect(join(dataDir, "index")).then((db) => db.tableNames())).length;
+  console.log(
+    `wrote ${USERS} memories of ${USERS} users in ${round(writeS, 1)} s (${Math.round(USERS / writeS)}/s); the index caught up ${round(caughtUpS, 1)} s later: ` +
+      `${tables} tables, ${round(diskBytes(join(dataDir, "index")) / 2 ** 20, 0)} MB; server RSS ${rssMB(server.pid)} MB`,
+  );
+  await server.stop();
+
+  const rows: Array<Array<string | number>> = [];
+  for (let restart = 1; restart <= RESTARTS; restart++) {
+    const started = performance.now();
+    server = await spawnReplica("many", dataDir, {});
+    const listening = performance.now() - started;
+    const user = (restart * 7919) % USERS;
+    const found = await call(server.url, user, "/v1/memories/search", { query: "ferns" });
+    const searched = performance.now() - started;
+    await call(server.url, user, "/v1/memories", { content: `restart ${restart} planted a quince` });
+    const fresh = await call(server.url, user, "/v1/memories/search", { query: `quince restart ${restart}` });
+    const written = performance.now() - started;
+    if (found.results.length < 1) throw new Error(`user ${user}'s memory was not found`);
+    if (!fresh.results.some((r: { content: string }) => r.content.includes(`restart ${restart}`))) throw new Error("the fresh write was not found");
+    rows.push([restart, round(listening, 0), round(searched, 0), round(written, 0), rssMB(server.pid)]);
+    await server.stop();
+  }
+  console.log("\nrestarts (ms from spawning `mnemo serve`)");
+  console.log(table(["restart", "listening", "first search answered", "a fresh write found by search", "RSS MB"], rows));
+
+  const indexDir = join(dataDir, "index");
+  const serial = await openEvery(indexDir, 1);
+  const parallel = await openEvery(indexDir, 8);
+  console.log(`\nLanceDB alone, every one of the ${tables} tables opened and counted (the writer's damaged-table check at takeover): one by one ${round(serial, 0)} ms, eight at a time ${round(parallel, 0)} ms`);
+} finally {
+  cleanup();
+}
