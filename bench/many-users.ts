@@ -1,8 +1,8 @@
 /**
- * `bun bench/many-users.ts [--users 10000] [--clients 8] [--restarts 3]`: many users on one
+ * `bun bench/many-users.ts [--users 10000] [--clients 8] [--restarts 3] [--idle 40]`: many users on one
  * embedded server. Each user writes one memory (so each has a LanceDB table of their own);
  * then the server is restarted `--restarts` times. Prints the write rate, the index's
- * catch-up, tables and size, the RSS, and for each restart the time to listen, to a first
+ * catch-up, tables and size, the RSS (then again after `--idle` seconds), and for each restart the time to listen, to a first
  * search and to a fresh write found by search; beside them, the engine alone opening every
  * table (what the index writer's damaged-table check does at takeover), one by one and
  * eight at a time.
@@ -17,11 +17,18 @@ import { spawnReplica, type Replica } from "./lib/replicas";
 import { round, table } from "./lib/stats";
 
 const { values: args } = parseArgs({
-  options: { users: { type: "string", default: "10000" }, clients: { type: "string", default: "8" }, restarts: { type: "string", default: "3" } },
+  options: {
+    users: { type: "string", default: "10000" },
+    clients: { type: "string", default: "8" },
+    restarts: { type: "string", default: "3" },
+    idle: { type: "string", default: "40" },
+  },
 });
 const USERS = Number(args.users);
 const CLIENTS = Number(args.clients);
 const RESTARTS = Number(args.restarts);
+/** Seconds the server is left idle after the catch-up before its RSS is read again (evicted table handles close 30 s after eviction). */
+const IDLE_S = Number(args.idle);
 
 const call = async (url: string, user: number, path: string, body: unknown) => {
   const response = await fetch(`${url}${path}`, {
@@ -77,6 +84,8 @@ try {
     `wrote ${USERS} memories of ${USERS} users in ${round(writeS, 1)} s (${Math.round(USERS / writeS)}/s); the index caught up ${round(caughtUpS, 1)} s later: ` +
       `${tables} tables, ${round(diskBytes(join(dataDir, "index")) / 2 ** 20, 0)} MB; server RSS ${rssMB(server.pid)} MB`,
   );
+  await Bun.sleep(IDLE_S * 1000);
+  console.log(`server RSS after ${IDLE_S} s idle: ${rssMB(server.pid)} MB`);
   await server.stop();
 
   const rows: Array<Array<string | number>> = [];

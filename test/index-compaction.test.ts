@@ -70,6 +70,29 @@ describe("idle optimize", () => {
     expect(await fragmentsOnceBelow(server.dataDir, table, written)).toBeLessThan(written);
     expect(await search(server, "idle", "tide table")).toHaveLength(4);
   }, 30_000);
+
+  test("then renews the LanceDB connection (which keeps memory for every full-text index update), and searches and writes carry on through the new one", async () => {
+    const server = await startTestServer({ env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "300" } });
+    servers.push(server);
+    const lance = server.services.lance;
+    const connection = () => (lance as unknown as { connection: object }).connection;
+    const table = textTable("renew", "mem");
+    for (let round = 0; round < 2; round++) {
+      const before = connection();
+      const material = ["osier", "rattan"][round];
+      for (let i = 0; i < 3; i++) await server.call("POST", "/v1/memories", { token: mock("renew"), body: { content: `${material} basket weave ${i}` } });
+      expect(await search(server, "renew", material)).toHaveLength(3);
+      expect(await fragmentsOnceBelow(server.dataDir, table, 3)).toBeLessThanOrEqual(2);
+      for (let tries = 0; connection() === before && tries < 300; tries++) await Bun.sleep(50);
+      expect(connection()).not.toBe(before);
+      expect(lance.indexUpdatesSinceRecycle).toBe(0);
+      // The table is opened again through the new connection, by searches and writes alike.
+      expect(await search(server, "renew", "basket")).toHaveLength(3 * round + 3);
+      expect(lance.openTableCount).toBe(1);
+    }
+    await server.call("POST", "/v1/memories", { token: mock("renew"), body: { content: "a willow hoop" } });
+    expect((await search(server, "renew", "willow")).map((r) => r.content)).toEqual(["a willow hoop"]);
+  }, 60_000);
 });
 
 describe("a table left untidy by a stop", () => {

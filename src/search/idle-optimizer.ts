@@ -1,6 +1,7 @@
 import type { Logger } from "../lib/log";
 import { releaseFreedMemory } from "../lib/memory-trim";
 import type { IndexWriter } from "./index-writer";
+import type { LanceStore } from "./lance-store";
 import { RunnerClosed, type JobRunner } from "./job-runner";
 
 /** Tables compacted per runner job when idle. */
@@ -10,6 +11,7 @@ export interface IdleOptimizerOptions {
   delayMs: number;
   runner: JobRunner;
   writer: IndexWriter;
+  lance: LanceStore;
   log: Logger;
   isWriter: () => boolean;
   /** Whether an ANN index build runs (vector tables wait for it). */
@@ -19,7 +21,8 @@ export interface IdleOptimizerOptions {
 /**
  * The index writer's tidying up: `delayMs` after the last index write (or after a search
  * found a table left untidy), every dirty table is compacted, a few per runner job so
- * that batches queued meanwhile go between, and freed native memory is handed back.
+ * that batches queued meanwhile go between, the LanceDB connection is renewed, and freed
+ * native memory is handed back.
  */
 export class IdleOptimizer {
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -41,13 +44,16 @@ export class IdleOptimizer {
   }
 
   private async run(): Promise<void> {
-    for (let more = true; more && this.o.isWriter(); ) {
-      try {
+    try {
+      for (let more = true; more && this.o.isWriter(); ) {
         more = await this.o.runner.run(() => this.o.writer.compact(true, this.o.building(), IDLE_COMPACT_TABLES));
-      } catch (error) {
-        if (!(error instanceof RunnerClosed)) this.o.log.warn("index optimize failed", { error });
-        return;
       }
+      // The memory LanceDB keeps for each full-text index update goes with the connection
+      // (not while an ANN index build still uses it).
+      if (this.o.isWriter() && !this.o.building() && this.o.lance.indexUpdatesSinceRecycle > 0) await this.o.runner.run(() => this.o.lance.recycleConnection());
+    } catch (error) {
+      if (!(error instanceof RunnerClosed)) this.o.log.warn("index optimize failed", { error });
+      return;
     }
     releaseFreedMemory();
   }

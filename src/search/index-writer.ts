@@ -19,6 +19,11 @@ const PARTITION_COMMITS = 4;
 /** Settings key that changes with every index write (see `announceVersion`). */
 export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
+/**
+ * Optimizes between renewals of the LanceDB connection, which keeps memory for each
+ * full-text index update (at 10,000 rows ~1.5 MB per optimize): 64 bound it to tens of MB.
+ */
+const RECYCLE_AFTER_OPTIMIZES = 64;
 export interface IndexWriterOptions {
   contextFlags: ContextFlags;
   store: Store;
@@ -291,14 +296,21 @@ export class IndexWriter {
    */
   async compact(force: boolean, skipVectors: boolean, maxTables = Number.POSITIVE_INFINITY): Promise<boolean> {
     let compacted = 0;
+    let more = false;
     for (const table of this.compaction.dirtyTables()) {
       if (skipVectors && isVectorTable(table)) continue;
       if (!(await this.compaction.due(table, force))) continue;
-      if (compacted++ >= maxTables) return true;
+      if (compacted++ >= maxTables) {
+        more = true;
+        break;
+      }
       await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
       this.compaction.compacted(table);
     }
-    return false;
+    // LanceDB keeps memory on its connection for each full-text index update: renewed
+    // every so many, never while an ANN index build uses the connection (`skipVectors`).
+    if (!skipVectors && this.o.lance.indexUpdatesSinceRecycle >= RECYCLE_AFTER_OPTIMIZES) await this.o.lance.recycleConnection();
+    return more;
   }
 }
 

@@ -72,7 +72,7 @@ export class Indexer {
     this.writer = new IndexWriter(o, () => this.waiters.any);
     this.failures = new WriteFailures({ log: o.log, outbox: o.outbox, settings: o.settings, db: o.store.db, holder: o.lease.holder });
     this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
-    this.idle = new IdleOptimizer({ delayMs: o.idleOptimizeMs, runner: this.runner, writer: this.writer, log: o.log, isWriter: () => this.isWriter, building: () => this.builds.running });
+    this.idle = new IdleOptimizer({ delayMs: o.idleOptimizeMs, runner: this.runner, writer: this.writer, lance: o.lance, log: o.log, isWriter: () => this.isWriter, building: () => this.builds.running });
     this.waiters = createWaiters({ outbox: o.outbox, settings: o.settings, db: o.store.db, isWriter: () => this.isWriter, onWait: () => (this.timers.wake(), this.kick()) });
   }
 

@@ -1,6 +1,6 @@
 import * as lancedb from "@lancedb/lancedb";
 import type { Schema } from "apache-arrow";
-import { inParallel } from "../lib/in-parallel";
+import { unreadableTables } from "./damaged-tables";
 import { whereSourceKeys } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import { RowKeys } from "./row-keys";
@@ -37,8 +37,7 @@ function hits(rows: Array<Record<string, unknown>>, memories: boolean): RawHit[]
 const DEFAULT_MAX_OPEN_TABLES = 256;
 /** An evicted handle is closed this much later, so a search still using it finishes first. */
 const CLOSE_DELAY_MS = 30_000;
-/** Tables opened at once by the damaged-table check at writer takeover. */
-const UNREADABLE_CHECKS = 8;
+const RECYCLED_CLOSE_DELAY_MS = 5_000;
 
 /**
  * The LanceDB side of the index: one `items` table (text + full-text index) and one
@@ -115,6 +114,29 @@ export class LanceStore {
     this.close();
     this.connection = await LanceStore.connect(this.location, this.session);
   }
+
+  /**
+   * A fresh connection for what comes next; the old one and its handles close later, so
+   * searches still using them finish first. What this store knows of the tables stays
+   * valid. LanceDB 0.39 keeps memory on a connection for every full-text index update made
+   * through it (about the table's index per optimize, until the connection goes:
+   * `bench/lance-fts-leak.ts`), so the index writer recycles it when idle.
+   */
+  async recycleConnection(): Promise<void> {
+    const old = this.connection;
+    const handles = [...this.tables.values()];
+    this.connection = await LanceStore.connect(this.location, this.session);
+    this.tables.clear();
+    this.indexUpdatesSinceRecycle = 0;
+    // Sooner than an evicted handle: a search that loses its handle retries (`reading`).
+    setTimeout(() => {
+      for (const handle of handles) handle.close();
+      old.close();
+    }, RECYCLED_CLOSE_DELAY_MS).unref?.();
+  }
+
+  /** Optimizes (full-text index updates) made through the current connection. */
+  indexUpdatesSinceRecycle = 0;
 
   /** Moves every open table to its newest version (a reader, after the writer wrote). */
   async refresh(): Promise<void> {
@@ -320,6 +342,7 @@ export class LanceStore {
   async optimize(name: string, keepMs: number): Promise<void> {
     const table = await this.table(name);
     if (table) await table.optimize({ cleanupOlderThan: new Date(Date.now() - keepMs) });
+    this.indexUpdatesSinceRecycle++;
     // Compaction wrote new fragments: the old ones' keys would only take memory.
     this.rowKeys.forget(name);
   }
@@ -341,27 +364,9 @@ export class LanceStore {
     this.missing.add(name);
   }
 
-  /**
-   * Tables that exist but cannot be read (damaged files), each with its error, in name
-   * order: a writer taking over checks them once, so a damaged index is rebuilt instead of
-   * failing every search. One open and one row count per table, eight at a time (they wait
-   * on I/O: 10,000 tables 1.9 s one by one, 0.36 s eight at a time).
-   */
-  async unreadableTables(): Promise<Array<{ name: string; reason: string }>> {
-    const damaged: Array<{ name: string; reason: string }> = [];
-    await inParallel(await this.connection.tableNames(), UNREADABLE_CHECKS, async (name) => {
-      try {
-        const table = await this.connection.openTable(name);
-        try {
-          await table.countRows();
-        } finally {
-          table.close();
-        }
-      } catch (error) {
-        damaged.push({ name, reason: (error as Error).message.split("\n")[0].slice(0, 200) });
-      }
-    });
-    return damaged.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  /** Tables that exist but cannot be read (see `damaged-tables.ts`). */
+  unreadableTables(): Promise<Array<{ name: string; reason: string }>> {
+    return unreadableTables(this.connection);
   }
 
   /** Removes every table: the index is derived, the store of record rebuilds it. */
