@@ -333,6 +333,9 @@ export class Indexer {
       const counts = await this.o.outbox.counts();
       if (!this.isWriter) return;
       if (counts.text === 0 && (counts.vector === 0 || this.embedderDown || !this.o.embedder)) return;
+      // Vector rows postponed after a failed embedding wait for their retry: the embedder
+      // was down (a retry timer may have cleared `embedderDown` before they came due).
+      if (counts.text === 0 && ((await this.o.outbox.nextDueAt("vector")) ?? 0) > Date.now()) return;
       this.embedderDown = false;
       this.kick();
       if (this.pumping) await this.pumping;
