@@ -6,6 +6,7 @@
  * message at a time. Prints the server's RSS as the writes go: what the compactions keep.
  */
 import { parseArgs } from "node:util";
+import { client, ingest } from "./lib/client";
 import { cleanup, tempDir } from "./lib/harness";
 import { machineLine, treeLine } from "./lib/machine";
 import { rssMB } from "./lib/proc";
@@ -20,19 +21,12 @@ const GAP_MS = Number(args["gap-ms"]);
 
 console.log(`drip: ${MEMORIES} memories, then ${WRITES} single writes ${GAP_MS} ms apart; ${machineLine()}; ${treeLine()}`);
 const server = await spawnReplica("drip", tempDir("mnemo-drip-"), { MNEMO_INDEX_IDLE_OPTIMIZE_MS: "300" });
-const post = async (content: string) => {
-  const response = await fetch(`${server.url}/v1/memories`, { method: "POST", headers: { authorization: "Bearer mock-token-drip", "content-type": "application/json" }, body: JSON.stringify({ content }) });
-  if (response.status !== 201) throw new Error(`POST /v1/memories → ${response.status}`);
-};
 try {
-  let next = 0;
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    for (let i; (i = next++) < MEMORIES; ) await post(`memory ${i} about ferns and ${i % 97} quinces on day ${i % 31}`);
-  }));
+  await ingest(server.url, "drip", Array.from({ length: MEMORIES }, (_, i) => `memory ${i} about ferns and ${i % 97} quinces on day ${i % 31}`), 8);
   await Bun.sleep(5_000);
   const readings = [`${rssMB(server.pid)}`];
   for (let write = 1; write <= WRITES; write++) {
-    await post(`drip ${write} waters the ferns`);
+    await client(server.url, "drip").addMemory(`drip ${write} waters the ferns`);
     await Bun.sleep(GAP_MS);
     if (write % Math.ceil(WRITES / 5) === 0) readings.push(`${write}: ${rssMB(server.pid)}`);
   }

@@ -3,13 +3,16 @@
  * embedded server. Each user writes one memory (so each has a LanceDB table of their own);
  * then the server is restarted `--restarts` times. Prints the write rate, the index's
  * catch-up, tables and size, the RSS (then again after `--idle` seconds), and for each restart the time to listen, to a first
- * search and to a fresh write found by search; beside them, the engine alone opening every
- * table (what the index writer's damaged-table check does at takeover), one by one and
- * eight at a time.
+ * search and to a fresh write found by search; beside them, the index writer's damaged-table
+ * check at takeover (`src/search/damaged-tables.ts`) alone in this process, opening the
+ * tables one by one and eight at a time.
  */
 import * as lancedb from "@lancedb/lancedb";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { inParallel } from "../src/lib/in-parallel";
+import { unreadableTables } from "../src/search/damaged-tables";
+import { client } from "./lib/client";
 import { cleanup, diskBytes, giveUpAfter, tempDir } from "./lib/harness";
 import { machineLine, treeLine } from "./lib/machine";
 import { rssMB } from "./lib/proc";
@@ -30,37 +33,18 @@ const RESTARTS = Number(args.restarts);
 /** Seconds the server is left idle after the catch-up before its RSS is read again (evicted table handles close 30 s after eviction). */
 const IDLE_S = Number(args.idle);
 
-const call = async (url: string, user: number, path: string, body: unknown) => {
-  const response = await fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer mock-token-u${user}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (response.status >= 300) throw new Error(`${path} → ${response.status}: ${await response.text()}`);
-  return response.json() as Promise<any>;
-};
-
 async function pending(server: Replica): Promise<number> {
   return ((await (await fetch(`${server.url}/health`)).json()) as any).index.pending ?? Infinity;
 }
 
-/** Opens and counts every table of the index, `parallel` at a time: the engine's cost of the takeover check. */
-async function openEvery(indexDir: string, parallel: number): Promise<number> {
+/** The server's own damaged-table check on the index, `atOnce` tables at a time, alone in this process: its ms. */
+async function timeCheck(indexDir: string, atOnce: number): Promise<number> {
   const db = await lancedb.connect(indexDir);
-  const names = await db.tableNames();
   const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < names.length) {
-        const table = await db.openTable(names[next++]);
-        await table.countRows();
-        table.close();
-      }
-    }),
-  );
+  const damaged = await unreadableTables(db, atOnce);
   const ms = performance.now() - started;
   db.close();
+  if (damaged.length) throw new Error(`damaged tables: ${damaged[0].name}: ${damaged[0].reason}`);
   return ms;
 }
 
@@ -70,12 +54,8 @@ const dataDir = tempDir("mnemo-many-");
 try {
   let server = await spawnReplica("many", dataDir, {});
   const writeStart = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      for (let user; (user = next++) < USERS; ) await call(server.url, user, "/v1/memories", { content: `user ${user} waters the ferns on the balcony` });
-    }),
-  );
+  const users = Array.from({ length: USERS }, (_, user) => user);
+  await inParallel(users, CLIENTS, async (user) => void (await client(server.url, `u${user}`).addMemory(`user ${user} waters the ferns on the balcony`)));
   const writeS = (performance.now() - writeStart) / 1000;
   while ((await pending(server)) > 0) await Bun.sleep(200);
   const caughtUpS = (performance.now() - writeStart) / 1000 - writeS;
@@ -94,13 +74,14 @@ try {
     server = await spawnReplica("many", dataDir, {});
     const listening = performance.now() - started;
     const user = (restart * 7919) % USERS;
-    const found = await call(server.url, user, "/v1/memories/search", { query: "ferns" });
+    const api = client(server.url, `u${user}`);
+    const found = await api.search("ferns");
     const searched = performance.now() - started;
-    await call(server.url, user, "/v1/memories", { content: `restart ${restart} planted a quince` });
-    const fresh = await call(server.url, user, "/v1/memories/search", { query: `quince restart ${restart}` });
+    await api.addMemory(`restart ${restart} planted a quince`);
+    const fresh = await api.search(`quince restart ${restart}`);
     const written = performance.now() - started;
     if (found.results.length < 1) throw new Error(`user ${user}'s memory was not found`);
-    if (!fresh.results.some((r: { content: string }) => r.content.includes(`restart ${restart}`))) throw new Error("the fresh write was not found");
+    if (!fresh.results.some((r) => r.content.includes(`restart ${restart}`))) throw new Error("the fresh write was not found");
     rows.push([restart, round(listening, 0), round(searched, 0), round(written, 0), rssMB(server.pid)]);
     await server.stop();
   }
@@ -108,8 +89,8 @@ try {
   console.log(table(["restart", "listening", "first search answered", "a fresh write found by search", "RSS MB"], rows));
 
   const indexDir = join(dataDir, "index");
-  const serial = await openEvery(indexDir, 1);
-  const parallel = await openEvery(indexDir, 8);
+  const serial = await timeCheck(indexDir, 1);
+  const parallel = await timeCheck(indexDir, 8);
   console.log(`\nLanceDB alone, every one of the ${tables} tables opened and counted (the writer's damaged-table check at takeover): one by one ${round(serial, 0)} ms, eight at a time ${round(parallel, 0)} ms`);
 } finally {
   cleanup();

@@ -309,7 +309,7 @@ export class IndexWriter {
     }
     // LanceDB keeps memory on its connection for each full-text index update: renewed
     // every so many, never while an ANN index build uses the connection (`skipVectors`).
-    if (!skipVectors && this.o.lance.indexUpdatesSinceRecycle >= RECYCLE_AFTER_OPTIMIZES) await this.o.lance.recycleConnection();
+    if (!skipVectors) await this.o.lance.recycleConnectionAfter(RECYCLE_AFTER_OPTIMIZES);
     return more;
   }
 }

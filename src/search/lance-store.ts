@@ -120,9 +120,11 @@ export class LanceStore {
    * searches still using them finish first. What this store knows of the tables stays
    * valid. LanceDB 0.39 keeps memory on a connection for every full-text index update made
    * through it (about the table's index per optimize, until the connection goes:
-   * `bench/lance-fts-leak.ts`), so the index writer recycles it when idle.
+   * `bench/lance-fts-leak.ts`), so the index writer renews it once `updates` were made
+   * through it (after every so many, and when idle after any).
    */
-  async recycleConnection(): Promise<void> {
+  async recycleConnectionAfter(updates: number): Promise<void> {
+    if (this.indexUpdatesSinceRecycle < updates) return;
     const old = this.connection;
     const handles = [...this.tables.values()];
     this.connection = await LanceStore.connect(this.location, this.session);
@@ -341,8 +343,10 @@ export class LanceStore {
   /** Compacts fragments, updates indices with new rows and prunes versions older than `keepMs`. */
   async optimize(name: string, keepMs: number): Promise<void> {
     const table = await this.table(name);
-    if (table) await table.optimize({ cleanupOlderThan: new Date(Date.now() - keepMs) });
-    this.indexUpdatesSinceRecycle++;
+    if (table) {
+      await table.optimize({ cleanupOlderThan: new Date(Date.now() - keepMs) });
+      this.indexUpdatesSinceRecycle++;
+    }
     // Compaction wrote new fragments: the old ones' keys would only take memory.
     this.rowKeys.forget(name);
   }
