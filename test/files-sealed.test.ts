@@ -36,6 +36,9 @@ describe("presigned uploads in reverse-proxy mode", () => {
   test("without a resolvable key, upload-url and the PUT are 400 naming X-Client-Key; nothing is stored", async () => {
     const ws = await createWorkspace(server, "No key");
     expect(await uploadUrl(ws, "a.txt", "text/plain", {})).toEqual([400, NO_KEY]);
+    expect(await uploadUrl(ws, "a.txt", "text/plain", { "x-client-key": "not-a-key" })).toEqual([
+      400, apiError("invalid_request", "X-Client-Key: must be a 32-byte key as 64 hex characters or base64/base64url"),
+    ]);
     const [, issued] = await uploadUrl(ws, "a.txt", "text/plain");
     expect(await put(issued.url, "private words", "text/plain", {})).toEqual([400, NO_KEY]);
     expect(await server.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([200, { files: [], nextCursor: null, hasMore: false }]);
@@ -81,7 +84,9 @@ describe("presigned uploads in reverse-proxy mode", () => {
     const token = "mock-token-erin";
     const ws = await createWorkspace(server, "Escrow", token);
     const [, issued] = await uploadUrl(ws, "e.txt", "text/plain", {}, token);
-    expect((await put(issued.url, "escrow sealed", "text/plain", {}))[0]).toBe(201);
+    const [status, info] = await put(issued.url, "escrow sealed", "text/plain", {});
+    expect([status, info.sealed, info.size]).toEqual([201, true, "escrow sealed".length]);
+    expect((await download(ws, issued.key, {}, token)).headers.get("content-type")).toBe("application/vnd.mnemo.sealed-file");
     const opened = await download(ws, issued.key, { "x-proxy-decrypt": "true" }, token);
     expect(await opened.text()).toBe("escrow sealed");
     const withHeader = await download(ws, issued.key, opening(escrowed.toString("base64")), token);
@@ -122,10 +127,27 @@ describe("presigned uploads in reverse-proxy mode", () => {
     expect([cached.status, await cached.text()]).toEqual([304, ""]);
   });
 
+  test("MNEMO_MAX_FILE_BYTES counts the file's own bytes, not the sealed ones", async () => {
+    const small = await startTestServer({ env: { MNEMO_PROXY_ENCRYPTION: "1" }, overrides: { files: { maxFileBytes: 1000 } } });
+    try {
+      const ws = await createWorkspace(small, "Small");
+      const putTo = async (bytes: Uint8Array) => {
+        const [, issued] = await small.call("POST", `/v1/workspaces/${ws}/files/upload-url`, { body: { filename: "b.bin", contentType: "application/octet-stream" }, headers: { "x-client-key": KEY } });
+        // Streamed, so no Content-Length is checked first: the limit applies while sealing.
+        const body = new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+        return put(issued.url, body as unknown as Uint8Array, "application/octet-stream");
+      };
+      expect((await putTo(bytesOf(1000)))[0]).toBe(201);
+      expect(await putTo(bytesOf(1001))).toEqual([413, apiError("payload_too_large", "body: is larger than 1000 bytes, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)")]);
+    } finally {
+      await small.destroy();
+    }
+  });
+
   test("an empty file round-trips", async () => {
     const ws = await createWorkspace(server, "Empty");
     const info = await uploadSealed(ws, "empty.txt", "text/plain", "");
-    expect(info.size).toBe(0);
+    expect([info.size, (info as { sealed?: boolean }).sealed]).toEqual([0, true]);
     const opened = await download(ws, info.key, opening());
     expect([opened.status, await opened.text()]).toEqual([200, ""]);
   });

@@ -38,12 +38,18 @@ export function sealedSize(plainSize: number): number {
   return MAGIC.length + chunkCount(plainSize) * OVERHEAD + plainSize;
 }
 
-/** Bytes of the plaintext a sealed form of `size` bytes holds; throws when no plaintext seals to that size. */
-export function plainSize(size: number): number {
+/** Bytes of the plaintext a sealed form of `size` bytes holds, or null when no plaintext seals to that size. */
+export function plainSizeOf(size: number): number | null {
   const body = size - MAGIC.length;
   const chunks = Math.ceil(body / FRAME_BYTES);
   const plain = body - chunks * OVERHEAD;
-  if (chunks < 1 || plain < 0 || sealedSize(plain) !== size) throw new Error(`sealed file: ${size} bytes is not a sealed size`);
+  return chunks >= 1 && plain >= 0 && sealedSize(plain) === size ? plain : null;
+}
+
+/** `plainSizeOf`, throwing `SealedFileError` when `size` is no sealed size (the stored form was altered). */
+export function plainSize(size: number): number {
+  const plain = plainSizeOf(size);
+  if (plain === null) throw new SealedFileError(0);
   return plain;
 }
 
@@ -97,7 +103,7 @@ export async function* sealStream(source: AsyncIterable<Uint8Array> | Iterable<U
 
 /**
  * Where the plaintext range `[start, end)` lies in a sealed form of `size` bytes: the
- * sealed bytes to read (whole chunks), and the first chunk's index and plaintext offset.
+ * sealed bytes to read (whole chunks), the first chunk's index and the number of chunks.
  */
 export function sealedSpan(size: number, range: { start: number; end: number }) {
   const plain = plainSize(size);

@@ -12,7 +12,6 @@ export interface ByteRange {
 
 /** What a download sends: the stored bytes, or a sealed file's plaintext. */
 export interface Download {
-  file: FileRow;
   contentType: string;
   size: number;
   /** Strong, quoted: the stored bytes' SHA-256; a sealed file's plaintext adds `-opened`. */
@@ -33,7 +32,6 @@ export const sealContext = (fileKey: string) => `file:${fileKey}`;
  */
 export async function downloadOf(blobs: BlobStore, file: FileRow, openKey: Buffer | null): Promise<Download> {
   const stored: Download = {
-    file,
     size: file.size,
     etag: `"${file.sha256}"`,
     contentType: file.sealed ? SEALED_CONTENT_TYPE : file.contentType,
@@ -44,8 +42,9 @@ export async function downloadOf(blobs: BlobStore, file: FileRow, openKey: Buffe
   if (!file.sealed || !openKey) return stored;
   const read: SealedReader = (range) => blobs.read(file.blobId, file.size, range);
   const context = sealContext(file.key);
-  const size = plainSize(file.size);
+  let size = 0;
   try {
+    size = plainSize(file.size);
     // The first chunk opened up front: a key that does not open the file is known before any header is sent.
     await (await openSealedRange(read, file.size, openKey, context, { start: 0, end: Math.min(size, 1) })).cancel();
   } catch (error) {
@@ -53,7 +52,6 @@ export async function downloadOf(blobs: BlobStore, file: FileRow, openKey: Buffe
     throw error;
   }
   return {
-    file,
     size,
     etag: `"${file.sha256}-opened"`,
     contentType: file.contentType,

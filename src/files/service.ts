@@ -11,7 +11,7 @@ import type { WorkspaceService } from "../workspaces/service";
 import { normalizeType, PRESIGN_TTL_MS, type Presigner } from "./presign";
 import type { FileRepository, FileRow } from "./repository";
 import { MAX_INDEXED_TEXT_BYTES, MAX_PDF_BYTES, pdfText, readPrefix, splitBlocks, textKind } from "./text";
-import { plainSize, sealedSize, sealStream } from "../crypto/file-seal";
+import { plainSizeOf, sealedSize, sealStream } from "../crypto/file-seal";
 import { downloadOf, sealContext, type Download } from "./download";
 
 export interface FileServiceDeps {
@@ -55,7 +55,7 @@ export interface NewFile {
 export const omniUri = (workspaceId: string, key: string) => `svc://files/${workspaceId}/${key}`;
 /** `size` is the file's own (plaintext) size; for a sealed file `sha256` is of the sealed bytes as stored. */
 export const toFileInfo = (f: FileRow): FileInfo => ({
-  key: f.key, name: f.name, type: f.contentType, size: f.sealed ? plainSize(f.size) : f.size, sha256: f.sha256, createdAt: f.createdAt,
+  key: f.key, name: f.name, type: f.contentType, size: f.sealed ? (plainSizeOf(f.size) ?? f.size) : f.size, sha256: f.sha256, createdAt: f.createdAt,
   omniUri: omniUri(f.workspaceId, f.key), ...(f.sealed ? { sealed: true as const } : {}),
 });
 
