@@ -51,7 +51,7 @@ export function fileRoutes(auth: AuthService, files: FileService, encryption: En
         params: FileParams,
         query: SignedQuery,
         response: { 201: FileInfo, ...errorResponses() },
-        detail: { tags: ["files"], summary: "Upload the bytes to a presigned URL (no Authorization; the signature authorizes)", security: [] },
+        detail: { tags: ["files"], summary: "Upload the bytes to a presigned URL, once (no Authorization; the signature authorizes; a used URL is 409)", security: [] },
       },
     )
     .get("/", async ({ principal, params, query }) => files.list(principal.userId, params.workspaceId, query), {

@@ -10,7 +10,7 @@ export const FileName = t.String({ minLength: 1, maxLength: 512, description: "t
 
 export const UploadUrlBody = t.Object({ filename: FileName, contentType: ContentType });
 export const UploadUrl = t.Object({
-  url: t.String({ description: "presigned: PUT the bytes here with exactly this Content-Type, no Authorization, within 15 minutes" }),
+  url: t.String({ description: "presigned: PUT the bytes here once, with exactly this Content-Type, no Authorization, within 15 minutes" }),
   key: FileKey,
   method: t.Literal("PUT"),
   omniUri: t.String({ description: "svc://files/<workspaceId>/<key>" }),
