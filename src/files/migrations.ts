@@ -72,4 +72,16 @@ export const fileMigrations: Migration[] = [
       );
     `,
   },
+  {
+    id: "0415_files_sealed_single_use_urls",
+    sql: `
+      -- 1: the bytes are sealed with the owner's client key (reverse-proxy mode, src/crypto/file-seal.ts);
+      -- size and sha256 then describe the sealed bytes as stored.
+      ALTER TABLE files ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+      -- A session started in reverse-proxy mode keeps its parts sealed.
+      ALTER TABLE upload_sessions ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+      -- When the URL's one upload committed (null: not yet); a used URL is refused.
+      ALTER TABLE file_intents ADD COLUMN used_at INTEGER;
+    `,
+  },
 ];

@@ -10,7 +10,7 @@ export const FileName = t.String({ minLength: 1, maxLength: 512, description: "t
 
 export const UploadUrlBody = t.Object({ filename: FileName, contentType: ContentType });
 export const UploadUrl = t.Object({
-  url: t.String({ description: "presigned: PUT the bytes here with exactly this Content-Type, no Authorization, within 15 minutes" }),
+  url: t.String({ description: "presigned: PUT the bytes here once, with exactly this Content-Type, no Authorization, within 15 minutes" }),
   key: FileKey,
   method: t.Literal("PUT"),
   omniUri: t.String({ description: "svc://files/<workspaceId>/<key>" }),
@@ -27,10 +27,11 @@ export const FileInfo = t.Object({
   key: FileKey,
   name: t.String(),
   type: t.String({ description: "the content type the file was uploaded with" }),
-  size: t.Integer({ description: "bytes" }),
-  sha256: t.String({ description: "hex SHA-256 of the bytes" }),
+  size: t.Integer({ description: "bytes of the file as uploaded" }),
+  sha256: t.String({ description: "hex SHA-256 of the bytes as stored (of a sealed file: of its sealed bytes)" }),
   createdAt: t.String({ format: "date-time" }),
   omniUri: t.String(),
+  sealed: t.Optional(t.Literal(true, { description: "present when the bytes are stored sealed with the owner's client key (reverse-proxy mode); download with X-Proxy-Decrypt: true to open them" })),
 });
 export const FileList = t.Object({ files: t.Array(FileInfo), nextCursor: t.Union([t.String(), t.Null()]), hasMore: t.Boolean() });
 export const FileListQuery = t.Object(PageQueryFields);
