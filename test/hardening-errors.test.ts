@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { errorPlugin } from "../src/errors/plugin";
-import { createLogger } from "../src/lib/log";
+import { createLogger, redactSecrets } from "../src/lib/log";
 import { startFakeIdp } from "./helpers/fake-idp";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -99,6 +99,23 @@ describe("clearer messages", () => {
 
   test("a malformed JSON body says so", async () => {
     expect(await server.call("POST", "/v1/memories", { body: "{nope" })).toEqual([400, apiError("invalid_request", "request body is not valid JSON")]);
+  });
+});
+
+describe("the log redactor hides values, never the words of a message", () => {
+  test("a validation message naming a key-like field reads as written", async () => {
+    const [status, body] = await server.call("POST", "/v1/chat/completions", { body: { messages: [{ role: "user", content: "hi" }], memory: { clientKey: "abc" } } });
+    expect([status, body]).toEqual([400, apiError("invalid_request", "memory.clientKey: unexpected property")]);
+  });
+
+  test("prose after a key's name stays; a value after it goes, however it is written", () => {
+    const key = "q".repeat(8) + "Z9+/" + "a".repeat(32);
+    expect(["clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string"].map(redactSecrets)).toEqual([
+      "clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string",
+    ]);
+    expect([`clientKey: ${key}`, `clientKey=${key}`, `"clientKey":"${key}"`, `clientKey: "${key}"`, `body="{\\"clientKey\\":\\"${key}\\"}"`, "authorization: Basic dXNlcjpwYXNz", "password=hunter"].map(redactSecrets)).toEqual([
+      "clientKey: [redacted]", "clientKey=[redacted]", `"clientKey":"[redacted]"`, `clientKey: "[redacted]"`, `body="{\\"clientKey\\":\\"[redacted]\\"}"`, "authorization: [redacted]", "password=[redacted]",
+    ]);
   });
 });
 
