@@ -125,6 +125,20 @@ describe("MCP over Streamable HTTP", () => {
     expect(ok(await call(client, "list_memories", {}))).toHaveProperty("memories");
   });
 
+  test("a JSON-RPC error carries one 'MCP error <code>:' prefix, and a missing workspace says what applies over HTTP", async () => {
+    const { client } = await connect();
+    const error = await client.readResource({ uri: "mnemo://memories/mem_nope" }).then(() => null, (e: Error & { code?: number; data?: unknown }) => e);
+    expect(error && { message: error.message, code: error.code, data: error.data }).toEqual({
+      message: "MCP error -32002: not_found: memory 'mem_nope' not found", code: -32002, data: { error: { code: "not_found", message: "memory 'mem_nope' not found" } },
+    });
+    // An error the SDK raises itself (an unknown prompt) reads the same way.
+    const unknown = await client.getPrompt({ name: "no-such-prompt" }).then(() => null, (e: Error) => e.message);
+    expect(unknown).toBe("MCP error -32602: Prompt no-such-prompt not found");
+    expect(errorOf(await call(client, "read_document", { document_id: "doc_x" }))).toEqual({
+      error: { code: "invalid_request", message: "workspace_id: is required; this session has no default workspace, so pass the id of one of your workspaces (resources/list names them)" },
+    });
+  });
+
   test("a second user's session never sees the first user's data", async () => {
     const alice = (await connect()).client;
     const bob = (await connect("mock-token-bob")).client;

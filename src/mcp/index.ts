@@ -4,7 +4,7 @@ import type { Logger } from "../lib/log";
 import { errorDocs } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { scopesFromAuthInfo, type McpServices } from "./context";
-import { createMcpServer } from "./server";
+import { createMcpServer, sendErrorsUnprefixed } from "./server";
 import { createSessionRegistry, type SessionLimits } from "./sessions";
 
 const MB = 1024 * 1024;
@@ -36,7 +36,7 @@ export function mcpRoutes(deps: { auth: AuthService; services: McpServices; log:
   const authInfo = (p: Principal) => ({ token: "", clientId: p.keyId ?? p.userId, scopes: [...p.scopes], extra: { userId: p.userId } });
 
   async function openSession(request: Request, principal: Principal): Promise<Response> {
-    const server = createMcpServer({ services, log, principal: { userId: principal.userId, scopesOf: scopesFromAuthInfo } });
+    const server = createMcpServer({ services, log, principal: { userId: principal.userId, via: "http", scopesOf: scopesFromAuthInfo } });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       enableJsonResponse: true,
@@ -45,7 +45,7 @@ export function mcpRoutes(deps: { auth: AuthService; services: McpServices; log:
       onsessionclosed: (id) => sessions.forget(id),
     });
     transport.onclose = () => transport.sessionId && sessions.forget(transport.sessionId);
-    await server.connect(transport);
+    await server.connect(sendErrorsUnprefixed(transport));
     const response = await transport.handleRequest(request, { authInfo: authInfo(principal) });
     // Anything but an initialize request leaves no session: nothing to keep.
     if (!transport.sessionId) await server.close().catch(() => {});
