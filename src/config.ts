@@ -13,6 +13,9 @@ export const ConfigSchema = T.Object({
   host: T.String({ minLength: 1, description: "MNEMO_HOST or --host; default 127.0.0.1" }),
   port: T.Integer({ minimum: 0, maximum: 65535, description: "MNEMO_PORT or --port; default 8787; 0 picks a free port" }),
   allowMockTokens: T.Boolean({ description: "MNEMO_ALLOW_MOCK_TOKENS=1 or --allow-mock-tokens: accept mock-token-<uid> (local testing only)" }),
+  allowPublicMockTokens: T.Boolean({
+    description: "MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1 or --allow-public-mock-tokens: let a server that accepts mock tokens listen on a non-loopback address",
+  }),
   logLevel: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")]),
   storage: T.Object({
     provider: T.Union([T.Literal("local"), T.Literal("memory"), T.Literal("kv"), T.Literal("backend")], {
@@ -87,7 +90,7 @@ export const ConfigSchema = T.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 /** Settings the CLI may override on top of the environment. */
-export type ConfigOverrides = Partial<Pick<Config, "dataDir" | "host" | "port" | "allowMockTokens" | "logLevel">> & {
+export type ConfigOverrides = Partial<Pick<Config, "dataDir" | "host" | "port" | "allowMockTokens" | "allowPublicMockTokens" | "logLevel">> & {
   storage?: Partial<Config["storage"]>;
   index?: Partial<Config["index"]>;
   embeddings?: Partial<Config["embeddings"]>;
@@ -144,6 +147,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     host: overrides.host ?? env.MNEMO_HOST ?? "127.0.0.1",
     port,
     allowMockTokens: overrides.allowMockTokens ?? flag(env.MNEMO_ALLOW_MOCK_TOKENS),
+    allowPublicMockTokens: overrides.allowPublicMockTokens ?? flag(env.MNEMO_ALLOW_PUBLIC_MOCK_TOKENS),
     logLevel: overrides.logLevel ?? (env.MNEMO_LOG_LEVEL as Config["logLevel"]) ?? "info",
     storage: {
       provider: (env.STORAGE_PROVIDER || "local") as Config["storage"]["provider"],

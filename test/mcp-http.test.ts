@@ -177,10 +177,10 @@ describe("MCP over Streamable HTTP", () => {
     expect(after.status).toBe(404);
   });
 
-  test("a browser client can use it: the preflight allows MCP's headers and initialize exposes Mcp-Session-Id", async () => {
+  test("a browser client on this machine can use it (mock tokens allow loopback origins only): the preflight allows MCP's headers and initialize exposes Mcp-Session-Id", async () => {
     const preflight = await fetch(`${server.url}/mcp`, {
       method: "OPTIONS",
-      headers: { origin: "http://inspector.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type,mcp-session-id,mcp-protocol-version" },
+      headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type,mcp-session-id,mcp-protocol-version" },
     });
     expect(preflight.status).toBeLessThan(300);
     const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase();
@@ -188,7 +188,7 @@ describe("MCP over Streamable HTTP", () => {
     const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "browser", version: "1" } } };
     const response = await fetch(`${server.url}/mcp`, {
       method: "POST",
-      headers: { origin: "http://inspector.example", authorization: "Bearer mock-token-alice", "content-type": "application/json", accept: "application/json, text/event-stream" },
+      headers: { origin: "http://localhost:6274", authorization: "Bearer mock-token-alice", "content-type": "application/json", accept: "application/json, text/event-stream" },
       body: JSON.stringify(init),
     });
     expect(response.status).toBe(200);
