@@ -78,7 +78,7 @@ export function buildApp(services: Services) {
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(() => healthInfo({ store: services.store, outbox: services.outbox, indexer: services.indexer, indexUri: services.lance.uri })),
+      healthRoutes(services.auth, () => healthInfo({ store: services.store, outbox: services.outbox, indexer: services.indexer, indexUri: services.lance.uri })),
     )
     .use(meRoutes(services.auth, services.profiles, services.store))
     .use(webhookRoutes(services.identity))

@@ -174,8 +174,21 @@ describe("GET /v1/me and /health", () => {
     expect(await server.call("GET", "/v1/me", { token: "svc_sk_live_bogus" })).toEqual([401, { ok: false, error: "Invalid token", details: "invalid API key" }]);
   });
 
-  test("/health is public", async () => {
-    expect(await server.call("GET", "/health", { token: null })).toEqual([200, { status: "ok", store: expect.any(String), index: expect.objectContaining({ writer: true }) }]);
+  test("/health is public, with liveness only: no index path, host, pid or error", async () => {
+    const store = server.services.store.dialect;
+    expect(await server.call("GET", "/health", { token: null })).toEqual([200, { status: "ok", store }]);
+  });
+
+  test("/health shows the index's details to any valid token, whatever its scopes", async () => {
+    const { key } = await server.services.credentials.createApiKey({ userId: "ops", scopes: ["usage:read"] });
+    const details = expect.objectContaining({ writer: true, uri: server.services.lance.uri, replicaId: expect.any(String), lastError: null });
+    for (const token of [key, "mock-token-ops"]) {
+      expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details }]);
+    }
+  });
+
+  test("/health with a token that does not authenticate is 401, not a quiet public answer", async () => {
+    expect(await server.call("GET", "/health", { token: "svc_sk_live_bogus" })).toEqual([401, { error: { code: "unauthorized", message: "invalid API key" } }]);
   });
 
   test("unknown routes answer the error shape", async () => {

@@ -126,8 +126,8 @@ describe("the OpenAPI document", () => {
   });
   const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
 
-  test("/health is public: no security requirement", () => {
-    expect(doc.paths["/health"].get.security).toEqual([]);
+  test("/health is public: a bearer token is optional (it adds the index's details)", () => {
+    expect(doc.paths["/health"].get.security).toEqual([{}, { bearer: [] }]);
     expect(doc.security).toEqual([{ bearer: [] }]);
   });
 
@@ -154,7 +154,7 @@ describe("the OpenAPI document", () => {
     expect(statuses("/v1/memories/{id}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces/{workspaceId}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces", "post")).toEqual(["201", "400", "401", "403", "413", "415", "500", "503"]);
-    expect(statuses("/health", "get")).toEqual(["200"]);
+    expect(statuses("/health", "get")).toEqual(["200", "401"]);
     expect(statuses("/v1/chat/completions", "post")).toEqual(expect.arrayContaining(["200", "400", "401", "403", "429", "502", "504"]));
     // Only the routes that meter or bound something answer 429.
     const limited = Object.entries<Record<string, { responses: object }>>(doc.paths).flatMap(([path, operations]) =>
