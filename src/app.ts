@@ -94,7 +94,7 @@ export function buildApp(services: Services) {
     .use(uploadRoutes(services.auth, services.uploads))
     .use(completionRoutes(services.auth, services.completions, services.models))
     .use(usageRoutes(services.auth, services.usage))
-    .use(mcpRoutes({ auth: services.auth, services, log: services.log }));
+    .use(mcpRoutes({ auth: services.auth, services, sessions: services.mcpSessions, log: services.log }));
   return app;
 }
 export type App = ReturnType<typeof buildApp>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { createSessionRegistry } from "../src/mcp/sessions";
+import { createSessionRegistry, DEFAULT_SESSION_LIMITS, SESSION_BYTES_ESTIMATE, SESSION_MEMORY_BUDGET } from "../src/mcp/sessions";
 import { callTool as call, connectMcpHttp, errorOf, ok } from "./helpers/mcp";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
@@ -238,7 +238,7 @@ describe("session registry", () => {
   test("bounds the sessions per user, closing the least recently used, and expires idle ones", async () => {
     let clock = 0;
     const closed: string[] = [];
-    const registry = createSessionRegistry({ maxPerUser: 2, idleMs: 100 }, () => clock);
+    const registry = createSessionRegistry({ maxPerUser: 2, maxTotal: 100, idleMs: 100 }, () => clock);
     await registry.add(fakeSession("a1", "alice", closed));
     clock = 10;
     await registry.add(fakeSession("a2", "alice", closed));
@@ -253,6 +253,52 @@ describe("session registry", () => {
     expect(await registry.sweep()).toBe(1);
     expect(closed).toEqual(["a2", "b1"]);
     expect(registry.size).toBe(2);
+    await registry.close();
+  });
+
+  test("bounds the sessions of all users together, closing the least recently used of anyone's", async () => {
+    let clock = 0;
+    const closed: string[] = [];
+    const registry = createSessionRegistry({ maxPerUser: 16, maxTotal: 3, idleMs: 60_000 }, () => clock++);
+    for (const [id, user] of [["a1", "alice"], ["b1", "bob"], ["c1", "carol"]]) await registry.add(fakeSession(id, user, closed));
+    registry.find("a1", "alice");
+    await registry.add(fakeSession("d1", "dave", closed));
+    expect([closed, registry.size]).toEqual([["b1"], 3]);
+    await registry.add(fakeSession("e1", "erin", closed));
+    expect([closed, registry.find("a1", "alice")?.id, registry.find("d1", "dave")?.id]).toEqual([["b1", "c1"], "a1", "d1"]);
+    await registry.close();
+  });
+
+  test("the default bound is set by memory: the sessions' estimated size stays within the budget", () => {
+    expect(DEFAULT_SESSION_LIMITS.maxTotal * SESSION_BYTES_ESTIMATE).toBeLessThanOrEqual(SESSION_MEMORY_BUDGET);
+    expect(DEFAULT_SESSION_LIMITS).toEqual({ maxPerUser: 16, maxTotal: 1024, idleMs: 30 * 60_000 });
+  });
+
+  test("the sweeper runs only while sessions are open, and stops for good when the registry closes", async () => {
+    const closed: string[] = [];
+    const registry = createSessionRegistry({ maxPerUser: 2, maxTotal: 10, idleMs: 60_000 });
+    expect(registry.sweeping).toBe(false);
+    await registry.add(fakeSession("s1", "alice", closed));
+    expect(registry.sweeping).toBe(true);
+    registry.forget("s1");
+    expect(registry.sweeping).toBe(false);
+    await registry.add(fakeSession("s2", "alice", closed));
+    await registry.close();
+    expect([registry.sweeping, registry.size, closed]).toEqual([false, 0, ["s2"]]);
+    // Nothing is kept or scheduled after close.
+    await registry.add(fakeSession("s3", "alice", closed));
+    expect([registry.sweeping, registry.size, closed]).toEqual([false, 0, ["s2", "s3"]]);
+  });
+
+  test("a server's open sessions are closed, and its sweeper stopped, when it stops", async () => {
+    const own = await startTestServer();
+    try {
+      await connect("mock-token-alice", own.url);
+      expect([own.services.mcpSessions.size, own.services.mcpSessions.sweeping]).toEqual([1, true]);
+    } finally {
+      await own.destroy();
+    }
+    expect([own.services.mcpSessions.size, own.services.mcpSessions.sweeping]).toEqual([0, false]);
   });
 });
 

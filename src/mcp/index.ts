@@ -5,13 +5,11 @@ import { errorDocs } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { scopesFromAuthInfo, type McpServices } from "./context";
 import { createMcpServer, sendErrorsUnprefixed } from "./server";
-import { createSessionRegistry, type SessionLimits } from "./sessions";
+import type { SessionRegistry } from "./sessions";
 
 const MB = 1024 * 1024;
 /** A JSON-RPC message carrying the largest document write (20 MB, see body-limits.ts) and its envelope. */
 const MAX_MESSAGE_BYTES = 21 * MB;
-const SWEEP_MS = 60_000;
-export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxPerUser: 16, idleMs: 30 * 60_000 };
 
 const rpcDoc = (description: string) => ({ description, content: { "application/json": { schema: { type: "object" as const, description: "A JSON-RPC 2.0 message" } } } });
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
@@ -26,12 +24,12 @@ const rpcError = (status: number, code: number, message: string, headers: Record
  * Responses are JSON (no SSE on POST), and `GET /mcp` answers 405 as the transport allows:
  * this server never sends unsolicited messages, and an idle SSE stream would only hold a
  * connection (and delay shutdown, which waits for in-flight requests).
+ *
+ * The sessions live in a registry the composition root owns (services.ts), bounded per user
+ * and in all, and closed with its sweeper when the server stops.
  */
-export function mcpRoutes(deps: { auth: AuthService; services: McpServices; log: Logger }, limits: SessionLimits = DEFAULT_SESSION_LIMITS) {
-  const { auth, services, log } = deps;
-  const sessions = createSessionRegistry(limits);
-  const sweeper = setInterval(() => void sessions.sweep().catch(() => {}), Math.min(SWEEP_MS, limits.idleMs));
-  sweeper.unref?.();
+export function mcpRoutes(deps: { auth: AuthService; services: McpServices; sessions: SessionRegistry; log: Logger }) {
+  const { auth, services, sessions, log } = deps;
 
   const authInfo = (p: Principal) => ({ token: "", clientId: p.keyId ?? p.userId, scopes: [...p.scopes], extra: { userId: p.userId } });
 
