@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { buildApp } from "../src/app";
+import { headerChecksOf } from "../src/lib/header-checks";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 const SYNC = "sync-hook-before-body";
@@ -79,6 +81,12 @@ describe("a refused caller's body is never read", () => {
     const result = await streamedPost("/v1/documents", { authorization: `Bearer ${key}` }, { chunks: 32, workspaceId: workspace.id });
     expect([result.status, result.pulledAtResponse]).toEqual([201, 32]);
     expect([result.body.document.title, result.body.document.markdown.length]).toEqual(["big", 32 * CHUNK_BYTES - head - 2]);
+  });
+
+  test("every route that takes a JSON body checks its caller before the body is read", () => {
+    const routes = buildApp(server.services).routes.filter((route) => route.hooks?.body);
+    expect(routes.length).toBeGreaterThan(20);
+    expect(routes.filter((route) => headerChecksOf(route.hooks?.transform).length === 0).map((route) => `${route.method} ${route.path}`)).toEqual([]);
   });
 
   test("a route without a body still authenticates (GET, DELETE)", async () => {
