@@ -15,6 +15,17 @@ export function registerServeCommand(program: Command): void {
     .option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)")
     .option("--allow-mock-tokens", "accept mock-token-<uid> bearer tokens (local testing only; loopback addresses and origins only)")
     .option("--allow-public-mock-tokens", "with --allow-mock-tokens: listen on a non-loopback --host anyway (anyone reaching it can act as any user)")
+    .addHelpText(
+      "after",
+      `
+Mock tokens (mock-token-<uid>) let anyone act as any user. With --allow-mock-tokens the server
+listens only on a loopback address (127.0.0.1, ::1, localhost) unless --allow-public-mock-tokens
+(MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1) is given, and answers browser pages only from this machine
+(http://localhost, 127.0.0.1, [::1], any port).
+
+Example:
+  mnemo serve --data ~/.mnemo --port 8787`,
+    )
     .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean; allowPublicMockTokens?: boolean }) => {
       const port = options.port === undefined ? undefined : Number(options.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new CliError(`--port: '${options.port}' is not a port number`);
