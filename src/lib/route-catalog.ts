@@ -23,6 +23,7 @@ interface Compiled {
   match: RegExp;
   /** Literal segments: the router prefers `/v1/memories/search` to `/v1/memories/:id`. */
   literals: number;
+  /** The parameter names, in path order (`workspaceId`, `noteId`). */
   names: string[];
   body: unknown;
   headerChecks: HeaderCheck[];
