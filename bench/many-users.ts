@@ -34,7 +34,7 @@ const RESTARTS = Number(args.restarts);
 const IDLE_S = Number(args.idle);
 
 async function pending(server: Replica): Promise<number> {
-  return ((await (await fetch(`${server.url}/health`)).json()) as any).index.pending ?? Infinity;
+  return ((await (await fetch(`${server.url}/health`, { headers: { authorization: "Bearer mock-token-bench" } })).json()) as any).index.pending ?? Infinity;
 }
 
 /** The server's own damaged-table check on the index, `atOnce` tables at a time, alone in this process: its ms. */

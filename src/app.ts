@@ -1,4 +1,3 @@
-import { cors } from "@elysiajs/cors";
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { completionRoutes } from "./completions";
@@ -14,6 +13,7 @@ import { errorPlugin } from "./errors/plugin";
 import { healthInfo, healthRoutes } from "./health";
 import { refineOpenApi } from "./lib/openapi-refine";
 import { openApiUi } from "./lib/openapi-ui";
+import { corsPlugin } from "./lib/cors";
 import { requestGuards } from "./lib/request-guards";
 import { createRouteCatalog, type RouteCatalog } from "./lib/route-catalog";
 import { mcpRoutes } from "./mcp";
@@ -67,20 +67,21 @@ export function buildApp(services: Services, publicUrl: () => string) {
   const encryption = { keys: services.clientKeys, proxyMode: services.config.encryption.proxyMode };
   const app = new Elysia({ normalize: false })
     .use(errorPlugin(services.log, { allowedMethods: catalog.allowedMethods }))
-    .use(requestGuards(catalog))
+    // Before the request guards, so that their refusals (413, 400) are readable by a page too.
     .use(
-      cors({
-        origin: "*",
+      corsPlugin({
+        // Mock tokens let anyone act as any user: no page elsewhere may use them through a visitor's browser.
+        origins: services.config.allowMockTokens ? "loopback" : "any",
         methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         allowedHeaders: [...CORS_ALLOWED_HEADERS, ...CORS_MCP_HEADERS],
         exposeHeaders: ["Mcp-Session-Id", "X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors"],
-        credentials: false,
-        maxAge: 600,
+        maxAgeSeconds: 600,
       }),
     )
+    .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(() => healthInfo({ store: services.store, outbox: services.outbox, indexer: services.indexer, indexUri: services.lance.uri })),
+      healthRoutes(services.auth, () => healthInfo({ store: services.store, outbox: services.outbox, indexer: services.indexer, indexUri: services.lance.uri })),
     )
     .use(meRoutes(services.auth, services.profiles, services.store))
     .use(webhookRoutes(services.identity))
@@ -96,7 +97,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(uploadRoutes(services.auth, services.uploads, encryption))
     .use(completionRoutes(services.auth, services.completions, services.models))
     .use(usageRoutes(services.auth, services.usage))
-    .use(mcpRoutes({ auth: services.auth, services, log: services.log }));
+    .use(mcpRoutes({ auth: services.auth, services, sessions: services.mcpSessions, log: services.log }));
   return app;
 }
 export type App = ReturnType<typeof buildApp>;

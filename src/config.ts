@@ -17,6 +17,9 @@ export const ConfigSchema = T.Object({
     description: "MNEMO_PUBLIC_URL: the absolute http(s) URL clients reach this server at (e.g. behind a reverse proxy); presigned upload URLs are built on it. Unset: the listening address",
   })),
   allowMockTokens: T.Boolean({ description: "MNEMO_ALLOW_MOCK_TOKENS=1 or --allow-mock-tokens: accept mock-token-<uid> (local testing only)" }),
+  allowPublicMockTokens: T.Boolean({
+    description: "MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1 or --allow-public-mock-tokens: let a server that accepts mock tokens listen on a non-loopback address",
+  }),
   logLevel: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")]),
   storage: T.Object({
     provider: T.Union([T.Literal("local"), T.Literal("memory"), T.Literal("kv"), T.Literal("backend")], {
@@ -91,7 +94,7 @@ export const ConfigSchema = T.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 /** Settings the CLI may override on top of the environment. */
-export type ConfigOverrides = Partial<Pick<Config, "dataDir" | "host" | "port" | "allowMockTokens" | "logLevel">> & {
+export type ConfigOverrides = Partial<Pick<Config, "dataDir" | "host" | "port" | "allowMockTokens" | "allowPublicMockTokens" | "logLevel">> & {
   storage?: Partial<Config["storage"]>;
   index?: Partial<Config["index"]>;
   embeddings?: Partial<Config["embeddings"]>;
@@ -162,6 +165,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     port,
     publicUrl: parsePublicUrl(env.MNEMO_PUBLIC_URL),
     allowMockTokens: overrides.allowMockTokens ?? flag(env.MNEMO_ALLOW_MOCK_TOKENS),
+    allowPublicMockTokens: overrides.allowPublicMockTokens ?? flag(env.MNEMO_ALLOW_PUBLIC_MOCK_TOKENS),
     logLevel: overrides.logLevel ?? (env.MNEMO_LOG_LEVEL as Config["logLevel"]) ?? "info",
     storage: {
       provider: (env.STORAGE_PROVIDER || "local") as Config["storage"]["provider"],

@@ -3,6 +3,7 @@ import { buildApp } from "./app";
 import type { Config } from "./config";
 import { OUTER_BODY_LIMIT } from "./lib/body-limits";
 import { describeBytes } from "./lib/json-body";
+import { isLoopbackHost } from "./lib/loopback";
 import type { Logger } from "./lib/log";
 import { openServices, type Services } from "./services";
 
@@ -23,13 +24,34 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** A start refused before anything was opened: the message says why and what to do. */
+export class StartRefusedError extends Error {}
+
+/**
+ * Mock tokens let anyone act as any user, so a server accepting them listens only where
+ * no one else reaches it, unless the operator says otherwise (MNEMO_ALLOW_PUBLIC_MOCK_TOKENS).
+ */
+function checkMockTokenExposure(config: Config): void {
+  if (!config.allowMockTokens || config.allowPublicMockTokens || isLoopbackHost(config.host)) return;
+  throw new StartRefusedError(
+    `refusing to listen on ${config.host} with mock tokens: anyone who reaches it could act as any user. ` +
+      "Listen on 127.0.0.1 or ::1, or pass --allow-public-mock-tokens (MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1) to expose it anyway",
+  );
+}
+
 /** Opens the stores and listens. Used by `mnemo serve` and by the tests (port 0). */
 export async function startServer(config: Config, options: { log?: Logger } = {}): Promise<RunningServer> {
+  // Before anything opens: a refused start leaves no data dir or key behind.
+  checkMockTokenExposure(config);
   const services = await openServices(config, options);
   if (config.storage.provider === "memory") {
     services.log.warn("STORAGE_PROVIDER=memory: an ephemeral server; everything is deleted when it stops", { dataDir: config.dataDir });
   }
-  if (config.allowMockTokens) services.log.warn("mock tokens are accepted (mock-token-<uid>): never expose this server");
+  if (config.allowMockTokens && !isLoopbackHost(config.host)) {
+    services.log.warn(`mock tokens are accepted (mock-token-<uid>) on ${config.host}, a non-loopback address: anyone who reaches it can act as any user`);
+  } else if (config.allowMockTokens) {
+    services.log.warn("mock tokens are accepted (mock-token-<uid>): never expose this server");
+  }
   // Presigned URLs name MNEMO_PUBLIC_URL, else the address listened on (known once listening).
   let listeningUrl = "";
   const app = buildApp(services, () => config.publicUrl ?? listeningUrl);

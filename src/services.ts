@@ -37,6 +37,7 @@ import { scheduleOrphanSweep } from "./files/orphan-sweep";
 import { createFileService } from "./files/service";
 import { createUploadRepository } from "./uploads/repository";
 import { createUploadService } from "./uploads/service";
+import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
 
 /**
  * The composition root: opens the stores and wires every service. The server and the
@@ -128,7 +129,10 @@ export async function openServices(config: Config, options: { log?: Logger; star
     blobs,
     files,
     uploads,
+    /** Open MCP-over-HTTP sessions (bounded per user and by memory); closed with their sweeper at `close`. */
+    mcpSessions: createSessionRegistry(DEFAULT_SESSION_LIMITS),
     async close() {
+      await services.mcpSessions.close();
       await orphanSweep.stop();
       await indexer.stop();
       await embedder?.close?.();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { errorPlugin } from "../src/errors/plugin";
-import { createLogger } from "../src/lib/log";
+import { createLogger, redactSecrets } from "../src/lib/log";
 import { startFakeIdp } from "./helpers/fake-idp";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -102,6 +102,23 @@ describe("clearer messages", () => {
   });
 });
 
+describe("the log redactor hides values, never the words of a message", () => {
+  test("a validation message naming a key-like field reads as written", async () => {
+    const [status, body] = await server.call("POST", "/v1/chat/completions", { body: { messages: [{ role: "user", content: "hi" }], memory: { clientKey: "abc" } } });
+    expect([status, body]).toEqual([400, apiError("invalid_request", "memory.clientKey: unexpected property")]);
+  });
+
+  test("prose after a key's name stays; a value after it goes, however it is written", () => {
+    const key = "q".repeat(8) + "Z9+/" + "a".repeat(32);
+    expect(["clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string"].map(redactSecrets)).toEqual([
+      "clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string",
+    ]);
+    expect([`clientKey: ${key}`, `clientKey=${key}`, `"clientKey":"${key}"`, `clientKey: "${key}"`, `body="{\\"clientKey\\":\\"${key}\\"}"`, "authorization: Basic dXNlcjpwYXNz", "password=hunter"].map(redactSecrets)).toEqual([
+      "clientKey: [redacted]", "clientKey=[redacted]", `"clientKey":"[redacted]"`, `clientKey: "[redacted]"`, `body="{\\"clientKey\\":\\"[redacted]\\"}"`, "authorization: [redacted]", "password=[redacted]",
+    ]);
+  });
+});
+
 describe("the OpenAPI document", () => {
   let doc: any;
   beforeAll(async () => {
@@ -109,8 +126,8 @@ describe("the OpenAPI document", () => {
   });
   const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
 
-  test("/health is public: no security requirement", () => {
-    expect(doc.paths["/health"].get.security).toEqual([]);
+  test("/health is public: a bearer token is optional (it adds the index's details)", () => {
+    expect(doc.paths["/health"].get.security).toEqual([{}, { bearer: [] }]);
     expect(doc.security).toEqual([{ bearer: [] }]);
   });
 
@@ -137,7 +154,7 @@ describe("the OpenAPI document", () => {
     expect(statuses("/v1/memories/{id}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces/{workspaceId}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces", "post")).toEqual(["201", "400", "401", "403", "413", "415", "500", "503"]);
-    expect(statuses("/health", "get")).toEqual(["200"]);
+    expect(statuses("/health", "get")).toEqual(["200", "401"]);
     expect(statuses("/v1/chat/completions", "post")).toEqual(expect.arrayContaining(["200", "400", "401", "403", "429", "502", "504"]));
     // Only the routes that meter or bound something answer 429.
     const limited = Object.entries<Record<string, { responses: object }>>(doc.paths).flatMap(([path, operations]) =>

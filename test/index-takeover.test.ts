@@ -25,7 +25,7 @@ const search = (url: string, query: string) =>
   fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query, limit: 100 }) })
     .then((r) => r.json() as Promise<{ results: Array<{ id: string }> }>)
     .then((body) => body.results.map((m) => m.id));
-const isWriter = (url: string) => fetch(`${url}/health`).then(async (r) => ((await r.json()) as any).index.writer as boolean);
+const isWriter = (url: string) => fetch(`${url}/health`, { headers }).then(async (r) => ((await r.json()) as any).index.writer as boolean);
 
 async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 300; i++) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { createSessionRegistry } from "../src/mcp/sessions";
+import { createSessionRegistry, DEFAULT_SESSION_LIMITS, SESSION_BYTES_ESTIMATE, SESSION_MEMORY_BUDGET } from "../src/mcp/sessions";
 import { callTool as call, connectMcpHttp, errorOf, ok } from "./helpers/mcp";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
@@ -125,6 +125,20 @@ describe("MCP over Streamable HTTP", () => {
     expect(ok(await call(client, "list_memories", {}))).toHaveProperty("memories");
   });
 
+  test("a JSON-RPC error carries one 'MCP error <code>:' prefix, and a missing workspace says what applies over HTTP", async () => {
+    const { client } = await connect();
+    const error = await client.readResource({ uri: "mnemo://memories/mem_nope" }).then(() => null, (e: Error & { code?: number; data?: unknown }) => e);
+    expect(error && { message: error.message, code: error.code, data: error.data }).toEqual({
+      message: "MCP error -32002: not_found: memory 'mem_nope' not found", code: -32002, data: { error: { code: "not_found", message: "memory 'mem_nope' not found" } },
+    });
+    // An error the SDK raises itself (an unknown prompt) reads the same way.
+    const unknown = await client.getPrompt({ name: "no-such-prompt" }).then(() => null, (e: Error) => e.message);
+    expect(unknown).toBe("MCP error -32602: Prompt no-such-prompt not found");
+    expect(errorOf(await call(client, "read_document", { document_id: "doc_x" }))).toEqual({
+      error: { code: "invalid_request", message: "workspace_id: is required; this session has no default workspace, so pass the id of one of your workspaces (resources/list names them)" },
+    });
+  });
+
   test("a second user's session never sees the first user's data", async () => {
     const alice = (await connect()).client;
     const bob = (await connect("mock-token-bob")).client;
@@ -163,10 +177,10 @@ describe("MCP over Streamable HTTP", () => {
     expect(after.status).toBe(404);
   });
 
-  test("a browser client can use it: the preflight allows MCP's headers and initialize exposes Mcp-Session-Id", async () => {
+  test("a browser client on this machine can use it (mock tokens allow loopback origins only): the preflight allows MCP's headers and initialize exposes Mcp-Session-Id", async () => {
     const preflight = await fetch(`${server.url}/mcp`, {
       method: "OPTIONS",
-      headers: { origin: "http://inspector.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type,mcp-session-id,mcp-protocol-version" },
+      headers: { origin: "http://localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type,mcp-session-id,mcp-protocol-version" },
     });
     expect(preflight.status).toBeLessThan(300);
     const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase();
@@ -174,7 +188,7 @@ describe("MCP over Streamable HTTP", () => {
     const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "browser", version: "1" } } };
     const response = await fetch(`${server.url}/mcp`, {
       method: "POST",
-      headers: { origin: "http://inspector.example", authorization: "Bearer mock-token-alice", "content-type": "application/json", accept: "application/json, text/event-stream" },
+      headers: { origin: "http://localhost:6274", authorization: "Bearer mock-token-alice", "content-type": "application/json", accept: "application/json, text/event-stream" },
       body: JSON.stringify(init),
     });
     expect(response.status).toBe(200);
@@ -224,7 +238,7 @@ describe("session registry", () => {
   test("bounds the sessions per user, closing the least recently used, and expires idle ones", async () => {
     let clock = 0;
     const closed: string[] = [];
-    const registry = createSessionRegistry({ maxPerUser: 2, idleMs: 100 }, () => clock);
+    const registry = createSessionRegistry({ maxPerUser: 2, maxTotal: 100, idleMs: 100 }, () => clock);
     await registry.add(fakeSession("a1", "alice", closed));
     clock = 10;
     await registry.add(fakeSession("a2", "alice", closed));
@@ -239,6 +253,52 @@ describe("session registry", () => {
     expect(await registry.sweep()).toBe(1);
     expect(closed).toEqual(["a2", "b1"]);
     expect(registry.size).toBe(2);
+    await registry.close();
+  });
+
+  test("bounds the sessions of all users together, closing the least recently used of anyone's", async () => {
+    let clock = 0;
+    const closed: string[] = [];
+    const registry = createSessionRegistry({ maxPerUser: 16, maxTotal: 3, idleMs: 60_000 }, () => clock++);
+    for (const [id, user] of [["a1", "alice"], ["b1", "bob"], ["c1", "carol"]]) await registry.add(fakeSession(id, user, closed));
+    registry.find("a1", "alice");
+    await registry.add(fakeSession("d1", "dave", closed));
+    expect([closed, registry.size]).toEqual([["b1"], 3]);
+    await registry.add(fakeSession("e1", "erin", closed));
+    expect([closed, registry.find("a1", "alice")?.id, registry.find("d1", "dave")?.id]).toEqual([["b1", "c1"], "a1", "d1"]);
+    await registry.close();
+  });
+
+  test("the default bound is set by memory: the sessions' estimated size stays within the budget", () => {
+    expect(DEFAULT_SESSION_LIMITS.maxTotal * SESSION_BYTES_ESTIMATE).toBeLessThanOrEqual(SESSION_MEMORY_BUDGET);
+    expect(DEFAULT_SESSION_LIMITS).toEqual({ maxPerUser: 16, maxTotal: 1024, idleMs: 30 * 60_000 });
+  });
+
+  test("the sweeper runs only while sessions are open, and stops for good when the registry closes", async () => {
+    const closed: string[] = [];
+    const registry = createSessionRegistry({ maxPerUser: 2, maxTotal: 10, idleMs: 60_000 });
+    expect(registry.sweeping).toBe(false);
+    await registry.add(fakeSession("s1", "alice", closed));
+    expect(registry.sweeping).toBe(true);
+    registry.forget("s1");
+    expect(registry.sweeping).toBe(false);
+    await registry.add(fakeSession("s2", "alice", closed));
+    await registry.close();
+    expect([registry.sweeping, registry.size, closed]).toEqual([false, 0, ["s2"]]);
+    // Nothing is kept or scheduled after close.
+    await registry.add(fakeSession("s3", "alice", closed));
+    expect([registry.sweeping, registry.size, closed]).toEqual([false, 0, ["s2", "s3"]]);
+  });
+
+  test("a server's open sessions are closed, and its sweeper stopped, when it stops", async () => {
+    const own = await startTestServer();
+    try {
+      await connect("mock-token-alice", own.url);
+      expect([own.services.mcpSessions.size, own.services.mcpSessions.sweeping]).toEqual([1, true]);
+    } finally {
+      await own.destroy();
+    }
+    expect([own.services.mcpSessions.size, own.services.mcpSessions.sweeping]).toEqual([0, false]);
   });
 });
 

@@ -71,7 +71,12 @@ describe("mnemo mcp (stdio)", () => {
     expect(ok(await call(bob, "recall", { query: "bike lock combination drawer" })).results).toEqual([]);
     expect(ok(await call(bob, "list_memories", {})).memories).toEqual([]);
     expect(errorOf(await call(bob, "forget", { id: memory.id })).error.code).toBe("not_found");
-    await expect(bob.readResource({ uri: `mnemo://memories/${memory.id}` })).rejects.toThrow(/not_found/);
+    // One "MCP error <code>:" prefix, not two (the SDK's message would carry its own).
+    await expect(bob.readResource({ uri: `mnemo://memories/${memory.id}` })).rejects.toThrow(`MCP error -32002: not_found: memory '${memory.id}' not found`);
+    await expect(bob.readResource({ uri: `mnemo://memories/${memory.id}` })).rejects.not.toThrow(/MCP error -32002: MCP error/);
+    expect(errorOf(await call(bob, "read_document", { document_id: "doc_x" }))).toEqual({
+      error: { code: "invalid_request", message: "workspace_id: is required (or start `mnemo mcp` with --workspace)" },
+    });
     expect(ok(await call(alice, "recall", { query: "bike lock" })).results.map((r: { id: string }) => r.id)).toEqual([memory.id]);
   });
 

@@ -23,7 +23,7 @@ describe("the search index on object storage", () => {
     expect(status).toBe(201);
     const [, found] = await first.call("POST", "/v1/memories/search", { body: { query: "tide tables" } });
     expect(found.results.map((r: { id: string }) => r.id)).toEqual([created.id]);
-    const [, health] = await first.call("GET", "/health", { token: null });
+    const [, health] = await first.call("GET", "/health");
     expect(health.index.uri).toBe("s3://mnemo-index/team-a");
     await first.stop();
 

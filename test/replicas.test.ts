@@ -15,7 +15,7 @@ const search = (url: string, query: string) =>
     lag: r.headers.get("x-svc-index-lag"),
     ids: ((await r.json()) as any).results.map((m: { id: string }) => m.id) as string[],
   }));
-const health = (url: string) => fetch(`${url}/health`).then((r) => r.json() as Promise<any>);
+const health = (url: string) => fetch(`${url}/health`, { headers }).then((r) => r.json() as Promise<any>);
 
 async function until<T>(what: string, probe: () => Promise<T | null | false>, attempts = 300, everyMs = 100): Promise<T> {
   for (let i = 0; i < attempts; i++) {

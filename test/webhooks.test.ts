@@ -170,6 +170,30 @@ describe("sync and /v1/me", () => {
     expect((await server.call("GET", `/v1/workspaces/${ws.id}`, { token: b.secret }))[0]).toBe(404);
     expect((await server.call("GET", `/v1/workspaces/${ws.id}`, { token: a.secret }))[0]).toBe(200);
   });
+
+  test("syncing again and again keeps at most 5 live sign-in tokens per user: the oldest are revoked, expired ones deleted", async () => {
+    const token = await idToken("many-syncs");
+    const cli = await server.services.credentials.createDevToken({ userId: "many-syncs", ttlMs: 60_000 });
+    const [, other] = await hook(SYNC, await idToken("other-syncer"), {});
+    const issued: string[] = [];
+    for (let i = 0; i < 7; i++) issued.push((await hook(SYNC, token, {}))[1].secret);
+    secrets.push(cli.token, other.secret, ...issued);
+    const statusOf = async (secret: string) => (await server.call("GET", "/v1/memories", { token: secret }))[0];
+    expect(await Promise.all(issued.map(statusOf))).toEqual([401, 401, 200, 200, 200, 200, 200]);
+    expect(await server.call("GET", "/v1/memories", { token: issued[0] })).toEqual([401, err("unauthorized", "developer token has been revoked")]);
+    // A token from `mnemo dev-token create`, and another user's sign-in token, are not touched.
+    expect([await statusOf(cli.token), await statusOf(other.secret)]).toEqual([200, 200]);
+    const live = sql`SELECT COUNT(*) AS n FROM dev_tokens WHERE user_id = ${"many-syncs"} AND revoked_at IS NULL`;
+    expect(Number((await all<{ n: number }>(server.services.store.db, live))[0].n)).toBe(6);
+
+    // Once expired, a sign-in token's row is deleted at the next sync.
+    await run(server.services.store.db, sql`UPDATE dev_tokens SET expires_at = ${"2000-01-01T00:00:00.000Z"} WHERE user_id = ${"many-syncs"} AND issued_by = ${"sync"}`);
+    const [, next] = await hook(SYNC, token, {});
+    secrets.push(next.secret);
+    const rows = await all<{ issued_by: string | null }>(server.services.store.db, sql`SELECT issued_by FROM dev_tokens WHERE user_id = ${"many-syncs"} ORDER BY issued_by`);
+    expect(rows.map((r) => r.issued_by).sort()).toEqual([null, "sync"].sort());
+    expect(next.debug_log).toContain("issued a developer token valid 24 h");
+  });
 });
 
 test("no client key or issued token reached the logs of this file", () => {

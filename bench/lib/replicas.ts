@@ -86,7 +86,8 @@ export async function spawnReplica(name: string, dataDir: string, env: Record<st
     url,
     pid: proc.pid,
     async health() {
-      const response = await fetch(`${url}/health`);
+      // The index's details need a token (any valid one); replicas run with mock tokens.
+      const response = await fetch(`${url}/health`, { headers: { authorization: "Bearer mock-token-bench" } });
       if (!response.ok) throw new Error(`replica ${name}: GET /health → ${response.status}`);
       return (await response.json()) as ReplicaHealth;
     },

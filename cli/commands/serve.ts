@@ -13,11 +13,23 @@ export function registerServeCommand(program: Command): void {
     .option("--host <host>", "address to listen on", undefined)
     .option("--port <port>", "port to listen on (0 picks a free one)", undefined)
     .option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)")
-    .option("--allow-mock-tokens", "accept mock-token-<uid> bearer tokens (local testing only)")
-    .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean }) => {
+    .option("--allow-mock-tokens", "accept mock-token-<uid> bearer tokens (local testing only; loopback addresses and origins only)")
+    .option("--allow-public-mock-tokens", "with --allow-mock-tokens: listen on a non-loopback --host anyway (anyone reaching it can act as any user)")
+    .addHelpText(
+      "after",
+      `
+Mock tokens (mock-token-<uid>) let anyone act as any user. With --allow-mock-tokens the server
+listens only on a loopback address (127.0.0.1, ::1, localhost) unless --allow-public-mock-tokens
+(MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1) is given, and answers browser pages only from this machine
+(http://localhost, 127.0.0.1, [::1], any port).
+
+Example:
+  mnemo serve --data ~/.mnemo --port 8787`,
+    )
+    .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean; allowPublicMockTokens?: boolean }) => {
       const port = options.port === undefined ? undefined : Number(options.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new CliError(`--port: '${options.port}' is not a port number`);
-      const [{ loadConfig }, { StoreUnavailableError }, { SchemaTooNewError }, { startServer }] = await Promise.all([
+      const [{ loadConfig }, { StoreUnavailableError }, { SchemaTooNewError }, { startServer, StartRefusedError }] = await Promise.all([
         import("../../src/config"),
         import("../../src/db/errors"),
         import("../../src/db/migrate"),
@@ -25,7 +37,10 @@ export function registerServeCommand(program: Command): void {
       ]);
       let config;
       try {
-        config = loadConfig({ host: options.host, port, dataDir: options.data, allowMockTokens: options.allowMockTokens || undefined });
+        config = loadConfig({
+          host: options.host, port, dataDir: options.data,
+          allowMockTokens: options.allowMockTokens || undefined, allowPublicMockTokens: options.allowPublicMockTokens || undefined,
+        });
       } catch (error) {
         throw new CliError((error as Error).message);
       }
@@ -34,7 +49,9 @@ export function registerServeCommand(program: Command): void {
         server = await startServer(config);
       } catch (error) {
         // A store that cannot be used is the operator's to fix: say what, without a stack.
-        if (error instanceof SchemaTooNewError || error instanceof StoreUnavailableError) throw new CliError((error as Error).message);
+        if (error instanceof SchemaTooNewError || error instanceof StoreUnavailableError || error instanceof StartRefusedError) {
+          throw new CliError((error as Error).message);
+        }
         throw error;
       }
       process.stdout.write(`Mnemo listening on ${server.url}\n`);

@@ -71,12 +71,29 @@ export function createCredentialsRepository() {
     async touchApiKey(tx: Executor, id: string, at: string): Promise<void> {
       await run(tx, sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`);
     },
-    async insertDevToken(tx: Executor, row: Omit<DevTokenRow, "revokedAt">): Promise<void> {
+    async insertDevToken(tx: Executor, row: Omit<DevTokenRow, "revokedAt">, issuedBy: "sync" | null = null): Promise<void> {
       await run(
         tx,
-        sql`INSERT INTO dev_tokens (id, user_id, lookup, secret_hash, expires_at, created_at)
-            VALUES (${row.id}, ${row.userId}, ${row.lookup}, ${row.secretHash}, ${row.expiresAt}, ${row.createdAt})`,
+        sql`INSERT INTO dev_tokens (id, user_id, lookup, secret_hash, expires_at, created_at, issued_by)
+            VALUES (${row.id}, ${row.userId}, ${row.lookup}, ${row.secretHash}, ${row.expiresAt}, ${row.createdAt}, ${issuedBy})`,
       );
+    },
+    /** Revokes a user's live tokens of one issuer but `newest` and the `keepOthers` newest besides it; returns how many. */
+    async revokeDevTokensBeyond(tx: Executor, userId: string, issuedBy: "sync", newest: string, keepOthers: number, at: string): Promise<number> {
+      return run(
+        tx,
+        sql`UPDATE dev_tokens SET revoked_at = ${at}
+            WHERE user_id = ${userId} AND issued_by = ${issuedBy} AND revoked_at IS NULL AND expires_at > ${at} AND id <> ${newest}
+              AND id NOT IN (
+                SELECT id FROM dev_tokens
+                WHERE user_id = ${userId} AND issued_by = ${issuedBy} AND revoked_at IS NULL AND expires_at > ${at} AND id <> ${newest}
+                ORDER BY created_at DESC, id DESC LIMIT ${keepOthers}
+              )`,
+      );
+    },
+    /** Deletes a user's expired tokens of one issuer: they authenticate nothing and only grow the table. */
+    async deleteExpiredDevTokens(tx: Executor, userId: string, issuedBy: "sync", at: string): Promise<number> {
+      return run(tx, sql`DELETE FROM dev_tokens WHERE user_id = ${userId} AND issued_by = ${issuedBy} AND expires_at <= ${at}`);
     },
     async findDevTokenByLookup(tx: Executor, lookup: string): Promise<DevTokenRow | null> {
       const r = await first<DevTokenRecord>(tx, sql`SELECT * FROM dev_tokens WHERE lookup = ${lookup}`);

@@ -41,19 +41,39 @@ export function createCredentialsService({ repo, store }: { repo: CredentialsRep
       return (await repo.apiKeyExists(store.db, id)) ? "already_revoked" : "not_found";
     },
     async createDevToken(input: { userId: string; ttlMs: number }) {
-      const body = newCredentialBody();
-      const token = PREFIX.devToken + body;
-      const now = Date.now();
-      const row = {
-        id: newId("dev"), userId: input.userId, lookup: body.slice(0, LOOKUP_LENGTH), secretHash: hashSecret(token),
-        expiresAt: new Date(now + input.ttlMs).toISOString(), createdAt: new Date(now).toISOString(),
-      };
+      const row = newDevToken(input.userId, input.ttlMs);
       await repo.insertDevToken(store.db, row);
-      return { id: row.id, userId: row.userId, token, expiresAt: row.expiresAt, createdAt: row.createdAt };
+      return { id: row.id, userId: row.userId, token: row.token, expiresAt: row.expiresAt, createdAt: row.createdAt };
+    },
+    /**
+     * A developer token for the sign-in (sync) webhook. A user holds at most `keep` live
+     * ones (a device each): issuing one revokes the oldest beyond that, and the user's
+     * expired ones are deleted, so syncing again and again mints no pile of live tokens.
+     * Tokens made with `createDevToken` (the CLI) are neither counted nor touched.
+     */
+    async issueSyncDevToken(input: { userId: string; ttlMs: number; keep: number }) {
+      const row = newDevToken(input.userId, input.ttlMs);
+      const revoked = await store.transaction(async (tx) => {
+        await repo.deleteExpiredDevTokens(tx, input.userId, "sync", row.createdAt);
+        await repo.insertDevToken(tx, row, "sync");
+        // The token being issued is never the one revoked, whatever the clocks of replicas say.
+        return repo.revokeDevTokensBeyond(tx, input.userId, "sync", row.id, input.keep - 1, row.createdAt);
+      });
+      return { id: row.id, userId: row.userId, token: row.token, expiresAt: row.expiresAt, createdAt: row.createdAt, revoked };
     },
   };
 }
 export type CredentialsService = ReturnType<typeof createCredentialsService>;
+
+function newDevToken(userId: string, ttlMs: number) {
+  const body = newCredentialBody();
+  const token = PREFIX.devToken + body;
+  const now = Date.now();
+  return {
+    id: newId("dev"), userId, token, lookup: body.slice(0, LOOKUP_LENGTH), secretHash: hashSecret(token),
+    expiresAt: new Date(now + ttlMs).toISOString(), createdAt: new Date(now).toISOString(),
+  };
+}
 
 function toInfo(row: ApiKeyRow): ApiKeyInfo {
   return {

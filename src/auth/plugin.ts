@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { checkBeforeBody } from "../lib/header-checks";
 import type { Scope } from "./scopes";
 import type { AuthService, Principal } from "./service";
 
@@ -6,9 +7,11 @@ import type { AuthService, Principal } from "./service";
  * The auth plugin: a route declares `auth: 'memory:read'` (or `auth: true` for any
  * authenticated caller) and receives `principal` in its context.
  *
- * Authentication runs in the `transform` phase, before body validation, so an
- * unauthenticated caller learns nothing about the route's schema (401/403 come
- * before 400). `resolve` then only hands the principal over, typed.
+ * Authentication and the scope check look at the headers only, so they run before the
+ * body is read (a header check, see header-checks.ts: the body parser runs it first) and
+ * before body validation: an unauthenticated or unauthorised caller costs no body read
+ * and learns nothing about the route's schema (401/403 come before 400 or 413).
+ * `resolve` then only hands the principal over, typed.
  */
 export function authPlugin(auth: AuthService) {
   const principals = new WeakMap<Request, Principal>();
@@ -16,11 +19,11 @@ export function authPlugin(auth: AuthService) {
     auth: (scope: Scope | true) => ({
       // Reads the header from `request`, not the `headers` context field: Elysia decides
       // what to parse by reading a hook's source text, which minification rewrites.
-      async transform({ request }: { request: Request }) {
+      transform: checkBeforeBody(async ({ request }) => {
         const principal = await auth.authenticate(request.headers.get("authorization"));
         if (scope !== true) auth.requireScope(principal, scope);
         principals.set(request, principal);
-      },
+      }),
       resolve({ request }) {
         return { principal: principals.get(request)! };
       },

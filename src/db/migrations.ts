@@ -106,4 +106,12 @@ export const coreMigrations: Migration[] = [
     id: "0002_memory_sessions",
     sql: `CREATE INDEX memories_by_session ON memories (owner_id, session_id, seq) WHERE session_id IS NOT NULL;`,
   },
+  {
+    // Who issued a developer token: 'sync' for the sign-in webhook (bounded per user), NULL for the CLI.
+    id: "0004_dev_token_issuer",
+    sql: `
+      ALTER TABLE dev_tokens ADD COLUMN issued_by TEXT;
+      CREATE INDEX dev_tokens_by_issuer ON dev_tokens (user_id, issued_by, created_at);
+    `,
+  },
 ];

@@ -1,4 +1,6 @@
 import { t } from "elysia";
+import type { AuthService } from "../auth/service";
+import { errorsFor } from "../errors/model";
 import { createRouter } from "../lib/router";
 import type { HealthInfo } from "./service";
 
@@ -6,12 +8,16 @@ export { healthInfo, type HealthInfo } from "./service";
 
 const nullableTime = (description: string) => t.Nullable(t.String({ format: "date-time", description }));
 
-const HealthInfo = t.Object({
+const PublicHealth = {
   status: t.Union([t.Literal("ok"), t.Literal("degraded")], {
     description: "ok, or degraded while new records do not become searchable (index.status not ok); the HTTP status stays 200 either way",
   }),
   store: t.Union([t.Literal("sqlite"), t.Literal("postgres")], { description: "the engine of the store of record" }),
-  index: t.Object({
+};
+
+const HealthInfo = t.Object({
+  ...PublicHealth,
+  index: t.Optional(t.Object({
     uri: t.String({ description: "where the search index lives (a directory or s3://…)" }),
     writer: t.Boolean({ description: "whether this process writes the search index" }),
     replicaId: t.String({ description: "this process's id in the index writer election" }),
@@ -26,12 +32,32 @@ const HealthInfo = t.Object({
     lastError: t.Nullable(t.String({ description: "the latest index write failure, on one line, while writes fail" })),
     failingSince: nullableTime("when the current run of index write failures began"),
     consecutiveFailures: t.Integer({ description: "failed index writes in a row (retried every second); 0 when writes succeed" }),
-  }),
+  }, { description: "only for a caller with a valid token: where the index lives, which process writes it, the last failure" })),
 });
 
-/** `GET /health`, public: liveness, which replica writes the search index, and whether it keeps up. */
-export const healthRoutes = (info: () => Promise<HealthInfo>) =>
-  createRouter().get("/health", () => info(), {
-    response: { 200: HealthInfo },
-    detail: { tags: ["health"], summary: "Liveness and the search index's state", security: [] },
-  });
+/**
+ * `GET /health`: public liveness (`status`, `store`), for load balancers. The index's
+ * details (its path, the writer's host and pid, the last write error) tell an outsider
+ * about the machine, so they go only to a caller with a valid token, any scope; a token
+ * that does not authenticate is refused (401), not ignored. `mnemo doctor` reads the data
+ * dir itself and needs none of this.
+ */
+export const healthRoutes = (auth: AuthService, info: () => Promise<HealthInfo>) =>
+  createRouter().get(
+    "/health",
+    async ({ request }) => {
+      const authorization = request.headers.get("authorization");
+      if (authorization !== null) await auth.authenticate(authorization);
+      const { status, store, index } = await info();
+      return authorization === null ? { status, store } : { status, store, index };
+    },
+    {
+      response: { 200: HealthInfo, ...errorsFor(401) },
+      detail: {
+        tags: ["health"],
+        summary: "Liveness; with any valid token, the search index's state too",
+        // Public; a bearer token is optional and adds the details.
+        security: [{}, { bearer: [] }],
+      },
+    },
+  );

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import type { Principal } from "../auth/service";
 import { errorResponses } from "../errors/model";
+import { checkBeforeBody } from "../lib/header-checks";
 import { createRouter } from "../lib/router";
 import { OnboardingResult, SyncResult, WebhookBody, WebhookParams } from "./model";
 import type { IdentityService } from "./service";
@@ -8,7 +9,7 @@ import type { IdentityService } from "./service";
 /**
  * `POST /api/v1/webhooks/:webhookId/sync`: the sync webhook (`WEBHOOK_ID_SYNC`) and the
  * onboarding webhook (`WEBHOOK_ID_ONBOARDING`) share the path. The id and the ID token
- * are checked in `transform`, before the body is validated (404, then 401, then 400).
+ * are checked before the body is read (a header check: 404, then 401, then 400).
  */
 export function webhookRoutes(identity: IdentityService) {
   const principals = new WeakMap<Request, Principal>();
@@ -21,10 +22,10 @@ export function webhookRoutes(identity: IdentityService) {
     {
       params: WebhookParams,
       body: WebhookBody,
-      async transform({ request, params }: { request: Request; params: Record<string, string> }) {
+      transform: checkBeforeBody(async ({ request, params }) => {
         identity.webhookKind(params.webhookId ?? "");
         principals.set(request, await identity.authenticate(request.headers.get("authorization")));
-      },
+      }),
       response: { 200: t.Union([SyncResult, OnboardingResult]), ...errorResponses() },
       detail: {
         tags: ["identity"],

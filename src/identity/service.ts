@@ -12,6 +12,8 @@ import type { Profile, ProfileRepository } from "../profiles/repository";
 import { MAX_AGE, MAX_DISPLAY_NAME, USERNAME, type OnboardingResult, type SyncResult, type WebhookBody } from "./model";
 
 const DEV_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
+/** Live sign-in tokens one user may hold (a device or browser each); a sync beyond them revokes the oldest. */
+export const MAX_SYNC_DEV_TOKENS = 5;
 const NOT_ID_TOKEN = [PREFIX.mockToken, PREFIX.mockKey, PREFIX.mockDevToken, PREFIX.liveKey, PREFIX.testKey, PREFIX.devToken];
 
 export interface IdentityDeps {
@@ -100,8 +102,9 @@ export function createIdentityService({ auth, store, profiles, escrow, credentia
       const status = !profile ? "new_user" : !profile.userName ? "incomplete_profile" : !clientKey ? "missing_key" : "complete";
       const wrapped = clientKey && recipient ? wrapClientKey(clientKey, recipient) : null;
       steps.push(wrapped ? "wrapped the client key for the temporary P-256 key (ECDH-ES + HKDF-SHA256 + AES-256-GCM)" : recipient ? "nothing to wrap" : "no temporary public key: key not wrapped");
-      const token = await credentials.createDevToken({ userId, ttlMs: DEV_TOKEN_TTL_MS });
+      const token = await credentials.issueSyncDevToken({ userId, ttlMs: DEV_TOKEN_TTL_MS, keep: MAX_SYNC_DEV_TOKENS });
       steps.push(`issued a developer token valid 24 h (expires ${token.expiresAt})`);
+      if (token.revoked) steps.push(`revoked ${token.revoked} older sign-in token${token.revoked === 1 ? "" : "s"} (at most ${MAX_SYNC_DEV_TOKENS} live per user)`);
       return { secret: token.token, userId, status, profile: view(profile), wrapped_key: wrapped, debug_log: steps.join("; ") };
     },
   };

@@ -11,9 +11,11 @@ import type { RouteCatalog } from "./route-catalog";
  *   decode, or a path parameter or query value holding U+0000 (`%00`, see nul-text.ts)
  *   is refused before routing;
  * - the one JSON body parser of the app: a route that declares no body never reads one;
- *   a route that does gets only `application/json`, at most its size limit (counted
- *   while a chunked body arrives), checked for depth, value count and unpaired
- *   surrogates in one linear pass before JSON.parse, validation or any stringify.
+ *   a route that does first runs its header checks (authentication and scope, see
+ *   header-checks.ts), so a refused caller's body is never read, then gets only
+ *   `application/json`, at most its size limit (counted while a chunked body arrives),
+ *   checked for depth, value count and unpaired surrogates in one linear pass before
+ *   JSON.parse, validation or any stringify.
  */
 export function requestGuards(catalog: RouteCatalog) {
   return new Elysia({ name: "request-guards" })
@@ -31,6 +33,7 @@ export function requestGuards(catalog: RouteCatalog) {
       // A value other than undefined stops Elysia's own parsers from reading the body.
       // No route: a CORS preflight or the like, which takes no body either.
       if (!route?.takesBody) return null;
+      for (const check of route.headerChecks) await check({ request, params: route.params });
       if (!request.body) return undefined;
       checkContentType(contentType, request.headers.get("content-type"));
       const limits = bodyLimitsFor(request.method, route.pattern);

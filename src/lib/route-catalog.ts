@@ -1,8 +1,20 @@
+import { headerChecksOf, type HeaderCheck } from "./header-checks";
+
 /** What the catalog needs of a registered route (Elysia's `app.routes` entries). */
 export interface RouteEntry {
   method: string;
   path: string;
-  hooks?: { body?: unknown };
+  hooks?: { body?: unknown; transform?: unknown };
+}
+
+/** The route a request reaches, as the body parser needs it. */
+export interface MatchedRoute {
+  pattern: string;
+  takesBody: boolean;
+  /** The path parameters, decoded as Elysia decodes them. */
+  params: Record<string, string>;
+  /** Checks of headers and path to pass before the body is read (authentication): header-checks.ts. */
+  headerChecks: HeaderCheck[];
 }
 
 interface Compiled {
@@ -11,12 +23,16 @@ interface Compiled {
   match: RegExp;
   /** Literal segments: the router prefers `/v1/memories/search` to `/v1/memories/:id`. */
   literals: number;
+  /** The parameter names, in path order (`workspaceId`, `noteId`). */
+  names: string[];
   body: unknown;
+  headerChecks: HeaderCheck[];
 }
 
 /**
  * Answers questions about the app's own routes at request time: which methods a path
- * has (for 405 `Allow`), and whether a route reads a body at all. Built lazily from the
+ * has (for 405 `Allow`), whether a route reads a body at all, and which checks its headers
+ * must pass before it does (header-checks.ts). Built lazily from the
  * finished app's route list, and rebuilt if routes were added since.
  */
 export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
@@ -28,8 +44,12 @@ export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
       seen = list.length;
       compiled = list
         .filter((route) => route.method !== "OPTIONS" && !route.path.includes("*"))
-        .map((route) => ({ method: route.method, pattern: trimSlash(route.path), match: patternToRegExp(route.path), literals: route.path.split("/").filter((segment) => segment && !segment.startsWith(":")).length,
+        .map((route) => ({
+          method: route.method, pattern: trimSlash(route.path), match: patternToRegExp(route.path),
+          literals: route.path.split("/").filter((segment) => segment && !segment.startsWith(":")).length,
+          names: trimSlash(route.path).split("/").filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1)),
           body: route.hooks?.body,
+          headerChecks: headerChecksOf(route.hooks?.transform),
         }));
     }
     return compiled;
@@ -41,14 +61,17 @@ export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
       const methods = new Set(current().filter((route) => route.match.test(path)).map((route) => route.method));
       return [...methods].sort();
     },
-    /** The pattern of the route a request reaches (`/v1/memories/:id`), if any. */
-    routeFor(method: string, pathname: string): { pattern: string; takesBody: boolean } | undefined {
+    /** The route a request reaches (pattern `/v1/memories/:id`), if any. */
+    routeFor(method: string, pathname: string): MatchedRoute | undefined {
       const path = trimSlash(pathname);
       let best: Compiled | undefined;
       for (const route of current()) {
         if (route.method === method && route.match.test(path) && (!best || route.literals > best.literals)) best = route;
       }
-      return best && { pattern: best.pattern, takesBody: !!best.body };
+      if (!best) return undefined;
+      const values = best.match.exec(path)!.slice(1);
+      const params = Object.fromEntries(best.names.map((name, i) => [name, safeDecode(values[i])]));
+      return { pattern: best.pattern, takesBody: !!best.body, params, headerChecks: best.headerChecks };
     },
     /** The body schema of a route, if it declares one. */
     bodySchema(method: string, pattern: string): unknown {
@@ -71,7 +94,15 @@ const shape = (pattern: string) => trimSlash(pattern).replace(/:[^/]+/g, ":");
 function patternToRegExp(pattern: string): RegExp {
   const source = trimSlash(pattern)
     .split("/")
-    .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .map((segment) => (segment.startsWith(":") ? "([^/]+)" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
     .join("/");
   return new RegExp(`^${source}$`);
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

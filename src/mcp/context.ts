@@ -40,6 +40,8 @@ export interface McpPrincipal {
   userId: string;
   /** `--workspace`: used by every tool whose `workspace_id` is omitted. */
   defaultWorkspaceId?: string;
+  /** How the session is served: what a caller can do about a missing workspace differs. */
+  via: "stdio" | "http";
   scopesOf(extra: ToolExtra): ReadonlySet<Scope>;
 }
 
@@ -109,6 +111,10 @@ export function workspaceOf(principal: McpPrincipal, given: string | undefined):
 /** The workspace of a call that needs one. */
 export function requireWorkspace(principal: McpPrincipal, given: string | undefined): string {
   const id = workspaceOf(principal, given);
-  if (!id) throw badRequest("workspace_id: is required (or start `mnemo mcp` with --workspace)");
-  return id;
+  if (id) return id;
+  throw badRequest(
+    principal.via === "stdio"
+      ? "workspace_id: is required (or start `mnemo mcp` with --workspace)"
+      : "workspace_id: is required; this session has no default workspace, so pass the id of one of your workspaces (resources/list names them)",
+  );
 }

@@ -4,14 +4,12 @@ import type { Logger } from "../lib/log";
 import { errorDocs } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { scopesFromAuthInfo, type McpServices } from "./context";
-import { createMcpServer } from "./server";
-import { createSessionRegistry, type SessionLimits } from "./sessions";
+import { createMcpServer, sendErrorsUnprefixed } from "./server";
+import type { SessionRegistry } from "./sessions";
 
 const MB = 1024 * 1024;
 /** A JSON-RPC message carrying the largest document write (20 MB, see body-limits.ts) and its envelope. */
 const MAX_MESSAGE_BYTES = 21 * MB;
-const SWEEP_MS = 60_000;
-export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxPerUser: 16, idleMs: 30 * 60_000 };
 
 const rpcDoc = (description: string) => ({ description, content: { "application/json": { schema: { type: "object" as const, description: "A JSON-RPC 2.0 message" } } } });
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
@@ -26,17 +24,17 @@ const rpcError = (status: number, code: number, message: string, headers: Record
  * Responses are JSON (no SSE on POST), and `GET /mcp` answers 405 as the transport allows:
  * this server never sends unsolicited messages, and an idle SSE stream would only hold a
  * connection (and delay shutdown, which waits for in-flight requests).
+ *
+ * The sessions live in a registry the composition root owns (services.ts), bounded per user
+ * and in all, and closed with its sweeper when the server stops.
  */
-export function mcpRoutes(deps: { auth: AuthService; services: McpServices; log: Logger }, limits: SessionLimits = DEFAULT_SESSION_LIMITS) {
-  const { auth, services, log } = deps;
-  const sessions = createSessionRegistry(limits);
-  const sweeper = setInterval(() => void sessions.sweep().catch(() => {}), Math.min(SWEEP_MS, limits.idleMs));
-  sweeper.unref?.();
+export function mcpRoutes(deps: { auth: AuthService; services: McpServices; sessions: SessionRegistry; log: Logger }) {
+  const { auth, services, sessions, log } = deps;
 
   const authInfo = (p: Principal) => ({ token: "", clientId: p.keyId ?? p.userId, scopes: [...p.scopes], extra: { userId: p.userId } });
 
   async function openSession(request: Request, principal: Principal): Promise<Response> {
-    const server = createMcpServer({ services, log, principal: { userId: principal.userId, scopesOf: scopesFromAuthInfo } });
+    const server = createMcpServer({ services, log, principal: { userId: principal.userId, via: "http", scopesOf: scopesFromAuthInfo } });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       enableJsonResponse: true,
@@ -45,7 +43,7 @@ export function mcpRoutes(deps: { auth: AuthService; services: McpServices; log:
       onsessionclosed: (id) => sessions.forget(id),
     });
     transport.onclose = () => transport.sessionId && sessions.forget(transport.sessionId);
-    await server.connect(transport);
+    await server.connect(sendErrorsUnprefixed(transport));
     const response = await transport.handleRequest(request, { authInfo: authInfo(principal) });
     // Anything but an initialize request leaves no session: nothing to keep.
     if (!transport.sessionId) await server.close().catch(() => {});

@@ -1,4 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { McpContext } from "./context";
 import { registerPrompts, registerResources } from "./resources";
@@ -44,3 +45,23 @@ function reportSdkToolErrorsAsErrorBodies(server: McpServer): void {
   };
 }
 
+
+const PREFIXED = /^MCP error -?\d+: /;
+
+/**
+ * The SDK's `McpError` writes "MCP error <code>: " into its message, and the SDK sends that
+ * message as the JSON-RPC error's; a client (the SDK's own included) adds the prefix again
+ * on receipt: "MCP error -32002: MCP error -32002: …". Errors leave this transport without
+ * it (the code travels beside the message), ours and the SDK's alike.
+ */
+export function sendErrorsUnprefixed<T extends Transport>(transport: T): T {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const error = "error" in message ? message.error : undefined;
+    if (error && typeof error.message === "string" && PREFIXED.test(error.message)) {
+      return send({ ...message, error: { ...error, message: error.message.replace(PREFIXED, "") } }, options);
+    }
+    return send(message, options);
+  };
+  return transport;
+}

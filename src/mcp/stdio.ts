@@ -1,7 +1,7 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { ALL, type McpServices } from "./context";
 import type { Logger } from "../lib/log";
-import { createMcpServer } from "./server";
+import { createMcpServer, sendErrorsUnprefixed } from "./server";
 
 /**
  * Stdout carries protocol messages only: anything a library prints with `console.log`
@@ -24,7 +24,7 @@ export async function serveStdio(options: { services: McpServices; log: Logger; 
   const server = createMcpServer({
     services: options.services,
     log: options.log,
-    principal: { userId: options.userId, defaultWorkspaceId: options.workspaceId, scopesOf: () => ALL },
+    principal: { userId: options.userId, defaultWorkspaceId: options.workspaceId, via: "stdio", scopesOf: () => ALL },
   });
   const transport = new StdioServerTransport();
   let resolveClosed!: () => void;
@@ -34,7 +34,7 @@ export async function serveStdio(options: { services: McpServices; log: Logger; 
   const onEnd = () => void server.close().catch(() => resolveClosed());
   process.stdin.once("end", onEnd);
   process.stdin.once("close", onEnd);
-  await server.connect(transport);
+  await server.connect(sendErrorsUnprefixed(transport));
   return {
     closed,
     async stop() {

@@ -293,7 +293,7 @@ export function createCrashLoop(seed: number) {
       // With replicas: every other round the index writer (per /health), else either one.
       let victim = 0;
       if (replicas > 1) {
-        const writerAt = await Promise.all(servers.map((s) => fetch(`${s.url}/health`).then((r) => r.json()).then((h: any) => h.index?.writer === true, () => false)));
+        const writerAt = await Promise.all(servers.map((s) => fetch(`${s.url}/health`, { headers }).then((r) => r.json()).then((h: any) => h.index?.writer === true, () => false)));
         victim = round % 2 === 0 && writerAt.includes(true) ? writerAt.indexOf(true) : Math.floor(random() * replicas);
         victims.push(writerAt[victim] ? "writer" : "reader");
       }
