@@ -1,4 +1,4 @@
-import { contentText } from "../usage/tokens";
+import { contentText, countTextTokens, textTokenBound } from "../usage/tokens";
 
 /** `X-Svc-Shimmer` (spec §3): what memory did for this completion. */
 export type Shimmer = "injected" | "skipped" | "timeout" | "no-context";
@@ -71,6 +71,26 @@ export function renderMemoryBlock({ memories, notes }: Retrieved): string {
     parts.push(NOTES_HEADING, ...notes.map((n) => `- ${n.title ? `${oneLine(n.title)}: ` : ""}${oneLine(n.content)}`));
   }
   return parts.join("\n");
+}
+
+/** What putting the block into the messages adds around it: a system message's framing (3) and role (1). */
+const BLOCK_FRAMING_TOKENS = 4;
+
+/**
+ * The retrieved items whose block fits `budgetTokens` (the tokens the request's quota hold
+ * has for it): the least relevant go first, from the end of the longer list.
+ */
+export async function withinBudget(found: Retrieved, budgetTokens: number): Promise<Retrieved> {
+  let { memories, notes } = found;
+  while (memories.length + notes.length > 0) {
+    const block = renderMemoryBlock({ memories, notes });
+    // The byte bound settles most blocks without loading the tokenizer.
+    if (textTokenBound(block) + BLOCK_FRAMING_TOKENS <= budgetTokens) break;
+    if ((await countTextTokens(block)) + BLOCK_FRAMING_TOKENS <= budgetTokens) break;
+    if (notes.length > memories.length) notes = notes.slice(0, -1);
+    else memories = memories.slice(0, -1);
+  }
+  return { memories, notes };
 }
 
 /**
