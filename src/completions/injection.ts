@@ -76,21 +76,29 @@ export function renderMemoryBlock({ memories, notes }: Retrieved): string {
 /** What putting the block into the messages adds around it: a system message's framing (3) and role (1). */
 const BLOCK_FRAMING_TOKENS = 4;
 
+/** Whether a block fits `budgetTokens`: its byte bound settles most without loading the tokenizer. */
+async function fits(found: Retrieved, budgetTokens: number): Promise<boolean> {
+  const block = renderMemoryBlock(found);
+  if (textTokenBound(block) + BLOCK_FRAMING_TOKENS <= budgetTokens) return true;
+  return (await countTextTokens(block)) + BLOCK_FRAMING_TOKENS <= budgetTokens;
+}
+
 /**
- * The retrieved items whose block fits `budgetTokens` (the tokens the request's quota hold
- * has for it): the least relevant go first, from the end of the longer list.
+ * The retrieved items whose block fits `budgetTokens` (what the request's quota hold has
+ * for it): the whole when it fits, else each item in order of relevance that still fits.
  */
 export async function withinBudget(found: Retrieved, budgetTokens: number): Promise<Retrieved> {
-  let { memories, notes } = found;
-  while (memories.length + notes.length > 0) {
-    const block = renderMemoryBlock({ memories, notes });
-    // The byte bound settles most blocks without loading the tokenizer.
-    if (textTokenBound(block) + BLOCK_FRAMING_TOKENS <= budgetTokens) break;
-    if ((await countTextTokens(block)) + BLOCK_FRAMING_TOKENS <= budgetTokens) break;
-    if (notes.length > memories.length) notes = notes.slice(0, -1);
-    else memories = memories.slice(0, -1);
+  if (await fits(found, budgetTokens)) return found;
+  const kept: Retrieved = { memories: [], notes: [] };
+  for (const memory of found.memories) {
+    const next = { ...kept, memories: [...kept.memories, memory] };
+    if (await fits(next, budgetTokens)) kept.memories = next.memories;
   }
-  return { memories, notes };
+  for (const note of found.notes) {
+    const next = { ...kept, notes: [...kept.notes, note] };
+    if (await fits(next, budgetTokens)) kept.notes = next.notes;
+  }
+  return kept;
 }
 
 /**

@@ -71,9 +71,10 @@ function replyText(reply: any): string {
 /**
  * `POST /v1/chat/completions`: admission first (rate limits, then a hold on the monthly
  * quota for the request's estimate; workspace ownership beside it), and only then the
- * memory retrieval, within the window that started with the request. At the window's end
- * the request goes upstream, with the memories in the system prompt when they came in
- * time; its hold settles to what it used, or is released when the upstream refused it.
+ * memory retrieval, within its window (MNEMO_MEMORY_WINDOW_MS). At the window's end the
+ * request goes upstream, with the memories that came in time and fit the hold in the
+ * system prompt; the hold settles to what the request used, or is released when nothing
+ * came back (the upstream refused it, the client left).
  */
 export function createCompletionService({ config, upstream, retriever, usage, admit, workspaces, log }: CompletionServiceDeps) {
   function windowsOf(principal: Principal): WindowSpec[] {
@@ -117,7 +118,8 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
     if (outcome === TIMED_OUT) return { shimmer: "timeout", found: none };
     if (!outcome || outcome.memories.length + outcome.notes.length === 0) return { shimmer: "no-context", found: none };
     const found = await withinBudget(outcome, budget);
-    return { shimmer: found.memories.length + found.notes.length ? "injected" : "no-context", found };
+    // Found, but none fits what the quota has room for: skipped, as when no room was left at all.
+    return { shimmer: found.memories.length + found.notes.length ? "injected" : "skipped", found };
   }
 
   return {
