@@ -90,7 +90,7 @@ describe(`usage and credits on ${backend}`, () => {
       {
         error: {
           code: "rate_limited",
-          message: `monthly token quota: this request may use up to ${prompt + 30} tokens (${prompt} prompt + 30 completion) but 22 of 40 remain in ${month()}; lower max_tokens, or wait: it renews at the start of the next month (UTC)`,
+          message: `monthly token quota: this request may use up to ${prompt + 30} tokens (${prompt} prompt + 30 completion) but 22 of 40 remain in ${month()}; set a lower max_tokens, or wait: it renews at the start of the next month (UTC)`,
         },
       },
     ]);
@@ -142,6 +142,54 @@ describe(`usage and credits on ${backend}`, () => {
     );
     expect(results.every((s) => s === 200)).toBe(true);
     expect((await server.call("GET", "/v1/usage", { token: "mock-token-eve" }))[1].usage).toEqual({ totalTokens: 50 * 18, requestCount: 50, uid: "eve", month: month() });
+  });
+
+  test("a request in progress holds its estimate: one that fits only without it is told to retry in 2 s, and gets in once the first settles", async () => {
+    const user = "hub";
+    await server.services.usage.setLimit(user, 40);
+    // Each holds at most 3 + 3 + 4 + 5 = 15 prompt tokens and 10 completion tokens.
+    const body = (content: string) => ({ ...ask(content), max_tokens: 10 });
+    fake.hangStreams = true;
+    const controller = new AbortController();
+    try {
+      const aborted = fake.nextAbort();
+      const streaming = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer mock-token-${user}`, "content-type": "application/json" },
+        body: JSON.stringify({ ...body("first"), stream: true }),
+        signal: controller.signal,
+      });
+      expect(streaming.status).toBe(200);
+      const held = 3 + 3 + 4 + 5 + 10;
+      const response = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer mock-token-${user}`, "content-type": "application/json" },
+        body: JSON.stringify(body("other")),
+      });
+      const prompt = fallbackTokens([{ role: "user", content: "other" }], "");
+      expect([response.status, response.headers.get("retry-after"), await response.json()]).toEqual([
+        429,
+        "2",
+        {
+          error: {
+            code: "rate_limited",
+            message: `monthly token quota: this request may use up to ${prompt + 10} tokens (${prompt} prompt + 10 completion) but ${40 - held} of 40 remain in ${month()} (${held} held by requests in progress); set a lower max_tokens, or retry when requests in progress finish`,
+          },
+        },
+      ]);
+      controller.abort();
+      await aborted;
+    } finally {
+      fake.hangStreams = false;
+    }
+    // The abandoned stream settles to what it produced (its prompt, counted), and its hold goes.
+    const admitted = await until("the first request's hold to settle", async () => {
+      const [status] = await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: body("other") });
+      return status === 200;
+    });
+    expect(admitted).toBe(true);
+    const first = fallbackTokens([{ role: "user", content: "first" }], "");
+    expect((await server.call("GET", "/v1/usage", { token: `mock-token-${user}` }))[1].usage).toMatchObject({ totalTokens: first + 18, requestCount: 2 });
   });
 
   test("a hold is given back when the gateway refuses the request or the client leaves before the answer (both modes)", async () => {

@@ -48,7 +48,7 @@ export function quotaRefusal(balance: QuotaBalance, need: { total: number; detai
     "rate_limited",
     `monthly token quota: this request may use up to ${need.total} tokens (${need.detail}) but ${free} of ${limit} remain in ${month}` +
       (held > 0 ? ` (${held} held by requests in progress)` : "") +
-      `; lower max_tokens${waitForHolds ? ", or retry when requests in progress finish" : `, or wait: ${renews}`}`,
+      `; set a lower max_tokens${waitForHolds ? ", or retry when requests in progress finish" : `, or wait: ${renews}`}`,
     { "retry-after": String(waitForHolds ? HOLD_RETRY_SECONDS : secondsUntilNextMonth(at)) },
   );
 }
