@@ -137,6 +137,38 @@ describe(`memory injection on ${backend}`, () => {
   });
 });
 
+describe(`memory within the monthly quota on ${backend}`, () => {
+  test("the memory block fits what the request's hold has room for: items that do not fit are left out; with no room, memory is skipped", async () => {
+    const fake = startFakeUpstream();
+    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+    try {
+      const long = `My cat Miso ${"likes long naps in the sun and chases moths at dusk, ".repeat(16)}`.trim();
+      const question = "what is my cat called?";
+      // The hold: the prompt's byte bound (3 + 3 + "user" + the question) and max_tokens 10, then what is left for memory.
+      const base = 3 + 3 + 4 + Buffer.byteLength(question) + 10;
+      const body = { messages: [{ role: "user", content: question }], max_tokens: 10 };
+      for (const [user, room] of [["kay", 150], ["lee", 50]] as const) {
+        await remember(server, long, user);
+        await remember(server, "My cat is called Miso", user);
+        await server.services.usage.setLimit(user, base + room);
+      }
+      // 150 tokens: the short memory fits, the long one (over 150 tokens) does not.
+      const kay = await complete(server, body, { user: "kay" });
+      expect([kay.status, kay.shimmer, kay.memories]).toEqual([200, "injected", "1"]);
+      expect(systemOf(fake)).toContain("- [");
+      expect(systemOf(fake)).toContain("My cat is called Miso");
+      expect(systemOf(fake)).not.toContain("chases moths");
+      // 50 tokens: too little for any block; the completion goes without memory.
+      const lee = await complete(server, body, { user: "lee" });
+      expect([lee.status, lee.shimmer, lee.memories]).toEqual([200, "skipped", "0"]);
+      expect(fake.requests.at(-1)!.body.messages).toEqual(body.messages);
+    } finally {
+      await server.destroy();
+      fake.stop();
+    }
+  });
+});
+
 describe(`memory window on ${backend}`, () => {
   test("timeout: retrieval past MNEMO_MEMORY_WINDOW_MS goes upstream without injection", async () => {
     const fake = startFakeUpstream();

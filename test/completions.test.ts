@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { TEST_DATABASE_URL } from "./helpers/database";
+import { loadConfig } from "../src/config";
+import { createLogger } from "../src/lib/log";
+import { startServer } from "../src/server";
+import { databaseEnvFor, TEST_DATABASE_URL } from "./helpers/database";
 import { FIXED_USAGE, startFakeUpstream, unreachableUrl, type FakeUpstream } from "./helpers/fake-upstream";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, tempDir, withClient, type TestServer } from "./helpers/server";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const client = (server: TestServer, user = "alice") => new OpenAI({ apiKey: `mock-token-${user}`, baseURL: `${server.url}/v1`, maxRetries: 0 });
@@ -108,24 +111,6 @@ describe(`chat completions proxy on ${backend}`, () => {
     expect(new Set(models.map((m) => m.owned_by)).size).toBeGreaterThanOrEqual(4);
   });
 
-  test("upstream 4xx keeps status and message; 5xx is 502 upstream_error", async () => {
-    fake.failWith = { status: 400, body: { error: { message: "model 'nope' not found", type: "invalid_request_error" } } };
-    try {
-      const error = await client(server).chat.completions.create({ model: "nope", messages: [{ role: "user", content: "x" }] }).catch((e) => e);
-      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-      expect(error.status).toBe(400);
-      expect(error.error).toEqual({ code: "invalid_request", message: "upstream: model 'nope' not found" });
-      expect(error.headers.get("x-ratelimit-limit")).toBe("60");
-      fake.failWith = { status: 503, body: { error: { message: "overloaded" } } };
-      const [status, body] = await server.call("POST", "/v1/chat/completions", { body: { messages: [{ role: "user", content: "x" }] } });
-      expect([status, body]).toEqual([502, { error: { code: "upstream_error", message: "the upstream model server answered 503: overloaded" } }]);
-      const streamed = await client(server).chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true }).catch((e) => e);
-      expect(streamed.status).toBe(502);
-    } finally {
-      fake.failWith = null;
-    }
-  });
-
   test("validation: messages are required; memory.limit is bounded", async () => {
     const [s1, b1] = await server.call("POST", "/v1/chat/completions", { body: { model: "m" } });
     expect(s1).toBe(400);
@@ -202,6 +187,105 @@ describe(`chat completions proxy on ${backend}`, () => {
       expect(await pending).toBeInstanceOf(Error);
     } finally {
       fake.delayMs = 0;
+    }
+  });
+});
+
+describe(`gateway errors on ${backend}`, () => {
+  const GATEWAY_KEY = "gw-live-key-123";
+  const leaky = `Incorrect API key provided: sk-gw-Zx81Qm2Lr7Tt9Vb3 (echo ${GATEWAY_KEY}) for http://svc:hunter2@10.20.30.40:4000/v1/chat/completions`;
+  const secrets = ["sk-gw-Zx81Qm2Lr7Tt9Vb3", GATEWAY_KEY, "hunter2"];
+  const logLines: string[] = [];
+  let fake: FakeUpstream;
+  let server: TestServer;
+  beforeAll(async () => {
+    fake = startFakeUpstream();
+    const dataDir = tempDir();
+    const env = { EMBEDDINGS_PROVIDER: "none", LLM_GATEWAY_URL: fake.url, LLM_GATEWAY_API_KEY: GATEWAY_KEY, ...(await databaseEnvFor(dataDir)) };
+    const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "debug" }, env);
+    server = withClient(await startServer(config, { log: createLogger("debug", (line) => logLines.push(line)) }), dataDir);
+  });
+  afterAll(async () => {
+    await server.destroy();
+    fake.stop();
+  });
+
+  /** Raw answers of a non-streaming and a streaming request while the gateway fails with `status`. */
+  async function failing(status: number, headers: Record<string, string> = {}) {
+    fake.failWith = { status, body: { error: { message: leaky, type: "invalid_request_error" } }, headers };
+    try {
+      const answer = async (stream: boolean) => {
+        const response = await fetch(`${server.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+          body: JSON.stringify({ messages: [{ role: "user", content: "x" }], memory: { enabled: false }, stream }),
+        });
+        return { status: response.status, text: await response.text(), retryAfter: response.headers.get("retry-after"), limit: response.headers.get("x-ratelimit-limit") };
+      };
+      return [await answer(false), await answer(true)];
+    } finally {
+      fake.failWith = null;
+    }
+  }
+
+  test("a gateway 4xx/5xx answers the spec's shape with a generic message and the upstream status, streaming or not; its text goes to the log only, redacted", async () => {
+    const expected: Array<[number, number, string, string]> = [
+      [400, 400, "invalid_request", "the model gateway refused the request (status 400)"],
+      [404, 404, "not_found", "the model gateway refused the request (status 404)"],
+      [422, 400, "invalid_request", "the model gateway refused the request (status 422)"],
+      // The gateway refusing Mnemo's own key is not the caller's fault: their token is fine.
+      [401, 502, "upstream_error", "the model gateway refused the request (status 401)"],
+      [403, 502, "upstream_error", "the model gateway refused the request (status 403)"],
+      [503, 502, "upstream_error", "the model gateway failed (status 503)"],
+    ];
+    for (const [upstreamStatus, status, code, message] of expected) {
+      for (const answer of await failing(upstreamStatus)) {
+        expect([answer.status, JSON.parse(answer.text), answer.limit]).toEqual([status, { error: { code, message } }, "60"]);
+      }
+    }
+    const limited = await failing(429, { "retry-after": "7" });
+    for (const answer of limited) {
+      expect([answer.status, JSON.parse(answer.text), answer.retryAfter]).toEqual([429, { error: { code: "rate_limited", message: "the model gateway refused the request (status 429); retry in 7 s" } }, "7"]);
+    }
+    // Through the SDK: a BadRequestError carrying only our message.
+    fake.failWith = { status: 400, body: { error: { message: leaky } } };
+    try {
+      const error = await client(server).chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], memory: { enabled: false } } as any).catch((e) => e);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error.error).toEqual({ code: "invalid_request", message: "the model gateway refused the request (status 400)" });
+    } finally {
+      fake.failWith = null;
+    }
+    // The operator finds the upstream's words in the log, without its secrets.
+    const logged = logLines.filter((line) => line.includes("the model gateway answered an error"));
+    expect(logged.length).toBeGreaterThanOrEqual(expected.length * 2);
+    expect(logged.every((line) => line.includes("Incorrect API key provided") && line.includes("http://[redacted]@10.20.30.40:4000"))).toBe(true);
+    for (const secret of secrets) expect(logLines.filter((line) => line.includes(secret))).toEqual([]);
+  });
+
+  test("an error event in the middle of a stream reaches the client as a generic one; its text is logged redacted", async () => {
+    fake.streamError = { error: { message: leaky, code: "internal" } };
+    try {
+      const response = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+        body: JSON.stringify({ messages: [{ role: "user", content: "x" }], memory: { enabled: false }, stream: true }),
+      });
+      const text = await response.text();
+      expect(response.status).toBe(200);
+      expect(text).toContain(`data: ${JSON.stringify({ error: { code: "upstream_error", message: "the model gateway reported an error mid-stream" } })}\n\n`);
+      for (const secret of [...secrets, "10.20.30.40", "Incorrect API key"]) expect(text).not.toContain(secret);
+      // The SDK raises it as an API error with our message.
+      const stream = await client(server).chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true, memory: { enabled: false } } as any);
+      const error = await (async () => {
+        for await (const _ of stream as any);
+      })().catch((e) => e);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect(error.message).toContain("the model gateway reported an error mid-stream");
+      expect(logLines.some((line) => line.includes("mid-stream") && line.includes("Incorrect API key provided"))).toBe(true);
+      for (const secret of secrets) expect(logLines.filter((line) => line.includes(secret))).toEqual([]);
+    } finally {
+      fake.streamError = null;
     }
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnServer } from "./helpers/cli";
 import { TEST_DATABASE_URL } from "./helpers/database";
 import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
@@ -101,7 +102,9 @@ describe(`windows in the store of record on ${backend}`, () => {
     const dataDir = tempDir();
     const env = { LLM_GATEWAY_URL: fake.url, MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "10" };
     const a = await startTestServer({ dataDir, env });
-    const b = await startTestServer({ dataDir, env });
+    // The other replica in a process of its own, as replicas run (in one process, a SQLite
+    // busy wait of one would block the other's commit).
+    const b = await spawnServer(["--data", dataDir, "--allow-mock-tokens"], env);
     try {
       const results = await Promise.all(Array.from({ length: 30 }, (_, i) => complete(i % 2 ? a.url : b.url, "mock-token-oli")));
       expect(results.filter((r) => r.status === 200)).toHaveLength(10);
@@ -112,8 +115,57 @@ describe(`windows in the store of record on ${backend}`, () => {
       const [, usage] = await a.call("GET", "/v1/usage", { token: "mock-token-oli" });
       expect(usage.usage).toMatchObject({ totalTokens: 180, requestCount: 10 });
     } finally {
-      await b.stop();
+      b.proc.kill();
+      await b.proc.exited;
       await a.destroy();
+    }
+  });
+});
+
+describe(`admission before retrieval on ${backend}`, () => {
+  test("requests refused by the rate limit or the monthly quota run no memory search: the embedder sees only admitted requests' queries", async () => {
+    const gateway = startFakeUpstream();
+    const env = { LLM_GATEWAY_URL: gateway.url, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: gateway.url, EMBEDDINGS_MODEL: "fake-64", MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "3" };
+    const server = await startTestServer({ env });
+    const ask = async (token: string, query: string) => {
+      const response = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ messages: [{ role: "user", content: query }] }),
+      });
+      await response.text();
+      return [response.status, response.headers.get("x-svc-shimmer")];
+    };
+    const question = (n: number) => `question ${n}: what colour is the lighthouse?`;
+    const searched = () => gateway.embedded.filter((text) => text.startsWith("question "));
+    try {
+      for (const user of ["ida", "jo"]) {
+        expect((await server.call("POST", "/v1/memories", { token: `mock-token-${user}`, body: { content: "the lighthouse is painted red" } }))[0]).toBe(201);
+      }
+      // Until both have vectors, a search is full-text only and embeds nothing.
+      for (const user of ["ida", "jo"]) {
+        for (let i = 0; i < 200; i++) {
+          const [, found] = await server.call("POST", "/v1/memories/search", { token: `mock-token-${user}`, body: { query: "lighthouse painted" } });
+          if (found.mode === "semantic") break;
+          await Bun.sleep(50);
+        }
+      }
+      // Three per minute for this credential: 3 admitted, 5 refused.
+      const answers = [];
+      for (let n = 1; n <= 8; n++) answers.push(await ask("mock-token-ida", question(n)));
+      expect(answers).toEqual([...Array(3).fill([200, "injected"]), ...Array(5).fill([429, null])]);
+      // Refused by the quota: jo has no tokens left.
+      await server.services.usage.setLimit("jo", 0);
+      expect(await ask("mock-token-jo", question(20))).toEqual([429, null]);
+      // Admitted afterwards: ida's other credential, and jo with an allowance again.
+      const key = (await server.services.credentials.createApiKey({ userId: "ida", scopes: ["chat"] })).key;
+      expect(await ask(key, question(9))).toEqual([200, "injected"]);
+      await server.services.usage.setLimit("jo", 100_000);
+      expect(await ask("mock-token-jo", question(21))).toEqual([200, "injected"]);
+      expect(searched()).toEqual([question(1), question(2), question(3), question(9), question(21)]);
+    } finally {
+      await server.destroy();
+      gateway.stop();
     }
   });
 });

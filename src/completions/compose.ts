@@ -10,10 +10,14 @@ import type { SearchEngine } from "../search/engine";
 import { createUsageRepository } from "../usage/repository";
 import { createUsageService } from "../usage/service";
 import type { WorkspaceService } from "../workspaces/service";
+import { createAdmission } from "./admission";
 import { createModelCatalog } from "./models";
 import { createRetriever, type NoteDecryptor } from "./retrieval";
 import { createCompletionService } from "./service";
 import { createUpstream } from "./upstream";
+
+/** How long a quota hold lasts beyond the gateway timeout: streams run past that timeout, as long as the model writes. */
+const HOLD_GRACE_MS = 30 * 60_000;
 
 /** Usage metering, rate limits, the upstream and the completion service, wired (issue 11). */
 export function createCompletionServices(d: {
@@ -30,13 +34,15 @@ export function createCompletionServices(d: {
   const upstream = createUpstream({ baseUrl: c.gatewayUrl, apiKey: c.gatewayApiKey, timeoutMs: c.gatewayTimeoutMs, log: d.log });
   const usage = createUsageService({ store: d.store, repo: createUsageRepository(), defaultMonthlyLimit: c.monthlyTokenLimit });
   const limiter = createRateLimiter({ store: d.store, repo: createRateLimitRepository() });
+  // A hold outlives any answer the gateway may still give; past it (its server died) it stops counting.
+  const admit = createAdmission({ store: d.store, limiter, usage, holdTtlMs: c.gatewayTimeoutMs + HOLD_GRACE_MS });
   const retriever = createRetriever({
     engine: d.engine, documentsQuery: d.documentsQuery, log: d.log, decryptor: d.clientKeys ? noteDecryptor(d.clientKeys) : undefined, looksEncrypted,
   });
   return {
     usage,
     models: createModelCatalog({ upstream, curated: c.models, defaultModel: c.defaultModel, timeoutMs: c.gatewayTimeoutMs, log: d.log }),
-    completions: createCompletionService({ config: c, upstream, retriever, usage, limiter, workspaces: d.workspaces, log: d.log }),
+    completions: createCompletionService({ config: c, upstream, retriever, usage, admit, workspaces: d.workspaces, log: d.log }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { contentText } from "../usage/tokens";
+import { contentText, countTextTokens, textTokenBound } from "../usage/tokens";
 
 /** `X-Svc-Shimmer` (spec §3): what memory did for this completion. */
 export type Shimmer = "injected" | "skipped" | "timeout" | "no-context";
@@ -71,6 +71,34 @@ export function renderMemoryBlock({ memories, notes }: Retrieved): string {
     parts.push(NOTES_HEADING, ...notes.map((n) => `- ${n.title ? `${oneLine(n.title)}: ` : ""}${oneLine(n.content)}`));
   }
   return parts.join("\n");
+}
+
+/** What putting the block into the messages adds around it: a system message's framing (3) and role (1). */
+const BLOCK_FRAMING_TOKENS = 4;
+
+/** Whether a block fits `budgetTokens`: its byte bound settles most without loading the tokenizer. */
+async function fits(found: Retrieved, budgetTokens: number): Promise<boolean> {
+  const block = renderMemoryBlock(found);
+  if (textTokenBound(block) + BLOCK_FRAMING_TOKENS <= budgetTokens) return true;
+  return (await countTextTokens(block)) + BLOCK_FRAMING_TOKENS <= budgetTokens;
+}
+
+/**
+ * The retrieved items whose block fits `budgetTokens` (what the request's quota hold has
+ * for it): the whole when it fits, else each item in order of relevance that still fits.
+ */
+export async function withinBudget(found: Retrieved, budgetTokens: number): Promise<Retrieved> {
+  if (await fits(found, budgetTokens)) return found;
+  const kept: Retrieved = { memories: [], notes: [] };
+  for (const memory of found.memories) {
+    const next = { ...kept, memories: [...kept.memories, memory] };
+    if (await fits(next, budgetTokens)) kept.memories = next.memories;
+  }
+  for (const note of found.notes) {
+    const next = { ...kept, notes: [...kept.notes, note] };
+    if (await fits(next, budgetTokens)) kept.notes = next.notes;
+  }
+  return kept;
 }
 
 /**

@@ -2,15 +2,16 @@ import type { Principal } from "../auth/service";
 import type { Config } from "../config";
 import { AppError } from "../errors/app-error";
 import type { Logger } from "../lib/log";
-import { rateLimited, rateLimitHeaders, type RateLimiter, type WindowSpec } from "../rate-limits/service";
-import type { UsageService } from "../usage/service";
+import type { WindowSpec } from "../rate-limits/service";
+import type { QuotaHold, UsageService } from "../usage/service";
 import { contentText, countPromptTokens, countTextTokens } from "../usage/tokens";
 import type { WorkspaceService } from "../workspaces/service";
-import { beforeDeadline, injectIntoSystem, memoryQuery, renderMemoryBlock, TIMED_OUT, type Retrieved, type Shimmer } from "./injection";
+import { estimateCost, type Admit } from "./admission";
+import { beforeDeadline, injectIntoSystem, memoryQuery, renderMemoryBlock, TIMED_OUT, withinBudget, type Retrieved, type Shimmer } from "./injection";
 import { DEFAULT_MEMORY_LIMIT, type ChatCompletionBody } from "./model";
 import type { Retriever } from "./retrieval";
 import { passThrough, type StreamTally } from "./sse";
-import { ClientGoneError, type Upstream } from "./upstream";
+import { ClientGoneError, redactUpstreamText, type Upstream } from "./upstream";
 
 export interface CompletionRequest {
   principal: Principal;
@@ -35,7 +36,7 @@ export interface CompletionServiceDeps {
   upstream: Upstream;
   retriever: Retriever;
   usage: UsageService;
-  limiter: RateLimiter;
+  admit: Admit;
   workspaces: WorkspaceService;
   log: Logger;
 }
@@ -68,11 +69,14 @@ function replyText(reply: any): string {
 }
 
 /**
- * `POST /v1/chat/completions`: rate limits, quota and workspace ownership are checked
- * while memories are retrieved (the window hides their commits); at the window's end the
- * request goes upstream, with the memories in the system prompt when they came in time.
+ * `POST /v1/chat/completions`: admission first (rate limits, then a hold on the monthly
+ * quota for the request's estimate; workspace ownership beside it), and only then the
+ * memory retrieval, within its window (MNEMO_MEMORY_WINDOW_MS). At the window's end the
+ * request goes upstream, with the memories that came in time and fit the hold in the
+ * system prompt; the hold settles to what the request used, or is released when nothing
+ * came back (the upstream refused it, the client left).
  */
-export function createCompletionService({ config, upstream, retriever, usage, limiter, workspaces, log }: CompletionServiceDeps) {
+export function createCompletionService({ config, upstream, retriever, usage, admit, workspaces, log }: CompletionServiceDeps) {
   function windowsOf(principal: Principal): WindowSpec[] {
     const credential = principal.keyId ? `key:${principal.keyId}` : `credential:${principal.method}:${principal.userId}`;
     return [
@@ -81,29 +85,41 @@ export function createCompletionService({ config, upstream, retriever, usage, li
     ];
   }
 
-  /** Admission: rate limits (counted), quota, workspace. Returns the `X-RateLimit-*` headers. */
-  async function admit(r: CompletionRequest, startedAt: Date): Promise<Record<string, string>> {
-    const userId = r.principal.userId;
-    const [rate, quota, workspace] = await Promise.allSettled([
-      limiter.check(windowsOf(r.principal)),
-      usage.assertWithinQuota(userId, startedAt),
-      r.workspaceId ? workspaces.requireOwned(userId, r.workspaceId) : Promise.resolve(null),
-    ]);
-    if (rate.status === "rejected") throw rate.reason;
-    const headers = rateLimitHeaders(rate.value);
-    if (!rate.value.allowed) throw rateLimited(rate.value, ROUTE);
-    if (quota.status === "rejected") throw withHeaders(quota.reason, headers);
-    if (workspace.status === "rejected") throw withHeaders(workspace.reason, headers);
-    return headers;
+  /** The hold's one ending: settled to the tokens used, or released unused. */
+  function closeOnce(hold: QuotaHold) {
+    let closed = false;
+    return {
+      async settle(messages: unknown[], usageReported: StreamTally["usage"], text: string) {
+        if (closed) return;
+        closed = true;
+        try {
+          await usage.settle(hold, { ...(await tokensOf(usageReported, messages, text)), requests: 1 });
+        } catch (error) {
+          log.error("usage not recorded", { userId: hold.userId, error: error as Error });
+        }
+      },
+      async release() {
+        if (closed) return;
+        closed = true;
+        await usage.release(hold).catch((error) => log.warn("quota hold not released; it lapses when it expires", { userId: hold.userId, reason: (error as Error).message }));
+      },
+    };
   }
 
-  async function meter(userId: string, startedAt: Date, messages: unknown[], usageReported: StreamTally["usage"], text: string) {
-    try {
-      const tokens = await tokensOf(usageReported, messages, text);
-      await usage.record(userId, startedAt, { ...tokens, requests: 1 });
-    } catch (error) {
-      log.error("usage not recorded", { userId, error: error as Error });
-    }
+  /** The memories for the request within the window and the block's token budget; the shimmer says what came of it. */
+  async function retrieve(r: CompletionRequest, query: string, budget: number, deadline: number): Promise<{ shimmer: Shimmer; found: Retrieved }> {
+    const none = { memories: [], notes: [] };
+    const limit = r.body.memory?.limit ?? DEFAULT_MEMORY_LIMIT;
+    const search = retriever.retrieve({ ownerId: r.principal.userId, query, limit, workspaceId: r.workspaceId, clientKey: r.clientKey, deadline });
+    const outcome = await beforeDeadline(search, deadline).catch((error) => {
+      log.warn("memory retrieval failed; going upstream without it", { reason: (error as Error).message });
+      return null;
+    });
+    if (outcome === TIMED_OUT) return { shimmer: "timeout", found: none };
+    if (!outcome || outcome.memories.length + outcome.notes.length === 0) return { shimmer: "no-context", found: none };
+    const found = await withinBudget(outcome, budget);
+    // Found, but none fits what the quota has room for: skipped, as when no room was left at all.
+    return { shimmer: found.memories.length + found.notes.length ? "injected" : "skipped", found };
   }
 
   return {
@@ -113,47 +129,43 @@ export function createCompletionService({ config, upstream, retriever, usage, li
       const userId = r.principal.userId;
       const enabled = r.body.memory?.enabled ?? true;
       const query = enabled ? memoryQuery(r.body.messages) : "";
-      const retrieval = query
-        ? beforeDeadline(
-            retriever.retrieve({ ownerId: userId, query, limit: r.body.memory?.limit ?? DEFAULT_MEMORY_LIMIT, workspaceId: r.workspaceId, clientKey: r.clientKey, deadline: t0 + config.memoryWindowMs }),
-            t0 + config.memoryWindowMs,
-          )
-        : null;
-      retrieval?.catch(() => {});
-
-      const limitHeaders = await admit(r, startedAt);
-
-      let shimmer: Shimmer = enabled ? "no-context" : "skipped";
-      let found: Retrieved = { memories: [], notes: [] };
-      if (retrieval) {
-        const outcome = await retrieval.catch((error) => {
-          log.warn("memory retrieval failed; going upstream without it", { reason: (error as Error).message });
-          return null;
-        });
-        if (outcome === TIMED_OUT) shimmer = "timeout";
-        else if (outcome && outcome.memories.length + outcome.notes.length > 0) {
-          shimmer = "injected";
-          found = outcome;
-        }
-      }
-
-      const { memory: _ours, ...passed } = r.body;
-      const messages = shimmer === "injected" ? injectIntoSystem(r.body.messages, renderMemoryBlock(found)) : r.body.messages;
-      const upstreamBody: Record<string, unknown> = { ...passed, model: passed.model ?? config.defaultModel, messages };
-      const stream = r.body.stream === true;
-      const clientWantsUsage = (passed as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
-      // Streams report usage only when asked; we ask, and drop that chunk if the client did not.
-      if (stream) upstreamBody.stream_options = { ...((passed as { stream_options?: object }).stream_options ?? {}), include_usage: true };
-
-      const headers: Record<string, string> = {
-        ...limitHeaders,
-        "x-svc-shimmer": shimmer,
-        "x-svc-memory-count": String(found.memories.length),
-        "x-svc-notes-count": String(found.notes.length),
-      };
-      const ours = performance.now() - t0;
-
+      const cost = estimateCost(r.body, {
+        defaultCompletionTokens: config.completionReserveTokens,
+        memoryLimit: r.body.memory?.limit ?? DEFAULT_MEMORY_LIMIT,
+        memoryEnabled: query !== "",
+        withNotes: r.workspaceId !== null,
+      });
+      const [admission, workspace] = await Promise.allSettled([
+        admit({ userId, windows: windowsOf(r.principal), at: startedAt, messages: r.body.messages, cost, route: ROUTE }),
+        r.workspaceId ? workspaces.requireOwned(userId, r.workspaceId) : Promise.resolve(null),
+      ]);
+      if (admission.status === "rejected") throw admission.reason;
+      const { headers: limitHeaders, hold, injectionBudget } = admission.value;
+      const quota = closeOnce(hold);
+      const headers: Record<string, string> = { ...limitHeaders };
       try {
+        if (workspace.status === "rejected") throw workspace.reason;
+
+        // Memory: none asked (or no room left for it in the quota) is `skipped`.
+        let shimmer: Shimmer = query ? "skipped" : enabled ? "no-context" : "skipped";
+        let found: Retrieved = { memories: [], notes: [] };
+        // The window is retrieval's: it starts once the request is admitted.
+        if (query && injectionBudget > 0) ({ shimmer, found } = await retrieve(r, query, injectionBudget, performance.now() + config.memoryWindowMs));
+        else if (query) log.debug("memory skipped: no room in the monthly quota for its context", { userId });
+
+        const { memory: _ours, ...passed } = r.body;
+        const messages = shimmer === "injected" ? injectIntoSystem(r.body.messages, renderMemoryBlock(found)) : r.body.messages;
+        const upstreamBody: Record<string, unknown> = { ...passed, model: passed.model ?? config.defaultModel, messages };
+        const stream = r.body.stream === true;
+        const clientWantsUsage = (passed as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
+        // Streams report usage only when asked; we ask, and drop that chunk if the client did not.
+        if (stream) upstreamBody.stream_options = { ...((passed as { stream_options?: object }).stream_options ?? {}), include_usage: true };
+
+        headers["x-svc-shimmer"] = shimmer;
+        headers["x-svc-memory-count"] = String(found.memories.length);
+        headers["x-svc-notes-count"] = String(found.notes.length);
+        const ours = performance.now() - t0;
+
         if (!stream) {
           const sent = performance.now();
           const reply = await upstream.json("POST", "/chat/completions", upstreamBody, r.signal);
@@ -162,7 +174,7 @@ export function createCompletionService({ config, upstream, retriever, usage, li
           try {
             parsed = JSON.parse(reply.text);
           } catch {}
-          await meter(userId, startedAt, messages, parsed?.usage ?? null, replyText(parsed));
+          await quota.settle(messages, parsed?.usage ?? null, replyText(parsed));
           headers["x-svc-overhead-ms"] = ms(ours + (performance.now() - back));
           log.debug("completion", { shimmer, upstreamMs: ms(back - sent) });
           return { status: reply.status, headers: { ...headers, "content-type": reply.contentType }, body: reply.text };
@@ -180,16 +192,17 @@ export function createCompletionService({ config, upstream, retriever, usage, li
           try {
             parsed = JSON.parse(text);
           } catch {}
-          await meter(userId, startedAt, messages, parsed?.usage ?? null, replyText(parsed));
+          await quota.settle(messages, parsed?.usage ?? null, replyText(parsed));
           return { status: call.response.status, headers: { ...headers, "content-type": type || "application/json", "x-svc-overhead-ms": ms(ours + performance.now() - headersIn) }, body: text };
         }
         const events = passThrough(body, {
           stripUsageChunk: !clientWantsUsage,
           abortUpstream: call.abort,
           clientSignal: r.signal,
+          onUpstreamError: (text) => log.warn("the model gateway reported an error mid-stream", { upstream: redactUpstreamText(text, config.gatewayApiKey) }),
           onEnd: (outcome, tally) => {
             if (outcome !== "done") log.debug("stream ended early", { outcome });
-            return meter(userId, startedAt, messages, tally.usage, tally.text);
+            return quota.settle(messages, tally.usage, tally.text);
           },
         });
         headers["x-svc-overhead-ms"] = ms(ours + performance.now() - headersIn);
@@ -199,6 +212,8 @@ export function createCompletionService({ config, upstream, retriever, usage, li
           body: events,
         };
       } catch (error) {
+        // Nothing came back to meter: the hold is given back.
+        await quota.release();
         throw withHeaders(error, headers);
       }
     },

@@ -19,12 +19,17 @@ export interface PassThroughOptions {
   abortUpstream(): void;
   /** The client's request: its abort ends the stream at once (metered as `aborted`). */
   clientSignal?: AbortSignal;
+  /** An error event from the upstream (its data, verbatim): for the log only; the client gets `UPSTREAM_ERROR_EVENT`. */
+  onUpstreamError?(data: string): void;
 }
+
+/** What the client sees for an upstream's mid-stream error event: the spec's error shape, nothing of the upstream's text. */
+export const UPSTREAM_ERROR_EVENT = `data: ${JSON.stringify({ error: { code: "upstream_error", message: "the model gateway reported an error mid-stream" } })}`;
 
 const EVENT_END = /\r?\n\r?\n/;
 const encoder = new TextEncoder();
 
-function tallyEvent(event: string, tally: StreamTally): "usage-only" | "done" | "other" {
+function tallyEvent(event: string, tally: StreamTally): "usage-only" | "done" | "error" | "other" {
   const data = event
     .split(/\r?\n/)
     .filter((line) => line.startsWith("data:"))
@@ -38,6 +43,7 @@ function tallyEvent(event: string, tally: StreamTally): "usage-only" | "done" | 
   } catch {
     return "other";
   }
+  if (chunk?.error) return "error";
   if (chunk?.usage && typeof chunk.usage === "object") tally.usage = chunk.usage;
   const choices = Array.isArray(chunk?.choices) ? chunk.choices : null;
   for (const choice of choices ?? []) {
@@ -52,8 +58,9 @@ function tallyEvent(event: string, tally: StreamTally): "usage-only" | "done" | 
 
 /**
  * Passes an upstream Server-Sent Events body through, event by event as they arrive
- * (nothing waits for more than the event it is in), reading each for metering. The
- * client cancelling the stream aborts the upstream request.
+ * (nothing waits for more than the event it is in), reading each for metering. An error
+ * event is replaced by a generic one. The client cancelling the stream aborts the
+ * upstream request.
  */
 export function passThrough(upstream: ReadableStream<Uint8Array>, options: PassThroughOptions): ReadableStream<Uint8Array> {
   const reader = upstream.getReader();
@@ -85,8 +92,10 @@ export function passThrough(upstream: ReadableStream<Uint8Array>, options: PassT
         if (chunk.done) {
           buffer += decoder.decode();
           if (buffer.trim()) {
-            tallyEvent(buffer, tally);
-            controller.enqueue(encoder.encode(buffer));
+            if (tallyEvent(buffer, tally) === "error") {
+              options.onUpstreamError?.(buffer);
+              controller.enqueue(encoder.encode(`${UPSTREAM_ERROR_EVENT}\n\n`));
+            } else controller.enqueue(encoder.encode(buffer));
           }
           await end("done");
           controller.close();
@@ -98,6 +107,11 @@ export function passThrough(upstream: ReadableStream<Uint8Array>, options: PassT
           const event = buffer.slice(0, match.index);
           buffer = buffer.slice(match.index + match[0].length);
           const kind = tallyEvent(event, tally);
+          if (kind === "error") {
+            options.onUpstreamError?.(event);
+            out += `${UPSTREAM_ERROR_EVENT}\n\n`;
+            continue;
+          }
           if (kind === "done") {
             // Metered before the client sees [DONE]: clients (the OpenAI SDK) hang up right after it.
             if (out) controller.enqueue(encoder.encode(out));

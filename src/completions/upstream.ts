@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from "../errors/app-error";
+import { AppError } from "../errors/app-error";
 import type { Logger } from "../lib/log";
 
 export interface UpstreamOptions {
@@ -22,26 +22,55 @@ export interface UpstreamCall {
   timedOut(): boolean;
 }
 
-/** Our error code for an upstream 4xx kept as it is (status and message). */
-const CODE_OF: Record<number, ErrorCode> = {
-  400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict",
-  413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited",
-};
-
-/** The message of an upstream error body: OpenAI's `{error: {message}}`, `{error: "…"}`, `{message}` or the text. */
-function messageOf(text: string): string {
-  try {
-    const body = JSON.parse(text);
-    const m = body?.error?.message ?? (typeof body?.error === "string" ? body.error : undefined) ?? body?.message ?? body?.detail;
-    if (typeof m === "string" && m) return m.slice(0, 1_000);
-  } catch {}
-  return text.trim().slice(0, 1_000) || "no message";
+/**
+ * Upstream text redacted for the server log: credentials in URLs (`user:pass@`, secret
+ * query parameters), key-like tokens (`sk-…`, long opaque strings), the gateway key
+ * itself; cut to 500 characters. The logger then redacts bearer tokens and hex keys too.
+ */
+export function redactUpstreamText(text: string, gatewayApiKey?: string): string {
+  let out = text.trim().slice(0, 2_000);
+  if (gatewayApiKey) out = out.split(gatewayApiKey).join("[redacted]");
+  out = out
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"']*@/gi, "$1[redacted]@")
+    .replace(/([?&](?:[a-z_-]*(?:key|token|secret|password|signature|sig|auth)[a-z_-]*)=)[^&\s"']+/gi, "$1[redacted]")
+    .replace(/\b(?:sk|pk|rk|ak|key|token|secret)[-_][A-Za-z0-9_-]{6,}/gi, "[redacted]")
+    .replace(/\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}\b/g, "[redacted]");
+  return out.length > 500 ? `${out.slice(0, 499)}…` : out;
 }
 
 /**
- * The OpenAI-compatible upstream (LLM_GATEWAY_URL). Upstream 4xx keep their status and
- * message; 5xx and an unreachable upstream become 502 `upstream_error`; no answer
- * within LLM_GATEWAY_TIMEOUT_MS becomes 504 `upstream_timeout`.
+ * Our answer to an upstream error status. Nothing of the upstream's body reaches the
+ * caller (it may name the gateway's key or internal addresses): a generic message with
+ * the upstream status. A refusal of the request as such (400, 404 for an unknown model,
+ * 413) stays a 4xx; 429 stays 429 with `Retry-After`; the gateway refusing Mnemo's own
+ * credentials (401, 403, 407) is Mnemo's problem, not the caller's: 502; 408 is 504.
+ */
+export function upstreamFailure(status: number, retryAfter: string | null): AppError {
+  if (status === 429) {
+    const seconds = retryAfterSeconds(retryAfter);
+    return new AppError(429, "rate_limited", `the model gateway refused the request (status 429); retry in ${seconds} s`, { "retry-after": String(seconds) });
+  }
+  if (status === 408) return new AppError(504, "upstream_timeout", "the model gateway timed out (status 408)");
+  if (status >= 500 || status < 400) return new AppError(502, "upstream_error", `the model gateway failed (status ${status})`);
+  const refused = `the model gateway refused the request (status ${status})`;
+  if (status === 401 || status === 403 || status === 407) return new AppError(502, "upstream_error", refused);
+  if (status === 404) return new AppError(404, "not_found", refused);
+  if (status === 413) return new AppError(413, "payload_too_large", refused);
+  return new AppError(400, "invalid_request", refused);
+}
+
+/** An upstream `Retry-After` (seconds or an HTTP date) as whole seconds, at least 1. */
+function retryAfterSeconds(value: string | null): number {
+  if (value && /^\d+$/.test(value.trim())) return Math.max(1, Number(value.trim()));
+  const date = value ? Date.parse(value) : NaN;
+  return Number.isFinite(date) ? Math.max(1, Math.ceil((date - Date.now()) / 1000)) : 1;
+}
+
+/**
+ * The OpenAI-compatible upstream (LLM_GATEWAY_URL). Its error statuses are answered as
+ * `upstreamFailure` says, its error text goes to the log only (redacted); an unreachable
+ * upstream is 502 `upstream_error`; no answer within LLM_GATEWAY_TIMEOUT_MS is 504
+ * `upstream_timeout`.
  */
 export function createUpstream({ baseUrl, apiKey, timeoutMs, log }: UpstreamOptions) {
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -65,7 +94,7 @@ export function createUpstream({ baseUrl, apiKey, timeoutMs, log }: UpstreamOpti
       if (error instanceof AppError) throw error;
       if (clientSignal?.aborted) throw new ClientGoneError("client disconnected");
       if (timedOut) throw new AppError(504, "upstream_timeout", `the upstream model server did not answer within ${timeout} ms`);
-      log.warn("upstream unreachable", { path, reason: (error as Error).message });
+      log.warn("upstream unreachable", { path, reason: redactUpstreamText((error as Error).message, apiKey) });
       throw new AppError(502, "upstream_error", "the upstream model server could not be reached");
     };
     try {
@@ -76,15 +105,9 @@ export function createUpstream({ baseUrl, apiKey, timeoutMs, log }: UpstreamOpti
         signal: controller.signal,
       });
       if (!response.ok) {
-        const message = messageOf(await response.text());
-        if (response.status >= 400 && response.status < 500) {
-          const extra: Record<string, string> = {};
-          const retryAfter = response.headers.get("retry-after");
-          if (retryAfter) extra["retry-after"] = retryAfter;
-          throw new AppError(response.status, CODE_OF[response.status] ?? "invalid_request", `upstream: ${message}`, extra);
-        }
-        log.warn("upstream error", { path, status: response.status });
-        throw new AppError(502, "upstream_error", `the upstream model server answered ${response.status}: ${message}`);
+        const text = await response.text().catch(() => "");
+        log.warn("the model gateway answered an error", { path, status: response.status, upstream: redactUpstreamText(text, apiKey) });
+        throw upstreamFailure(response.status, response.headers.get("retry-after"));
       }
       return {
         response,
@@ -112,7 +135,7 @@ export function createUpstream({ baseUrl, apiKey, timeoutMs, log }: UpstreamOpti
       } catch (error) {
         if (clientSignal?.aborted) throw new ClientGoneError("client disconnected");
         if (call.timedOut()) throw new AppError(504, "upstream_timeout", `the upstream model server did not answer within ${timeout} ms`);
-        log.warn("upstream reply cut off", { path, reason: (error as Error).message });
+        log.warn("upstream reply cut off", { path, reason: redactUpstreamText((error as Error).message, apiKey) });
         throw new AppError(502, "upstream_error", "the upstream model server closed the connection mid-reply");
       } finally {
         call.settle();

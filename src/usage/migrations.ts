@@ -27,4 +27,20 @@ export const usageMigrations: Migration[] = [
       );
     `,
   },
+  {
+    // Quota holds (issue 22): a completion holds its estimated tokens from admission until
+    // it settles, so concurrent requests cannot all pass a check made before any recorded.
+    // A hold that outlives its expiry (its server died) stops counting.
+    id: "0302_usage_holds",
+    sql: `
+      CREATE TABLE usage_holds (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        month TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        expires_ms INTEGER NOT NULL
+      );
+      CREATE INDEX usage_holds_by_user ON usage_holds (user_id, month);
+    `,
+  },
 ];

@@ -37,6 +37,38 @@ export function createUsageRepository() {
       );
     },
 
+    /**
+     * Locks the month's counter row for the rest of the transaction (created at zero when
+     * missing; an upsert takes the row lock on PostgreSQL, SQLite holds the write lock).
+     */
+    async lock(tx: Executor, userId: string, month: string, now: string): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO usage_counters (user_id, month, prompt_tokens, completion_tokens, total_tokens, request_count, updated_at)
+            VALUES (${userId}, ${month}, 0, 0, 0, 0, ${now})
+            ON CONFLICT (user_id, month) DO UPDATE SET updated_at = usage_counters.updated_at`,
+      );
+    },
+
+    /** Tokens used and tokens held by live holds, after dropping the user's expired holds. */
+    async balance(tx: Executor, userId: string, month: string, nowMs: number): Promise<{ used: number; held: number }> {
+      await run(tx, sql`DELETE FROM usage_holds WHERE user_id = ${userId} AND expires_ms <= ${nowMs}`);
+      const row = await first<{ used: number | string | null; held: number | string | null }>(
+        tx,
+        sql`SELECT (SELECT total_tokens FROM usage_counters WHERE user_id = ${userId} AND month = ${month}) AS used,
+                   (SELECT SUM(tokens) FROM usage_holds WHERE user_id = ${userId} AND month = ${month}) AS held`,
+      );
+      return { used: num(row?.used), held: num(row?.held) };
+    },
+
+    async hold(tx: Executor, hold: { id: string; userId: string; month: string; tokens: number; expiresMs: number }): Promise<void> {
+      await run(tx, sql`INSERT INTO usage_holds (id, user_id, month, tokens, expires_ms) VALUES (${hold.id}, ${hold.userId}, ${hold.month}, ${hold.tokens}, ${hold.expiresMs})`);
+    },
+
+    async dropHold(tx: Executor, id: string): Promise<void> {
+      await run(tx, sql`DELETE FROM usage_holds WHERE id = ${id}`);
+    },
+
     async get(tx: Executor, userId: string, month: string): Promise<UsageRow> {
       const row = await first<CounterRow>(
         tx,

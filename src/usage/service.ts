@@ -1,4 +1,4 @@
-import type { Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import { AppError } from "../errors/app-error";
 import type { UsageDelta, UsageRepository } from "./repository";
 
@@ -11,6 +11,51 @@ export function secondsUntilNextMonth(at: Date): number {
   return Math.max(1, Math.ceil((next - at.getTime()) / 1000));
 }
 
+/** The month's quota as a hold is decided on it: settled tokens, tokens held by requests in progress, the limit. */
+export interface QuotaBalance {
+  month: string;
+  used: number;
+  held: number;
+  limit: number;
+}
+
+/** Tokens held for one request from admission until it settles. */
+export interface QuotaHold {
+  id: string;
+  userId: string;
+  /** When the request started: its tokens count in this month. */
+  at: Date;
+  tokens: number;
+}
+
+/**
+ * The 429 of a request whose estimate does not fit: `Retry-After` until the month rolls
+ * over when even the settled usage leaves no room, else a few seconds (requests in
+ * progress hold the rest and give back what they do not use).
+ */
+export function quotaRefusal(balance: QuotaBalance, need: { total: number; detail: string }, at: Date): AppError {
+  const { month, used, held, limit } = balance;
+  const renews = "it renews at the start of the next month (UTC)";
+  if (used >= limit) {
+    return new AppError(429, "rate_limited", `monthly token quota exhausted: ${used} of ${limit} tokens used in ${month}; ${renews}`, {
+      "retry-after": String(secondsUntilNextMonth(at)),
+    });
+  }
+  const waitForHolds = used + need.total <= limit;
+  const free = Math.max(0, limit - used - held);
+  return new AppError(
+    429,
+    "rate_limited",
+    `monthly token quota: this request may use up to ${need.total} tokens (${need.detail}) but ${free} of ${limit} remain in ${month}` +
+      (held > 0 ? ` (${held} held by requests in progress)` : "") +
+      `; set a lower max_tokens${waitForHolds ? ", or retry when requests in progress finish" : `, or wait: ${renews}`}`,
+    { "retry-after": String(waitForHolds ? HOLD_RETRY_SECONDS : secondsUntilNextMonth(at)) },
+  );
+}
+
+/** When a refusal is only for tokens held by requests in progress: they settle within seconds, usually. */
+const HOLD_RETRY_SECONDS = 2;
+
 export interface UsageServiceDeps {
   store: Store;
   repo: UsageRepository;
@@ -20,8 +65,9 @@ export interface UsageServiceDeps {
 }
 
 /**
- * Metering per user per UTC month, and the monthly token quota. Counters live in the
- * store of record and are incremented atomically, so replicas share them exactly.
+ * Metering per user per UTC month, and the monthly token quota. Counters and holds live
+ * in the store of record; a request holds its estimate from admission and settles to what
+ * it used, so concurrent requests and replicas share one quota exactly.
  */
 export function createUsageService({ store, repo, defaultMonthlyLimit, now = () => new Date() }: UsageServiceDeps) {
   async function limitOf(userId: string): Promise<number> {
@@ -38,7 +84,7 @@ export function createUsageService({ store, repo, defaultMonthlyLimit, now = () 
       return { month, usage: { totalTokens: row.totalTokens, requestCount: row.requestCount, uid: userId, month } };
     },
 
-    /** `GET /v1/credits`: remaining never goes below zero (a stream may overshoot the limit). */
+    /** `GET /v1/credits`: settled tokens only; remaining never goes below zero (a request may use more than it held). */
     async credits(userId: string, at = now()) {
       const month = monthOf(at);
       const [row, limit] = await Promise.all([repo.get(store.db, userId, month), limitOf(userId)]);
@@ -46,23 +92,34 @@ export function createUsageService({ store, repo, defaultMonthlyLimit, now = () 
     },
 
     /**
-     * Refuses with 429 `rate_limited` when the month's tokens are used up, with
-     * `Retry-After` until the month rolls over. Checked before any upstream call; a
-     * request admitted just under the limit may overshoot it by its own tokens.
+     * In the caller's transaction: the month's balance, with the user's counter row locked
+     * until it commits, so a hold decided on it cannot race another (see `holdIn`).
      */
-    async assertWithinQuota(userId: string, at = now()): Promise<void> {
+    async balanceIn(tx: Executor, userId: string, at: Date): Promise<QuotaBalance> {
       const month = monthOf(at);
-      const [row, limit] = await Promise.all([repo.get(store.db, userId, month), limitOf(userId)]);
-      if (row.totalTokens >= limit) {
-        throw new AppError(429, "rate_limited", `monthly token quota exhausted: ${row.totalTokens} of ${limit} tokens used in ${month}; it renews at the start of the next month (UTC)`, {
-          "retry-after": String(secondsUntilNextMonth(at)),
-        });
-      }
+      await repo.lock(tx, userId, month, new Date().toISOString());
+      const { used, held } = await repo.balance(tx, userId, month, at.getTime());
+      return { month, used, held, limit: (await repo.limitOf(tx, userId)) ?? defaultMonthlyLimit };
     },
 
-    /** Adds a completion's tokens to the month it started in. */
-    async record(userId: string, at: Date, delta: UsageDelta): Promise<void> {
-      await repo.add(store.db, userId, monthOf(at), delta, new Date().toISOString());
+    /** In the transaction of `balanceIn`: holds `tokens` of the month's quota until settled, released or `ttlMs` passes. */
+    async holdIn(tx: Executor, userId: string, at: Date, tokens: number, ttlMs: number): Promise<QuotaHold> {
+      const id = crypto.randomUUID();
+      await repo.hold(tx, { id, userId, month: monthOf(at), tokens, expiresMs: at.getTime() + ttlMs });
+      return { id, userId, at, tokens };
+    },
+
+    /** A completion's tokens added to the month it started in, and its hold dropped, in one transaction. */
+    async settle(hold: QuotaHold, delta: UsageDelta): Promise<void> {
+      await store.transaction(async (tx) => {
+        await repo.add(tx, hold.userId, monthOf(hold.at), delta, new Date().toISOString());
+        await repo.dropHold(tx, hold.id);
+      });
+    },
+
+    /** A hold given back unused (the upstream refused, the client left before it answered). */
+    async release(hold: QuotaHold): Promise<void> {
+      await repo.dropHold(store.db, hold.id);
     },
 
     /** `mnemo usage show`: the month's counters and the limit in force. */

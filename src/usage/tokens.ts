@@ -4,11 +4,15 @@
  * gpt-tokenizer's default encoding (o200k_base, GPT-4o's): exact for OpenAI's current
  * models, an estimate for others (Llama, Mistral, … use their own vocabularies).
  * Per message it adds OpenAI's documented framing: 3 tokens per message plus 3 for the
- * reply's priming. The tokenizer (a few MB of ranks) is loaded on first need only.
+ * reply's priming. The tokenizer (its ranks take ~90 MB of memory) is loaded on first
+ * need only; `promptTokenBound` answers without it.
  */
 type Tokenizer = { countTokens(text: string): number };
 let tokenizer: Promise<Tokenizer> | null = null;
-const load = () => (tokenizer ??= import("gpt-tokenizer").then((m) => ({ countTokens: (text: string) => m.countTokens(text) })));
+// Special-token text (`<|endoftext|>`) in a message is counted as the plain text it is; by
+// default the tokenizer throws on it, and the request would go unmetered.
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+const load = () => (tokenizer ??= import("gpt-tokenizer").then((m) => ({ countTokens: (text: string) => m.countTokens(text, AS_TEXT) })));
 
 /** The text of a message's `content`: a string, or the text parts of an array. */
 export function contentText(content: unknown): string {
@@ -28,19 +32,35 @@ function toolCallText(message: Record<string, unknown>): string {
   }).join("\n");
 }
 
-export async function countPromptTokens(messages: unknown[]): Promise<number> {
-  const { countTokens } = await load();
+/** The prompt's tokens by `count`: OpenAI's framing around each message's role, content, tool calls and name. */
+function promptTokens(messages: unknown[], count: (text: string) => number): number {
   let total = 3;
   for (const message of messages) {
     if (!message || typeof message !== "object") continue;
     const m = message as Record<string, unknown>;
-    total += 3 + countTokens(String(m.role ?? "")) + countTokens(contentText(m.content));
+    total += 3 + count(String(m.role ?? "")) + count(contentText(m.content));
     const tools = toolCallText(m);
-    if (tools) total += countTokens(tools);
-    if (typeof m.name === "string") total += 1 + countTokens(m.name);
+    if (tools) total += count(tools);
+    if (typeof m.name === "string") total += 1 + count(m.name);
   }
   return total;
 }
+
+export async function countPromptTokens(messages: unknown[]): Promise<number> {
+  const { countTokens } = await load();
+  return promptTokens(messages, countTokens);
+}
+
+/**
+ * At least `countPromptTokens`, without the tokenizer: a byte-level BPE token covers one
+ * byte at least, so a text's UTF-8 bytes bound its tokens (about 4× for English).
+ */
+export function promptTokenBound(messages: unknown[]): number {
+  return promptTokens(messages, textTokenBound);
+}
+
+/** At least `countTextTokens`: the text's UTF-8 bytes. */
+export const textTokenBound = (text: string) => Buffer.byteLength(text, "utf8");
 
 export async function countTextTokens(text: string): Promise<number> {
   if (!text) return 0;

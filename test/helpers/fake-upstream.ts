@@ -3,8 +3,9 @@ import { fakeEmbedding } from "./fake-embedder";
 /**
  * A real local HTTP server speaking OpenAI's chat-completions, models and embeddings
  * APIs, for the completion tests and the proxy bench. It records every request it
- * received (the injected system prompt, passed-through fields) and can be told to fail,
- * hang, omit usage, or answer slowly.
+ * received (the injected system prompt, passed-through fields, the texts it embedded) and
+ * can be told to fail, hang, break a stream with an error event, omit or change usage, or
+ * answer slowly.
  */
 export interface RecordedRequest {
   path: string;
@@ -20,8 +21,14 @@ export interface FakeUpstream {
   reply: string;
   /** Report `usage` (non-streaming always; streaming when `stream_options.include_usage`). */
   sendUsage: boolean;
-  /** The next completions answer this status and body instead. */
-  failWith: { status: number; body: unknown } | null;
+  /** The `usage` reported; FIXED_USAGE unless changed. */
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  /** Streams send their first chunk, then this as an error event (`data: {…}`), then end. */
+  streamError: unknown | null;
+  /** Every text it was asked to embed, in order (documents and queries alike). */
+  embedded: string[];
+  /** Completions answer this status, body (and headers) instead, until reset to null. */
+  failWith: { status: number; body: unknown; headers?: Record<string, string> } | null;
   /** Completions wait this long before answering (headers included). */
   delayMs: number;
   /** Streams send their first chunk, then hold until the client (Mnemo) aborts. */
@@ -51,6 +58,9 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
     requests: [],
     reply: options.reply ?? "Hello from the fake upstream.",
     sendUsage: true,
+    usage: FIXED_USAGE,
+    streamError: null,
+    embedded: [],
     failWith: null,
     delayMs: 0,
     hangStreams: false,
@@ -76,17 +86,24 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
       return Response.json({
         id, object: "chat.completion", created, model,
         choices: [{ index: 0, message: { role: "assistant", content: state.reply }, finish_reason: "stop", logprobs: null }],
-        ...(state.sendUsage ? { usage: FIXED_USAGE } : {}),
+        ...(state.sendUsage ? { usage: state.usage } : {}),
       });
     }
     const chunk = (delta: unknown, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
     const words = state.reply.split(/(?<= )/);
     const hang = state.hangStreams;
+    const streamError = state.streamError;
+    const usage = state.usage;
     const wantsUsage = state.sendUsage && body.stream_options?.include_usage === true;
     let cancel: () => void = () => {};
     const stream = new ReadableStream<Uint8Array>({
       async start(controller) {
         controller.enqueue(sse(chunk({ role: "assistant", content: "" })));
+        if (streamError) {
+          controller.enqueue(sse(streamError));
+          controller.close();
+          return;
+        }
         if (hang) {
           // Held open until the caller goes away.
           await new Promise<void>((resolve) => (cancel = resolve));
@@ -94,7 +111,7 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
         }
         for (const word of words) controller.enqueue(sse(chunk({ content: word })));
         controller.enqueue(sse(chunk({}, "stop")));
-        if (wantsUsage) controller.enqueue(sse({ id, object: "chat.completion.chunk", created, model, choices: [], usage: FIXED_USAGE }));
+        if (wantsUsage) controller.enqueue(sse({ id, object: "chat.completion.chunk", created, model, choices: [], usage }));
         controller.enqueue(sse("[DONE]"));
         controller.close();
       },
@@ -119,6 +136,7 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
       if (request.method === "POST" && path === "/v1/embeddings") {
         const body = (await request.json()) as { input: string | string[]; model: string };
         const inputs = Array.isArray(body.input) ? body.input : [body.input];
+        if (record) state.embedded.push(...inputs);
         if (state.slowEmbedMs > 0 && inputs.some(state.slowEmbed)) await Bun.sleep(state.slowEmbedMs);
         return Response.json({ object: "list", model: body.model, data: inputs.map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text, 64) })) });
       }
@@ -131,7 +149,7 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
         const body = await request.json();
         if (record) state.requests.push({ path, headers: Object.fromEntries(request.headers), body });
         if (state.delayMs > 0) await Bun.sleep(state.delayMs);
-        if (state.failWith) return Response.json(state.failWith.body, { status: state.failWith.status });
+        if (state.failWith) return Response.json(state.failWith.body, { status: state.failWith.status, headers: state.failWith.headers });
         return completion(body, onAbort);
       }
       return Response.json({ error: { message: "not found" } }, { status: 404 });
