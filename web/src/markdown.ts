@@ -50,11 +50,29 @@ function link(target: string, title: string | undefined, fill: (parent: Node) =>
   return anchor;
 }
 
+const WORD_CHARACTER = /[\p{L}\p{N}]/u;
+
+/**
+ * Underscores inside words are text (`snake_case`, `window.__x`): an `_`/`__` run opens
+ * only after a non-word character and closes only before one.
+ */
+function underscoreInsideWord(text: string, start: number, end: number, delimiter: string): boolean {
+  if (!delimiter.startsWith("_")) return false;
+  return WORD_CHARACTER.test(text[start - 1] ?? "") || WORD_CHARACTER.test(text[end] ?? "");
+}
+
 /** Renders inline Markdown into `parent`. */
 export function renderInline(text: string, parent: Node): void {
+  const pattern = new RegExp(INLINE.source, "g");
   let last = 0;
-  for (const m of text.matchAll(INLINE)) {
-    const index = m.index ?? 0;
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+    const index = m.index;
+    const delimiter = m[10] ?? m[12];
+    if (delimiter && underscoreInsideWord(text, index, index + m[0].length, delimiter)) {
+      // Not emphasis: the delimiter stays text and matching resumes after it.
+      pattern.lastIndex = index + delimiter.length;
+      continue;
+    }
     if (index > last) parent.appendChild(document.createTextNode(text.slice(last, index)));
     last = index + m[0].length;
     let node: Node;
