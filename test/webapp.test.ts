@@ -251,6 +251,60 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     await closeClean(erin);
   });
 
+  test("files: upload through a presigned URL (XMLHttpRequest, for progress), download, delete", async () => {
+    const token = "mock-token-gina";
+    const [, workspace] = await server.call("POST", "/v1/workspaces", { token, body: { name: "Papers" } });
+    const gina = await tab();
+    const { page } = gina;
+    await signIn(gina, app.url, token);
+    await visit(gina, `/app/workspaces/${workspace.id}/files`);
+    await page.getByText("No files yet.").waitFor();
+    await page.locator("#file-picker").setInputFiles({ name: "field notes.txt", mimeType: "text/plain", buffer: Buffer.from("heron, otter, kingfisher") });
+    await page.locator(".toast", { hasText: "Uploaded field notes.txt (24 B)." }).waitFor();
+    const [, listed] = await server.call("GET", `/v1/workspaces/${workspace.id}/files`, { token });
+    expect(listed.files.map((f: { name: string; size: number; type: string }) => [f.name, f.size, f.type])).toEqual([["field notes.txt", 24, "text/plain"]]);
+
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download field notes.txt" }).click()]);
+    expect([download.suggestedFilename(), readFileSync((await download.path())!, "utf8")]).toEqual(["field notes.txt", "heron, otter, kingfisher"]);
+
+    await page.getByRole("button", { name: "Delete field notes.txt" }).click();
+    await page.getByRole("dialog", { name: "Delete file" }).getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No files yet.").waitFor();
+    expect((await server.call("GET", `/v1/workspaces/${workspace.id}/files`, { token }))[1].files).toEqual([]);
+    await closeClean(gina);
+  });
+
+  test("encrypted documents and messages open with a client key held only by the tab", async () => {
+    const token = "mock-token-hana";
+    const clientKey = "5e".repeat(32);
+    const [, workspace] = await server.call("POST", "/v1/workspaces", { token, body: { name: "Vault" } });
+    const ws = `/v1/workspaces/${workspace.id}`;
+    const [, doc] = await server.call("POST", `${ws}/documents`, { token, body: { title: "Sealed plan", markdown: "The **vault** opens at dawn", clientKey } });
+    const [, thread] = await server.call("POST", `${ws}/chats`, { token, body: { title: "Sealed chat" } });
+    await server.call("POST", `${ws}/chats/${thread.id}/messages`, { token, body: { role: "user", content: "the code is 8841", client_key: clientKey } });
+    expect((await server.call("GET", `${ws}/documents/${doc.document.id}`, { token }))[1].markdown).not.toContain("vault");
+
+    const hana = await tab();
+    const { page } = hana;
+    await signIn(hana, app.url, token);
+    await visit(hana, `/app/workspaces/${workspace.id}/documents/${doc.document.id}`);
+    await page.getByText("This document is encrypted.").waitFor();
+    await visit(hana, `/app/workspaces/${workspace.id}/chats/${thread.id}`);
+    await page.getByText("Encrypted message.").waitFor();
+
+    await page.getByRole("link", { name: "Your server", exact: true }).click();
+    await page.getByRole("textbox", { name: "Client key" }).fill(clientKey);
+    await page.getByRole("button", { name: "Use key" }).click();
+    await page.getByText("shown decrypted with your key").waitFor();
+    await visit(hana, `/app/workspaces/${workspace.id}/documents/${doc.document.id}`);
+    expect(await page.locator(".markdown-body strong").filter({ hasText: "vault" }).textContent()).toBe("vault");
+    await visit(hana, `/app/workspaces/${workspace.id}/chats/${thread.id}`);
+    await page.locator(".message-text", { hasText: "the code is 8841" }).waitFor();
+    const stored = await page.evaluate("JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])");
+    expect(stored).not.toContain(clientKey);
+    await closeClean(hana);
+  });
+
   test("fits 360 and 1440 px in light and dark (screenshots kept for a look)", async () => {
     const [, workspace] = await server.call("POST", "/v1/workspaces", { token: "mock-token-frank", body: { name: "Garden" } });
     for (const content of ["Tomatoes need staking by mid June", "The rhubarb patch is by the north fence; divide it every five years", "Neighbour Ingrid lends the long ladder"]) {

@@ -34,8 +34,9 @@ function notFoundView({ outlet }: { outlet: HTMLElement }): void {
   );
 }
 
-async function enterApp(): Promise<void> {
-  const user = await me();
+/** Shows the app; `userId` comes from a sign-in that just answered, else GET /v1/me asks. */
+async function enterApp(userId?: string): Promise<void> {
+  const user = userId ? { userId } : await me();
   setCurrentUser(user);
   startRouter(mountShell(user, () => void leave()), notFoundView);
   if (appPath() === "/") await navigate("/memories", { replace: true, focus: false });
@@ -45,7 +46,7 @@ async function enterApp(): Promise<void> {
 function showSignIn(message?: string, tone: "error" | "info" = "error"): void {
   stopRouter();
   setCurrentUser(null);
-  renderSignIn({ message, tone, onStart: markSignedIn, onSignedIn: enterApp });
+  renderSignIn({ message, tone, onStart: markSignedIn, onSignedIn: (userId) => enterApp(userId) });
 }
 
 async function leave(): Promise<void> {
@@ -83,13 +84,14 @@ async function boot(): Promise<void> {
   const token = takeSignInToken();
   if (token !== null) {
     markSignedIn();
-    renderSignIn({ pending: "Signing you in…", onSignedIn: enterApp });
+    renderSignIn({ pending: "Signing you in…", onSignedIn: (userId) => enterApp(userId) });
+    let userId: string;
     try {
-      await signInWithToken(token);
+      userId = await signInWithToken(token);
     } catch (error) {
       return showSignIn(describeLinkFailure(error));
     }
-    return enterApp();
+    return enterApp(userId);
   }
   try {
     await enterApp();

@@ -1,10 +1,13 @@
 /** Who is signed in, for the shell and the views. The secrets themselves live in api.ts. */
-import type { Me } from "./api-types";
+/** The signed-in user; escrow and the rest are asked for where they are shown. */
+export interface SignedInUser {
+  userId: string;
+}
 
-let current: Me | null = null;
+let current: SignedInUser | null = null;
 
 export const currentUser = () => current;
-export function setCurrentUser(user: Me | null): void {
+export function setCurrentUser(user: SignedInUser | null): void {
   current = user;
 }
 
@@ -13,6 +16,7 @@ export const MARKS = {
   signedIn: "mnemo:signed-in",
   memoriesRendered: "mnemo:memories-rendered",
   searchInput: "mnemo:search-input",
+  searchAnswered: "mnemo:search-answered",
   searchRendered: "mnemo:search-rendered",
 } as const;
 

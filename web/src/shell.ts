@@ -2,7 +2,7 @@
  * The signed-in page: a skip link, the top bar (brand, main navigation, who is signed in,
  * theme, sign out), the main landmark the router renders into, and the toast region.
  */
-import type { Me } from "./api-types";
+import type { SignedInUser } from "./session";
 import { h } from "./dom";
 import { href, onRender } from "./router";
 import { themeToggle } from "./theme";
@@ -14,7 +14,7 @@ const NAV: Array<[string, string]> = [
   ["/server", "Your server"],
 ];
 
-export function mountShell(user: Me, onSignOut: () => void): HTMLElement {
+export function mountShell(user: SignedInUser, onSignOut: () => void): HTMLElement {
   const main = h("main", { id: "main", class: "main", tabindex: -1 });
   const links = NAV.map(([path, label]) => h("a", { href: href(path), class: "nav-link", "data-path": path }, label));
   const skip = h("a", { class: "skip-link", href: "#main", onClick: (event: MouseEvent) => {

@@ -18,8 +18,11 @@ import { forgetMemories, memoryEvents, type MemoryChange } from "./memory-undo";
 
 const PAGE_SIZE = 50;
 const SEARCH_LIMIT = 50;
-/** Light debounce: a fast typist's burst sends one request; stale ones are aborted anyway. */
-const SEARCH_DEBOUNCE_MS = 40;
+/**
+ * Light debounce: keys that arrive together (a paste, key repeat) send one request; typed
+ * keys come further apart, and a request made stale by the next key is aborted anyway.
+ */
+const SEARCH_DEBOUNCE_MS = 15;
 
 const MODE_LABEL: Record<string, string> = { semantic: "hybrid: words and meaning", fulltext_fallback: "words only" };
 const newestFirst = (a: Memory, b: Memory) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1);
@@ -194,11 +197,13 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
     try {
       const answer = await searchMemories(q, { limit: SEARCH_LIMIT, filters: searchFilters(state.filters) }, controller.signal);
       if (controller.signal.aborted) return;
+      performance.mark(MARKS.searchAnswered);
       state.results = answer.results.filter((memory) => withinDates(memory, state.filters));
       state.searchMode = answer.mode;
       render();
       performance.mark(MARKS.searchRendered);
       performance.measure("mnemo:search-keystroke-to-results", MARKS.searchInput, MARKS.searchRendered);
+      performance.measure("mnemo:search-render", MARKS.searchAnswered, MARKS.searchRendered);
     } catch (error) {
       if (controller.signal.aborted || (error as Error).name === "AbortError") return;
       status.textContent = error instanceof Error ? error.message : String(error);

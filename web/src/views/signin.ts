@@ -13,7 +13,7 @@ export interface SignInOptions {
   /** Shown instead of the form while a link is exchanged. */
   pending?: string;
   onStart?: () => void;
-  onSignedIn: () => Promise<void>;
+  onSignedIn: (userId: string) => Promise<void>;
 }
 
 /** Words for a failed sign-in link: expired, already used, unknown. */
@@ -53,9 +53,9 @@ export function renderSignIn(options: SignInOptions): void {
     submit.textContent = "Signing in…";
     options.onStart?.();
     try {
-      await signInWithKey(key);
+      const userId = await signInWithKey(key);
       input.value = "";
-      await options.onSignedIn();
+      await options.onSignedIn(userId);
     } catch (error) {
       submit.disabled = false;
       submit.textContent = "Sign in";
