@@ -3,6 +3,7 @@
  * server at /app under a strict Content-Security-Policy: this bundle is the only script.
  */
 import "./app.css";
+import "./views.css";
 import { me, onSignedOut, signInWithToken, signOut } from "./api";
 import { h } from "./dom";
 import { appPath, navigate, render, route, startRouter, stopRouter } from "./router";

@@ -50,6 +50,14 @@ function link(target: string, title: string | undefined, fill: (parent: Node) =>
   return anchor;
 }
 
+/** Where `[[Title]]` points: an app path, or null when no document has that title. */
+let resolveWikiLink: (title: string) => string | null = () => null;
+
+function wikiLink(title: string): Node {
+  const target = resolveWikiLink(title);
+  return target ? h("a", { href: target, class: "md-wikilink" }, title) : h("span", { class: "md-wikilink md-wikilink-missing", title: "No document has this title" }, title);
+}
+
 const WORD_CHARACTER = /[\p{L}\p{N}]/u;
 
 /**
@@ -78,7 +86,7 @@ export function renderInline(text: string, parent: Node): void {
     let node: Node;
     if (m[1] !== undefined) node = h("code", null, m[2].replace(/^ (.*) $/s, "$1"));
     else if (m[3] !== undefined) node = link(m[4], undefined, (a) => a.appendChild(h("span", { class: "md-image" }, `Image: ${m[3] || m[4]}`)), m[0]);
-    else if (m[5] !== undefined) node = h("span", { class: "md-wikilink" }, m[5].split("|")[0].trim());
+    else if (m[5] !== undefined) node = wikiLink(m[5].split("|")[0].trim());
     else if (m[6] !== undefined) node = link(m[7], m[8], (a) => renderInline(m[6], a), m[0]);
     else if (m[9] !== undefined) node = link(m[9], undefined, (a) => a.appendChild(document.createTextNode(m[9])), m[0]);
     else if (m[10] !== undefined) renderInline(m[11], (node = h("strong")));
@@ -236,9 +244,10 @@ function renderBlocks(lines: string[], parent: Node): void {
 }
 
 /** Renders a Markdown document into a fragment of safe elements; `#` becomes h(1 + offset). */
-export function renderMarkdown(source: string, options: { headingOffset?: number } = {}): DocumentFragment {
+export function renderMarkdown(source: string, options: { headingOffset?: number; wikiLink?: (title: string) => string | null } = {}): DocumentFragment {
   const fragment = document.createDocumentFragment();
   headingOffset = Math.max(1, options.headingOffset ?? 1);
+  resolveWikiLink = options.wikiLink ?? (() => null);
   renderBlocks(source.replace(/\r\n?/g, "\n").split("\n"), fragment);
   return fragment;
 }

@@ -11,17 +11,29 @@ import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
 import { notebooksOf } from "./notes";
 import type { TabContext } from "./workspace";
 
+/** Titles compare as the server's slugs do: case, accents and punctuation aside. */
+const titleKey = (title: string) => title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+
 const errorNotice = (error: unknown) => h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
 
 async function documentPage({ workspace, itemId, container, signal }: TabContext): Promise<void> {
   replace(container, loading("Loading the document"));
   try {
-    const { document, markdown, decryptErrors } = await getDocument(workspace.id, itemId!, signal);
+    const [{ document, markdown, decryptErrors }, titles] = await Promise.all([
+      getDocument(workspace.id, itemId!, signal),
+      // [[Title]] links resolve against this workspace's documents (the first 200).
+      listDocuments(workspace.id, {}, signal).then((page) => page.documents, () => []),
+    ]);
+    const byTitle = new Map(titles.map((d) => [titleKey(d.title), d.id]));
+    const wikiLink = (title: string) => {
+      const id = byTitle.get(titleKey(title));
+      return id ? href("/workspaces", workspace.id, "documents", id) : null;
+    };
     setTitle(document.title, workspace.name);
     const article = h("article", { class: "markdown-body", "aria-labelledby": "document-title" });
     if (isEncrypted(markdown)) article.append(lockedNotice("document"));
     else if (!markdown.trim()) article.append(h("p", { class: "muted" }, "This document is empty."));
-    else article.append(renderMarkdown(markdown, { headingOffset: 2 }));
+    else article.append(renderMarkdown(markdown, { headingOffset: 2, wikiLink }));
     replace(container,
       h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "documents") }, "← All documents")),
       h("div", { class: "document" },

@@ -33,36 +33,32 @@ export async function filesTab({ workspace, container, signal }: TabContext): Pr
   let files: FileInfo[] = [];
   function draw(): void {
     if (!files.length) return replace(body, empty("No files yet.", h("p", { class: "muted" }, "Uploaded files are stored on this server and their text becomes searchable.")));
-    replace(body, h("div", { class: "table-wrap" }, h("table", { class: "data-table" },
-      h("caption", { class: "visually-hidden" }, "Files"),
-      h("thead", null, h("tr", null, h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Type"), h("th", { scope: "col", class: "align-right" }, "Size"), h("th", { scope: "col" }, "Added"), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")))),
-      h("tbody", null, files.map((file) => h("tr", null,
-        h("td", { class: "cell-name" }, file.name),
-        h("td", { class: "muted" }, file.type),
-        h("td", { class: "align-right num" }, bytes(file.size)),
-        h("td", null, time(file.createdAt)),
-        h("td", { class: "cell-actions" },
-          h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Download ${file.name}`, onClick: async () => {
-            try {
-              saveBlob(await downloadFile(workspace.id, file.key), file.name);
-            } catch (error) {
-              toastError(error);
-            }
-          } }, "Download"),
-          h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${file.name}`, onClick: async () => {
-            if (!(await confirmDialog("Delete file", `Delete “${file.name}” and its search entries? This cannot be undone.`, "Delete", true))) return;
-            try {
-              await deleteFile(workspace.id, file.key);
-              files = files.filter((f) => f.key !== file.key);
-              draw();
-              toast(`Deleted ${file.name}.`);
-            } catch (error) {
-              toastError(error);
-            }
-          } }, "Delete"),
-        ),
-      ))),
-    )));
+    replace(body, h("ul", { class: "entity-list", "aria-label": "Files" }, files.map((file) => h("li", { class: "entity-row" },
+      h("div", { class: "entity-main entity-stack" },
+        h("span", { class: "entity-title" }, file.name),
+        h("span", { class: "entity-meta" }, `${file.type} · ${bytes(file.size)} · added `, time(file.createdAt)),
+      ),
+      h("div", { class: "row-actions" },
+        h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Download ${file.name}`, onClick: async () => {
+          try {
+            saveBlob(await downloadFile(workspace.id, file.key), file.name);
+          } catch (error) {
+            toastError(error);
+          }
+        } }, "Download"),
+        h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${file.name}`, onClick: async () => {
+          if (!(await confirmDialog("Delete file", `Delete “${file.name}” and its search entries? This cannot be undone.`, "Delete", true))) return;
+          try {
+            await deleteFile(workspace.id, file.key);
+            files = files.filter((f) => f.key !== file.key);
+            draw();
+            toast(`Deleted ${file.name}.`);
+          } catch (error) {
+            toastError(error);
+          }
+        } }, "Delete"),
+      ),
+    ))));
   }
 
   async function load(): Promise<void> {

@@ -10,7 +10,8 @@ import { plural } from "../format";
 import { href } from "../router";
 import type { TabContext } from "./workspace";
 
-const WIDTH = 800;
+/** The drawing's size in px: the frame's width (labels keep their size on a phone), a fixed height. */
+let frameWidth = 800;
 const HEIGHT = 420;
 const MAX_NODES = 150;
 
@@ -27,11 +28,11 @@ function layout(nodes: GraphNode[], links: Array<[number, number]>): void {
   const n = nodes.length;
   nodes.forEach((node, i) => {
     const angle = (2 * Math.PI * i) / Math.max(n, 1);
-    node.x = WIDTH / 2 + (WIDTH / 2.6) * Math.cos(angle);
+    node.x = frameWidth / 2 + (frameWidth / 2.6) * Math.cos(angle);
     node.y = HEIGHT / 2 + (HEIGHT / 2.6) * Math.sin(angle);
   });
   if (n < 3) return;
-  const ideal = Math.sqrt((WIDTH * HEIGHT) / n) * 0.6;
+  const ideal = Math.sqrt((frameWidth * HEIGHT) / n) * 0.6;
   for (let step = 0; step < 200; step++) {
     const temperature = 20 * (1 - step / 200);
     const force = nodes.map(() => ({ x: 0, y: 0 }));
@@ -53,7 +54,7 @@ function layout(nodes: GraphNode[], links: Array<[number, number]>): void {
     }
     nodes.forEach((node, i) => {
       const length = Math.max(1, Math.hypot(force[i].x, force[i].y));
-      node.x = Math.min(WIDTH - 60, Math.max(60, node.x + (force[i].x / length) * Math.min(length, temperature)));
+      node.x = Math.min(frameWidth - 40, Math.max(40, node.x + (force[i].x / length) * Math.min(length, temperature)));
       node.y = Math.min(HEIGHT - 24, Math.max(24, node.y + (force[i].y / length) * Math.min(length, temperature)));
     });
   }
@@ -65,9 +66,9 @@ function fit(nodes: GraphNode[]): void {
   const xs = nodes.map((n) => n.x);
   const ys = nodes.map((n) => n.y);
   const [minX, maxX, minY, maxY] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-  const margin = { x: 90, top: 36, bottom: 24 };
-  const scale = Math.min(2.5, (WIDTH - 2 * margin.x) / Math.max(maxX - minX, 1), (HEIGHT - margin.top - margin.bottom) / Math.max(maxY - minY, 1));
-  const offsetX = (WIDTH - (maxX - minX) * scale) / 2;
+  const margin = { x: Math.min(90, frameWidth / 6), top: 36, bottom: 24 };
+  const scale = Math.min(2.5, (frameWidth - 2 * margin.x) / Math.max(maxX - minX, 1), (HEIGHT - margin.top - margin.bottom) / Math.max(maxY - minY, 1));
+  const offsetX = (frameWidth - (maxX - minX) * scale) / 2;
   const offsetY = margin.top + (HEIGHT - margin.top - margin.bottom - (maxY - minY) * scale) / 2;
   for (const node of nodes) {
     node.x = offsetX + (node.x - minX) * scale;
@@ -105,6 +106,7 @@ export async function graphTab({ workspace, container, signal }: TabContext): Pr
     if (!edges.length) {
       return replace(container, empty("No links between documents yet.", h("p", { class: "muted" }, "Write [[Another title]] or ((block-id)) in a document to link it.")));
     }
+    frameWidth = Math.max(320, Math.min(1200, container.clientWidth || 800));
     const { nodes, links } = build(edges, documents);
     layout(nodes, links.map(([a, b]) => [a, b]));
     fit(nodes);
@@ -112,7 +114,7 @@ export async function graphTab({ workspace, container, signal }: TabContext): Pr
     const ys = nodes.map((n) => n.y);
     const top = Math.max(0, Math.min(...ys) - 40);
     const height = Math.max(200, Math.min(HEIGHT, Math.max(...ys) + 28) - top);
-    const picture = svg("svg", { class: "graph", viewBox: `0 ${top} ${WIDTH} ${height}`, role: "group", "aria-labelledby": "graph-caption" },
+    const picture = svg("svg", { class: "graph", viewBox: `0 ${top} ${frameWidth} ${height}`, role: "group", "aria-labelledby": "graph-caption" },
       svg("defs", null, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 18, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
         svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "graph-arrow" }))),
       links.map(([a, b, edge]) => svg("line", { x1: nodes[a].x, y1: nodes[a].y, x2: nodes[b].x, y2: nodes[b].y, class: `graph-edge graph-edge-${edge.type}`, "marker-end": "url(#arrow)" })),

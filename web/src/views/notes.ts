@@ -1,5 +1,5 @@
 /** A workspace's notes (the legacy note API) and notebooks; encrypted ones open with a client key. */
-import { ApiError, getNote, getNotebooks, listNotes } from "../api";
+import { ApiError, getNote, getNotebooks, listDocuments, listNotes } from "../api";
 import type { Json, NoteEntry } from "../api-types";
 import { empty, h, loading, replace } from "../dom";
 import { plural, time } from "../format";
@@ -67,7 +67,13 @@ export async function notesTab(context: TabContext): Promise<void> {
   const { workspace, container, signal } = context;
   replace(container, loading("Loading notes"));
   try {
-    const [registry, notes] = await Promise.all([getNotebooks(workspace.id, signal).catch(() => ({ ciphertext: null })), loadAllNotes(workspace.id, signal)]);
+    const [registry, notes, documents] = await Promise.all([
+      getNotebooks(workspace.id, signal).catch(() => ({ ciphertext: null })),
+      loadAllNotes(workspace.id, signal),
+      // Notes written through the documents API carry their title there, not in the note payload.
+      listDocuments(workspace.id, {}, signal).then((page) => page.documents, () => []),
+    ]);
+    const documentTitles = new Map(documents.map((d) => [d.id, d.title]));
     const notebooks = notebooksOf(registry);
     const name = (id: string) => notebooks.find((n) => n.id === id)?.name ?? id;
     const sections: HTMLElement[] = [];
@@ -83,7 +89,7 @@ export async function notesTab(context: TabContext): Promise<void> {
     }
     sections.push(notes.length
       ? h("ul", { class: "entity-list", "aria-label": "Notes" }, notes.map((note) => {
-          const title = titleOf(note);
+          const title = titleOf(note) ?? documentTitles.get(note.id) ?? null;
           const notebookId = typeof note._meta.notebookId === "string" ? note._meta.notebookId : null;
           const updated = typeof note._meta.updatedAt === "string" ? note._meta.updatedAt : null;
           return h("li", { class: "entity-row" },

@@ -8,19 +8,16 @@ import { toast, toastError } from "../toast";
 
 const SCOPES = ["memory:read", "memory:write", "chat", "files:write", "usage:read"];
 
-function keysTable(keys: ApiKey[], onRevoke: (key: ApiKey) => void): HTMLElement {
+function keysList(keys: ApiKey[], onRevoke: (key: ApiKey) => void): HTMLElement {
   if (!keys.length) return h("p", { class: "muted" }, "No API keys yet.");
-  return h("div", { class: "table-wrap" }, h("table", { class: "data-table" },
-    h("caption", { class: "visually-hidden" }, "API keys"),
-    h("thead", null, h("tr", null, ["Name", "Scopes", "Created", "Last used"].map((c) => h("th", { scope: "col" }, c)), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")))),
-    h("tbody", null, keys.map((key) => h("tr", null,
-      h("td", { class: "cell-name" }, key.name, h("div", { class: "mono muted" }, key.id)),
-      h("td", null, key.scopes.length ? key.scopes.map((scope) => h("span", { class: "chip" }, scope)) : h("span", { class: "muted" }, "all")),
-      h("td", null, time(key.createdAt, { dateOnly: true })),
-      h("td", null, ago(key.lastUsedAt)),
-      h("td", { class: "cell-actions" }, h("button", { type: "button", class: "button button-small button-danger", "aria-label": `Revoke ${key.name}`, onClick: () => onRevoke(key) }, "Revoke")),
-    ))),
-  ));
+  return h("ul", { class: "entity-list", "aria-label": "API keys" }, keys.map((key) => h("li", { class: "entity-row" },
+    h("div", { class: "entity-main entity-stack" },
+      h("span", { class: "entity-title" }, key.name, " ", h("span", { class: "mono muted" }, key.id)),
+      h("span", { class: "chip-row" }, key.scopes.map((scope) => h("span", { class: "chip" }, scope))),
+      h("span", { class: "entity-meta" }, "created ", time(key.createdAt, { dateOnly: true }), ` · last used ${ago(key.lastUsedAt)}`),
+    ),
+    h("button", { type: "button", class: "button button-small button-danger", "aria-label": `Revoke ${key.name}`, onClick: () => onRevoke(key) }, "Revoke"),
+  )));
 }
 
 /** The new key's secret, shown once, with a copy button. */
@@ -56,7 +53,7 @@ export async function keysSection(section: HTMLElement, signal: AbortSignal): Pr
   section.append(reveal, body, form);
 
   let keys: ApiKey[] = [];
-  const draw = () => replace(body, keysTable(keys, async (key) => {
+  const draw = () => replace(body, keysList(keys, async (key) => {
     if (!(await confirmDialog("Revoke key", `Revoke “${key.name}”? Programs using it stop working at once.`, "Revoke", true))) return;
     try {
       await revokeKey(key.id);
