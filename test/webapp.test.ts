@@ -219,6 +219,25 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     await closeClean(dave);
   });
 
+  test("after sign-out, the next user in the same tab cannot undo the first one's forget into their own account", async () => {
+    const [, memory] = await server.call("POST", "/v1/memories", { token: "mock-token-ivan", body: { content: "Ivan's spare key is under the blue pot" } });
+    const shared = await tab();
+    const { page } = shared;
+    await signIn(shared, app.url, "mock-token-ivan");
+    await page.locator(`.memory-row[data-id="${memory.id}"]`).getByRole("button", { name: /^Forget/ }).click();
+    await page.locator(".toast", { hasText: "Forgot 1 memory." }).waitFor();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("textbox", { name: "API key" }).fill("mock-token-judy");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator(".status-line", { hasText: "newest first" }).waitFor();
+    expect(await page.locator(".toast", { hasText: "Forgot" }).count()).toBe(0);
+    await page.locator("h1").focus();
+    await page.keyboard.press("u");
+    await page.locator(".toast", { hasText: "Nothing to undo." }).waitFor();
+    expect([(await server.call("GET", "/v1/memories", { token: "mock-token-judy" }))[1].data, (await server.call("GET", `/v1/memories/${memory.id}`, { token: "mock-token-ivan" }))[0]]).toEqual([[], 404]);
+    await closeClean(shared);
+  });
+
   test("works from the keyboard: skip link, visible focus, / to search, dialogs close on Escape and return focus", async () => {
     const erin = await tab();
     const { page } = erin;

@@ -149,6 +149,13 @@ export async function signInWithKey(apiKey: string): Promise<string> {
   }
 }
 
+/** Forgets every secret this page holds (the pasted key, the client key). */
+export function forgetSession(): void {
+  bearer = null;
+  clientKey = null;
+  escrowDecrypt = false;
+}
+
 /** Ends the session on the server and forgets every secret this page held. */
 export async function signOut(): Promise<void> {
   try {
@@ -157,9 +164,7 @@ export async function signOut(): Promise<void> {
     // No app sessions on this server (a key in memory), or the session is already gone.
     if (!(error instanceof ApiError) || !(error.unsupported || error.status === 401)) throw error;
   } finally {
-    bearer = null;
-    clientKey = null;
-    escrowDecrypt = false;
+    forgetSession();
   }
 }
 

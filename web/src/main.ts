@@ -4,7 +4,7 @@
  */
 import "./app.css";
 import "./views.css";
-import { me, onSignedOut, signInWithToken, signOut } from "./api";
+import { forgetSession, me, onSignedOut, signInWithToken, signOut } from "./api";
 import { h } from "./dom";
 import { appPath, navigate, render, route, startRouter, stopRouter } from "./router";
 import { markSignedIn, setCurrentUser } from "./session";
@@ -14,6 +14,7 @@ import { initTheme } from "./theme";
 import { toastError } from "./toast";
 import { memoriesView } from "./views/memories";
 import { memoryDetailView } from "./views/memory-detail";
+import { clearUndo } from "./views/memory-undo";
 import { serverView } from "./views/server";
 import { describeLinkFailure, renderSignIn } from "./views/signin";
 import { workspaceView } from "./views/workspace";
@@ -47,6 +48,8 @@ async function enterApp(userId?: string): Promise<void> {
 function showSignIn(message?: string, tone: "error" | "info" = "error"): void {
   stopRouter();
   setCurrentUser(null);
+  forgetSession();
+  clearUndo();
   renderSignIn({ message, tone, onStart: markSignedIn, onSignedIn: (userId) => enterApp(userId) });
 }
 

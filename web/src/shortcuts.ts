@@ -42,7 +42,8 @@ export function installShortcuts(): void {
   installed = true;
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
-    if (document.querySelector("dialog[open]") || !document.getElementById("main")) return;
+    // Only inside the signed-in app (its <main class="main">), never over a dialog.
+    if (document.querySelector("dialog[open]") || !document.querySelector("main.main")) return;
     const key = event.key;
     if (pendingG) {
       pendingG = false;

@@ -61,3 +61,10 @@ export async function undoLastForget(): Promise<void> {
   if (!batch) return void toast("Nothing to undo.");
   await undoForget(batch).catch(() => {});
 }
+
+/** Drops every undo (the session ended): what one user forgot is never restored into another's account. */
+export function clearUndo(): void {
+  for (const close of toasts.values()) close();
+  toasts.clear();
+  batches.length = 0;
+}
