@@ -11,7 +11,7 @@ import { markSignedIn, setCurrentUser } from "./session";
 import { mountShell, setTitle } from "./shell";
 import { installShortcuts } from "./shortcuts";
 import { initTheme } from "./theme";
-import { toastError } from "./toast";
+import { toastError, toastRegion } from "./toast";
 import { memoriesView } from "./views/memories";
 import { memoryDetailView } from "./views/memory-detail";
 import { clearUndo } from "./views/memory-undo";
@@ -50,6 +50,7 @@ function showSignIn(message?: string, tone: "error" | "info" = "error"): void {
   setCurrentUser(null);
   forgetSession();
   clearUndo();
+  toastRegion().replaceChildren();
   renderSignIn({ message, tone, onStart: markSignedIn, onSignedIn: (userId) => enterApp(userId) });
 }
 

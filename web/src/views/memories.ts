@@ -19,10 +19,11 @@ import { forgetMemories, memoryEvents, type MemoryChange } from "./memory-undo";
 const PAGE_SIZE = 50;
 const SEARCH_LIMIT = 50;
 /**
- * Light debounce: keys that arrive together (a paste, key repeat) send one request; typed
- * keys come further apart, and a request made stale by the next key is aborted anyway.
+ * Light debounce: a key typed while no search is running searches at once; keys that
+ * arrive while one runs (fast typing, key repeat) wait this long and send one request,
+ * and the running one, now stale, is aborted.
  */
-const SEARCH_DEBOUNCE_MS = 15;
+const SEARCH_DEBOUNCE_MS = 30;
 
 const MODE_LABEL: Record<string, string> = { semantic: "hybrid: words and meaning", fulltext_fallback: "words only" };
 const newestFirst = (a: Memory, b: Memory) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1);
@@ -184,6 +185,7 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
 
   let searchTimer: ReturnType<typeof setTimeout> | undefined;
   let searchController: AbortController | null = null;
+  let searching = false;
   async function runSearch(): Promise<void> {
     searchController?.abort();
     const q = state.q.trim();
@@ -194,6 +196,7 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
     const controller = (searchController = new AbortController());
     const abort = () => controller.abort();
     signal.addEventListener("abort", abort, { once: true });
+    searching = true;
     try {
       const answer = await searchMemories(q, { limit: SEARCH_LIMIT, filters: searchFilters(state.filters) }, controller.signal);
       if (controller.signal.aborted) return;
@@ -209,17 +212,23 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
       status.textContent = error instanceof Error ? error.message : String(error);
     } finally {
       signal.removeEventListener("abort", abort);
+      if (searchController === controller) searching = false;
     }
   }
 
   search.addEventListener("input", () => {
     performance.mark(MARKS.searchInput);
     state.q = search.value;
+    const waiting = searchTimer !== undefined;
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => {
+    searchTimer = undefined;
+    const run = () => {
+      searchTimer = undefined;
       syncUrl();
       void runSearch();
-    }, SEARCH_DEBOUNCE_MS);
+    };
+    if (searching || waiting) searchTimer = setTimeout(run, SEARCH_DEBOUNCE_MS);
+    else run();
   });
   search.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && search.value) {
