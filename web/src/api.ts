@@ -1,0 +1,283 @@
+/**
+ * The app's one HTTP client: the only module that calls fetch (or XMLHttpRequest, for
+ * upload progress). Every request is same-origin, carries `X-Mnemo-App: 1` (a header a
+ * cross-site form cannot send, so a cookie session stays CSRF-safe) and the session
+ * cookie. A pasted API key, when the server has no cookie sessions, is held in this
+ * module's memory only and sent as `Authorization`; so is a client key for encrypted notes.
+ */
+import type {
+  ApiKey, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentSummary, DocumentWithContent, FileInfo, Health, Me, Memory, MemoryFilters,
+  MemoryVersion, Message, NewMemory, Note, NoteEntry, Page, ScoredMemory, SearchResponse, Thread, UploadUrl, Usage, Workspace, JsonObject,
+} from "./api-types";
+
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+  /** The server has no such route (an older server): the UI hides or explains the feature. */
+  get unsupported(): boolean {
+    return this.status === 405 || this.status === 501 || (this.status === 404 && /no such route/i.test(this.message));
+  }
+  get notFound(): boolean {
+    return this.status === 404;
+  }
+}
+
+let bearer: string | null = null;
+let clientKey: string | null = null;
+let escrowDecrypt = false;
+const signedOutListeners = new Set<() => void>();
+
+/** Called when the server answers 401 to a signed-in request: the session ended. */
+export function onSignedOut(listener: () => void): void {
+  signedOutListeners.add(listener);
+}
+
+/** The decryption the app asks for on note and document reads. */
+export function setDecryption(options: { clientKey?: string | null; escrow?: boolean }): void {
+  if (options.clientKey !== undefined) clientKey = options.clientKey;
+  if (options.escrow !== undefined) escrowDecrypt = options.escrow;
+}
+export const decryption = () => ({ hasClientKey: clientKey !== null, escrow: escrowDecrypt });
+
+type Query = Record<string, string | number | undefined | null>;
+interface RequestOptions {
+  body?: unknown;
+  query?: Query;
+  signal?: AbortSignal;
+  /** Adds X-Proxy-Decrypt (and X-Client-Key) when the user gave a key or chose the escrowed one. */
+  decrypt?: boolean;
+  /** A 401 here is an answer (sign-in), not the end of a session. */
+  authAttempt?: boolean;
+}
+
+function headersFor(options: RequestOptions): Headers {
+  const headers = new Headers({ "X-Mnemo-App": "1", Accept: "application/json" });
+  if (options.body !== undefined) headers.set("Content-Type", "application/json");
+  if (bearer) headers.set("Authorization", `Bearer ${bearer}`);
+  if (options.decrypt && (clientKey || escrowDecrypt)) {
+    // The server decrypts only for exactly "true".
+    headers.set("X-Proxy-Decrypt", "true");
+    if (clientKey) headers.set("X-Client-Key", clientKey);
+  }
+  return headers;
+}
+
+function urlFor(path: string, query?: Query): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined && value !== null && value !== "") params.set(key, String(value));
+  const search = params.toString();
+  return search ? `${path}?${search}` : path;
+}
+
+async function errorFrom(response: Response): Promise<ApiError> {
+  const text = await response.text().catch(() => "");
+  let code = `http_${response.status}`;
+  let message = `The server answered ${response.status} ${response.statusText}`.trim();
+  try {
+    const body = JSON.parse(text);
+    if (body?.error?.message) ({ code, message } = { code: String(body.error.code ?? code), message: String(body.error.message) });
+    else if (typeof body?.details === "string") message = body.details;
+  } catch {}
+  return new ApiError(response.status, code, message);
+}
+
+async function send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(urlFor(path, options.query), {
+      method,
+      headers: headersFor(options),
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      credentials: "same-origin",
+      signal: options.signal,
+    });
+  } catch (error) {
+    if ((error as Error).name === "AbortError") throw error;
+    throw new ApiError(0, "network", "The server did not answer. Is `mnemo serve` running?");
+  }
+  if (response.ok) return response;
+  const error = await errorFrom(response);
+  if (error.status === 401 && !options.authAttempt) for (const listener of signedOutListeners) listener();
+  throw error;
+}
+
+async function json<T>(method: string, path: string, options?: RequestOptions): Promise<T> {
+  const response = await send(method, path, options);
+  return (await response.json()) as T;
+}
+
+/** A list answered as a bare array with the next page's cursor in X-Next-Cursor. */
+async function arrayPage<T>(path: string, cursor: string | undefined, options: RequestOptions = {}): Promise<{ items: T[]; nextCursor: string | null }> {
+  const response = await send("GET", path, { ...options, query: { ...options.query, cursor } });
+  return { items: (await response.json()) as T[], nextCursor: response.headers.get("x-next-cursor") };
+}
+
+const seg = encodeURIComponent;
+const ws = (workspaceId: string) => `/v1/workspaces/${seg(workspaceId)}`;
+
+// ── Session ────────────────────────────────────────────────────────────────────────
+
+/** Who the session (cookie or in-memory key) belongs to; 401 when there is none. */
+export const me = () => json<Me>("GET", "/v1/me", { authAttempt: true });
+
+/** Exchanges a one-time sign-in link's token for a session cookie. */
+export async function signInWithToken(token: string): Promise<string> {
+  const answer = await json<{ userId: string }>("POST", "/v1/app/sign-in", { body: { token }, authAttempt: true });
+  bearer = null;
+  return answer.userId;
+}
+
+/**
+ * Signs in with a pasted API key: a cookie session when the server has app sessions,
+ * else the key is kept in memory (never in storage) and checked with GET /v1/me.
+ */
+export async function signInWithKey(apiKey: string): Promise<string> {
+  try {
+    const answer = await json<{ userId: string }>("POST", "/v1/app/sign-in", { body: { apiKey }, authAttempt: true });
+    bearer = null;
+    return answer.userId;
+  } catch (error) {
+    if (!(error instanceof ApiError) || !error.unsupported) throw error;
+  }
+  bearer = apiKey;
+  try {
+    return (await me()).userId;
+  } catch (error) {
+    bearer = null;
+    throw error;
+  }
+}
+
+/** Forgets every secret this page holds (the pasted key, the client key). */
+export function forgetSession(): void {
+  bearer = null;
+  clientKey = null;
+  escrowDecrypt = false;
+}
+
+/** Ends the session on the server and forgets every secret this page held. */
+export async function signOut(): Promise<void> {
+  try {
+    await send("POST", "/v1/app/sign-out", { body: {}, authAttempt: true });
+  } catch (error) {
+    // No app sessions on this server (a key in memory), or the session is already gone.
+    if (!(error instanceof ApiError) || !(error.unsupported || error.status === 401)) throw error;
+  } finally {
+    forgetSession();
+  }
+}
+
+// ── Memories ───────────────────────────────────────────────────────────────────────
+
+export const listMemories = (page: { limit?: number; cursor?: string } & MemoryFilters, signal?: AbortSignal) =>
+  json<Page<Memory>>("GET", "/v1/memories", { query: { ...page }, signal });
+
+export const searchMemories = (query: string, options: { limit?: number; filters?: { workspaceId?: string; session_id?: string } }, signal?: AbortSignal) =>
+  json<SearchResponse>("POST", "/v1/memories/search", { body: { query, limit: options.limit ?? 50, filters: options.filters }, signal });
+
+export const getMemory = (id: string, signal?: AbortSignal) => json<Memory>("GET", `/v1/memories/${seg(id)}`, { signal });
+export const createMemory = (memory: NewMemory) => json<Memory>("POST", "/v1/memories", { body: memory });
+export const updateMemory = (id: string, changes: { content?: string; metadata?: JsonObject }) =>
+  json<Memory>("PATCH", `/v1/memories/${seg(id)}`, { body: changes });
+export const deleteMemory = (id: string) => json<{ id: string }>("DELETE", `/v1/memories/${seg(id)}`);
+export const memoryHistory = (id: string, signal?: AbortSignal) => json<{ data: MemoryVersion[] }>("GET", `/v1/memories/${seg(id)}/history`, { signal });
+
+/**
+ * Puts a forgotten memory back: same id, content, metadata, workspace, session and its
+ * original time. A server that does not take `timestamp` yet gets the memory without it.
+ */
+export async function restoreMemory(memory: Memory): Promise<Memory> {
+  const body: NewMemory = { id: memory.id, content: memory.content, metadata: memory.metadata, timestamp: memory.createdAt };
+  if (memory.workspaceId) body.workspaceId = memory.workspaceId;
+  if (memory.session_id) body.session_id = memory.session_id;
+  try {
+    return await createMemory(body);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 400 || !error.message.startsWith("timestamp")) throw error;
+    const { timestamp: _, ...withoutTime } = body;
+    return createMemory(withoutTime);
+  }
+}
+
+export type { ScoredMemory };
+
+// ── Workspaces and what they hold ──────────────────────────────────────────────────
+
+export const listWorkspaces = (cursor?: string, signal?: AbortSignal) => arrayPage<Workspace>("/v1/workspaces", cursor, { query: { limit: 200 }, signal });
+export const getWorkspace = (id: string, signal?: AbortSignal) => json<{ workspace: Workspace }>("GET", ws(id), { signal }).then((r) => r.workspace);
+export const createWorkspace = (name: string) => json<Workspace>("POST", "/v1/workspaces", { body: { name } });
+
+export const listDocuments = (workspaceId: string, options: { cursor?: string; notebookId?: string }, signal?: AbortSignal) =>
+  json<{ documents: DocumentSummary[]; nextCursor: string | null; hasMore: boolean }>("GET", `${ws(workspaceId)}/documents`, {
+    query: { limit: 200, cursor: options.cursor, notebookId: options.notebookId }, signal, decrypt: true,
+  });
+
+/** A document with its Markdown; `decryptErrors` counts values the given key could not open. */
+export async function getDocument(workspaceId: string, documentId: string, signal?: AbortSignal) {
+  const response = await send("GET", `${ws(workspaceId)}/documents/${seg(documentId)}`, { signal, decrypt: true });
+  return { ...((await response.json()) as DocumentWithContent), decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0) };
+}
+export const createDocument = (workspaceId: string, document: { title: string; markdown: string }) =>
+  json<{ document: DocumentSummary }>("POST", `${ws(workspaceId)}/documents`, { body: document });
+
+export const listNotes = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
+  arrayPage<NoteEntry>(`${ws(workspaceId)}/notes`, cursor, { query: { limit: 200 }, signal, decrypt: true });
+export async function getNote(workspaceId: string, noteId: string, signal?: AbortSignal) {
+  const response = await send("GET", `${ws(workspaceId)}/notes/${seg(noteId)}`, { signal, decrypt: true });
+  return { ...((await response.json()) as Note), decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0) };
+}
+export const getNotebooks = (workspaceId: string, signal?: AbortSignal) =>
+  json<{ ciphertext: string | null }>("GET", `${ws(workspaceId)}/notebooks`, { signal, decrypt: true });
+
+export const listThreads = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
+  arrayPage<Thread>(`${ws(workspaceId)}/chats`, cursor, { query: { limit: 200 }, signal, decrypt: true });
+export const listMessages = (workspaceId: string, threadId: string, cursor?: string, signal?: AbortSignal) =>
+  arrayPage<Message>(`${ws(workspaceId)}/chats/${seg(threadId)}/messages`, cursor, { query: { limit: 200 }, signal, decrypt: true });
+
+export const blockEdges = (workspaceId: string, signal?: AbortSignal) =>
+  json<{ edges: BlockEdge[] | JsonObject }>("GET", `${ws(workspaceId)}/graph/block-edges`, { signal, decrypt: true });
+
+// ── Files ──────────────────────────────────────────────────────────────────────────
+
+export const listFiles = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
+  json<{ files: FileInfo[]; nextCursor: string | null; hasMore: boolean }>("GET", `${ws(workspaceId)}/files`, { query: { limit: 200, cursor }, signal });
+export const deleteFile = (workspaceId: string, key: string) => json<{ deleted: true }>("DELETE", `${ws(workspaceId)}/files/${seg(key)}`);
+
+/** The file's bytes, for a download link made from a Blob URL. */
+export async function downloadFile(workspaceId: string, key: string): Promise<Blob> {
+  return (await send("GET", `${ws(workspaceId)}/files/${seg(key)}`)).blob();
+}
+
+/** Asks for a presigned URL, then PUTs the bytes with XMLHttpRequest, which reports upload progress. */
+export async function uploadFile(workspaceId: string, file: File, onProgress: (fraction: number) => void): Promise<FileInfo> {
+  const contentType = file.type || "application/octet-stream";
+  const target = await json<UploadUrl>("POST", `${ws(workspaceId)}/files/upload-url`, { body: { filename: file.name, contentType } });
+  return new Promise<FileInfo>((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("PUT", target.url);
+    xhr.setRequestHeader("Content-Type", contentType);
+    xhr.setRequestHeader("X-Mnemo-App", "1");
+    xhr.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(JSON.parse(xhr.responseText) as FileInfo);
+      let message = `The upload answered ${xhr.status}`;
+      try {
+        message = JSON.parse(xhr.responseText).error.message ?? message;
+      } catch {}
+      reject(new ApiError(xhr.status, "upload_failed", message));
+    };
+    xhr.onerror = () => reject(new ApiError(0, "network", "The upload did not reach the server"));
+    xhr.send(file);
+  });
+}
+
+// ── Your server ────────────────────────────────────────────────────────────────────
+
+export const listKeys = (signal?: AbortSignal) => json<{ data: ApiKey[] }>("GET", "/v1/keys", { signal });
+export const createKey = (input: { name: string; scopes?: string[] }) => json<CreatedKey>("POST", "/v1/keys", { body: input });
+export const revokeKey = (id: string) => json<unknown>("DELETE", `/v1/keys/${seg(id)}`);
+export const usage = (signal?: AbortSignal) => json<Usage>("GET", "/v1/usage", { signal });
+export const credits = (signal?: AbortSignal) => json<Credits>("GET", "/v1/credits", { signal });
+export const usageDaily = (signal?: AbortSignal) => json<DailyUsage>("GET", "/v1/usage/daily", { signal });
+export const health = (signal?: AbortSignal) => json<Health>("GET", "/health", { signal });

@@ -1,0 +1,108 @@
+/**
+ * Mnemo's web app: boots into the sign-in page or, with a session, the app. Served by the
+ * server at /app under a strict Content-Security-Policy: this bundle is the only script.
+ */
+import "./app.css";
+import "./views.css";
+import { forgetSession, me, onSignedOut, signInWithToken, signOut } from "./api";
+import { h } from "./dom";
+import { appPath, navigate, render, route, startRouter, stopRouter } from "./router";
+import { markSignedIn, setCurrentUser } from "./session";
+import { mountShell, setTitle } from "./shell";
+import { installShortcuts } from "./shortcuts";
+import { initTheme } from "./theme";
+import { toastError, toastRegion } from "./toast";
+import { memoriesView } from "./views/memories";
+import { memoryDetailView } from "./views/memory-detail";
+import { clearUndo } from "./views/memory-undo";
+import { serverView } from "./views/server";
+import { describeLinkFailure, renderSignIn } from "./views/signin";
+import { workspaceView } from "./views/workspace";
+import { workspacesView } from "./views/workspaces";
+
+route("/memories", memoriesView);
+route("/memories/:id", memoryDetailView);
+route("/workspaces", workspacesView);
+route("/workspaces/:workspaceId", workspaceView);
+route("/workspaces/:workspaceId/:tab", workspaceView);
+route("/workspaces/:workspaceId/:tab/:itemId", workspaceView);
+route("/server", serverView);
+
+function notFoundView({ outlet }: { outlet: HTMLElement }): void {
+  setTitle("Not found");
+  outlet.append(
+    h("h1", { tabindex: -1 }, "Not found"),
+    h("p", null, "Nothing lives at this address. ", h("a", { href: "/app/memories" }, "Go to your memories"), "."),
+  );
+}
+
+/** Shows the app; `userId` comes from a sign-in that just answered, else GET /v1/me asks. */
+async function enterApp(userId?: string): Promise<void> {
+  const user = userId ? { userId } : await me();
+  setCurrentUser(user);
+  startRouter(mountShell(user, () => void leave()), notFoundView);
+  if (appPath() === "/") await navigate("/memories", { replace: true, focus: false });
+  else await render(false);
+}
+
+function showSignIn(message?: string, tone: "error" | "info" = "error"): void {
+  stopRouter();
+  setCurrentUser(null);
+  forgetSession();
+  clearUndo();
+  toastRegion().replaceChildren();
+  renderSignIn({ message, tone, onStart: markSignedIn, onSignedIn: (userId) => enterApp(userId) });
+}
+
+async function leave(): Promise<void> {
+  try {
+    await signOut();
+  } catch (error) {
+    return void toastError(error);
+  }
+  history.replaceState(null, "", "/app/");
+  showSignIn("You are signed out.", "info");
+}
+
+/** The one-time token of `/app/#signin=<token>`, taken out of the address bar at once. */
+function takeSignInToken(): string | null {
+  const match = /^#signin=([^&]*)/.exec(location.hash);
+  if (!match) return null;
+  history.replaceState(null, "", location.pathname + location.search);
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return match[1];
+  }
+}
+
+async function boot(): Promise<void> {
+  initTheme();
+  installShortcuts();
+  let ended = false;
+  onSignedOut(() => {
+    if (ended || !document.getElementById("main")?.classList.contains("main")) return;
+    ended = true;
+    showSignIn("Your session has ended. Sign in again.");
+    queueMicrotask(() => (ended = false));
+  });
+  const token = takeSignInToken();
+  if (token !== null) {
+    markSignedIn();
+    renderSignIn({ pending: "Signing you in…", onSignedIn: (userId) => enterApp(userId) });
+    let userId: string;
+    try {
+      userId = await signInWithToken(token);
+    } catch (error) {
+      return showSignIn(describeLinkFailure(error));
+    }
+    return enterApp(userId);
+  }
+  try {
+    await enterApp();
+  } catch {
+    showSignIn();
+  }
+}
+
+void boot();

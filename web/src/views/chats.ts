@@ -1,0 +1,74 @@
+/** A workspace's chat threads, each shown as a conversation. Messages are text, never markup. */
+import { ApiError, listMessages, listThreads } from "../api";
+import type { Message, Thread } from "../api-types";
+import { empty, h, loading, replace } from "../dom";
+import { plural, time } from "../format";
+import { href } from "../router";
+import { setTitle } from "../shell";
+import { lockedNotice } from "./encrypted";
+import type { TabContext } from "./workspace";
+
+const errorNotice = (error: unknown) => h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
+
+function bubble(message: Message): HTMLLIElement {
+  const who = message.role === "user" ? "You" : "Assistant";
+  return h("li", { class: `message message-${message.role}` },
+    h("div", { class: "message-head" }, h("span", { class: "message-role" }, who), h("span", { class: "muted" }, time(message.createdAt))),
+    message.content !== undefined
+      ? h("p", { class: "message-text" }, message.content)
+      : h("p", { class: "message-text muted" }, "Encrypted message."),
+  );
+}
+
+async function threadPage({ workspace, itemId, container, signal }: TabContext): Promise<void> {
+  replace(container, loading("Loading the conversation"));
+  try {
+    const [threads, messages] = await Promise.all([loadAll((cursor) => listThreads(workspace.id, cursor, signal)), loadAll((cursor) => listMessages(workspace.id, itemId!, cursor, signal))]);
+    const thread = threads.find((t) => t.id === itemId);
+    const title = thread?.title ?? "Conversation";
+    setTitle(title, workspace.name);
+    const anyLocked = messages.some((message) => message.content === undefined);
+    replace(container,
+      h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "chats") }, "← All chats")),
+      h("header", { class: "document-header" }, h("h2", { id: "thread-title" }, title), h("p", { class: "muted" }, plural(messages.length, "message"))),
+      anyLocked ? lockedNotice("conversation") : null,
+      messages.length ? h("ol", { class: "conversation", "aria-labelledby": "thread-title" }, messages.map(bubble)) : empty("No messages yet."),
+    );
+  } catch (error) {
+    if (signal.aborted) return;
+    replace(container, error instanceof ApiError && error.notFound ? empty("This conversation does not exist in this workspace.") : errorNotice(error));
+  }
+}
+
+/** Every page of a list that names its next page in X-Next-Cursor (bounded). */
+async function loadAll<T>(page: (cursor?: string) => Promise<{ items: T[]; nextCursor: string | null }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 50; pages++) {
+    const next = await page(cursor);
+    items.push(...next.items);
+    if (!next.nextCursor) break;
+    cursor = next.nextCursor;
+  }
+  return items;
+}
+
+export async function chatsTab(context: TabContext): Promise<void> {
+  if (context.itemId) return threadPage(context);
+  const { workspace, container, signal } = context;
+  replace(container, loading("Loading chats"));
+  try {
+    const threads: Thread[] = (await loadAll((cursor) => listThreads(workspace.id, cursor, signal))).reverse();
+    replace(container, threads.length
+      ? h("ul", { class: "entity-list", "aria-label": "Chat threads" }, threads.map((thread) => h("li", { class: "entity-row" },
+          h("div", { class: "entity-main" },
+            h("a", { href: href("/workspaces", workspace.id, "chats", thread.id), class: "entity-title" }, thread.title),
+            h("span", { class: "muted" }, plural(thread.messageCount, "message")),
+          ),
+          h("span", { class: "entity-meta" }, "updated ", time(thread.updatedAt)),
+        )))
+      : empty("No chats in this workspace.", h("p", { class: "muted" }, "Conversations held through the chat API appear here.")));
+  } catch (error) {
+    if (!signal.aborted) replace(container, errorNotice(error));
+  }
+}

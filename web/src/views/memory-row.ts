@@ -1,0 +1,67 @@
+/** One memory in a list: its text (as text), where it belongs, when, and for a search its ranking. */
+import type { Memory, ScoredMemory, Signals } from "../api-types";
+import { h } from "../dom";
+import { excerpt, time } from "../format";
+import { href } from "../router";
+
+export interface RowOptions {
+  selected: boolean;
+  workspaceName: (id: string) => string;
+  onSelect: (checked: boolean) => void;
+  onEdit: () => void;
+  onForget: () => void;
+  /** The best score in the result set: bars are relative to it. */
+  topScore?: number;
+}
+
+/** A bar of `fraction` (0–1) with its number; the bar is decoration, the number is read. */
+function bar(label: string, value: number, fraction: number, className = ""): HTMLElement {
+  const fill = h("span", { class: "bar-fill" });
+  // CSSOM, not a style attribute: the CSP forbids inline styles.
+  fill.style.width = `${Math.round(Math.max(0, Math.min(1, fraction)) * 100)}%`;
+  return h("span", { class: `bar-row ${className}` },
+    h("span", { class: "bar-label" }, label),
+    h("span", { class: "bar", "aria-hidden": "true" }, fill),
+    h("span", { class: "bar-value" }, value.toFixed(3)),
+  );
+}
+
+function ranking(memory: ScoredMemory, topScore: number): HTMLElement {
+  const signals: Signals = memory.signals ?? {};
+  const names = Object.keys(signals).filter((name) => typeof signals[name] === "number");
+  const largest = Math.max(1, ...names.map((name) => signals[name]));
+  return h("div", { class: "ranking", "aria-label": "Ranking" },
+    bar("score", memory.score, topScore > 0 ? memory.score / topScore : 0, "bar-score"),
+    names.map((name) => bar(name, signals[name], signals[name] / largest, "bar-signal")),
+  );
+}
+
+function metadataChips(memory: Memory): HTMLElement[] {
+  return Object.entries(memory.metadata).slice(0, 3).map(([key, value]) =>
+    h("span", { class: "chip chip-meta" }, `${key}: ${excerpt(typeof value === "string" ? value : JSON.stringify(value), 24)}`));
+}
+
+export function memoryRow(memory: Memory | ScoredMemory, options: RowOptions): HTMLLIElement {
+  const label = excerpt(memory.content, 50);
+  const checkbox = h("input", { type: "checkbox", class: "row-check", "aria-label": `Select “${label}”`, checked: options.selected });
+  checkbox.addEventListener("change", () => options.onSelect(checkbox.checked));
+  const scored = "score" in memory && typeof memory.score === "number";
+  return h("li", { class: options.selected ? "memory-row is-selected" : "memory-row", "data-id": memory.id },
+    checkbox,
+    h("div", { class: "memory-main" },
+      h("p", { class: "memory-content" }, memory.content),
+      h("div", { class: "memory-meta" },
+        h("a", { href: href("/memories", memory.id), class: "mono memory-id", "aria-label": `Open “${label}”` }, memory.id),
+        memory.workspaceId ? h("a", { class: "chip", href: href("/workspaces", memory.workspaceId) }, options.workspaceName(memory.workspaceId)) : null,
+        memory.session_id ? h("span", { class: "chip" }, `session ${memory.session_id}`) : null,
+        metadataChips(memory),
+        h("span", { class: "memory-time" }, time(memory.createdAt)),
+      ),
+      scored ? ranking(memory as ScoredMemory, options.topScore ?? (memory as ScoredMemory).score) : null,
+    ),
+    h("div", { class: "row-actions" },
+      h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Edit “${label}”`, onClick: options.onEdit }, "Edit"),
+      h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Forget “${label}”`, onClick: options.onForget }, "Forget"),
+    ),
+  );
+}

@@ -1,0 +1,122 @@
+/** A workspace's notes (the legacy note API) and notebooks; encrypted ones open with a client key. */
+import { ApiError, getNote, getNotebooks, listDocuments, listNotes } from "../api";
+import type { Json, NoteEntry } from "../api-types";
+import { empty, h, loading, replace } from "../dom";
+import { plural, time } from "../format";
+import { renderMarkdown } from "../markdown";
+import { href } from "../router";
+import { setTitle } from "../shell";
+import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
+import type { TabContext } from "./workspace";
+
+export interface Notebook {
+  id: string;
+  name: string;
+}
+
+/** The notebooks of a plaintext (or decrypted) registry: `[{id, name|title}]` or `{notebooks: […]}`. */
+export function notebooksOf(registry: { ciphertext: string | null }): Notebook[] {
+  if (!registry.ciphertext || isEncrypted(registry.ciphertext)) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(registry.ciphertext);
+  } catch {
+    return [];
+  }
+  const list = Array.isArray(parsed) ? parsed : (parsed as { notebooks?: unknown })?.notebooks;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((item) => {
+    if (typeof item !== "object" || item === null || typeof item.id !== "string") return [];
+    const name = [item.name, item.title].find((value) => typeof value === "string" && value.trim());
+    return [{ id: item.id, name: name ?? item.id }];
+  });
+}
+
+function titleOf(note: NoteEntry): string | null {
+  const document = note.document as { title?: Json } | undefined;
+  return typeof document?.title === "string" && document.title.trim() ? document.title : null;
+}
+
+async function notePage({ workspace, itemId, container, signal }: TabContext): Promise<void> {
+  replace(container, loading("Loading the note"));
+  try {
+    const note = await getNote(workspace.id, itemId!, signal);
+    const payload = note.document as { title?: Json } | string;
+    const title = typeof payload === "object" && payload && typeof payload.title === "string" ? payload.title : itemId!;
+    setTitle(title, workspace.name);
+    const article = h("article", { class: "markdown-body", "aria-labelledby": "note-title" });
+    if (isEncrypted(note.markdown) || isEncrypted(note.document)) article.append(lockedNotice("note"));
+    else if (!note.markdown.trim()) article.append(h("p", { class: "muted" }, "This note has no Markdown."));
+    else article.append(renderMarkdown(note.markdown, { headingOffset: 2 }));
+    replace(container,
+      h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "notes") }, "← All notes")),
+      h("div", { class: "document" },
+        h("header", { class: "document-header" }, h("h2", { id: "note-title" }, title)),
+        decryptErrorsNotice(note.decryptErrors),
+        article,
+      ),
+    );
+  } catch (error) {
+    if (signal.aborted) return;
+    replace(container, error instanceof ApiError && error.notFound ? empty("This note does not exist in this workspace.") : h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
+  }
+}
+
+export async function notesTab(context: TabContext): Promise<void> {
+  if (context.itemId) return notePage(context);
+  const { workspace, container, signal } = context;
+  replace(container, loading("Loading notes"));
+  try {
+    const [registry, notes, documents] = await Promise.all([
+      getNotebooks(workspace.id, signal).catch(() => ({ ciphertext: null })),
+      loadAllNotes(workspace.id, signal),
+      // Notes written through the documents API carry their title there, not in the note payload.
+      listDocuments(workspace.id, {}, signal).then((page) => page.documents, () => []),
+    ]);
+    const documentTitles = new Map(documents.map((d) => [d.id, d.title]));
+    const notebooks = notebooksOf(registry);
+    const name = (id: string) => notebooks.find((n) => n.id === id)?.name ?? id;
+    const sections: HTMLElement[] = [];
+    if (registry.ciphertext && isEncrypted(registry.ciphertext)) sections.push(lockedNotice("notebook list"));
+    if (notebooks.length) {
+      sections.push(h("section", { class: "panel", "aria-labelledby": "notebooks-heading" },
+        h("h2", { id: "notebooks-heading" }, "Notebooks"),
+        h("ul", { class: "chip-list" }, notebooks.map((notebook) => {
+          const count = notes.filter((note) => note._meta.notebookId === notebook.id).length;
+          return h("li", { class: "chip" }, `${notebook.name} · ${plural(count, "note")}`);
+        })),
+      ));
+    }
+    sections.push(notes.length
+      ? h("ul", { class: "entity-list", "aria-label": "Notes" }, notes.map((note) => {
+          const title = titleOf(note) ?? documentTitles.get(note.id) ?? null;
+          const notebookId = typeof note._meta.notebookId === "string" ? note._meta.notebookId : null;
+          const updated = typeof note._meta.updatedAt === "string" ? note._meta.updatedAt : null;
+          return h("li", { class: "entity-row" },
+            h("div", { class: "entity-main" },
+              h("a", { href: href("/workspaces", workspace.id, "notes", note.id), class: "entity-title" }, title ?? (isEncrypted(note.ciphertext ?? undefined) || note.format === "svc.om.encrypted" ? "Encrypted note" : note.id)),
+              notebookId ? h("span", { class: "chip" }, name(notebookId)) : null,
+              note.format === "svc.om.encrypted" && !title ? h("span", { class: "chip chip-lock" }, "encrypted") : null,
+            ),
+            h("span", { class: "entity-meta" }, updated ? ["updated ", time(updated)] : note.format),
+          );
+        }))
+      : empty("No notes in this workspace."));
+    replace(container, ...sections);
+  } catch (error) {
+    if (!signal.aborted) replace(container, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
+  }
+}
+
+async function loadAllNotes(workspaceId: string, signal: AbortSignal): Promise<NoteEntry[]> {
+  const notes: NoteEntry[] = [];
+  let cursor: string | undefined;
+  // Notes are listed whole (a workspace holds hundreds, not millions); pages are 200.
+  for (let pages = 0; pages < 50; pages++) {
+    const page = await listNotes(workspaceId, cursor, signal);
+    notes.push(...page.items);
+    if (!page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  return notes;
+}
