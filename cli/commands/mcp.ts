@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError } from "../output";
+import { CliError, examples } from "../output";
 
 const USER_ID = /^[^\s]{1,256}$/;
 
@@ -17,6 +17,10 @@ export function registerMcpCommand(program: Command): void {
     .requiredOption("--user <id>", "the user whose memories the assistant reads and writes")
     .option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)")
     .option("--workspace <id>", "default workspace for the tools that take one")
+    .addHelpText("after", `
+An MCP client starts this command itself; in Claude Desktop's claude_desktop_config.json:
+  {"mcpServers": {"mnemo": {"command": "mnemo", "args": ["mcp", "--user", "alice"]}}}
+${examples("mnemo mcp --user alice --workspace notes")}`)
     .action(async (options: { user: string; data?: string; workspace?: string }) => {
       if (!USER_ID.test(options.user)) throw new CliError("--user: must be 1 to 256 characters without spaces");
       // Loaded here, not at the top: `mnemo --help` stays fast, and nothing is printed before the transport owns stdout.

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError, printJson, progressBar } from "../output";
+import { CliError, examples, printJson, progressBar } from "../output";
 
 const POLL_MS = 200;
 
@@ -15,6 +15,13 @@ export function registerReindexCommand(program: Command): void {
     .option("--data <dir>", "data directory")
     .option("--embeddings", "also wait until every vector is filled in (needs a working embedder)")
     .option("--json", "machine-readable output")
+    .addHelpText("after", `
+With a server running on the same data dir (or database), the server rebuilds and this command follows it;
+otherwise this command rebuilds the index itself. With --embeddings it also waits for every vector and
+stops with the reason when vectors cannot be made (no embedding model, the embeddings API down).
+
+Exit codes: 0 rebuilt, 1 error.
+${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
     .action(async (options: { data?: string; embeddings?: boolean; json?: boolean }) => {
       // Services open LanceDB (a 200 MB native module): imported only when this command runs.
       const [{ loadConfig }, { openServices }] = await Promise.all([import("../../src/config"), import("../../src/services")]);

@@ -1,6 +1,10 @@
 import chalk from "chalk";
 import type { Command } from "commander";
-import { CliError } from "../output";
+import { rmSync } from "node:fs";
+import { CliError, examples } from "../output";
+
+/** A stopped server ends by itself; should a handle keep it alive, it exits after this long anyway. */
+const EXIT_GRACE_MS = 5_000;
 
 /**
  * `mnemo serve`: the only place a server is started and signals are handled. The server
@@ -14,6 +18,10 @@ export function registerServeCommand(program: Command): void {
     .option("--port <port>", "port to listen on (0 picks a free one)", undefined)
     .option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)")
     .option("--allow-mock-tokens", "accept mock-token-<uid> bearer tokens (local testing only)")
+    .addHelpText("after", `
+Settings come from the environment (MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_DATABASE_URL, …); flags override them.
+Stops on SIGINT or SIGTERM after in-flight requests finish.
+${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
     .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean }) => {
       const port = options.port === undefined ? undefined : Number(options.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new CliError(`--port: '${options.port}' is not a port number`);
@@ -31,8 +39,13 @@ export function registerServeCommand(program: Command): void {
       }
       let server;
       try {
+        // What can be checked is, before the store, the data dir or a master key is created.
+        const { checkDataDir, checkPortFree } = await import("../preflight");
+        checkDataDir(config.dataDir);
+        checkPortFree(config.host, config.port);
         server = await startServer(config);
       } catch (error) {
+        if (config.storage.provider === "memory") rmSync(config.dataDir, { recursive: true, force: true });
         // A store that cannot be used is the operator's to fix: say what, without a stack.
         if (error instanceof SchemaTooNewError || error instanceof StoreUnavailableError) throw new CliError((error as Error).message);
         throw error;
@@ -44,7 +57,10 @@ export function registerServeCommand(program: Command): void {
         if (++signals > 1) process.exit(130);
         server.services.log.info("shutting down", { signal });
         await server.stop();
-        process.exit(0);
+        // Ending by itself rather than process.exit lets LanceDB's native objects be dropped:
+        // each Session removes the empty .tmpXXXXXX dir it made in $TMPDIR only then.
+        process.exitCode = 0;
+        setTimeout(() => process.exit(0), EXIT_GRACE_MS).unref();
       };
       process.on("SIGINT", () => void shutdown("SIGINT"));
       process.on("SIGTERM", () => void shutdown("SIGTERM"));
