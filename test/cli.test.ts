@@ -1,7 +1,8 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
+import { databaseEnvFor } from "./helpers/database";
 import { tempDir } from "./helpers/server";
 
 afterEach(killSpawnedServers);
@@ -98,6 +99,48 @@ describe("mnemo serve with the CLI beside it", () => {
     lax.proc.kill("SIGTERM");
     expect(await lax.proc.exited).toBe(0);
     expect(await lax.stderr()).toContain("mock tokens are accepted");
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("what a run leaves in $TMPDIR", () => {
+  // LanceDB makes an empty .tmpXXXXXX dir per Session in $TMPDIR and removes it only when the
+  // Session is dropped, which process.exit skips.
+  test("mnemo serve, started and stopped, leaves nothing", async () => {
+    const dir = tempDir("mnemo-tmpdir-");
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp);
+    const server = await spawnServer(["--data", join(dir, "data")], { TMPDIR: tmp });
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+    expect(readdirSync(tmp)).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("mnemo mcp, ended by its client closing stdin, leaves nothing", async () => {
+    const dir = tempDir("mnemo-tmpdir-");
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp);
+    const data = join(dir, "data");
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "cli", "mnemo.ts"), "mcp", "--user", "t", "--data", data], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", TMPDIR: tmp, ...(await databaseEnvFor(data)) },
+      stdin: "pipe", stdout: "pipe", stderr: "pipe",
+    });
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+    proc.stdin.write(JSON.stringify(initialize) + "\n");
+    await proc.stdin.flush();
+    const reader = proc.stdout.getReader();
+    let answer = "";
+    while (!answer.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      answer += new TextDecoder().decode(value);
+    }
+    expect(JSON.parse(answer.split("\n")[0])).toMatchObject({ id: 1, result: { serverInfo: expect.any(Object) } });
+    await proc.stdin.end();
+    expect(await proc.exited).toBe(0);
+    expect(readdirSync(tmp)).toEqual([]);
     rmSync(dir, { recursive: true, force: true });
   });
 });

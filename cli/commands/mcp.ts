@@ -2,6 +2,8 @@ import type { Command } from "commander";
 import { CliError, examples } from "../output";
 
 const USER_ID = /^[^\s]{1,256}$/;
+/** How long a finished session may take to end by itself before it is made to. */
+const EXIT_GRACE_MS = 2_000;
 
 /**
  * `mnemo mcp`: an MCP server on stdin/stdout for a desktop assistant that starts it as a
@@ -49,7 +51,9 @@ ${examples("mnemo mcp --user alice --workspace notes")}`)
       } finally {
         await services.close();
       }
-      // Open handles (store pools, LanceDB) must not keep a finished session alive.
-      process.exit(0);
+      // Ending by itself lets LanceDB's Session remove its .tmpXXXXXX dir from $TMPDIR (process.exit
+      // would not); a handle still open must not keep a finished session alive, so exit soon anyway.
+      process.exitCode = 0;
+      setTimeout(() => process.exit(0), EXIT_GRACE_MS).unref();
     });
 }
