@@ -169,6 +169,29 @@ describe("mnemo reindex", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("--embeddings with no embedding model stops with the reason, beside a running server and offline", async () => {
+    const dir = tempDir("mnemo-reindex-");
+    const models = join(dir, "models");
+    mkdirSync(models);
+    const env = { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODELS_DIR: models };
+    const server = await spawnServer(["--data", join(dir, "data"), "--allow-mock-tokens"], env);
+    for (const content of ["zeta meadow", "eta meadow"]) await post(server.url, "/v1/memories", { content });
+    const reason = `local embedder: model all-MiniLM-L6-v2 is unavailable: not found in ${join(models, "all-MiniLM-L6-v2")} and download is disabled`;
+    const message = `mnemo: the full-text index is rebuilt, but vectors cannot be made: ${reason}; 2 wait in the queue and are filled in once the embedder answers`;
+
+    const online = await runCli(["reindex", "--embeddings", "--json", "--data", join(dir, "data")], env);
+    expect({ exitCode: online.exitCode, stdout: online.stdout, stderr: online.stderr.trimEnd() }).toEqual({ exitCode: 1, stdout: "", stderr: message });
+    // The full-text index was rebuilt all the same.
+    const found = await post(server.url, "/v1/memories/search", { query: "meadow" });
+    expect(found.results).toHaveLength(2);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+
+    const offline = await runCli(["reindex", "--embeddings", "--json", "--data", join(dir, "data")], env);
+    expect({ exitCode: offline.exitCode, stdout: offline.stdout, stderr: offline.stderr.trimEnd() }).toEqual({ exitCode: 1, stdout: "", stderr: message });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("while a server runs: the server does the rebuild and the CLI follows it", async () => {
     const dir = tempDir("mnemo-reindex-");
     const server = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
