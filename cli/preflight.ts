@@ -19,12 +19,13 @@ function nearestExisting(path: string): { path: string; isDirectory: boolean } {
   }
 }
 
-function writable(path: string): boolean {
+/** Null when this user may write in `path`; else why not, in words. */
+function notWritable(path: string): string | null {
   try {
     accessSync(path, constants.W_OK);
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EROFS" ? "is on a read-only file system" : "is not writable by this user";
   }
 }
 
@@ -39,8 +40,9 @@ export function checkDataDir(dir: string, source = "--data / MNEMO_DATA_DIR"): v
     const what = itself ? "is a file, not a directory" : `cannot be created: ${found.path} is a file, not a directory`;
     throw new CliError(`data dir ${dir} ${what}; choose another with ${source}`);
   }
-  if (!writable(found.path)) {
-    const what = itself ? "is not writable by this user" : `cannot be created: ${found.path} is not writable by this user`;
+  const problem = notWritable(found.path);
+  if (problem) {
+    const what = itself ? problem : `cannot be created: ${found.path} ${problem}`;
     throw new CliError(`data dir ${dir} ${what}; fix the permissions or choose another with ${source}`);
   }
 }
@@ -55,7 +57,8 @@ export function checkOutputFile(path: string, option: string): void {
     throw new CliError(`${option} ${path}: the folder ${folder} does not exist`);
   }
   if (!folderIsDirectory) throw new CliError(`${option} ${path}: ${folder} is a file, not a folder`);
-  if (!writable(folder)) throw new CliError(`${option} ${path}: the folder ${folder} is not writable by this user`);
+  const problem = notWritable(folder);
+  if (problem) throw new CliError(`${option} ${path}: the folder ${folder} ${problem}`);
   let target: ReturnType<typeof statSync> | undefined;
   try {
     target = statSync(path);

@@ -71,6 +71,23 @@ describe("mnemo serve: a start that fails says why in one line and creates nothi
     }
   });
 
+  // A read-only bind mount needs root (where a chmod stops nothing); PostgreSQL serves from a read-only data dir, its index writes failing.
+  test.skipIf(process.getuid?.() !== 0 || process.platform !== "linux" || Boolean(TEST_DATABASE_URL))("the data dir is on a read-only file system", async () => {
+    const dir = dataDir("read-only");
+    const mount = join(root, "read-only-mount");
+    mkdirSync(dir, { recursive: true });
+    mkdirSync(mount);
+    expect(Bun.spawnSync(["mount", "--bind", "-o", "ro", dir, mount]).exitCode).toBe(0);
+    try {
+      const result = await runCli(["serve", "--port", "0", "--data", mount]);
+      expect(oneLineFailure(result)).toEqual({
+        exitCode: 1, stdout: "", lines: [`mnemo: data dir ${mount} is on a read-only file system; fix the permissions or choose another with --data / MNEMO_DATA_DIR`],
+      });
+    } finally {
+      Bun.spawnSync(["umount", mount]);
+    }
+  });
+
   test.skipIf(Boolean(TEST_DATABASE_URL))("a store that cannot be opened leaves no master key behind", async () => {
     const dir = dataDir("store-unopenable");
     // A folder where the SQLite file should be.

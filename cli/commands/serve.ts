@@ -41,7 +41,8 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
       try {
         // What can be checked is, before the store, the data dir or a master key is created.
         const { checkDataDir, checkPortFree } = await import("../preflight");
-        checkDataDir(config.dataDir);
+        // With PostgreSQL the data dir holds no record (a read-only one serves, its index writes failing).
+        if (!config.storage.databaseUrl) checkDataDir(config.dataDir);
         checkPortFree(config.host, config.port);
         server = await startServer(config);
       } catch (error) {
