@@ -8,7 +8,7 @@ export class CliError extends Error {
 }
 
 /** Errors of our own that name what the operator can fix (src/config, src/db): one line each. */
-const ONE_LINE_ERRORS = new Set(["ConfigError", "StoreOpenError", "StoreUnavailableError", "StoreFullError", "SchemaTooNewError"]);
+const ONE_LINE_ERRORS = new Set(["ConfigError", "StoreOpenError", "StoreFullError", "SchemaTooNewError", "ImportFormatError"]);
 
 /** What a system call failed to do, in words (`mkdir` → create). */
 const ACTIONS: Record<string, string> = {
@@ -30,6 +30,8 @@ const REASONS: Record<string, string> = {
 export function expectedFailureMessage(error: unknown): string | null {
   if (error instanceof CliError) return error.message;
   if (!(error instanceof Error)) return null;
+  // Raised by the PostgreSQL driver, whose message names only the address.
+  if (error.name === "StoreUnavailableError") return `the PostgreSQL store of record (MNEMO_DATABASE_URL) cannot be reached: ${error.message}`;
   if (ONE_LINE_ERRORS.has(error.name) || ONE_LINE_ERRORS.has(error.constructor?.name)) return error.message;
   return systemFailureMessage(error);
 }

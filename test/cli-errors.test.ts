@@ -109,6 +109,28 @@ describe("other commands fail in one line too", () => {
     expect(oneLineFailure(result)).toEqual({ exitCode: 1, stdout: "", lines: [`mnemo: --out ${root}: is a folder; give a file name`] });
   });
 
+  test("a MNEMO_DATABASE_URL that is not PostgreSQL's, or a database that does not answer, for commands that read only the environment", async () => {
+    const data = dataDir("database-url");
+    for (const [url, line] of [
+      ["mysql://admin:hunter2@db/x", "mnemo: MNEMO_DATABASE_URL: 'mysql://…@db/x' is not a postgres:// or postgresql:// URL"],
+      ["postgres://nobody@127.0.0.1:1/none", "mnemo: the PostgreSQL store of record (MNEMO_DATABASE_URL) cannot be reached: connect ECONNREFUSED 127.0.0.1:1"],
+    ]) {
+      for (const args of [["keys", "list"], ["dev-token", "create", "--user", "a"]]) {
+        const result = await runCli([...args, "--data", data], { MNEMO_DATABASE_URL: url });
+        expect({ args, ...oneLineFailure(result) }).toEqual({ args, exitCode: 1, stdout: "", lines: [line] });
+      }
+    }
+  });
+
+  test("backup --out below a file", async () => {
+    const file = join(root, "backup-file");
+    writeFileSync(file, "x");
+    const data = dataDir("backup");
+    expect((await runCli(["keys", "list", "--data", data])).exitCode).toBe(0);
+    const result = await runCli(["backup", "--out", join(file, "b"), "--data", data]);
+    expect(oneLineFailure(result)).toEqual({ exitCode: 1, stdout: "", lines: [`mnemo: cannot create ${join(file, "b")}: a part of the path is a file, not a directory`] });
+  });
+
   test.skipIf(Boolean(TEST_DATABASE_URL))("a --data below a file, for commands that open the store", async () => {
     const file = join(root, "another-file");
     writeFileSync(file, "x");

@@ -25,9 +25,8 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
     .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean }) => {
       const port = options.port === undefined ? undefined : Number(options.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new CliError(`--port: '${options.port}' is not a port number`);
-      const [{ loadConfig }, { StoreUnavailableError }, { SchemaTooNewError }, { startServer }] = await Promise.all([
+      const [{ loadConfig }, { SchemaTooNewError }, { startServer }] = await Promise.all([
         import("../../src/config"),
-        import("../../src/db/errors"),
         import("../../src/db/migrate"),
         import("../../src/server"),
       ]);
@@ -47,8 +46,8 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
         server = await startServer(config);
       } catch (error) {
         if (config.storage.provider === "memory") rmSync(config.dataDir, { recursive: true, force: true });
-        // A store that cannot be used is the operator's to fix: say what, without a stack.
-        if (error instanceof SchemaTooNewError || error instanceof StoreUnavailableError) throw new CliError((error as Error).message);
+        // A store that cannot be used is the operator's to fix: said in one line (cli/output.ts), without a stack.
+        if (error instanceof SchemaTooNewError) throw new CliError((error as Error).message);
         throw error;
       }
       process.stdout.write(`Mnemo listening on ${server.url}\n`);
