@@ -79,7 +79,7 @@ export class IndexWriter {
     this.replayUpTo = await this.o.outbox.maxSeqs();
     this.compaction.clear();
     await this.loadDimension();
-    await this.vectorOutage.reset();
+    this.vectorOutage.tookOver();
   }
 
   async loadDimension(): Promise<void> {

@@ -24,6 +24,8 @@ export interface VectorOutage {
 /** The writer's side: a failed batch is recorded (every one, so followers see it is current), a landed batch clears it. */
 export class VectorOutages {
   private current: VectorOutage | null = null;
+  /** A record may be left by an earlier writer: the first batch that embeds clears it. */
+  private inherited = true;
 
   constructor(private readonly o: { settings: Settings; db: Executor }) {}
 
@@ -31,19 +33,24 @@ export class VectorOutages {
     const now = new Date().toISOString();
     const reason = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim().slice(0, 300);
     this.current = { since: this.current?.since ?? now, lastAt: now, reason, failures: (this.current?.failures ?? 0) + 1 };
+    this.inherited = false;
     await this.publish(JSON.stringify(this.current));
   }
 
   async landed(): Promise<void> {
-    if (!this.current) return;
+    if (!this.current && !this.inherited) return;
     this.current = null;
+    this.inherited = false;
     await this.publish("");
   }
 
-  /** A new writer starts clean: a record left by a previous one goes. */
-  async reset(): Promise<void> {
-    this.current = null;
-    await this.publish("");
+  /**
+   * This process became the writer: a record there may be another writer's. It is not
+   * cleared here (a second takeover racing a failed batch would wipe a current reason),
+   * but by the first batch that embeds, or replaced by the next failure.
+   */
+  tookOver(): void {
+    this.inherited = true;
   }
 
   private async publish(value: string): Promise<void> {
