@@ -13,7 +13,7 @@ import { registerModelsCommand } from "./commands/models";
 import { registerReindexCommand } from "./commands/reindex";
 import { registerServeCommand } from "./commands/serve";
 import { registerUsageCommand } from "./commands/usage";
-import { CliError } from "./output";
+import { CliError, examples, expectedFailureMessage } from "./output";
 
 /**
  * The `mnemo` command line: the only entry point that starts servers or touches the terminal.
@@ -27,7 +27,10 @@ export function buildProgram(): Command {
     .description("Mnemo: a local-first knowledge and memory server")
     .version("0.1.0")
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    .addHelpText("after", `
+Every command takes --help. Settings come from the environment (MNEMO_DATA_DIR, MNEMO_PORT, …); flags override them.
+${examples("mnemo serve", "mnemo keys create --user alice", "mnemo doctor")}`);
   registerServeCommand(program);
   registerKeysCommand(program);
   registerDevTokenCommand(program);
@@ -50,9 +53,8 @@ if (import.meta.main) {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {
     if (error instanceof CommanderError) process.exit(error.exitCode);
-    // Our own refusals (a CliError, a store that cannot be opened) are one line; anything else is a bug, with its stack.
-    const oneLine = error instanceof CliError || (error as Error)?.name === "StoreOpenError";
-    const message = oneLine ? (error as Error).message : `unexpected error: ${(error as Error).stack ?? error}`;
+    // Expected failures (our refusals, a bad configuration, a path or port refused) are one line; anything else is a bug, with its stack.
+    const message = expectedFailureMessage(error) ?? `unexpected error: ${(error as Error).stack ?? error}`;
     process.stderr.write(chalk.red(`mnemo: ${message}`) + "\n");
     process.exit(error instanceof CliError ? error.exitCode : 1);
   }

@@ -20,12 +20,12 @@ export const ConfigSchema = T.Object({
   allowPublicMockTokens: T.Boolean({
     description: "MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1 or --allow-public-mock-tokens: let a server that accepts mock tokens listen on a non-loopback address",
   }),
-  logLevel: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")]),
+  logLevel: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")], { description: "MNEMO_LOG_LEVEL: debug, info (default), warn or error" }),
   storage: T.Object({
     provider: T.Union([T.Literal("local"), T.Literal("memory"), T.Literal("kv"), T.Literal("backend")], {
       description: "STORAGE_PROVIDER: unset/local/kv = the data dir; memory = a temporary data dir removed on exit; backend = PostgreSQL (needs MNEMO_DATABASE_URL)",
     }),
-    databaseUrl: T.Optional(T.String({ pattern: "^postgres(ql)?://", description: "MNEMO_DATABASE_URL: postgres://… for the shared store of record; unset = SQLite in the data dir" })),
+    databaseUrl: T.Optional(T.String({ pattern: "^postgres(ql)?://", expected: "a postgres:// or postgresql:// URL", description: "MNEMO_DATABASE_URL: postgres://… for the shared store of record; unset = SQLite in the data dir" })),
     databasePoolSize: T.Integer({ minimum: 1, maximum: 1000, description: "MNEMO_DATABASE_POOL: PostgreSQL connections per process" }),
   }),
   index: T.Object({
@@ -80,7 +80,7 @@ export const ConfigSchema = T.Object({
     orphanAgeMs: T.Integer({ minimum: 0, description: "MNEMO_BLOB_ORPHAN_AGE_MS: file bytes younger than this are never swept (an upload may be committing); default 24 h" }),
   }),
   completions: T.Object({
-    gatewayUrl: T.String({ pattern: "^https?://", description: "LLM_GATEWAY_URL: base URL of the OpenAI-compatible upstream (…/v1); default http://127.0.0.1:11434/v1 (Ollama)" }),
+    gatewayUrl: T.String({ pattern: "^https?://", expected: "an http:// or https:// URL", description: "LLM_GATEWAY_URL: base URL of the OpenAI-compatible upstream (…/v1); default http://127.0.0.1:11434/v1 (Ollama)" }),
     gatewayApiKey: T.Optional(T.String({ description: "LLM_GATEWAY_API_KEY: bearer key sent upstream (never logged)" })),
     gatewayTimeoutMs: T.Integer({ minimum: 1, description: "LLM_GATEWAY_TIMEOUT_MS: until the upstream's reply (non-streaming) or its response headers (streaming); default 120000" }),
     defaultModel: T.String({ minLength: 1, description: "DEFAULT_MODEL: used when a completion names no model; default llama3.2" }),
@@ -114,7 +114,7 @@ function parseJsonObject(name: string, value: string | undefined): Record<string
     const parsed = JSON.parse(value);
     if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
   } catch {}
-  throw new Error(`${name} must be a JSON object of strings, e.g. {"timeout":"60s"}`);
+  throw new ConfigError(`${name} must be a JSON object of strings, e.g. {"timeout":"60s"}`);
 }
 
 /** The curated models list (several providers); `MNEMO_MODELS=owner=id,owner=id` replaces it. */
@@ -123,7 +123,7 @@ const DEFAULT_MODELS = "meta=llama3.2,openai=gpt-4o-mini,openai=gpt-4.1-mini,ant
 function parseModelList(value: string | undefined): Array<{ id: string; owned_by: string }> {
   return (value || DEFAULT_MODELS).split(",").map((s) => s.trim()).filter(Boolean).map((entry) => {
     const at = entry.indexOf("=");
-    if (at <= 0 || at === entry.length - 1) throw new Error(`MNEMO_MODELS: '${entry}' is not owner=id`);
+    if (at <= 0 || at === entry.length - 1) throw new ConfigError(`MNEMO_MODELS: '${entry}' is not owner=id`);
     return { owned_by: entry.slice(0, at), id: entry.slice(at + 1) };
   });
 }
@@ -149,16 +149,90 @@ export function resolveDataDir(cliValue: string | undefined, env: Env = process.
   return resolve(cliValue ?? env.MNEMO_DATA_DIR ?? join(homedir(), ".mnemo"));
 }
 
+/** A configuration the operator must fix: the message names the variable (or flag) and what it takes. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Overrides given as CLI flags: an error in one names the flag, not the variable. */
+const FLAG_OVERRIDES = ["dataDir", "host", "port", "allowMockTokens", "logLevel"] as const;
+
+/** The schema node at a TypeBox error path (`/indexer/batchSize`), with the nearest description on the way. */
+function describedSchemaAt(path: string): { schema: Record<string, any>; description: string } {
+  let schema: Record<string, any> = ConfigSchema;
+  let description = "";
+  for (const segment of path.split("/").filter(Boolean)) {
+    const next = schema.properties?.[segment] ?? (schema.type === "array" ? schema.items : undefined);
+    if (!next) break;
+    schema = next;
+    if (typeof schema.description === "string") description = schema.description;
+  }
+  return { schema, description };
+}
+
+/** What a schema node takes, in words: `a whole number from 0 to 65535`, `one of: debug, info`. */
+function expectation(schema: Record<string, any>): string {
+  if (schema.expected) return schema.expected;
+  if (schema.type === "integer" || schema.type === "number") {
+    const { minimum: min, maximum: max } = schema;
+    return `a whole number${min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` of at least ${min}` : max !== undefined ? ` of at most ${max}` : ""}`;
+  }
+  if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: any) => "const" in s)) return `one of: ${schema.anyOf.map((s: any) => s.const).join(", ")}`;
+  if (schema.type === "string" && schema.minLength) return "a non-empty value";
+  return `a valid ${schema.type ?? "value"}`;
+}
+
+/** A value safe to echo in an error: never a secret, never a URL's password. */
+function shownValue(name: string, value: unknown): string {
+  if (/KEY|SECRET|TOKEN|PASSWORD/.test(name)) return "the value given";
+  return `'${String(value).replace(/\/\/[^/@\s]*@/, "//…@")}'`;
+}
+
 /**
- * Builds and validates the config. Throws an Error naming the offending
- * variable, so a typo in the environment fails at start, not mid-request.
+ * The first schema violation as one line naming what the operator set: the environment
+ * variable (from the field's description, e.g. `MNEMO_PORT`) or the CLI flag it came from.
+ */
+function configError(config: unknown, overrides: ConfigOverrides, env: Env): ConfigError | null {
+  const error = Value.Errors(ConfigSchema, config).First();
+  if (!error) return null;
+  const { schema, description } = describedSchemaAt(error.path);
+  const variable = /^[A-Z][A-Z0-9_]+/.exec(description)?.[0];
+  const field = error.path.split("/")[1] as (typeof FLAG_OVERRIDES)[number];
+  const overridden = FLAG_OVERRIDES.includes(field) && overrides[field] !== undefined;
+  const flag = overridden ? /--[a-z][a-z-]*/.exec(description)?.[0] : undefined;
+  const name = flag ?? variable ?? `configuration ${error.path}`;
+  const raw = overridden || !variable || env[variable] === undefined ? error.value : env[variable];
+  return new ConfigError(`${name}: ${shownValue(name, raw)} is not ${expectation(schema)}`);
+}
+
+/**
+ * Builds and validates the config. Throws a ConfigError naming the offending
+ * variable, so a typo in the environment fails at start, not mid-request; nothing is
+ * created on disk before the config is valid.
  */
 export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.env): Config {
   const provider = overrides.storage?.provider ?? env.STORAGE_PROVIDER;
-  // An ephemeral server: a fresh temporary data dir, removed when the server stops.
-  const dataDir = provider === "memory" && !overrides.dataDir && !env.MNEMO_DATA_DIR
-    ? mkdtempSync(join(tmpdir(), "mnemo-memory-"))
-    : resolveDataDir(overrides.dataDir, env);
+  // An ephemeral server: a fresh temporary data dir (made once the rest is valid), removed when the server stops.
+  const ephemeral = provider === "memory" && !overrides.dataDir && !env.MNEMO_DATA_DIR;
+  const config = buildConfig(ephemeral ? join(tmpdir(), "mnemo-memory-XXXXXX") : resolveDataDir(overrides.dataDir, env), overrides, env);
+  if (config.storage.provider === "memory" && config.storage.databaseUrl) {
+    throw new ConfigError("STORAGE_PROVIDER=memory keeps everything in a temporary data dir; unset MNEMO_DATABASE_URL or use STORAGE_PROVIDER=backend");
+  }
+  if (config.storage.provider === "backend" && !config.storage.databaseUrl) {
+    throw new ConfigError("STORAGE_PROVIDER=backend needs MNEMO_DATABASE_URL (postgres://…)");
+  }
+  if (config.embeddings.provider === "openai" && !config.embeddings.url) {
+    throw new ConfigError("EMBEDDINGS_URL is required when EMBEDDINGS_PROVIDER=openai");
+  }
+  const invalid = configError(config, overrides, env);
+  if (invalid) throw invalid;
+  return ephemeral ? buildConfig(mkdtempSync(join(tmpdir(), "mnemo-memory-")), overrides, env) : config;
+}
+
+function buildConfig(dataDir: string, overrides: ConfigOverrides, env: Env): Config {
   const port = overrides.port ?? (env.MNEMO_PORT !== undefined ? Number(env.MNEMO_PORT) : 8787);
   const config = {
     dataDir,
@@ -244,16 +318,5 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
       ...overrides.completions,
     },
   };
-  if (config.storage.provider === "memory" && config.storage.databaseUrl) {
-    throw new Error("STORAGE_PROVIDER=memory keeps everything in a temporary data dir; unset MNEMO_DATABASE_URL or use STORAGE_PROVIDER=backend");
-  }
-  if (config.storage.provider === "backend" && !config.storage.databaseUrl) {
-    throw new Error("STORAGE_PROVIDER=backend needs MNEMO_DATABASE_URL (postgres://…)");
-  }
-  if (config.embeddings.provider === "openai" && !config.embeddings.url) {
-    throw new Error("EMBEDDINGS_URL is required when EMBEDDINGS_PROVIDER=openai");
-  }
-  const firstError = Value.Errors(ConfigSchema, config).First();
-  if (firstError) throw new Error(`invalid configuration at ${firstError.path || "/"}: ${firstError.message}`);
   return config;
 }

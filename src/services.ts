@@ -12,7 +12,7 @@ import { createCursors } from "./lib/cursors";
 import { createLogger, type Logger } from "./lib/log";
 import { createClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
-import { resolveMasterKey } from "./crypto/master-key";
+import { checkMasterKeyConfig, resolveMasterKey } from "./crypto/master-key";
 import { createIdentityService } from "./identity/service";
 import { createMemoryRepository } from "./memories/repository";
 import { memorySearchSource } from "./memories/search-source";
@@ -46,9 +46,12 @@ import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
  */
 export async function openServices(config: Config, options: { log?: Logger; startIndexer?: boolean } = {}) {
   const log = options.log ?? createLogger(config.logLevel);
-  // Before anything opens: PostgreSQL without SERVER_MASTER_KEY stops the start here.
-  const masterKey = resolveMasterKey({ configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl, log });
+  // Checked before anything is created (PostgreSQL without SERVER_MASTER_KEY stops here); the
+  // key file is made only once the store opened, so a refused start leaves no key behind.
+  const masterKeyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl, log };
+  checkMasterKeyConfig(masterKeyOptions);
   const store = await migrateAll(openStoreFor(config.storage, config.dataDir));
+  const masterKey = resolveMasterKey(masterKeyOptions);
 
   const cursors = createCursors(await serverSecret(store, "cursors"));
   const lance = await LanceStore.open(indexLocation(config), {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { cliDataDirs, killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
@@ -60,6 +61,44 @@ describe("mnemo doctor", () => {
     expect(report.checks.find((c: any) => c.name === "upstream gateway")).toMatchObject({ status: "fail", hint: "check LLM_GATEWAY_URL and that the gateway runs" });
     const text = await runCli(["doctor", "--data", missing], { NO_COLOR: "1", MNEMO_DATABASE_URL: "" });
     expect([text.exitCode, text.stdout.includes("✘ data dir"), text.stdout.includes("\u001b[")]).toEqual([1, true, false]);
+  });
+
+  test("a corrupt SQLite file: every check is printed, the store's red with the reason, the index checks skipped, the rest run", async () => {
+    const dir = dataDir("corrupt");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, "mnemo.sqlite"), Buffer.alloc(8192, 0x5a), { mode: 0o600 });
+    const gateway = await fakeGateway();
+    try {
+      const env = { MNEMO_DATABASE_URL: "", NO_COLOR: "1", LLM_GATEWAY_URL: gateway.url };
+      const result = await runCli(["doctor", "--json", "--data", dir], env);
+      expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 1, stderr: "" });
+      const report = JSON.parse(result.stdout);
+      expect(byName(report.checks)).toMatchObject({
+        "data dir": "ok", "free disk": "ok", "store of record": "fail", "index lag": "skip", "index writer": "skip", "embedding model": "ok",
+        "upstream gateway": "ok", "master key": "ok",
+      });
+      expect(report.checks.find((c: any) => c.name === "store of record")).toEqual({
+        name: "store of record", status: "fail", detail: `cannot open the store of record ${join(dir, "mnemo.sqlite")}: file is not a database`,
+        hint: "restore the latest backup (`mnemo restore`), or fix the file's permissions",
+      });
+      // Human form: a line per check, the skipped ones marked "-".
+      const text = await runCli(["doctor", "--data", dir], env);
+      expect(text.exitCode).toBe(1);
+      const marks = { ok: "✔", warn: "!", fail: "✘", skip: "-" } as Record<string, string>;
+      expect(text.stdout.trim().split("\n").map((line) => line.split(/\s{2,}/)[0])).toEqual(report.checks.map((c: any) => `${marks[c.status]} ${c.name}`));
+    } finally {
+      gateway.close();
+    }
+  });
+
+  test("a PostgreSQL store that does not answer: the same, with the database's error", async () => {
+    const dir = dataDir("pg-down");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const env = { MNEMO_DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", SERVER_MASTER_KEY: "7e57".repeat(16) };
+    const result = await runCli(["doctor", "--json", "--data", dir], env);
+    expect(result.exitCode).toBe(1);
+    const report = JSON.parse(result.stdout);
+    expect(byName(report.checks)).toMatchObject({ "store of record": "fail", "index lag": "skip", "index writer": "skip", "embedding model": "ok", "master key": "ok" });
   });
 
   test.skipIf(Boolean(TEST_DATABASE_URL))("changes an import queued with no server running show as index lag (red only once older than 10 minutes)", async () => {

@@ -106,6 +106,30 @@ describe("mnemo import: memory formats", () => {
   });
 });
 
+describe("mnemo import: a file in no known format", () => {
+  const KNOWN = 'known formats: a Mnemo export (mnemo export), mem0\'s export {"memories": […]} or get_all [{"memory": …}] / {"results": […]}, ' +
+    'Supermemory\'s export {"documents"|"memories": […]}, JSON Lines of {"content": …}, or a folder of Markdown files';
+
+  test.each([
+    ["notes.txt", "hello\nworld\n", "format not recognised: it is neither JSON nor JSON Lines; " + KNOWN],
+    ["settings.json", '{\n  "theme": "dark"\n}\n', 'format not recognised: it is a JSON object with none of "memories", "results", "documents", "content" or "memory"; ' + KNOWN],
+    ["rows.json", '[{"title": "a"}, {"title": "b"}]', 'format not recognised: it is a JSON list whose entries have neither "content" nor "memory"; ' + KNOWN],
+    ["events.jsonl", '{"event": "a"}\n{"event": "b"}\n', 'format not recognised: no line is a Mnemo export record or has "content" or "memory"; ' + KNOWN],
+    ["empty.jsonl", "", "the file is empty; nothing to import"],
+    ["blank.json", " \n\n", "the file is empty; nothing to import"],
+  ])("%s: exit 1, one line saying why; nothing is written, not even the --workspace", async (name, text, message) => {
+    const data = dataDir(`unknown-${name}`);
+    const path = write(name, text);
+    const result = await runCli(["import", path, "--user", "alice", "--workspace", "ws_unknown", "--data", data]);
+    expect({ exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr.replace(/^importing.*\n/gm, "") }).toEqual({
+      exitCode: 1, stdout: "", stderr: `mnemo: ${path}: ${message}\n`,
+    });
+    const server = await spawnServer(["--data", data, "--allow-mock-tokens"]);
+    const [status] = await client(server.url)("GET", "/v1/workspaces/ws_unknown", "alice");
+    expect(status).toBe(404);
+  });
+});
+
 describe("mnemo import: a Markdown folder", () => {
   test("an Obsidian vault becomes documents: titles, front-matter metadata, [[links]] as block edges; idempotent", async () => {
     const data = dataDir("vault");

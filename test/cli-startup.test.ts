@@ -39,7 +39,8 @@ async function loadedModules(args: string[], dataDir?: string) {
 
 /** The top-level commands `mnemo --help` lists, so commands added later are checked too. */
 function listedCommands(help: string): string[] {
-  const section = help.split(/^Commands:$/m)[1] ?? "";
+  // The section ends at the first blank line (the examples after it are not commands).
+  const section = (help.split(/^Commands:$/m)[1] ?? "").split(/\n\s*\n/)[0];
   return [...section.matchAll(/^ {2}([a-z][\w-]*)/gm)].map((m) => m[1]).filter((name) => name !== "help");
 }
 

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
+import { databaseEnvFor } from "./helpers/database";
 import { tempDir } from "./helpers/server";
 
 afterEach(killSpawnedServers);
@@ -102,6 +103,48 @@ describe("mnemo serve with the CLI beside it", () => {
   });
 });
 
+describe("what a run leaves in $TMPDIR", () => {
+  // LanceDB makes an empty .tmpXXXXXX dir per Session in $TMPDIR and removes it only when the
+  // Session is dropped, which process.exit skips.
+  test("mnemo serve, started and stopped, leaves nothing", async () => {
+    const dir = tempDir("mnemo-tmpdir-");
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp);
+    const server = await spawnServer(["--data", join(dir, "data")], { TMPDIR: tmp });
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+    expect(readdirSync(tmp)).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("mnemo mcp, ended by its client closing stdin, leaves nothing", async () => {
+    const dir = tempDir("mnemo-tmpdir-");
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp);
+    const data = join(dir, "data");
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "cli", "mnemo.ts"), "mcp", "--user", "t", "--data", data], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", TMPDIR: tmp, ...(await databaseEnvFor(data)) },
+      stdin: "pipe", stdout: "pipe", stderr: "pipe",
+    });
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+    proc.stdin.write(JSON.stringify(initialize) + "\n");
+    await proc.stdin.flush();
+    const reader = proc.stdout.getReader();
+    let answer = "";
+    while (!answer.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      answer += new TextDecoder().decode(value);
+    }
+    expect(JSON.parse(answer.split("\n")[0])).toMatchObject({ id: 1, result: { serverInfo: expect.any(Object) } });
+    await proc.stdin.end();
+    expect(await proc.exited).toBe(0);
+    expect(readdirSync(tmp)).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
 describe("mnemo reindex", () => {
   const post = (url: string, path: string, body: unknown) =>
     fetch(url + path, { method: "POST", headers: { authorization: "Bearer mock-token-r", "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
@@ -123,6 +166,29 @@ describe("mnemo reindex", () => {
     expect(found.results.map((r: { content: string }) => r.content).sort()).toEqual(["alpha lighthouse", "beta lighthouse"]);
     second.proc.kill("SIGTERM");
     await second.proc.exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("--embeddings with no embedding model stops with the reason, beside a running server and offline", async () => {
+    const dir = tempDir("mnemo-reindex-");
+    const models = join(dir, "models");
+    mkdirSync(models);
+    const env = { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODELS_DIR: models };
+    const server = await spawnServer(["--data", join(dir, "data"), "--allow-mock-tokens"], env);
+    for (const content of ["zeta meadow", "eta meadow"]) await post(server.url, "/v1/memories", { content });
+    const reason = `local embedder: model all-MiniLM-L6-v2 is unavailable: not found in ${join(models, "all-MiniLM-L6-v2")} and download is disabled`;
+    const message = `mnemo: the full-text index is rebuilt, but vectors cannot be made: ${reason}; 2 wait in the queue and are filled in once the embedder answers`;
+
+    const online = await runCli(["reindex", "--embeddings", "--json", "--data", join(dir, "data")], env);
+    expect({ exitCode: online.exitCode, stdout: online.stdout, stderr: online.stderr.trimEnd() }).toEqual({ exitCode: 1, stdout: "", stderr: message });
+    // The full-text index was rebuilt all the same.
+    const found = await post(server.url, "/v1/memories/search", { query: "meadow" });
+    expect(found.results).toHaveLength(2);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+
+    const offline = await runCli(["reindex", "--embeddings", "--json", "--data", join(dir, "data")], env);
+    expect({ exitCode: offline.exitCode, stdout: offline.stdout, stderr: offline.stderr.trimEnd() }).toEqual({ exitCode: 1, stdout: "", stderr: message });
     rmSync(dir, { recursive: true, force: true });
   });
 

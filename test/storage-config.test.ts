@@ -57,6 +57,6 @@ describe("STORAGE_PROVIDER", () => {
   test("an invalid MNEMO_DATABASE_URL is refused at start", async () => {
     const result = await runCli(["serve", "--port", "0", "--data", tempDir()], { MNEMO_DATABASE_URL: "mysql://nope" });
     expect(result.exitCode).not.toBe(0);
-    expect(result.stderr).toContain("storage/databaseUrl");
+    expect(result.stderr).toContain("MNEMO_DATABASE_URL: 'mysql://nope' is not a postgres:// or postgresql:// URL");
   });
 });

@@ -1,6 +1,6 @@
 import chalk from "chalk";
 import type { Command } from "commander";
-import { CliError, printJson, progressBar } from "../output";
+import { CliError, printJson, progressBar, systemFailureMessage } from "../output";
 
 async function loadCliConfig(dataDir: string | undefined) {
   const { loadConfig } = await import("../../src/config");
@@ -38,7 +38,7 @@ Example:
       try {
         result = await backup(config, options.out);
       } catch (error) {
-        throw new CliError((error as Error).message);
+        throw new CliError(systemFailureMessage(error) ?? (error as Error).message);
       }
       if (options.json) return printJson(result);
       const parts = [result.manifest.database ? "store of record" : null, result.manifest.blobs ? "file bytes" : null, result.manifest.masterKey ? "master key" : null];
@@ -73,7 +73,7 @@ Example:
         manifest = await readManifest(dir);
         guidance = await restoreFiles(config, dir, manifest);
       } catch (error) {
-        throw new CliError((error as Error).message);
+        throw new CliError(systemFailureMessage(error) ?? (error as Error).message);
       }
       let sources = 0;
       if (manifest.store === "sqlite") {

@@ -2,8 +2,8 @@ import chalk from "chalk";
 import type { Command } from "commander";
 import { CliError, printJson } from "../output";
 
-const MARK = { ok: chalk.green("✔"), warn: chalk.yellow("!"), fail: chalk.red("✘") };
-const PAINT = { ok: chalk.green, warn: chalk.yellow, fail: chalk.red };
+const MARK = { ok: chalk.green("✔"), warn: chalk.yellow("!"), fail: chalk.red("✘"), skip: chalk.dim("-") };
+const PAINT = { ok: chalk.green, warn: chalk.yellow, fail: chalk.red, skip: chalk.dim };
 
 /** `mnemo doctor`: one line per check, green, yellow or red with a hint; exit 1 on any red. */
 export function registerDoctorCommand(program: Command): void {

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError, printJson } from "../output";
+import { CliError, examples, printJson } from "../output";
 
 interface Common {
   data?: string;
@@ -12,21 +12,19 @@ interface Common {
  * `--help` stays fast.
  */
 async function openEscrow(dataOption: string | undefined) {
-  const [{ loadConfig, resolveDataDir }, { openRecordStore }, { resolveMasterKey }, { createEscrowService }] = await Promise.all([
+  const [{ loadConfig, resolveDataDir }, { openRecordStore }, { checkMasterKeyConfig, resolveMasterKey }, { createEscrowService }] = await Promise.all([
     import("../../src/config"),
     import("../../src/record-store"),
     import("../../src/crypto/master-key"),
     import("../../src/crypto/escrow"),
   ]);
   const config = loadConfig({ dataDir: resolveDataDir(dataOption) });
-  let master: ReturnType<typeof resolveMasterKey>;
-  try {
-    master = resolveMasterKey({ configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl });
-  } catch (error) {
-    throw new CliError((error as Error).message);
-  }
+  const keyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl };
+  // The key's configuration is checked before the store opens; the key file is made only after.
+  checkMasterKeyConfig(keyOptions);
   const record = await openRecordStore(config.dataDir);
   try {
+    const master = resolveMasterKey(keyOptions);
     return { record, master, escrow: await createEscrowService(record.store, master.key) };
   } catch (error) {
     await record.close();
@@ -65,7 +63,10 @@ const requireUser = (user: string) => {
 
 /** `mnemo escrow …`: client keys escrowed under the server master key. Keys are never printed. */
 export function registerEscrowCommand(program: Command): void {
-  const escrow = program.command("escrow").description("manage escrowed client keys (sealed under the server master key)");
+  const escrow = program
+    .command("escrow")
+    .description("manage escrowed client keys (sealed under the server master key)")
+    .addHelpText("after", examples("mnemo escrow set --user alice --generate", "mnemo escrow status --user alice"));
 
   escrow
     .command("set")
@@ -75,6 +76,7 @@ export function registerEscrowCommand(program: Command): void {
     .option("--generate", "generate a random client key")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow set --user bob --generate"))
     .action(async (options: Common & { user: string; keyFile?: string; generate?: boolean }) => {
       requireUser(options.user);
       if (!!options.keyFile === !!options.generate) throw new CliError("give exactly one of --key-file <file> or --generate");
@@ -95,6 +97,7 @@ export function registerEscrowCommand(program: Command): void {
     .requiredOption("--user <id>", "user id")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("mnemo escrow status --user alice"))
     .action(async (options: Common & { user: string }) => {
       requireUser(options.user);
       await withEscrow(options.data, async ({ escrow }) => {
@@ -112,6 +115,7 @@ export function registerEscrowCommand(program: Command): void {
     .requiredOption("--user <id>", "user id")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("mnemo escrow remove --user alice"))
     .action(async (options: Common & { user: string }) => {
       requireUser(options.user);
       await withEscrow(options.data, async ({ escrow }) => {
@@ -128,6 +132,7 @@ export function registerEscrowCommand(program: Command): void {
     .requiredOption("--new-key-file <file>", "file holding the new 32-byte master key (64 hex, base64, or raw bytes)")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("openssl rand -hex 32 > new-master.key", "mnemo escrow rotate-master --new-key-file new-master.key"))
     .action(async (options: Common & { newKeyFile: string }) => {
       const newKey = await readKeyFile(options.newKeyFile, "--new-key-file");
       const { renameSync, writeFileSync } = await import("node:fs");

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError } from "../output";
+import { CliError, systemFailureMessage } from "../output";
 
 /** `mnemo export --user ID --out FILE`: every row the user has, as lossless JSON Lines. */
 export function registerExportCommand(program: Command): void {
@@ -27,13 +27,15 @@ Example:
     )
     .action(async (options: { user: string; out: string; withFiles?: boolean; data?: string; json?: boolean }) => {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
+      const toStdout = options.out === "-";
+      // Before the store opens: a bad --out is said in one line, naming it (not the .partial beside it).
+      if (!toStdout) (await import("../preflight")).checkOutputFile(options.out, "--out");
       const { openTransferStore } = await import("../../src/transfer/open");
       const { exportLines } = await import("../../src/transfer/export");
       const { rename, rm } = await import("node:fs/promises");
       const opened = await openTransferStore(options.data).catch((error: Error) => {
         throw new CliError(error.message);
       });
-      const toStdout = options.out === "-";
       // Written beside the target and renamed at the end: a failed export never leaves half a file under the name.
       const partial = `${options.out}.partial`;
       const sink = toStdout ? Bun.stdout.writer() : Bun.file(partial).writer();
@@ -49,7 +51,7 @@ Example:
         if (!toStdout) await rename(partial, options.out);
       } catch (error) {
         if (!toStdout) await rm(partial, { force: true });
-        throw new CliError(`export failed: ${(error as Error).message}`);
+        throw new CliError(`export failed: ${(!toStdout && systemFailureMessage(error, options.out)) || (error as Error).message}`);
       } finally {
         blobs?.close();
         await opened.close();

@@ -35,7 +35,8 @@ Formats (detected from the content):
 Re-running is safe: ids come from the source (or from the content), and what exists is skipped.
 Bad lines are reported with their line number; the rest are imported.
 
-Exit codes: 0 all imported, 1 error (nothing or not everything could be read), 3 some lines were bad.
+Exit codes: 0 all imported, 1 error (an empty file, one in no known format, or one that could not be read:
+nothing is imported), 3 some lines were bad.
 
 Example:
   mnemo import mem0-export.json --user alice

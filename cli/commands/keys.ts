@@ -1,7 +1,7 @@
 import chalk from "chalk";
 import type { Command } from "commander";
 import { ALL_SCOPES, parseScopes } from "../../src/auth/scopes";
-import { CliError, printJson, printTable } from "../output";
+import { CliError, examples, printJson, printTable } from "../output";
 
 /** The store of record only (no LanceDB, no services), imported when a command runs. */
 async function openRecordStore(dataDir?: string) {
@@ -10,7 +10,7 @@ async function openRecordStore(dataDir?: string) {
 
 /** `mnemo keys create|list|revoke`: API keys live in SQLite; only their hashes are stored. */
 export function registerKeysCommand(program: Command): void {
-  const keys = program.command("keys").description("manage API keys");
+  const keys = program.command("keys").description("manage API keys").addHelpText("after", examples("mnemo keys create --user alice --name laptop", "mnemo keys list --user alice"));
 
   keys
     .command("create")
@@ -21,6 +21,9 @@ export function registerKeysCommand(program: Command): void {
     .option("--name <name>", "a label for the key")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", `
+Scopes: ${ALL_SCOPES.join(", ")} (default: all).
+${examples("mnemo keys create --user alice --scopes memory:read,chat --name laptop")}`)
     .action(async (options: { user: string; scopes: string; test?: boolean; name?: string; data?: string; json?: boolean }) => {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
       let scopes;
@@ -46,6 +49,7 @@ export function registerKeysCommand(program: Command): void {
     .option("--user <id>", "only this user's keys")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("mnemo keys list --user alice"))
     .action(async (options: { user?: string; data?: string; json?: boolean }) => {
       const store = await openRecordStore(options.data);
       try {
@@ -70,6 +74,7 @@ export function registerKeysCommand(program: Command): void {
     .argument("<id>", "key id (key_…)")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("mnemo keys revoke key_4f9c2a7e1b"))
     .action(async (id: string, options: { data?: string; json?: boolean }) => {
       const store = await openRecordStore(options.data);
       try {

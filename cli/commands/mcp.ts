@@ -1,7 +1,9 @@
 import type { Command } from "commander";
-import { CliError } from "../output";
+import { CliError, examples } from "../output";
 
 const USER_ID = /^[^\s]{1,256}$/;
+/** How long a finished session may take to end by itself before it is made to. */
+const EXIT_GRACE_MS = 2_000;
 
 /**
  * `mnemo mcp`: an MCP server on stdin/stdout for a desktop assistant that starts it as a
@@ -17,6 +19,10 @@ export function registerMcpCommand(program: Command): void {
     .requiredOption("--user <id>", "the user whose memories the assistant reads and writes")
     .option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)")
     .option("--workspace <id>", "default workspace for the tools that take one")
+    .addHelpText("after", `
+An MCP client starts this command itself; in Claude Desktop's claude_desktop_config.json:
+  {"mcpServers": {"mnemo": {"command": "mnemo", "args": ["mcp", "--user", "alice"]}}}
+${examples("mnemo mcp --user alice --workspace notes")}`)
     .action(async (options: { user: string; data?: string; workspace?: string }) => {
       if (!USER_ID.test(options.user)) throw new CliError("--user: must be 1 to 256 characters without spaces");
       // Loaded here, not at the top: `mnemo --help` stays fast, and nothing is printed before the transport owns stdout.
@@ -45,7 +51,9 @@ export function registerMcpCommand(program: Command): void {
       } finally {
         await services.close();
       }
-      // Open handles (store pools, LanceDB) must not keep a finished session alive.
-      process.exit(0);
+      // Ending by itself lets LanceDB's Session remove its .tmpXXXXXX dir from $TMPDIR (process.exit
+      // would not); a handle still open must not keep a finished session alive, so exit soon anyway.
+      process.exitCode = 0;
+      setTimeout(() => process.exit(0), EXIT_GRACE_MS).unref();
     });
 }

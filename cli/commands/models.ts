@@ -14,7 +14,7 @@ import {
   listModels,
   pullModel,
 } from "../../src/search/embedders/local/index.ts";
-import { CliError, printJson, printTable } from "../output.ts";
+import { CliError, examples, printJson, printTable } from "../output.ts";
 
 interface ModelsOptions {
   data?: string;
@@ -119,7 +119,10 @@ async function listAction(options: ModelsOptions): Promise<void> {
  * await program.parseAsync(["models", "list", "--json"], { from: "user" });
  */
 export function registerModelsCommand(program: Command): void {
-  const models = program.command("models").description("local embedding models: download ahead and list what is present");
+  const models = program
+    .command("models")
+    .description("local embedding models: download ahead and list what is present")
+    .addHelpText("after", examples(`mnemo models pull ${DEFAULT_LOCAL_MODEL}`, "mnemo models list"));
   models
     .command("pull [name]")
     .description(`download a model from the hub and verify its checksums (default ${DEFAULT_LOCAL_MODEL})`)
@@ -127,12 +130,14 @@ export function registerModelsCommand(program: Command): void {
     .option("--hub <url>", "base URL of the model hub (default MNEMO_MODEL_HUB or https://huggingface.co)")
     .option("--force", "download again even when valid files are present")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples(`mnemo models pull ${DEFAULT_LOCAL_MODEL}`, "mnemo models pull bge-small-en-v1.5 --data ~/.mnemo"))
     .action(pullAction);
   models
     .command("list")
     .description("list known models, whether they are present, their size and dimension")
     .option("--data <dir>", "data directory (models are in <data>/models unless MNEMO_MODELS_DIR is set)")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("mnemo models list --data ~/.mnemo"))
     .action(listAction);
 }
 

@@ -1,6 +1,10 @@
 import chalk from "chalk";
 import type { Command } from "commander";
-import { CliError } from "../output";
+import { rmSync } from "node:fs";
+import { CliError, examples } from "../output";
+
+/** A stopped server ends by itself; should a handle keep it alive, it exits after this long anyway. */
+const EXIT_GRACE_MS = 5_000;
 
 /**
  * `mnemo serve`: the only place a server is started and signals are handled. The server
@@ -15,23 +19,20 @@ export function registerServeCommand(program: Command): void {
     .option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)")
     .option("--allow-mock-tokens", "accept mock-token-<uid> bearer tokens (local testing only; loopback addresses and origins only)")
     .option("--allow-public-mock-tokens", "with --allow-mock-tokens: listen on a non-loopback --host anyway (anyone reaching it can act as any user)")
-    .addHelpText(
-      "after",
-      `
+    .addHelpText("after", `
+Settings come from the environment (MNEMO_HOST, MNEMO_PORT, MNEMO_DATA_DIR, MNEMO_DATABASE_URL, …); flags override them.
+Stops on SIGINT or SIGTERM after in-flight requests finish.
+
 Mock tokens (mock-token-<uid>) let anyone act as any user. With --allow-mock-tokens the server
 listens only on a loopback address (127.0.0.1, ::1, localhost) unless --allow-public-mock-tokens
 (MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1) is given, and answers browser pages only from this machine
 (http://localhost, 127.0.0.1, [::1], any port).
-
-Example:
-  mnemo serve --data ~/.mnemo --port 8787`,
-    )
+${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
     .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean; allowPublicMockTokens?: boolean }) => {
       const port = options.port === undefined ? undefined : Number(options.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new CliError(`--port: '${options.port}' is not a port number`);
-      const [{ loadConfig }, { StoreUnavailableError }, { SchemaTooNewError }, { startServer, StartRefusedError }] = await Promise.all([
+      const [{ loadConfig }, { SchemaTooNewError }, { startServer, StartRefusedError }] = await Promise.all([
         import("../../src/config"),
-        import("../../src/db/errors"),
         import("../../src/db/migrate"),
         import("../../src/server"),
       ]);
@@ -46,12 +47,16 @@ Example:
       }
       let server;
       try {
+        // What can be checked is, before the store, the data dir or a master key is created.
+        const { checkDataDir, checkPortFree } = await import("../preflight");
+        // With PostgreSQL the data dir holds no record (a read-only one serves, its index writes failing).
+        if (!config.storage.databaseUrl) checkDataDir(config.dataDir);
+        checkPortFree(config.host, config.port);
         server = await startServer(config);
       } catch (error) {
-        // A store that cannot be used is the operator's to fix: say what, without a stack.
-        if (error instanceof SchemaTooNewError || error instanceof StoreUnavailableError || error instanceof StartRefusedError) {
-          throw new CliError((error as Error).message);
-        }
+        if (config.storage.provider === "memory") rmSync(config.dataDir, { recursive: true, force: true });
+        // A store that cannot be used is the operator's to fix: said in one line (cli/output.ts), without a stack.
+        if (error instanceof SchemaTooNewError || error instanceof StartRefusedError) throw new CliError((error as Error).message);
         throw error;
       }
       process.stdout.write(`Mnemo listening on ${server.url}\n`);
@@ -61,7 +66,10 @@ Example:
         if (++signals > 1) process.exit(130);
         server.services.log.info("shutting down", { signal });
         await server.stop();
-        process.exit(0);
+        // Ending by itself rather than process.exit lets LanceDB's native objects be dropped:
+        // each Session removes the empty .tmpXXXXXX dir it made in $TMPDIR only then.
+        process.exitCode = 0;
+        setTimeout(() => process.exit(0), EXIT_GRACE_MS).unref();
       };
       process.on("SIGINT", () => void shutdown("SIGINT"));
       process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError, printJson, printTable } from "../output";
+import { CliError, examples, printJson, printTable } from "../output";
 
 /** Opens the store of record and the usage service; lazily, so `--help` stays fast. */
 async function openUsage(data: string | undefined) {
@@ -24,7 +24,10 @@ function parseTokens(value: string): number {
 
 /** `mnemo usage show|set-limit`: monthly token usage and per-user limits, in the store of record. */
 export function registerUsageCommand(program: Command): void {
-  const usage = program.command("usage").description("monthly token usage and limits");
+  const usage = program
+    .command("usage")
+    .description("monthly token usage and limits")
+    .addHelpText("after", examples("mnemo usage show --user alice", "mnemo usage set-limit --user alice 2000000"));
 
   usage
     .command("show")
@@ -32,6 +35,7 @@ export function registerUsageCommand(program: Command): void {
     .requiredOption("--user <id>", "user id")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("mnemo usage show --user alice"))
     .action(async (options: { user: string; data?: string; json?: boolean }) => {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
       const { usage: service, close } = await openUsage(options.data);
@@ -59,6 +63,7 @@ export function registerUsageCommand(program: Command): void {
     .option("--default", "remove the override: MONTHLY_TOKEN_LIMIT applies again")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
+    .addHelpText("after", examples("mnemo usage set-limit --user alice 2000000", "mnemo usage set-limit --user alice --default"))
     .action(async (tokens: string | undefined, options: { user: string; default?: boolean; data?: string; json?: boolean }) => {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
       if (options.default === (tokens !== undefined)) throw new CliError("give either a number of tokens or --default");

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigError } from "../config";
 import type { Logger } from "../lib/log";
 import { decodeKey, generateClientKey } from "./client-key";
 
@@ -9,7 +10,7 @@ export const MASTER_KEY_FILE = "master.key";
 /** Parses a master key given as text (hex or base64); the message never carries the value. */
 export function parseMasterKey(text: string, source: string): Buffer {
   const key = decodeKey(text);
-  if (!key) throw new Error(`${source}: must be a 32-byte key as 64 hex characters or base64 (e.g. the output of \`openssl rand -hex 32\`)`);
+  if (!key) throw new ConfigError(`${source}: must be a 32-byte key as 64 hex characters or base64 (e.g. the output of \`openssl rand -hex 32\`)`);
   return key;
 }
 
@@ -20,13 +21,8 @@ export function parseMasterKey(text: string, source: string): Buffer {
  * a configured key is required and its absence stops the start.
  */
 export function resolveMasterKey(options: { configured?: string; dataDir: string; postgres: boolean; log?: Logger }): { key: Buffer; source: "env" | "file"; path?: string } {
-  if (options.configured) return { key: parseMasterKey(options.configured, "SERVER_MASTER_KEY"), source: "env" };
-  if (options.postgres) {
-    throw new Error(
-      "SERVER_MASTER_KEY is required with PostgreSQL storage (MNEMO_DATABASE_URL): every replica must seal escrowed client keys " +
-        "under the same 32-byte key; generate one with `openssl rand -hex 32` and set it on every replica",
-    );
-  }
+  const configured = checkMasterKeyConfig(options);
+  if (configured) return { key: configured, source: "env" };
   const path = join(options.dataDir, MASTER_KEY_FILE);
   mkdirSync(options.dataDir, { recursive: true });
   try {
@@ -37,4 +33,20 @@ export function resolveMasterKey(options: { configured?: string; dataDir: string
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
   return { key: parseMasterKey(readFileSync(path, "utf8"), path), source: "file", path };
+}
+
+/**
+ * What can be checked without touching the disk: a configured key parses, and PostgreSQL
+ * has one. Run before anything is created, so a start refused here leaves no data dir or
+ * key file behind. Returns the configured key, or null when the embedded key file is used.
+ */
+export function checkMasterKeyConfig(options: { configured?: string; postgres: boolean }): Buffer | null {
+  if (options.configured) return parseMasterKey(options.configured, "SERVER_MASTER_KEY");
+  if (options.postgres) {
+    throw new ConfigError(
+      "SERVER_MASTER_KEY is required with PostgreSQL storage (MNEMO_DATABASE_URL): every replica must seal escrowed client keys " +
+        "under the same 32-byte key; generate one with `openssl rand -hex 32` and set it on every replica",
+    );
+  }
+  return null;
 }

@@ -12,6 +12,7 @@ import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGr
 import type { Outbox, OutboxRow, OutboxStage } from "./outbox";
 import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
 import { inParallel } from "../lib/in-parallel";
+import { VectorOutages } from "./vector-outage";
 
 export const EMBED_CHUNK = 64;
 /** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */
@@ -52,6 +53,8 @@ export class IndexWriter {
   readonly compaction: CompactionPolicy;
   dimension: number | null = null;
   lastIndexedAt: string | null = null;
+  /** Why vectors cannot be made now, recorded for processes that follow the writer. */
+  private readonly vectorOutage: VectorOutages;
 
   /**
    * `searchesWaiting`: whether searches wait for the writer now. A compaction the searches
@@ -64,6 +67,7 @@ export class IndexWriter {
     searchesWaiting: () => boolean = () => false,
   ) {
     this.compaction = new CompactionPolicy(o.lance, o.maxFragments, searchesWaiting);
+    this.vectorOutage = new VectorOutages({ settings: o.settings, db: o.store.db });
   }
 
   /**
@@ -75,6 +79,7 @@ export class IndexWriter {
     this.replayUpTo = await this.o.outbox.maxSeqs();
     this.compaction.clear();
     await this.loadDimension();
+    this.vectorOutage.tookOver();
   }
 
   async loadDimension(): Promise<void> {
@@ -140,9 +145,11 @@ export class IndexWriter {
       // What was embedded before the outage is kept for the retry.
       await this.o.cache.record(embedder.spaceId, embedded, uses);
       await this.o.outbox.postpone(rows);
+      await this.vectorOutage.failed(error);
       onOutage(error as Error);
       return false;
     }
+    await this.vectorOutage.landed();
     await this.o.cache.record(embedder.spaceId, embedded, uses);
     const dimension = vectors.size ? vectors.values().next().value!.length : this.dimension;
     if (dimension && this.dimension !== dimension) {

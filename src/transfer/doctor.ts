@@ -10,8 +10,8 @@ import { createSettings } from "../db/leases";
 import { all, first, sql, type Store } from "../db/store";
 import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure } from "../search/write-failures";
 
-/** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1). */
-export type CheckStatus = "ok" | "warn" | "fail";
+/** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
+export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 
 export interface Check {
   name: string;
@@ -194,10 +194,17 @@ export async function runChecks(config: Config): Promise<Check[]> {
   if (!config.storage.databaseUrl && !existsSync(dataPaths(config.dataDir).sqlite)) {
     checks.push({ name: "store of record", status: "fail", detail: `no store at ${dataPaths(config.dataDir).sqlite}`, hint: "a wrong --data? `mnemo serve` creates it" });
   } else {
-    store = openStoreFor({ ...config.storage, databasePoolSize: 1 }, config.dataDir);
-    const integrity = await integrityCheck(store);
+    // A store that cannot be opened (a damaged file) is the store check's failure; the other checks still run.
+    let integrity: Check;
+    try {
+      store = openStoreFor({ ...config.storage, databasePoolSize: 1 }, config.dataDir);
+      integrity = await integrityCheck(store);
+    } catch (error) {
+      integrity = { name: "store of record", status: "fail", detail: (error as Error).message, hint: "restore the latest backup (`mnemo restore`), or fix the file's permissions" };
+    }
     checks.push(integrity);
-    if (integrity.status === "ok") checks.push(...(await indexChecks(store).catch((error) => [{ name: "index lag", status: "fail" as const, detail: (error as Error).message }])));
+    if (integrity.status === "ok") checks.push(...(await indexChecks(store!).catch((error) => [{ name: "index lag", status: "fail" as const, detail: (error as Error).message }])));
+    else checks.push(...["index lag", "index writer"].map((name): Check => ({ name, status: "skip", detail: "skipped: the store of record cannot be read" })));
   }
   try {
     checks.push(await modelCheck(config));

@@ -92,6 +92,19 @@ export function toMemory(item: unknown, format: FileFormat, now: string, workspa
   };
 }
 
+/** A file in none of the formats, and why, in words (`it is neither JSON nor JSON Lines`). */
+export interface Unrecognised {
+  unrecognised: string;
+}
+
+/** The formats `mnemo import` knows, for the message that names none of them matched. */
+export const KNOWN_FORMATS =
+  'a Mnemo export (mnemo export), mem0\'s export {"memories": […]} or get_all [{"memory": …}] / {"results": […]}, ' +
+  'Supermemory\'s export {"documents"|"memories": […]}, JSON Lines of {"content": …}, or a folder of Markdown files';
+
+/** Whether a value looks like one memory of a known format (its text under `content` or `memory`). */
+const memoryShaped = (value: unknown) => isObject(value) && ("content" in value || "memory" in value);
+
 /** Which format a whole-file JSON document is, and its items. */
 function jsonDocument(value: unknown): { format: FileFormat; items: unknown[]; path: string } | null {
   if (Array.isArray(value)) {
@@ -115,7 +128,7 @@ function jsonDocument(value: unknown): { format: FileFormat; items: unknown[]; p
  * Lines: our export, or one memory object per line. A bad line is an `error` entry
  * naming its line number, and the rest go on.
  */
-export function* readEntries(text: string, now: string, workspaceOverride?: string): Generator<Entry, FileFormat> {
+export function* readEntries(text: string, now: string, workspaceOverride?: string): Generator<Entry, FileFormat | Unrecognised> {
   const trimmed = text.trimStart();
   // JSON Lines fail to parse as one document at their second line, so trying costs little.
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
@@ -126,6 +139,12 @@ export function* readEntries(text: string, now: string, workspaceOverride?: stri
       value = undefined;
     }
     const doc = value === undefined ? null : jsonDocument(value);
+    if (doc && !doc.path && doc.items.length > 0 && !doc.items.some(memoryShaped)) {
+      return { unrecognised: 'it is a JSON list whose entries have neither "content" nor "memory"' };
+    }
+    if (!doc && isObject(value) && !memoryShaped(value) && typeof value.type !== "string") {
+      return { unrecognised: 'it is a JSON object with none of "memories", "results", "documents", "content" or "memory"' };
+    }
     if (doc) {
       for (let i = 0; i < doc.items.length; i++) {
         const place = `${doc.path}[${i}]`;
@@ -139,6 +158,7 @@ export function* readEntries(text: string, now: string, workspaceOverride?: stri
     }
   }
   let format: FileFormat | null = null;
+  let json = false;
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
@@ -151,17 +171,19 @@ export function* readEntries(text: string, now: string, workspaceOverride?: stri
       yield { kind: "error", place, message: `not JSON: ${(error as Error).message}` };
       continue;
     }
+    json = true;
     if (isObject(value) && typeof value.type === "string" && (value.type === "header" || value.type === "file_data" || TABLE_BY_TYPE.has(value.type))) {
       format ??= "mnemo-export";
       yield { kind: "record", place, record: value };
       continue;
     }
-    format ??= isObject(value) && "memory" in value ? "mem0-get-all" : "content-lines";
+    if (memoryShaped(value)) format ??= "memory" in (value as object) ? "mem0-get-all" : "content-lines";
     try {
       yield { kind: "memory", place, memory: toMemory(value, isObject(value) && "memory" in value ? "mem0-get-all" : "content-lines", now, workspaceOverride) };
     } catch (error) {
       yield { kind: "error", place, message: (error as Error).message };
     }
   }
-  return format ?? "content-lines";
+  if (format) return format;
+  return { unrecognised: json ? 'no line is a Mnemo export record or has "content" or "memory"' : "it is neither JSON nor JSON Lines" };
 }

@@ -7,7 +7,7 @@ import { snapshotOf } from "../documents/index-view";
 import { slugify, uniqueSlug } from "../documents/slug";
 import type { Outbox } from "../search/outbox";
 import type { SearchKind, SourceRef } from "../search/types";
-import { readEntries, type Entry, type FileFormat } from "./formats";
+import { KNOWN_FORMATS, readEntries, type Entry, type FileFormat } from "./formats";
 import { readMarkdownFolder } from "./markdown";
 import { fromRecord, insertRows, TABLE_BY_TYPE, TABLES, type TableSpec } from "./tables";
 
@@ -208,14 +208,25 @@ function conflictMessage(spec: TableSpec, row: unknown[]): string {
   return `${spec.type} '${id}': the id belongs to another user`;
 }
 
+/** The file is empty or in none of the known formats: nothing was imported. */
+export class ImportFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ImportFormatError";
+  }
+}
+
 /** Imports a JSON or JSONL file of memories, or a Mnemo export, for `userId`. */
 export async function importFile(deps: Deps, path: string, options: ImportOptions): Promise<ImportReport> {
   const text = await readFile(path, "utf8");
-  if (options.workspaceId) await ensureWorkspace(deps.store, options.userId, options.workspaceId, options.workspaceId);
+  if (!text.trim()) throw new ImportFormatError(`${path}: the file is empty; nothing to import`);
   const generator = readEntries(text, new Date().toISOString(), options.workspaceId);
   const entries: Entry[] = [];
   let step = generator.next();
   for (; !step.done; step = generator.next()) entries.push(step.value);
+  // Nothing is written (not even --workspace) for a file in none of the formats.
+  if (typeof step.value === "object") throw new ImportFormatError(`${path}: format not recognised: ${step.value.unrecognised}; known formats: ${KNOWN_FORMATS}`);
+  if (options.workspaceId) await ensureWorkspace(deps.store, options.userId, options.workspaceId, options.workspaceId);
   const report = emptyReport(step.value, options.workspaceId ?? null);
   report.read = entries.length;
   const owned = ownership(options.userId);
