@@ -35,6 +35,7 @@ import { createFileRepository } from "./files/repository";
 import { fileSearchSource } from "./files/search-source";
 import { scheduleOrphanSweep } from "./files/orphan-sweep";
 import { createFileService } from "./files/service";
+import { createPdfTextRunner } from "./files/pdf-text-runner";
 import { createUploadRepository } from "./uploads/repository";
 import { createUploadService } from "./uploads/service";
 
@@ -93,9 +94,10 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors, fileNames });
   // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
   const blobs = await BlobStore.open(blobsLocation(config));
+  const pdfText = createPdfTextRunner({ repo: fileRepo, blobs, store, outbox, log });
   const files = createFileService({
     repo: fileRepo, blobs, presigner: createPresigner(await serverSecret(store, "presign")), outbox, workspaces: workspaceServices.workspaces,
-    store, cursors, log, maxFileBytes: config.files.maxFileBytes,
+    store, cursors, log, maxFileBytes: config.files.maxFileBytes, onTextPending: pdfText.wake,
   });
   const uploads = createUploadService({ repo: createUploadRepository(), files, blobs, workspaces: workspaceServices.workspaces, store, log, maxFileBytes: config.files.maxFileBytes });
   const orphanSweep = scheduleOrphanSweep({
@@ -127,9 +129,11 @@ export async function openServices(config: Config, options: { log?: Logger; star
     ...createCompletionServices({ config, store, engine, log, workspaces: workspaceServices.workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys: createClientKeys(escrow, log) }),
     blobs,
     files,
+    pdfText,
     uploads,
     async close() {
       await orphanSweep.stop();
+      await pdfText.stop();
       await indexer.stop();
       await embedder?.close?.();
       lance.close();
@@ -137,7 +141,10 @@ export async function openServices(config: Config, options: { log?: Logger; star
       await store.close();
     },
   };
-  if (options.startIndexer !== false) await indexer.start();
+  if (options.startIndexer !== false) {
+    await indexer.start();
+    pdfText.start();
+  }
   return services;
 }
 export type Services = Awaited<ReturnType<typeof openServices>>;

@@ -23,6 +23,18 @@ export const SignedQuery = t.Object({
   signature: t.Optional(t.String({ maxLength: 128, description: "HMAC-SHA256, as issued" })),
 });
 
+/** Whether a file's text is in the search index (src/files/text.ts textIndexing). */
+export const FileIndexing = t.Object({
+  status: t.Union([t.Literal("pending"), t.Literal("indexed"), t.Literal("not_indexed")], {
+    description: "pending: a PDF whose text is being read; indexed: its text is (or is about to be) searchable; not_indexed: stored and downloadable, not searchable",
+  }),
+  reason: t.Optional(t.Union(
+    [t.Literal("type"), t.Literal("file_too_large"), t.Literal("too_many_pages"), t.Literal("text_too_large"), t.Literal("memory_limit"), t.Literal("time_limit"), t.Literal("unreadable")],
+    { description: "why not indexed: type (no text Mnemo reads), file_too_large, too_many_pages, text_too_large, memory_limit, time_limit, unreadable" },
+  )),
+  message: t.Optional(t.String({ description: "the reason in a sentence, naming the bound" })),
+});
+
 export const FileInfo = t.Object({
   key: FileKey,
   name: t.String(),
@@ -31,6 +43,7 @@ export const FileInfo = t.Object({
   sha256: t.String({ description: "hex SHA-256 of the bytes" }),
   createdAt: t.String({ format: "date-time" }),
   omniUri: t.String(),
+  indexing: FileIndexing,
 });
 export const FileList = t.Object({ files: t.Array(FileInfo), nextCursor: t.Union([t.String(), t.Null()]), hasMore: t.Boolean() });
 export const FileListQuery = t.Object(PageQueryFields);

@@ -9,8 +9,9 @@ import type { Outbox } from "../search/outbox";
 import { pager, seqAfter, type PageRequest } from "../workspaces/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import { normalizeType, PRESIGN_TTL_MS, type Presigner } from "./presign";
+import type { NotIndexedReason } from "./pdf-text-protocol";
 import type { FileRepository, FileRow } from "./repository";
-import { MAX_INDEXED_TEXT_BYTES, MAX_PDF_BYTES, pdfText, readPrefix, splitBlocks, textKind } from "./text";
+import { MAX_INDEXED_TEXT_BYTES, readPrefix, splitBlocks, textIndexing, textKind, type TextIndexing, type TextStatus } from "./text";
 
 export interface FileServiceDeps {
   repo: FileRepository;
@@ -22,6 +23,8 @@ export interface FileServiceDeps {
   cursors: Cursors;
   log: Logger;
   maxFileBytes: number;
+  /** A PDF was stored with its text pending: the PDF text runner reads it in a child process. */
+  onTextPending?: () => void;
 }
 
 /** A file as the API shows it. */
@@ -33,6 +36,7 @@ export interface FileInfo {
   sha256: string;
   createdAt: string;
   omniUri: string;
+  indexing: TextIndexing;
 }
 
 /** What a stored file is about to be (the bytes arrive separately). */
@@ -49,6 +53,7 @@ export interface NewFile {
 export const omniUri = (workspaceId: string, key: string) => `svc://files/${workspaceId}/${key}`;
 export const toFileInfo = (f: FileRow): FileInfo => ({
   key: f.key, name: f.name, type: f.contentType, size: f.size, sha256: f.sha256, createdAt: f.createdAt, omniUri: omniUri(f.workspaceId, f.key),
+  indexing: textIndexing(f),
 });
 
 /** A parsed `Range` header: `[start, end)`, or null to send everything. Throws 416 when unsatisfiable. */
@@ -80,22 +85,16 @@ export function parseRange(header: string | null | undefined, size: number): { s
 export function createFileService(d: FileServiceDeps) {
   const { repo, blobs, store } = d;
 
-  /** Text blocks of a stored blob, or [] when the type carries no text we read. */
-  async function extractBlocks(blob: StoredBlob, contentType: string): Promise<string[]> {
+  /**
+   * Text blocks of a stored text file, read here (capped, cheap); a PDF is left pending for
+   * the PDF text runner, which reads it in a child process off the request.
+   */
+  async function extractBlocks(blob: StoredBlob, contentType: string): Promise<{ blocks: string[]; status: TextStatus; reason: NotIndexedReason | null }> {
     const kind = textKind(contentType);
-    try {
-      if (kind === "text") {
-        const bytes = await readPrefix(blobs.read(blob.blobId, blob.size), MAX_INDEXED_TEXT_BYTES);
-        return splitBlocks(new TextDecoder().decode(bytes));
-      }
-      if (kind === "pdf" && blob.size <= MAX_PDF_BYTES) {
-        return splitBlocks(await pdfText(await readPrefix(blobs.read(blob.blobId, blob.size), MAX_PDF_BYTES)));
-      }
-    } catch (error) {
-      // An unreadable PDF is still a stored file; it is just not searchable.
-      d.log.warn("file text extraction failed", { contentType, error: (error as Error).message });
-    }
-    return [];
+    if (kind === "pdf") return { blocks: [], status: "pending", reason: null };
+    if (kind !== "text") return { blocks: [], status: "not_indexed", reason: "type" };
+    const bytes = await readPrefix(blobs.read(blob.blobId, blob.size), MAX_INDEXED_TEXT_BYTES);
+    return { blocks: splitBlocks(new TextDecoder().decode(bytes)), status: "indexed", reason: null };
   }
 
   /** Records a written blob as the file `file.key` (replacing an earlier version), indexes its text, frees the old blob. */
@@ -103,7 +102,7 @@ export function createFileService(d: FileServiceDeps) {
     let previousBlob: string | null = null;
     let saved: FileRow;
     try {
-      const blocks = await extractBlocks(blob, file.contentType);
+      const { blocks, status, reason } = await extractBlocks(blob, file.contentType);
       const now = new Date().toISOString();
       saved = await store.transaction(async (tx) => {
         await d.workspaces.requireOwned(file.ownerId, file.workspaceId, tx);
@@ -115,15 +114,17 @@ export function createFileService(d: FileServiceDeps) {
           size: blob.size, sha256: blob.sha256, blobId: blob.blobId, createdAt: existing?.createdAt ?? file.createdAt ?? now, updatedAt: now,
         };
         await repo.upsert(tx, row);
+        await repo.setTextState(tx, file.key, blob.blobId, status, reason);
         await repo.setBlocks(tx, file.ownerId, file.key, blocks);
         if (blocks.length || existing) await d.outbox.enqueue(tx, { ownerId: file.ownerId, kind: "file", sourceId: file.key }, existing ? "sync" : "insert");
-        return { seq: 0, ...row };
+        return { seq: 0, ...row, textStatus: status, textReason: reason };
       });
     } catch (error) {
       await blobs.delete(blob.blobId).catch(() => {});
       throw error;
     }
     if (previousBlob && previousBlob !== blob.blobId) await blobs.delete(previousBlob).catch((error) => d.log.warn("old blob not removed", { error }));
+    if (saved.textStatus === "pending") d.onTextPending?.();
     return saved;
   }
 
