@@ -129,7 +129,6 @@ export async function openServices(config: Config, options: { log?: Logger; star
     ...createCompletionServices({ config, store, engine, log, workspaces: workspaceServices.workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys: createClientKeys(escrow, log) }),
     blobs,
     files,
-    pdfText,
     uploads,
     async close() {
       await orphanSweep.stop();

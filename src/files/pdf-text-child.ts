@@ -7,12 +7,13 @@
  * Started as `bun src/files/pdf-text-child.ts` from a checkout, and as
  * `mnemo __pdf-text-child` from the compiled binary (a binary runs only its main entry).
  */
-import type { PdfChildAnswer, PdfChildLimits } from "./pdf-text-protocol";
+import { writeSync } from "node:fs";
+import type { PdfChildAnswer, PdfTextBudget } from "./pdf-text-protocol";
 
 type PageReader = ReadableStreamDefaultReader<{ items: Array<{ str?: string; hasEOL?: boolean }> }>;
 
-/** The text of `bytes`, page by page, stopping at the first limit it passes. */
-export async function readPdfText(bytes: Uint8Array, limits: PdfChildLimits): Promise<{ answer: PdfChildAnswer; text: string }> {
+/** The text of `bytes`, page by page, stopping at the first limit it passes (time counts from `startedAt`). */
+export async function readPdfText(bytes: Uint8Array, limits: PdfTextBudget, startedAt = performance.now()): Promise<{ answer: PdfChildAnswer; text: string }> {
   const { getDocumentProxy } = await import("unpdf");
   let pdf;
   try {
@@ -40,7 +41,9 @@ export async function readPdfText(bytes: Uint8Array, limits: PdfChildLimits): Pr
         parts.push(piece);
         textBytes += Buffer.byteLength(piece);
       }
-      const over = textBytes > limits.maxTextBytes ? "text_too_large" : process.memoryUsage.rss() > limits.memoryBytes ? "memory_limit" : null;
+      const over = textBytes > limits.maxTextBytes ? "text_too_large"
+        : process.memoryUsage.rss() > limits.memoryBytes ? "memory_limit"
+        : performance.now() - startedAt > limits.timeMs ? "time_limit" : null;
       if (over) {
         await reader.cancel(new Error(over));
         return { answer: { ok: false, reason: over, detail: `stopped on page ${number}` }, text: "" };
@@ -55,6 +58,8 @@ export async function readPdfText(bytes: Uint8Array, limits: PdfChildLimits): Pr
 
 /** The child's whole life: request in, answer out, exit. */
 export async function runPdfTextChild(): Promise<never> {
+  let answering = false;
+  const startedAt = performance.now();
   // pdf.js reports through console.log: stdout carries the answer only.
   console.log = console.info = console.warn = console.error;
   const input = new Uint8Array(await Bun.stdin.arrayBuffer());
@@ -62,11 +67,18 @@ export async function runPdfTextChild(): Promise<never> {
   let answer: PdfChildAnswer;
   let text = "";
   try {
-    const limits = JSON.parse(new TextDecoder().decode(input.subarray(0, newline))) as PdfChildLimits;
-    ({ answer, text } = await readPdfText(input.subarray(newline + 1), limits));
+    const limits = JSON.parse(new TextDecoder().decode(input.subarray(0, newline))) as PdfTextBudget;
+    // Past its time the child answers and ends, even when no server is left to kill it.
+    setTimeout(() => {
+      if (answering) return;
+      writeSync(1, `${JSON.stringify({ ok: false, reason: "time_limit" } satisfies PdfChildAnswer)}\n`);
+      process.exit(0);
+    }, Math.max(0, limits.timeMs - (performance.now() - startedAt)));
+    ({ answer, text } = await readPdfText(input.subarray(newline + 1), limits, startedAt));
   } catch (error) {
     answer = { ok: false, reason: "unreadable", detail: (error as Error).message };
   }
+  answering = true;
   await Bun.write(Bun.stdout, `${JSON.stringify(answer)}\n${answer.ok ? text : ""}`);
   process.exit(0);
 }

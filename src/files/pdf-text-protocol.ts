@@ -3,7 +3,7 @@
  * starts the child, src/files/pdf-text-child.ts is the child). Nothing here imports
  * anything: the CLI entry imports the command name at its top.
  *
- * Request, on the child's stdin: one JSON line of {@link PdfChildLimits}, then the PDF's bytes.
+ * Request, on the child's stdin: one JSON line of {@link PdfTextBudget}, then the PDF's bytes.
  * Answer, on its stdout: one JSON line of {@link PdfChildAnswer}, then, when `ok`, exactly
  * `textBytes` bytes of UTF-8 text (pages separated by a blank line).
  */
@@ -11,14 +11,20 @@
 /** The hidden `mnemo` command a compiled binary runs itself with to become the child. */
 export const PDF_TEXT_CHILD_COMMAND = "__pdf-text-child";
 
-/** Bounds the child applies itself (the server adds memory and time, which it enforces from outside). */
-export interface PdfChildLimits {
+/**
+ * What reading one PDF may cost. The child applies all four itself; the server also kills
+ * it from outside past the memory and time budgets (a child busy in one long synchronous
+ * step cannot check, and a server that died leaves a child that still stops on its own).
+ */
+export interface PdfTextBudget {
   /** A PDF with more pages is not read at all. */
   maxPages: number;
   /** Reading stops, and nothing is indexed, once the text passes this many UTF-8 bytes. */
   maxTextBytes: number;
-  /** The child gives up once its own resident memory passes this (the server kills it a little later anyway). */
+  /** Resident memory of the child. */
   memoryBytes: number;
+  /** Wall time of the child, from its start. */
+  timeMs: number;
 }
 
 /** Why a file's text is not in the search index. */
@@ -40,4 +46,4 @@ export type NotIndexedReason =
 
 export type PdfChildAnswer =
   | { ok: true; pages: number; textBytes: number }
-  | { ok: false; reason: Extract<NotIndexedReason, "too_many_pages" | "text_too_large" | "memory_limit" | "unreadable">; detail?: string };
+  | { ok: false; reason: Extract<NotIndexedReason, "too_many_pages" | "text_too_large" | "memory_limit" | "time_limit" | "unreadable">; detail?: string };

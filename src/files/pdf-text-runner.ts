@@ -97,10 +97,6 @@ export function createPdfTextRunner(d: PdfTextRunnerDeps) {
     },
     /** A file was left pending: read it (after the pass under way, if any). */
     wake: kick,
-    /** Resolves when no pass is under way (tests; a stopped runner is idle at once). */
-    async idle(): Promise<void> {
-      while (running) await running;
-    },
     async stop(): Promise<void> {
       stopped = true;
       abort.abort();

@@ -1,12 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PDF_TEXT_CHILD_COMMAND, type NotIndexedReason, type PdfChildAnswer, type PdfChildLimits } from "./pdf-text-protocol";
+import { PDF_TEXT_CHILD_COMMAND, type NotIndexedReason, type PdfChildAnswer, type PdfTextBudget } from "./pdf-text-protocol";
 
-/** What the child may spend on one PDF; beyond it the file is stored, not indexed. */
-export interface PdfTextBudget extends PdfChildLimits {
-  /** The child is killed after this long. */
-  timeMs: number;
-}
+export type { PdfTextBudget } from "./pdf-text-protocol";
 
 export type PdfTextResult = { ok: true; text: string; pages: number } | { ok: false; reason: NotIndexedReason; detail?: string };
 
@@ -34,7 +30,7 @@ function residentBytes(pid: number): number | null {
   }
 }
 
-/** Reads the answer: a JSON line, then `textBytes` bytes of text; never more than the budget allows. */
+/** Reads the answer: a JSON line, then `textBytes` bytes of text; null for anything else, and never more than the budget. */
 async function readAnswer(stdout: ReadableStream<Uint8Array>, maxTextBytes: number): Promise<{ answer: PdfChildAnswer; text: string } | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -44,13 +40,12 @@ async function readAnswer(stdout: ReadableStream<Uint8Array>, maxTextBytes: numb
     chunks.push(chunk);
     size += chunk.byteLength;
     if (!answer) {
-      const joined = Buffer.concat(chunks, size);
-      const newline = joined.indexOf(10);
+      const newline = Buffer.concat(chunks, size).indexOf(10);
       if (newline < 0) {
         if (size > MAX_ANSWER_LINE) return null;
         continue;
       }
-      answer = JSON.parse(joined.subarray(0, newline).toString("utf8")) as PdfChildAnswer;
+      answer = JSON.parse(Buffer.concat(chunks, size).subarray(0, newline).toString("utf8")) as PdfChildAnswer;
       if (answer.ok && answer.textBytes > maxTextBytes) return null;
       textStart = newline + 1;
     }
@@ -63,13 +58,14 @@ async function readAnswer(stdout: ReadableStream<Uint8Array>, maxTextBytes: numb
 }
 
 /**
- * Extracts a PDF's text in a child process, within `budget`: the server's heap never holds
- * more than the PDF's bytes in transit and the capped text. `source` is streamed to the
- * child. Aborting `signal` kills the child and rejects.
+ * Extracts a PDF's text in a child process, within `budget`: the server's heap holds no
+ * more than the bytes in transit and the capped text. `source` is streamed to the child.
  *
- * @throws when the child cannot be started or `signal` aborts (the caller may try again later).
+ * @throws when the child cannot be started, `source` fails, or `signal` aborts: nothing was
+ *   learned about the file, and the caller may try again later.
  * @example
- * const result = await extractPdfText(blobs.read(id, size), { maxPages: 2000, maxTextBytes: 5 << 20, memoryBytes: 512 << 20, timeMs: 60_000 });
+ * const result = await extractPdfText(blobs.read(id, size), PDF_TEXT_BUDGET);
+ * if (!result.ok) log.warn("not indexed", { reason: result.reason });
  */
 export async function extractPdfText(source: ReadableStream<Uint8Array>, budget: PdfTextBudget, signal?: AbortSignal): Promise<PdfTextResult> {
   signal?.throwIfAborted();
@@ -87,26 +83,42 @@ export async function extractPdfText(source: ReadableStream<Uint8Array>, budget:
   const timer = setTimeout(() => kill("time_limit"), budget.timeMs);
   const onAbort = () => kill("aborted");
   signal?.addEventListener("abort", onAbort);
-  try {
-    const limits: PdfChildLimits = { maxPages: budget.maxPages, maxTextBytes: budget.maxTextBytes, memoryBytes: budget.memoryBytes };
-    const feeding = (async () => {
-      child.stdin.write(`${JSON.stringify(limits)}\n`);
-      for await (const chunk of source) {
-        child.stdin.write(chunk);
+  let sourceError: unknown = null;
+  const feed = async () => {
+    const reader = source.getReader();
+    try {
+      child.stdin.write(`${JSON.stringify(budget)}\n`);
+      for (;;) {
+        let next: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          sourceError = error;
+          return kill("no_answer");
+        }
+        if (next.done) break;
+        child.stdin.write(next.value);
         await child.stdin.flush();
       }
       await child.stdin.end();
-    })().catch(() => {}); // a child that died early closed its stdin: its exit says why
-    const answered = await readAnswer(child.stdout, budget.maxTextBytes).catch(() => null);
+    } catch {
+      // The child closed its stdin (it ended early): its answer or its exit says why.
+    } finally {
+      await reader.cancel().catch(() => {});
+    }
+  };
+  try {
+    const [, answered] = await Promise.all([feed(), readAnswer(child.stdout, budget.maxTextBytes).catch(() => null)]);
     if (!answered) kill("no_answer");
-    await Promise.all([feeding, child.exited]);
+    await child.exited;
     if (killedFor === "aborted") throw new Error("PDF text extraction stopped");
+    if (sourceError) throw sourceError;
     if (answered) {
       const { answer, text } = answered;
       return answer.ok ? { ok: true, text, pages: answer.pages } : { ok: false, reason: answer.reason, detail: answer.detail };
     }
     if (killedFor === "memory_limit" || killedFor === "time_limit") return { ok: false, reason: killedFor };
-    return { ok: false, reason: "unreadable", detail: `the extractor ended without an answer (exit ${child.exitCode ?? child.signalCode})` };
+    return { ok: false, reason: "unreadable", detail: `the reader ended without an answer (${child.signalCode ?? `exit ${child.exitCode}`})` };
   } finally {
     clearInterval(watch);
     clearTimeout(timer);

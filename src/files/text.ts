@@ -1,6 +1,5 @@
 import { describeBytes } from "../lib/json-body";
-import type { PdfTextBudget } from "./pdf-text";
-import type { NotIndexedReason } from "./pdf-text-protocol";
+import type { NotIndexedReason, PdfTextBudget } from "./pdf-text-protocol";
 import { normalizeType } from "./presign";
 
 /**
