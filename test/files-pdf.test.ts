@@ -1,7 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { allMigrations } from "../src/db/all-migrations";
+import { migrate } from "../src/db/migrate";
+import { openStoreFor } from "../src/db/open";
+import { all, run, sql } from "../src/db/store";
 import { extractPdfText } from "../src/files/pdf-text";
 import { PDF_TEXT_BUDGET } from "../src/files/text";
 import { pdfBomb, pdfDocument, manyPagesPdf, textPdf, waitForText } from "./helpers/pdf";
+import { databaseUrlFor, dropDatabaseFor } from "./helpers/database";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
 
@@ -97,5 +103,35 @@ describe("the child's budget", () => {
   test("a reading over the time budget is killed: time_limit", async () => {
     // Loading pdf.js alone takes the child longer than 50 ms.
     expect(await read(pdfBomb(), { timeMs: 50 })).toEqual({ ok: false, reason: "time_limit" });
+  });
+});
+
+describe("PDFs stored before text states", () => {
+  test("one whose stored text is over the cap is read again within the bounds; others keep what they have", async () => {
+    const dataDir = tempDir();
+    const store = openStoreFor({ databaseUrl: await databaseUrlFor(dataDir) }, dataDir);
+    try {
+      await migrate(store, allMigrations.filter((m) => m.id !== "0440_file_text_status"));
+      const file = async (key: string, contentType: string, textChars: number) => {
+        await run(store.db, sql`INSERT INTO files (owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at)
+                                VALUES ('alice', 'ws', ${key}, ${key}, ${contentType}, 1, 'x', ${`blob-${key}`}, 't', 't')`);
+        // Blocks of up to 1,000,000 characters: only their total counts here.
+        for (let at = 0, position = 0; at < textChars; at += 1_000_000, position++) {
+          await run(store.db, sql`INSERT INTO file_blocks (owner_id, file_key, position, content) VALUES ('alice', ${key}, ${position}, ${"x".repeat(Math.min(1_000_000, textChars - at))})`);
+        }
+      };
+      await file("bomb", "application/pdf", 5_300_000);
+      await file("bomb-typed", "application/pdf; name=x", 5_300_000);
+      await file("report", "application/pdf", 10_000);
+      await file("log", "text/plain", 5_300_000);
+      await migrate(store, allMigrations);
+      expect(await all(store.db, sql`SELECT key, text_status FROM files ORDER BY key`)).toEqual([
+        { key: "bomb", text_status: "pending" }, { key: "bomb-typed", text_status: "pending" }, { key: "log", text_status: null }, { key: "report", text_status: null },
+      ]);
+    } finally {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      await dropDatabaseFor(dataDir);
+    }
   });
 });
