@@ -56,8 +56,11 @@ function openApiDocument(catalog: RouteCatalog) {
     .use(openApiUi({ title: "Mnemo API", specPath: OPENAPI_JSON }));
 }
 
-/** Builds the HTTP app from its services. Never listens: `server.ts` and tests do. */
-export function buildApp(services: Services) {
+/**
+ * Builds the HTTP app from its services. Never listens: `server.ts` and tests do.
+ * `publicUrl()` is where clients reach the server (MNEMO_PUBLIC_URL, else the listening address).
+ */
+export function buildApp(services: Services, publicUrl: () => string) {
   // The catalog reads the finished app's routes at request time (405 Allow, who takes a body).
   const catalog = createRouteCatalog(() => app.routes);
   // The PKMS routes' `decrypt: true` option (spec §4 decryption rules, reverse-proxy writes).
@@ -89,8 +92,8 @@ export function buildApp(services: Services) {
     .use(noteRoutes(services.auth, services.notes, encryption))
     .use(chatRoutes(services.auth, services.chats, encryption))
     .use(derivedIndexRoutes(services.auth, services.derivedIndex, encryption))
-    .use(fileRoutes(services.auth, services.files, encryption))
-    .use(uploadRoutes(services.auth, services.uploads))
+    .use(fileRoutes(services.auth, services.files, encryption, publicUrl))
+    .use(uploadRoutes(services.auth, services.uploads, encryption))
     .use(completionRoutes(services.auth, services.completions, services.models))
     .use(usageRoutes(services.auth, services.usage))
     .use(mcpRoutes({ auth: services.auth, services, log: services.log }));

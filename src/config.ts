@@ -12,6 +12,10 @@ export const ConfigSchema = T.Object({
   dataDir: T.String({ minLength: 1, description: "MNEMO_DATA_DIR or --data; default ~/.mnemo" }),
   host: T.String({ minLength: 1, description: "MNEMO_HOST or --host; default 127.0.0.1" }),
   port: T.Integer({ minimum: 0, maximum: 65535, description: "MNEMO_PORT or --port; default 8787; 0 picks a free port" }),
+  publicUrl: T.Optional(T.String({
+    pattern: "^https?://[^/?#]+(/[^?#]*)?$",
+    description: "MNEMO_PUBLIC_URL: the absolute http(s) URL clients reach this server at (e.g. behind a reverse proxy); presigned upload URLs are built on it. Unset: the listening address",
+  })),
   allowMockTokens: T.Boolean({ description: "MNEMO_ALLOW_MOCK_TOKENS=1 or --allow-mock-tokens: accept mock-token-<uid> (local testing only)" }),
   logLevel: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")]),
   storage: T.Object({
@@ -123,6 +127,19 @@ function parseModelList(value: string | undefined): Array<{ id: string; owned_by
 /** File bytes beside a moved index (`<index uri>-blobs`, so every replica reaches them), else `<data>/blobs`. */
 const blobsBeside = (indexUri: string | undefined, dataDir: string) => (indexUri ? `${indexUri.replace(/\/+$/, "")}-blobs` : join(dataDir, "blobs"));
 
+/** MNEMO_PUBLIC_URL without a trailing slash; anything but an absolute http(s) URL (no query, fragment or credentials) is refused. */
+function parsePublicUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash || url.username || url.password || value.includes("?") || value.includes("#")) {
+    throw new Error("MNEMO_PUBLIC_URL must be an absolute http(s) URL such as https://mnemo.example.com (no query, fragment or credentials)");
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
+}
+
 /** Resolves the data dir the same way for the server and every CLI command. */
 export function resolveDataDir(cliValue: string | undefined, env: Env = process.env): string {
   return resolve(cliValue ?? env.MNEMO_DATA_DIR ?? join(homedir(), ".mnemo"));
@@ -143,6 +160,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     dataDir,
     host: overrides.host ?? env.MNEMO_HOST ?? "127.0.0.1",
     port,
+    publicUrl: parsePublicUrl(env.MNEMO_PUBLIC_URL),
     allowMockTokens: overrides.allowMockTokens ?? flag(env.MNEMO_ALLOW_MOCK_TOKENS),
     logLevel: overrides.logLevel ?? (env.MNEMO_LOG_LEVEL as Config["logLevel"]) ?? "info",
     storage: {

@@ -30,7 +30,9 @@ export async function startServer(config: Config, options: { log?: Logger } = {}
     services.log.warn("STORAGE_PROVIDER=memory: an ephemeral server; everything is deleted when it stops", { dataDir: config.dataDir });
   }
   if (config.allowMockTokens) services.log.warn("mock tokens are accepted (mock-token-<uid>): never expose this server");
-  const app = buildApp(services);
+  // Presigned URLs name MNEMO_PUBLIC_URL, else the address listened on (known once listening).
+  let listeningUrl = "";
+  const app = buildApp(services, () => config.publicUrl ?? listeningUrl);
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -46,9 +48,13 @@ export async function startServer(config: Config, options: { log?: Logger } = {}
     },
   });
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  listeningUrl = `http://${host}:${server.port}`;
+  if (!config.publicUrl && /^(0\.0\.0\.0|::|\[::\])$/.test(config.host)) {
+    services.log.warn("presigned upload URLs name the listening address, which clients cannot use as such; set MNEMO_PUBLIC_URL", { url: listeningUrl });
+  }
   let stopping: Promise<void> | null = null;
   return {
-    url: `http://${host}:${server.port}`,
+    url: listeningUrl,
     port: server.port!,
     services,
     stop() {

@@ -64,7 +64,7 @@ describe("mnemo export", () => {
     expect(readFileSync(first, "utf8")).not.toContain("bob's own memory");
     expect(lines.find((l) => l.type === "file")).toEqual({
       type: "file", workspace_id: ws, key: fileKey, name: "people.csv", content_type: "text/csv", size: FILE_BYTES.length,
-      sha256: expect.stringMatching(/^[0-9a-f]{64}$/), created_at: expect.any(String), updated_at: expect.any(String),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/), created_at: expect.any(String), updated_at: expect.any(String), sealed: 0,
     });
 
     const target = dataDir("target");

@@ -8,17 +8,56 @@ import { startTestServer, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
 
 /**
- * After encrypted writes, nothing under the data dir (SQLite file, WAL, the LanceDB index)
- * and no PostgreSQL table holds any of the payload plaintext; a plaintext control document
- * written beside them is found by the same scan, so the scan itself is known to work.
+ * After encrypted writes, nothing under the data dir (SQLite file, WAL, the LanceDB index,
+ * the file bytes in blobs/) and no PostgreSQL table holds any of the payload plaintext; a
+ * plaintext control document and file written beside them are found by the same scan, so
+ * the scan itself is known to work. Files are sealed by a reverse-proxy-mode server.
  */
 const KEY = randomBytes(32).toString("hex");
 const tag = randomBytes(6).toString("hex");
 const SECRETS = [`payloadsecret${tag}`, `blockssecret${tag}`, `markdownsecret${tag}`, `chatsecret${tag}`, `notebooksecret${tag}`];
 const CONTROL = `plaincontrol${tag}`;
+/** In files uploaded to a reverse-proxy-mode server: a presigned PUT, a completed upload session, an open one. */
+const FILE_SECRETS = [`filesecret${tag}`, `sessionsecret${tag}`, `opensessionsecret${tag}`];
+const FILE_CONTROL = `filecontrol${tag}`;
 
 let server: TestServer;
+let proxy: TestServer;
 let ws: string;
+
+/** Uploads `text` through a presigned URL of `s` and returns the file key. */
+async function putFile(s: TestServer, workspaceId: string, text: string, headers: Record<string, string> = {}) {
+  const [status, issued] = await s.call("POST", `/v1/workspaces/${workspaceId}/files/upload-url`, { body: { filename: "scan.txt", contentType: "text/plain" }, headers });
+  expect([status, issued.error]).toEqual([200, undefined]);
+  const put = await fetch(issued.url, { method: "PUT", body: `The file says ${text} twice: ${text}.`, headers: { "content-type": "text/plain", ...headers } });
+  expect(put.status).toBe(201);
+  return issued.key as string;
+}
+
+/** Files sealed by a reverse-proxy-mode server, and a plaintext control file on the plain one. */
+async function writeFiles() {
+  proxy = await startTestServer({ env: { MNEMO_PROXY_ENCRYPTION: "1" } });
+  const pws = await createWorkspace(proxy, "Sealed files");
+  const headers = { "x-client-key": KEY };
+  await putFile(proxy, pws, FILE_SECRETS[0], headers);
+  const session = async (text: string, finish: boolean) => {
+    const [, { uploadId }] = await proxy.call("POST", "/v1/uploads/start", { body: { workspaceId: pws, filename: "s.txt", contentType: "text/plain" }, headers });
+    const [status] = await proxy.call("POST", `/v1/uploads/${uploadId}/part`, { body: { partNumber: 1, data: Buffer.from(`part: ${text}`).toString("base64") }, headers });
+    expect(status).toBe(200);
+    if (finish) expect((await proxy.call("POST", `/v1/uploads/${uploadId}/complete`, { headers }))[0]).toBe(200);
+  };
+  await session(FILE_SECRETS[1], true);
+  await session(FILE_SECRETS[2], false);
+  await putFile(server, ws, FILE_CONTROL);
+  // Both servers' indexes have taken in what they will (a sealed file queues nothing).
+  for (const [s, w] of [[proxy, pws], [server, ws]] as const) {
+    for (;;) {
+      const [, status] = await s.call("GET", `/v1/workspaces/${w}/index/status`);
+      if (status.pending.text === 0) break;
+      await Bun.sleep(50);
+    }
+  }
+}
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -48,8 +87,12 @@ beforeAll(async () => {
   }
   const [, found] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query: "public searchable words" } });
   expect(found.items.length).toBeGreaterThan(0);
+  await writeFiles();
 });
-afterAll(() => server.destroy());
+afterAll(async () => {
+  await server.destroy();
+  await proxy?.destroy();
+});
 
 /** Which of `needles` occur in any file under `dir`, as UTF-8 bytes. */
 function scanDir(dir: string, needles: string[]): { found: string[]; files: number } {
@@ -81,21 +124,47 @@ test.skipIf(!!TEST_DATABASE_URL)("the embedded data dir (SQLite file and WAL, th
   expect(scanDir(server.dataDir, [...SECRETS, CONTROL]).found).toEqual([CONTROL]);
 });
 
-test.skipIf(!TEST_DATABASE_URL)("no PostgreSQL table, and nothing in the data dir (the index), holds the payload plaintext", async () => {
-  const client = new pg.Client({ connectionString: await databaseUrlFor(server.dataDir) });
+test.skipIf(!!TEST_DATABASE_URL)("file bytes sealed in reverse-proxy mode: no marker in the data dir (SQLite, WAL, index, blobs/); the plaintext control file is found in blobs/", async () => {
+  expect(readdirSync(proxy.dataDir)).toEqual(expect.arrayContaining(["blobs", "index"]));
+  expect(readdirSync(proxy.dataDir).some((f) => f.endsWith("-wal"))).toBe(true);
+  const blobs = scanDir(join(proxy.dataDir, "blobs"), FILE_SECRETS);
+  expect(blobs.files).toBeGreaterThan(0);
+  expect(scanDir(proxy.dataDir, FILE_SECRETS).found).toEqual([]);
+  expect(scanDir(join(server.dataDir, "blobs"), [FILE_CONTROL]).found).toEqual([FILE_CONTROL]);
+  await proxy.stop();
+  expect(scanDir(proxy.dataDir, FILE_SECRETS).found).toEqual([]);
+});
+
+/** Which of `needles` occur in any row of any table of the database behind `dataDir`, as `needle@table`. */
+async function scanTables(dataDir: string, needles: string[]): Promise<{ found: string[]; tables: string[] }> {
+  const client = new pg.Client({ connectionString: await databaseUrlFor(dataDir) });
   await client.connect();
   try {
     const tables = (await client.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rows.map((r) => r.tablename as string);
-    expect(tables).toEqual(expect.arrayContaining(["documents", "chat_messages", "indexed_documents", "client_key_escrow", "outbox"]));
     const found = new Set<string>();
     for (const table of tables) {
       const rows = await client.query(`SELECT row_to_json(t)::text AS row FROM "${table}" t`);
-      for (const { row } of rows.rows) for (const needle of [...SECRETS, CONTROL]) if ((row as string).includes(needle)) found.add(`${needle}@${table}`);
+      for (const { row } of rows.rows) for (const needle of needles) if ((row as string).includes(needle)) found.add(`${needle}@${table}`);
     }
-    expect([...found].filter((hit) => !hit.startsWith(CONTROL))).toEqual([]);
-    expect([...found].some((hit) => hit.startsWith(`${CONTROL}@documents`))).toBe(true);
+    return { found: [...found], tables };
   } finally {
     await client.end();
   }
+}
+
+test.skipIf(!TEST_DATABASE_URL)("file bytes sealed in reverse-proxy mode: in no PostgreSQL table, nowhere in the data dir (index, blobs/)", async () => {
+  const { found, tables } = await scanTables(proxy.dataDir, FILE_SECRETS);
+  expect(tables).toEqual(expect.arrayContaining(["files", "file_blocks", "upload_parts", "outbox"]));
+  expect(found).toEqual([]);
+  expect(scanDir(join(proxy.dataDir, "blobs"), FILE_SECRETS)).toEqual({ found: [], files: expect.any(Number) });
+  expect(scanDir(proxy.dataDir, FILE_SECRETS).found).toEqual([]);
+  expect(scanDir(join(server.dataDir, "blobs"), [FILE_CONTROL]).found).toEqual([FILE_CONTROL]);
+});
+
+test.skipIf(!TEST_DATABASE_URL)("no PostgreSQL table, and nothing in the data dir (the index), holds the payload plaintext", async () => {
+  const { found, tables } = await scanTables(server.dataDir, [...SECRETS, CONTROL]);
+  expect(tables).toEqual(expect.arrayContaining(["documents", "chat_messages", "indexed_documents", "client_key_escrow", "outbox"]));
+  expect(found.filter((hit) => !hit.startsWith(CONTROL))).toEqual([]);
+  expect(found.some((hit) => hit.startsWith(`${CONTROL}@documents`))).toBe(true);
   expect(scanDir(server.dataDir, SECRETS).found).toEqual([]);
 });

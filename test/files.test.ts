@@ -218,24 +218,43 @@ describe("the scheduled sweep of orphaned bytes", () => {
   }, 30_000);
 });
 
-describe("replacing and sweeping", () => {
-  test("a second PUT to the same URL replaces the bytes and frees the old blob; orphan blobs are swept once old", async () => {
-    const ws = await createWorkspace(server, "Replace");
+describe("one upload per URL, and sweeping", () => {
+  test("a second PUT to the same URL is 409 and changes nothing; after DELETE a replay does not bring the file back", async () => {
+    const ws = await createWorkspace(server, "Replay");
     const { url, key } = await uploadUrl(server, ws, "v.txt", "text/plain");
     expect((await put(url, "first version", "text/plain"))[0]).toBe(201);
     const blobs = (await server.services.blobs.list()).length;
-    expect((await put(url, "second version", "text/plain"))[0]).toBe(201);
+    const used: [number, unknown] = [409, apiError("conflict", "signature: this upload URL was already used (a URL is good for one upload); ask files/upload-url for a new one")];
+    expect(await put(url, "second version", "text/plain")).toEqual(used);
     expect((await server.services.blobs.list()).length).toBe(blobs);
-    expect(await (await download(server, ws, key)).text()).toBe("second version");
-    const [, list] = await server.call("GET", `/v1/workspaces/${ws}/files`);
-    expect(list.files.map((f: { key: string; size: number }) => [f.key, f.size])).toEqual([[key, 14]]);
+    expect(await (await download(server, ws, key)).text()).toBe("first version");
 
+    expect(await server.call("DELETE", `/v1/workspaces/${ws}/files/${key}`)).toEqual([200, { deleted: true, key }]);
+    expect(await put(url, "brought back", "text/plain")).toEqual(used);
+    expect(await server.call("GET", `/v1/workspaces/${ws}/files/${key}`)).toEqual([404, apiError("not_found", `file '${key}' not found`)]);
+    expect(await server.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([200, { files: [], nextCursor: null, hasMore: false }]);
+  });
+
+  test("two PUTs to one URL at once store one file; the other is 409 and leaves no bytes behind", async () => {
+    const ws = await createWorkspace(server, "Race");
+    const { url, key } = await uploadUrl(server, ws, "r.bin", "application/octet-stream");
+    const blobs = (await server.services.blobs.list()).length;
+    const results = await Promise.all([put(url, bytesOf(300_000, 1), "application/octet-stream"), put(url, bytesOf(300_000, 2), "application/octet-stream")]);
+    expect(results.map(([status]) => status).sort()).toEqual([201, 409]);
+    const winner = results.find(([status]) => status === 201)![1];
+    expect(sha(new Uint8Array(await (await download(server, ws, key)).arrayBuffer()))).toBe(winner.sha256);
+    expect((await server.services.blobs.list()).length).toBe(blobs + 1);
+  });
+
+  test("orphan blobs are swept once old", async () => {
+    const ws = await createWorkspace(server, "Orphans");
+    const key = await upload(server, ws, "kept.txt", "text/plain", "kept");
     // Bytes written with no row pointing at them (a crash before the commit).
     const orphan = await server.services.blobs.write([new Uint8Array([1, 2, 3])]);
     expect(await server.services.files.sweepOrphanBlobs()).toEqual([]);
     expect(await server.services.files.sweepOrphanBlobs(0)).toEqual([orphan.blobId]);
     expect(await server.services.blobs.exists(orphan.blobId)).toBe(false);
-    expect(await (await download(server, ws, key)).text()).toBe("second version");
+    expect(await (await download(server, ws, key)).text()).toBe("kept");
   });
 });
 

@@ -4,21 +4,31 @@ import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { errorDocs, errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
+import { downloadResponse } from "./download";
 import { DeletedFile, FileInfo, FileList, FileListQuery, FileParams, SignedQuery, UploadUrl, UploadUrlBody } from "./model";
+import { fileSealKeys } from "./seal-keys";
 import type { FileService } from "./service";
 
 /**
  * Files of a workspace (spec §4 upload-url; list, download and delete beyond the spec).
  * The presigned PUT carries no bearer token: its signature is the authorization.
+ * `publicUrl` is where clients reach this server (MNEMO_PUBLIC_URL, else the listening
+ * address): presigned URLs are built on it, never on the request's `Host`.
+ * In reverse-proxy mode file bytes are sealed with the caller's client key (`./seal-keys`).
  */
-export function fileRoutes(auth: AuthService, files: FileService, encryption: EncryptionOptions) {
+export function fileRoutes(auth: AuthService, files: FileService, encryption: EncryptionOptions, publicUrl: () => string) {
+  const sealKeys = fileSealKeys(encryption);
   return createRouter({ prefix: "/v1/workspaces/:workspaceId/files" })
     .use(authPlugin(auth))
     // File metadata is a PKMS response: a client that stored encrypted names reads them back opened.
     .use(decryptPlugin(encryption))
     .post(
       "/upload-url",
-      async ({ principal, params, body, request }) => files.createUploadUrl(principal.userId, params.workspaceId, body, new URL(request.url).origin),
+      async ({ principal, params, body, request }) => {
+        // Refused up front when the PUT could not be sealed (its own X-Client-Key or the escrowed key is used then).
+        await sealKeys.forWrite(principal.userId, request);
+        return files.createUploadUrl(principal.userId, params.workspaceId, body, publicUrl());
+      },
       {
         auth: "files:write",
         params: WorkspaceParams,
@@ -34,13 +44,14 @@ export function fileRoutes(auth: AuthService, files: FileService, encryption: En
         return files.putSigned({
           workspaceId: params.workspaceId, key: params.key, expires: query.expires, signature: query.signature,
           contentType: request.headers.get("content-type"), contentLength: request.headers.get("content-length"), body: request.body,
+          sealKey: (ownerId) => sealKeys.forWrite(ownerId, request),
         });
       },
       {
         params: FileParams,
         query: SignedQuery,
         response: { 201: FileInfo, ...errorResponses() },
-        detail: { tags: ["files"], summary: "Upload the bytes to a presigned URL (no Authorization; the signature authorizes)", security: [] },
+        detail: { tags: ["files"], summary: "Upload the bytes to a presigned URL, once (no Authorization; the signature authorizes; a used URL is 409)", security: [] },
       },
     )
     .get("/", async ({ principal, params, query }) => files.list(principal.userId, params.workspaceId, query), {
@@ -54,27 +65,19 @@ export function fileRoutes(auth: AuthService, files: FileService, encryption: En
     .get(
       "/:key",
       async ({ principal, params, request }) => {
-        const { file, range, stream } = await files.open(principal.userId, params.workspaceId, params.key, request.headers.get("range"));
-        const headers: Record<string, string> = {
-          "content-type": file.contentType,
-          "accept-ranges": "bytes",
-          "content-length": String(range ? range.end - range.start : file.size),
-          etag: `"${file.sha256}"`,
-          "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`,
-          "x-content-type-options": "nosniff",
-        };
-        if (range) headers["content-range"] = `bytes ${range.start}-${range.end - 1}/${file.size}`;
-        return new Response(stream, { status: range ? 206 : 200, headers });
+        const openKey = await sealKeys.forRead(principal.userId, request);
+        return downloadResponse(await files.download(principal.userId, params.workspaceId, params.key, openKey), request.headers);
       },
       {
         auth: "memory:read",
         params: FileParams,
         detail: {
           tags: ["files"],
-          summary: "Download a file (stored content type; single byte ranges)",
+          summary: "Download a file (stored content type; single byte ranges; If-None-Match, If-Range)",
           responses: {
-            200: { description: "The bytes, with the stored content type", content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } } },
+            200: { description: "The bytes, with the stored content type; a sealed file (reverse-proxy mode) without X-Proxy-Decrypt and a key that opens it: its sealed bytes, as application/vnd.mnemo.sealed-file", content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } } },
             206: { description: "The requested byte range (`Range: bytes=a-b`)", content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } } },
+            304: { description: "`If-None-Match` names the current ETag" },
             ...errorDocs([400, 401, 403, 404, 409, 416, 500, 503]),
           },
         },

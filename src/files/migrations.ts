@@ -73,11 +73,23 @@ export const fileMigrations: Migration[] = [
     `,
   },
   {
+    id: "0415_files_sealed_single_use_urls",
+    sql: `
+      -- 1: the bytes are sealed with the owner's client key (reverse-proxy mode, src/crypto/file-seal.ts);
+      -- size and sha256 then describe the sealed bytes as stored.
+      ALTER TABLE files ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+      -- A session started in reverse-proxy mode keeps its parts sealed.
+      ALTER TABLE upload_sessions ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+      -- When the URL's one upload committed (null: not yet); a used URL is refused.
+      ALTER TABLE file_intents ADD COLUMN used_at INTEGER;
+    `,
+  },
+  {
     // Where a file's text stands (src/files/text.ts TextStatus; null: stored before, read at
     // upload) and, for PDFs, which process is reading it until when (ms since the epoch).
     // PDFs stored before with more text than is now indexed were read without bounds:
     // they are read once more, within them. (Statements are split at semicolons: `_`
-    // stands for the one in `application/pdf; …`.)
+    // stands for the one in `application/pdf; …`.) Sealed files were never read.
     id: "0440_file_text_status",
     sql: `
       ALTER TABLE files ADD COLUMN text_status TEXT;
@@ -87,6 +99,7 @@ export const fileMigrations: Migration[] = [
       UPDATE files SET text_status = 'pending'
         WHERE (content_type = 'application/pdf' OR content_type LIKE 'application/pdf_ %')
           AND key IN (SELECT file_key FROM file_blocks GROUP BY file_key HAVING SUM(LENGTH(content)) > 5242880);
+      UPDATE files SET text_status = 'not_indexed', text_reason = 'sealed' WHERE sealed = 1;
     `,
   },
 ];

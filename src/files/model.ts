@@ -10,7 +10,7 @@ export const FileName = t.String({ minLength: 1, maxLength: 512, description: "t
 
 export const UploadUrlBody = t.Object({ filename: FileName, contentType: ContentType });
 export const UploadUrl = t.Object({
-  url: t.String({ description: "presigned: PUT the bytes here with exactly this Content-Type, no Authorization, within 15 minutes" }),
+  url: t.String({ description: "presigned: PUT the bytes here once, with exactly this Content-Type, no Authorization, within 15 minutes" }),
   key: FileKey,
   method: t.Literal("PUT"),
   omniUri: t.String({ description: "svc://files/<workspaceId>/<key>" }),
@@ -29,8 +29,8 @@ export const FileIndexing = t.Object({
     description: "pending: a PDF whose text is being read; indexed: its text is (or is about to be) searchable; not_indexed: stored and downloadable, not searchable",
   }),
   reason: t.Optional(t.Union(
-    [t.Literal("type"), t.Literal("file_too_large"), t.Literal("too_many_pages"), t.Literal("text_too_large"), t.Literal("memory_limit"), t.Literal("time_limit"), t.Literal("unreadable")],
-    { description: "why not indexed: type (no text Mnemo reads), file_too_large, too_many_pages, text_too_large, memory_limit, time_limit, unreadable" },
+    [t.Literal("type"), t.Literal("sealed"), t.Literal("file_too_large"), t.Literal("too_many_pages"), t.Literal("text_too_large"), t.Literal("memory_limit"), t.Literal("time_limit"), t.Literal("unreadable")],
+    { description: "why not indexed: type (no text Mnemo reads), sealed (stored sealed with the client key), file_too_large, too_many_pages, text_too_large, memory_limit, time_limit, unreadable" },
   )),
   message: t.Optional(t.String({ description: "the reason in a sentence, naming the bound" })),
 });
@@ -39,10 +39,11 @@ export const FileInfo = t.Object({
   key: FileKey,
   name: t.String(),
   type: t.String({ description: "the content type the file was uploaded with" }),
-  size: t.Integer({ description: "bytes" }),
-  sha256: t.String({ description: "hex SHA-256 of the bytes" }),
+  size: t.Integer({ description: "bytes of the file as uploaded" }),
+  sha256: t.String({ description: "hex SHA-256 of the bytes as stored (of a sealed file: of its sealed bytes)" }),
   createdAt: t.String({ format: "date-time" }),
   omniUri: t.String(),
+  sealed: t.Optional(t.Literal(true, { description: "present when the bytes are stored sealed with the owner's client key (reverse-proxy mode); download with X-Proxy-Decrypt: true to open them" })),
   indexing: FileIndexing,
 });
 export const FileList = t.Object({ files: t.Array(FileInfo), nextCursor: t.Union([t.String(), t.Null()]), hasMore: t.Boolean() });

@@ -31,6 +31,8 @@ export interface PdfTextBudget {
 export type NotIndexedReason =
   /** Its type carries no text Mnemo reads (images, archives, binaries). */
   | "type"
+  /** Stored sealed with the owner's client key (reverse-proxy mode): its bytes are never read. */
+  | "sealed"
   /** A PDF over MAX_PDF_BYTES: pdf.js needs the whole document in memory. */
   | "file_too_large"
   /** A PDF of more than MAX_PDF_PAGES pages. */

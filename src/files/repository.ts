@@ -15,6 +15,8 @@ export interface FileRow {
   blobId: string;
   createdAt: string;
   updatedAt: string;
+  /** The bytes are sealed with the owner's client key (`src/crypto/file-seal.ts`); `size` and `sha256` are the sealed form's. */
+  sealed: boolean;
   /** Null for files stored before text states were recorded. */
   textStatus: TextStatus | null;
   textReason: NotIndexedReason | null;
@@ -28,18 +30,20 @@ export interface FileIntent {
   name: string;
   contentType: string;
   expiresAt: number;
+  /** When the URL's upload committed; null while unused. */
+  usedAt: number | null;
 }
 
 type Stored = {
   seq: number; owner_id: string; workspace_id: string; key: string; name: string; content_type: string;
-  size: number | string; sha256: string; blob_id: string; created_at: string; updated_at: string;
+  size: number | string; sha256: string; blob_id: string; created_at: string; updated_at: string; sealed: number | string;
   text_status: TextStatus | null; text_reason: NotIndexedReason | null;
 };
-const COLUMNS = sql`seq, owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, text_status, text_reason`;
+const COLUMNS = sql`seq, owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed, text_status, text_reason`;
 const toRow = (r: Stored): FileRow => ({
   seq: Number(r.seq), ownerId: r.owner_id, workspaceId: r.workspace_id, key: r.key, name: r.name, contentType: r.content_type,
   size: Number(r.size), sha256: r.sha256, blobId: r.blob_id, createdAt: r.created_at, updatedAt: r.updated_at,
-  textStatus: r.text_status, textReason: r.text_reason,
+  sealed: Number(r.sealed) === 1, textStatus: r.text_status, textReason: r.text_reason,
 });
 
 /** Files, their text blocks and presign intents in the store of record. Every read is owner-scoped. */
@@ -64,12 +68,13 @@ export function createFileRepository() {
       const owner = ownerId === null ? sql`` : sql`AND owner_id = ${ownerId}`;
       return (await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE seq > ${afterSeq} ${owner} ORDER BY seq LIMIT ${limit}`)).map(toRow);
     },
-    /** Inserts a file, or replaces the bytes and type of the file with this key (a second PUT to the same URL). */
+    /** Inserts a file, or replaces the bytes and type of the file with this key (a restore of the same key). */
     async upsert(tx: Executor, file: Omit<FileRow, "seq" | "textStatus" | "textReason">): Promise<void> {
-      await run(tx, sql`INSERT INTO files (owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at)
-        VALUES (${file.ownerId}, ${file.workspaceId}, ${file.key}, ${file.name}, ${file.contentType}, ${file.size}, ${file.sha256}, ${file.blobId}, ${file.createdAt}, ${file.updatedAt})
+      await run(tx, sql`INSERT INTO files (owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed)
+        VALUES (${file.ownerId}, ${file.workspaceId}, ${file.key}, ${file.name}, ${file.contentType}, ${file.size}, ${file.sha256}, ${file.blobId},
+                ${file.createdAt}, ${file.updatedAt}, ${file.sealed ? 1 : 0})
         ON CONFLICT (key) DO UPDATE SET name = excluded.name, content_type = excluded.content_type, size = excluded.size,
-          sha256 = excluded.sha256, blob_id = excluded.blob_id, updated_at = excluded.updated_at`);
+          sha256 = excluded.sha256, blob_id = excluded.blob_id, updated_at = excluded.updated_at, sealed = excluded.sealed`);
     },
     async delete(tx: Executor, ownerId: string, key: string): Promise<void> {
       await run(tx, sql`DELETE FROM files WHERE owner_id = ${ownerId} AND key = ${key}`);
@@ -99,14 +104,21 @@ export function createFileRepository() {
       if (!keys.length) return [];
       return (await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND key IN (${sql.join(keys)})`)).map(toRow);
     },
-    async putIntent(tx: Executor, intent: FileIntent): Promise<void> {
+    async putIntent(tx: Executor, intent: Omit<FileIntent, "usedAt">): Promise<void> {
       await run(tx, sql`INSERT INTO file_intents (key, owner_id, workspace_id, name, content_type, expires_at)
         VALUES (${intent.key}, ${intent.ownerId}, ${intent.workspaceId}, ${intent.name}, ${intent.contentType}, ${intent.expiresAt})`);
     },
     async intent(tx: Executor, key: string): Promise<FileIntent | null> {
-      const r = await first<{ key: string; owner_id: string; workspace_id: string; name: string; content_type: string; expires_at: number | string }>(
-        tx, sql`SELECT key, owner_id, workspace_id, name, content_type, expires_at FROM file_intents WHERE key = ${key}`);
-      return r && { key: r.key, ownerId: r.owner_id, workspaceId: r.workspace_id, name: r.name, contentType: r.content_type, expiresAt: Number(r.expires_at) };
+      const r = await first<{ key: string; owner_id: string; workspace_id: string; name: string; content_type: string; expires_at: number | string; used_at: number | string | null }>(
+        tx, sql`SELECT key, owner_id, workspace_id, name, content_type, expires_at, used_at FROM file_intents WHERE key = ${key}`);
+      return r && {
+        key: r.key, ownerId: r.owner_id, workspaceId: r.workspace_id, name: r.name, contentType: r.content_type, expiresAt: Number(r.expires_at),
+        usedAt: r.used_at === null ? null : Number(r.used_at),
+      };
+    },
+    /** Marks an intent used by the upload committing in `tx`; false when it was used already (or is gone). */
+    async useIntent(tx: Executor, key: string, now: number): Promise<boolean> {
+      return (await run(tx, sql`UPDATE file_intents SET used_at = ${now} WHERE key = ${key} AND used_at IS NULL`)) === 1;
     },
     /** Forgets intents whose URLs have expired. */
     async dropExpiredIntents(tx: Executor, now: number): Promise<void> {

@@ -1,6 +1,6 @@
 import { BlobTooLarge, type BlobStore, type StoredBlob } from "../blobs/store";
 import type { Store } from "../db/store";
-import { AppError, conflict, forbidden, notFound, payloadTooLarge } from "../errors/app-error";
+import { conflict, forbidden, notFound, payloadTooLarge } from "../errors/app-error";
 import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
 import { describeBytes } from "../lib/json-body";
@@ -12,6 +12,8 @@ import { normalizeType, PRESIGN_TTL_MS, type Presigner } from "./presign";
 import type { NotIndexedReason } from "./pdf-text-protocol";
 import type { FileRepository, FileRow } from "./repository";
 import { MAX_INDEXED_TEXT_BYTES, readPrefix, splitBlocks, textIndexing, textKind, type TextIndexing, type TextStatus } from "./text";
+import { plainSizeOf, sealedSize, sealStream } from "../crypto/file-seal";
+import { downloadOf, sealContext, type Download } from "./download";
 
 export interface FileServiceDeps {
   repo: FileRepository;
@@ -36,6 +38,8 @@ export interface FileInfo {
   sha256: string;
   createdAt: string;
   omniUri: string;
+  /** Present (true) when the bytes are stored sealed with the owner's client key. */
+  sealed?: true;
   indexing: TextIndexing;
 }
 
@@ -48,34 +52,23 @@ export interface NewFile {
   contentType: string;
   /** Kept on import/restore; now otherwise. */
   createdAt?: string;
+  /** The blob holds the bytes sealed with the owner's client key (reverse-proxy mode): no text is extracted. */
+  sealed?: boolean;
 }
 
 export const omniUri = (workspaceId: string, key: string) => `svc://files/${workspaceId}/${key}`;
+/** `size` is the file's own (plaintext) size; for a sealed file `sha256` is of the sealed bytes as stored. */
 export const toFileInfo = (f: FileRow): FileInfo => ({
-  key: f.key, name: f.name, type: f.contentType, size: f.size, sha256: f.sha256, createdAt: f.createdAt, omniUri: omniUri(f.workspaceId, f.key),
+  key: f.key, name: f.name, type: f.contentType, size: f.sealed ? (plainSizeOf(f.size) ?? f.size) : f.size, sha256: f.sha256, createdAt: f.createdAt,
+  omniUri: omniUri(f.workspaceId, f.key), ...(f.sealed ? { sealed: true as const } : {}),
   indexing: textIndexing(f),
 });
 
-/** A parsed `Range` header: `[start, end)`, or null to send everything. Throws 416 when unsatisfiable. */
-export function parseRange(header: string | null | undefined, size: number): { start: number; end: number } | null {
-  if (!header) return null;
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  // Several ranges or another unit: answer the whole file, as RFC 9110 allows.
-  if (!match || (!match[1] && !match[2])) return null;
-  let start: number;
-  let end: number;
-  if (!match[1]) {
-    start = Math.max(0, size - Number(match[2]));
-    end = size;
-  } else {
-    start = Number(match[1]);
-    end = match[2] ? Math.min(size, Number(match[2]) + 1) : size;
-  }
-  if (start >= size || end <= start) {
-    throw new AppError(416, "invalid_request", `range: '${header}' is outside the file's ${size} bytes`, { "content-range": `bytes */${size}` });
-  }
-  return { start, end };
-}
+/** The text state of a file stored sealed: never read, so never indexed. */
+const SEALED_TEXT = { blocks: [] as string[], status: "not_indexed" as const, reason: "sealed" as const };
+
+/** Why a presigned URL is refused once its upload has committed. */
+const URL_USED = "signature: this upload URL was already used (a URL is good for one upload); ask files/upload-url for a new one";
 
 /**
  * Files of a workspace: presigned uploads, persisting (the same path for presigned PUTs,
@@ -97,21 +90,27 @@ export function createFileService(d: FileServiceDeps) {
     return { blocks: splitBlocks(new TextDecoder().decode(bytes)), status: "indexed", reason: null };
   }
 
-  /** Records a written blob as the file `file.key` (replacing an earlier version), indexes its text, frees the old blob. */
-  async function persist(file: NewFile, blob: StoredBlob): Promise<FileRow> {
+  /**
+   * Records a written blob as the file `file.key` (replacing an earlier version), indexes its text, frees the old blob.
+   * `intentKey`: the presigned URL this upload used, marked used in the same transaction (a second upload gets 409).
+   */
+  async function persist(file: NewFile, blob: StoredBlob, intentKey?: string): Promise<FileRow> {
     let previousBlob: string | null = null;
     let saved: FileRow;
     try {
-      const { blocks, status, reason } = await extractBlocks(blob, file.contentType);
+      // Sealed bytes are never read for text: nothing of them reaches the store or the index in plaintext.
+      const { blocks, status, reason } = file.sealed ? SEALED_TEXT : await extractBlocks(blob, file.contentType);
       const now = new Date().toISOString();
       saved = await store.transaction(async (tx) => {
         await d.workspaces.requireOwned(file.ownerId, file.workspaceId, tx);
+        if (intentKey !== undefined && !(await repo.useIntent(tx, intentKey, Date.now()))) throw conflict(URL_USED);
         const existing = await repo.getByKey(tx, file.key);
         if (existing && (existing.ownerId !== file.ownerId || existing.workspaceId !== file.workspaceId)) throw forbidden(`key: '${file.key}' belongs to another workspace`);
         previousBlob = existing?.blobId ?? null;
         const row = {
           ownerId: file.ownerId, workspaceId: file.workspaceId, key: file.key, name: file.name, contentType: file.contentType,
           size: blob.size, sha256: blob.sha256, blobId: blob.blobId, createdAt: existing?.createdAt ?? file.createdAt ?? now, updatedAt: now,
+          sealed: !!file.sealed,
         };
         await repo.upsert(tx, row);
         await repo.setTextState(tx, file.key, blob.blobId, status, reason);
@@ -128,9 +127,13 @@ export function createFileService(d: FileServiceDeps) {
     return saved;
   }
 
-  /** Streams bytes into a new blob, turning "too large" into the API's 413. */
-  async function writeBlob(source: AsyncIterable<Uint8Array>): Promise<StoredBlob> {
+  /**
+   * Streams bytes into a new blob, turning "too large" into the API's 413. With `seal`, the
+   * bytes are sealed on the way (the limit still counts the file's own bytes).
+   */
+  async function writeBlob(source: AsyncIterable<Uint8Array>, seal?: { key: Buffer; fileKey: string }): Promise<StoredBlob> {
     try {
+      if (seal) return await blobs.write(sealStream(source, seal.key, sealContext(seal.fileKey)), { maxBytes: sealedSize(d.maxFileBytes) });
       return await blobs.write(source, { maxBytes: d.maxFileBytes });
     } catch (error) {
       if (error instanceof BlobTooLarge) throw payloadTooLarge(`body: is larger than ${describeBytes(d.maxFileBytes)}, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)`);
@@ -170,6 +173,8 @@ export function createFileService(d: FileServiceDeps) {
     async putSigned(input: {
       workspaceId: string; key: string; expires?: string; signature?: string; contentType: string | null;
       contentLength: string | null; body: ReadableStream<Uint8Array> | null;
+      /** The key to seal with for this owner (reverse-proxy mode), undefined to store as sent; throws 400 when one is needed and none resolves. */
+      sealKey: (ownerId: string) => Promise<Buffer | undefined>;
     }): Promise<FileInfo> {
       const expires = Number(input.expires);
       const contentType = input.contentType ?? "";
@@ -180,19 +185,23 @@ export function createFileService(d: FileServiceDeps) {
       if (expires * 1000 < Date.now()) throw forbidden("signature: the upload URL has expired; ask files/upload-url for a new one");
       const intent = await repo.intent(store.db, input.key);
       if (!intent || intent.workspaceId !== input.workspaceId) throw forbidden("signature: the upload URL is no longer valid");
+      // Checked again when the upload commits (two PUTs at once: the first to commit wins).
+      if (intent.usedAt !== null) throw conflict(URL_USED);
       if (input.contentLength !== null && Number(input.contentLength) > d.maxFileBytes) {
         throw payloadTooLarge(`body: is larger than ${describeBytes(d.maxFileBytes)}, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)`);
       }
-      const blob = await writeBlob(input.body ?? emptyStream());
-      return toFileInfo(await persist({ ownerId: intent.ownerId, workspaceId: intent.workspaceId, key: intent.key, name: intent.name, contentType: intent.contentType }, blob));
+      const key = await input.sealKey(intent.ownerId);
+      const blob = await writeBlob(input.body ?? emptyStream(), key && { key, fileKey: intent.key });
+      const file = { ownerId: intent.ownerId, workspaceId: intent.workspaceId, key: intent.key, name: intent.name, contentType: intent.contentType, sealed: !!key };
+      return toFileInfo(await persist(file, blob, intent.key));
     },
 
     writeBlob,
     persist,
 
-    /** Stores a whole file from a stream under a given key (import, restore, upload sessions). */
-    async store(file: NewFile, source: AsyncIterable<Uint8Array>): Promise<FileRow> {
-      return persist(file, await writeBlob(source));
+    /** Stores a whole file from a stream under a given key (upload sessions); sealed with `sealKey` when given. */
+    async store(file: NewFile, source: AsyncIterable<Uint8Array>, sealKey?: Buffer): Promise<FileRow> {
+      return persist({ ...file, sealed: !!sealKey }, await writeBlob(source, sealKey && { key: sealKey, fileKey: file.key }));
     },
 
     async list(ownerId: string, workspaceId: string, request: PageRequest) {
@@ -209,16 +218,18 @@ export function createFileService(d: FileServiceDeps) {
       return require(ownerId, workspaceId, key);
     },
 
-    /** The file and a stream of its bytes (all, or the `Range` asked for). */
-    async open(ownerId: string, workspaceId: string, key: string, rangeHeader?: string | null) {
+    /**
+     * What a download of the file sends: its bytes, or for a sealed file opened with
+     * `openKey` (X-Proxy-Decrypt) the plaintext; a key that does not open it leaves the
+     * sealed bytes, counted in `decryptErrors` (as a note that does not open).
+     */
+    async download(ownerId: string, workspaceId: string, key: string, openKey: Buffer | null): Promise<Download> {
       const file = await require(ownerId, workspaceId, key);
       // Checked before any header is sent: a stream failing after the 200 is a truncated download.
       if (!file.blobId || !(await blobs.exists(file.blobId))) {
         throw conflict(`key: the bytes of ${key} are not stored here (imported from an export made without --with-files?); upload it again`);
       }
-      const range = parseRange(rangeHeader, file.size);
-      const stream = blobs.read(file.blobId, file.size, range ?? {});
-      return { file, range, stream };
+      return downloadOf(blobs, file, openKey);
     },
 
     /** Bytes of a file row already read (export, backup). */

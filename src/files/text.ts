@@ -63,6 +63,7 @@ export interface TextIndexing {
 
 const REASON_MESSAGES: Record<NotIndexedReason, string> = {
   type: "files of this type carry no text Mnemo reads",
+  sealed: "stored sealed with your client key: its text is never read, as for encrypted notes",
   file_too_large: `PDFs over ${describeBytes(MAX_PDF_BYTES)} are stored, not indexed`,
   too_many_pages: `PDFs of more than ${MAX_PDF_PAGES.toLocaleString("en-US")} pages are stored, not indexed`,
   text_too_large: `its text is over ${describeBytes(MAX_INDEXED_TEXT_BYTES)}, the most a PDF may have to be indexed`,

@@ -70,7 +70,7 @@ export const TABLES: TableSpec[] = [
   },
   {
     type: "file", table: "files", owner: "owner_id",
-    columns: ["owner_id", "workspace_id", "key", "name", "content_type", "size", "sha256", "blob_id", "created_at", "updated_at"],
+    columns: ["owner_id", "workspace_id", "key", "name", "content_type", "size", "sha256", "blob_id", "created_at", "updated_at", "sealed"],
     hidden: { blob_id: "" }, orderBy: "seq", idColumns: ["key"],
   },
   {
@@ -101,6 +101,8 @@ export function fromRecord(spec: TableSpec, record: Record<string, unknown>, own
     // encrypted_content came with the encryption feature: older exports lack it.
     if (!(column in record)) {
       if (column === "encrypted_content") return null;
+      // So did a file's `sealed` flag (reverse-proxy mode).
+      if (column === "sealed") return 0;
       throw new Error(`${spec.type}: missing field '${column}'`);
     }
     const value = record[column];

@@ -7,7 +7,8 @@ export const StartUploadBody = t.Object({ workspaceId: WorkspaceId, filename: Fi
 export const UploadStarted = t.Object({ uploadId: t.String({ description: "upl_ + a sortable id" }) });
 export const UploadParams = t.Object({ uploadId: t.String({ minLength: 1, maxLength: 128 }) });
 export const UploadPartBody = t.Object({
-  partNumber: t.Integer({ minimum: 1, maximum: UPLOAD_LIMITS.parts, description: `1…${UPLOAD_LIMITS.parts}; parts are joined in this order; re-sending a number replaces that part` }),
+  // Range-checked by the service: the schema's own message for a bounded integer names no bounds.
+  partNumber: t.Number({ description: `an integer from 1 to ${UPLOAD_LIMITS.parts}; parts are joined in this order; re-sending a number replaces that part` }),
   data: t.String({ maxLength: Math.ceil(UPLOAD_LIMITS.partBytes / 3) * 4 + 4, description: "the part's bytes, base64 (standard or URL-safe), at most 8 MB decoded" }),
 });
 export const PartUploaded = t.Object({ uploaded: t.Literal(true) });

@@ -6,9 +6,12 @@ export interface UploadSession {
   workspaceId: string;
   name: string;
   contentType: string;
+  /** Bytes of the parts as sent (before sealing). */
   totalBytes: number;
   createdAt: number;
   touchedAt: number;
+  /** Started in reverse-proxy mode: the parts are sealed with the owner's client key. */
+  sealed: boolean;
 }
 
 export interface UploadPart {
@@ -17,23 +20,26 @@ export interface UploadPart {
   size: number;
 }
 
-type Stored = { id: string; owner_id: string; workspace_id: string; name: string; content_type: string; total_bytes: number | string; created_at: number | string; touched_at: number | string };
+type Stored = {
+  id: string; owner_id: string; workspace_id: string; name: string; content_type: string; total_bytes: number | string;
+  created_at: number | string; touched_at: number | string; sealed: number | string;
+};
 const toSession = (r: Stored): UploadSession => ({
   id: r.id, ownerId: r.owner_id, workspaceId: r.workspace_id, name: r.name, contentType: r.content_type,
-  totalBytes: Number(r.total_bytes), createdAt: Number(r.created_at), touchedAt: Number(r.touched_at),
+  totalBytes: Number(r.total_bytes), createdAt: Number(r.created_at), touchedAt: Number(r.touched_at), sealed: Number(r.sealed) === 1,
 });
 
 /** Upload sessions and their parts (each part's bytes are a blob). */
 export function createUploadRepository() {
   return {
     async insert(tx: Executor, s: UploadSession): Promise<void> {
-      await run(tx, sql`INSERT INTO upload_sessions (id, owner_id, workspace_id, name, content_type, total_bytes, created_at, touched_at)
-        VALUES (${s.id}, ${s.ownerId}, ${s.workspaceId}, ${s.name}, ${s.contentType}, ${s.totalBytes}, ${s.createdAt}, ${s.touchedAt})`);
+      await run(tx, sql`INSERT INTO upload_sessions (id, owner_id, workspace_id, name, content_type, total_bytes, created_at, touched_at, sealed)
+        VALUES (${s.id}, ${s.ownerId}, ${s.workspaceId}, ${s.name}, ${s.contentType}, ${s.totalBytes}, ${s.createdAt}, ${s.touchedAt}, ${s.sealed ? 1 : 0})`);
     },
     /** The session if it is this owner's; `forUpdate` locks it on PostgreSQL (parts of one upload commit one at a time). */
     async get(tx: Executor, ownerId: string, id: string, forUpdate = false): Promise<UploadSession | null> {
       const lock = forUpdate && tx.dialect === "postgres" ? sql`FOR UPDATE` : sql``;
-      const row = await first<Stored>(tx, sql`SELECT id, owner_id, workspace_id, name, content_type, total_bytes, created_at, touched_at
+      const row = await first<Stored>(tx, sql`SELECT id, owner_id, workspace_id, name, content_type, total_bytes, created_at, touched_at, sealed
         FROM upload_sessions WHERE id = ${id} AND owner_id = ${ownerId} ${lock}`);
       return row && toSession(row);
     },

@@ -1,4 +1,5 @@
 import type { BlobStore } from "../blobs/store";
+import { openSealed, plainSize, SealedFileError, sealStream } from "../crypto/file-seal";
 import type { Store } from "../db/store";
 import { AppError, badRequest, conflict, notFound, payloadTooLarge } from "../errors/app-error";
 import type { FileService } from "../files/service";
@@ -21,6 +22,12 @@ export const UPLOAD_LIMITS = {
 } as const;
 
 const BASE64 = /^(?:[A-Za-z0-9+/]*={0,2}|[A-Za-z0-9_-]*)$/;
+
+/** What a sealed part's chunks are bound to: its session and number, so parts cannot be swapped. */
+const partContext = (uploadId: string, partNumber: number) => `part:${uploadId}:${partNumber}`;
+
+/** The client key a sealed session's bytes are sealed and opened with (resolved per request; none is a 400). */
+export type SealKey = () => Promise<Buffer>;
 
 export interface UploadServiceDeps {
   repo: UploadRepository;
@@ -64,7 +71,8 @@ export function createUploadService(d: UploadServiceDeps) {
   }
 
   return {
-    async start(ownerId: string, body: { workspaceId: string; filename: string; contentType: string }): Promise<{ uploadId: string }> {
+    /** `sealed`: reverse-proxy mode, where the parts and the file are sealed with the owner's client key. */
+    async start(ownerId: string, body: { workspaceId: string; filename: string; contentType: string }, sealed = false): Promise<{ uploadId: string }> {
       await d.workspaces.requireOwned(ownerId, body.workspaceId);
       const now = Date.now();
       await sweep(now);
@@ -76,19 +84,24 @@ export function createUploadService(d: UploadServiceDeps) {
       const uploadId = newId("upl");
       await store.transaction((tx) => repo.insert(tx, {
         id: uploadId, ownerId, workspaceId: body.workspaceId, name: body.filename, contentType: normalizeType(body.contentType),
-        totalBytes: 0, createdAt: now, touchedAt: now,
+        totalBytes: 0, createdAt: now, touchedAt: now, sealed,
       }));
       return { uploadId };
     },
 
     /** Stores one part (replacing an earlier part of the same number). `data` is base64. */
-    async part(ownerId: string, uploadId: string, body: { partNumber: number; data: string }): Promise<{ uploaded: true }> {
+    async part(ownerId: string, uploadId: string, body: { partNumber: number; data: string }, sealKey: SealKey): Promise<{ uploaded: true }> {
       const now = Date.now();
-      await session(ownerId, uploadId, now);
+      const found = await session(ownerId, uploadId, now);
+      if (!Number.isInteger(body.partNumber) || body.partNumber < 1 || body.partNumber > UPLOAD_LIMITS.parts) {
+        throw badRequest(`partNumber: must be an integer from 1 to ${UPLOAD_LIMITS.parts}`);
+      }
       if (!BASE64.test(body.data)) throw badRequest("data: must be base64 (standard or URL-safe alphabet)");
       const bytes = Buffer.from(body.data, "base64");
       if (bytes.byteLength > UPLOAD_LIMITS.partBytes) throw payloadTooLarge(`data: a part holds at most ${describeBytes(UPLOAD_LIMITS.partBytes)} (decoded)`);
-      const blob = await blobs.write([bytes]);
+      const blob = await blobs.write(found.sealed ? sealStream([bytes], await sealKey(), partContext(uploadId, body.partNumber)) : [bytes]);
+      // Totals count the bytes as sent, so the MNEMO_MAX_FILE_BYTES cap is the same sealed or not.
+      const sentBytes = (size: number) => (found.sealed ? plainSize(size) : size);
       let replaced: string | null = null;
       try {
         await store.transaction(async (tx) => {
@@ -96,7 +109,7 @@ export function createUploadService(d: UploadServiceDeps) {
           if (!current) throw notFound(`upload '${uploadId}' not found`);
           if (await repo.completing(tx, uploadId)) throw conflict(`upload '${uploadId}' is being completed`);
           const previous = await repo.part(tx, uploadId, body.partNumber);
-          const total = current.totalBytes - (previous?.size ?? 0) + blob.size;
+          const total = current.totalBytes - (previous ? sentBytes(previous.size) : 0) + bytes.byteLength;
           if (total > d.maxFileBytes) throw payloadTooLarge(`data: the upload would exceed ${describeBytes(d.maxFileBytes)} (MNEMO_MAX_FILE_BYTES)`);
           await repo.putPart(tx, uploadId, { partNumber: body.partNumber, blobId: blob.blobId, size: blob.size });
           await repo.touch(tx, uploadId, total, now);
@@ -111,28 +124,41 @@ export function createUploadService(d: UploadServiceDeps) {
     },
 
     /** Assembles the parts in order into a stored file; a gap is a 400 naming the first missing part. */
-    async complete(ownerId: string, uploadId: string): Promise<{ key: string; completed: true }> {
+    async complete(ownerId: string, uploadId: string, sealKey: SealKey): Promise<{ key: string; completed: true }> {
       const now = Date.now();
       const found = await session(ownerId, uploadId, now);
+      const key = found.sealed ? await sealKey() : undefined;
       const parts = await repo.parts(store.db, uploadId);
       if (!parts.length) throw badRequest("partNumber: no parts were uploaded; send part 1 first");
       const missing = parts.findIndex((part, i) => part.partNumber !== i + 1);
       if (missing !== -1) throw badRequest(`partNumber: part ${missing + 1} is missing (parts must be numbered 1, 2, 3, … without gaps)`);
       if (!(await store.transaction((tx) => repo.claim(tx, uploadId, now)))) throw conflict(`upload '${uploadId}' is being completed`);
-      let key: string;
+      let fileKey: string;
       try {
         // Parts re-read under the claim: no part can change any more.
         const claimed = await repo.parts(store.db, uploadId);
         async function* assembled() {
-          for (const part of claimed) yield* blobs.read(part.blobId, part.size);
+          for (const part of claimed) {
+            if (!key) {
+              yield* blobs.read(part.blobId, part.size);
+              continue;
+            }
+            try {
+              yield* openSealed((range) => blobs.read(part.blobId, part.size, range), part.size, key, partContext(uploadId, part.partNumber));
+            } catch (error) {
+              if (error instanceof SealedFileError) throw badRequest(`X-Client-Key: part ${part.partNumber} does not open with this client key; send the key the parts were sent with`);
+              throw error;
+            }
+          }
         }
-        key = (await d.files.store({ ownerId, workspaceId: found.workspaceId, key: newId("file"), name: found.name, contentType: found.contentType }, assembled())).key;
+        const file = { ownerId, workspaceId: found.workspaceId, key: newId("file"), name: found.name, contentType: found.contentType };
+        fileKey = (await d.files.store(file, assembled(), key)).key;
       } catch (error) {
         await store.transaction((tx) => repo.release(tx, uploadId));
         throw error;
       }
       await freeBlobs(await store.transaction((tx) => repo.delete(tx, uploadId)));
-      return { key, completed: true };
+      return { key: fileKey, completed: true };
     },
   };
 }
