@@ -20,6 +20,16 @@ function childCommand(): string[] {
   return [process.execPath, join(import.meta.dir, "pdf-text-child.ts")];
 }
 
+/**
+ * Bun's stdin sink may answer write/flush/end with a promise that rejects (EPIPE) when the
+ * child is gone; one nobody awaits would be an unhandled rejection. Observed at once here,
+ * still rejecting for the caller that awaits it.
+ */
+function observed<T>(result: T): T {
+  if (result instanceof Promise) result.catch(() => {});
+  return result;
+}
+
 /** A process's resident memory from /proc, or null where there is none (the child then watches itself). */
 function residentBytes(pid: number): number | null {
   try {
@@ -87,7 +97,7 @@ export async function extractPdfText(source: ReadableStream<Uint8Array>, budget:
   const feed = async () => {
     const reader = source.getReader();
     try {
-      child.stdin.write(`${JSON.stringify(budget)}\n`);
+      await observed(child.stdin.write(`${JSON.stringify(budget)}\n`));
       for (;;) {
         let next: Awaited<ReturnType<typeof reader.read>>;
         try {
@@ -97,10 +107,10 @@ export async function extractPdfText(source: ReadableStream<Uint8Array>, budget:
           return kill("no_answer");
         }
         if (next.done) break;
-        child.stdin.write(next.value);
-        await child.stdin.flush();
+        await observed(child.stdin.write(next.value));
+        await observed(child.stdin.flush());
       }
-      await child.stdin.end();
+      await observed(child.stdin.end());
     } catch {
       // The child closed its stdin (it ended early): its answer or its exit says why.
     } finally {
