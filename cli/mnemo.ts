@@ -10,6 +10,7 @@ import { registerImportCommand } from "./commands/import";
 import { registerKeysCommand } from "./commands/keys";
 import { registerMcpCommand } from "./commands/mcp";
 import { registerModelsCommand } from "./commands/models";
+import { registerPdfTextChildCommand } from "./commands/pdf-text-child";
 import { registerReindexCommand } from "./commands/reindex";
 import { registerServeCommand } from "./commands/serve";
 import { registerUsageCommand } from "./commands/usage";
@@ -43,6 +44,7 @@ ${examples("mnemo serve", "mnemo keys create --user alice", "mnemo doctor")}`);
   registerBackupCommands(program);
   registerDoctorCommand(program);
   registerUsageCommand(program);
+  registerPdfTextChildCommand(program);
   return program;
 }
 

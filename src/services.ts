@@ -35,6 +35,7 @@ import { createFileRepository } from "./files/repository";
 import { fileSearchSource } from "./files/search-source";
 import { scheduleOrphanSweep } from "./files/orphan-sweep";
 import { createFileService } from "./files/service";
+import { createPdfTextRunner } from "./files/pdf-text-runner";
 import { createUploadRepository } from "./uploads/repository";
 import { createUploadService } from "./uploads/service";
 import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
@@ -97,9 +98,10 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors, fileNames });
   // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
   const blobs = await BlobStore.open(blobsLocation(config));
+  const pdfText = createPdfTextRunner({ repo: fileRepo, blobs, store, outbox, log });
   const files = createFileService({
     repo: fileRepo, blobs, presigner: createPresigner(await serverSecret(store, "presign")), outbox, workspaces: workspaceServices.workspaces,
-    store, cursors, log, maxFileBytes: config.files.maxFileBytes,
+    store, cursors, log, maxFileBytes: config.files.maxFileBytes, onTextPending: pdfText.wake,
   });
   const uploads = createUploadService({ repo: createUploadRepository(), files, blobs, workspaces: workspaceServices.workspaces, store, log, maxFileBytes: config.files.maxFileBytes });
   const orphanSweep = scheduleOrphanSweep({
@@ -137,6 +139,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     async close() {
       await services.mcpSessions.close();
       await orphanSweep.stop();
+      await pdfText.stop();
       await indexer.stop();
       await embedder?.close?.();
       lance.close();
@@ -144,7 +147,10 @@ export async function openServices(config: Config, options: { log?: Logger; star
       await store.close();
     },
   };
-  if (options.startIndexer !== false) await indexer.start();
+  if (options.startIndexer !== false) {
+    await indexer.start();
+    pdfText.start();
+  }
   return services;
 }
 export type Services = Awaited<ReturnType<typeof openServices>>;

@@ -6,6 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { buildBinary } from "../scripts/build-binary";
 import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
 import { callTool, ok } from "./helpers/mcp";
+import { pdfBomb, textPdf, waitForText } from "./helpers/pdf";
 import { writeTinyModel } from "./helpers/tiny-model";
 import { tempDir } from "./helpers/server";
 
@@ -147,6 +148,32 @@ describe("the compiled binary", () => {
     expect(["memory", "workspace", "file"].filter((type) => types.has(type))).toEqual(["memory", "workspace", "file"]);
     expect(JSON.stringify(lines)).toContain("lighthouses");
 
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+  });
+
+  test.skipIf(!linux)("reads an uploaded PDF's text in a child process of its own (the hidden command), and a bomb stays unindexed", async () => {
+    const { dir, mnemo } = aloneInEmptyDir("pdf");
+    const env = await binaryEnv(join(dir, "data"), { EMBEDDINGS_PROVIDER: "none" });
+    const server = await serve(mnemo, dir, env, ["--allow-mock-tokens"]);
+    const headers = { authorization: "Bearer mock-token-pdf", "content-type": "application/json" };
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      return (await response.json()) as any;
+    };
+    const upload = async (ws: string, name: string, bytes: Uint8Array) => {
+      const issued = await call("POST", `/v1/workspaces/${ws}/files/upload-url`, { filename: name, contentType: "application/pdf" });
+      expect((await fetch(issued.url, { method: "PUT", body: bytes, headers: { "content-type": "application/pdf" } })).status).toBe(201);
+      return issued.key as string;
+    };
+    const workspace = await call("POST", "/v1/workspaces", { name: "Binary PDFs" });
+    const listFiles = async () => (await call("GET", `/v1/workspaces/${workspace.id}/files`)).files;
+    const census = await upload(workspace.id, "census.pdf", textPdf("Quarterly albatross census"));
+    const bomb = await upload(workspace.id, "bomb.pdf", pdfBomb(10 * 1024 * 1024));
+    expect(await waitForText(listFiles, census)).toEqual({ status: "indexed" });
+    expect(await waitForText(listFiles, bomb)).toEqual(expect.objectContaining({ status: "not_indexed", reason: "text_too_large" }));
+    const found = await call("POST", "/v1/documents/query", { workspace_id: workspace.id, query: "albatross", include: { files: true } });
+    expect(found.items.map((item: { sourceId: string; content: string }) => [item.sourceId, item.content])).toEqual([[census, "Quarterly albatross census"]]);
     server.proc.kill("SIGTERM");
     expect(await server.proc.exited).toBe(0);
   });

@@ -52,7 +52,8 @@ describe("presigned uploads in reverse-proxy mode", () => {
     const info = await uploadSealed(ws, "secret.txt", "text/plain", text);
     const [row] = await all<{ size: number | string; sealed: number | string }>(server.services.store.db, sql`SELECT size, sealed FROM files WHERE key = ${info.key}`);
     expect([Number(row.size), Number(row.sealed)]).toEqual([sealedSize(text.length), 1]);
-    const listed = { key: info.key, name: "secret.txt", type: "text/plain", size: text.length, sha256: info.sha256, createdAt: expect.any(String), omniUri: `svc://files/${ws}/${info.key}`, sealed: true };
+    const listed = { key: info.key, name: "secret.txt", type: "text/plain", size: text.length, sha256: info.sha256, createdAt: expect.any(String), omniUri: `svc://files/${ws}/${info.key}`, sealed: true,
+      indexing: { status: "not_indexed", reason: "sealed", message: "stored sealed with your client key: its text is never read, as for encrypted notes" } };
     expect(info).toEqual(listed);
     expect(info.sha256).not.toBe(sha(Buffer.from(text)));
     expect(await server.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([200, { files: [listed], nextCursor: null, hasMore: false }]);

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { waitForText } from "./helpers/pdf";
 import { createDocument, createWorkspace } from "./helpers/workspaces";
 
 const server = await startTestServer();
@@ -50,6 +51,8 @@ describe("text files in the documents query", () => {
     const json = await upload(server, ws, "tide.json", "application/json", JSON.stringify({ note: "spring tide floods the causeway" }));
     const pdf = await upload(server, ws, "report.pdf", "application/pdf", tinyPdf("Quarterly albatross census"));
     await upload(server, ws, "photo.png", "image/png", new Uint8Array([137, 80, 78, 71, 1, 2, 3]));
+    // A PDF's text is read after the upload, in a child process.
+    expect(await waitForText(async () => (await server.call("GET", `/v1/workspaces/${ws}/files`))[1].files, pdf)).toEqual({ status: "indexed" });
 
     expect(await fileHits(ws, "lighthouse gulls")).toEqual([{ type: "file", sourceId: md, title: "keeper.md", content: "# Log\n\nThe lighthouse keeper feeds the gulls.\n\nNothing else happened." }]);
     expect((await fileHits(ws, "ferry")).map((hit: { sourceId: string }) => hit.sourceId)).toEqual([csv]);

@@ -53,7 +53,8 @@ describe("presigned uploads", () => {
     });
     const bytes = bytesOf(3 * 1024 * 1024 + 17);
     const [status, info] = await put(issued.url, bytes, "application/octet-stream");
-    const stored = { key: issued.key, name: "notes.bin", type: "application/octet-stream", size: bytes.length, sha256: sha(bytes), createdAt: expect.any(String), omniUri: issued.omniUri };
+    const stored = { key: issued.key, name: "notes.bin", type: "application/octet-stream", size: bytes.length, sha256: sha(bytes), createdAt: expect.any(String), omniUri: issued.omniUri,
+      indexing: { status: "not_indexed", reason: "type", message: "files of this type carry no text Mnemo reads" } };
     expect({ status, info }).toEqual({ status: 201, info: stored });
 
     const response = await download(server, ws, issued.key);

@@ -36,6 +36,7 @@ describe("upload sessions", () => {
     expect(list.files).toEqual([{
       key: result.key, name: "big.bin", type: "application/octet-stream", size: whole.length,
       sha256: createHash("sha256").update(whole).digest("hex"), createdAt: expect.any(String), omniUri: `svc://files/${ws}/${result.key}`,
+      indexing: { status: "not_indexed", reason: "type", message: "files of this type carry no text Mnemo reads" },
     }]);
     const response = await fetch(`${server.url}/v1/workspaces/${ws}/files/${result.key}`, { headers: { authorization: "Bearer mock-token-alice" } });
     expect(Buffer.compare(Buffer.from(await response.arrayBuffer()), whole)).toBe(0);

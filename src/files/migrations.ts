@@ -84,4 +84,22 @@ export const fileMigrations: Migration[] = [
       ALTER TABLE file_intents ADD COLUMN used_at INTEGER;
     `,
   },
+  {
+    // Where a file's text stands (src/files/text.ts TextStatus; null: stored before, read at
+    // upload) and, for PDFs, which process is reading it until when (ms since the epoch).
+    // PDFs stored before with more text than is now indexed were read without bounds:
+    // they are read once more, within them. (Statements are split at semicolons: `_`
+    // stands for the one in `application/pdf; …`.) Sealed files were never read.
+    id: "0440_file_text_status",
+    sql: `
+      ALTER TABLE files ADD COLUMN text_status TEXT;
+      ALTER TABLE files ADD COLUMN text_reason TEXT;
+      ALTER TABLE files ADD COLUMN text_claimed_until INTEGER;
+      CREATE INDEX files_text_pending ON files (seq) WHERE text_status = 'pending';
+      UPDATE files SET text_status = 'pending'
+        WHERE (content_type = 'application/pdf' OR content_type LIKE 'application/pdf_ %')
+          AND key IN (SELECT file_key FROM file_blocks GROUP BY file_key HAVING SUM(LENGTH(content)) > 5242880);
+      UPDATE files SET text_status = 'not_indexed', text_reason = 'sealed' WHERE sealed = 1;
+    `,
+  },
 ];

@@ -23,6 +23,18 @@ export const SignedQuery = t.Object({
   signature: t.Optional(t.String({ maxLength: 128, description: "HMAC-SHA256, as issued" })),
 });
 
+/** Whether a file's text is in the search index (src/files/text.ts textIndexing). */
+export const FileIndexing = t.Object({
+  status: t.Union([t.Literal("pending"), t.Literal("indexed"), t.Literal("not_indexed")], {
+    description: "pending: a PDF whose text is being read; indexed: its text is (or is about to be) searchable; not_indexed: stored and downloadable, not searchable",
+  }),
+  reason: t.Optional(t.Union(
+    [t.Literal("type"), t.Literal("sealed"), t.Literal("file_too_large"), t.Literal("too_many_pages"), t.Literal("text_too_large"), t.Literal("memory_limit"), t.Literal("time_limit"), t.Literal("unreadable")],
+    { description: "why not indexed: type (no text Mnemo reads), sealed (stored sealed with the client key), file_too_large, too_many_pages, text_too_large, memory_limit, time_limit, unreadable" },
+  )),
+  message: t.Optional(t.String({ description: "the reason in a sentence, naming the bound" })),
+});
+
 export const FileInfo = t.Object({
   key: FileKey,
   name: t.String(),
@@ -32,6 +44,7 @@ export const FileInfo = t.Object({
   createdAt: t.String({ format: "date-time" }),
   omniUri: t.String(),
   sealed: t.Optional(t.Literal(true, { description: "present when the bytes are stored sealed with the owner's client key (reverse-proxy mode); download with X-Proxy-Decrypt: true to open them" })),
+  indexing: FileIndexing,
 });
 export const FileList = t.Object({ files: t.Array(FileInfo), nextCursor: t.Union([t.String(), t.Null()]), hasMore: t.Boolean() });
 export const FileListQuery = t.Object(PageQueryFields);

@@ -1,4 +1,6 @@
 import { all, first, run, sql, type Executor } from "../db/store";
+import type { NotIndexedReason } from "./pdf-text-protocol";
+import type { TextStatus } from "./text";
 
 /** A stored file's metadata (its bytes are the blob `blobId`). */
 export interface FileRow {
@@ -15,6 +17,9 @@ export interface FileRow {
   updatedAt: string;
   /** The bytes are sealed with the owner's client key (`src/crypto/file-seal.ts`); `size` and `sha256` are the sealed form's. */
   sealed: boolean;
+  /** Null for files stored before text states were recorded. */
+  textStatus: TextStatus | null;
+  textReason: NotIndexedReason | null;
 }
 
 /** A presigned URL issued and not yet used. */
@@ -32,12 +37,13 @@ export interface FileIntent {
 type Stored = {
   seq: number; owner_id: string; workspace_id: string; key: string; name: string; content_type: string;
   size: number | string; sha256: string; blob_id: string; created_at: string; updated_at: string; sealed: number | string;
+  text_status: TextStatus | null; text_reason: NotIndexedReason | null;
 };
-const COLUMNS = sql`seq, owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed`;
+const COLUMNS = sql`seq, owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed, text_status, text_reason`;
 const toRow = (r: Stored): FileRow => ({
   seq: Number(r.seq), ownerId: r.owner_id, workspaceId: r.workspace_id, key: r.key, name: r.name, contentType: r.content_type,
   size: Number(r.size), sha256: r.sha256, blobId: r.blob_id, createdAt: r.created_at, updatedAt: r.updated_at,
-  sealed: Number(r.sealed) === 1,
+  sealed: Number(r.sealed) === 1, textStatus: r.text_status, textReason: r.text_reason,
 });
 
 /** Files, their text blocks and presign intents in the store of record. Every read is owner-scoped. */
@@ -63,7 +69,7 @@ export function createFileRepository() {
       return (await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE seq > ${afterSeq} ${owner} ORDER BY seq LIMIT ${limit}`)).map(toRow);
     },
     /** Inserts a file, or replaces the bytes and type of the file with this key (a restore of the same key). */
-    async upsert(tx: Executor, file: Omit<FileRow, "seq">): Promise<void> {
+    async upsert(tx: Executor, file: Omit<FileRow, "seq" | "textStatus" | "textReason">): Promise<void> {
       await run(tx, sql`INSERT INTO files (owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed)
         VALUES (${file.ownerId}, ${file.workspaceId}, ${file.key}, ${file.name}, ${file.contentType}, ${file.size}, ${file.sha256}, ${file.blobId},
                 ${file.createdAt}, ${file.updatedAt}, ${file.sealed ? 1 : 0})
@@ -125,6 +131,28 @@ export function createFileRepository() {
     },
     async isReferenced(tx: Executor, blobId: string): Promise<boolean> {
       return (await first(tx, sql`SELECT 1 AS x FROM files WHERE blob_id = ${blobId} UNION ALL SELECT 1 AS x FROM upload_parts WHERE blob_id = ${blobId}`)) !== null;
+    },
+    /** Records where the text of the file `key` stands, as of its bytes `blobId`; releases any claim. */
+    async setTextState(tx: Executor, key: string, blobId: string, status: TextStatus, reason: NotIndexedReason | null): Promise<boolean> {
+      return (await run(tx, sql`UPDATE files SET text_status = ${status}, text_reason = ${reason}, text_claimed_until = NULL
+                                WHERE key = ${key} AND blob_id = ${blobId}`)) > 0;
+    },
+    /** The first file after `afterSeq` whose text waits to be read. */
+    async nextPendingText(tx: Executor, afterSeq: number): Promise<FileRow | null> {
+      const row = await first<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE text_status = 'pending' AND seq > ${afterSeq} ORDER BY seq LIMIT 1`);
+      return row && toRow(row);
+    },
+    /**
+     * Takes the reading of a pending file's text for this process until `until` (ms):
+     * false when another process holds it, or the bytes changed since `blobId`.
+     */
+    async claimPendingText(tx: Executor, key: string, blobId: string, now: number, until: number): Promise<boolean> {
+      return (await run(tx, sql`UPDATE files SET text_claimed_until = ${until}
+                                WHERE key = ${key} AND blob_id = ${blobId} AND text_status = 'pending'
+                                  AND (text_claimed_until IS NULL OR text_claimed_until < ${now})`)) > 0;
+    },
+    async releaseTextClaim(tx: Executor, key: string, blobId: string): Promise<void> {
+      await run(tx, sql`UPDATE files SET text_claimed_until = NULL WHERE key = ${key} AND blob_id = ${blobId}`);
     },
     async *keysBySeq(tx: Executor): AsyncGenerator<{ ownerId: string; key: string }> {
       for (let after = 0; ; ) {

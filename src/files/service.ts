@@ -9,8 +9,9 @@ import type { Outbox } from "../search/outbox";
 import { pager, seqAfter, type PageRequest } from "../workspaces/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import { normalizeType, PRESIGN_TTL_MS, type Presigner } from "./presign";
+import type { NotIndexedReason } from "./pdf-text-protocol";
 import type { FileRepository, FileRow } from "./repository";
-import { MAX_INDEXED_TEXT_BYTES, MAX_PDF_BYTES, pdfText, readPrefix, splitBlocks, textKind } from "./text";
+import { MAX_INDEXED_TEXT_BYTES, readPrefix, splitBlocks, textIndexing, textKind, type TextIndexing, type TextStatus } from "./text";
 import { plainSizeOf, sealedSize, sealStream } from "../crypto/file-seal";
 import { downloadOf, sealContext, type Download } from "./download";
 
@@ -24,6 +25,8 @@ export interface FileServiceDeps {
   cursors: Cursors;
   log: Logger;
   maxFileBytes: number;
+  /** A PDF was stored with its text pending: the PDF text runner reads it in a child process. */
+  onTextPending?: () => void;
 }
 
 /** A file as the API shows it. */
@@ -37,6 +40,7 @@ export interface FileInfo {
   omniUri: string;
   /** Present (true) when the bytes are stored sealed with the owner's client key. */
   sealed?: true;
+  indexing: TextIndexing;
 }
 
 /** What a stored file is about to be (the bytes arrive separately). */
@@ -57,7 +61,11 @@ export const omniUri = (workspaceId: string, key: string) => `svc://files/${work
 export const toFileInfo = (f: FileRow): FileInfo => ({
   key: f.key, name: f.name, type: f.contentType, size: f.sealed ? (plainSizeOf(f.size) ?? f.size) : f.size, sha256: f.sha256, createdAt: f.createdAt,
   omniUri: omniUri(f.workspaceId, f.key), ...(f.sealed ? { sealed: true as const } : {}),
+  indexing: textIndexing(f),
 });
+
+/** The text state of a file stored sealed: never read, so never indexed. */
+const SEALED_TEXT = { blocks: [] as string[], status: "not_indexed" as const, reason: "sealed" as const };
 
 /** Why a presigned URL is refused once its upload has committed. */
 const URL_USED = "signature: this upload URL was already used (a URL is good for one upload); ask files/upload-url for a new one";
@@ -70,22 +78,16 @@ const URL_USED = "signature: this upload URL was already used (a URL is good for
 export function createFileService(d: FileServiceDeps) {
   const { repo, blobs, store } = d;
 
-  /** Text blocks of a stored blob, or [] when the type carries no text we read. */
-  async function extractBlocks(blob: StoredBlob, contentType: string): Promise<string[]> {
+  /**
+   * Text blocks of a stored text file, read here (capped, cheap); a PDF is left pending for
+   * the PDF text runner, which reads it in a child process off the request.
+   */
+  async function extractBlocks(blob: StoredBlob, contentType: string): Promise<{ blocks: string[]; status: TextStatus; reason: NotIndexedReason | null }> {
     const kind = textKind(contentType);
-    try {
-      if (kind === "text") {
-        const bytes = await readPrefix(blobs.read(blob.blobId, blob.size), MAX_INDEXED_TEXT_BYTES);
-        return splitBlocks(new TextDecoder().decode(bytes));
-      }
-      if (kind === "pdf" && blob.size <= MAX_PDF_BYTES) {
-        return splitBlocks(await pdfText(await readPrefix(blobs.read(blob.blobId, blob.size), MAX_PDF_BYTES)));
-      }
-    } catch (error) {
-      // An unreadable PDF is still a stored file; it is just not searchable.
-      d.log.warn("file text extraction failed", { contentType, error: (error as Error).message });
-    }
-    return [];
+    if (kind === "pdf") return { blocks: [], status: "pending", reason: null };
+    if (kind !== "text") return { blocks: [], status: "not_indexed", reason: "type" };
+    const bytes = await readPrefix(blobs.read(blob.blobId, blob.size), MAX_INDEXED_TEXT_BYTES);
+    return { blocks: splitBlocks(new TextDecoder().decode(bytes)), status: "indexed", reason: null };
   }
 
   /**
@@ -97,7 +99,7 @@ export function createFileService(d: FileServiceDeps) {
     let saved: FileRow;
     try {
       // Sealed bytes are never read for text: nothing of them reaches the store or the index in plaintext.
-      const blocks = file.sealed ? [] : await extractBlocks(blob, file.contentType);
+      const { blocks, status, reason } = file.sealed ? SEALED_TEXT : await extractBlocks(blob, file.contentType);
       const now = new Date().toISOString();
       saved = await store.transaction(async (tx) => {
         await d.workspaces.requireOwned(file.ownerId, file.workspaceId, tx);
@@ -111,15 +113,17 @@ export function createFileService(d: FileServiceDeps) {
           sealed: !!file.sealed,
         };
         await repo.upsert(tx, row);
+        await repo.setTextState(tx, file.key, blob.blobId, status, reason);
         await repo.setBlocks(tx, file.ownerId, file.key, blocks);
         if (blocks.length || existing) await d.outbox.enqueue(tx, { ownerId: file.ownerId, kind: "file", sourceId: file.key }, existing ? "sync" : "insert");
-        return { seq: 0, ...row };
+        return { seq: 0, ...row, textStatus: status, textReason: reason };
       });
     } catch (error) {
       await blobs.delete(blob.blobId).catch(() => {});
       throw error;
     }
     if (previousBlob && previousBlob !== blob.blobId) await blobs.delete(previousBlob).catch((error) => d.log.warn("old blob not removed", { error }));
+    if (saved.textStatus === "pending") d.onTextPending?.();
     return saved;
   }
 
