@@ -12,7 +12,7 @@ export function registerPdfTextChildCommand(program: Command): void {
     .description("internal: reads one PDF's text from stdin for the server, within its budget (not for people)")
     .addHelpText("after", examples(`mnemo ${PDF_TEXT_CHILD_COMMAND} < file.pdf`))
     .action(async () => {
-    const { runPdfTextChild } = await import("../../src/files/pdf-text-child");
-    await runPdfTextChild();
-  });
+      const { runPdfTextChild } = await import("../../src/files/pdf-text-child");
+      await runPdfTextChild();
+    });
 }
