@@ -12,7 +12,7 @@ import { createCursors } from "./lib/cursors";
 import { createLogger, type Logger } from "./lib/log";
 import { createClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
-import { resolveMasterKey } from "./crypto/master-key";
+import { resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
 import { createIdentityService } from "./identity/service";
 import { createMemoryRepository } from "./memories/repository";
 import { memorySearchSource } from "./memories/search-source";
@@ -101,7 +101,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const orphanSweep = scheduleOrphanSweep({
     files, isSweeper: () => indexer.isWriter, log, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
   });
-  const escrow = await createEscrowService(store, masterKey.key);
+  // A key kept in the data dir is re-read after a rotation by the CLI (see createEscrowService).
+  const escrow = await createEscrowService(store, masterKey.key, masterKey.path ? { reloadKeys: () => rotatedKeyCandidates(masterKey.path!) } : {});
   const services = {
     config,
     log,
