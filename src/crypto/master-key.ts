@@ -30,7 +30,7 @@ export function resolveMasterKey(options: { configured?: string; dataDir: string
     );
   }
   const path = join(options.dataDir, MASTER_KEY_FILE);
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   try {
     // 'wx' fails when the file exists, so two processes starting together keep one key.
     writeFileSync(path, generateClientKey().toString("hex") + "\n", { flag: "wx", mode: 0o600 });
