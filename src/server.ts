@@ -4,7 +4,6 @@ import type { Config } from "./config";
 import { OUTER_BODY_LIMIT } from "./lib/body-limits";
 import { describeBytes } from "./lib/json-body";
 import type { Logger } from "./lib/log";
-import { restrictNewFiles } from "./lib/owner-only";
 import { openServices, type Services } from "./services";
 
 /**
@@ -26,8 +25,6 @@ export interface RunningServer {
 
 /** Opens the stores and listens. Used by `mnemo serve` and by the tests (port 0). */
 export async function startServer(config: Config, options: { log?: Logger } = {}): Promise<RunningServer> {
-  // Before anything is created: the data dir and all in it are owner-only (0700/0600).
-  restrictNewFiles();
   const services = await openServices(config, options);
   if (config.storage.provider === "memory") {
     services.log.warn("STORAGE_PROVIDER=memory: an ephemeral server; everything is deleted when it stops", { dataDir: config.dataDir });

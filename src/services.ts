@@ -10,6 +10,7 @@ import type { Executor } from "./db/store";
 import { serverSecret } from "./db/secrets";
 import { createCursors } from "./lib/cursors";
 import { createLogger, type Logger } from "./lib/log";
+import { restrictNewFiles } from "./lib/owner-only";
 import { createClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
 import { resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
@@ -45,6 +46,8 @@ import { createUploadService } from "./uploads/service";
  */
 export async function openServices(config: Config, options: { log?: Logger; startIndexer?: boolean } = {}) {
   const log = options.log ?? createLogger(config.logLevel);
+  // Before anything is created: the data dir and all in it are owner-only (0700/0600).
+  restrictNewFiles();
   // Before anything opens: PostgreSQL without SERVER_MASTER_KEY stops the start here.
   const masterKey = resolveMasterKey({ configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl, log });
   const store = await migrateAll(openStoreFor(config.storage, config.dataDir));

@@ -10,7 +10,7 @@ export const OWNER_ONLY_FILE = 0o600;
  * 0700), whoever creates it: our own code, SQLite (its WAL and SHM take the database
  * file's mode) and LanceDB's native writer, which opens its files itself and honours
  * only the umask. Process-wide on purpose; it works the same in the compiled binary.
- * Called by the CLI entry and by `startServer`.
+ * Called by the CLI entry and by `openServices` (so by `startServer` too).
  */
 export function restrictNewFiles(): void {
   process.umask(0o077);
