@@ -78,7 +78,7 @@ export async function backup(config: Config, outDir: string): Promise<BackupResu
   } else {
     const url = redactUrl(config.storage.databaseUrl!);
     guidance.push(
-      `pg_dump --format=custom --file ${join(outDir, "mnemo.pgdump")} '${url}'   # a consistent snapshot; add the password via PGPASSWORD or ~/.pgpass`,
+      `(umask 077; pg_dump --format=custom --file ${join(outDir, "mnemo.pgdump")} '${url}')   # a consistent snapshot, owner-only; add the password via PGPASSWORD or ~/.pgpass`,
       `restore later with: pg_restore --clean --if-exists --no-owner --dbname '<new database url>' ${join(outDir, "mnemo.pgdump")}, then: mnemo reindex`,
     );
   }
