@@ -34,7 +34,7 @@ export function bindingAad(binding: SealBinding): Buffer {
   return Buffer.from([AAD_CONTEXT, binding.ownerId, binding.kind, binding.recordId, binding.field].join("\u0000"), "utf8");
 }
 
-/** A binding builder for one record: `documentSeal("alice", "doc_1")("markdown")`. */
+/** A binding builder for one record: `bindingFor("alice", "document", "doc_1")("markdown")`. */
 export const bindingFor = (ownerId: string, kind: SealKind, recordId: string) => (field: string): SealBinding => ({ ownerId, kind, recordId, field });
 
 /** A key of a path into a response: an object key or an array index. */
