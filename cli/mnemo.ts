@@ -15,6 +15,7 @@ import { registerReindexCommand } from "./commands/reindex";
 import { registerServeCommand } from "./commands/serve";
 import { registerUsageCommand } from "./commands/usage";
 import { CliError, examples, expectedFailureMessage } from "./output";
+import { restrictNewFiles } from "../src/lib/owner-only";
 
 /**
  * The `mnemo` command line: the only entry point that starts servers or touches the terminal.
@@ -51,6 +52,8 @@ ${examples("mnemo serve", "mnemo keys create --user alice", "mnemo doctor")}`);
 if (import.meta.main) {
   // chalk colours only a terminal; NO_COLOR (no-color.org) turns colours off there too.
   if (process.env.NO_COLOR) chalk.level = 0;
+  // Data dirs, databases, indexes, keys, backups and exports: readable by their user only.
+  restrictNewFiles();
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (error) {

@@ -10,9 +10,10 @@ import type { Executor } from "./db/store";
 import { serverSecret } from "./db/secrets";
 import { createCursors } from "./lib/cursors";
 import { createLogger, type Logger } from "./lib/log";
+import { restrictNewFiles } from "./lib/owner-only";
 import { createClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
-import { checkMasterKeyConfig, resolveMasterKey } from "./crypto/master-key";
+import { checkMasterKeyConfig, resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
 import { createIdentityService } from "./identity/service";
 import { createMemoryRepository } from "./memories/repository";
 import { memorySearchSource } from "./memories/search-source";
@@ -47,6 +48,8 @@ import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
  */
 export async function openServices(config: Config, options: { log?: Logger; startIndexer?: boolean } = {}) {
   const log = options.log ?? createLogger(config.logLevel);
+  // Before anything is created: the data dir and all in it are owner-only (0700/0600).
+  restrictNewFiles();
   // Checked before anything is created (PostgreSQL without SERVER_MASTER_KEY stops here); the
   // key file is made only once the store opened, so a refused start leaves no key behind.
   const masterKeyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl, log };
@@ -107,7 +110,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const orphanSweep = scheduleOrphanSweep({
     files, isSweeper: () => indexer.isWriter, log, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
   });
-  const escrow = await createEscrowService(store, masterKey.key);
+  // A key kept in the data dir is re-read after a rotation by the CLI (see createEscrowService).
+  const escrow = await createEscrowService(store, masterKey.key, masterKey.path ? { reloadKeys: () => rotatedKeyCandidates(masterKey.path!) } : {});
   const services = {
     config,
     log,

@@ -86,7 +86,7 @@ describe.skipIf(!TEST_DATABASE_URL)("mnemo backup and restore (PostgreSQL)", () 
     const backup = await runCli(["backup", "--out", out, "--data", source]);
     expect(backup.exitCode).toBe(0);
     expect(backup.stdout).toContain("backed up file bytes");
-    expect(backup.stdout).toMatch(/next: pg_dump --format=custom --file \S+mnemo\.pgdump 'postgres:\/\//);
+    expect(backup.stdout).toMatch(/next: \(umask 077; pg_dump --format=custom --file \S+mnemo\.pgdump 'postgres:\/\//);
     expect(existsSync(join(out, "blobs"))).toBe(true);
     server.proc.kill("SIGTERM");
     await server.proc.exited;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { cliDataDirs, killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
@@ -32,7 +32,7 @@ describe("mnemo doctor", () => {
       const report = JSON.parse(result.stdout);
       expect(report.ok).toBe(true);
       expect(byName(report.checks)).toEqual({
-        "data dir": "ok", "free disk": "ok", "store of record": "ok", "index lag": "ok", "index writer": "ok", "embedding model": "ok",
+        "data dir": "ok", "data dir permissions": "ok", "free disk": "ok", "store of record": "ok", "index lag": "ok", "index writer": "ok", "embedding model": "ok",
         "upstream gateway": "ok", "master key": "ok",
       });
       expect(report.checks.find((c: any) => c.name === "index writer").detail).toContain("(lease live)");
@@ -41,12 +41,36 @@ describe("mnemo doctor", () => {
       // Human form: one line per check, no colour codes outside a terminal.
       const text = await runCli(["doctor", "--data", dir], env);
       expect(text.exitCode).toBe(0);
-      expect(text.stdout.trim().split("\n")).toHaveLength(8);
+      expect(text.stdout.trim().split("\n")).toHaveLength(9);
       expect(text.stdout).toStartWith("✔ data dir");
       expect(text.stdout).not.toContain("\u001b[");
     } finally {
       gateway.close();
     }
+  });
+
+  test("a data dir others can read is a yellow line naming the paths and the chmod that fixes it", async () => {
+    const dir = dataDir("exposed");
+    const server = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
+    server.proc.kill("SIGTERM");
+    await server.proc.exited;
+    const fresh = JSON.parse((await runCli(["doctor", "--json", "--data", dir])).stdout);
+    expect(fresh.checks.find((c: any) => c.name === "data dir permissions")).toEqual({ name: "data dir permissions", status: "ok", detail: "owner-only" });
+    // As an earlier version left it: the dir and the master key (PostgreSQL: the index, the key is in the environment) open to others.
+    const [inside, mode] = TEST_DATABASE_URL ? [join(dir, "index"), 0o755] : [join(dir, "master.key"), 0o644];
+    chmodSync(dir, 0o755);
+    chmodSync(inside, mode);
+    const result = await runCli(["doctor", "--json", "--data", dir]);
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout).checks.find((c: any) => c.name === "data dir permissions")).toEqual({
+      name: "data dir permissions", status: "warn",
+      detail: `readable or writable by other users: ${dir} (0755), ${inside} (0${mode.toString(8)})`,
+      hint: `chmod -R go-rwx '${dir}'`,
+    });
+    const text = await runCli(["doctor", "--data", dir], { NO_COLOR: "1" });
+    expect(text.stdout).toContain(`! data dir permissions  readable or writable by other users: ${dir} (0755)`);
+    expect(Bun.spawnSync(["chmod", "-R", "go-rwx", dir]).exitCode).toBe(0);
+    expect(JSON.parse((await runCli(["doctor", "--json", "--data", dir])).stdout).checks.find((c: any) => c.name === "data dir permissions").status).toBe("ok");
   });
 
   test("red lines give a hint and exit 1: no data dir, a configured gateway that does not answer", async () => {

@@ -1,13 +1,13 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
-import { openEscrow, sealEscrow } from "../src/crypto/escrow";
+import { createEscrowService, openEscrow, sealEscrow } from "../src/crypto/escrow";
 import { all, run, sql } from "../src/db/store";
 import { createLogger } from "../src/lib/log";
 import { startServer } from "../src/server";
-import { runCli } from "./helpers/cli";
+import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 import { databaseEnvFor, dropDatabaseFor, TEST_DATABASE_URL } from "./helpers/database";
 import { tempDir, withClient, type TestServer } from "./helpers/server";
 
@@ -195,6 +195,115 @@ describe("mnemo escrow", () => {
       expect(await again.services.escrow.get("alice")).toEqual(clientKey);
     } finally {
       await again.destroy();
+    }
+  });
+});
+
+describe("rotate-master while a server runs (issue 22, finding 11)", () => {
+  afterEach(killSpawnedServers);
+
+  /** A document sealed with `clientKey` through a running server, and how it reads back with X-Proxy-Decrypt and no X-Client-Key (the escrowed key). */
+  async function sealedThroughServer(url: string, clientKey: Buffer) {
+    const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const response = await fetch(url + path, {
+        method, headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as any, errors: response.headers.get("x-svc-decrypt-errors") };
+    };
+    const ws = await call("POST", "/v1/workspaces", { name: "Rotate" });
+    const doc = await call("POST", "/v1/documents", { workspace_id: ws.body.id, title: "T", markdown: "escrow still opens", client_key: clientKey.toString("hex") });
+    expect(doc.status).toBe(201);
+    return async () => {
+      const got = await call("GET", `/v1/workspaces/${ws.body.id}/documents/${doc.body.document.id}`, undefined, { "x-proxy-decrypt": "true" });
+      const me = await call("GET", "/v1/me");
+      return { markdown: got.body.markdown, errors: got.errors, escrow: me.body.clientKeyEscrow };
+    };
+  }
+
+  test.skipIf(!!TEST_DATABASE_URL)("with <data>/master.key, a running server picks up the new key: escrow keeps opening, no restart", async () => {
+    const dataDir = tempDir();
+    const clientKey = remember(randomBytes(32));
+    const keyFile = join(tempDir(), "client.key");
+    writeFileSync(keyFile, clientKey.toString("hex"));
+    expect((await runCli(["escrow", "set", "--user", "alice", "--key-file", keyFile, "--data", dataDir])).exitCode).toBe(0);
+    remember(Buffer.from(readFileSync(join(dataDir, "master.key"), "utf8").trim(), "hex"));
+    const server = await spawnServer(["--data", dataDir, "--allow-mock-tokens"]);
+    const read = await sealedThroughServer(server.url, clientKey);
+    const opened = { markdown: "escrow still opens", errors: null, escrow: { present: true } };
+    expect(await read()).toEqual(opened);
+
+    const newKeyFile = join(tempDir(), "new.key");
+    writeFileSync(newKeyFile, remember(randomBytes(32)).toString("hex"));
+    const rotated = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir]);
+    expect([rotated.exitCode, rotated.stderr]).toEqual([0, ""]);
+    expect(await read()).toEqual(opened);
+    // The CLI, reading the new key file, opens the re-sealed blob.
+    const status = await runCli(["escrow", "status", "--user", "alice", "--data", dataDir, "--json"]);
+    expect(JSON.parse(status.stdout)).toMatchObject({ present: true, opens: true });
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test("with SERVER_MASTER_KEY, the command refuses while a server runs on the store, says why, and changes nothing", async () => {
+    const dataDir = tempDir();
+    dirs.push(dataDir);
+    const master = remember(randomBytes(32)).toString("hex");
+    const env = { SERVER_MASTER_KEY: master };
+    const clientKey = remember(randomBytes(32));
+    const server = await spawnServer(["--data", dataDir, "--allow-mock-tokens"], env);
+    const read = await sealedThroughServer(server.url, clientKey);
+    const keyFile = join(dataDir, "client.key");
+    writeFileSync(keyFile, clientKey.toString("hex"));
+    expect((await runCli(["escrow", "set", "--user", "alice", "--key-file", keyFile, "--data", dataDir], env)).exitCode).toBe(0);
+    const opened = { markdown: "escrow still opens", errors: null, escrow: { present: true } };
+    expect(await read()).toEqual(opened);
+
+    const newKeyFile = join(dataDir, "new.key");
+    const newMaster = remember(randomBytes(32));
+    writeFileSync(newKeyFile, newMaster.toString("hex"));
+    const refused = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir], env);
+    expect([refused.exitCode, refused.stdout]).toEqual([1, ""]);
+    expect(refused.stderr).toMatch(/^mnemo: a server is running on this store \(index writer [^)]+\): it read SERVER_MASTER_KEY at start and cannot learn a new one, /);
+    expect(refused.stderr).toContain("Stop every server, run this again, then start them with SERVER_MASTER_KEY set to the new key\n");
+    expect(await read()).toEqual(opened);
+
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+    const rotated = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir, "--json"], env);
+    expect([rotated.exitCode, JSON.parse(rotated.stdout)]).toEqual([0, { rotated: 1, keyFile: null }]);
+    const restarted = await spawnServer(["--data", dataDir, "--allow-mock-tokens"], { SERVER_MASTER_KEY: newMaster.toString("hex") });
+    const again = await fetch(`${restarted.url}/v1/me`, { headers: { authorization: "Bearer mock-token-alice" } });
+    expect(((await again.json()) as any).clientKeyEscrow).toEqual({ present: true });
+    restarted.proc.kill("SIGTERM");
+    await restarted.proc.exited;
+  });
+
+  test("two processes on one store: after one rotates, the other re-reads its key source before it opens or seals a key", async () => {
+    const server = await start({ SERVER_MASTER_KEY: remember(randomBytes(32)).toString("hex") });
+    try {
+      const { store } = server.services;
+      const oldMaster = Buffer.from(server.services.config.encryption.masterKey!, "hex");
+      const newMaster = remember(randomBytes(32));
+      let source: Buffer = oldMaster;
+      const running = await createEscrowService(store, oldMaster, { reloadKeys: () => [source] });
+      const cli = await createEscrowService(store, oldMaster);
+      const alice = remember(randomBytes(32));
+      await running.set("alice", alice);
+      source = newMaster;
+      await cli.rotateMaster(newMaster);
+      expect(await running.get("alice")).toEqual(alice);
+      // A key escrowed by the running process now is sealed under the new key.
+      const bob = remember(randomBytes(32));
+      expect(await running.set("bob", bob)).toBe("escrowed");
+      expect(await cli.get("bob")).toEqual(bob);
+      // Without a source to re-read (SERVER_MASTER_KEY), it cannot follow: it refuses to seal under the old key.
+      const stale = await createEscrowService(store, newMaster);
+      await stale.rotateMaster(oldMaster);
+      expect(running.set("carol", randomBytes(32))).rejects.toThrow(/was rotated by another process; restart this server with the new key/);
+      expect(await cli.get("alice").catch(() => "does not open")).toBe("does not open");
+    } finally {
+      await server.destroy();
     }
   });
 });

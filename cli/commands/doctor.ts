@@ -9,13 +9,14 @@ const PAINT = { ok: chalk.green, warn: chalk.yellow, fail: chalk.red, skip: chal
 export function registerDoctorCommand(program: Command): void {
   program
     .command("doctor")
-    .description("check the data dir, disk, store of record, index lag, model, upstream, master key and index writer")
+    .description("check the data dir (and that only its owner can read it), disk, store of record, index lag, model, upstream, master key and index writer")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
       `
-Checks: data dir, free disk (≥ 1 GB), store of record (SQLite integrity_check, or PostgreSQL answers),
+Checks: data dir, data dir permissions (yellow when other users can read or change anything in it:
+the paths and the chmod that fixes them are named), free disk (≥ 1 GB), store of record (SQLite integrity_check, or PostgreSQL answers),
 index lag (changes waiting in the outbox; red when the writer reports failing index writes,
 yellow when the oldest waits over 30 s), index writer (the lease holder; with PostgreSQL a replica
 must hold it), embedding model (files present, or the embeddings API answers), upstream gateway

@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
+import { bindingFor, type SealMap } from "../crypto/binding";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { oneOf } from "../lib/aliases";
 import { createRouter } from "../lib/router";
@@ -12,6 +13,12 @@ import type { ChatService } from "./service";
 
 const tags = ["chats"];
 const base = "/v1/workspaces/:workspaceId/chats";
+
+/** A page of messages: each `encryptedContent` belongs to its own message. */
+const messageSeals: SealMap = ({ response, userId }) => (path) => {
+  const message = Array.isArray(response) && typeof path[0] === "number" ? (response[path[0]] as { id?: unknown }) : undefined;
+  return path.length === 2 && path[1] === "encryptedContent" && typeof message?.id === "string" ? bindingFor(userId, "chat-message", message.id)("encryptedContent") : null;
+};
 
 /** Routes of spec §4 "Chat threads" (scope `chat`). */
 export function chatRoutes(auth: AuthService, chats: ChatService, encryption: EncryptionOptions) {
@@ -60,7 +67,7 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
         return page.items;
       },
       {
-        auth: "chat", decrypt: true, params: ThreadParams, query: PageQuery, response: { 200: t.Array(Message), ...errorResponses() },
+        auth: "chat", decrypt: messageSeals, params: ThreadParams, query: PageQuery, response: { 200: t.Array(Message), ...errorResponses() },
         detail: { tags, summary: "List a thread's messages in creation order (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)" },
       },
     )

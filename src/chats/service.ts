@@ -1,4 +1,5 @@
 import { encryptString } from "../crypto/aes-gcm";
+import { bindingFor } from "../crypto/binding";
 import { parseClientKey } from "../crypto/client-key";
 import type { Store } from "../db/store";
 import { oneOf } from "../lib/aliases";
@@ -107,8 +108,12 @@ export function createChatService({ repo, outbox, workspaces, store, cursors }: 
       await requireThread(ownerId, workspaceId, threadId);
       const bodyKey = oneOf<string>(body, ["client_key", "clientKey"]);
       const key = bodyKey !== undefined ? parseClientKey(bodyKey, body.client_key !== undefined ? "client_key" : "clientKey") : encryptionKey;
-      // With a key only the ciphertext is stored (content '' at rest), and nothing is indexed.
-      const stored = key ? { content: "", encryptedContent: encryptString(body.content, key) } : { content: body.content, encryptedContent: null };
+      // With a key only the ciphertext is stored (content '' at rest), bound to this message
+      // (crypto/binding.ts), and nothing is indexed.
+      const id = newId("msg");
+      const stored = key
+        ? { content: "", encryptedContent: encryptString(body.content, key, bindingFor(ownerId, "chat-message", id)("encryptedContent")) }
+        : { content: body.content, encryptedContent: null };
       return store.transaction(async (tx) => {
         // Re-read under the thread's row lock: the latest message may have changed meanwhile.
         const thread = await repo.lockThread(tx, ownerId, workspaceId, threadId);
@@ -117,7 +122,7 @@ export function createChatService({ repo, outbox, workspaces, store, cursors }: 
           throw badRequest(`parentId: no message '${body.parentId}' in this thread`);
         }
         const row: MessageRow = {
-          ownerId, threadId, id: newId("msg"), parentId: body.parentId ?? thread.lastMessageId, role, ...stored,
+          ownerId, threadId, id, parentId: body.parentId ?? thread.lastMessageId, role, ...stored,
           createdAt: new Date().toISOString(),
         };
         await repo.appendMessage(tx, row);

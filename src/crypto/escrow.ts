@@ -25,7 +25,8 @@ export function openEscrow(userId: string, blob: string, masterKey: Buffer): Buf
 }
 
 const sealCheck = (masterKey: Buffer) => formatSealed(sealBytes(Buffer.from(CHECK_TEXT), masterKey, Buffer.from(CHECK_KEY)));
-function checkOpens(value: string, masterKey: Buffer): boolean {
+function checkOpens(value: string | null, masterKey: Buffer): boolean {
+  if (value === null) return false;
   try {
     return openBytes(parseSealed(value), masterKey, Buffer.from(CHECK_KEY)).toString() === CHECK_TEXT;
   } catch {
@@ -39,6 +40,21 @@ export interface EscrowStatus {
   updatedAt: string | null;
 }
 
+/** What `set` did: a first key, the same key again (nothing written), or a replacement (`replace` only). */
+export type EscrowOutcome = "escrowed" | "unchanged" | "replaced";
+
+/**
+ * `set` without `replace` on a user whose escrowed key differs: replacing it would leave
+ * what was sealed with that key unreadable through escrow. `opens` is false when the
+ * stored blob does not open (then the old key is lost to escrow already).
+ */
+export class EscrowReplaceRefused extends Error {
+  constructor(readonly userId: string, readonly opens: boolean) {
+    super(`user '${userId}' already has a different escrowed client key`);
+    this.name = "EscrowReplaceRefused";
+  }
+}
+
 /** Rows of `client_key_escrow`; blobs only, never a key in the clear. */
 const repo = {
   get: (tx: Executor, userId: string) =>
@@ -49,39 +65,105 @@ const repo = {
   delete: (tx: Executor, userId: string) => run(tx, sql`DELETE FROM client_key_escrow WHERE user_id = ${userId}`),
   all: (tx: Executor) => all<{ user_id: string; wrapped_key: string }>(tx, sql`SELECT user_id, wrapped_key FROM client_key_escrow ORDER BY user_id`),
   check: async (tx: Executor) => (await first<{ value: string }>(tx, sql`SELECT value FROM settings WHERE key = ${CHECK_KEY}`))?.value ?? null,
+  /**
+   * The check value, its row locked until the transaction ends (a no-op write: SQLite has
+   * no `FOR UPDATE`, and serializes writers anyway). Every escrow write takes this lock
+   * first, so a write and a rotation never interleave: a key sealed under a master key
+   * that a concurrent rotation has just replaced would never open again.
+   */
+  lockCheck: async (tx: Executor) => {
+    await run(tx, sql`UPDATE settings SET value = value WHERE key = ${CHECK_KEY}`);
+    return repo.check(tx);
+  },
   putCheck: (tx: Executor, value: string) =>
     run(tx, sql`INSERT INTO settings (key, value) VALUES (${CHECK_KEY}, ${value}) ON CONFLICT (key) DO UPDATE SET value = ${value}`),
 };
+
+export interface EscrowOptions {
+  /**
+   * Where a rotated master key can be read again: the candidates of the key's source
+   * (`<data>/master.key`, and the `.new` file a rotation stages). Absent when the key
+   * came from SERVER_MASTER_KEY: a running process cannot learn a new environment.
+   */
+  reloadKeys?: () => Buffer[];
+}
 
 /**
  * Client-key escrow: each user's client key sealed (AES-256-GCM) under the server master
  * key, with the user id as associated data. Nothing is escrowed without a master key:
  * the service cannot be built without one.
+ *
+ * A rotation (`mnemo escrow rotate-master`) by another process while this one runs is
+ * noticed when the stored check value no longer opens under this process's key: a blob
+ * that does not open, or any write, re-reads the key from its source (`reloadKeys`) and
+ * adopts the one that opens the check value. Without a source to re-read, escrowed keys
+ * do not open until a restart with the new key (the CLI refuses that rotation while a
+ * server runs: see cli/commands/escrow.ts).
  */
-export async function createEscrowService(store: Store, masterKey: Buffer) {
+export async function createEscrowService(store: Store, masterKey: Buffer, options: EscrowOptions = {}) {
   if (masterKey.length !== KEY_BYTES) throw new Error("the server master key must be 32 bytes");
   let master = masterKey;
   // A different master key than the one the stored blobs were sealed with would make
   // every escrowed key unreadable: refuse to start rather than fail on each request.
   // (Insert-if-absent then re-read: replicas starting together all check the same row.)
   await run(store.db, sql`INSERT INTO settings (key, value) VALUES (${CHECK_KEY}, ${sealCheck(master)}) ON CONFLICT (key) DO NOTHING`);
-  if (!checkOpens((await repo.check(store.db))!, master)) {
+  if (!checkOpens(await repo.check(store.db), master)) {
     throw new Error(
       "the server master key (SERVER_MASTER_KEY or <data>/master.key) is not the one escrowed client keys were sealed with; " +
         "restore it, or rotate with `mnemo escrow rotate-master` using the old key",
     );
   }
 
+  /**
+   * Makes `master` the key the store's check value opens under, re-reading the key's
+   * source after a rotation; false when no key at hand opens it.
+   */
+  function adoptKeyFor(check: string | null): boolean {
+    if (checkOpens(check, master)) return true;
+    const found = (options.reloadKeys?.() ?? []).find((candidate) => checkOpens(check, candidate));
+    if (!found) return false;
+    master = found;
+    return true;
+  }
+  const rotatedAway = () =>
+    new Error("the master key escrowed client keys are sealed with was rotated by another process; restart this server with the new key");
+
   return {
-    /** Escrows (or replaces) a user's client key. */
-    async set(userId: string, clientKey: Buffer): Promise<void> {
+    /**
+     * Escrows a user's client key. The same key again changes nothing; a different one is
+     * refused (`EscrowReplaceRefused`) unless `replace`: what was sealed with the old key
+     * could no longer be opened through escrow.
+     */
+    async set(userId: string, clientKey: Buffer, { replace = false }: { replace?: boolean } = {}): Promise<EscrowOutcome> {
       if (clientKey.length !== KEY_BYTES) throw new Error("a client key is 32 bytes");
-      await repo.put(store.db, userId, sealEscrow(userId, clientKey, master), new Date().toISOString());
+      return store.transaction(async (tx) => {
+        if (!adoptKeyFor(await repo.lockCheck(tx))) throw rotatedAway();
+        const row = await repo.get(tx, userId);
+        if (row) {
+          let current: Buffer | null = null;
+          try {
+            current = openEscrow(userId, row.wrapped_key, master);
+          } catch {}
+          if (current?.equals(clientKey)) return "unchanged";
+          if (!replace) throw new EscrowReplaceRefused(userId, current !== null);
+        }
+        await repo.put(tx, userId, sealEscrow(userId, clientKey, master), new Date().toISOString());
+        return row ? "replaced" : "escrowed";
+      });
     },
     /** The user's client key, or null when none is escrowed. Throws when the blob does not open. */
     async get(userId: string): Promise<Buffer | null> {
       const row = await repo.get(store.db, userId);
-      return row ? openEscrow(userId, row.wrapped_key, master) : null;
+      if (!row) return null;
+      try {
+        return openEscrow(userId, row.wrapped_key, master);
+      } catch (error) {
+        // Rotated meanwhile? The blob is re-read too: it may have been re-sealed after our read.
+        const before = master;
+        if (!adoptKeyFor(await repo.check(store.db)) || master === before) throw error;
+        const again = await repo.get(store.db, userId);
+        return again ? openEscrow(userId, again.wrapped_key, master) : null;
+      }
     },
     async status(userId: string): Promise<EscrowStatus> {
       const row = await repo.get(store.db, userId);
@@ -94,10 +176,12 @@ export async function createEscrowService(store: Store, masterKey: Buffer) {
     /**
      * Re-seals every escrowed key under `newKey` in one transaction: either all move or
      * none (a blob that does not open under the current key aborts it, naming the user).
+     * The check row is locked first, so no escrow write can slip in between.
      */
     async rotateMaster(newKey: Buffer): Promise<{ rotated: number }> {
       if (newKey.length !== KEY_BYTES) throw new Error("the new master key must be 32 bytes");
       const rotated = await store.transaction(async (tx) => {
+        if (!adoptKeyFor(await repo.lockCheck(tx))) throw rotatedAway();
         const rows = await repo.all(tx);
         const now = new Date().toISOString();
         for (const row of rows) {

@@ -6,6 +6,8 @@ import { decodeKey, generateClientKey } from "./client-key";
 
 /** The file, in the data dir, that holds the embedded server's master key. */
 export const MASTER_KEY_FILE = "master.key";
+/** Beside it, a rotation's new key until the rotation commits (see `mnemo escrow rotate-master`). */
+export const STAGED_KEY_SUFFIX = ".new";
 
 /** Parses a master key given as text (hex or base64); the message never carries the value. */
 export function parseMasterKey(text: string, source: string): Buffer {
@@ -24,7 +26,7 @@ export function resolveMasterKey(options: { configured?: string; dataDir: string
   const configured = checkMasterKeyConfig(options);
   if (configured) return { key: configured, source: "env" };
   const path = join(options.dataDir, MASTER_KEY_FILE);
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   try {
     // 'wx' fails when the file exists, so two processes starting together keep one key.
     writeFileSync(path, generateClientKey().toString("hex") + "\n", { flag: "wx", mode: 0o600 });
@@ -49,4 +51,20 @@ export function checkMasterKeyConfig(options: { configured?: string; postgres: b
     );
   }
   return null;
+}
+
+/**
+ * The keys a running server may have been rotated to: `<data>/master.key`, and a staged
+ * `master.key.new` (a rotation commits before it renames that file into place). Files
+ * missing or unreadable are skipped: this is asked when the current key stopped opening.
+ */
+export function rotatedKeyCandidates(path: string): Buffer[] {
+  const keys: Buffer[] = [];
+  for (const file of [path, path + STAGED_KEY_SUFFIX]) {
+    try {
+      const key = decodeKey(readFileSync(file, "utf8"));
+      if (key) keys.push(key);
+    } catch {}
+  }
+  return keys;
 }

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { badRequest } from "../errors/app-error";
 import { parseClientKey } from "./client-key";
 import type { ClientKeys } from "./client-keys";
+import type { SealMap } from "./binding";
 import { decryptDeep } from "./decrypt-deep";
 
 /** Response header counting values that failed authentication (left as stored). */
@@ -21,7 +22,9 @@ const wantsDecrypt = (request: Request) => request.headers.get("x-proxy-decrypt"
  * Reading: with `X-Proxy-Decrypt: true` the response is decrypted with the caller's key
  * (`X-Client-Key`, else the escrowed one; none: unchanged). It runs in `mapResponse`, after
  * the route's response schema has checked the stored form: an after-handle hook would
- * have its decrypted output validated (and refused) against the stored form.
+ * have its decrypted output validated (and refused) against the stored form. A route
+ * whose response holds values the server sealed passes a `SealMap` instead of `true`:
+ * where each of them was sealed (binding.ts); elsewhere only unbound values open.
  *
  * Writing: the route receives `writeKey(userId, bodyKey, field)`, the key a write must be
  * sealed with: the body's `client_key`/`clientKey`, or in reverse-proxy mode the caller's
@@ -31,11 +34,11 @@ export function decryptPlugin({ keys, proxyMode }: EncryptionOptions) {
   // Unnamed on purpose: a named plugin is de-duplicated by name and seed, and two apps in one
   // process (tests, replicas) must each keep their own key resolver.
   return new Elysia().macro({
-    decrypt: (enabled: boolean) => ({
+    decrypt: (option: boolean | SealMap) => ({
       resolve({ request }: { request: Request }) {
         // A malformed X-Client-Key is refused before the handler runs (nothing is written).
         const header = request.headers.get("x-client-key");
-        if (enabled && header) parseClientKey(header, "X-Client-Key");
+        if (option && header) parseClientKey(header, "X-Client-Key");
         return {
           async writeKey(userId: string, bodyKey: string | undefined, field = "client_key"): Promise<Buffer | undefined> {
             if (bodyKey !== undefined) return parseClientKey(bodyKey, field);
@@ -46,14 +49,17 @@ export function decryptPlugin({ keys, proxyMode }: EncryptionOptions) {
           },
         };
       },
-      async mapResponse(ctx: { request: Request; set: { headers: Record<string, unknown> }; responseValue?: unknown; principal?: { userId: string } }) {
-        if (!enabled || !wantsDecrypt(ctx.request) || !ctx.principal) return;
+      async mapResponse(ctx: {
+        request: Request; set: { headers: Record<string, unknown> }; responseValue?: unknown; principal?: { userId: string }; params?: Record<string, string>;
+      }) {
+        if (!option || !wantsDecrypt(ctx.request) || !ctx.principal) return;
         const value = ctx.responseValue;
         if (typeof value !== "object" || value === null || value instanceof Response) return;
         // The header was checked before the handler ran; a failure here answers unchanged rather than 500.
         const key = await keys.resolve(ctx.principal.userId, ctx.request.headers.get("x-client-key")).catch(() => null);
         if (!key) return;
-        const result = decryptDeep(value, key);
+        const locate = typeof option === "function" ? option({ response: value, userId: ctx.principal.userId, params: ctx.params ?? {} }) : undefined;
+        const result = decryptDeep(value, key, locate);
         // The count describes the response as sent: values an earlier `?clientKey=` could not open may open now.
         if (result.errors > 0) ctx.set.headers[DECRYPT_ERRORS_HEADER.toLowerCase()] = String(result.errors);
         else delete ctx.set.headers[DECRYPT_ERRORS_HEADER.toLowerCase()];

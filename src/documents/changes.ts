@@ -1,4 +1,5 @@
 import { parseClientKey } from "../crypto/client-key";
+import { bindingFor } from "../crypto/binding";
 import { sealFields } from "../crypto/seal";
 import { badRequest, payloadTooLarge } from "../errors/app-error";
 import { oneOf } from "../lib/aliases";
@@ -24,10 +25,13 @@ export interface DocumentChanges {
   encryptionKey?: Buffer;
 }
 
-/** The changes as stored: payloads sealed when a key came with them, the key itself dropped. */
-export function sealChanges(changes: DocumentChanges): DocumentChanges {
+/**
+ * The changes as stored: payloads sealed when a key came with them, each bound to the
+ * owner, the document `documentId` and its field (crypto/binding.ts); the key itself dropped.
+ */
+export function sealChanges(changes: DocumentChanges, ownerId: string, documentId: string): DocumentChanges {
   const { encryptionKey, ...rest } = changes;
-  return encryptionKey ? sealFields(rest, encryptionKey) : rest;
+  return encryptionKey ? sealFields(rest, encryptionKey, bindingFor(ownerId, "document", documentId)) : rest;
 }
 
 /**

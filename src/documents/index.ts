@@ -12,7 +12,7 @@ import {
   CreateDocumentBody, CreatedSummaryEnvelope, Deleted, DeletedDocument, DocumentEnvelope, DocumentList, DocumentParams, DocumentWithContent, type FullDocument,
   GetDocumentQuery, ListDocumentsQuery, PatchDocumentBody, SummaryEnvelope, WorkspaceDocumentParams, WorkspaceRefQuery,
 } from "./model";
-import { toCreatedSummary, toFullDocument, toSummary } from "./present";
+import { documentFieldSeals, documentSeals, toCreatedSummary, toFullDocument, toSummary } from "./present";
 import type { DocumentService } from "./service";
 
 const tags = ["documents"];
@@ -43,7 +43,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         set.status = 201;
         return { document: toFullDocument(document) };
       },
-      { auth: "memory:write", decrypt: true, body: CreateDocumentBody, response: { 201: DocumentEnvelope, ...errorResponses() }, detail: { tags, summary: "Create a document" } },
+      { auth: "memory:write", decrypt: documentSeals, body: CreateDocumentBody, response: { 201: DocumentEnvelope, ...errorResponses() }, detail: { tags, summary: "Create a document" } },
     )
     .patch(
       "/v1/documents/:id",
@@ -52,7 +52,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { document: toFullDocument(document) };
       },
       {
-        auth: "memory:write", decrypt: true, params: DocumentParams, body: PatchDocumentBody, response: { 200: DocumentEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: documentSeals, params: DocumentParams, body: PatchDocumentBody, response: { 200: DocumentEnvelope, ...errorResponses() },
         detail: { tags, summary: "Update a document (only the fields sent); workspace_id required" },
       },
     )
@@ -88,7 +88,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { document: toCreatedSummary(document) };
       },
       {
-        auth: "memory:write", decrypt: true, params: WorkspaceParams, body: CreateDocumentBody, response: { 201: CreatedSummaryEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: documentSeals, params: WorkspaceParams, body: CreateDocumentBody, response: { 201: CreatedSummaryEnvelope, ...errorResponses() },
         detail: { tags, summary: "Create a document in this workspace (the path's workspace id wins)" },
       },
     )
@@ -102,6 +102,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
           const { value, errors } = decryptDeep(
             { document_payload: full.document_payload, blocks_payload: full.blocks_payload, markdown: full.markdown },
             parseClientKey(query.clientKey, "clientKey"),
+            documentFieldSeals(principal.userId, document.id),
           );
           if (errors > 0) set.headers[DECRYPT_ERRORS_HEADER.toLowerCase()] = String(errors);
           full = { ...full, ...(value as Pick<FullDocument, "document_payload" | "blocks_payload" | "markdown">) };
@@ -109,7 +110,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { document: full, blocks: full.blocks_payload, markdown: full.markdown };
       },
       {
-        auth: "memory:read", decrypt: true, params: WorkspaceDocumentParams, query: GetDocumentQuery, response: { 200: DocumentWithContent, ...errorResponses() },
+        auth: "memory:read", decrypt: documentSeals, params: WorkspaceDocumentParams, query: GetDocumentQuery, response: { 200: DocumentWithContent, ...errorResponses() },
         detail: { tags, summary: "Get a document with its blocks and markdown" },
       },
     )

@@ -1,3 +1,4 @@
+import { bindingFor, type SealLocator, type SealMap } from "../crypto/binding";
 import type { DocumentSummary, FullDocument } from "./model";
 import type { DocumentHead, DocumentRow } from "./repository";
 
@@ -38,3 +39,26 @@ export function toSummary(row: DocumentHead): DocumentSummary {
 
 /** The workspace-scoped create: a summary that also carries the other description's fields. */
 export const toCreatedSummary = (row: DocumentRow) => ({ ...toSummary(row), workspace_id: row.workspaceId, markdown: row.markdown });
+
+/** The sealed fields of a document, by the names its responses give them. */
+const SEALED_FIELDS: Record<string, "documentPayload" | "blocksPayload" | "markdown"> = {
+  document_payload: "documentPayload", blocks_payload: "blocksPayload", markdown: "markdown",
+};
+
+/**
+ * Where a document's sealed fields sit in `fields` (`{document_payload, blocks_payload,
+ * markdown}` or the spec's `{document, blocks, markdown}`), bound to `documentId`.
+ */
+export function documentFieldSeals(ownerId: string, documentId: string, names: Record<string, string> = SEALED_FIELDS): SealLocator {
+  const bind = bindingFor(ownerId, "document", documentId);
+  return (path) => (path.length === 1 && typeof path[0] === "string" && names[path[0]] ? bind(names[path[0]]) : null);
+}
+
+/** The unified responses' seals: `{document: {id, document_payload, …}}`, and the GET's `blocks` and `markdown` beside it. */
+export const documentSeals: SealMap = ({ response, userId }) => {
+  const id = (response as { document?: { id?: unknown } }).document?.id;
+  if (typeof id !== "string") return () => null;
+  const inDocument = documentFieldSeals(userId, id);
+  const beside = documentFieldSeals(userId, id, { blocks: "blocksPayload", markdown: "markdown" });
+  return (path) => (path[0] === "document" ? inDocument(path.slice(1)) : beside(path));
+};

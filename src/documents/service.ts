@@ -103,8 +103,8 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     ): Promise<{ document: DocumentRow; created: boolean }> {
       await workspaces.requireOwned(ownerId, workspaceId);
       checkLimits(changes);
-      changes = sealChanges(changes);
       const docId = id ?? newId("doc");
+      changes = sealChanges(changes, ownerId, docId);
       return write(async (tx) => {
         const now = new Date().toISOString();
         // A concurrent create may take this id or slug between our reads and the insert; the
@@ -145,7 +145,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     /** Rewrites only what `changes` carries. */
     async update(ownerId: string, workspaceId: string, id: string, changes: DocumentChanges, via: WriteView): Promise<DocumentRow> {
       checkLimits(changes);
-      changes = sealChanges(changes);
+      changes = sealChanges(changes, ownerId, id);
       await requireDocument(ownerId, workspaceId, id);
       return write(async (tx) => {
         const current = await repo.get(tx, ownerId, workspaceId, id);

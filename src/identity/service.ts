@@ -2,7 +2,8 @@ import { PREFIX, type AuthService, type Principal } from "../auth/service";
 import type { CredentialsService } from "../auth/credentials-service";
 import type { Config } from "../config";
 import { parseClientKey } from "../crypto/client-key";
-import type { EscrowService } from "../crypto/escrow";
+import { EscrowReplaceRefused, type EscrowService } from "../crypto/escrow";
+import { countSealedWith, describeUsage } from "../crypto/key-usage";
 import { parseTempPublicKey, wrapClientKey } from "../crypto/wrap";
 import { ConstraintError } from "../db/errors";
 import type { Store } from "../db/store";
@@ -34,6 +35,26 @@ const view = (p: Profile | null) => ({ userName: p?.userName ?? null, display_na
  * key wrapped for a temporary public key, with a fresh developer token.
  */
 export function createIdentityService({ auth, store, profiles, escrow, credentials, webhooks, log }: IdentityDeps) {
+  /**
+   * Onboarding does not replace an escrowed key (spec §4 only says it escrows one): what
+   * was sealed with that key would no longer open through escrow. Throws a 409 naming
+   * `clientKey` and what would become unreadable; the same key again passes.
+   */
+  async function refuseKeyReplacement(userId: string, key: Buffer): Promise<void> {
+    let current: Buffer | null;
+    try {
+      current = await escrow.get(userId);
+    } catch {
+      throw conflict("clientKey: this user already has an escrowed client key (it does not open under the server master key); an operator can replace it with `mnemo escrow set --force`");
+    }
+    if (!current || current.equals(key)) return;
+    const usage = describeUsage(await countSealedWith(store.db, userId, current));
+    throw conflict(
+      `clientKey: a different client key is already escrowed for this user; replacing it would leave ${usage} sealed with it unreadable through escrow. ` +
+        "Send the escrowed key, or have an operator replace it with `mnemo escrow set --force`",
+    );
+  }
+
   return {
     /** Which webhook an id names; an unknown (or unconfigured) id is a 404. */
     webhookKind(webhookId: string): "sync" | "onboarding" {
@@ -61,6 +82,8 @@ export function createIdentityService({ auth, store, profiles, escrow, credentia
         throw badRequest(`age: must be an integer from 0 to ${MAX_AGE}`);
       }
       const key = clientKey === undefined || clientKey === null || clientKey === "" ? null : parseClientKey(clientKey as string, "clientKey");
+      // Before anything is saved: a different key than the escrowed one is refused (409), never swapped in silently.
+      if (key) await refuseKeyReplacement(userId, key);
       const taken = () => conflict(`userName: '${userName}' is taken`);
       const profile = await store
         .transaction(async (tx) => {
@@ -81,7 +104,13 @@ export function createIdentityService({ auth, store, profiles, escrow, credentia
           if (error instanceof ConstraintError && error.constraint === "unique") throw taken();
           throw error;
         });
-      if (key) await escrow.set(userId, key);
+      if (key) {
+        await escrow.set(userId, key).catch(async (error) => {
+          // Another onboarding escrowed a different key meanwhile.
+          if (error instanceof EscrowReplaceRefused) await refuseKeyReplacement(userId, key);
+          throw error;
+        });
+      }
       return { ok: true, userId, profile: view(profile), clientKeyEscrowed: key !== null || (await escrow.status(userId)).present, encryptedBlobSaved: key !== null };
     },
 

@@ -13,6 +13,12 @@ export interface MemoryRow {
   updatedAt: string;
 }
 
+/** A place in the memory list: the last memory of a page. */
+export interface ListPosition {
+  createdAt: string;
+  id: string;
+}
+
 type Stored = {
   seq: number; owner_id: string; id: string; content: string; metadata: string; workspace_id: string | null;
   session_id: string | null; status: "active"; created_at: string; updated_at: string;
@@ -43,9 +49,13 @@ export function createMemoryRepository() {
     async getMany(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, MemoryRow>> {
       return new Map((await ownedRowsByIds<Stored>(tx, "memories", ownerId, ids)).map((r) => [r.id, toRow(r)]));
     },
-    /** Newest first, strictly older than `beforeSeq`. */
-    async listPage(tx: Executor, ownerId: string, beforeSeq: number, limit: number): Promise<MemoryRow[]> {
-      const rows = await all<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} AND seq < ${beforeSeq} ORDER BY seq DESC LIMIT ${limit}`);
+    /**
+     * Newest first by creation date, ties by id (descending), strictly after `before` in
+     * that order (index `memories_by_created_at`); from the start when `before` is null.
+     */
+    async listPage(tx: Executor, ownerId: string, before: ListPosition | null, limit: number): Promise<MemoryRow[]> {
+      const after = before ? sql`AND (created_at, id) < (${before.createdAt}, ${before.id})` : sql``;
+      const rows = await all<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} ${after} ORDER BY created_at DESC, id DESC LIMIT ${limit}`);
       return rows.map(toRow);
     },
     /**

@@ -8,7 +8,7 @@ import type { Outbox } from "../search/outbox";
 import type { SearchEngine, SearchTimings } from "../search/engine";
 import type { SearchFilters, SearchMode, SearchStrategy } from "../search/types";
 import { MAX_CONTENT_BYTES, MAX_FILTER_KEYS, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type SearchFilters as SearchFiltersSchema } from "./model";
-import type { MemoryRepository, MemoryRow } from "./repository";
+import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
 
 export interface MemoryServiceDeps {
   repo: MemoryRepository;
@@ -71,15 +71,27 @@ export function toSearchFilters(filters: typeof SearchFiltersSchema.static | und
   };
 }
 
-/** The memory list's cursors: the page position (a `seq`), sealed per owner by `cursors`. */
-const LIST_NAME = "memories";
+/**
+ * The memory list's cursors: the page position (the last memory's `createdAt` and id, as
+ * JSON), sealed per owner by `cursors`. Named `memories:created` since the list is by
+ * creation date: a cursor of the earlier (insertion-order) list is refused, not misread.
+ */
+const LIST_NAME = "memories:created";
 
 export function createMemoryService({ repo, outbox, engine, store, cursors, workspaces }: MemoryServiceDeps) {
-  const decodeCursor = (ownerId: string, cursor: string): number => {
-    const position = cursors.decode(ownerId, LIST_NAME, cursor, "cursor");
-    if (!/^\d{1,16}$/.test(position)) throw badRequest("cursor: is not a cursor returned by this API");
-    return Number(position);
+  const decodeCursor = (ownerId: string, cursor: string): ListPosition => {
+    let position: unknown;
+    try {
+      position = JSON.parse(cursors.decode(ownerId, LIST_NAME, cursor, "cursor"));
+    } catch (error) {
+      if (error instanceof SyntaxError) position = null;
+      else throw error;
+    }
+    const [createdAt, id] = Array.isArray(position) ? position : [];
+    if (typeof createdAt !== "string" || typeof id !== "string") throw badRequest("cursor: is not a cursor returned by this API");
+    return { createdAt, id };
   };
+  const encodeCursor = (ownerId: string, row: MemoryRow) => cursors.encode(ownerId, LIST_NAME, JSON.stringify([row.createdAt, row.id]));
 
   return {
     async create(ownerId: string, body: typeof CreateMemoryBody.static): Promise<MemoryRecord> {
@@ -119,11 +131,11 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
     async list(ownerId: string, query: { limit?: string; cursor?: string }) {
       const limit = parseIntegerParam("limit", query.limit, { min: 1, max: 1000, fallback: 100 });
       const cursor = query.cursor;
-      const before = cursor ? decodeCursor(ownerId, cursor) : Number.MAX_SAFE_INTEGER;
+      const before = cursor ? decodeCursor(ownerId, cursor) : null;
       const rows = await repo.listPage(store.db, ownerId, before, limit + 1);
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
-      return { data: page.map(toMemoryRecord), nextCursor: hasMore ? cursors.encode(ownerId, LIST_NAME, String(page[page.length - 1].seq)) : null, hasMore };
+      return { data: page.map(toMemoryRecord), nextCursor: hasMore ? encodeCursor(ownerId, page[page.length - 1]) : null, hasMore };
     },
 
     async get(ownerId: string, id: string): Promise<MemoryRecord> {

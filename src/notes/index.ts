@@ -2,7 +2,9 @@ import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import { errorResponses } from "../errors/model";
+import { bindingFor, type SealMap } from "../crypto/binding";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
+import { documentFieldSeals } from "../documents/present";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../workspaces/model";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../workspaces/pagination";
@@ -10,10 +12,20 @@ import {
   CreateNoteBody, LegacyNote, LegacyNoteEntry, NotebookParams, NotebookRecord, NotebookRegistry, NoteParams, NoteWritten, PatchNoteBody,
   SaveNotebooksBody, Success,
 } from "./model";
-import type { NoteService } from "./service";
+import { registryBinding, type NoteService } from "./service";
 
 const tags = ["legacy notes"];
 const base = "/v1/workspaces/:workspaceId";
+
+/** A note's `{document, blocks, markdown}`: the note is the document the path names. */
+const noteSeals: SealMap = ({ userId, params }) => documentFieldSeals(userId, params.noteId ?? "", { document: "documentPayload", blocks: "blocksPayload", markdown: "markdown" });
+/** The list's entries: each `ciphertext` is its note's `documentPayload`. */
+const noteListSeals: SealMap = ({ response, userId }) => (path) => {
+  const entry = Array.isArray(response) && typeof path[0] === "number" ? (response[path[0]] as { id?: unknown }) : undefined;
+  return path.length === 2 && path[1] === "ciphertext" && typeof entry?.id === "string" ? bindingFor(userId, "document", entry.id)("documentPayload") : null;
+};
+/** `{ciphertext}`: the workspace's notebook registry. */
+const registrySeals: SealMap = ({ userId, params }) => (path) => (path.length === 1 && path[0] === "ciphertext" ? registryBinding(userId, params.workspaceId ?? "") : null);
 
 /** Routes of spec §4 "Legacy notes and notebooks": they never update the derived index. */
 export function noteRoutes(auth: AuthService, notes: NoteService, encryption: EncryptionOptions) {
@@ -28,7 +40,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService, encryption: En
         return page.items;
       },
       {
-        auth: "memory:read", decrypt: true, params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(LegacyNoteEntry), ...errorResponses() },
+        auth: "memory:read", decrypt: noteListSeals, params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(LegacyNoteEntry), ...errorResponses() },
         detail: {
           tags,
           summary: "List notes (a raw array, oldest first; ?limit= default 50, at most 200, fewer past 8 MB; X-Next-Cursor names the next page's ?cursor=)",
@@ -48,7 +60,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService, encryption: En
       },
     )
     .get(`${base}/notes/:noteId`, async ({ principal, params }) => notes.get(principal.userId, params.workspaceId, params.noteId), {
-      auth: "memory:read", decrypt: true, params: NoteParams, response: { 200: LegacyNote, ...errorResponses() },
+      auth: "memory:read", decrypt: noteSeals, params: NoteParams, response: { 200: LegacyNote, ...errorResponses() },
       detail: { tags, summary: "Get a note: {document, blocks, markdown}" },
     })
     .patch(
@@ -75,7 +87,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService, encryption: En
       },
     )
     .get(`${base}/notebooks`, async ({ principal, params }) => notes.notebookRegistry(principal.userId, params.workspaceId), {
-      auth: "memory:read", decrypt: true, params: WorkspaceParams, response: { 200: NotebookRegistry, ...errorResponses() },
+      auth: "memory:read", decrypt: registrySeals, params: WorkspaceParams, response: { 200: NotebookRegistry, ...errorResponses() },
       detail: { tags, summary: "Get the notebook registry ({ciphertext: null} when none was saved)" },
     })
     .post(

@@ -1,4 +1,5 @@
 import { decryptString, encryptString, ENVELOPE_FORMAT, isCiphertextString } from "../crypto/aes-gcm";
+import { bindingFor, type SealBinding } from "../crypto/binding";
 import type { Store } from "../db/store";
 import { notFound, payloadTooLarge } from "../errors/app-error";
 import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
@@ -13,10 +14,13 @@ import type { CreateNoteBody, LegacyNoteEntry, PatchNoteBody } from "./model";
 
 const ENCRYPTED_FORMAT = ENVELOPE_FORMAT;
 
+/** Where a workspace's notebook registry is sealed (crypto/binding.ts). */
+export const registryBinding = (ownerId: string, workspaceId: string) => bindingFor(ownerId, "notebook-registry", workspaceId)("ciphertext");
+
 /** A sealed registry's text, or null when the key does not open it (then no notebook is found). */
-function openOrNull(value: string, key: Buffer): string | null {
+function openOrNull(value: string, key: Buffer, binding: SealBinding): string | null {
   try {
-    return decryptString(value, key);
+    return decryptString(value, key, binding);
   } catch {
     return null;
   }
@@ -135,14 +139,14 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
       await workspaces.requireOwned(ownerId, workspaceId);
       const size = Buffer.byteLength(ciphertext, "utf8");
       if (size > MAX_REGISTRY_BYTES) throw payloadTooLarge(`ciphertext: is ${size} bytes; the limit is ${MAX_REGISTRY_BYTES} bytes (5 MB)`);
-      const stored = encryptionKey && !isCiphertextString(ciphertext) ? encryptString(ciphertext, encryptionKey) : ciphertext;
+      const stored = encryptionKey && !isCiphertextString(ciphertext) ? encryptString(ciphertext, encryptionKey, registryBinding(ownerId, workspaceId)) : ciphertext;
       await artifacts.put(store.db, ownerId, workspaceId, "notebooks", stored, new Date().toISOString());
     },
 
     /** A notebook's structured record, when the registry is plaintext JSON that lists it. */
     async notebook(ownerId: string, workspaceId: string, notebookId: string, key: Buffer | null = null): Promise<Record<string, unknown>> {
       const { ciphertext } = await this.notebookRegistry(ownerId, workspaceId);
-      const registry = ciphertext !== null && key && isCiphertextString(ciphertext) ? openOrNull(ciphertext, key) : ciphertext;
+      const registry = ciphertext !== null && key && isCiphertextString(ciphertext) ? openOrNull(ciphertext, key, registryBinding(ownerId, workspaceId)) : ciphertext;
       const notebook = registry === null ? null : findNotebook(registry, notebookId);
       if (!notebook) throw notFound(`notebook '${notebookId}' not found`);
       return notebook;

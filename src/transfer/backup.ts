@@ -6,6 +6,7 @@ import type { Config } from "../config";
 import { MASTER_KEY_FILE } from "../crypto/master-key";
 import { dataPaths } from "../data-paths";
 import { redactUrl } from "../db/store";
+import { makeOwnerOnly, OWNER_ONLY_DIR, OWNER_ONLY_FILE } from "../lib/owner-only";
 
 export const BACKUP_MANIFEST = "mnemo-backup.json";
 const BACKUP_VERSION = 1;
@@ -53,11 +54,13 @@ const localBlobs = (config: Config) => (config.files.blobsUri.includes("://") ? 
  * written later is merely unused). `master.key` is copied too, without which escrowed
  * client keys cannot be opened. The search index is not copied: restore rebuilds it.
  * PostgreSQL: the store of record is the database, so this copies the blobs and the
- * key and returns the `pg_dump` command to run.
+ * key and returns the `pg_dump` command to run. Everything written is owner-only (0700
+ * directories, 0600 files), whatever the modes of the data dir's files.
  */
 export async function backup(config: Config, outDir: string): Promise<BackupResult> {
   if (!(await isEmptyDir(outDir))) throw new Error(`--out: ${outDir} is not empty; back up into a new or empty directory`);
-  await mkdir(outDir, { recursive: true });
+  const createdDir = !existsSync(outDir);
+  await mkdir(outDir, { recursive: true, mode: OWNER_ONLY_DIR });
   const postgres = Boolean(config.storage.databaseUrl);
   const guidance: string[] = [];
   let database: string | null = null;
@@ -75,7 +78,7 @@ export async function backup(config: Config, outDir: string): Promise<BackupResu
   } else {
     const url = redactUrl(config.storage.databaseUrl!);
     guidance.push(
-      `pg_dump --format=custom --file ${join(outDir, "mnemo.pgdump")} '${url}'   # a consistent snapshot; add the password via PGPASSWORD or ~/.pgpass`,
+      `(umask 077; pg_dump --format=custom --file ${join(outDir, "mnemo.pgdump")} '${url}')   # a consistent snapshot, owner-only; add the password via PGPASSWORD or ~/.pgpass`,
       `restore later with: pg_restore --clean --if-exists --no-owner --dbname '<new database url>' ${join(outDir, "mnemo.pgdump")}, then: mnemo reindex`,
     );
   }
@@ -90,7 +93,11 @@ export async function backup(config: Config, outDir: string): Promise<BackupResu
   const manifest: BackupManifest = {
     format: "mnemo-backup", version: BACKUP_VERSION, createdAt: new Date().toISOString(), store: postgres ? "postgres" : "sqlite", database, blobs, masterKey,
   };
-  await writeFile(join(outDir, BACKUP_MANIFEST), JSON.stringify(manifest, null, 2) + "\n");
+  await writeFile(join(outDir, BACKUP_MANIFEST), JSON.stringify(manifest, null, 2) + "\n", { mode: OWNER_ONLY_FILE });
+  // A backup holds everything the data dir does: owner-only, whatever the modes of what it copied.
+  // A directory the operator made beforehand keeps its own mode; what is in it does not.
+  if (createdDir) await makeOwnerOnly(outDir);
+  else for (const entry of await readdir(outDir)) await makeOwnerOnly(join(outDir, entry));
   return { manifest, dir: outDir, bytes: await sizeOf(outDir), guidance };
 }
 
@@ -119,8 +126,9 @@ export async function restoreFiles(config: Config, dir: string, manifest: Backup
         "(to move data to PostgreSQL, use mnemo export and mnemo import)");
     }
     if (existsSync(target)) throw new Error(`${config.dataDir} already has a store of record (${target}); restore into a new or empty data dir`);
-    await mkdir(config.dataDir, { recursive: true });
+    await mkdir(config.dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
     await cp(join(dir, manifest.database!), target);
+    await makeOwnerOnly(target);
   } else {
     guidance.push(`first restore the database: pg_restore --clean --if-exists --no-owner --dbname "$MNEMO_DATABASE_URL" ${join(dir, "mnemo.pgdump")}, then run mnemo reindex`);
   }
@@ -128,13 +136,17 @@ export async function restoreFiles(config: Config, dir: string, manifest: Backup
   if (manifest.blobs) {
     if (blobsDir === null) guidance.push(`copy ${join(dir, "blobs")} to ${config.files.blobsUri} with your storage's tools`);
     else if (!(await isEmptyDir(blobsDir))) throw new Error(`${blobsDir} is not empty; restore into a new or empty data dir`);
-    else await cp(join(dir, "blobs"), blobsDir, { recursive: true });
+    else {
+      await cp(join(dir, "blobs"), blobsDir, { recursive: true });
+      await makeOwnerOnly(blobsDir);
+    }
   }
   const keyFile = join(config.dataDir, MASTER_KEY_FILE);
   if (manifest.masterKey) {
     if (existsSync(keyFile)) throw new Error(`${keyFile} exists; restore into a new or empty data dir`);
-    await mkdir(config.dataDir, { recursive: true });
+    await mkdir(config.dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
     await cp(join(dir, MASTER_KEY_FILE), keyFile);
+    await makeOwnerOnly(keyFile);
   }
   return guidance;
 }

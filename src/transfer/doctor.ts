@@ -8,6 +8,7 @@ import { allMigrations } from "../db/all-migrations";
 import { openStoreFor } from "../db/open";
 import { createSettings } from "../db/leases";
 import { all, first, sql, type Store } from "../db/store";
+import { exposedEntries } from "../lib/owner-only";
 import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure } from "../search/write-failures";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
@@ -46,6 +47,25 @@ async function dataDirCheck(config: Config): Promise<Check> {
   } catch {
     return { name: "data dir", status: "fail", detail: `${config.dataDir} is not writable by this user`, hint: "fix its owner or permissions" };
   }
+}
+
+/**
+ * Whether other users can read or change the data dir: it holds memories, notes, file
+ * text, key hashes, the master key and the presign and cursor secrets. Mnemo creates
+ * everything owner-only; a data dir made by an earlier version, or copied, may not be.
+ */
+async function permissionsCheck(config: Config): Promise<Check> {
+  const name = "data dir permissions";
+  const { exposed, complete } = await exposedEntries(config.dataDir);
+  const scope = complete ? "" : " (the first 50,000 entries looked at)";
+  if (!exposed.length) return { name, status: "ok", detail: `owner-only${scope}` };
+  const shown = exposed.slice(0, 3).map((entry) => `${entry.path} (${entry.mode.toString(8).padStart(4, "0")})`).join(", ");
+  const more = exposed.length > 3 ? ` and ${exposed.length - 3} more` : "";
+  return {
+    name, status: "warn",
+    detail: `readable or writable by other users: ${shown}${more}${scope}`,
+    hint: `chmod -R go-rwx '${config.dataDir}'`,
+  };
 }
 
 async function diskCheck(config: Config): Promise<Check> {
@@ -189,7 +209,10 @@ async function masterKeyCheck(config: Config, store: Store | null): Promise<Chec
  * (never creating a missing SQLite file) and nothing heavy: no LanceDB, no model.
  */
 export async function runChecks(config: Config): Promise<Check[]> {
-  const checks: Check[] = [await dataDirCheck(config), await diskCheck(config)];
+  const dataDir = await dataDirCheck(config);
+  const checks: Check[] = [dataDir];
+  if (existsSync(config.dataDir)) checks.push(await permissionsCheck(config));
+  checks.push(await diskCheck(config));
   let store: Store | null = null;
   if (!config.storage.databaseUrl && !existsSync(dataPaths(config.dataDir).sqlite)) {
     checks.push({ name: "store of record", status: "fail", detail: `no store at ${dataPaths(config.dataDir).sqlite}`, hint: "a wrong --data? `mnemo serve` creates it" });

@@ -3,7 +3,7 @@ import type { Json } from "../api-types";
 import { h } from "../dom";
 import { href } from "../router";
 
-const CIPHERTEXT = /^[0-9a-f]{24}:[0-9a-f]{32}:(?:[0-9a-f]{2})*$/i;
+const CIPHERTEXT = /^(?:v2:)?[0-9a-f]{24}:[0-9a-f]{32}:(?:[0-9a-f]{2})*$/i;
 const ENVELOPE_FORMAT = "svc.om.encrypted";
 
 /** An `iv:tag:ct` string or a `{format: "svc.om.encrypted", ciphertext}` envelope. */
