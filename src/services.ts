@@ -8,7 +8,7 @@ import { createLease, createSettings } from "./db/leases";
 import { openStoreFor } from "./db/open";
 import type { Executor } from "./db/store";
 import { serverSecret } from "./db/secrets";
-import { createCursors } from "./lib/cursors";
+import { createCursors } from "./shared/cursors";
 import { createLogger, type Logger } from "./lib/log";
 import { restrictNewFiles } from "./lib/owner-only";
 import { createClientKeys } from "./crypto/client-keys";

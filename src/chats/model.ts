@@ -1,6 +1,5 @@
 import { t } from "elysia";
-import { FreeObject } from "../memories/model";
-import { WorkspaceId } from "../workspaces/model";
+import { FreeObject, WorkspaceId } from "../shared/schemas";
 
 /** Message content limit (issue 4): 200 KB of UTF-8. */
 export const MAX_MESSAGE_BYTES = 200 * 1024;

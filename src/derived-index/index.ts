@@ -1,10 +1,10 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
-import { PageQuery } from "../workspaces/pagination";
+import { WorkspaceParams } from "../shared/schemas";
+import { PageQuery } from "../shared/pagination";
 import {
   BlockIndexBody, BlockIndexEnvelope, ClearResult, DerivedBlockIndex, EdgesBody, EdgesEnvelope, LegacyIndexStatus, ManifestBody,
   ManifestEnvelope, ReindexResult,

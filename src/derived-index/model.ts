@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { FreeObject } from "../memories/model";
+import { FreeObject } from "../shared/schemas";
 
 /** Largest stored artifact (PUT block index, vector manifest, block edges). */
 export const MAX_ARTIFACT_BYTES = 5 * 1024 * 1024;

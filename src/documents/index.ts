@@ -1,9 +1,9 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
-import { oneOf } from "../lib/aliases";
+import { WorkspaceParams } from "../shared/schemas";
+import { oneOf } from "../shared/aliases";
 import { parseClientKey } from "../crypto/client-key";
 import { decryptDeep } from "../crypto/decrypt-deep";
 import { DECRYPT_ERRORS_HEADER, decryptPlugin, type EncryptionOptions } from "../crypto/plugin";

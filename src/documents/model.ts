@@ -1,7 +1,6 @@
 import { t } from "elysia";
-import { FreeObject } from "../memories/model";
-import { WorkspaceId } from "../workspaces/model";
-import { PageQueryFields } from "../workspaces/pagination";
+import { FreeObject, WorkspaceId } from "../shared/schemas";
+import { PageQueryFields } from "../shared/pagination";
 
 /** Body limits (issue 4): larger bodies answer 413 naming the field. */
 export const LIMITS = {

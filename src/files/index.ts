@@ -1,9 +1,9 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
-import { errorDocs, errorResponses } from "../errors/model";
+import { errorDocs, errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
+import { WorkspaceParams } from "../shared/schemas";
 import { downloadResponse } from "./download";
 import { DeletedFile, FileInfo, FileList, FileListQuery, FileParams, SignedQuery, UploadUrl, UploadUrlBody } from "./model";
 import { fileSealKeys } from "./seal-keys";

@@ -1,4 +1,11 @@
-import type { JsonLimits } from "./json-body";
+/** How much JSON a route accepts: raw bytes on the wire, nesting depth, values. */
+export interface JsonLimits {
+  bytes: number;
+  /** Nested arrays/objects, the body itself counting as level 1. */
+  depth: number;
+  /** Arrays, objects, strings, numbers, booleans and nulls (object keys not counted). */
+  nodes: number;
+}
 
 const KB = 1024;
 const MB = 1024 * 1024;

@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AuthService, Principal } from "../auth/service";
 import type { Logger } from "../lib/log";
-import { errorDocs } from "../errors/model";
+import { errorDocs } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import { scopesFromAuthInfo, type McpServices } from "./context";
 import { createMcpServer, sendErrorsUnprefixed } from "./server";

@@ -6,7 +6,7 @@ import { CreateDocumentBody, PatchDocumentBody } from "../documents/model";
 import { toFullDocument } from "../documents/present";
 import type { DocumentRow } from "../documents/repository";
 import { DocumentsQueryBody } from "../documents-query/model";
-import { AppError, badRequest, payloadTooLarge } from "../errors/app-error";
+import { AppError, badRequest, payloadTooLarge } from "../shared/app-error";
 import { CreateMemoryBody, SearchMemoriesBody, type MemoryRecord } from "../memories/model";
 import { checkBody, proxyWriteKey, requireScopes, requireWorkspace, runTool, workspaceOf, type McpContext } from "./context";
 import * as S from "./schemas";

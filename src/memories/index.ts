@@ -1,6 +1,6 @@
 import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import { searchHeaders } from "../search/engine";
 import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse } from "./model";

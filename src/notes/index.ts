@@ -1,13 +1,13 @@
 import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { bindingFor, type SealMap } from "../crypto/binding";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { documentFieldSeals } from "../documents/present";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
-import { NEXT_CURSOR_HEADER, PageQuery } from "../workspaces/pagination";
+import { WorkspaceParams } from "../shared/schemas";
+import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
 import {
   CreateNoteBody, LegacyNote, LegacyNoteEntry, NotebookParams, NotebookRecord, NotebookRegistry, NoteParams, NoteWritten, PatchNoteBody,
   SaveNotebooksBody, Success,

@@ -1,7 +1,6 @@
 import { t } from "elysia";
 import { BlocksPayload, DocumentPayload, IndexableBlock } from "../documents/model";
-import { FreeObject } from "../memories/model";
-import { WorkspaceId } from "../workspaces/model";
+import { FreeObject, WorkspaceId } from "../shared/schemas";
 
 const NoteId = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$", description: "letters, digits, _ . : -" });
 const NotebookId = t.String({ minLength: 1, maxLength: 256 });

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { AppError } from "../errors/app-error";
+import { AppError } from "../shared/app-error";
 import type { AuthService } from "../auth/service";
 import type { Store } from "../db/store";
 import { createRouter } from "../lib/router";

@@ -2,7 +2,7 @@ import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import type { EncryptionOptions } from "../crypto/plugin";
 import { fileSealKeys } from "../files/seal-keys";
-import { errorsFor } from "../errors/model";
+import { errorsFor } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import { PartUploaded, StartUploadBody, UploadCompleted, UploadParams, UploadPartBody, UploadStarted } from "./model";
 import type { UploadService } from "./service";

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { ContentType, FileKey, FileName } from "../files/model";
-import { WorkspaceId } from "../workspaces/model";
+import { WorkspaceId } from "../shared/schemas";
 import { UPLOAD_LIMITS } from "./service";
 
 export const StartUploadBody = t.Object({ workspaceId: WorkspaceId, filename: FileName, contentType: ContentType });

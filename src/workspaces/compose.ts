@@ -11,7 +11,7 @@ import { blockSearchSource } from "../documents/search-source";
 import { createDocumentService } from "../documents/service";
 import { createDocumentsQueryService, type DocumentsQueryDeps } from "../documents-query/service";
 import { createNoteService } from "../notes/service";
-import type { Cursors } from "../lib/cursors";
+import type { Cursors } from "../shared/cursors";
 import type { Embedder } from "../search/embedders/embedder";
 import type { SearchEngine } from "../search/engine";
 import type { Indexer } from "../search/indexer";

@@ -1,4 +1,4 @@
-import { headerChecksOf, type HeaderCheck } from "./header-checks";
+import { headerChecksOf, type HeaderCheck } from "../lib/header-checks";
 
 /** What the catalog needs of a registered route (Elysia's `app.routes` entries). */
 export interface RouteEntry {

@@ -1,8 +1,9 @@
 import { Elysia } from "elysia";
-import { badRequest, payloadTooLarge, unsupportedMediaType } from "../errors/app-error";
-import { bodyLimitsFor, isStreamedUpload, OUTER_BODY_LIMIT } from "./body-limits";
-import { describeBytes, parseJsonText, readBodyText } from "./json-body";
-import { NUL_PROBLEM } from "./nul-text";
+import { badRequest, payloadTooLarge, unsupportedMediaType } from "../shared/app-error";
+import { bodyLimitsFor, isStreamedUpload, OUTER_BODY_LIMIT } from "../lib/body-limits";
+import { describeBytes } from "../lib/bytes";
+import { parseJsonText, readBodyText } from "./json-body";
+import { NUL_PROBLEM } from "../lib/nul-text";
 import type { RouteCatalog } from "./route-catalog";
 
 /**
