@@ -21,7 +21,7 @@ import { memoryRoutes } from "./memories";
 import { noteRoutes } from "./notes";
 import { meRoutes } from "./profiles";
 import { webhookRoutes } from "./identity";
-import type { Services } from "./services";
+import type { Services } from "./compose";
 import { workspaceRoutes } from "./workspaces";
 
 /** Request headers a browser may send (spec §5), exactly. */
@@ -83,7 +83,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(
       healthRoutes(services.auth, () => healthInfo({ store: services.store, outbox: services.outbox, indexer: services.indexer, indexUri: services.lance.uri })),
     )
-    .use(meRoutes(services.auth, services.profiles, services.store))
+    .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))
     .use(memoryRoutes(services.auth, services.memories))
     .use(contextRoutes(services.auth, services.context))

@@ -1,7 +1,7 @@
 import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
 import { resolveDataDir } from "./config";
-import { migrateAll } from "./db/all-migrations";
+import { migrateAll } from "./migrations";
 import { openStoreForDataDir } from "./db/open";
 
 /**

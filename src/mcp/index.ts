@@ -25,7 +25,7 @@ const rpcError = (status: number, code: number, message: string, headers: Record
  * this server never sends unsolicited messages, and an idle SSE stream would only hold a
  * connection (and delay shutdown, which waits for in-flight requests).
  *
- * The sessions live in a registry the composition root owns (services.ts), bounded per user
+ * The sessions live in a registry the composition root owns (compose.ts), bounded per user
  * and in all, and closed with its sweeper when the server stops.
  */
 export function mcpRoutes(deps: { auth: AuthService; services: McpServices; sessions: SessionRegistry; log: Logger }) {

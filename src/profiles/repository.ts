@@ -6,7 +6,7 @@ export interface Profile {
   age: number | null;
 }
 
-/** User profiles and the presence of an escrowed client key. */
+/** User profiles. */
 export function createProfileRepository() {
   return {
     async get(tx: Executor, userId: string): Promise<Profile | null> {
@@ -29,9 +29,6 @@ export function createProfileRepository() {
             VALUES (${userId}, ${profile.userName}, ${profile.displayName}, ${profile.age}, ${now}, ${now})
             ON CONFLICT (user_id) DO UPDATE SET user_name = ${profile.userName}, display_name = ${profile.displayName}, age = ${profile.age}, updated_at = ${now}`,
       );
-    },
-    async hasEscrowedKey(tx: Executor, userId: string): Promise<boolean> {
-      return (await first(tx, sql`SELECT 1 AS one FROM client_key_escrow WHERE user_id = ${userId}`)) !== null;
     },
   };
 }

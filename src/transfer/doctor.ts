@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Config } from "../config";
 import { MASTER_KEY_FILE, parseMasterKey } from "../crypto/master-key";
 import { dataPaths } from "../data-paths";
-import { allMigrations } from "../db/all-migrations";
+import { allMigrations } from "../migrations";
 import { openStoreFor } from "../db/open";
 import { createSettings } from "../db/leases";
 import { all, first, sql, type Store } from "../db/store";
