@@ -8,7 +8,7 @@ import { oneOf } from "../shared/aliases";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../shared/schemas";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
-import { AppendMessageBody, CreateThreadBody, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
+import { AppendMessageBody, CreateThreadBody, MESSAGE_BODY_LIMIT, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
 import type { ChatService } from "./service";
 
 const tags = ["chats"];
@@ -79,7 +79,7 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
         return chats.append(principal.userId, params.workspaceId, params.threadId, body, key);
       },
       {
-        auth: "chat", decrypt: true, params: ThreadParams, body: AppendMessageBody, response: { 201: MessageCreated, ...errorResponses() },
+        auth: "chat", decrypt: true, params: ThreadParams, body: AppendMessageBody, bodyLimit: MESSAGE_BODY_LIMIT, response: { 201: MessageCreated, ...errorResponses() },
         detail: { tags, summary: "Append a message (parentId defaults to the thread's latest message)" },
       },
     );

@@ -50,6 +50,8 @@ export function fileRoutes(auth: AuthService, files: FileService, encryption: En
       {
         params: FileParams,
         query: SignedQuery,
+        // Raw bytes, read by the files service under MNEMO_MAX_FILE_BYTES: no JSON parsing, no outer bound.
+        bodyLimit: "streamed",
         response: { 201: FileInfo, ...errorResponses() },
         detail: { tags: ["files"], summary: "Upload the bytes to a presigned URL, once (no Authorization; the signature authorizes; a used URL is 409)", security: [] },
       },

@@ -8,7 +8,7 @@ import { createMcpServer, sendErrorsUnprefixed } from "./server";
 import type { SessionRegistry } from "./sessions";
 
 const MB = 1024 * 1024;
-/** A JSON-RPC message carrying the largest document write (20 MB, see body-limits.ts) and its envelope. */
+/** A JSON-RPC message carrying the largest document write (20 MB, DOCUMENT_BODY_LIMIT in documents/model.ts) and its envelope. */
 const MAX_MESSAGE_BYTES = 21 * MB;
 
 const rpcDoc = (description: string) => ({ description, content: { "application/json": { schema: { type: "object" as const, description: "A JSON-RPC 2.0 message" } } } });

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { KB, type BodyLimit } from "../lib/body-limits";
 import { IntegerParam, StrictInteger } from "../shared/query";
 import { FreeObject, Mode, Strategy } from "../shared/schemas";
 import { SearchFilters } from "../shared/search-filters";
@@ -6,6 +7,8 @@ import { SearchFilters } from "../shared/search-filters";
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
 export const MAX_CONTENT_BYTES = 51_200;
 export const MAX_METADATA_BYTES = 16_384;
+/** A memory's body: 51,200 bytes of content plus 16 KB of metadata, each up to twice its size once escaped. */
+export const MEMORY_BODY_LIMIT: BodyLimit = { bytes: 512 * KB };
 
 const Id = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$", description: "letters, digits, _ . : -" });
 const Scope = t.String({ minLength: 1, maxLength: 256 });
