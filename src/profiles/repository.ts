@@ -1,3 +1,4 @@
+import type { OwnedTable } from "../db/owned-tables";
 import { first, run, sql, type Executor } from "../db/store";
 
 export interface Profile {
@@ -33,3 +34,9 @@ export function createProfileRepository() {
   };
 }
 export type ProfileRepository = ReturnType<typeof createProfileRepository>;
+
+/** User profiles, as a user's export carries them. */
+export const PROFILE_TABLE: OwnedTable = {
+  table: "profiles", owner: "user_id", columns: ["user_id", "user_name", "display_name", "age", "created_at", "updated_at"],
+  orderBy: "user_id", idColumns: ["user_id"],
+};
