@@ -9,7 +9,7 @@
  */
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import { migrateAll } from "../src/db/all-migrations";
+import { migrateAll } from "../src/migrations";
 import { openSqliteStore, run, sql, type Store } from "../src/db/store";
 import { inParallel } from "../src/lib/in-parallel";
 import { createMemoryRepository } from "../src/memories/repository";

@@ -9,19 +9,19 @@ import { fileRoutes } from "./files";
 import { uploadRoutes } from "./uploads";
 import { documentRoutes } from "./documents";
 import { documentsQueryRoutes } from "./documents-query";
-import { errorPlugin } from "./errors/plugin";
+import { errorPlugin } from "./http/error-plugin";
 import { healthInfo, healthRoutes } from "./health";
-import { refineOpenApi } from "./lib/openapi-refine";
-import { openApiUi } from "./lib/openapi-ui";
-import { corsPlugin } from "./lib/cors";
-import { requestGuards } from "./lib/request-guards";
-import { createRouteCatalog, type RouteCatalog } from "./lib/route-catalog";
+import { refineOpenApi } from "./http/openapi-refine";
+import { openApiUi } from "./http/openapi-ui";
+import { corsPlugin } from "./http/cors";
+import { requestGuards } from "./http/request-guards";
+import { createRouteCatalog, type RouteCatalog } from "./http/route-catalog";
 import { mcpRoutes } from "./mcp";
 import { memoryRoutes } from "./memories";
 import { noteRoutes } from "./notes";
 import { meRoutes } from "./profiles";
 import { webhookRoutes } from "./identity";
-import type { Services } from "./services";
+import type { Services } from "./compose";
 import { workspaceRoutes } from "./workspaces";
 
 /** Request headers a browser may send (spec §5), exactly. */
@@ -83,7 +83,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(
       healthRoutes(services.auth, () => healthInfo({ store: services.store, outbox: services.outbox, indexer: services.indexer, indexUri: services.lance.uri })),
     )
-    .use(meRoutes(services.auth, services.profiles, services.store))
+    .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))
     .use(memoryRoutes(services.auth, services.memories))
     .use(contextRoutes(services.auth, services.context))

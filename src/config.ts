@@ -149,6 +149,29 @@ export function resolveDataDir(cliValue: string | undefined, env: Env = process.
   return resolve(cliValue ?? env.MNEMO_DATA_DIR ?? join(homedir(), ".mnemo"));
 }
 
+/** The local embedding models' dir: MNEMO_MODELS_DIR, else `<data dir>/models`. */
+export function modelsDirFor(dataDir: string, env: Env = process.env): string {
+  return resolve(env.MNEMO_MODELS_DIR || join(dataDir, "models"));
+}
+
+/** MNEMO_MODEL_HUB: where local models are downloaded from, when set. */
+export const modelHubUrl = (env: Env = process.env) => env.MNEMO_MODEL_HUB || undefined;
+
+/**
+ * The store of record for CLI commands that read only the environment (keys, tokens):
+ * the data dir, and PostgreSQL when MNEMO_DATABASE_URL names it (with a small pool).
+ * The URL is checked as `loadConfig` checks it, so a mistyped one is named instead of
+ * failing as a DNS error; its password is never echoed.
+ */
+export function recordStoreConfig(dataDirOption?: string, env: Env = process.env) {
+  const dataDir = resolveDataDir(dataDirOption, env);
+  const databaseUrl = env.MNEMO_DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`MNEMO_DATABASE_URL: '${databaseUrl.replace(/\/\/[^/@\s]*@/, "//…@")}' is not a postgres:// or postgresql:// URL`);
+  }
+  return { dataDir, storage: { databaseUrl, databasePoolSize: 2 } };
+}
+
 /** A configuration the operator must fix: the message names the variable (or flag) and what it takes. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -272,8 +295,8 @@ function buildConfig(dataDir: string, overrides: ConfigOverrides, env: Env): Con
       model: env.EMBEDDINGS_MODEL || undefined,
       apiKey: env.EMBEDDINGS_API_KEY || undefined,
       localModel: env.MNEMO_LOCAL_MODEL ?? "all-MiniLM-L6-v2",
-      modelsDir: resolve(env.MNEMO_MODELS_DIR ?? join(dataDir, "models")),
-      hubUrl: env.MNEMO_MODEL_HUB || undefined,
+      modelsDir: modelsDirFor(dataDir, env),
+      hubUrl: modelHubUrl(env),
       autoDownload: env.MNEMO_MODEL_DOWNLOAD === undefined ? true : flag(env.MNEMO_MODEL_DOWNLOAD),
       timeoutMs: env.EMBEDDINGS_TIMEOUT_MS ? Number(env.EMBEDDINGS_TIMEOUT_MS) : 10_000,
       ...overrides.embeddings,

@@ -1,8 +1,8 @@
 import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
-import { resolveDataDir } from "./config";
-import { migrateAll } from "./db/all-migrations";
-import { openStoreForDataDir } from "./db/open";
+import { recordStoreConfig } from "./config";
+import { openStoreFor } from "./db/open";
+import { migrateAll } from "./migrations";
 
 /**
  * Just the store of record, for CLI commands that touch no index (keys, tokens): no
@@ -10,8 +10,8 @@ import { openStoreForDataDir } from "./db/open";
  * PostgreSQL named by MNEMO_DATABASE_URL).
  */
 export async function openRecordStore(dataDirOption?: string) {
-  const dataDir = resolveDataDir(dataDirOption);
-  const store = await migrateAll(openStoreForDataDir(dataDir, process.env));
+  const { dataDir, storage } = recordStoreConfig(dataDirOption);
+  const store = await migrateAll(openStoreFor(storage, dataDir));
   return {
     dataDir,
     store,

@@ -2,10 +2,10 @@ import { rmSync } from "node:fs";
 import { buildApp } from "./app";
 import type { Config } from "./config";
 import { OUTER_BODY_LIMIT } from "./lib/body-limits";
-import { describeBytes } from "./lib/json-body";
+import { describeBytes } from "./lib/bytes";
 import { isLoopbackHost } from "./lib/loopback";
 import type { Logger } from "./lib/log";
-import { openServices, type Services } from "./services";
+import { openServices, type Services } from "./compose";
 
 /**
  * Bun answers a body over its own `maxRequestBodySize` with a bare, empty 413 before

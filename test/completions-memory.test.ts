@@ -224,7 +224,7 @@ describe(`encrypted workspace notes on ${backend}`, () => {
 
       // Note text stored encrypted: opened with the request's key, skipped (null) otherwise.
       const { sealJson } = await import("../src/crypto/aes-gcm");
-      const { looksEncrypted, noteDecryptor } = await import("../src/completions/compose");
+      const { looksEncrypted, noteDecryptor } = await import("../src/crypto/stored-text");
       const sealed = encryptString("water the ferns", key);
       const envelope = JSON.stringify(sealJson("prune the roses", key));
       expect([looksEncrypted(sealed), looksEncrypted(envelope), looksEncrypted("plain words"), looksEncrypted('{"ciphertext": 1}')]).toEqual([true, true, false, false]);

@@ -5,7 +5,7 @@ import { decryptString, encryptString, ENVELOPE_FORMAT, isCiphertextString, isEn
 import { parseClientKey } from "../src/crypto/client-key";
 import { decryptDeep } from "../src/crypto/decrypt-deep";
 import { documentFieldSeals } from "../src/documents/present";
-import { AppError } from "../src/errors/app-error";
+import { AppError } from "../src/shared/app-error";
 import { createLogger, redactSecrets } from "../src/lib/log";
 import { startServer } from "../src/server";
 import { databaseEnvFor } from "./helpers/database";

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { allMigrations } from "../src/db/all-migrations";
+import { allMigrations } from "../src/migrations";
 import { migrate } from "../src/db/migrate";
 import { openStoreFor } from "../src/db/open";
 import { all, run, sql } from "../src/db/store";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
-import { errorPlugin } from "../src/errors/plugin";
+import { errorPlugin } from "../src/http/error-plugin";
 import { createLogger, redactSecrets } from "../src/lib/log";
 import { startFakeIdp } from "./helpers/fake-idp";
 import { startTestServer, type TestServer } from "./helpers/server";

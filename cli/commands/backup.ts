@@ -77,7 +77,7 @@ Example:
       }
       let sources = 0;
       if (manifest.store === "sqlite") {
-        const { openServices } = await import("../../src/services");
+        const { openServices } = await import("../../src/compose");
         const services = await openServices(config, { startIndexer: false });
         const bar = options.json ? null : progressBar("rebuilding the search index");
         try {

@@ -29,7 +29,7 @@ ${examples("mnemo mcp --user alice --workspace notes")}`)
       const { keepStdoutForProtocol, serveStdio } = await import("../../src/mcp/stdio");
       keepStdoutForProtocol();
       const { loadConfig } = await import("../../src/config");
-      const { openServices } = await import("../../src/services");
+      const { openServices } = await import("../../src/compose");
       let config;
       try {
         config = loadConfig({ dataDir: options.data, logLevel: "warn" });

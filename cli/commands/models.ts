@@ -3,8 +3,6 @@
  * ahead of time and see what is on disk. Runnable on its own too
  * (`bun cli/commands/models.ts models list`), which is how its tests run it.
  */
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
 import chalk from "chalk";
 import { Command, CommanderError } from "commander";
 import {
@@ -14,6 +12,7 @@ import {
   listModels,
   pullModel,
 } from "../../src/search/embedders/local/index.ts";
+import { modelHubUrl, modelsDirFor, resolveDataDir } from "../../src/config.ts";
 import { CliError, examples, printJson, printTable } from "../output.ts";
 
 interface ModelsOptions {
@@ -25,11 +24,10 @@ interface ModelsOptions {
 
 /**
  * The models dir the server would use: `MNEMO_MODELS_DIR`, else `<data>/models` with the
- * data dir from `--data`, `MNEMO_DATA_DIR` or `~/.mnemo` (the same order as src/config.ts).
+ * data dir from `--data`, `MNEMO_DATA_DIR` or `~/.mnemo` (as src/config.ts decides).
  */
 export function resolveModelsDir(dataDir?: string): string {
-  if (process.env.MNEMO_MODELS_DIR) return resolve(process.env.MNEMO_MODELS_DIR);
-  return resolve(dataDir ?? process.env.MNEMO_DATA_DIR ?? join(homedir(), ".mnemo"), "models");
+  return modelsDirFor(resolveDataDir(dataDir));
 }
 
 /** `12.3 MB`, `850 kB`, `0 B`. */
@@ -74,7 +72,7 @@ async function pullAction(name: string | undefined, options: ModelsOptions): Pro
     throw new CliError((error as Error).message);
   }
   const modelsDir = resolveModelsDir(options.data);
-  const hubUrl = options.hub ?? process.env.MNEMO_MODEL_HUB ?? DEFAULT_HUB_URL;
+  const hubUrl = options.hub ?? modelHubUrl() ?? DEFAULT_HUB_URL;
   const bar = byteProgressBar(!options.json && Boolean(process.stderr.isTTY));
   let result;
   try {

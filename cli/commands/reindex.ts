@@ -24,7 +24,7 @@ Exit codes: 0 rebuilt, 1 error.
 ${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
     .action(async (options: { data?: string; embeddings?: boolean; json?: boolean }) => {
       // Services open LanceDB (a 200 MB native module): imported only when this command runs.
-      const [{ loadConfig }, { openServices }] = await Promise.all([import("../../src/config"), import("../../src/services")]);
+      const [{ loadConfig }, { openServices }] = await Promise.all([import("../../src/config"), import("../../src/compose")]);
       let config;
       try {
         config = loadConfig({ dataDir: options.data, logLevel: "warn" });

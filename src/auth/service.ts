@@ -1,6 +1,6 @@
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
-import { AppError, forbidden, unauthorized } from "../errors/app-error";
+import { AppError, forbidden, unauthorized } from "../shared/app-error";
 import type { CredentialsRepository } from "./credentials-repository";
 import type { IdTokenVerifier } from "./id-token";
 import { ALL_SCOPES, type Scope } from "./scopes";

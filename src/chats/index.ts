@@ -1,14 +1,14 @@
 import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { bindingFor, type SealMap } from "../crypto/binding";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
-import { oneOf } from "../lib/aliases";
+import { oneOf } from "../shared/aliases";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
-import { NEXT_CURSOR_HEADER, PageQuery } from "../workspaces/pagination";
-import { AppendMessageBody, CreateThreadBody, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
+import { WorkspaceParams } from "../shared/schemas";
+import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
+import { AppendMessageBody, CreateThreadBody, MESSAGE_BODY_LIMIT, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
 import type { ChatService } from "./service";
 
 const tags = ["chats"];
@@ -79,7 +79,7 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
         return chats.append(principal.userId, params.workspaceId, params.threadId, body, key);
       },
       {
-        auth: "chat", decrypt: true, params: ThreadParams, body: AppendMessageBody, response: { 201: MessageCreated, ...errorResponses() },
+        auth: "chat", decrypt: true, params: ThreadParams, body: AppendMessageBody, bodyLimit: MESSAGE_BODY_LIMIT, response: { 201: MessageCreated, ...errorResponses() },
         detail: { tags, summary: "Append a message (parentId defaults to the thread's latest message)" },
       },
     );

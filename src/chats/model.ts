@@ -1,9 +1,11 @@
 import { t } from "elysia";
-import { FreeObject } from "../memories/model";
-import { WorkspaceId } from "../workspaces/model";
+import { MB, type BodyLimit } from "../lib/body-limits";
+import { FreeObject, WorkspaceId } from "../shared/schemas";
 
 /** Message content limit (issue 4): 200 KB of UTF-8. */
 export const MAX_MESSAGE_BYTES = 200 * 1024;
+/** A message's body: 200 KB of content, up to several times that once escaped. */
+export const MESSAGE_BODY_LIMIT: BodyLimit = { bytes: 2 * MB };
 export const DEFAULT_THREAD_TITLE = "New chat";
 /** Thread metadata limit: it is returned by every thread listing, so it stays small (413 naming the field). */
 export const MAX_THREAD_METADATA_BYTES = 64 * 1024;

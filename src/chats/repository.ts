@@ -1,3 +1,4 @@
+import type { OwnedTable } from "../db/owned-tables";
 import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
 
 export interface ThreadRow {
@@ -146,3 +147,17 @@ export function createChatRepository() {
   };
 }
 export type ChatRepository = ReturnType<typeof createChatRepository>;
+
+/** Chat threads, as a user's export carries them. */
+export const THREAD_TABLE: OwnedTable = {
+  table: "chat_threads", owner: "owner_id",
+  columns: ["owner_id", "workspace_id", "id", "title", "metadata", "message_count", "last_message_id", "created_at", "updated_at"],
+  json: ["metadata"], orderBy: "seq", idColumns: ["id"],
+};
+
+/** Chat messages, as a user's export carries them. */
+export const MESSAGE_TABLE: OwnedTable = {
+  table: "chat_messages", owner: "owner_id",
+  columns: ["owner_id", "thread_id", "id", "parent_id", "role", "content", "encrypted_content", "created_at"],
+  orderBy: "seq", idColumns: ["id"],
+};

@@ -2,12 +2,12 @@ import { encryptString } from "../crypto/aes-gcm";
 import { bindingFor } from "../crypto/binding";
 import { parseClientKey } from "../crypto/client-key";
 import type { Store } from "../db/store";
-import { oneOf } from "../lib/aliases";
-import { badRequest, notFound, payloadTooLarge } from "../errors/app-error";
-import type { Cursors } from "../lib/cursors";
+import { oneOf } from "../shared/aliases";
+import { badRequest, notFound, payloadTooLarge } from "../shared/app-error";
+import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
 import type { Outbox } from "../search/outbox";
-import { pager, seqAfter, type Page, type PageRequest } from "../workspaces/pagination";
+import { pager, seqAfter, type Page, type PageRequest } from "../shared/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import {
   DEFAULT_THREAD_TITLE, MAX_MESSAGE_BYTES, MAX_THREAD_METADATA_BYTES, type AppendMessageBody, type CreateThreadBody, type Message, type PatchThreadBody,

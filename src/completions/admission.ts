@@ -1,5 +1,5 @@
 import type { Store } from "../db/store";
-import { AppError } from "../errors/app-error";
+import { AppError } from "../shared/app-error";
 import { rateLimited, rateLimitHeaders, type RateLimiter, type WindowSpec } from "../rate-limits/service";
 import { quotaRefusal, type QuotaHold, type UsageService } from "../usage/service";
 import { countPromptTokens, promptTokenBound } from "../usage/tokens";

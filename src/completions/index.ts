@@ -1,8 +1,8 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import { parseClientKey } from "../crypto/client-key";
-import { badRequest } from "../errors/app-error";
-import { errorsFor } from "../errors/model";
+import { badRequest } from "../shared/app-error";
+import { errorsFor } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import { ChatCompletionBody, ChatCompletionResponse, ModelList } from "./model";
 import type { ModelCatalog } from "./models";

@@ -1,11 +1,9 @@
+import type { NoteDecryptor } from "../crypto/stored-text";
 import type { DocumentsQueryService } from "../documents-query/service";
 import type { Logger } from "../lib/log";
 import type { MemoryRow } from "../memories/repository";
 import type { SearchEngine } from "../search/engine";
 import type { InjectedNote, Retrieved } from "./injection";
-
-/** Decrypts a stored note value for injection; null when it cannot (no key, wrong key). */
-export type NoteDecryptor = (userId: string, clientKeyHeader: string | null) => Promise<((value: string) => string | null) | null>;
 
 export interface RetrieverDeps {
   engine: SearchEngine;

@@ -1,6 +1,6 @@
 import type { Principal } from "../auth/service";
 import type { Config } from "../config";
-import { AppError } from "../errors/app-error";
+import { AppError } from "../shared/app-error";
 import type { Logger } from "../lib/log";
 import type { WindowSpec } from "../rate-limits/service";
 import type { QuotaHold, UsageService } from "../usage/service";

@@ -1,4 +1,4 @@
-import { AppError } from "../errors/app-error";
+import { AppError } from "../shared/app-error";
 import type { Logger } from "../lib/log";
 
 export interface UpstreamOptions {

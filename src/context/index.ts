@@ -1,6 +1,6 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import { BuildContextBody, BuiltContext } from "./model";
 import type { ContextService } from "./service";

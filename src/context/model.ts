@@ -1,6 +1,7 @@
 import { t } from "elysia";
-import { StrictInteger } from "../lib/query";
-import { Mode, SearchFilters, Strategy } from "../memories/model";
+import { StrictInteger } from "../shared/query";
+import { Mode, Strategy } from "../shared/schemas";
+import { SearchFilters } from "../shared/search-filters";
 
 export const BuildContextBody = t.Object({
   query: t.String({ minLength: 1, maxLength: 10_000 }),

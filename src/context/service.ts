@@ -1,17 +1,9 @@
-import { checkFilterCount, inspectFilters, scopeWorkspace } from "../documents-query/filters";
-import { toSearchFilters } from "../memories/service";
 import type { SearchEngine } from "../search/engine";
 import type { SearchHit, SearchKind, SearchResult } from "../search/types";
+import { renderContextText } from "../shared/context-text";
+import { checkFilterCount, inspectFilters, scopeWorkspace, toSearchFilters } from "../shared/search-filters";
 import type { WorkspaceService } from "../workspaces/service";
 import type { BuildContextBody, BuiltContext } from "./model";
-
-export const CONTEXT_HEADING = "## Relevant context";
-
-/** Renders items as the spec's context text: a heading line, then one bullet per item. */
-export function renderContextText(items: Array<{ content: string }>): string {
-  if (items.length === 0) return "";
-  return [CONTEXT_HEADING, ...items.map((item) => `- ${item.content.replace(/\s+/g, " ").trim()}`)].join("\n");
-}
 
 const TYPE_OF: Record<SearchKind, "memory" | "note" | "file" | null> = { memory: "memory", block: "note", file: "file", message: null };
 

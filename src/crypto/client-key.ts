@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { badRequest } from "../errors/app-error";
+import { badRequest } from "../shared/app-error";
 
 /** Bytes of a client key (and of the server master key): AES-256. */
 export const KEY_BYTES = 32;

@@ -1,11 +1,12 @@
-import { all, first, run, sql, type Executor, type Store } from "../db/store";
+import type { Store } from "../db/store";
 import { formatSealed, openBytes, parseSealed, sealBytes } from "./aes-gcm";
 import { KEY_BYTES } from "./client-key";
+import { createEscrowRepository, ESCROW_CHECK_KEY } from "./escrow-repository";
 
 /** Version tag of a stored escrow blob: `v1:iv_hex:tag_hex:ct_hex`. */
 const BLOB_VERSION = "v1";
-/** Settings row holding a value sealed under the master key, to notice a changed key at start. */
-const CHECK_KEY = "escrow:master-check";
+/** The check value's associated data: the name of its settings row. */
+const CHECK_KEY = ESCROW_CHECK_KEY;
 const CHECK_TEXT = "mnemo escrow master key check v1";
 
 /** Associated data binding a blob to its user: a blob copied to another user's row does not open. */
@@ -55,30 +56,6 @@ export class EscrowReplaceRefused extends Error {
   }
 }
 
-/** Rows of `client_key_escrow`; blobs only, never a key in the clear. */
-const repo = {
-  get: (tx: Executor, userId: string) =>
-    first<{ wrapped_key: string; created_at: string; updated_at: string }>(tx, sql`SELECT wrapped_key, created_at, updated_at FROM client_key_escrow WHERE user_id = ${userId}`),
-  put: (tx: Executor, userId: string, blob: string, now: string) =>
-    run(tx, sql`INSERT INTO client_key_escrow (user_id, wrapped_key, created_at, updated_at) VALUES (${userId}, ${blob}, ${now}, ${now})
-                ON CONFLICT (user_id) DO UPDATE SET wrapped_key = ${blob}, updated_at = ${now}`),
-  delete: (tx: Executor, userId: string) => run(tx, sql`DELETE FROM client_key_escrow WHERE user_id = ${userId}`),
-  all: (tx: Executor) => all<{ user_id: string; wrapped_key: string }>(tx, sql`SELECT user_id, wrapped_key FROM client_key_escrow ORDER BY user_id`),
-  check: async (tx: Executor) => (await first<{ value: string }>(tx, sql`SELECT value FROM settings WHERE key = ${CHECK_KEY}`))?.value ?? null,
-  /**
-   * The check value, its row locked until the transaction ends (a no-op write: SQLite has
-   * no `FOR UPDATE`, and serializes writers anyway). Every escrow write takes this lock
-   * first, so a write and a rotation never interleave: a key sealed under a master key
-   * that a concurrent rotation has just replaced would never open again.
-   */
-  lockCheck: async (tx: Executor) => {
-    await run(tx, sql`UPDATE settings SET value = value WHERE key = ${CHECK_KEY}`);
-    return repo.check(tx);
-  },
-  putCheck: (tx: Executor, value: string) =>
-    run(tx, sql`INSERT INTO settings (key, value) VALUES (${CHECK_KEY}, ${value}) ON CONFLICT (key) DO UPDATE SET value = ${value}`),
-};
-
 export interface EscrowOptions {
   /**
    * Where a rotated master key can be read again: the candidates of the key's source
@@ -102,11 +79,12 @@ export interface EscrowOptions {
  */
 export async function createEscrowService(store: Store, masterKey: Buffer, options: EscrowOptions = {}) {
   if (masterKey.length !== KEY_BYTES) throw new Error("the server master key must be 32 bytes");
+  const repo = createEscrowRepository();
   let master = masterKey;
   // A different master key than the one the stored blobs were sealed with would make
   // every escrowed key unreadable: refuse to start rather than fail on each request.
   // (Insert-if-absent then re-read: replicas starting together all check the same row.)
-  await run(store.db, sql`INSERT INTO settings (key, value) VALUES (${CHECK_KEY}, ${sealCheck(master)}) ON CONFLICT (key) DO NOTHING`);
+  await repo.putCheckIfAbsent(store.db, sealCheck(master));
   if (!checkOpens(await repo.check(store.db), master)) {
     throw new Error(
       "the server master key (SERVER_MASTER_KEY or <data>/master.key) is not the one escrowed client keys were sealed with; " +

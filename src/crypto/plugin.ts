@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { badRequest } from "../errors/app-error";
+import { badRequest } from "../shared/app-error";
 import { parseClientKey } from "./client-key";
 import type { ClientKeys } from "./client-keys";
 import type { SealMap } from "./binding";

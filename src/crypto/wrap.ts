@@ -1,5 +1,5 @@
 import { createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, type KeyObject } from "node:crypto";
-import { badRequest } from "../errors/app-error";
+import { badRequest } from "../shared/app-error";
 import { sealBytes } from "./aes-gcm";
 
 /** HKDF `info` of a wrapped key; the salt is empty. */

@@ -1,4 +1,4 @@
-import { badRequest } from "../errors/app-error";
+import { badRequest } from "../shared/app-error";
 
 /**
  * Errors of the store of record, the same whichever engine is underneath: repositories

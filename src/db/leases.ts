@@ -17,7 +17,7 @@ export function createLease(store: Store, name: string, ttlMs: number) {
   const local = store.dialect === "sqlite";
   const holder = local ? `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` : `replica-${crypto.randomUUID()}`;
   let held = false;
-  const now = () => (store.dialect === "postgres" ? sql`(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint` : sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`);
+  const now = () => databaseNow(store);
   return {
     holder,
     get held() {
@@ -55,12 +55,21 @@ export function createLease(store: Store, name: string, ttlMs: number) {
     },
     /** The live holder, if any (this process included). */
     async currentHolder(): Promise<string | null> {
-      const row = await first<{ holder: string }>(store.db, sql`SELECT holder FROM leases WHERE name = ${name} AND expires_at >= ${now()}`);
-      return row?.holder ?? null;
+      return liveLeaseHolder(store, name);
     },
   };
 }
 export type Lease = ReturnType<typeof createLease>;
+
+/** The database's clock in ms: replicas' own clocks need not agree. */
+const databaseNow = (store: Store) =>
+  store.dialect === "postgres" ? sql`(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint` : sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
+
+/** The live holder of a named lease, if any: what `mnemo doctor` reads without taking part. */
+export async function liveLeaseHolder(store: Store, name: string): Promise<string | null> {
+  const row = await first<{ holder: string }>(store.db, sql`SELECT holder FROM leases WHERE name = ${name} AND expires_at >= ${databaseNow(store)}`);
+  return row?.holder ?? null;
+}
 
 /** A stable 31-bit advisory-lock key per lease name. */
 function lockKey(name: string): number {

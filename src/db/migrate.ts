@@ -65,3 +65,8 @@ export async function migrate(store: Store, migrations: Migration[]): Promise<st
     return pending.map((m) => m.id);
   });
 }
+
+/** How many migrations the store has applied (0 when it has none yet, or cannot say). */
+export async function appliedMigrationCount(store: Store): Promise<number> {
+  return (await all<{ id: string }>(store.db, sql`SELECT id FROM schema_migrations`).catch(() => [])).length;
+}

@@ -2,7 +2,7 @@ import type { Migration } from "./migrate";
 
 /**
  * The core schema. Domains added later append their own migrations (ids sort after
- * these) in `db/all-migrations.ts`; a migration once released is never edited.
+ * these) in `src/migrations.ts`; a migration once released is never edited.
  */
 export const coreMigrations: Migration[] = [
   {

@@ -1,12 +1,12 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
-import { PageQuery } from "../workspaces/pagination";
+import { WorkspaceParams } from "../shared/schemas";
+import { PageQuery } from "../shared/pagination";
 import {
-  BlockIndexBody, BlockIndexEnvelope, ClearResult, DerivedBlockIndex, EdgesBody, EdgesEnvelope, LegacyIndexStatus, ManifestBody,
+  ARTIFACT_BODY_LIMIT, BlockIndexBody, BlockIndexEnvelope, ClearResult, DerivedBlockIndex, EdgesBody, EdgesEnvelope, LegacyIndexStatus, ManifestBody,
   ManifestEnvelope, ReindexResult,
 } from "./model";
 import type { DerivedIndexService } from "./service";
@@ -44,7 +44,7 @@ export function derivedIndexRoutes(auth: AuthService, index: DerivedIndexService
       `${base}/vector-manifest`,
       async ({ principal, params, body }) => ({ manifest: await index.putManifest(principal.userId, params.workspaceId, body.manifest) }),
       {
-        auth: "memory:write", decrypt: true, params, body: ManifestBody, response: { 200: ManifestEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params, body: ManifestBody, bodyLimit: ARTIFACT_BODY_LIMIT, response: { 200: ManifestEnvelope, ...errorResponses() },
         detail: { tags, summary: "Store the vector manifest (at most 5 MB)" },
       },
     )
@@ -56,7 +56,7 @@ export function derivedIndexRoutes(auth: AuthService, index: DerivedIndexService
       `${base}/search/block-index`,
       async ({ principal, params, body }) => ({ index: await index.putBlockIndex(principal.userId, params.workspaceId, body.index) }),
       {
-        auth: "memory:write", decrypt: true, params, body: BlockIndexBody, response: { 200: BlockIndexEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params, body: BlockIndexBody, bodyLimit: ARTIFACT_BODY_LIMIT, response: { 200: BlockIndexEnvelope, ...errorResponses() },
         detail: { tags, summary: "Store the block index (at most 5 MB)" },
       },
     )
@@ -68,7 +68,7 @@ export function derivedIndexRoutes(auth: AuthService, index: DerivedIndexService
       `${base}/graph/block-edges`,
       async ({ principal, params, body }) => ({ edges: await index.putEdges(principal.userId, params.workspaceId, body.edges) }),
       {
-        auth: "memory:write", decrypt: true, params, body: EdgesBody, response: { 200: EdgesEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params, body: EdgesBody, bodyLimit: ARTIFACT_BODY_LIMIT, response: { 200: EdgesEnvelope, ...errorResponses() },
         detail: { tags, summary: "Store the block edges (at most 5 MB)" },
       },
     );

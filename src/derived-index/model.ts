@@ -1,5 +1,6 @@
 import { t } from "elysia";
-import { FreeObject } from "../memories/model";
+import { MB, type BodyLimit } from "../lib/body-limits";
+import { FreeObject } from "../shared/schemas";
 
 /** Largest stored artifact (PUT block index, vector manifest, block edges). */
 export const MAX_ARTIFACT_BYTES = 5 * 1024 * 1024;
@@ -63,6 +64,8 @@ export type DerivedBlockIndex = typeof DerivedBlockIndex.static;
 export const ClearResult = t.Object({ success: t.Literal(true), message: t.String() });
 export const ReindexResult = t.Object({ message: t.String(), status: LegacyIndexStatus.properties.status, indexStatus: LegacyIndexStatus });
 
+/** The body of a manifest, block index or edges PUT: 5 MB, escaped. */
+export const ARTIFACT_BODY_LIMIT: BodyLimit = { bytes: 12 * MB, nodes: 1_000_000 };
 export const BlockIndexBody = t.Object({ index: FreeObject });
 export const BlockIndexEnvelope = t.Object({ index: FreeObject });
 export const ManifestBody = t.Object({ manifest: FreeObject });

@@ -1,6 +1,6 @@
 import type { Store } from "../db/store";
-import { payloadTooLarge } from "../errors/app-error";
-import type { Cursors } from "../lib/cursors";
+import { payloadTooLarge } from "../shared/app-error";
+import type { Cursors } from "../shared/cursors";
 import type { ChatRepository } from "../chats/repository";
 import type { IndexedDocument, IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
@@ -9,7 +9,7 @@ import type { Indexer } from "../search/indexer";
 import type { LanceStore } from "../search/lance-store";
 import { textTable } from "../search/partitions";
 import type { Outbox } from "../search/outbox";
-import { pager, type PageRequest } from "../workspaces/pagination";
+import { pager, type PageRequest } from "../shared/pagination";
 import type { ArtifactKind, ArtifactRepository } from "../workspaces/repository";
 import type { WorkspaceService } from "../workspaces/service";
 import { deriveEdges } from "./edges";

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { Mode, Scalar, SearchFilters, Strategy } from "../memories/model";
-import { WorkspaceId } from "../workspaces/model";
+import { Mode, Scalar, Strategy, WorkspaceId } from "../shared/schemas";
+import { SearchFilters } from "../shared/search-filters";
 
 const DocumentType = t.String({ minLength: 1, maxLength: 64 });
 // TypeBox's own Integer: Elysia's `t.Integer` also accepts numeric strings and names no bound when it fails.

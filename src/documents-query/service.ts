@@ -1,15 +1,15 @@
 import type { ChatRepository } from "../chats/repository";
-import { renderContextText } from "../context/service";
 import type { Executor, Store } from "../db/store";
 import type { IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
-import { oneOf } from "../lib/aliases";
-import { toSearchFilters } from "../memories/service";
+import { oneOf } from "../shared/aliases";
 import type { SearchEngine } from "../search/engine";
 import type { SearchFilters, SearchHit, SearchKind } from "../search/types";
 import type { WorkspaceService } from "../workspaces/service";
 import type { DocumentsQueryBody, DocumentsQueryResponse, QueryItem } from "./model";
-import { checkFilterCount, inspectFilters, inspectQueryFilter, scopeWorkspace } from "./filters";
+import { renderContextText } from "../shared/context-text";
+import { checkFilterCount, inspectFilters, scopeWorkspace, toSearchFilters } from "../shared/search-filters";
+import { inspectQueryFilter } from "./filters";
 import { snippet } from "./snippet";
 
 export interface DocumentsQueryDeps {

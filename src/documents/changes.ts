@@ -1,8 +1,8 @@
 import { parseClientKey } from "../crypto/client-key";
 import { bindingFor } from "../crypto/binding";
 import { sealFields } from "../crypto/seal";
-import { badRequest, payloadTooLarge } from "../errors/app-error";
-import { oneOf } from "../lib/aliases";
+import { badRequest, payloadTooLarge } from "../shared/app-error";
+import { oneOf } from "../shared/aliases";
 import { LIMITS, type CreateDocumentBody, type IndexableBlockInput, type PatchDocumentBody } from "./model";
 import type { IndexedBlock } from "./repository";
 

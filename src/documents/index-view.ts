@@ -1,3 +1,4 @@
+import type { OwnedTable } from "../db/owned-tables";
 import { all, first, KEY_PAGE, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
 import { markdownBlocks } from "./markdown-blocks";
 import type { IndexedBlock, IndexSource } from "./repository";
@@ -123,3 +124,10 @@ export function createIndexViewRepository() {
   };
 }
 export type IndexViewRepository = ReturnType<typeof createIndexViewRepository>;
+
+/** The index view of documents, as a user's export carries it. */
+export const INDEX_VIEW_TABLE: OwnedTable = {
+  table: "indexed_documents", owner: "owner_id",
+  columns: ["owner_id", "document_id", "workspace_id", "document_type", "title", "root_block_id", "metadata", "blocks", "created_at", "indexed_at"],
+  json: ["metadata", "blocks"], orderBy: "document_id", idColumns: ["document_id"],
+};

@@ -1,15 +1,15 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
-import { oneOf } from "../lib/aliases";
+import { WorkspaceParams } from "../shared/schemas";
+import { oneOf } from "../shared/aliases";
 import { parseClientKey } from "../crypto/client-key";
 import { decryptDeep } from "../crypto/decrypt-deep";
 import { DECRYPT_ERRORS_HEADER, decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { checkBodyWorkspace, fromUnifiedBody, requireWorkspaceId, type DocumentChanges } from "./changes";
 import {
-  CreateDocumentBody, CreatedSummaryEnvelope, Deleted, DeletedDocument, DocumentEnvelope, DocumentList, DocumentParams, DocumentWithContent, type FullDocument,
+  CreateDocumentBody, CreatedSummaryEnvelope, DOCUMENT_BODY_LIMIT, Deleted, DeletedDocument, DocumentEnvelope, DocumentList, DocumentParams, DocumentWithContent, type FullDocument,
   GetDocumentQuery, ListDocumentsQuery, PatchDocumentBody, SummaryEnvelope, WorkspaceDocumentParams, WorkspaceRefQuery,
 } from "./model";
 import { documentFieldSeals, documentSeals, toCreatedSummary, toFullDocument, toSummary } from "./present";
@@ -43,7 +43,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         set.status = 201;
         return { document: toFullDocument(document) };
       },
-      { auth: "memory:write", decrypt: documentSeals, body: CreateDocumentBody, response: { 201: DocumentEnvelope, ...errorResponses() }, detail: { tags, summary: "Create a document" } },
+      { auth: "memory:write", decrypt: documentSeals, body: CreateDocumentBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 201: DocumentEnvelope, ...errorResponses() }, detail: { tags, summary: "Create a document" } },
     )
     .patch(
       "/v1/documents/:id",
@@ -52,7 +52,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { document: toFullDocument(document) };
       },
       {
-        auth: "memory:write", decrypt: documentSeals, params: DocumentParams, body: PatchDocumentBody, response: { 200: DocumentEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: documentSeals, params: DocumentParams, body: PatchDocumentBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 200: DocumentEnvelope, ...errorResponses() },
         detail: { tags, summary: "Update a document (only the fields sent); workspace_id required" },
       },
     )
@@ -88,7 +88,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { document: toCreatedSummary(document) };
       },
       {
-        auth: "memory:write", decrypt: documentSeals, params: WorkspaceParams, body: CreateDocumentBody, response: { 201: CreatedSummaryEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: documentSeals, params: WorkspaceParams, body: CreateDocumentBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 201: CreatedSummaryEnvelope, ...errorResponses() },
         detail: { tags, summary: "Create a document in this workspace (the path's workspace id wins)" },
       },
     )
@@ -122,7 +122,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { document: toSummary(document) };
       },
       {
-        auth: "memory:write", decrypt: true, params: WorkspaceDocumentParams, body: PatchDocumentBody, response: { 200: SummaryEnvelope, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: WorkspaceDocumentParams, body: PatchDocumentBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 200: SummaryEnvelope, ...errorResponses() },
         detail: { tags, summary: "Update a document (same patch logic as PATCH /v1/documents/:id)" },
       },
     )

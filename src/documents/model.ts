@@ -1,7 +1,7 @@
 import { t } from "elysia";
-import { FreeObject } from "../memories/model";
-import { WorkspaceId } from "../workspaces/model";
-import { PageQueryFields } from "../workspaces/pagination";
+import { MB, type BodyLimit } from "../lib/body-limits";
+import { FreeObject, WorkspaceId } from "../shared/schemas";
+import { PageQueryFields } from "../shared/pagination";
 
 /** Body limits (issue 4): larger bodies answer 413 naming the field. */
 export const LIMITS = {
@@ -10,6 +10,12 @@ export const LIMITS = {
   blocks: 10_000,
   metadataBytes: 64 * 1024,
 } as const;
+
+/**
+ * A document or note write's body: a 5 MB payload plus 5 MB of markdown, each at up to
+ * twice its size once escaped, with the blocks beside them.
+ */
+export const DOCUMENT_BODY_LIMIT: BodyLimit = { bytes: 20 * MB, nodes: 1_000_000 };
 
 const Id = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$", description: "letters, digits, _ . : -" });
 const Title = t.String({ minLength: 1, maxLength: 500 });

@@ -1,3 +1,4 @@
+import type { OwnedTable } from "../db/owned-tables";
 import { all, first, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
 
 /** A block as stored in the sidecar and in the index view. */
@@ -164,6 +165,10 @@ export function createDocumentRepository() {
       );
       return new Set(rows.map((r) => r.slug));
     },
+    /** The id and slug of every document of a workspace. */
+    async idsAndSlugs(tx: Executor, ownerId: string, workspaceId: string): Promise<Array<{ id: string; slug: string }>> {
+      return all<{ id: string; slug: string }>(tx, sql`SELECT id, slug FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
+    },
     async titles(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, string>> {
       const rows = await ownedRowsByIds<{ id: string; title: string }>(tx, "documents", ownerId, ids, { columns: "id, title" });
       return new Map(rows.map((r) => [r.id, r.title]));
@@ -174,3 +179,13 @@ export function createDocumentRepository() {
   };
 }
 export type DocumentRepository = ReturnType<typeof createDocumentRepository>;
+
+/** Documents, as a user's export carries them. */
+export const DOCUMENT_TABLE: OwnedTable = {
+  table: "documents", owner: "owner_id",
+  columns: [
+    "owner_id", "workspace_id", "id", "document_type", "title", "slug", "root_block_id", "notebook_id", "document_payload", "blocks_payload",
+    "markdown", "metadata", "indexable_blocks", "created_at", "updated_at",
+  ],
+  json: ["document_payload", "blocks_payload", "metadata", "indexable_blocks"], orderBy: "seq", idColumns: ["id"],
+};

@@ -1,10 +1,10 @@
 import { ConstraintError } from "../db/errors";
 import type { Executor, Store } from "../db/store";
-import { conflict, notFound } from "../errors/app-error";
-import type { Cursors } from "../lib/cursors";
+import { conflict, notFound } from "../shared/app-error";
+import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
 import type { Outbox } from "../search/outbox";
-import { pager, seqAfter, type Page, type PageRequest } from "../workspaces/pagination";
+import { pager, seqAfter, type Page, type PageRequest } from "../shared/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import { checkLimits, nextMetadata, sealChanges, type DocumentChanges } from "./changes";
 import { snapshotOf, type IndexViewRepository } from "./index-view";

@@ -1,7 +1,7 @@
 import type { BlobStore } from "../blobs/store";
 import { openSealedRange, plainSize, SEALED_CONTENT_TYPE, SealedFileError, type SealedReader } from "../crypto/file-seal";
 import { DECRYPT_ERRORS_HEADER } from "../crypto/plugin";
-import { AppError } from "../errors/app-error";
+import { AppError } from "../shared/app-error";
 import type { FileRow } from "./repository";
 
 /** `[start, end)` in bytes. */

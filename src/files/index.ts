@@ -1,9 +1,9 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
-import { errorDocs, errorResponses } from "../errors/model";
+import { errorDocs, errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
+import { WorkspaceParams } from "../shared/schemas";
 import { downloadResponse } from "./download";
 import { DeletedFile, FileInfo, FileList, FileListQuery, FileParams, SignedQuery, UploadUrl, UploadUrlBody } from "./model";
 import { fileSealKeys } from "./seal-keys";
@@ -50,6 +50,8 @@ export function fileRoutes(auth: AuthService, files: FileService, encryption: En
       {
         params: FileParams,
         query: SignedQuery,
+        // Raw bytes, read by the files service under MNEMO_MAX_FILE_BYTES: no JSON parsing, no outer bound.
+        bodyLimit: "streamed",
         response: { 201: FileInfo, ...errorResponses() },
         detail: { tags: ["files"], summary: "Upload the bytes to a presigned URL, once (no Authorization; the signature authorizes; a used URL is 409)", security: [] },
       },

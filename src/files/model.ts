@@ -1,6 +1,6 @@
 import { t } from "elysia";
-import { PageQueryFields } from "../workspaces/pagination";
-import { WorkspaceId } from "../workspaces/model";
+import { PageQueryFields } from "../shared/pagination";
+import { WorkspaceId } from "../shared/schemas";
 
 /** A file key as issued by upload-url or upload completion (`file_` + a sortable id). */
 export const FileKey = t.String({ minLength: 1, maxLength: 128, description: "a file key (file_…)" });

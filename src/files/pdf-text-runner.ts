@@ -1,6 +1,7 @@
 import type { BlobStore } from "../blobs/store";
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
+import type { Scheduler } from "../lib/scheduler";
 import type { Outbox } from "../search/outbox";
 import { extractPdfText, type PdfTextBudget, type PdfTextResult } from "./pdf-text";
 import type { FileRepository, FileRow } from "./repository";
@@ -12,6 +13,8 @@ export interface PdfTextRunnerDeps {
   store: Store;
   outbox: Outbox;
   log: Logger;
+  /** Runs the passes: none starts once it stops, and its `stop` waits for the one under way. */
+  scheduler: Scheduler;
   /** What one PDF may cost (default PDF_TEXT_BUDGET). */
   budget?: PdfTextBudget;
 }
@@ -26,14 +29,17 @@ const CLAIM_MARGIN_MS = 60_000;
  * record, so a file whose reading was cut short (a restart) is read at the next `start`.
  * Several processes on one store share the work through per-file claims.
  *
- * One owner loop: `wake` asks for a pass (an upload left a file pending), `stop` kills the
- * child at work and waits for the pass to end; nothing runs after it.
+ * One owner loop, run by the scheduler: `wake` asks for a pass (an upload left a file
+ * pending), `stop` kills the child at work and waits for the pass to end; nothing runs
+ * after it (nor after the scheduler stopped).
  */
 export function createPdfTextRunner(d: PdfTextRunnerDeps) {
   const budget = d.budget ?? PDF_TEXT_BUDGET;
   let started = false;
   let stopped = false;
   let again = false;
+  /** A pass is scheduled or under way: a `wake` meanwhile asks for one more after it. */
+  let busy = false;
   let running: Promise<void> | null = null;
   const abort = new AbortController();
 
@@ -77,16 +83,23 @@ export function createPdfTextRunner(d: PdfTextRunnerDeps) {
 
   function kick(): void {
     if (!started || stopped) return;
-    if (running) {
+    if (busy) {
       again = true;
       return;
     }
-    running = (async () => {
-      do {
-        again = false;
-        await pass().catch((error) => d.log.warn("reading PDF text failed; trying again at the next upload or start", { error: (error as Error).message }));
-      } while (again && !stopped);
-    })().finally(() => (running = null));
+    busy = true;
+    d.scheduler.after(0, "pdf-text", () => {
+      running = (async () => {
+        do {
+          again = false;
+          await pass().catch((error) => d.log.warn("reading PDF text failed; trying again at the next upload or start", { error: (error as Error).message }));
+        } while (again && !stopped);
+      })().finally(() => {
+        running = null;
+        busy = false;
+      });
+      return running;
+    });
   }
 
   return {

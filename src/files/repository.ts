@@ -1,4 +1,5 @@
-import { all, first, run, sql, type Executor } from "../db/store";
+import type { OwnedTable } from "../db/owned-tables";
+import { all, first, list, run, sql, type Executor } from "../db/store";
 import type { NotIndexedReason } from "./pdf-text-protocol";
 import type { TextStatus } from "./text";
 
@@ -100,6 +101,18 @@ export function createFileRepository() {
       }
       return out;
     },
+    /** Files among `keys` that have a row but no bytes (imported without them): their keys and SHA-256. */
+    async withoutBytes(tx: Executor, ownerId: string, keys: string[]): Promise<Array<{ key: string; sha256: string }>> {
+      const found: Array<{ key: string; sha256: string }> = [];
+      for (let i = 0; i < keys.length; i += 500) {
+        found.push(...(await all<{ key: string; sha256: string }>(tx, sql`SELECT key, sha256 FROM files WHERE owner_id = ${ownerId} AND blob_id = '' AND key IN ${list(keys.slice(i, i + 500))}`)));
+      }
+      return found;
+    },
+    /** Points a file without bytes at `blobId`; false when it has bytes already (or is gone). */
+    async attachBytes(tx: Executor, ownerId: string, key: string, blobId: string): Promise<boolean> {
+      return (await run(tx, sql`UPDATE files SET blob_id = ${blobId} WHERE owner_id = ${ownerId} AND key = ${key} AND blob_id = ''`)) > 0;
+    },
     async getMany(tx: Executor, ownerId: string, keys: string[]): Promise<FileRow[]> {
       if (!keys.length) return [];
       return (await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND key IN (${sql.join(keys)})`)).map(toRow);
@@ -165,3 +178,16 @@ export function createFileRepository() {
   };
 }
 export type FileRepository = ReturnType<typeof createFileRepository>;
+
+/** Files (their rows, not their bytes), as a user's export carries them. */
+export const FILE_TABLE: OwnedTable = {
+  table: "files", owner: "owner_id",
+  columns: ["owner_id", "workspace_id", "key", "name", "content_type", "size", "sha256", "blob_id", "created_at", "updated_at", "sealed"],
+  hidden: { blob_id: "" }, orderBy: "seq", idColumns: ["key"],
+};
+
+/** The text extracted from files (what the search index is rebuilt from), as a user's export carries it. */
+export const FILE_BLOCK_TABLE: OwnedTable = {
+  table: "file_blocks", owner: "owner_id", columns: ["owner_id", "file_key", "position", "content"],
+  orderBy: "file_key, position", idColumns: ["file_key", "position"],
+};

@@ -1,5 +1,5 @@
 import type { EncryptionOptions } from "../crypto/plugin";
-import { badRequest } from "../errors/app-error";
+import { badRequest } from "../shared/app-error";
 
 const header = (request: Request) => request.headers.get("x-client-key");
 

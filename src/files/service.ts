@@ -1,12 +1,12 @@
 import { BlobTooLarge, type BlobStore, type StoredBlob } from "../blobs/store";
 import type { Store } from "../db/store";
-import { conflict, forbidden, notFound, payloadTooLarge } from "../errors/app-error";
-import type { Cursors } from "../lib/cursors";
+import { conflict, forbidden, notFound, payloadTooLarge } from "../shared/app-error";
+import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
-import { describeBytes } from "../lib/json-body";
+import { describeBytes } from "../lib/bytes";
 import type { Logger } from "../lib/log";
 import type { Outbox } from "../search/outbox";
-import { pager, seqAfter, type PageRequest } from "../workspaces/pagination";
+import { pager, seqAfter, type PageRequest } from "../shared/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import { normalizeType, PRESIGN_TTL_MS, type Presigner } from "./presign";
 import type { NotIndexedReason } from "./pdf-text-protocol";

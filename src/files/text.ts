@@ -1,4 +1,4 @@
-import { describeBytes } from "../lib/json-body";
+import { describeBytes } from "../lib/bytes";
 import type { NotIndexedReason, PdfTextBudget } from "./pdf-text-protocol";
 import { normalizeType } from "./presign";
 

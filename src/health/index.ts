@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import type { AuthService } from "../auth/service";
-import { errorsFor } from "../errors/model";
+import { errorsFor } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import type { HealthInfo } from "./service";
 

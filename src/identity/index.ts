@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import type { Principal } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { checkBeforeBody } from "../lib/header-checks";
 import { createRouter } from "../lib/router";
 import { OnboardingResult, SyncResult, WebhookBody, WebhookParams } from "./model";

@@ -7,7 +7,7 @@ import { countSealedWith, describeUsage } from "../crypto/key-usage";
 import { parseTempPublicKey, wrapClientKey } from "../crypto/wrap";
 import { ConstraintError } from "../db/errors";
 import type { Store } from "../db/store";
-import { badRequest, conflict, notFound, unauthorized } from "../errors/app-error";
+import { badRequest, conflict, notFound, unauthorized } from "../shared/app-error";
 import type { Logger } from "../lib/log";
 import type { Profile, ProfileRepository } from "../profiles/repository";
 import { MAX_AGE, MAX_DISPLAY_NAME, USERNAME, type OnboardingResult, type SyncResult, type WebhookBody } from "./model";

@@ -5,11 +5,18 @@ import { Value } from "@sinclair/typebox/value";
 import { ValidationError } from "elysia";
 import type { Scope } from "../auth/scopes";
 import { ALL_SCOPES } from "../auth/scopes";
-import { AppError, badRequest, forbidden } from "../errors/app-error";
-import { describeValidation } from "../errors/plugin";
+import { AppError, badRequest, forbidden } from "../shared/app-error";
+import { describeValidation } from "../shared/validation";
 import type { Logger } from "../lib/log";
 import { findNul, NUL_PROBLEM } from "../lib/nul-text";
-import type { Services } from "../services";
+import type { ChatService } from "../chats/service";
+import type { Config } from "../config";
+import type { ContextService } from "../context/service";
+import type { ClientKeys } from "../crypto/client-keys";
+import type { DocumentService } from "../documents/service";
+import type { DocumentsQueryService } from "../documents-query/service";
+import type { MemoryService } from "../memories/service";
+import type { WorkspaceService } from "../workspaces/service";
 
 /** What an MCP tool handler is given besides its arguments (the SDK's `extra`, narrowed to what we read). */
 export interface ToolExtra {
@@ -17,7 +24,16 @@ export interface ToolExtra {
 }
 
 /** The services the MCP server calls directly (never over HTTP). */
-export type McpServices = Pick<Services, "memories" | "context" | "documentsQuery" | "documents" | "chats" | "workspaces" | "clientKeys" | "config">;
+export interface McpServices {
+  memories: MemoryService;
+  context: ContextService;
+  documentsQuery: DocumentsQueryService;
+  documents: DocumentService;
+  chats: ChatService;
+  workspaces: WorkspaceService;
+  clientKeys: ClientKeys;
+  config: Config;
+}
 
 /**
  * The key a writing tool seals with: none, unless the server runs in reverse-proxy mode

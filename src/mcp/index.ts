@@ -1,14 +1,14 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AuthService, Principal } from "../auth/service";
 import type { Logger } from "../lib/log";
-import { errorDocs } from "../errors/model";
+import { errorDocs } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import { scopesFromAuthInfo, type McpServices } from "./context";
 import { createMcpServer, sendErrorsUnprefixed } from "./server";
 import type { SessionRegistry } from "./sessions";
 
 const MB = 1024 * 1024;
-/** A JSON-RPC message carrying the largest document write (20 MB, see body-limits.ts) and its envelope. */
+/** A JSON-RPC message carrying the largest document write (20 MB, DOCUMENT_BODY_LIMIT in documents/model.ts) and its envelope. */
 const MAX_MESSAGE_BYTES = 21 * MB;
 
 const rpcDoc = (description: string) => ({ description, content: { "application/json": { schema: { type: "object" as const, description: "A JSON-RPC 2.0 message" } } } });
@@ -25,7 +25,7 @@ const rpcError = (status: number, code: number, message: string, headers: Record
  * this server never sends unsolicited messages, and an idle SSE stream would only hold a
  * connection (and delay shutdown, which waits for in-flight requests).
  *
- * The sessions live in a registry the composition root owns (services.ts), bounded per user
+ * The sessions live in a registry the composition root owns (compose.ts), bounded per user
  * and in all, and closed with its sweeper when the server stops.
  */
 export function mcpRoutes(deps: { auth: AuthService; services: McpServices; sessions: SessionRegistry; log: Logger }) {

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { MAX_FILTER_KEYS } from "../memories/model";
+import { MAX_FILTER_KEYS } from "../shared/search-filters";
 
 /*
  * Tool input and output schemas (zod: the SDK lists them as JSON Schema and checks

@@ -1,5 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createScheduler, type ScheduledTask, type Scheduler } from "../lib/scheduler";
 
 export interface McpSession {
   id: string;
@@ -40,14 +41,15 @@ export const DEFAULT_SESSION_LIMITS: SessionLimits = {
  * found for that user: presented by anyone else it does not exist.
  *
  * Bounded per user and in all (by memory, see SESSION_BYTES_ESTIMATE): the least recently
- * used session goes first. It owns its sweeper, which runs only while sessions are open
- * and stops for good at `close`.
+ * used session goes first. Its idle sweeper is a task of `scheduler` (the server's one
+ * owner of timers; a registry of its own when none is given), scheduled only while
+ * sessions are open and cancelled for good at `close`.
  */
-export function createSessionRegistry(limits: SessionLimits, now: () => number = Date.now) {
+export function createSessionRegistry(limits: SessionLimits, now: () => number = Date.now, scheduler: Scheduler = createScheduler()) {
   // In order of last use, oldest first: a touched session is moved to the end.
   const sessions = new Map<string, McpSession>();
   const perUser = new Map<string, number>();
-  let sweeper: ReturnType<typeof setInterval> | null = null;
+  let sweeper: ScheduledTask | null = null;
   let closed = false;
 
   function forget(id: string): McpSession | undefined {
@@ -80,12 +82,11 @@ export function createSessionRegistry(limits: SessionLimits, now: () => number =
 
   function startSweeping(): void {
     if (sweeper || closed) return;
-    sweeper = setInterval(() => void sweep().catch(() => {}), Math.min(SWEEP_EVERY_MS, limits.idleMs));
-    sweeper.unref?.();
+    sweeper = scheduler.every(Math.min(SWEEP_EVERY_MS, limits.idleMs), "mcp-session-sweep", () => sweep().catch(() => {}));
   }
 
   function stopSweeping(): void {
-    if (sweeper) clearInterval(sweeper);
+    sweeper?.cancel();
     sweeper = null;
   }
 

@@ -1,9 +1,9 @@
 import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import { searchHeaders } from "../search/engine";
-import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse } from "./model";
+import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, MEMORY_BODY_LIMIT } from "./model";
 import type { MemoryService } from "./service";
 
 /** Routes of spec §4 "Memories". */
@@ -19,6 +19,7 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       {
         auth: "memory:write",
         body: CreateMemoryBody,
+        bodyLimit: MEMORY_BODY_LIMIT,
         response: { 201: MemoryRecord, ...errorResponses() },
         detail: { tags: ["memories"], summary: "Store a memory" },
       },

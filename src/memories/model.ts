@@ -1,14 +1,15 @@
 import { t } from "elysia";
-import { IntegerParam, StrictInteger } from "../lib/query";
+import { KB, type BodyLimit } from "../lib/body-limits";
+import { IntegerParam, StrictInteger } from "../shared/query";
+import { FreeObject, Mode, Strategy } from "../shared/schemas";
+import { SearchFilters } from "../shared/search-filters";
 
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
 export const MAX_CONTENT_BYTES = 51_200;
 export const MAX_METADATA_BYTES = 16_384;
-/** Conditions one search `filters` object may hold, counting the keys inside its `metadata`. */
-export const MAX_FILTER_KEYS = 32;
+/** A memory's body: 51,200 bytes of content plus 16 KB of metadata, each up to twice its size once escaped. */
+export const MEMORY_BODY_LIMIT: BodyLimit = { bytes: 512 * KB };
 
-export const FreeObject = t.Object({}, { additionalProperties: true, description: "arbitrary JSON object" });
-const Scalar = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
 const Id = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$", description: "letters, digits, _ . : -" });
 const Scope = t.String({ minLength: 1, maxLength: 256 });
 
@@ -49,22 +50,6 @@ export const MemoryList = t.Object({
 
 export const DeletedMemory = t.Object({ id: t.String(), deleted: t.Literal(true), success: t.Literal(true) });
 
-export const SearchFilters = t.Object(
-  {
-    workspaceId: t.Optional(Scope),
-    workspace_id: t.Optional(Scope),
-    session_id: t.Optional(Scope),
-    sessionId: t.Optional(Scope),
-    metadata: t.Optional(t.Record(t.String({ minLength: 1 }), Scalar, { maxProperties: MAX_FILTER_KEYS })),
-  },
-  {
-    additionalProperties: Scalar,
-    // Counted before any key is validated or becomes a search condition.
-    maxProperties: MAX_FILTER_KEYS,
-    description: "workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all",
-  },
-);
-
 export const SearchMemoriesBody = t.Object({
   query: t.String({ minLength: 1, maxLength: 10_000 }),
   limit: t.Optional(StrictInteger({ minimum: 1, maximum: 100, description: "default 10" })),
@@ -73,8 +58,6 @@ export const SearchMemoriesBody = t.Object({
 });
 
 export const ScoredMemory = t.Composite([MemoryRecord, t.Object({ score: t.Number() })]);
-const Mode = t.Union([t.Literal("semantic"), t.Literal("fulltext_fallback")]);
-const Strategy = t.Union([t.Literal("hybrid"), t.Literal("vector"), t.Literal("fulltext")]);
 
 export const SearchMemoriesResponse = t.Object({
   results: t.Array(ScoredMemory),
@@ -84,4 +67,3 @@ export const SearchMemoriesResponse = t.Object({
 });
 
 export const MemoryParams = t.Object({ id: t.String({ minLength: 1, maxLength: 256 }) });
-export { Mode, Strategy, Scalar };

@@ -1,3 +1,4 @@
+import type { OwnedTable } from "../db/owned-tables";
 import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
 
 export interface MemoryRow {
@@ -85,3 +86,9 @@ export function createMemoryRepository() {
 }
 export type MemoryRepository = ReturnType<typeof createMemoryRepository>;
 
+/** Memories, as a user's export carries them. */
+export const MEMORY_TABLE: OwnedTable = {
+  table: "memories", owner: "owner_id",
+  columns: ["owner_id", "id", "content", "metadata", "workspace_id", "session_id", "status", "created_at", "updated_at"],
+  json: ["metadata"], orderBy: "seq", idColumns: ["id"],
+};

@@ -1,13 +1,14 @@
 import type { Executor, Store } from "../db/store";
-import { badRequest, conflict, notFound, payloadTooLarge } from "../errors/app-error";
-import { agree, oneOf } from "../lib/aliases";
-import type { Cursors } from "../lib/cursors";
+import { badRequest, conflict, notFound, payloadTooLarge } from "../shared/app-error";
+import { oneOf } from "../shared/aliases";
+import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
-import { parseIntegerParam } from "../lib/query";
+import { parseIntegerParam } from "../shared/query";
 import type { Outbox } from "../search/outbox";
 import type { SearchEngine, SearchTimings } from "../search/engine";
-import type { SearchFilters, SearchMode, SearchStrategy } from "../search/types";
-import { MAX_CONTENT_BYTES, MAX_FILTER_KEYS, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type SearchFilters as SearchFiltersSchema } from "./model";
+import type { SearchMode, SearchStrategy } from "../search/types";
+import { toSearchFilters } from "../shared/search-filters";
+import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody } from "./model";
 import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
 
 export interface MemoryServiceDeps {
@@ -39,35 +40,6 @@ export function toMemoryRecord(row: MemoryRow): MemoryRecord {
     session_id: row.sessionId,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
-  };
-}
-
-type Scalar = string | number | boolean | null;
-/** Keys of `filters` that are not metadata conditions. */
-const NAMED_FILTERS = new Set(["workspaceId", "workspace_id", "session_id", "sessionId", "metadata"]);
-
-/**
- * Maps the API's filter object onto the engine's equality filters. `field` names the
- * object in errors (`filters`, or `metadata.filters` in the documents query).
- */
-export function toSearchFilters(filters: typeof SearchFiltersSchema.static | undefined, field = "filters"): SearchFilters {
-  if (!filters) return {};
-  const metadata = filters.metadata ?? {};
-  // Every key is one more condition on every candidate: the count is capped, the keys
-  // inside `metadata` included (the schema caps each object on its own).
-  const conditions = Object.keys(filters).length - (filters.metadata ? 1 : 0) + Object.keys(metadata).length;
-  if (conditions > MAX_FILTER_KEYS) {
-    throw badRequest(`${field}: has ${conditions} keys (counting those in ${field}.metadata); at most ${MAX_FILTER_KEYS} are allowed`);
-  }
-  const merged = new Map(Object.entries(filters as Record<string, Scalar>).filter(([key]) => !NAMED_FILTERS.has(key)));
-  // `{topic: "x"}` and `{metadata: {topic: "x"}}` are two spellings of one condition.
-  for (const [key, value] of Object.entries(metadata)) {
-    merged.set(key, agree({ field: `${field}.${key}`, value: merged.get(key) }, { field: `${field}.metadata.${key}`, value }) as Scalar);
-  }
-  return {
-    workspaceId: oneOf<string>(filters, ["workspaceId", "workspace_id"], `${field}.`),
-    sessionId: oneOf<string>(filters, ["session_id", "sessionId"], `${field}.`),
-    metadata: merged.size ? Object.fromEntries(merged) : undefined,
   };
 }
 

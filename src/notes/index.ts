@@ -1,16 +1,17 @@
 import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { bindingFor, type SealMap } from "../crypto/binding";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { documentFieldSeals } from "../documents/present";
 import { createRouter } from "../lib/router";
-import { WorkspaceParams } from "../workspaces/model";
-import { NEXT_CURSOR_HEADER, PageQuery } from "../workspaces/pagination";
+import { WorkspaceParams } from "../shared/schemas";
+import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
+import { DOCUMENT_BODY_LIMIT } from "../documents/model";
 import {
   CreateNoteBody, LegacyNote, LegacyNoteEntry, NotebookParams, NotebookRecord, NotebookRegistry, NoteParams, NoteWritten, PatchNoteBody,
-  SaveNotebooksBody, Success,
+  NOTEBOOKS_BODY_LIMIT, SaveNotebooksBody, Success,
 } from "./model";
 import { registryBinding, type NoteService } from "./service";
 
@@ -55,7 +56,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService, encryption: En
         return { success: true as const, id };
       },
       {
-        auth: "memory:write", decrypt: true, params: WorkspaceParams, body: CreateNoteBody, response: { 200: NoteWritten, 201: NoteWritten, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: WorkspaceParams, body: CreateNoteBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 200: NoteWritten, 201: NoteWritten, ...errorResponses() },
         detail: { tags, summary: "Save a note (201 new; 200 when documentId names an existing note, which is rewritten)" },
       },
     )
@@ -71,7 +72,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService, encryption: En
         return { success: true as const, id: await notes.patch(principal.userId, params.workspaceId, params.noteId, body, key) };
       },
       {
-        auth: "memory:write", decrypt: true, params: NoteParams, body: PatchNoteBody, response: { 200: NoteWritten, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: NoteParams, body: PatchNoteBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 200: NoteWritten, ...errorResponses() },
         detail: { tags, summary: "Rewrite the parts of a note present in the body" },
       },
     )
@@ -97,7 +98,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService, encryption: En
         return { success: true as const };
       },
       {
-        auth: "memory:write", decrypt: true, params: WorkspaceParams, body: SaveNotebooksBody, response: { 200: Success, ...errorResponses() },
+        auth: "memory:write", decrypt: true, params: WorkspaceParams, body: SaveNotebooksBody, bodyLimit: NOTEBOOKS_BODY_LIMIT, response: { 200: Success, ...errorResponses() },
         detail: { tags, summary: "Save the notebook registry" },
       },
     )

@@ -1,13 +1,13 @@
 import { decryptString, encryptString, ENVELOPE_FORMAT, isCiphertextString } from "../crypto/aes-gcm";
 import { bindingFor, type SealBinding } from "../crypto/binding";
 import type { Store } from "../db/store";
-import { notFound, payloadTooLarge } from "../errors/app-error";
+import { notFound, payloadTooLarge } from "../shared/app-error";
 import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
 import { ENCRYPTED_BLOB } from "../documents/markdown-blocks";
 import { toFullDocument } from "../documents/present";
 import type { DocumentRow } from "../documents/repository";
 import type { DocumentService } from "../documents/service";
-import type { Page, PageRequest } from "../workspaces/pagination";
+import type { Page, PageRequest } from "../shared/pagination";
 import type { ArtifactRepository } from "../workspaces/repository";
 import type { WorkspaceService } from "../workspaces/service";
 import type { CreateNoteBody, LegacyNoteEntry, PatchNoteBody } from "./model";

@@ -1,9 +1,8 @@
 import { t } from "elysia";
-import { AppError } from "../errors/app-error";
+import { AppError } from "../shared/app-error";
 import type { AuthService } from "../auth/service";
-import type { Store } from "../db/store";
 import { createRouter } from "../lib/router";
-import type { ProfileRepository } from "./repository";
+import type { ProfileService } from "./service";
 
 const Me = t.Object({
   ok: t.Literal(true),
@@ -26,19 +25,19 @@ const MeFailure = t.Object({
  * `GET /v1/me`. Its failures use the spec's own shape (§4), not the common error
  * body, so it authenticates by hand instead of through the auth macro.
  */
-export function meRoutes(auth: AuthService, profiles: ProfileRepository, store: Store) {
+export function meRoutes(auth: AuthService, profiles: ProfileService) {
   return createRouter().get(
     "/v1/me",
     async ({ request, set }) => {
       const authorization = request.headers.get("authorization");
       try {
         const principal = await auth.authenticate(authorization);
-        const profile = await profiles.get(store.db, principal.userId);
+        const { profile, clientKeyEscrowed } = await profiles.own(principal.userId);
         return {
           ok: true as const,
           userId: principal.userId,
           profile: { userName: profile?.userName ?? null, display_name: profile?.displayName ?? null, age: profile?.age ?? null },
-          clientKeyEscrow: { present: await profiles.hasEscrowedKey(store.db, principal.userId) },
+          clientKeyEscrow: { present: clientKeyEscrowed },
           verifiedAt: principal.verifiedAt.toISOString(),
         };
       } catch (error) {

@@ -1,3 +1,4 @@
+import type { OwnedTable } from "../db/owned-tables";
 import { first, run, sql, type Executor } from "../db/store";
 
 export interface Profile {
@@ -6,7 +7,7 @@ export interface Profile {
   age: number | null;
 }
 
-/** User profiles and the presence of an escrowed client key. */
+/** User profiles. */
 export function createProfileRepository() {
   return {
     async get(tx: Executor, userId: string): Promise<Profile | null> {
@@ -30,9 +31,12 @@ export function createProfileRepository() {
             ON CONFLICT (user_id) DO UPDATE SET user_name = ${profile.userName}, display_name = ${profile.displayName}, age = ${profile.age}, updated_at = ${now}`,
       );
     },
-    async hasEscrowedKey(tx: Executor, userId: string): Promise<boolean> {
-      return (await first(tx, sql`SELECT 1 AS one FROM client_key_escrow WHERE user_id = ${userId}`)) !== null;
-    },
   };
 }
 export type ProfileRepository = ReturnType<typeof createProfileRepository>;
+
+/** User profiles, as a user's export carries them. */
+export const PROFILE_TABLE: OwnedTable = {
+  table: "profiles", owner: "user_id", columns: ["user_id", "user_name", "display_name", "age", "created_at", "updated_at"],
+  orderBy: "user_id", idColumns: ["user_id"],
+};

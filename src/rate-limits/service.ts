@@ -1,5 +1,5 @@
 import type { Executor, Store } from "../db/store";
-import { AppError } from "../errors/app-error";
+import { AppError } from "../shared/app-error";
 import type { RateLimitRepository, WindowState } from "./repository";
 
 /** One limit: at most `limit` requests per sliding `windowMs` for `key`. */

@@ -1,10 +1,10 @@
-import { Database } from "bun:sqlite";
 import { cp, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config";
 import { MASTER_KEY_FILE } from "../crypto/master-key";
 import { dataPaths } from "../data-paths";
+import { snapshotSqlite } from "../db/sqlite-snapshot";
 import { redactUrl } from "../db/store";
 import { makeOwnerOnly, OWNER_ONLY_DIR, OWNER_ONLY_FILE } from "../lib/owner-only";
 
@@ -68,13 +68,7 @@ export async function backup(config: Config, outDir: string): Promise<BackupResu
     const source = dataPaths(config.dataDir).sqlite;
     if (!existsSync(source)) throw new Error(`no store of record at ${source}; nothing to back up`);
     database = "mnemo.sqlite";
-    const db = new Database(source, { readonly: true });
-    try {
-      db.exec("PRAGMA busy_timeout = 10000");
-      db.run("VACUUM INTO ?", [join(outDir, database)]);
-    } finally {
-      db.close();
-    }
+    snapshotSqlite(source, join(outDir, database));
   } else {
     const url = redactUrl(config.storage.databaseUrl!);
     guidance.push(

@@ -4,12 +4,16 @@ import { join } from "node:path";
 import type { Config } from "../config";
 import { MASTER_KEY_FILE, parseMasterKey } from "../crypto/master-key";
 import { dataPaths } from "../data-paths";
-import { allMigrations } from "../db/all-migrations";
+import { allMigrations } from "../migrations";
 import { openStoreFor } from "../db/open";
-import { createSettings } from "../db/leases";
-import { all, first, sql, type Store } from "../db/store";
+import { createEscrowRepository } from "../crypto/escrow-repository";
+import { integrityProblems } from "../db/integrity";
+import { createSettings, liveLeaseHolder } from "../db/leases";
+import { appliedMigrationCount } from "../db/migrate";
+import type { Store } from "../db/store";
 import { exposedEntries } from "../lib/owner-only";
 import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure } from "../search/write-failures";
+import { outboxBacklog } from "./diagnostics-repository";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
@@ -83,17 +87,11 @@ async function diskCheck(config: Config): Promise<Check> {
 async function integrityCheck(store: Store): Promise<Check> {
   const name = "store of record";
   try {
-    if (store.dialect === "sqlite") {
-      const rows = await all<{ integrity_check: string }>(store.db, sql`PRAGMA integrity_check`);
-      const problems = rows.map((r) => r.integrity_check).filter((r) => r !== "ok");
-      if (problems.length) {
-        return { name, status: "fail", detail: `integrity check: ${problems.slice(0, 3).join("; ")}`, hint: "restore the latest backup (`mnemo restore`)" };
-      }
-    } else {
-      await first(store.db, sql`SELECT 1 AS one`);
+    const problems = await integrityProblems(store);
+    if (problems.length) {
+      return { name, status: "fail", detail: `integrity check: ${problems.slice(0, 3).join("; ")}`, hint: "restore the latest backup (`mnemo restore`)" };
     }
-    const applied = await all<{ id: string }>(store.db, sql`SELECT id FROM schema_migrations`).catch(() => []);
-    const pending = allMigrations.length - applied.length;
+    const pending = allMigrations.length - (await appliedMigrationCount(store));
     const schema = pending > 0 ? `, ${pending} migrations pending (applied at the next start)` : "";
     return { name, status: "ok", detail: `${store.location} (${store.dialect === "sqlite" ? "integrity ok" : "answers"}${schema})` };
   } catch (error) {
@@ -102,27 +100,18 @@ async function integrityCheck(store: Store): Promise<Check> {
 }
 
 async function indexChecks(store: Store): Promise<Check[]> {
-  const now = store.dialect === "postgres" ? sql`(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint` : sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
-  const writer = await first<{ holder: string; expires_at: number; now: number }>(
-    store.db, sql`SELECT holder, expires_at, ${now} AS now FROM leases WHERE name = 'indexer'`,
-  );
-  const live = writer !== null && Number(writer.expires_at) >= Number(writer.now);
-  const outbox = await first<{ text: number; vector: number; oldest: number | null; oldest_text: number | null }>(
-    store.db,
-    sql`SELECT COALESCE(SUM(CASE WHEN stage = 'text' THEN 1 ELSE 0 END), 0) AS text, COALESCE(SUM(CASE WHEN stage = 'vector' THEN 1 ELSE 0 END), 0) AS vector,
-        MIN(created_at) AS oldest, MIN(CASE WHEN stage = 'text' THEN created_at END) AS oldest_text FROM outbox`,
-  );
-  const text = Number(outbox?.text ?? 0);
-  const vector = Number(outbox?.vector ?? 0);
-  const ageMs = outbox?.oldest ? Date.now() - Number(outbox.oldest) : 0;
-  const textAgeMs = outbox?.oldest_text ? Date.now() - Number(outbox.oldest_text) : 0;
+  const holder = await liveLeaseHolder(store, "indexer");
+  const live = holder !== null;
+  const { text, vector, oldest, oldestText } = await outboxBacklog(store);
+  const ageMs = oldest ? Date.now() - oldest : 0;
+  const textAgeMs = oldestText ? Date.now() - oldestText : 0;
   const lag: Check = { name: "index lag", status: "ok", detail: `${text} changes waiting for full-text, ${vector} for vectors` };
   if (text + vector > 0) lag.detail += `; oldest ${Math.round(ageMs / 1000)}s`;
   // The same verdict as the writer's `/health`: a failure it recorded, or changes waiting too long.
   const { status, failure } = indexStatus({
     own: null,
     recorded: parseIndexFailure(await createSettings().get(store.db, INDEX_FAILURE_KEY)),
-    writerId: live ? writer!.holder : null,
+    writerId: holder,
     pendingText: text,
     oldestPendingAgeMs: textAgeMs,
   });
@@ -137,7 +126,7 @@ async function indexChecks(store: Store): Promise<Check[]> {
     Object.assign(lag, { status: "fail", hint: "no process writes the index: start `mnemo serve` (it drains the queue), or run `mnemo reindex`" });
   }
   const writerCheck: Check = live
-    ? { name: "index writer", status: "ok", detail: `${writer!.holder} (lease live)` }
+    ? { name: "index writer", status: "ok", detail: `${holder} (lease live)` }
     : store.dialect === "postgres"
       ? { name: "index writer", status: text > 0 ? "fail" : "warn", detail: "no replica holds the index writer lease", hint: "start at least one `mnemo serve` replica on this database" }
       : { name: "index writer", status: "ok", detail: "no server running on this data dir (one becomes the writer when it starts)" };
@@ -198,9 +187,9 @@ async function masterKeyCheck(config: Config, store: Store | null): Promise<Chec
       return { name, status: "fail", detail: (error as Error).message, hint: "restore master.key from a backup" };
     }
   }
-  const escrowed = store ? await first<{ n: number }>(store.db, sql`SELECT COUNT(*) AS n FROM client_key_escrow`).catch(() => null) : null;
-  return Number(escrowed?.n ?? 0) > 0
-    ? { name, status: "fail", detail: `${path} is missing and ${escrowed!.n} client keys are escrowed under it`, hint: "restore master.key from a backup; without it those keys cannot be opened" }
+  const escrowed = store ? await createEscrowRepository().count(store.db).catch(() => 0) : 0;
+  return escrowed > 0
+    ? { name, status: "fail", detail: `${path} is missing and ${escrowed} client keys are escrowed under it`, hint: "restore master.key from a backup; without it those keys cannot be opened" }
     : { name, status: "ok", detail: `none yet (created at ${path} when the server first starts)` };
 }
 

@@ -2,14 +2,18 @@ import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import type { Config } from "../config";
-import { all, list, run, sql, type Executor, type Store } from "../db/store";
+import { insertRows, ownedIds } from "../db/owned-tables";
+import type { Executor, Store } from "../db/store";
 import { snapshotOf } from "../documents/index-view";
+import { createDocumentRepository } from "../documents/repository";
 import { slugify, uniqueSlug } from "../documents/slug";
+import { createFileRepository } from "../files/repository";
 import type { Outbox } from "../search/outbox";
 import type { SearchKind, SourceRef } from "../search/types";
 import { KNOWN_FORMATS, readEntries, type Entry, type FileFormat } from "./formats";
 import { readMarkdownFolder } from "./markdown";
-import { fromRecord, insertRows, TABLE_BY_TYPE, TABLES, type TableSpec } from "./tables";
+import { createWorkspaceRepository } from "../workspaces/repository";
+import { fromRecord, TABLE_BY_TYPE, TABLES, type TableSpec } from "./tables";
 
 /** Entries per transaction: large enough that commits (an fsync each on SQLite) stay rare. */
 const BATCH = 5_000;
@@ -65,7 +69,11 @@ const INDEXED: Record<string, { kind: SearchKind; idColumn: string }> = {
 /** Columns of a record that must name something the importing user owns. */
 type ParentTable = "workspaces" | "chat_threads" | "files";
 const PARENT_NAME: Record<ParentTable, string> = { workspaces: "workspace", chat_threads: "chat thread", files: "file" };
-const PARENT_KEY: Record<ParentTable, string> = { workspaces: "id", chat_threads: "id", files: "key" };
+const PARENT_SPEC: Record<ParentTable, TableSpec> = { workspaces: TABLE_BY_TYPE.get("workspace")!, chat_threads: TABLE_BY_TYPE.get("chat_thread")!, files: TABLE_BY_TYPE.get("file")! };
+
+const workspaceRepo = createWorkspaceRepository();
+const documentRepo = createDocumentRepository();
+const fileRepo = createFileRepository();
 const PARENT: Record<string, { column: string; table: ParentTable }> = {
   workspace_artifact: { column: "workspace_id", table: "workspaces" },
   memory: { column: "workspace_id", table: "workspaces" },
@@ -84,11 +92,8 @@ const PARENT: Record<string, { column: string; table: ParentTable }> = {
 export async function ensureWorkspace(store: Store, ownerId: string, id: string, name: string): Promise<"created" | "existing"> {
   return store.transaction(async (tx) => {
     const now = new Date().toISOString();
-    const inserted = await all(tx, sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at) VALUES (${ownerId}, ${id}, ${name}, ${now}, ${now})
-                                       ON CONFLICT DO NOTHING RETURNING id`);
-    if (inserted.length) return "created";
-    const owner = await all<{ owner_id: string }>(tx, sql`SELECT owner_id FROM workspaces WHERE id = ${id}`);
-    if (owner[0]?.owner_id !== ownerId) throw new Error(`--workspace: '${id}' belongs to another user`);
+    if (await workspaceRepo.insertIfAbsent(tx, { ownerId, id, name, createdAt: now, updatedAt: now })) return "created";
+    if ((await workspaceRepo.ownerOf(tx, id)) !== ownerId) throw new Error(`--workspace: '${id}' belongs to another user`);
     return "existing";
   });
 }
@@ -101,11 +106,7 @@ function ownership(ownerId: string) {
       const unknown = [...new Set(ids)].filter((id) => !known.has(`${table}:${id}`));
       if (!unknown.length) return;
       for (const id of unknown) known.set(`${table}:${id}`, false);
-      for (let i = 0; i < unknown.length; i += 500) {
-        const key = sql.raw(PARENT_KEY[table]);
-        const rows = await all<{ id: string }>(tx, sql`SELECT ${key} AS id FROM ${sql.table(table)} WHERE owner_id = ${ownerId} AND ${key} IN ${list(unknown.slice(i, i + 500))}`);
-        for (const r of rows) known.set(`${table}:${r.id}`, true);
-      }
+      for (const id of await ownedIds(tx, PARENT_SPEC[table], ownerId, unknown)) known.set(`${table}:${id}`, true);
     },
     owns: (table: string, id: string) => known.get(`${table}:${id}`) === true,
     grant: (table: string, id: string) => known.set(`${table}:${id}`, true),
@@ -184,7 +185,7 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
       for (const i of outcome.conflicting) fail(places[i], conflictMessage(spec, rows[i]));
       const grants: Record<string, ParentTable> = { workspace: "workspaces", chat_thread: "chat_threads", file: "files" };
       const table = grants[spec.type];
-      if (table) for (const i of [...outcome.inserted, ...outcome.existing]) owned.grant(table, String(rows[i][spec.columns.indexOf(PARENT_KEY[table])]));
+      if (table) for (const i of [...outcome.inserted, ...outcome.existing]) owned.grant(table, String(rows[i][spec.columns.indexOf(PARENT_SPEC[table].idColumns[0])]));
       if (spec.type === "file") for (const i of outcome.inserted) report.newFiles.push(String(rows[i][spec.columns.indexOf("key")]));
       const indexed = INDEXED[spec.type];
       if (indexed) {
@@ -252,14 +253,7 @@ async function restoreFileBytes(deps: Deps, ownerId: string, parts: Array<Extrac
     if (!byKey.has(key)) byKey.set(key, []);
     byKey.get(key)!.push({ part: Number(record.part), data: String(record.data), place });
   }
-  const wanted = new Map<string, { sha256: string }>();
-  const keys = [...byKey.keys()];
-  for (let i = 0; i < keys.length; i += 500) {
-    const rows = await all<{ key: string; sha256: string }>(
-      deps.store.db, sql`SELECT key, sha256 FROM files WHERE owner_id = ${ownerId} AND blob_id = '' AND key IN ${list(keys.slice(i, i + 500))}`,
-    );
-    for (const r of rows) wanted.set(r.key, r);
-  }
+  const wanted = new Map((await fileRepo.withoutBytes(deps.store.db, ownerId, [...byKey.keys()])).map((file) => [file.key, file]));
   if (!wanted.size) return;
   // LanceDB loads only when an export carries bytes.
   const { BlobStore, blobsLocation } = await import("../blobs/store");
@@ -274,7 +268,7 @@ async function restoreFileBytes(deps: Deps, ownerId: string, parts: Array<Extrac
         report.problems.push({ place: chunks[0].place, message: `file_data '${key}': the bytes do not match the file's sha256; the file has no bytes` });
         continue;
       }
-      await run(deps.store.db, sql`UPDATE files SET blob_id = ${blob.blobId} WHERE owner_id = ${ownerId} AND key = ${key} AND blob_id = ''`);
+      await fileRepo.attachBytes(deps.store.db, ownerId, key, blob.blobId);
       report.fileBytes++;
     }
   } finally {
@@ -298,9 +292,7 @@ export async function importMarkdownFolder(deps: Deps, dir: string, options: Imp
     report.problems.push({ place, message });
   });
   report.read = docs.length + report.failed;
-  const taken = await all<{ id: string; slug: string }>(
-    deps.store.db, sql`SELECT id, slug FROM documents WHERE owner_id = ${options.userId} AND workspace_id = ${workspaceId}`,
-  );
+  const taken = await documentRepo.idsAndSlugs(deps.store.db, options.userId, workspaceId);
   const existingIds = new Set(taken.map((r) => r.id));
   const slugs = new Set(taken.map((r) => r.slug));
   const now = new Date().toISOString();

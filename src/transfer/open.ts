@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from "../config";
-import { migrateAll } from "../db/all-migrations";
+import { migrateAll } from "../migrations";
 import { openStoreFor } from "../db/open";
 import { createOutbox } from "../search/outbox";
 

@@ -2,9 +2,9 @@ import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
 import type { EncryptionOptions } from "../crypto/plugin";
 import { fileSealKeys } from "../files/seal-keys";
-import { errorsFor } from "../errors/model";
+import { errorsFor } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { PartUploaded, StartUploadBody, UploadCompleted, UploadParams, UploadPartBody, UploadStarted } from "./model";
+import { PART_BODY_LIMIT, PartUploaded, StartUploadBody, UploadCompleted, UploadParams, UploadPartBody, UploadStarted } from "./model";
 import type { UploadService } from "./service";
 
 /**
@@ -28,6 +28,7 @@ export function uploadRoutes(auth: AuthService, uploads: UploadService, encrypti
       auth: "files:write",
       params: UploadParams,
       body: UploadPartBody,
+      bodyLimit: PART_BODY_LIMIT,
       response: { 200: PartUploaded, ...errorsFor(400, 401, 403, 404, 409, 413, 415, 500, 503) },
       detail: { tags: ["files"], summary: "Upload one part: {partNumber, data (base64, ≤ 8 MB decoded)}" },
     })

@@ -1,11 +1,11 @@
 import type { BlobStore } from "../blobs/store";
 import { openSealed, plainSize, SealedFileError, sealStream } from "../crypto/file-seal";
 import type { Store } from "../db/store";
-import { AppError, badRequest, conflict, notFound, payloadTooLarge } from "../errors/app-error";
+import { AppError, badRequest, conflict, notFound, payloadTooLarge } from "../shared/app-error";
 import type { FileService } from "../files/service";
 import { normalizeType } from "../files/presign";
 import { newId } from "../lib/ids";
-import { describeBytes } from "../lib/json-body";
+import { describeBytes } from "../lib/bytes";
 import type { Logger } from "../lib/log";
 import type { WorkspaceService } from "../workspaces/service";
 import type { UploadRepository, UploadSession } from "./repository";

@@ -1,6 +1,6 @@
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorsFor } from "../errors/model";
+import { errorsFor } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import { CreditsResponse, UsageResponse } from "./model";
 import type { UsageService } from "./service";

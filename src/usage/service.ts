@@ -1,5 +1,5 @@
 import type { Executor, Store } from "../db/store";
-import { AppError } from "../errors/app-error";
+import { AppError } from "../shared/app-error";
 import type { UsageDelta, UsageRepository } from "./repository";
 
 /** The UTC month of a time, `YYYY-MM`: the metering period. */

@@ -1,11 +1,12 @@
 import { t } from "elysia";
 import { authPlugin } from "../auth/plugin";
 import type { AuthService } from "../auth/service";
-import { errorResponses } from "../errors/model";
+import { errorResponses } from "../shared/error-body";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { createRouter } from "../lib/router";
-import { CreateWorkspaceBody, Workspace, WorkspaceEnvelope, WorkspaceParams } from "./model";
-import { NEXT_CURSOR_HEADER, PageQuery } from "./pagination";
+import { WorkspaceParams } from "../shared/schemas";
+import { CreateWorkspaceBody, Workspace, WorkspaceEnvelope } from "./model";
+import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
 import type { WorkspaceService } from "./service";
 
 /** Routes of spec §4 "Workspaces". */

@@ -1,8 +1,5 @@
 import { t } from "elysia";
 
-/** A path or body reference to a workspace; existence and ownership are checked by the service. */
-export const WorkspaceId = t.String({ minLength: 1, maxLength: 256, description: "a workspace id (ws_…)" });
-
 export const Workspace = t.Object({
   id: t.String({ description: "ws_ + a sortable id" }),
   name: t.String(),
@@ -15,5 +12,4 @@ export const CreateWorkspaceBody = t.Object({
   name: t.String({ minLength: 1, maxLength: 200, description: "1–200 characters, not blank" }),
 });
 
-export const WorkspaceParams = t.Object({ workspaceId: WorkspaceId });
 export const WorkspaceEnvelope = t.Object({ workspace: Workspace });

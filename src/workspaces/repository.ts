@@ -1,3 +1,4 @@
+import type { OwnedTable } from "../db/owned-tables";
 import { all, first, run, sql, type Executor } from "../db/store";
 
 export interface WorkspaceRow {
@@ -17,6 +18,17 @@ export function createWorkspaceRepository() {
     async insert(tx: Executor, row: WorkspaceRow): Promise<void> {
       await run(tx, sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
                         VALUES (${row.ownerId}, ${row.id}, ${row.name}, ${row.createdAt}, ${row.updatedAt})`);
+    },
+    /** Inserts the workspace unless its id is taken (by this owner or another); whether it did. */
+    async insertIfAbsent(tx: Executor, row: WorkspaceRow): Promise<boolean> {
+      const inserted = await all(tx, sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
+                                         VALUES (${row.ownerId}, ${row.id}, ${row.name}, ${row.createdAt}, ${row.updatedAt})
+                                         ON CONFLICT DO NOTHING RETURNING id`);
+      return inserted.length > 0;
+    },
+    /** Who owns the workspace of this id (ids are unique across users), or null. */
+    async ownerOf(tx: Executor, id: string): Promise<string | null> {
+      return (await first<{ owner_id: string }>(tx, sql`SELECT owner_id FROM workspaces WHERE id = ${id}`))?.owner_id ?? null;
     },
     async get(tx: Executor, ownerId: string, id: string): Promise<WorkspaceRow | null> {
       const r = await first<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND id = ${id}`);
@@ -59,3 +71,15 @@ export function createArtifactRepository() {
   };
 }
 export type ArtifactRepository = ReturnType<typeof createArtifactRepository>;
+
+/** Workspaces, as a user's export carries them. */
+export const WORKSPACE_TABLE: OwnedTable = {
+  table: "workspaces", owner: "owner_id", columns: ["owner_id", "id", "name", "created_at", "updated_at"],
+  orderBy: "seq", idColumns: ["id"],
+};
+
+/** Workspace artifacts (the notebook registry, stored indexes), as a user's export carries them. */
+export const ARTIFACT_TABLE: OwnedTable = {
+  table: "workspace_artifacts", owner: "owner_id", columns: ["owner_id", "workspace_id", "kind", "value", "updated_at"],
+  json: ["value"], orderBy: "workspace_id, kind", idColumns: ["workspace_id", "kind"],
+};

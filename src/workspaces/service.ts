@@ -1,8 +1,8 @@
 import type { Executor, Store } from "../db/store";
-import { badRequest, notFound } from "../errors/app-error";
-import type { Cursors } from "../lib/cursors";
+import { badRequest, notFound } from "../shared/app-error";
+import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
-import { pager, seqAfter, type Page, type PageRequest } from "./pagination";
+import { pager, seqAfter, type Page, type PageRequest } from "../shared/pagination";
 import type { Workspace } from "./model";
 import type { WorkspaceRepository, WorkspaceRow } from "./repository";
 

@@ -1,8 +1,9 @@
 import { Elysia } from "elysia";
-import { badRequest, payloadTooLarge, unsupportedMediaType } from "../errors/app-error";
-import { bodyLimitsFor, isStreamedUpload, OUTER_BODY_LIMIT } from "./body-limits";
-import { describeBytes, parseJsonText, readBodyText } from "./json-body";
-import { NUL_PROBLEM } from "./nul-text";
+import { badRequest, payloadTooLarge, unsupportedMediaType } from "../shared/app-error";
+import { OUTER_BODY_LIMIT } from "../lib/body-limits";
+import { describeBytes } from "../lib/bytes";
+import { parseJsonText, readBodyText } from "./json-body";
+import { NUL_PROBLEM } from "../lib/nul-text";
 import type { RouteCatalog } from "./route-catalog";
 
 /**
@@ -13,7 +14,7 @@ import type { RouteCatalog } from "./route-catalog";
  * - the one JSON body parser of the app: a route that declares no body never reads one;
  *   a route that does first runs its header checks (authentication and scope, see
  *   header-checks.ts), so a refused caller's body is never read, then gets only
- *   `application/json`, at most its size limit (counted while a chunked body arrives),
+ *   `application/json`, at most its size limit (its `bodyLimit` option; counted while a chunked body arrives),
  *   checked for depth, value count and unpaired surrogates in one linear pass before
  *   JSON.parse, validation or any stringify.
  */
@@ -21,7 +22,8 @@ export function requestGuards(catalog: RouteCatalog) {
   return new Elysia({ name: "request-guards" })
     .onRequest(({ request }) => {
       const declared = request.headers.get("content-length");
-      if (declared !== null && Number(declared) > OUTER_BODY_LIMIT && !isStreamedUpload(request)) {
+      // A streamed route (the presigned file PUT) reads raw bytes under a limit of its own.
+      if (declared !== null && Number(declared) > OUTER_BODY_LIMIT && !catalog.routeFor(request.method, new URL(request.url).pathname)?.streamed) {
         throw payloadTooLarge(`body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}, the largest body this server accepts`);
       }
       checkPathEncoding(request.url);
@@ -36,8 +38,7 @@ export function requestGuards(catalog: RouteCatalog) {
       for (const check of route.headerChecks) await check({ request, params: route.params });
       if (!request.body) return undefined;
       checkContentType(contentType, request.headers.get("content-type"));
-      const limits = bodyLimitsFor(request.method, route.pattern);
-      return parseJsonText(await readBodyText(request, limits.bytes), limits);
+      return parseJsonText(await readBodyText(request, route.limits.bytes), route.limits);
     });
 }
 

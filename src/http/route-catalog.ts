@@ -1,10 +1,11 @@
-import { headerChecksOf, type HeaderCheck } from "./header-checks";
+import { DEFAULT_BODY_LIMITS, jsonLimitsOf, type BodyLimit, type JsonLimits } from "../lib/body-limits";
+import { headerChecksOf, type HeaderCheck } from "../lib/header-checks";
 
 /** What the catalog needs of a registered route (Elysia's `app.routes` entries). */
 export interface RouteEntry {
   method: string;
   path: string;
-  hooks?: { body?: unknown; transform?: unknown };
+  hooks?: { body?: unknown; transform?: unknown; bodyLimit?: BodyLimit };
 }
 
 /** The route a request reaches, as the body parser needs it. */
@@ -15,6 +16,10 @@ export interface MatchedRoute {
   params: Record<string, string>;
   /** Checks of headers and path to pass before the body is read (authentication): header-checks.ts. */
   headerChecks: HeaderCheck[];
+  /** The route's body limits: its own `bodyLimit` option over the defaults (lib/body-limits.ts). */
+  limits: JsonLimits;
+  /** The route reads raw bytes under a limit of its own (`bodyLimit: "streamed"`). */
+  streamed: boolean;
 }
 
 interface Compiled {
@@ -27,12 +32,15 @@ interface Compiled {
   names: string[];
   body: unknown;
   headerChecks: HeaderCheck[];
+  /** The route's own `bodyLimit` option, as declared. */
+  bodyLimit: BodyLimit | undefined;
 }
 
 /**
  * Answers questions about the app's own routes at request time: which methods a path
- * has (for 405 `Allow`), whether a route reads a body at all, and which checks its headers
- * must pass before it does (header-checks.ts). Built lazily from the
+ * has (for 405 `Allow`), whether a route reads a body at all, which checks its headers
+ * must pass before it does (header-checks.ts), and how large a body it takes (its
+ * `bodyLimit` option, lib/body-limits.ts). Built lazily from the
  * finished app's route list, and rebuilt if routes were added since.
  */
 export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
@@ -50,6 +58,7 @@ export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
           names: trimSlash(route.path).split("/").filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1)),
           body: route.hooks?.body,
           headerChecks: headerChecksOf(route.hooks?.transform),
+          bodyLimit: route.hooks?.bodyLimit,
         }));
     }
     return compiled;
@@ -71,7 +80,16 @@ export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
       if (!best) return undefined;
       const values = best.match.exec(path)!.slice(1);
       const params = Object.fromEntries(best.names.map((name, i) => [name, safeDecode(values[i])]));
-      return { pattern: best.pattern, takesBody: !!best.body, params, headerChecks: best.headerChecks };
+      return {
+        pattern: best.pattern, takesBody: !!best.body, params, headerChecks: best.headerChecks,
+        limits: jsonLimitsOf(best.bodyLimit) ?? DEFAULT_BODY_LIMITS, streamed: best.bodyLimit === "streamed",
+      };
+    },
+    /** Every route that declares a body limit of its own, with its limits (defaults filled in): the table of the docs. */
+    bodyLimitTable(): Array<{ route: string; limits: JsonLimits | "streamed" }> {
+      return current()
+        .filter((route) => route.bodyLimit !== undefined)
+        .map((route) => ({ route: `${route.method} ${route.pattern}`, limits: jsonLimitsOf(route.bodyLimit) ?? "streamed" }));
     },
     /** The body schema of a route, if it declares one. */
     bodySchema(method: string, pattern: string): unknown {

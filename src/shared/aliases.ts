@@ -1,4 +1,4 @@
-import { badRequest } from "../errors/app-error";
+import { badRequest } from "./app-error";
 
 /** Equal for alias purposes: the same primitive, or the same JSON (objects sent under both names). */
 function sameValue(a: unknown, b: unknown): boolean {

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { badRequest } from "../errors/app-error";
+import { badRequest } from "./app-error";
 
 /**
  * Opaque list cursors. A cursor is the position of a page (e.g. a sequence number)

@@ -1,6 +1,6 @@
 import { t } from "elysia";
-import type { Cursors } from "../lib/cursors";
-import { IntegerParam, parseIntegerParam } from "../lib/query";
+import type { Cursors } from "./cursors";
+import { IntegerParam, parseIntegerParam } from "./query";
 
 /** Page sizes of the workspace lists (workspaces, documents, notes, threads, messages, index/raw). */
 export const PAGE_SIZE = { fallback: 50, max: 200 } as const;

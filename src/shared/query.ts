@@ -1,6 +1,6 @@
 import { Type, type IntegerOptions } from "@sinclair/typebox";
 import { t } from "elysia";
-import { badRequest } from "../errors/app-error";
+import { badRequest } from "./app-error";
 
 /**
  * An integer query parameter. It arrives as a string and is checked by

@@ -13,7 +13,7 @@ export const ErrorBody = t.Object(
 
 /**
  * Every error status a route may answer. A route that spreads all of them has its
- * OpenAPI entry narrowed to the ones it can answer (`src/lib/openapi-refine.ts`).
+ * OpenAPI entry narrowed to the ones it can answer (`src/http/openapi-refine.ts`).
  */
 export const ERROR_STATUSES = [400, 401, 403, 404, 409, 413, 415, 429, 500, 503] as const;
 

@@ -1,4 +1,4 @@
-import { ERROR_STATUSES } from "../errors/model";
+import { ERROR_STATUSES } from "../shared/error-body";
 
 /**
  * The optional decryption headers of the PKMS routes (spec §4), as OpenAPI parameters.

@@ -1,7 +1,8 @@
 import { Elysia, ValidationError } from "elysia";
 import { redactSecrets, type Logger } from "../lib/log";
 import { ConstraintError, StoreFullError, StoreUnavailableError } from "../db/errors";
-import { AppError, methodNotAllowed } from "./app-error";
+import { AppError, methodNotAllowed } from "../shared/app-error";
+import { describeValidation } from "../shared/validation";
 
 export interface ErrorPluginOptions {
   /** The methods a path has, so a known path with a wrong method answers 405, not 404. */
@@ -88,26 +89,6 @@ function reply(set: { status?: number | string; headers: Record<string, unknown>
   set.status = status;
   set.headers["content-type"] = "application/json";
   return { error: { code, message } };
-}
-
-/** Turns TypeBox's first error into "field: problem", naming the field by its path. */
-export function describeValidation(error: ValidationError): string {
-  const where = error.type === "body" ? "body" : error.type;
-  if (error.type === "body" && error.value === undefined) return "body: is required; send a JSON object with Content-Type: application/json";
-  const first = safeAll(error)[0] as { path?: string; message?: string; summary?: string; schema?: { description?: string } } | undefined;
-  if (!first) return `invalid ${where}`;
-  const field = (first.path ?? "").replace(/^\//, "").replace(/\//g, ".");
-  // Unions report only "Expected union value"; their summary says what was expected.
-  const problem = (first.message === "Expected union value" ? first.summary : first.message) ?? first.summary ?? "is invalid";
-  return field ? `${field}: ${problem.charAt(0).toLowerCase()}${problem.slice(1)}` : `${where}: ${problem.charAt(0).toLowerCase()}${problem.slice(1)}`;
-}
-
-function safeAll(error: ValidationError): unknown[] {
-  try {
-    return error.all ?? [];
-  } catch {
-    return [];
-  }
 }
 
 function isUnprintableRejectedValue(error: unknown): boolean {

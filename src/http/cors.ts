@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import { forbidden } from "../errors/app-error";
-import { isLoopbackOrigin } from "./loopback";
+import { forbidden } from "../shared/app-error";
+import { isLoopbackOrigin } from "../lib/loopback";
 
 export interface CorsOptions {
   /**

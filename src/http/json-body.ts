@@ -1,14 +1,7 @@
-import { badRequest, payloadTooLarge } from "../errors/app-error";
-import { NUL_PROBLEM } from "./nul-text";
-
-/** How much JSON a route accepts: raw bytes on the wire, nesting depth, values. */
-export interface JsonLimits {
-  bytes: number;
-  /** Nested arrays/objects, the body itself counting as level 1. */
-  depth: number;
-  /** Arrays, objects, strings, numbers, booleans and nulls (object keys not counted). */
-  nodes: number;
-}
+import { badRequest, payloadTooLarge } from "../shared/app-error";
+import type { JsonLimits } from "../lib/body-limits";
+import { describeBytes } from "../lib/bytes";
+import { NUL_PROBLEM } from "../lib/nul-text";
 
 const QUOTE = 34, BACKSLASH = 92, OPEN_ARRAY = 91, CLOSE_ARRAY = 93, OPEN_OBJECT = 123, CLOSE_OBJECT = 125, COMMA = 44, COLON = 58;
 
@@ -137,13 +130,6 @@ async function readCounted(request: Request, limit: number, tooLarge: () => Erro
     offset += chunk.byteLength;
   }
   return out;
-}
-
-/** "1 MB", "512 KB", or bytes: how limits read in messages and the README. */
-export function describeBytes(bytes: number): string {
-  if (bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MB`;
-  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
-  return `${bytes} bytes`;
 }
 
 /**

@@ -1,0 +1,273 @@
+import { createAuthService } from "./auth/service";
+import { createCredentialsRepository } from "./auth/credentials-repository";
+import { createCredentialsService } from "./auth/credentials-service";
+import { createIdTokenVerifier } from "./auth/id-token";
+import { BlobStore, blobsLocation } from "./blobs/store";
+import { createChatRepository } from "./chats/repository";
+import { messageSearchSource } from "./chats/search-source";
+import { createChatService } from "./chats/service";
+import { createAdmission } from "./completions/admission";
+import { createModelCatalog } from "./completions/models";
+import { createRetriever } from "./completions/retrieval";
+import { createCompletionService } from "./completions/service";
+import { createUpstream } from "./completions/upstream";
+import type { Config } from "./config";
+import { createContextService } from "./context/service";
+import { createClientKeys, type ClientKeys } from "./crypto/client-keys";
+import { createEscrowService } from "./crypto/escrow";
+import { checkMasterKeyConfig, resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
+import { looksEncrypted, noteDecryptor } from "./crypto/stored-text";
+import { createLease, createSettings } from "./db/leases";
+import { openStoreFor } from "./db/open";
+import { serverSecret } from "./db/secrets";
+import type { Executor, Store } from "./db/store";
+import { createDerivedIndexRepository } from "./derived-index/repository";
+import { createDerivedIndexService } from "./derived-index/service";
+import { createIndexViewRepository } from "./documents/index-view";
+import { createDocumentRepository } from "./documents/repository";
+import { blockSearchSource } from "./documents/search-source";
+import { createDocumentService } from "./documents/service";
+import { createDocumentsQueryService, type DocumentsQueryDeps, type DocumentsQueryService } from "./documents-query/service";
+import { scheduleOrphanSweep } from "./files/orphan-sweep";
+import { createPdfTextRunner } from "./files/pdf-text-runner";
+import { createPresigner } from "./files/presign";
+import { createFileRepository } from "./files/repository";
+import { fileSearchSource } from "./files/search-source";
+import { createFileService } from "./files/service";
+import { createIdentityService } from "./identity/service";
+import { createLogger, type Logger } from "./lib/log";
+import { restrictNewFiles } from "./lib/owner-only";
+import { createScheduler } from "./lib/scheduler";
+import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
+import { createMemoryRepository } from "./memories/repository";
+import { memorySearchSource } from "./memories/search-source";
+import { createMemoryService } from "./memories/service";
+import { migrateAll } from "./migrations";
+import { createNoteService } from "./notes/service";
+import { createProfileRepository } from "./profiles/repository";
+import { createProfileService } from "./profiles/service";
+import { createRateLimitRepository } from "./rate-limits/repository";
+import { createRateLimiter } from "./rate-limits/service";
+import { createContextFlags } from "./search/context-flags";
+import { createEmbeddingCache } from "./search/embedding-cache";
+import type { Embedder } from "./search/embedders/embedder";
+import { createEmbedder } from "./search/embedders";
+import { createSearchEngine, type SearchEngine } from "./search/engine";
+import { Indexer, LEASE_TTL_MS } from "./search/indexer";
+import { indexLocation } from "./search/index-location";
+import { LanceStore } from "./search/lance-store";
+import { createOutbox, type Outbox } from "./search/outbox";
+import type { SearchKind, SearchSource } from "./search/types";
+import { createCursors, type Cursors } from "./shared/cursors";
+import { createUploadRepository } from "./uploads/repository";
+import { createUploadService } from "./uploads/service";
+import { createUsageRepository } from "./usage/repository";
+import { createUsageService } from "./usage/service";
+import { createArtifactRepository, createWorkspaceRepository } from "./workspaces/repository";
+import { createWorkspaceService, type WorkspaceService } from "./workspaces/service";
+
+/**
+ * The composition root: the one place that opens the stores and wires every service,
+ * for the server and the CLI alike. It owns the one scheduler of background work (the
+ * orphan-blob sweep, MCP session expiry, the PDF text passes); `close` cancels it first,
+ * so nothing new starts, then drains what runs, stops the index writer (draining the
+ * text stage) and closes the stores.
+ */
+export async function openServices(config: Config, options: { log?: Logger; startIndexer?: boolean } = {}) {
+  const log = options.log ?? createLogger(config.logLevel);
+  // Before anything is created: the data dir and all in it are owner-only (0700/0600).
+  restrictNewFiles();
+  // Checked before anything is created (PostgreSQL without SERVER_MASTER_KEY stops here); the
+  // key file is made only once the store opened, so a refused start leaves no key behind.
+  const masterKeyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl, log };
+  checkMasterKeyConfig(masterKeyOptions);
+  const store = await migrateAll(openStoreFor(config.storage, config.dataDir));
+  const masterKey = resolveMasterKey(masterKeyOptions);
+  const scheduler = createScheduler({ onError: (task, error) => log.warn("background task failed", { task, reason: (error as Error).message }) });
+
+  const cursors = createCursors(await serverSecret(store, "cursors"));
+  const lance = await LanceStore.open(indexLocation(config), {
+    indexMb: config.indexer.indexCacheMb,
+    metadataMb: Math.max(16, config.indexer.indexCacheMb >> 2),
+  }, config.indexer.maxOpenTables);
+  const embedder = await createEmbedder(config.embeddings, log);
+  const outbox = createOutbox(store);
+  const settings = createSettings();
+  const contextFlags = createContextFlags(settings, store.db);
+
+  const memoryRepo = createMemoryRepository();
+  const workspaceRepos = openWorkspaceRepositories();
+  const fileRepo = createFileRepository();
+  const sources = new Map<SearchKind, SearchSource>([["memory", memorySearchSource(memoryRepo)], ...workspaceSearchSources(workspaceRepos), ["file", fileSearchSource(fileRepo)]]);
+
+  const indexer = new Indexer({
+    store, outbox, lance, sources, embedder, settings, log, contextFlags,
+    cache: createEmbeddingCache(store, { maxRows: config.indexer.embeddingCacheMax }),
+    lease: createLease(store, "indexer", LEASE_TTL_MS),
+    batchSize: config.indexer.batchSize,
+    maxFragments: config.indexer.maxFragments,
+    idleOptimizeMs: config.indexer.idleOptimizeMs,
+    vectorIndexMinRows: config.indexer.vectorIndexMinRows,
+  });
+  const engine = createSearchEngine({
+    store, lance, indexer, sources, embedder, log,
+    queryEmbedTimeoutMs: 2_000,
+    searchWaitMs: config.index.searchWaitMs,
+    contextFlags,
+  });
+
+  const credentialsRepo = createCredentialsRepository();
+  const credentials = createCredentialsService({ store, repo: credentialsRepo });
+  const auth = createAuthService({
+    store,
+    credentials: credentialsRepo,
+    verifyIdToken: createIdTokenVerifier(config.idp),
+    allowMockTokens: config.allowMockTokens,
+    log,
+  });
+  // A key kept in the data dir is re-read after a rotation by the CLI (see createEscrowService).
+  const escrow = await createEscrowService(store, masterKey.key, masterKey.path ? { reloadKeys: () => rotatedKeyCandidates(masterKey.path!) } : {});
+  const clientKeys = createClientKeys(escrow, log);
+  const profileRepo = createProfileRepository();
+
+  const fileNames = async (tx: Executor, ownerId: string, keys: string[]) => new Map((await fileRepo.getMany(tx, ownerId, keys)).map((f) => [f.key, f.name]));
+  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors, fileNames });
+  const { workspaces } = workspaceServices;
+  // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
+  const blobs = await BlobStore.open(blobsLocation(config));
+  const pdfText = createPdfTextRunner({ repo: fileRepo, blobs, store, outbox, log, scheduler });
+  const files = createFileService({
+    repo: fileRepo, blobs, presigner: createPresigner(await serverSecret(store, "presign")), outbox, workspaces,
+    store, cursors, log, maxFileBytes: config.files.maxFileBytes, onTextPending: pdfText.wake,
+  });
+  const uploads = createUploadService({ repo: createUploadRepository(), files, blobs, workspaces, store, log, maxFileBytes: config.files.maxFileBytes });
+  scheduleOrphanSweep({
+    files, isSweeper: () => indexer.isWriter, log, scheduler, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
+  });
+  const services = {
+    config,
+    log,
+    store,
+    lance,
+    embedder,
+    outbox,
+    indexer,
+    engine,
+    sources,
+    cursors,
+    scheduler,
+    auth,
+    credentials,
+    profiles: createProfileService({ store, repo: profileRepo, escrow }),
+    escrow,
+    clientKeys,
+    identity: createIdentityService({ auth, store, escrow, log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
+    memories: createMemoryService({ repo: memoryRepo, outbox, engine, store, cursors, workspaces }),
+    ...workspaceServices,
+    ...createCompletionServices({ config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys }),
+    blobs,
+    files,
+    uploads,
+    /** Open MCP-over-HTTP sessions (bounded per user and by memory); their sweeper runs on the scheduler, and they close at `close`. */
+    mcpSessions: createSessionRegistry(DEFAULT_SESSION_LIMITS, Date.now, scheduler),
+    async close() {
+      // Cancel first: no sweep, session expiry or PDF pass starts from here on.
+      const drained = scheduler.stop();
+      await services.mcpSessions.close();
+      // Kills the PDF reader at work, so the drain below does not wait out its time budget.
+      await pdfText.stop();
+      await drained;
+      await indexer.stop();
+      await embedder?.close?.();
+      lance.close();
+      blobs.close();
+      await store.close();
+    },
+  };
+  if (options.startIndexer !== false) {
+    await indexer.start();
+    pdfText.start();
+  }
+  return services;
+}
+export type Services = Awaited<ReturnType<typeof openServices>>;
+
+/** The repositories of workspaces and their contents; opened before the indexer, which reads them. */
+function openWorkspaceRepositories() {
+  return {
+    workspaces: createWorkspaceRepository(),
+    artifacts: createArtifactRepository(),
+    documents: createDocumentRepository(),
+    view: createIndexViewRepository(),
+    chats: createChatRepository(),
+    derived: createDerivedIndexRepository(),
+  };
+}
+type WorkspaceRepositories = ReturnType<typeof openWorkspaceRepositories>;
+
+/** Search sources: document blocks (from the index view) and chat messages. */
+function workspaceSearchSources(repos: WorkspaceRepositories): Array<[SearchKind, SearchSource]> {
+  return [
+    ["block", blockSearchSource(repos.view)],
+    ["message", messageSearchSource(repos.chats)],
+  ];
+}
+
+/** Workspaces, documents (both views), chats, the derived index, the documents query and context build (which checks workspaces). */
+function createWorkspaceServices(d: {
+  repos: WorkspaceRepositories;
+  outbox: Outbox;
+  engine: SearchEngine;
+  indexer: Indexer;
+  lance: LanceStore;
+  embedder: Embedder | null;
+  store: Store;
+  /** Opaque list cursors (see shared/cursors.ts), for every paginated list here. */
+  cursors: Cursors;
+  /** Names of files by key, the titles of file hits in the documents query. */
+  fileNames: DocumentsQueryDeps["fileNames"];
+}) {
+  const { repos, outbox, engine, store, cursors } = d;
+  const workspaces = createWorkspaceService({ repo: repos.workspaces, store, cursors });
+  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store, cursors });
+  return {
+    workspaces,
+    documents,
+    notes: createNoteService(documents, workspaces, repos.artifacts, store),
+    chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors }),
+    derivedIndex: createDerivedIndexService({
+      workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
+      outbox, indexer: d.indexer, lance: d.lance, embedderSpace: d.embedder?.spaceId ?? null, store, cursors,
+    }),
+    documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, store, fileNames: d.fileNames }),
+    context: createContextService(engine, workspaces),
+  };
+}
+
+/** How long a quota hold lasts beyond the gateway timeout: streams run past that timeout, as long as the model writes. */
+const HOLD_GRACE_MS = 30 * 60_000;
+
+/** Usage metering, rate limits, the upstream and the completion service, wired. */
+function createCompletionServices(d: {
+  config: Config;
+  store: Store;
+  engine: SearchEngine;
+  workspaces: WorkspaceService;
+  documentsQuery: DocumentsQueryService;
+  log: Logger;
+  /** The request's client key: X-Client-Key, else the escrowed one (src/crypto). */
+  clientKeys: ClientKeys;
+}) {
+  const c = d.config.completions;
+  const upstream = createUpstream({ baseUrl: c.gatewayUrl, apiKey: c.gatewayApiKey, timeoutMs: c.gatewayTimeoutMs, log: d.log });
+  const usage = createUsageService({ store: d.store, repo: createUsageRepository(), defaultMonthlyLimit: c.monthlyTokenLimit });
+  const limiter = createRateLimiter({ store: d.store, repo: createRateLimitRepository() });
+  // A hold outlives any answer the gateway may still give; past it (its server died) it stops counting.
+  const admit = createAdmission({ store: d.store, limiter, usage, holdTtlMs: c.gatewayTimeoutMs + HOLD_GRACE_MS });
+  const retriever = createRetriever({ engine: d.engine, documentsQuery: d.documentsQuery, log: d.log, decryptor: noteDecryptor(d.clientKeys), looksEncrypted });
+  return {
+    usage,
+    models: createModelCatalog({ upstream, curated: c.models, defaultModel: c.defaultModel, timeoutMs: c.gatewayTimeoutMs, log: d.log }),
+    completions: createCompletionService({ config: c, upstream, retriever, usage, admit, workspaces: d.workspaces, log: d.log }),
+  };
+}

@@ -1,0 +1,16 @@
+import { t } from "elysia";
+
+/** A free-form JSON object (metadata, payloads): stored and returned as sent. */
+export const FreeObject = t.Object({}, { additionalProperties: true, description: "arbitrary JSON object" });
+
+/** A JSON scalar: what an equality filter compares. */
+export const Scalar = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
+
+/** A path or body reference to a workspace; existence and ownership are checked by the service. */
+export const WorkspaceId = t.String({ minLength: 1, maxLength: 256, description: "a workspace id (ws_…)" });
+/** The path parameter of every route under `/v1/workspaces/:workspaceId`. */
+export const WorkspaceParams = t.Object({ workspaceId: WorkspaceId });
+
+/** How a search ranked (spec §4): `semantic` when vectors took part, `fulltext_fallback` otherwise. */
+export const Mode = t.Union([t.Literal("semantic"), t.Literal("fulltext_fallback")]);
+export const Strategy = t.Union([t.Literal("hybrid"), t.Literal("vector"), t.Literal("fulltext")]);
