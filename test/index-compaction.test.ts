@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { textTable } from "../src/search/partitions";
+import { textTable } from "../src/search/lance/partitions";
 import { fragmentCount } from "./helpers/index-rows";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 

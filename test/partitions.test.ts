@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { textTable } from "../src/search/partitions";
+import { textTable } from "../src/search/lance/partitions";
 import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 import { dropDatabaseFor } from "./helpers/database";
 import { duplicates, indexRows, indexTables } from "./helpers/index-rows";

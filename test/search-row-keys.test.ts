@@ -1,13 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { RawHit } from "../src/search/lance-schema";
-import { LanceStore } from "../src/search/lance-store";
-import { textTable } from "../src/search/partitions";
+import type { RawHit } from "../src/search/lance/lance-schema";
+import { LanceStore } from "../src/search/lance/lance-store";
+import { textTable } from "../src/search/lance/partitions";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 
 /**
  * Memory searches read item ids from an in-memory map by row address instead of the
- * item_id column (src/search/row-keys.ts). These check that the map answers exactly what
+ * item_id column (src/search/lance/row-keys.ts). These check that the map answers exactly what
  * the column says, through a table's whole life: cold, loaded, new rows, compaction, and
  * a table dropped and created again — seen by this process and by another one.
  */

@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { dataPaths } from "../../src/data-paths";
-import { isVectorTable, textTable } from "../../src/search/partitions";
+import { isVectorTable, textTable } from "../../src/search/lance/partitions";
 import type { Logger } from "../../src/lib/log";
 import type { RunningServer } from "../../src/server";
 

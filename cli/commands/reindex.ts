@@ -33,7 +33,7 @@ ${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
       }
       const services = await openServices(config, { startIndexer: false });
       const { createSettings } = await import("../../src/db/leases");
-      const { readVectorOutage } = await import("../../src/search/vector-outage");
+      const { readVectorOutage } = await import("../../src/search/indexing/vector-outage");
       const outage = () => readVectorOutage(createSettings(), services.store.db);
       const started = Date.now();
       try {

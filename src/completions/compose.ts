@@ -6,7 +6,7 @@ import type { DocumentsQueryService } from "../documents-query/service";
 import type { Logger } from "../lib/log";
 import { createRateLimitRepository } from "../rate-limits/repository";
 import { createRateLimiter } from "../rate-limits/service";
-import type { SearchEngine } from "../search/engine";
+import type { SearchEngine } from "../search/query/engine";
 import { createUsageRepository } from "../usage/repository";
 import { createUsageService } from "../usage/service";
 import type { WorkspaceService } from "../workspaces/service";

@@ -1,7 +1,7 @@
 import type { DocumentsQueryService } from "../documents-query/service";
 import type { Logger } from "../lib/log";
 import type { MemoryRow } from "../memories/repository";
-import type { SearchEngine } from "../search/engine";
+import type { SearchEngine } from "../search/query/engine";
 import type { InjectedNote, Retrieved } from "./injection";
 
 /** Decrypts a stored note value for injection; null when it cannot (no key, wrong key). */

@@ -1,6 +1,6 @@
 import { checkFilterCount, inspectFilters, scopeWorkspace } from "../documents-query/filters";
 import { toSearchFilters } from "../memories/service";
-import type { SearchEngine } from "../search/engine";
+import type { SearchEngine } from "../search/query/engine";
 import type { SearchHit, SearchKind, SearchResult } from "../search/types";
 import type { WorkspaceService } from "../workspaces/service";
 import type { BuildContextBody, BuiltContext } from "./model";

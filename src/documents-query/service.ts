@@ -5,7 +5,7 @@ import type { IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
 import { oneOf } from "../lib/aliases";
 import { toSearchFilters } from "../memories/service";
-import type { SearchEngine } from "../search/engine";
+import type { SearchEngine } from "../search/query/engine";
 import type { SearchFilters, SearchHit, SearchKind } from "../search/types";
 import type { WorkspaceService } from "../workspaces/service";
 import type { DocumentsQueryBody, DocumentsQueryResponse, QueryItem } from "./model";

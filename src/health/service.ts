@@ -1,8 +1,8 @@
 import { createSettings } from "../db/leases";
 import type { Store } from "../db/store";
-import type { Indexer } from "../search/indexer";
-import type { Outbox } from "../search/outbox";
-import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure, type IndexStatus } from "../search/write-failures";
+import type { Indexer } from "../search/indexing/indexer";
+import type { Outbox } from "../search/indexing/outbox";
+import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure, type IndexStatus } from "../search/indexing/write-failures";
 
 export interface IndexHealth {
   uri: string;

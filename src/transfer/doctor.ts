@@ -9,7 +9,7 @@ import { openStoreFor } from "../db/open";
 import { createSettings } from "../db/leases";
 import { all, first, sql, type Store } from "../db/store";
 import { exposedEntries } from "../lib/owner-only";
-import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure } from "../search/write-failures";
+import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure } from "../search/indexing/write-failures";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";

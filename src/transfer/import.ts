@@ -5,7 +5,7 @@ import type { Config } from "../config";
 import { all, list, run, sql, type Executor, type Store } from "../db/store";
 import { snapshotOf } from "../documents/index-view";
 import { slugify, uniqueSlug } from "../documents/slug";
-import type { Outbox } from "../search/outbox";
+import type { Outbox } from "../search/indexing/outbox";
 import type { SearchKind, SourceRef } from "../search/types";
 import { KNOWN_FORMATS, readEntries, type Entry, type FileFormat } from "./formats";
 import { readMarkdownFolder } from "./markdown";

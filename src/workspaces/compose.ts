@@ -13,10 +13,10 @@ import { createDocumentsQueryService, type DocumentsQueryDeps } from "../documen
 import { createNoteService } from "../notes/service";
 import type { Cursors } from "../lib/cursors";
 import type { Embedder } from "../search/embedders/embedder";
-import type { SearchEngine } from "../search/engine";
-import type { Indexer } from "../search/indexer";
-import type { LanceStore } from "../search/lance-store";
-import type { Outbox } from "../search/outbox";
+import type { SearchEngine } from "../search/query/engine";
+import type { Indexer } from "../search/indexing/indexer";
+import type { LanceStore } from "../search/lance/lance-store";
+import type { Outbox } from "../search/indexing/outbox";
 import type { SearchKind, SearchSource } from "../search/types";
 import { createArtifactRepository, createWorkspaceRepository } from "./repository";
 import { createWorkspaceService } from "./service";

@@ -1,5 +1,5 @@
-import type { Settings } from "../db/leases";
-import type { Executor } from "../db/store";
+import type { Settings } from "../../db/leases";
+import type { Executor } from "../../db/store";
 import type { Outbox } from "./outbox";
 
 /** What a search learnt waiting for the index: `lag` rows of the owner not yet indexed at its deadline. */

@@ -1,16 +1,16 @@
 import { createHash } from "node:crypto";
-import type { Store } from "../db/store";
-import type { Logger } from "../lib/log";
-import type { ContextFlags } from "./context-flags";
-import type { Embedder } from "./embedders/embedder";
-import { partitionWhere } from "./filters";
-import type { Indexer } from "./indexer";
-import type { RawHit } from "./lance-schema";
-import type { LanceStore } from "./lance-store";
-import { partitionGroup, textTable, type PartitionGroup } from "./partitions";
+import type { Store } from "../../db/store";
+import type { Logger } from "../../lib/log";
+import type { ContextFlags } from "../indexing/context-flags";
+import type { Embedder } from "../embedders/embedder";
+import { partitionWhere } from "../lance/filters";
+import type { Indexer } from "../indexing/indexer";
+import type { RawHit } from "../lance/lance-schema";
+import type { LanceStore } from "../lance/lance-store";
+import { partitionGroup, textTable, type PartitionGroup } from "../lance/partitions";
 import { fullTextQuery } from "./query-text";
 import { contenders, fuse, order, type RankedHit } from "./ranking";
-import { sourceKey, type SearchHit, type SearchItem, type SearchKind, type SearchRequest, type SearchResult, type SearchSource, type SourceRef } from "./types";
+import { sourceKey, type SearchHit, type SearchItem, type SearchKind, type SearchRequest, type SearchResult, type SearchSource, type SourceRef } from "../types";
 
 export interface SearchEngineOptions {
   store: Store;

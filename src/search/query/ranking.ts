@@ -1,5 +1,5 @@
-import type { RawHit } from "./lance-schema";
-import type { SearchHit, SearchKind } from "./types";
+import type { RawHit } from "../lance/lance-schema";
+import type { SearchHit, SearchKind } from "../types";
 
 /**
  * Scores in [0, 1] that mean the same across queries, so a `minScore` threshold works:

@@ -1,8 +1,8 @@
-import type { Lease } from "../db/leases";
+import type { Lease } from "../../db/leases";
 import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
 import { IdleOptimizer } from "./idle-optimizer";
 import { JobRunner, RunnerClosed } from "./job-runner";
-import type { PartitionGroup } from "./partitions";
+import type { PartitionGroup } from "../lance/partitions";
 import { Timers } from "./timers";
 import { VectorIndexBuilds } from "./vector-index-builds";
 import { createWaiters, type FlushResult } from "./waiters";

@@ -1,7 +1,7 @@
-import type { Logger } from "../lib/log";
-import { releaseFreedMemory } from "../lib/memory-trim";
+import type { Logger } from "../../lib/log";
+import { releaseFreedMemory } from "../../lib/memory-trim";
 import type { IndexWriter } from "./index-writer";
-import type { LanceStore } from "./lance-store";
+import type { LanceStore } from "../lance/lance-store";
 import { RunnerClosed, type JobRunner } from "./job-runner";
 
 /** Tables compacted per runner job when idle. */

@@ -1,6 +1,6 @@
-import type { Settings } from "../db/leases";
-import type { Executor } from "../db/store";
-import type { Logger } from "../lib/log";
+import type { Settings } from "../../db/leases";
+import type { Executor } from "../../db/store";
+import type { Logger } from "../../lib/log";
 import type { Outbox } from "./outbox";
 
 /**

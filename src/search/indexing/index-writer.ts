@@ -1,17 +1,17 @@
-import type { Settings } from "../db/leases";
-import type { Executor, Store } from "../db/store";
-import type { Logger } from "../lib/log";
-import type { Embedder } from "./embedders/embedder";
+import type { Settings } from "../../db/leases";
+import type { Executor, Store } from "../../db/store";
+import type { Logger } from "../../lib/log";
+import type { Embedder } from "../embedders/embedder";
 import type { ContextFlags } from "./context-flags";
 import { CompactionPolicy } from "./compaction-policy";
 import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache";
-import { metaEntries } from "./filters";
-import type { IndexRow } from "./lance-schema";
-import { INDEX_SCHEMA_VERSION, type LanceStore } from "./lance-store";
-import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "./partitions";
+import { metaEntries } from "../lance/filters";
+import type { IndexRow } from "../lance/lance-schema";
+import { INDEX_SCHEMA_VERSION, type LanceStore } from "../lance/lance-store";
+import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
 import type { Outbox, OutboxRow, OutboxStage } from "./outbox";
-import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
-import { inParallel } from "../lib/in-parallel";
+import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "../types";
+import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
 
 export const EMBED_CHUNK = 64;

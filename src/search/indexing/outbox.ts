@@ -1,5 +1,5 @@
-import { all, chunks, first, list, run, sql, type Executor, type Store } from "../db/store";
-import type { SearchKind, SourceRef } from "./types";
+import { all, chunks, first, list, run, sql, type Executor, type Store } from "../../db/store";
+import type { SearchKind, SourceRef } from "../types";
 
 /** `insert`: a new source (nothing to replace); `sync`: re-read and replace; `rebuild`: drop and re-enqueue all. */
 export type OutboxOp = "insert" | "sync" | "rebuild";
