@@ -4,12 +4,12 @@ import { createCredentialsService } from "./auth/credentials-service";
 import { createIdTokenVerifier } from "./auth/id-token";
 import type { Config } from "./config";
 import { migrateAll } from "./db/all-migrations";
-import { createLease, createSettings } from "./db/leases";
 import { openStoreFor } from "./db/open";
 import type { Executor } from "./db/store";
 import { serverSecret } from "./db/secrets";
 import { createCursors } from "./lib/cursors";
 import { createLogger, type Logger } from "./lib/log";
+import { createScheduler } from "./lib/scheduler";
 import { restrictNewFiles } from "./lib/owner-only";
 import { createClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
@@ -19,15 +19,7 @@ import { createMemoryRepository } from "./memories/repository";
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { createProfileRepository } from "./profiles/repository";
-import { createContextFlags } from "./search/indexing/context-flags";
-import { createEmbeddingCache } from "./search/indexing/embedding-cache";
-import { createEmbedder } from "./search/embedders";
-import { createSearchEngine } from "./search/query/engine";
-import { Indexer, LEASE_TTL_MS } from "./search/indexing/indexer";
-import { LanceStore } from "./search/lance/lance-store";
-import { indexLocation } from "./search/lance/index-location";
-import { createOutbox } from "./search/indexing/outbox";
-import type { SearchKind, SearchSource } from "./search/types";
+import { createSearch } from "./search";
 import { createCompletionServices } from "./completions/compose";
 import { createWorkspaceServices, openWorkspaceRepositories, workspaceSearchSources } from "./workspaces/compose";
 import { BlobStore, blobsLocation } from "./blobs/store";
@@ -58,35 +50,17 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const masterKey = resolveMasterKey(masterKeyOptions);
 
   const cursors = createCursors(await serverSecret(store, "cursors"));
-  const lance = await LanceStore.open(indexLocation(config), {
-    indexMb: config.indexer.indexCacheMb,
-    metadataMb: Math.max(16, config.indexer.indexCacheMb >> 2),
-  }, config.indexer.maxOpenTables);
-  const embedder = await createEmbedder(config.embeddings, log);
-  const outbox = createOutbox(store);
-  const settings = createSettings();
-  const contextFlags = createContextFlags(settings, store.db);
+  /** The one owner of background timers: the search side's (and, in time, every other background owner's). */
+  const scheduler = createScheduler({ onError: (task, error) => log.warn("background task failed", { task, error }) });
 
   const memoryRepo = createMemoryRepository();
   const workspaceRepos = openWorkspaceRepositories();
   const fileRepo = createFileRepository();
-  const sources = new Map<SearchKind, SearchSource>([["memory", memorySearchSource(memoryRepo)], ...workspaceSearchSources(workspaceRepos), ["file", fileSearchSource(fileRepo)]]);
-
-  const indexer = new Indexer({
-    store, outbox, lance, sources, embedder, settings, log, contextFlags,
-    cache: createEmbeddingCache(store, { maxRows: config.indexer.embeddingCacheMax }),
-    lease: createLease(store, "indexer", LEASE_TTL_MS),
-    batchSize: config.indexer.batchSize,
-    maxFragments: config.indexer.maxFragments,
-    idleOptimizeMs: config.indexer.idleOptimizeMs,
-    vectorIndexMinRows: config.indexer.vectorIndexMinRows,
+  const search = await createSearch({
+    config, store, log, scheduler,
+    sources: { memory: memorySearchSource(memoryRepo), ...workspaceSearchSources(workspaceRepos), file: fileSearchSource(fileRepo) },
   });
-  const engine = createSearchEngine({
-    store, lance, indexer, sources, embedder, log,
-    queryEmbedTimeoutMs: 2_000,
-    searchWaitMs: config.index.searchWaitMs,
-    contextFlags,
-  });
+  const { engine, outbox, indexing: indexer, embedder } = search;
 
   const credentialsRepo = createCredentialsRepository();
   const auth = createAuthService({
@@ -98,7 +72,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
   });
 
   const fileNames = async (tx: Executor, ownerId: string, keys: string[]) => new Map((await fileRepo.getMany(tx, ownerId, keys)).map((f) => [f.key, f.name]));
-  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors, fileNames });
+  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, embedder, store, cursors, fileNames });
   // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
   const blobs = await BlobStore.open(blobsLocation(config));
   const pdfText = createPdfTextRunner({ repo: fileRepo, blobs, store, outbox, log });
@@ -116,12 +90,12 @@ export async function openServices(config: Config, options: { log?: Logger; star
     config,
     log,
     store,
-    lance,
+    scheduler,
+    search,
     embedder,
     outbox,
     indexer,
     engine,
-    sources,
     cursors,
     auth,
     credentials: createCredentialsService({ store, repo: credentialsRepo }),
@@ -144,9 +118,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
       await services.mcpSessions.close();
       await orphanSweep.stop();
       await pdfText.stop();
-      await indexer.stop();
-      await embedder?.close?.();
-      lance.close();
+      await search.stop();
+      await scheduler.stop();
       blobs.close();
       await store.close();
     },

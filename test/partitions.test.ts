@@ -131,7 +131,7 @@ describe("open index tables", () => {
       for (const user of users) {
         const [, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query: "ferns" } });
         expect(body.results.map((r: { content: string }) => r.content)).toEqual([`${user} waters the ferns`]);
-        expect(server.services.lance.openTableCount).toBeLessThanOrEqual(3);
+        expect(server.services.search.internals.lance.openTableCount).toBeLessThanOrEqual(3);
       }
     }
   });

@@ -54,7 +54,7 @@ describe("memory search by row address", () => {
   test("answers the ids and scores the item_id column holds: cold, loaded, after new rows and after compaction", async () => {
     const server = await startTestServer();
     servers.push(server);
-    const lance = server.services.lance;
+    const lance = server.services.search.internals.lance;
     const table = textTable("rk", "mem");
     await write(server, "rk", 0, 40, "a");
 
@@ -91,8 +91,8 @@ describe("memory search by row address", () => {
     const reader = await LanceStore.open({ uri: join(server.dataDir, "index"), readConsistencySeconds: 0 });
     try {
       await both(reader, table);
-      await both(server.services.lance, table);
-      await mapLoaded(server.services.lance, 30);
+      await both(server.services.search.internals.lance, table);
+      await mapLoaded(server.services.search.internals.lance, 30);
       expect(heldRows(reader)).toBe(0);
 
       // Deleting every memory drops the partition; new memories create it again, with
@@ -101,7 +101,7 @@ describe("memory search by row address", () => {
       await server.services.indexer.drain();
       await write(server, "rk2", 0, 30, "new");
 
-      for (const lance of [server.services.lance, reader]) {
+      for (const lance of [server.services.search.internals.lance, reader]) {
         const again = await both(lance, table);
         expect(again.byMap).toEqual(again.byColumn);
         expect(again.byMap.flat().length).toBeGreaterThan(QUERIES.length);

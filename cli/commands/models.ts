@@ -13,7 +13,7 @@ import {
   getModelSpec,
   listModels,
   pullModel,
-} from "../../src/search/embedders/local/index.ts";
+} from "../../src/search";
 import { CliError, examples, printJson, printTable } from "../output.ts";
 
 interface ModelsOptions {

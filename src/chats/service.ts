@@ -6,7 +6,7 @@ import { oneOf } from "../lib/aliases";
 import { badRequest, notFound, payloadTooLarge } from "../errors/app-error";
 import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
-import type { Outbox } from "../search/indexing/outbox";
+import type { Outbox } from "../search";
 import { pager, seqAfter, type Page, type PageRequest } from "../workspaces/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import {

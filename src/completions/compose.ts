@@ -6,13 +6,12 @@ import type { DocumentsQueryService } from "../documents-query/service";
 import type { Logger } from "../lib/log";
 import { createRateLimitRepository } from "../rate-limits/repository";
 import { createRateLimiter } from "../rate-limits/service";
-import type { SearchEngine } from "../search/query/engine";
 import { createUsageRepository } from "../usage/repository";
 import { createUsageService } from "../usage/service";
 import type { WorkspaceService } from "../workspaces/service";
 import { createAdmission } from "./admission";
 import { createModelCatalog } from "./models";
-import { createRetriever, type NoteDecryptor } from "./retrieval";
+import { createRetriever, type NoteDecryptor, type RetrieverDeps } from "./retrieval";
 import { createCompletionService } from "./service";
 import { createUpstream } from "./upstream";
 
@@ -23,7 +22,7 @@ const HOLD_GRACE_MS = 30 * 60_000;
 export function createCompletionServices(d: {
   config: Config;
   store: Store;
-  engine: SearchEngine;
+  engine: RetrieverDeps["engine"];
   workspaces: WorkspaceService;
   documentsQuery: DocumentsQueryService;
   log: Logger;

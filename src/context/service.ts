@@ -1,7 +1,6 @@
 import { checkFilterCount, inspectFilters, scopeWorkspace } from "../documents-query/filters";
 import { toSearchFilters } from "../memories/service";
-import type { SearchEngine } from "../search/query/engine";
-import type { SearchHit, SearchKind, SearchResult } from "../search/types";
+import type { SearchEngine, SearchHit, SearchKind, SearchResult } from "../search";
 import type { WorkspaceService } from "../workspaces/service";
 import type { BuildContextBody, BuiltContext } from "./model";
 

@@ -3,7 +3,7 @@ import type { Executor, Store } from "../db/store";
 import { conflict, notFound } from "../errors/app-error";
 import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
-import type { Outbox } from "../search/indexing/outbox";
+import type { Outbox } from "../search";
 import { pager, seqAfter, type Page, type PageRequest } from "../workspaces/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import { checkLimits, nextMetadata, sealChanges, type DocumentChanges } from "./changes";

@@ -5,7 +5,7 @@ import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
 import { describeBytes } from "../lib/json-body";
 import type { Logger } from "../lib/log";
-import type { Outbox } from "../search/indexing/outbox";
+import type { Outbox } from "../search";
 import { pager, seqAfter, type PageRequest } from "../workspaces/pagination";
 import type { WorkspaceService } from "../workspaces/service";
 import { normalizeType, PRESIGN_TTL_MS, type Presigner } from "./presign";

@@ -2,7 +2,7 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { errorResponses } from "../errors/model";
 import { createRouter } from "../lib/router";
-import { searchHeaders } from "../search/query/engine";
+import { searchHeaders } from "../search";
 import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse } from "./model";
 import type { MemoryService } from "./service";
 

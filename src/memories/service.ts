@@ -4,16 +4,15 @@ import { agree, oneOf } from "../lib/aliases";
 import type { Cursors } from "../lib/cursors";
 import { newId } from "../lib/ids";
 import { parseIntegerParam } from "../lib/query";
-import type { Outbox } from "../search/indexing/outbox";
-import type { SearchEngine, SearchTimings } from "../search/query/engine";
-import type { SearchFilters, SearchMode, SearchStrategy } from "../search/types";
+import type { Outbox, SearchEngine, SearchTimings, SearchFilters, SearchMode, SearchStrategy } from "../search";
 import { MAX_CONTENT_BYTES, MAX_FILTER_KEYS, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type SearchFilters as SearchFiltersSchema } from "./model";
 import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
 
 export interface MemoryServiceDeps {
   repo: MemoryRepository;
   outbox: Outbox;
-  engine: SearchEngine;
+  /** The read path over the memory source: memory hits carry their stored row. */
+  engine: SearchEngine<{ memory: MemoryRow }>;
   store: Store;
   cursors: Cursors;
   /** The workspace ownership check (the workspaces service's `requireOwned`). */
@@ -172,7 +171,7 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       });
       // Every hit was read back from the store of record by the search (a memory deleted
       // meanwhile is no hit): its row comes with it.
-      const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record as MemoryRow), score: hit.score }));
+      const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record), score: hit.score }));
       return { response: { results, data: results, mode: result.mode, strategy: result.strategy }, timings: result.timings, indexLag: result.indexLag };
     },
   };

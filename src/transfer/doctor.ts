@@ -9,7 +9,7 @@ import { openStoreFor } from "../db/open";
 import { createSettings } from "../db/leases";
 import { all, first, sql, type Store } from "../db/store";
 import { exposedEntries } from "../lib/owner-only";
-import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure } from "../search/indexing/write-failures";
+import { indexStatus, recordedIndexFailure } from "../search";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
@@ -121,7 +121,7 @@ async function indexChecks(store: Store): Promise<Check[]> {
   // The same verdict as the writer's `/health`: a failure it recorded, or changes waiting too long.
   const { status, failure } = indexStatus({
     own: null,
-    recorded: parseIndexFailure(await createSettings().get(store.db, INDEX_FAILURE_KEY)),
+    recorded: await recordedIndexFailure(createSettings(), store.db),
     writerId: live ? writer!.holder : null,
     pendingText: text,
     oldestPendingAgeMs: textAgeMs,
@@ -154,7 +154,7 @@ async function modelCheck(config: Config): Promise<Check> {
       ? { name, status: "fail", detail: `${e.url} unreachable: ${problem}`, hint: "check EMBEDDINGS_URL; writes queue vectors until it answers" }
       : { name, status: "ok", detail: `${e.model ?? "model"} at ${e.url}` };
   }
-  const { checkModelFiles, getModelSpec } = await import("../search/embedders/local/index.ts");
+  const { checkModelFiles, getModelSpec } = await import("../search");
   const status = await checkModelFiles(e.modelsDir, getModelSpec(e.localModel));
   if (status.state === "present") return { name, status: "ok", detail: `${status.name} in ${status.path}` };
   const hint = `run \`mnemo models pull ${e.localModel}\`${e.autoDownload ? " (or let the server download it on first use)" : ""}`;

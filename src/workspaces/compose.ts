@@ -12,12 +12,7 @@ import { createDocumentService } from "../documents/service";
 import { createDocumentsQueryService, type DocumentsQueryDeps } from "../documents-query/service";
 import { createNoteService } from "../notes/service";
 import type { Cursors } from "../lib/cursors";
-import type { Embedder } from "../search/embedders/embedder";
-import type { SearchEngine } from "../search/query/engine";
-import type { Indexer } from "../search/indexing/indexer";
-import type { LanceStore } from "../search/lance/lance-store";
-import type { Outbox } from "../search/indexing/outbox";
-import type { SearchKind, SearchSource } from "../search/types";
+import type { Embedder, IndexingControl, Outbox, SearchEngine } from "../search";
 import { createArtifactRepository, createWorkspaceRepository } from "./repository";
 import { createWorkspaceService } from "./service";
 
@@ -35,19 +30,15 @@ export function openWorkspaceRepositories() {
 export type WorkspaceRepositories = ReturnType<typeof openWorkspaceRepositories>;
 
 /** Search sources: document blocks (from the index view) and chat messages. */
-export function workspaceSearchSources(repos: WorkspaceRepositories): Array<[SearchKind, SearchSource]> {
-  return [
-    ["block", blockSearchSource(repos.view)],
-    ["message", messageSearchSource(repos.chats)],
-  ];
+export function workspaceSearchSources(repos: WorkspaceRepositories) {
+  return { block: blockSearchSource(repos.view), message: messageSearchSource(repos.chats) };
 }
 
 export interface WorkspaceServiceDeps {
   repos: WorkspaceRepositories;
   outbox: Outbox;
   engine: SearchEngine;
-  indexer: Indexer;
-  lance: LanceStore;
+  indexer: IndexingControl;
   embedder: Embedder | null;
   store: Store;
   /** Opaque list cursors (see lib/cursors.ts), for every paginated list here. */
@@ -57,7 +48,7 @@ export interface WorkspaceServiceDeps {
 }
 
 /** Workspaces, documents (both views), chats, the derived index, the documents query and context build (which checks workspaces). */
-export function createWorkspaceServices({ repos, outbox, engine, indexer, lance, embedder, store, cursors, fileNames }: WorkspaceServiceDeps) {
+export function createWorkspaceServices({ repos, outbox, engine, indexer, embedder, store, cursors, fileNames }: WorkspaceServiceDeps) {
   const workspaces = createWorkspaceService({ repo: repos.workspaces, store, cursors });
   const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store, cursors });
   return {
@@ -67,7 +58,7 @@ export function createWorkspaceServices({ repos, outbox, engine, indexer, lance,
     chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors }),
     derivedIndex: createDerivedIndexService({
       workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
-      outbox, indexer, lance, embedderSpace: embedder?.spaceId ?? null, store, cursors,
+      outbox, indexer, engine, embedderSpace: embedder?.spaceId ?? null, store, cursors,
     }),
     documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, store, fileNames }),
     context: createContextService(engine, workspaces),

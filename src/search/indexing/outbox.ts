@@ -145,4 +145,7 @@ export function createOutbox(store: Store) {
     },
   };
 }
-export type Outbox = ReturnType<typeof createOutbox>;
+/** The outbox as the index writer uses it. */
+export type IndexOutbox = ReturnType<typeof createOutbox>;
+/** The outbox as the rest of the app uses it: domains record their changes (and ask for a rebuild) through it. */
+export type Outbox = Pick<IndexOutbox, "enqueue" | "enqueueMany" | "enqueueRebuild" | "pendingTextSeq">;

@@ -1,130 +1,70 @@
-import { createHash } from "node:crypto";
 import type { Store } from "../../db/store";
 import type { Logger } from "../../lib/log";
-import type { ContextFlags } from "../indexing/context-flags";
 import type { Embedder } from "../embedders/embedder";
 import { partitionWhere } from "../lance/filters";
-import type { Indexer } from "../indexing/indexer";
 import type { RawHit } from "../lance/lance-schema";
 import type { LanceStore } from "../lance/lance-store";
 import { partitionGroup, textTable, type PartitionGroup } from "../lance/partitions";
+import type { HitOf, RecordsOf, SearchFilters, SearchKind, SearchRecords, SearchRequest, SearchResult, SearchSources } from "../types";
+import type { IndexView } from "./index-view";
+import { createQueryVectors } from "./query-vectors";
 import { fullTextQuery } from "./query-text";
-import { contenders, fuse, order, type RankedHit } from "./ranking";
-import { sourceKey, type SearchHit, type SearchItem, type SearchKind, type SearchRequest, type SearchResult, type SearchSource, type SourceRef } from "../types";
+import { createReadBack } from "./read-back";
+import { fuse, order } from "./ranking";
+import type { SearchTimings } from "./server-timing";
 
-export interface SearchEngineOptions {
+export interface SearchEngineOptions<S extends SearchSources> {
   store: Store;
   lance: LanceStore;
-  indexer: Indexer;
-  sources: Map<SearchKind, SearchSource>;
+  /** The indexing side, as far as a search needs it. */
+  view: IndexView;
+  sources: S;
   embedder: Embedder | null;
   log: Logger;
   /** The longest a search waits for the query embedding before going full-text only. */
   queryEmbedTimeoutMs: number;
   /** The longest a search waits for the caller's own pending writes to reach the index. */
   searchWaitMs: number;
-  contextFlags: ContextFlags;
+}
+
+/** A search's answer, with where it spent its time and how many of the owner's writes it could not see yet. */
+export type SearchResponse<H> = SearchResult<H> & { timings: SearchTimings; indexLag: number };
+
+/**
+ * The read path, as the rest of the app sees it. `R` says which row each kind's hits
+ * carry (see `SearchSource`): a memory search of an engine over the memory source gets
+ * hits whose `record` is the memory row, typed.
+ */
+export interface SearchEngine<out R extends SearchRecords = SearchRecords> {
+  /**
+   * Searches one owner's items. `deadline` (a `performance.now()` time) bounds the whole
+   * search: waiting for the index, embedding the query; past it the search answers from
+   * the index as it is and `indexLag` says how many of the owner's writes it could not
+   * see yet.
+   */
+  search<K extends SearchKind & keyof R>(request: SearchRequest<K>): Promise<SearchResponse<HitOf<R, K>>>;
+  /**
+   * How many items of these kinds (of one partition group) the owner's index holds within
+   * `filters`, and how many of them have vectors (unless `vectors: false`): the index as
+   * the writer last wrote it.
+   */
+  countIndexed(ownerId: string, kinds: SearchKind[], filters: SearchFilters, options?: { vectors?: boolean }): Promise<{ items: number; withVectors: number }>;
 }
 
 const CANDIDATES_PER_RESULT = 4;
 const MAX_CANDIDATES = 200;
-/** Query vectors kept, across all owners (512 × 384 floats ≈ 0.8 MB; keys are fixed-size hashes). */
-const QUERY_CACHE_SIZE = 512;
-/** Candidates read back beyond the gap when hits were dropped by the store read-back (deleted since indexed). */
-const VERIFY_SPARE = 5;
-
-/** Where a search spent its time, in milliseconds (logged at debug level; see `serverTiming`). */
-export interface SearchTimings {
-  flush: number;
-  embed: number;
-  search: number;
-}
 
 /**
  * The one search engine: memories, document blocks, chat messages and files all go
  * through `search`. Full-text candidates and (query embedding → vector candidates) run
  * concurrently within the caller's filter and are fused (see ranking.ts); every hit is
- * then checked against the store of record, so a deleted or changed source is never
- * answered from the index with its old text.
+ * then checked against the store of record (read-back.ts), so a deleted or changed source
+ * is never answered from the index with its old text.
  */
-export function createSearchEngine({ store, lance, indexer, sources, embedder, log, queryEmbedTimeoutMs, searchWaitMs, contextFlags }: SearchEngineOptions) {
-  // Recent query vectors: the chat proxy and retries ask the same question again. Keyed
-  // by owner and query: a cache shared across users would answer B's search for X
-  // faster when A had searched X, telling B what A searched.
-  const queryVectors = new Map<string, Float32Array>();
-  // The index writer's searches of memory tables read no column back (lance-store.ts).
-  lance.useRowKeysWhile(() => indexer.isWriter);
-  const queryKey = (ownerId: string, query: string) => createHash("sha256").update(`${ownerId.length}:${ownerId}|${query}`).digest("base64url");
-
-  async function embedQuery(ownerId: string, query: string, timeoutMs: number): Promise<Float32Array | null> {
-    if (!embedder || !query.trim() || timeoutMs <= 0) return null;
-    const key = queryKey(ownerId, query);
-    const cached = queryVectors.get(key);
-    if (cached) {
-      // Least recently used goes first: a hit moves to the back.
-      queryVectors.delete(key);
-      queryVectors.set(key, cached);
-      return cached;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
-      const vector = (await Promise.race([embedder.embed([query], "query"), timeout]))?.[0] ?? null;
-      if (vector) {
-        if (queryVectors.size >= QUERY_CACHE_SIZE) queryVectors.delete(queryVectors.keys().next().value!);
-        queryVectors.set(key, vector);
-      }
-      return vector;
-    } catch (error) {
-      log.debug("query embedding failed; full-text only", { reason: (error as Error).message });
-      return null;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /**
-   * Reads each hit's item back from the store of record, for this owner: the text,
-   * workspace and time answered are the current ones, and a hit whose item was deleted
-   * since it was indexed is dropped.
-   */
-  async function hydrate(ownerId: string, hits: RankedHit[]): Promise<Array<RankedHit & SearchHit & { createdAtMs: number }>> {
-    const byKind = new Map<SearchKind, SourceRef[]>();
-    for (const hit of hits) {
-      const refs = byKind.get(hit.kind) ?? [];
-      refs.push({ ownerId, kind: hit.kind, sourceId: hit.sourceId });
-      byKind.set(hit.kind, refs);
-    }
-    const current = new Map<string, SearchItem>();
-    for (const [kind, refs] of byKind) {
-      const source = sources.get(kind);
-      if (!source) continue;
-      for (const [key, items] of await source.load(store.db, refs, { context: false })) {
-        for (const item of items) current.set(`${key}|${item.itemId}`, item);
-      }
-    }
-    return hits.flatMap((hit) => {
-      const item = current.get(`${sourceKey({ ownerId, kind: hit.kind, sourceId: hit.sourceId })}|${hit.itemId}`);
-      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs, record: item.record }] : [];
-    });
-  }
-
-  /**
-   * The hits of a fused list read back from the store: the first `limit` (and every one
-   * tied with the last), then, while some were gone (deleted since they were indexed), the
-   * next candidates to fill the gap. Reading spares up front cost every search a third
-   * more rows for a case that is rare.
-   */
-  async function readBack(ownerId: string, fused: RankedHit[], limit: number) {
-    let read = contenders(fused, limit);
-    let hits = await hydrate(ownerId, read);
-    while (hits.length < limit && read.length < fused.length) {
-      const next = contenders(fused, read.length + (limit - hits.length) + VERIFY_SPARE).slice(read.length);
-      read = read.concat(next);
-      hits = hits.concat(await hydrate(ownerId, next));
-    }
-    return hits;
-  }
+export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptions<S>): SearchEngine<RecordsOf<S>> {
+  const { lance, view, log, queryEmbedTimeoutMs, searchWaitMs } = o;
+  const embedQuery = createQueryVectors(o.embedder, log);
+  const readBack = createReadBack(o.store.db, o.sources);
 
   /** Full-text and vector candidates from the owner's partition tables of the kinds searched. */
   async function candidates(request: SearchRequest, count: number, remaining: () => number) {
@@ -144,11 +84,11 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
       [...byGroup].map(async ([group, kinds]) => {
         const where = partitionWhere(kinds, request.filters);
         const table = textTable(request.ownerId, group);
-        const vectors = indexer.vectorTableFor(request.ownerId, group);
+        const vectors = view.vectorTable(request.ownerId, group);
         const [text, near] = await Promise.all([
-          contextFlags.has(table).then((context) => {
-            const indexedOnly = indexer.fullyIndexed(table);
-            indexer.noteSearch(table);
+          view.hasContext(table).then((context) => {
+            const indexedOnly = view.fullyIndexed(table);
+            view.noteSearch(table);
             return lance.searchText(table, where, query, count, { context, memories: group === "mem", indexedOnly });
           }),
           vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count, { memories: group === "mem" }) : null)) : Promise.resolve(null),
@@ -162,19 +102,13 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
   }
 
   return {
-    /**
-     * Searches one owner's items. `deadline` (a `performance.now()` time) bounds the
-     * whole search: waiting for the index, embedding the query; past it the search
-     * answers from the index as it is and `indexLag` says how many of the owner's
-     * writes it could not see yet.
-     */
-    async search(request: SearchRequest & { deadline?: number }): Promise<SearchResult & { timings: SearchTimings; indexLag: number }> {
+    async search<K extends SearchKind & keyof RecordsOf<S>>(request: SearchRequest<K>) {
       const started = performance.now();
       const remaining = () => (request.deadline === undefined ? Infinity : request.deadline - performance.now());
       // Only the kinds searched: a memory search does not wait for a document's blocks.
-      const flushed = await indexer.flush(request.ownerId, Math.max(0, Math.min(searchWaitMs, remaining())), request.kinds);
+      const flushed = await view.waitForOwnWrites(request.ownerId, Math.max(0, Math.min(searchWaitMs, remaining())), request.kinds);
       // A replica that does not write the index looks at its newest version.
-      await indexer.followWriter();
+      await view.followWriter();
       const afterFlush = performance.now();
       const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
       const { textHits, vectorHits, embedMs: embedTime } = await candidates(request, count, remaining);
@@ -182,7 +116,8 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
       const fused = fuse(textHits, vectorHits).filter((hit) => hit.score > 0 && hit.score >= (request.minScore ?? 0));
       // Ties go to the newer item, a time the index does not hold (one column less to read
       // per hit): every hit tied with the last candidate is read back too, then ordered.
-      const hits: SearchHit[] = order(await readBack(request.ownerId, fused, request.limit), request.limit);
+      // Each hit is of a kind searched and carries the row its kind's source read back.
+      const hits = order(await readBack(request.ownerId, fused, request.limit), request.limit) as Array<HitOf<RecordsOf<S>, K>>;
       const semantic = vectorHits !== null;
       const finished = performance.now();
       const timings = { flush: afterFlush - started, embed: embedMs, search: finished - afterFlush - embedMs };
@@ -194,25 +129,21 @@ export function createSearchEngine({ store, lance, indexer, sources, embedder, l
         strategy: semantic ? (textHits.length ? "hybrid" : "vector") : "fulltext",
         timings,
         indexLag: flushed.lag,
-      };
+      } as const;
+    },
+
+    async countIndexed(ownerId, kinds, filters, { vectors = true } = {}) {
+      await view.followWriter();
+      const group = partitionGroup(kinds[0]);
+      const where = partitionWhere(kinds, filters);
+      const vectorTable = vectors ? view.vectorTable(ownerId, group) : null;
+      const [items, withVectors] = await Promise.all([
+        lance.countRows(textTable(ownerId, group), where),
+        vectorTable ? lance.countRows(vectorTable, where) : Promise.resolve(0),
+      ]);
+      return { items, withVectors };
     },
   };
 }
-export type SearchEngine = ReturnType<typeof createSearchEngine>;
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
-
-/**
- * Renders timings as a `Server-Timing` header value: the wait for the index and the
- * search itself, query embedding included. The embedding's own time stays in the debug
- * log: it says whether the query vector came from the cache, which no client needs (and
- * which told other users' searches apart while the cache was shared).
- */
-export const serverTiming = (t: SearchTimings) => `flush;dur=${t.flush.toFixed(2)}, search;dur=${(t.embed + t.search).toFixed(2)}`;
-
-/** Response headers of a search: timings, and the index lag when the search could not wait for it all. */
-export function searchHeaders(result: { timings: SearchTimings; indexLag: number }): Record<string, string> {
-  const headers: Record<string, string> = { "server-timing": serverTiming(result.timings) };
-  if (result.indexLag > 0) headers["x-svc-index-lag"] = String(result.indexLag);
-  return headers;
-}
