@@ -65,6 +65,7 @@ export function scopeOf(parent: Scheduler): Scheduler {
         };
         pauses.add(done);
         // The scheduler's own pause ends at the time, or when the scheduler stops or wakes.
+        // Ended early here, it still fires at its time (resolving nothing): pauses are short.
         void parent.pause(ms).then(done);
       });
     },
