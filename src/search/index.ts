@@ -11,8 +11,7 @@ import type { Search, SearchDeps } from "./open-search";
 import type { RecordsOf, SearchSources } from "./types";
 
 export type {
-  AnyItem, HitOf, IndexedItem, RecordsOf, SearchFilters, SearchHit, SearchItem, SearchKind, SearchMode, SearchRecords, SearchRequest, SearchResult,
-  SearchSource, SearchSources, SearchStrategy, SourceRef,
+  SearchFilters, SearchHit, SearchItem, SearchKind, SearchMode, SearchRequest, SearchResult, SearchSource, SearchStrategy, SourceRef,
 } from "./types";
 export { groupByOwner, sourceKey } from "./types";
 export type { Search, SearchDeps } from "./open-search";
@@ -20,8 +19,8 @@ export type { SearchEngine, SearchResponse } from "./query/engine";
 export { searchHeaders, type SearchTimings } from "./query/server-timing";
 export { createOutbox, type Outbox, type OutboxOp } from "./indexing/outbox";
 export type { IndexingControl } from "./indexing/control";
-export { recordedIndexFailure, type IndexHealth, type IndexStats } from "./indexing/index-health";
-export { indexStatus, type IndexFailure, type IndexStatus } from "./indexing/write-failures";
+export { recordedIndexFailure, type IndexHealth } from "./indexing/index-health";
+export { indexStatus } from "./indexing/write-failures";
 export { searchMigrations } from "./indexing/migrations";
 export { indexLocation, type LanceLocation } from "./lance/index-location";
 export type { Embedder } from "./embedders/embedder";

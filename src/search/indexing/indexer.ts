@@ -2,14 +2,14 @@ import type { Lease } from "../../db/leases";
 import type { Scheduler } from "../../lib/scheduler";
 import { scopeOf } from "../../lib/scheduler-scope";
 import type { PartitionGroup } from "../lance/partitions";
-import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
+import type { IndexingControl } from "./control";
 import { IdleOptimizer } from "./idle-optimizer";
+import { indexHealth, type IndexHealth, type IndexStats } from "./index-health";
+import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
 import { JobRunner, RunnerClosed } from "./job-runner";
 import { VectorIndexBuilds } from "./vector-index-builds";
-import { VectorStage } from "./vector-stage";
-import type { IndexingControl } from "./control";
-import { indexHealth, type IndexHealth, type IndexStats } from "./index-health";
 import { readVectorOutage, type VectorOutage } from "./vector-outage";
+import { VectorStage } from "./vector-stage";
 import { createWaiters, type FlushResult } from "./waiters";
 import { WriteFailures } from "./write-failures";
 
