@@ -1,7 +1,4 @@
 import type { Executor } from "../db/store";
-import type { SearchFilters } from "../shared/search-filters";
-
-export type { SearchFilters };
 
 /** What the search index holds: derived from SQLite, always rebuildable from it. */
 export type SearchKind = "memory" | "block" | "message" | "file";
@@ -77,6 +74,18 @@ type RowOf<S> = S extends { load(...args: never[]): Promise<Map<string, Array<in
 
 /** What each kind's hits carry (`unknown`: the caller does not look at records). */
 export type SearchRecords = Partial<Record<SearchKind, unknown>>;
+
+/** Filters that every search may carry; all are equality tests. */
+export interface SearchFilters {
+  workspaceId?: string;
+  /** With `workspaceId`: also match items that belong to no workspace (personal memories). */
+  includeUnscoped?: boolean;
+  sessionId?: string;
+  documentType?: string;
+  metadata?: Record<string, string | number | boolean | null>;
+  /** Restrict to these sources (e.g. one thread). */
+  sourceIds?: string[];
+}
 
 export interface SearchRequest<K extends SearchKind = SearchKind> {
   ownerId: string;

@@ -89,8 +89,9 @@ export class Indexer implements IndexingControl {
     });
   }
 
+  /** Holding the lease, and neither stopping nor with the app's scheduler stopped (a shutdown that cancelled it first). */
   get isWriter(): boolean {
-    return this.o.lease.held && !this.stopping;
+    return this.o.lease.held && !this.stopping && !this.tasks.stopped;
   }
 
   /** An owner's vector table of a group in the current space, once vectors exist. */
@@ -371,7 +372,8 @@ export class Indexer implements IndexingControl {
    * acknowledged waits on a restart, and the lease is released for another replica.
    */
   async stop(): Promise<void> {
-    const wasWriter = this.isWriter;
+    // The app's scheduler may have been stopped first: the text stage is drained all the same.
+    const wasWriter = this.o.lease.held && !this.stopping;
     this.stopping = true;
     // Cancels at once; the runs it started (a lease tick, a retry) are awaited below.
     const tasksSettled = this.tasks.stop();
