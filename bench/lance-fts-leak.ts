@@ -11,7 +11,7 @@
 import * as lancedb from "@lancedb/lancedb";
 import { Field, Schema, Utf8 } from "apache-arrow";
 import { parseArgs } from "node:util";
-import { fullTextIndex } from "../src/search/lance-schema";
+import { fullTextIndex } from "../src/search/lance/lance-schema";
 import { releaseFreedMemory } from "../src/lib/memory-trim";
 import { cleanup, tempDir } from "./lib/harness";
 import { machineLine, treeLine } from "./lib/machine";

@@ -4,14 +4,14 @@
  * then the server is restarted `--restarts` times. Prints the write rate, the index's
  * catch-up, tables and size, the RSS (then again after `--idle` seconds), and for each restart the time to listen, to a first
  * search and to a fresh write found by search; beside them, the index writer's damaged-table
- * check at takeover (`src/search/damaged-tables.ts`) alone in this process, opening the
+ * check at takeover (`src/search/lance/damaged-tables.ts`) alone in this process, opening the
  * tables one by one and eight at a time.
  */
 import * as lancedb from "@lancedb/lancedb";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { inParallel } from "../src/lib/in-parallel";
-import { unreadableTables } from "../src/search/damaged-tables";
+import { unreadableTables } from "../src/search/lance/damaged-tables";
 import { client } from "./lib/client";
 import { cleanup, diskBytes, giveUpAfter, tempDir } from "./lib/harness";
 import { machineLine, treeLine } from "./lib/machine";

@@ -158,7 +158,7 @@ try {
     await response.arrayBuffer();
     await Bun.sleep(100);
   }
-  // The writer's idle optimize runs 5 s after its last batch (src/search/indexer.ts).
+  // The writer's idle optimize runs 5 s after its last batch (src/search/indexing/indexer.ts).
   await Bun.sleep(15_000);
   const last = await checkpoint(`end (+${SETTLE_S + 19} s)`);
   console.log(table(["checkpoint", "writes", "fragments", "versions kept", "disk MB", "of it index MB", "disk/raw", "search p95 ms", "RSS MB"], rows));

@@ -81,7 +81,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(services.auth, () => healthInfo({ store: services.store, outbox: services.outbox, indexer: services.indexer, indexUri: services.lance.uri })),
+      healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer })),
     )
     .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))

@@ -8,7 +8,7 @@ import { messageSearchSource } from "./chats/search-source";
 import { createChatService } from "./chats/service";
 import { createAdmission } from "./completions/admission";
 import { createModelCatalog } from "./completions/models";
-import { createRetriever } from "./completions/retrieval";
+import { createRetriever, type RetrieverDeps } from "./completions/retrieval";
 import { createCompletionService } from "./completions/service";
 import { createUpstream } from "./completions/upstream";
 import type { Config } from "./config";
@@ -17,7 +17,6 @@ import { createClientKeys, type ClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
 import { checkMasterKeyConfig, resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
 import { looksEncrypted, noteDecryptor } from "./crypto/stored-text";
-import { createLease, createSettings } from "./db/leases";
 import { openStoreFor } from "./db/open";
 import { serverSecret } from "./db/secrets";
 import type { Executor, Store } from "./db/store";
@@ -48,16 +47,7 @@ import { createProfileRepository } from "./profiles/repository";
 import { createProfileService } from "./profiles/service";
 import { createRateLimitRepository } from "./rate-limits/repository";
 import { createRateLimiter } from "./rate-limits/service";
-import { createContextFlags } from "./search/context-flags";
-import { createEmbeddingCache } from "./search/embedding-cache";
-import type { Embedder } from "./search/embedders/embedder";
-import { createEmbedder } from "./search/embedders";
-import { createSearchEngine, type SearchEngine } from "./search/engine";
-import { Indexer, LEASE_TTL_MS } from "./search/indexer";
-import { indexLocation } from "./search/index-location";
-import { LanceStore } from "./search/lance-store";
-import { createOutbox, type Outbox } from "./search/outbox";
-import type { SearchKind, SearchSource } from "./search/types";
+import { createSearch, type Embedder, type IndexingControl, type Outbox, type SearchEngine } from "./search";
 import { createCursors, type Cursors } from "./shared/cursors";
 import { createUploadRepository } from "./uploads/repository";
 import { createUploadService } from "./uploads/service";
@@ -69,7 +59,8 @@ import { createWorkspaceService, type WorkspaceService } from "./workspaces/serv
 /**
  * The composition root: the one place that opens the stores and wires every service,
  * for the server and the CLI alike. It owns the one scheduler of background work (the
- * orphan-blob sweep, MCP session expiry, the PDF text passes); `close` cancels it first,
+ * orphan-blob sweep, MCP session expiry, the PDF text passes, the index writer's timers,
+ * LanceDB's deferred handle closes); `close` cancels it first,
  * so nothing new starts, then drains what runs, stops the index writer (draining the
  * text stage) and closes the stores.
  */
@@ -86,35 +77,14 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const scheduler = createScheduler({ onError: (task, error) => log.warn("background task failed", { task, reason: (error as Error).message }) });
 
   const cursors = createCursors(await serverSecret(store, "cursors"));
-  const lance = await LanceStore.open(indexLocation(config), {
-    indexMb: config.indexer.indexCacheMb,
-    metadataMb: Math.max(16, config.indexer.indexCacheMb >> 2),
-  }, config.indexer.maxOpenTables);
-  const embedder = await createEmbedder(config.embeddings, log);
-  const outbox = createOutbox(store);
-  const settings = createSettings();
-  const contextFlags = createContextFlags(settings, store.db);
-
   const memoryRepo = createMemoryRepository();
   const workspaceRepos = openWorkspaceRepositories();
   const fileRepo = createFileRepository();
-  const sources = new Map<SearchKind, SearchSource>([["memory", memorySearchSource(memoryRepo)], ...workspaceSearchSources(workspaceRepos), ["file", fileSearchSource(fileRepo)]]);
-
-  const indexer = new Indexer({
-    store, outbox, lance, sources, embedder, settings, log, contextFlags,
-    cache: createEmbeddingCache(store, { maxRows: config.indexer.embeddingCacheMax }),
-    lease: createLease(store, "indexer", LEASE_TTL_MS),
-    batchSize: config.indexer.batchSize,
-    maxFragments: config.indexer.maxFragments,
-    idleOptimizeMs: config.indexer.idleOptimizeMs,
-    vectorIndexMinRows: config.indexer.vectorIndexMinRows,
+  const search = await createSearch({
+    config, store, log, scheduler,
+    sources: { memory: memorySearchSource(memoryRepo), ...workspaceSearchSources(workspaceRepos), file: fileSearchSource(fileRepo) },
   });
-  const engine = createSearchEngine({
-    store, lance, indexer, sources, embedder, log,
-    queryEmbedTimeoutMs: 2_000,
-    searchWaitMs: config.index.searchWaitMs,
-    contextFlags,
-  });
+  const { engine, outbox, indexing: indexer, embedder } = search;
 
   const credentialsRepo = createCredentialsRepository();
   const credentials = createCredentialsService({ store, repo: credentialsRepo });
@@ -131,7 +101,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const profileRepo = createProfileRepository();
 
   const fileNames = async (tx: Executor, ownerId: string, keys: string[]) => new Map((await fileRepo.getMany(tx, ownerId, keys)).map((f) => [f.key, f.name]));
-  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, lance, embedder, store, cursors, fileNames });
+  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, embedder, store, cursors, fileNames });
   const { workspaces } = workspaceServices;
   // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
   const blobs = await BlobStore.open(blobsLocation(config));
@@ -148,12 +118,11 @@ export async function openServices(config: Config, options: { log?: Logger; star
     config,
     log,
     store,
-    lance,
+    search,
     embedder,
     outbox,
     indexer,
     engine,
-    sources,
     cursors,
     scheduler,
     auth,
@@ -177,9 +146,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
       // Kills the PDF reader at work, so the drain below does not wait out its time budget.
       await pdfText.stop();
       await drained;
-      await indexer.stop();
-      await embedder?.close?.();
-      lance.close();
+      // The index writer stops writing once the scheduler is stopped; this drains its text stage and closes LanceDB.
+      await search.stop();
       blobs.close();
       await store.close();
     },
@@ -206,11 +174,8 @@ function openWorkspaceRepositories() {
 type WorkspaceRepositories = ReturnType<typeof openWorkspaceRepositories>;
 
 /** Search sources: document blocks (from the index view) and chat messages. */
-function workspaceSearchSources(repos: WorkspaceRepositories): Array<[SearchKind, SearchSource]> {
-  return [
-    ["block", blockSearchSource(repos.view)],
-    ["message", messageSearchSource(repos.chats)],
-  ];
+function workspaceSearchSources(repos: WorkspaceRepositories) {
+  return { block: blockSearchSource(repos.view), message: messageSearchSource(repos.chats) };
 }
 
 /** Workspaces, documents (both views), chats, the derived index, the documents query and context build (which checks workspaces). */
@@ -218,8 +183,7 @@ function createWorkspaceServices(d: {
   repos: WorkspaceRepositories;
   outbox: Outbox;
   engine: SearchEngine;
-  indexer: Indexer;
-  lance: LanceStore;
+  indexer: IndexingControl;
   embedder: Embedder | null;
   store: Store;
   /** Opaque list cursors (see shared/cursors.ts), for every paginated list here. */
@@ -237,7 +201,7 @@ function createWorkspaceServices(d: {
     chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors }),
     derivedIndex: createDerivedIndexService({
       workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
-      outbox, indexer: d.indexer, lance: d.lance, embedderSpace: d.embedder?.spaceId ?? null, store, cursors,
+      outbox, indexer: d.indexer, engine, embedderSpace: d.embedder?.spaceId ?? null, store, cursors,
     }),
     documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, store, fileNames: d.fileNames }),
     context: createContextService(engine, workspaces),
@@ -251,7 +215,7 @@ const HOLD_GRACE_MS = 30 * 60_000;
 function createCompletionServices(d: {
   config: Config;
   store: Store;
-  engine: SearchEngine;
+  engine: RetrieverDeps["engine"];
   workspaces: WorkspaceService;
   documentsQuery: DocumentsQueryService;
   log: Logger;

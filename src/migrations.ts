@@ -5,7 +5,7 @@ import { chatMigrations } from "./chats/migrations";
 import { encryptionMigrations } from "./crypto/migrations";
 import { documentMigrations } from "./documents/migrations";
 import { fileMigrations } from "./files/migrations";
-import { searchMigrations } from "./search/migrations";
+import { searchMigrations } from "./search";
 import { workspaceMigrations } from "./workspaces/migrations";
 import { memoryMigrations } from "./memories/migrations";
 import { usageMigrations } from "./usage/migrations";

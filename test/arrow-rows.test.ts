@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from "bun:test";
 import * as lancedb from "@lancedb/lancedb";
 import { rmSync } from "node:fs";
-import { numericColumns } from "../src/search/arrow-rows";
-import { fullTextIndex } from "../src/search/lance-schema";
+import { numericColumns } from "../src/search/lance/arrow-rows";
+import { fullTextIndex } from "../src/search/lance/lance-schema";
 import { tempDir } from "./helpers/server";
 
 const dir = tempDir("mnemo-arrow-rows-");

@@ -181,7 +181,7 @@ describe("GET /v1/me and /health", () => {
 
   test("/health shows the index's details to any valid token, whatever its scopes", async () => {
     const { key } = await server.services.credentials.createApiKey({ userId: "ops", scopes: ["usage:read"] });
-    const details = expect.objectContaining({ writer: true, uri: server.services.lance.uri, replicaId: expect.any(String), lastError: null });
+    const details = expect.objectContaining({ writer: true, uri: server.services.search.internals.lance.uri, replicaId: expect.any(String), lastError: null });
     for (const token of [key, "mock-token-ops"]) {
       expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details }]);
     }

@@ -137,6 +137,32 @@ describe(`memory injection on ${backend}`, () => {
   });
 });
 
+describe(`workspace notes are what the engine finds of the workspace's notes, on ${backend}`, () => {
+  test("a chat message of the workspace that matches the question better takes no note's place", async () => {
+    const fake = startFakeUpstream();
+    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+    try {
+      const ws = await createWorkspace(server, "Roses");
+      await createDocument(server, ws, { title: "Garden plan", indexable_blocks: [{ id: "r1", content: "Prune the roses in March" }] });
+      const [, thread] = await server.call("POST", `/v1/workspaces/${ws}/chats`, { body: { title: "Chat" } });
+      const [sent] = await server.call("POST", `/v1/workspaces/${ws}/chats/${thread.id}/messages`, {
+        body: { role: "user", content: "prune roses, prune roses, when to prune roses" },
+      });
+      expect(sent).toBe(201);
+      // The message outranks the note for this question: asked for notes only, the one note still comes.
+      const [, found] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query: "when to prune the roses", top_k: 1 } });
+      expect(found.items.map((item: { type: string }) => item.type)).toEqual(["message"]);
+      const r = await complete(server, { messages: [{ role: "user", content: "when to prune the roses" }], memory: { limit: 1 } }, { headers: { "x-svc-workspace": ws } });
+      expect([r.status, r.shimmer, r.memories, r.notes]).toEqual([200, "injected", "0", "1"]);
+      expect(systemOf(fake)).toContain(`${NOTES_HEADING}\n- Garden plan: Prune the roses in March`);
+      expect(systemOf(fake)).not.toContain("when to prune roses");
+    } finally {
+      await server.destroy();
+      fake.stop();
+    }
+  });
+});
+
 describe(`memory within the monthly quota on ${backend}`, () => {
   test("the memory block fits what the request's hold has room for: items that do not fit are left out; with no room, memory is skipped", async () => {
     const fake = startFakeUpstream();

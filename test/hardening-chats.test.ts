@@ -30,7 +30,7 @@ describe("per-message chat indexing", () => {
     // by MNEMO_SEARCH_WAIT_MS, which 2,000 messages on a loaded CI machine can outlast).
     await server.services.indexer.drain();
     expect(await queryIds(server, { workspace_id: ws, query: "tides", top_k: 1 })).toHaveLength(1);
-    const lance = server.services.lance;
+    const lance = server.services.search.internals.lance;
     const replaceItems = lance.replaceItems;
     const written: number[] = [];
     lance.replaceItems = (name, deleteKeys, rows, options) => {

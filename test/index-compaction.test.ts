@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { textTable } from "../src/search/partitions";
+import { textTable } from "../src/search/lance/partitions";
 import { fragmentCount } from "./helpers/index-rows";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 
@@ -74,7 +74,7 @@ describe("idle optimize", () => {
   test("then renews the LanceDB connection (which keeps memory for every full-text index update), and searches and writes carry on through the new one", async () => {
     const server = await startTestServer({ env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "300" } });
     servers.push(server);
-    const lance = server.services.lance;
+    const lance = server.services.search.internals.lance;
     const connection = () => (lance as unknown as { connection: object }).connection;
     const table = textTable("renew", "mem");
     for (let round = 0; round < 2; round++) {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { textTable } from "../src/search/partitions";
+import { textTable } from "../src/search/lance/partitions";
 import { killSpawnedServers, spawnServer } from "./helpers/cli";
 import { databaseUrlFor, dropDatabaseFor } from "./helpers/database";
 import { fragmentCount } from "./helpers/index-rows";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { textTable } from "../src/search/partitions";
+import { textTable } from "../src/search/lance/partitions";
 import { indexedColumns } from "./helpers/index-rows";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";

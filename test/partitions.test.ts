@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { textTable } from "../src/search/partitions";
+import { textTable } from "../src/search/lance/partitions";
 import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 import { dropDatabaseFor } from "./helpers/database";
 import { duplicates, indexRows, indexTables } from "./helpers/index-rows";
@@ -131,7 +131,7 @@ describe("open index tables", () => {
       for (const user of users) {
         const [, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query: "ferns" } });
         expect(body.results.map((r: { content: string }) => r.content)).toEqual([`${user} waters the ferns`]);
-        expect(server.services.lance.openTableCount).toBeLessThanOrEqual(3);
+        expect(server.services.search.internals.lance.openTableCount).toBeLessThanOrEqual(3);
       }
     }
   });

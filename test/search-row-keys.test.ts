@@ -1,13 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { RawHit } from "../src/search/lance-schema";
-import { LanceStore } from "../src/search/lance-store";
-import { textTable } from "../src/search/partitions";
+import type { RawHit } from "../src/search/lance/lance-schema";
+import { LanceStore } from "../src/search/lance/lance-store";
+import { textTable } from "../src/search/lance/partitions";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 
 /**
  * Memory searches read item ids from an in-memory map by row address instead of the
- * item_id column (src/search/row-keys.ts). These check that the map answers exactly what
+ * item_id column (src/search/lance/row-keys.ts). These check that the map answers exactly what
  * the column says, through a table's whole life: cold, loaded, new rows, compaction, and
  * a table dropped and created again — seen by this process and by another one.
  */
@@ -54,7 +54,7 @@ describe("memory search by row address", () => {
   test("answers the ids and scores the item_id column holds: cold, loaded, after new rows and after compaction", async () => {
     const server = await startTestServer();
     servers.push(server);
-    const lance = server.services.lance;
+    const lance = server.services.search.internals.lance;
     const table = textTable("rk", "mem");
     await write(server, "rk", 0, 40, "a");
 
@@ -91,8 +91,8 @@ describe("memory search by row address", () => {
     const reader = await LanceStore.open({ uri: join(server.dataDir, "index"), readConsistencySeconds: 0 });
     try {
       await both(reader, table);
-      await both(server.services.lance, table);
-      await mapLoaded(server.services.lance, 30);
+      await both(server.services.search.internals.lance, table);
+      await mapLoaded(server.services.search.internals.lance, 30);
       expect(heldRows(reader)).toBe(0);
 
       // Deleting every memory drops the partition; new memories create it again, with
@@ -101,7 +101,7 @@ describe("memory search by row address", () => {
       await server.services.indexer.drain();
       await write(server, "rk2", 0, 30, "new");
 
-      for (const lance of [server.services.lance, reader]) {
+      for (const lance of [server.services.search.internals.lance, reader]) {
         const again = await both(lance, table);
         expect(again.byMap).toEqual(again.byColumn);
         expect(again.byMap.flat().length).toBeGreaterThan(QUERIES.length);

@@ -94,16 +94,16 @@ describe("the vector index", () => {
     }
     await server.services.indexer.drain();
     await server.services.indexer.vectorIndexSettled();
-    const table = server.services.indexer.vectorTableFor("alice", "mem")!;
-    expect(await server.services.lance.hasVectorIndex(table)).toBe(true);
+    const table = server.services.search.internals.indexer.vectorTableFor("alice", "mem")!;
+    expect(await server.services.search.internals.lance.hasVectorIndex(table)).toBe(true);
 
     const { fakeEmbedding } = await import("./helpers/fake-embedder");
     const where = null;
     let agreed = 0;
     for (const topic of topics) {
       const vector = Float32Array.from(fakeEmbedding(`${topic} item${topics.indexOf(topic)}`, 64));
-      const indexed = await server.services.lance.searchVectors(table, where, vector, 10);
-      const exact = await server.services.lance.searchVectors(table, where, vector, 10, { exact: true });
+      const indexed = await server.services.search.internals.lance.searchVectors(table, where, vector, 10);
+      const exact = await server.services.search.internals.lance.searchVectors(table, where, vector, 10, { exact: true });
       const exactIds = new Set(exact.map((hit) => hit.item_id));
       agreed += indexed.filter((hit) => exactIds.has(hit.item_id)).length;
     }

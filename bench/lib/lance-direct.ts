@@ -2,13 +2,13 @@
  * LanceDB's own full-text search, called directly (no HTTP, no Mnemo): the floor the
  * server's search is compared with in `--mode tenancy`. One table in a temp dir holding
  * the same texts (an `id` and one `text` column), one FTS index with the tokenizer of
- * src/search/lance-schema.ts `fullTextIndex()`, and the same queries, limit 40 (what the
+ * src/search/lance/lance-schema.ts `fullTextIndex()`, and the same queries, limit 40 (what the
  * server asks LanceDB for at limit 10: max(20, 10 × 4)).
  */
 import * as lancedb from "@lancedb/lancedb";
 import { Field, Int32, Schema, Utf8 } from "apache-arrow";
-import { FULL_TEXT_TOKENIZER } from "../../src/search/lance-schema";
-import { fullTextQuery } from "../../src/search/query-text";
+import { FULL_TEXT_TOKENIZER } from "../../src/search/lance/lance-schema";
+import { fullTextQuery } from "../../src/search/query/query-text";
 import { removeDir, tempDir } from "./harness";
 import { round, summarize, type Summary } from "./stats";
 

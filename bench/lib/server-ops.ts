@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { dataPaths } from "../../src/data-paths";
-import { isVectorTable, textTable } from "../../src/search/partitions";
+import { isVectorTable, textTable } from "../../src/search/lance/partitions";
 import type { Logger } from "../../src/lib/log";
 import type { RunningServer } from "../../src/server";
 
@@ -148,22 +148,22 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
       return measure(call, (ms) => (record ? (record.embedMs += ms) : addWork(`embed:${purpose}`, ms, texts.length)));
     });
   }
-  wrap(services.lance, "searchText", (call) => {
+  wrap(services.search.internals.lance, "searchText", (call) => {
     const record = current;
     return measure(call, (ms) => record && (record.textMs += ms));
   });
-  wrap(services.lance, "searchVectors", (call) => {
+  wrap(services.search.internals.lance, "searchVectors", (call) => {
     const record = current;
     return measure(call, (ms) => record && (record.vectorMs += ms));
   });
-  wrap(services.lance, "replaceItems", (call, args) => measure(call, (ms) => addWork("lance:replaceItems", ms, (args[1] as unknown[]).length)));
-  wrap(services.lance, "replaceVectors", (call, args) => measure(call, (ms) => addWork("lance:replaceVectors", ms, (args[3] as unknown[]).length)));
-  wrap(services.lance, "createVectorIndex", (call, args) => measure(call, (ms) => addWork(`lance:createVectorIndex(${String(args[0]).slice(0, 12)})`, ms, 0)));
-  wrap(services.lance, "optimize", (call, args) => measure(call, (ms) => addWork(`lance:optimize(${String(args[0]).slice(0, 12)})`, ms, 0)));
+  wrap(services.search.internals.lance, "replaceItems", (call, args) => measure(call, (ms) => addWork("lance:replaceItems", ms, (args[1] as unknown[]).length)));
+  wrap(services.search.internals.lance, "replaceVectors", (call, args) => measure(call, (ms) => addWork("lance:replaceVectors", ms, (args[3] as unknown[]).length)));
+  wrap(services.search.internals.lance, "createVectorIndex", (call, args) => measure(call, (ms) => addWork(`lance:createVectorIndex(${String(args[0]).slice(0, 12)})`, ms, 0)));
+  wrap(services.search.internals.lance, "optimize", (call, args) => measure(call, (ms) => addWork(`lance:optimize(${String(args[0]).slice(0, 12)})`, ms, 0)));
 
   async function tableState(name: string | null): Promise<TableState | null> {
     if (!name) return null;
-    const table = await services.lance.table(name);
+    const table = await services.search.internals.lance.table(name);
     if (!table) return null;
     const stats = await table.stats();
     const indices = [];
@@ -182,7 +182,7 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
 
   return {
     async state(ownerId: string): Promise<IndexState> {
-      const vectorTable = services.indexer.vectorTableFor(ownerId, "mem");
+      const vectorTable = services.search.internals.indexer.vectorTableFor(ownerId, "mem");
       const stats = await services.indexer.stats();
       return {
         items: await tableState(textTable(ownerId, "mem")),
@@ -198,8 +198,8 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
     },
     /** LanceDB table handles open now (bounded by the store's cap) and the index's tables, by kind. */
     async lanceTables(): Promise<{ open: number; total: number; vector: number }> {
-      const names = await services.lance.tableNames();
-      return { open: services.lance.openTableCount, total: names.length, vector: names.filter(isVectorTable).length };
+      const names = await services.search.internals.lance.tableNames();
+      return { open: services.search.internals.lance.openTableCount, total: names.length, vector: names.filter(isVectorTable).length };
     },
     /** Waits for both outbox stages to empty; returns the milliseconds it took. */
     async drain(): Promise<number> {
@@ -225,7 +225,7 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
      */
     async compact(): Promise<number> {
       const start = performance.now();
-      for (const name of await services.lance.tableNames()) await services.lance.optimize(name, 60_000);
+      for (const name of await services.search.internals.lance.tableNames()) await services.search.internals.lance.optimize(name, 60_000);
       return performance.now() - start;
     },
     /** Search timings and indexer work since the last call, then resets them. */
@@ -240,8 +240,8 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
      * an exact scan of the same table and filter, for one owner's queries.
      */
     async vectorIndexRecall(ownerId: string, queries: string[], k: number) {
-      const name = services.indexer.vectorTableFor(ownerId, "mem");
-      const table = name ? await services.lance.table(name) : null;
+      const name = services.search.internals.indexer.vectorTableFor(ownerId, "mem");
+      const table = name ? await services.search.internals.lance.table(name) : null;
       if (!name || !table || !services.embedder) return null;
       const indexed = (await table.listIndices()).filter((i) => i.columns.includes("vector")).map((i) => i.indexType);
       const where = null;
@@ -250,7 +250,7 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
       let wanted = 0;
       for (const query of queries) {
         const [vector] = await services.embedder.embed([query], "query");
-        const approx = await services.lance.searchVectors(name, where, vector, k);
+        const approx = await services.search.internals.lance.searchVectors(name, where, vector, k);
         // Exact neighbours beyond k give the true distance of near-ties too.
         const exact = await table.vectorSearch(Array.from(vector)).distanceType("cosine").bypassVectorIndex().select(["item_id", "_distance"]).limit(k + 50).toArray();
         const top = exact.slice(0, k);

@@ -89,7 +89,7 @@ Example:
             pending = stats.pendingText + ((await services.outbox.pendingTextSeq("*")) !== null ? 1 : 0);
             if (!services.indexer.isWriter) throw new CliError("another process writes the search index of this data dir; stop it and run mnemo reindex");
           }
-          for (const source of services.sources.values()) for await (const _ of source.listAll(services.store.db)) sources++;
+          sources = await services.indexer.countSources();
           bar?.update(sources, sources);
         } finally {
           bar?.finish();

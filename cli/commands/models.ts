@@ -11,7 +11,7 @@ import {
   getModelSpec,
   listModels,
   pullModel,
-} from "../../src/search/embedders/local/index.ts";
+} from "../../src/search";
 import { modelHubUrl, modelsDirFor, resolveDataDir } from "../../src/config.ts";
 import { CliError, examples, printJson, printTable } from "../output.ts";
 

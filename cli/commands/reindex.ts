@@ -32,13 +32,10 @@ ${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
         throw new CliError((error as Error).message);
       }
       const services = await openServices(config, { startIndexer: false });
-      const { createSettings } = await import("../../src/db/leases");
-      const { readVectorOutage } = await import("../../src/search/vector-outage");
-      const outage = () => readVectorOutage(createSettings(), services.store.db);
+      const outage = () => services.indexer.vectorOutage();
       const started = Date.now();
       try {
-        let total = 0;
-        for (const source of services.sources.values()) for await (const _ of source.listAll(services.store.db)) total++;
+        const total = await services.indexer.countSources();
         // The writer records why vectors cannot be made; only a record made after this point is this run's.
         const outageBefore = (await outage())?.raw ?? null;
         await services.store.transaction((tx) => services.outbox.enqueueRebuild(tx));

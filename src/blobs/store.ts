@@ -2,8 +2,7 @@ import * as lancedb from "@lancedb/lancedb";
 import { Binary, Field, Int32, makeData, RecordBatch, Schema, Struct, Table as ArrowTable } from "apache-arrow";
 import { createHash, randomUUID } from "node:crypto";
 import type { Config } from "../config";
-import type { LanceLocation } from "../search/lance-store";
-import { indexLocation } from "../search/index-location";
+import { indexLocation, type LanceLocation } from "../search";
 
 /** Bytes per row: a Range request maps to rows by arithmetic, and a row is all a stream holds at once. */
 export const BLOB_CHUNK_BYTES = 1024 * 1024;

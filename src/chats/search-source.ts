@@ -1,5 +1,5 @@
 import type { Executor } from "../db/store";
-import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
+import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search";
 import type { ChatRepository } from "./repository";
 
 /**
@@ -10,7 +10,7 @@ import type { ChatRepository } from "./repository";
  * the neighbouring messages (two before, one after, in creation order) as lower-weighted
  * context, as for session memories.
  */
-export function messageSearchSource(repo: ChatRepository): SearchSource {
+export function messageSearchSource(repo: ChatRepository): SearchSource<undefined, "message"> {
   return {
     kind: "message",
     async load(tx: Executor, refs: SourceRef[], { context = true } = {}) {

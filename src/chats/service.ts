@@ -6,8 +6,8 @@ import { oneOf } from "../shared/aliases";
 import { badRequest, notFound, payloadTooLarge } from "../shared/app-error";
 import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
-import type { Outbox } from "../search/outbox";
 import { pager, seqAfter, type Page, type PageRequest } from "../shared/pagination";
+import type { Outbox } from "../search";
 import type { WorkspaceService } from "../workspaces/service";
 import {
   DEFAULT_THREAD_TITLE, MAX_MESSAGE_BYTES, MAX_THREAD_METADATA_BYTES, type AppendMessageBody, type CreateThreadBody, type Message, type PatchThreadBody,

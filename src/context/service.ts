@@ -1,7 +1,6 @@
-import type { SearchEngine } from "../search/engine";
-import type { SearchHit, SearchKind, SearchResult } from "../search/types";
 import { renderContextText } from "../shared/context-text";
 import { checkFilterCount, inspectFilters, scopeWorkspace, toSearchFilters } from "../shared/search-filters";
+import type { SearchEngine, SearchHit, SearchKind, SearchResult } from "../search";
 import type { WorkspaceService } from "../workspaces/service";
 import type { BuildContextBody, BuiltContext } from "./model";
 

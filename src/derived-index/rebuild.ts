@@ -2,7 +2,7 @@ import type { ChatRepository } from "../chats/repository";
 import type { Executor, Store } from "../db/store";
 import { snapshotOf, type IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
-import type { Outbox } from "../search/outbox";
+import type { Outbox } from "../search";
 import type { DerivedIndexRepository } from "./repository";
 
 /**

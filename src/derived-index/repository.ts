@@ -1,5 +1,5 @@
 import { all, chunks, first, list, run, sql, type Executor } from "../db/store";
-import type { OutboxOp } from "../search/outbox";
+import type { OutboxOp } from "../search";
 
 /** How a workspace's stored documents and its index view line up. */
 export interface ViewCounts {

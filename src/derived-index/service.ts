@@ -4,12 +4,8 @@ import type { Cursors } from "../shared/cursors";
 import type { ChatRepository } from "../chats/repository";
 import type { IndexedDocument, IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
-import { partitionWhere } from "../search/filters";
-import type { Indexer } from "../search/indexer";
-import type { LanceStore } from "../search/lance-store";
-import { textTable } from "../search/partitions";
-import type { Outbox } from "../search/outbox";
 import { pager, type PageRequest } from "../shared/pagination";
+import type { IndexingControl, Outbox, SearchEngine } from "../search";
 import type { ArtifactKind, ArtifactRepository } from "../workspaces/repository";
 import type { WorkspaceService } from "../workspaces/service";
 import { deriveEdges } from "./edges";
@@ -28,8 +24,9 @@ export interface DerivedIndexDeps {
   artifacts: ArtifactRepository;
   repo: DerivedIndexRepository;
   outbox: Outbox;
-  indexer: Indexer;
-  lance: LanceStore;
+  indexer: IndexingControl;
+  /** What the index holds of a workspace (its status counts). */
+  engine: Pick<SearchEngine, "countIndexed">;
   embedderSpace: string | null;
   store: Store;
   cursors: Cursors;
@@ -51,7 +48,7 @@ function blockedVectorsNote(pendingVectors: number, embedderSpace: string | null
  * a block index), clear and reindex, and the client-stored manifest, index and edges.
  */
 export function createDerivedIndexService(d: DerivedIndexDeps) {
-  const { workspaces, view, artifacts, indexer, store } = d;
+  const { workspaces, view, artifacts, indexer, engine, store } = d;
   const rebuilds = createRebuilds(d);
 
   async function status(ownerId: string, workspaceId: string): Promise<LegacyIndexStatus> {
@@ -60,15 +57,10 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     const counts = await d.repo.viewCounts(store.db, ownerId, workspaceId);
     const pending = await d.repo.pending(store.db, ownerId, workspaceId);
     const note = blockedVectorsNote(pending.vector, d.embedderSpace, pending.vector > 0 && (await d.repo.embedderFailing(store.db)));
-    await indexer.followWriter();
-    const blocksWhere = partitionWhere(["block"], { workspaceId });
-    const vectorTable = indexer.vectorTableFor(ownerId, "doc");
+    // The index as the writer last wrote it (another process may be the writer).
+    const { items: blocks, withVectors: vectors } = await engine.countIndexed(ownerId, ["block"], { workspaceId });
+    const { items: messages } = await engine.countIndexed(ownerId, ["message"], { workspaceId }, { vectors: false });
     const stats = await indexer.stats();
-    const [blocks, vectors, messages] = await Promise.all([
-      d.lance.countRows(textTable(ownerId, "doc"), blocksWhere),
-      vectorTable ? d.lance.countRows(vectorTable, blocksWhere) : Promise.resolve(0),
-      d.lance.countRows(textTable(ownerId, "doc"), partitionWhere(["message"], { workspaceId })),
-    ]);
     return {
       workspaceId,
       status: pending.text > 0 || (pending.vector > 0 && note === null) ? "indexing" : "ready",

@@ -3,8 +3,7 @@ import type { Executor, Store } from "../db/store";
 import type { IndexViewRepository } from "../documents/index-view";
 import type { DocumentRepository } from "../documents/repository";
 import { oneOf } from "../shared/aliases";
-import type { SearchEngine } from "../search/engine";
-import type { SearchFilters, SearchHit, SearchKind } from "../search/types";
+import type { SearchEngine, SearchFilters, SearchHit, SearchKind } from "../search";
 import type { WorkspaceService } from "../workspaces/service";
 import type { DocumentsQueryBody, DocumentsQueryResponse, QueryItem } from "./model";
 import { renderContextText } from "../shared/context-text";
@@ -82,14 +81,21 @@ function toItem(hit: SearchHit, threadId: string | null, titles: Map<string, str
  * (and memories / files when asked), owner-scoped, so another user's ids find nothing.
  */
 export function createDocumentsQueryService(d: DocumentsQueryDeps) {
+  /** Documents' titles as answers show them (the owner's documents only). */
+  async function documentTitles(ownerId: string, documentIds: string[]): Promise<Map<string, string>> {
+    const db = d.store.db;
+    const titles = await d.documents.titles(db, ownerId, documentIds);
+    // A legacy-deleted document still in the index keeps the title it was indexed with.
+    const missing = documentIds.filter((id) => !titles.has(id));
+    for (const [id, doc] of await d.view.getMany(db, ownerId, missing)) titles.set(id, doc.title);
+    return titles;
+  }
+
   async function titlesOf(ownerId: string, hits: SearchHit[], threadOf: Map<string, string>): Promise<Map<string, string>> {
     const db = d.store.db;
     const docIds = [...new Set(hits.filter((h) => h.kind === "block").map((h) => h.sourceId))];
     const threadIds = [...new Set(hits.filter((h) => h.kind === "message").map((h) => threadOf.get(h.sourceId)).filter((id) => id !== undefined))];
-    const titles = await d.documents.titles(db, ownerId, docIds);
-    // A legacy-deleted document still in the index keeps the title it was indexed with.
-    const missing = docIds.filter((id) => !titles.has(id));
-    for (const [id, doc] of await d.view.getMany(db, ownerId, missing)) titles.set(id, doc.title);
+    const titles = await documentTitles(ownerId, docIds);
     for (const [id, thread] of await d.chats.getThreads(db, ownerId, threadIds)) titles.set(`thread:${id}`, thread.title);
     const fileKeys = [...new Set(hits.filter((h) => h.kind === "file").map((h) => h.sourceId))];
     if (fileKeys.length) for (const [key, name] of await d.fileNames(db, ownerId, fileKeys)) titles.set(`file:${key}`, name);
@@ -97,6 +103,8 @@ export function createDocumentsQueryService(d: DocumentsQueryDeps) {
   }
 
   return {
+    documentTitles,
+
     async query(ownerId: string, body: DocumentsQueryBody): Promise<DocumentsQueryResponse> {
       const { workspaceId, limit, eq } = checkQuery(body);
       if (workspaceId !== undefined) await d.workspaces.requireOwned(ownerId, workspaceId);

@@ -1,5 +1,5 @@
 import type { Executor } from "../db/store";
-import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
+import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search";
 import type { IndexedDocument, IndexViewRepository } from "./index-view";
 
 /** The id a document's title is indexed under: its root block (the block that is the document itself). */
@@ -12,7 +12,7 @@ export const titleItemId = (doc: Pick<IndexedDocument, "rootBlockId" | "document
  * type and scalar metadata for filters. A block that has the root block's id replaces
  * the title item. Blocks carry no neighbouring context, so `context` changes nothing here.
  */
-export function blockSearchSource(view: IndexViewRepository): SearchSource {
+export function blockSearchSource(view: IndexViewRepository): SearchSource<undefined, "block"> {
   return {
     kind: "block",
     async load(tx: Executor, refs: SourceRef[]) {

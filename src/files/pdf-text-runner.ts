@@ -2,7 +2,7 @@ import type { BlobStore } from "../blobs/store";
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import type { Scheduler } from "../lib/scheduler";
-import type { Outbox } from "../search/outbox";
+import type { Outbox } from "../search";
 import { extractPdfText, type PdfTextBudget, type PdfTextResult } from "./pdf-text";
 import type { FileRepository, FileRow } from "./repository";
 import { MAX_PDF_BYTES, PDF_TEXT_BUDGET, splitBlocks } from "./text";

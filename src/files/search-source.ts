@@ -1,5 +1,5 @@
 import type { Executor } from "../db/store";
-import { groupByOwner, sourceKey, type SearchItem, type SearchSource } from "../search/types";
+import { groupByOwner, sourceKey, type SearchItem, type SearchSource } from "../search";
 import type { FileRepository } from "./repository";
 
 /**
@@ -8,7 +8,7 @@ import type { FileRepository } from "./repository";
  * with the file's name and content type as filterable metadata. A deleted file has no
  * row, so the indexer removes its items.
  */
-export function fileSearchSource(repo: FileRepository): SearchSource {
+export function fileSearchSource(repo: FileRepository): SearchSource<undefined, "file"> {
   return {
     kind: "file",
     async load(tx: Executor, refs) {

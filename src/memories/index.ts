@@ -2,8 +2,8 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { searchHeaders } from "../search/engine";
 import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, MEMORY_BODY_LIMIT } from "./model";
+import { searchHeaders } from "../search";
 import type { MemoryService } from "./service";
 
 /** Routes of spec §4 "Memories". */

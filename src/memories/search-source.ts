@@ -1,6 +1,6 @@
 import type { Executor } from "../db/store";
-import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search/types";
-import type { MemoryRepository } from "./repository";
+import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search";
+import type { MemoryRepository, MemoryRow } from "./repository";
 
 /**
  * Feeds memories to the search index: one item per memory, its content as text and
@@ -8,11 +8,11 @@ import type { MemoryRepository } from "./repository";
  * reply such as "Yes, last Tuesday" is found by the question it answers): the two
  * memories before it and the one after it.
  */
-export function memorySearchSource(repo: MemoryRepository): SearchSource {
+export function memorySearchSource(repo: MemoryRepository): SearchSource<MemoryRow, "memory"> {
   return {
     kind: "memory",
     async load(tx: Executor, refs: SourceRef[], { context = true } = {}) {
-      const out = new Map<string, SearchItem[]>();
+      const out = new Map<string, SearchItem<MemoryRow>[]>();
       for (const [ownerId, ids] of groupByOwner(refs)) {
         for (const row of (await repo.getMany(tx, ownerId, ids)).values()) {
           const ref = { ownerId, kind: "memory" as const, sourceId: row.id };

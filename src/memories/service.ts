@@ -4,17 +4,16 @@ import { oneOf } from "../shared/aliases";
 import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
 import { parseIntegerParam } from "../shared/query";
-import type { Outbox } from "../search/outbox";
-import type { SearchEngine, SearchTimings } from "../search/engine";
-import type { SearchMode, SearchStrategy } from "../search/types";
 import { toSearchFilters } from "../shared/search-filters";
 import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody } from "./model";
+import type { Outbox, SearchEngine, SearchMode, SearchStrategy, SearchTimings } from "../search";
 import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
 
 export interface MemoryServiceDeps {
   repo: MemoryRepository;
   outbox: Outbox;
-  engine: SearchEngine;
+  /** The read path over the memory source: memory hits carry their stored row. */
+  engine: SearchEngine<{ memory: MemoryRow }>;
   store: Store;
   cursors: Cursors;
   /** The workspace ownership check (the workspaces service's `requireOwned`). */
@@ -144,7 +143,7 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       });
       // Every hit was read back from the store of record by the search (a memory deleted
       // meanwhile is no hit): its row comes with it.
-      const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record as MemoryRow), score: hit.score }));
+      const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record), score: hit.score }));
       return { response: { results, data: results, mode: result.mode, strategy: result.strategy }, timings: result.timings, indexLag: result.indexLag };
     },
   };

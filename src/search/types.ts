@@ -3,8 +3,8 @@ import type { Executor } from "../db/store";
 /** What the search index holds: derived from SQLite, always rebuildable from it. */
 export type SearchKind = "memory" | "block" | "message" | "file";
 
-/** One searchable unit (a memory, a document block, a chat message, a file chunk). */
-export interface SearchItem {
+/** The fields every searchable unit has, whatever its source. */
+export interface IndexedItem {
   ownerId: string;
   kind: SearchKind;
   /** The record the item derives from: memory id, document id, thread id, file id. */
@@ -24,9 +24,16 @@ export interface SearchItem {
    */
   contextBefore?: string;
   contextAfter?: string;
-  /** The stored row the item was read from, when the source keeps it: search hits carry it, so a caller need not read it again. */
-  record?: unknown;
 }
+
+/**
+ * The stored row an item was read from, when its source keeps it (`T`): search hits carry
+ * it, so a caller need not read it again. A source that keeps none (`undefined`) adds nothing.
+ */
+type Carrying<T> = [T] extends [undefined] ? { record?: undefined } : { record: T };
+
+/** One searchable unit (a memory, a document block, a chat message, a file chunk), with its source's row `T`. */
+export type SearchItem<T = undefined> = IndexedItem & Carrying<T>;
 
 /** Identifies a source across owners: the unit the outbox and the index replace. */
 export interface SourceRef {
@@ -36,17 +43,37 @@ export interface SourceRef {
 }
 
 /**
- * A domain that feeds the index. `load` returns the current items of each source that
- * still exists (a missing source is removed from the index), keyed by `sourceKey`;
- * without `context` it may skip the neighbouring text (the search engine re-checks
- * hits against the store of record that way). `listAll` enumerates every source for a
- * rebuild.
+ * A domain that feeds the index, for one kind. `load` returns the current items of each
+ * source that still exists (a missing source is removed from the index), keyed by
+ * `sourceKey`; without `context` it may skip the neighbouring text (the search engine
+ * re-checks hits against the store of record that way). `listAll` enumerates every source
+ * for a rebuild. `T` is the stored row its items carry, which its hits then carry typed.
  */
-export interface SearchSource {
-  kind: SearchKind;
-  load(tx: Executor, refs: SourceRef[], options?: { context?: boolean }): Promise<Map<string, SearchItem[]>>;
+export interface SearchSource<T = undefined, K extends SearchKind = SearchKind> {
+  kind: K;
+  load(tx: Executor, refs: SourceRef[], options?: { context?: boolean }): Promise<Map<string, SearchItem<T>[]>>;
   listAll(tx: Executor): AsyncIterable<SourceRef>;
 }
+
+/** An item whatever row its source keeps: what the index writer and the engine handle. */
+export type AnyItem = IndexedItem & { record?: unknown };
+
+/** A source of kind `K`, whatever row its items carry. */
+export interface AnySearchSource<K extends SearchKind = SearchKind> {
+  kind: K;
+  load(tx: Executor, refs: SourceRef[], options?: { context?: boolean }): Promise<Map<string, AnyItem[]>>;
+  listAll(tx: Executor): AsyncIterable<SourceRef>;
+}
+
+/** The sources of the index, at most one per kind. */
+export type SearchSources = { [K in SearchKind]?: AnySearchSource<K> };
+
+/** The row type each kind's hits carry, as its source's items declare it. */
+export type RecordsOf<S extends SearchSources> = { [K in keyof S & SearchKind]: RowOf<S[K]> };
+type RowOf<S> = S extends { load(...args: never[]): Promise<Map<string, Array<infer I>>> } ? (I extends { record: infer T } ? T : undefined) : never;
+
+/** What each kind's hits carry (`unknown`: the caller does not look at records). */
+export type SearchRecords = Partial<Record<SearchKind, unknown>>;
 
 /** Filters that every search may carry; all are equality tests. */
 export interface SearchFilters {
@@ -60,33 +87,42 @@ export interface SearchFilters {
   sourceIds?: string[];
 }
 
-export interface SearchRequest {
+export interface SearchRequest<K extends SearchKind = SearchKind> {
   ownerId: string;
   query: string;
-  kinds: SearchKind[];
+  kinds: K[];
   filters?: SearchFilters;
   limit: number;
   /** Drop hits scoring below this (scores are in [0, 1]). */
   minScore?: number;
+  /**
+   * A `performance.now()` time that bounds the whole search (waiting for the index,
+   * embedding the query); past it the search answers from the index as it is.
+   */
+  deadline?: number;
 }
 
-export interface SearchHit {
-  kind: SearchKind;
+/** One hit of kind `K`, with the row its source read back (`T`; see `SearchItem`). */
+export interface SearchHit<T = unknown, K extends SearchKind = SearchKind> {
+  kind: K;
   sourceId: string;
   itemId: string;
   workspaceId: string | null;
   text: string;
   score: number;
-  /** The source's stored row, read back by this search (see `SearchItem.record`). */
-  record?: unknown;
+  /** The source's stored row, read back by this search (see `SearchItem`). */
+  record: T;
 }
+
+/** The hits of the kinds `K`, each with its own kind's record type (a union by kind). */
+export type HitOf<R extends SearchRecords, K extends SearchKind & keyof R> = K extends SearchKind ? SearchHit<R[K], K> : never;
 
 /** `semantic` when vectors took part in ranking, `fulltext_fallback` otherwise (spec §4). */
 export type SearchMode = "semantic" | "fulltext_fallback";
 export type SearchStrategy = "hybrid" | "vector" | "fulltext";
 
-export interface SearchResult {
-  hits: SearchHit[];
+export interface SearchResult<H = SearchHit> {
+  hits: H[];
   mode: SearchMode;
   strategy: SearchStrategy;
 }

@@ -12,8 +12,8 @@ import { createSettings, liveLeaseHolder } from "../db/leases";
 import { appliedMigrationCount } from "../db/migrate";
 import type { Store } from "../db/store";
 import { exposedEntries } from "../lib/owner-only";
-import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure } from "../search/write-failures";
 import { outboxBacklog } from "./diagnostics-repository";
+import { indexStatus, recordedIndexFailure } from "../search";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
@@ -110,7 +110,7 @@ async function indexChecks(store: Store): Promise<Check[]> {
   // The same verdict as the writer's `/health`: a failure it recorded, or changes waiting too long.
   const { status, failure } = indexStatus({
     own: null,
-    recorded: parseIndexFailure(await createSettings().get(store.db, INDEX_FAILURE_KEY)),
+    recorded: await recordedIndexFailure(createSettings(), store.db),
     writerId: holder,
     pendingText: text,
     oldestPendingAgeMs: textAgeMs,
@@ -143,7 +143,7 @@ async function modelCheck(config: Config): Promise<Check> {
       ? { name, status: "fail", detail: `${e.url} unreachable: ${problem}`, hint: "check EMBEDDINGS_URL; writes queue vectors until it answers" }
       : { name, status: "ok", detail: `${e.model ?? "model"} at ${e.url}` };
   }
-  const { checkModelFiles, getModelSpec } = await import("../search/embedders/local/index.ts");
+  const { checkModelFiles, getModelSpec } = await import("../search");
   const status = await checkModelFiles(e.modelsDir, getModelSpec(e.localModel));
   if (status.state === "present") return { name, status: "ok", detail: `${status.name} in ${status.path}` };
   const hint = `run \`mnemo models pull ${e.localModel}\`${e.autoDownload ? " (or let the server download it on first use)" : ""}`;

@@ -1,7 +1,7 @@
 import { loadConfig, type Config } from "../config";
 import { migrateAll } from "../migrations";
 import { openStoreFor } from "../db/open";
-import { createOutbox } from "../search/outbox";
+import { createOutbox } from "../search";
 
 /**
  * The store of record and its outbox, without LanceDB or an embedder: import and

@@ -1,5 +1,5 @@
-import type { Settings } from "../db/leases";
-import type { Executor } from "../db/store";
+import type { Settings } from "../../db/leases";
+import type { Executor } from "../../db/store";
 
 /**
  * Which full-text tables hold conversation context (text of neighbouring turns). Most

@@ -1,15 +1,22 @@
-import type { Lease } from "../db/leases";
-import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
+import type { Lease } from "../../db/leases";
+import type { Scheduler } from "../../lib/scheduler";
+import { scopeOf } from "../../lib/scheduler-scope";
+import type { PartitionGroup } from "../lance/partitions";
+import type { IndexingControl } from "./control";
 import { IdleOptimizer } from "./idle-optimizer";
+import { indexHealth, type IndexHealth, type IndexStats } from "./index-health";
+import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
 import { JobRunner, RunnerClosed } from "./job-runner";
-import type { PartitionGroup } from "./partitions";
-import { Timers } from "./timers";
 import { VectorIndexBuilds } from "./vector-index-builds";
+import { readVectorOutage, type VectorOutage } from "./vector-outage";
+import { VectorStage } from "./vector-stage";
 import { createWaiters, type FlushResult } from "./waiters";
-import { WriteFailures, type IndexFailure } from "./write-failures";
+import { WriteFailures } from "./write-failures";
 
 export interface IndexerOptions extends IndexWriterOptions {
   lease: Lease;
+  /** The app's scheduler: every timer of the index writer runs on its own part of it (see `stop`). */
+  scheduler: Scheduler;
   batchSize: number;
   /**
    * Exact vector search reads every vector: at 384 dimensions it stays within a few ms
@@ -51,33 +58,40 @@ const DEFAULT_FLUSH_WAIT_MS = 5_000;
  * lease in the store of record — writes; every LanceDB write goes through one runner.
  * Other processes (replicas, the CLI) only read the index and wait for the writer.
  */
-export class Indexer {
+export class Indexer implements IndexingControl {
   private readonly runner = new JobRunner();
   private readonly writer: IndexWriter;
   private readonly waiters;
   private pumping: Promise<void> | null = null;
   private again = false;
   private stopping = false;
-  private readonly timers = new Timers();
-  private leaseTimer: ReturnType<typeof setInterval> | null = null;
-  private pollTimer: ReturnType<typeof setInterval> | null = null;
+  /**
+   * The writer's timers (lease, outbox poll, retries, the gather pause, the idle optimize,
+   * search deadlines): its part of the app's scheduler, cancelled as a whole by `stop`.
+   */
+  private readonly tasks: Scheduler;
   private readonly idle: IdleOptimizer;
   private readonly builds: VectorIndexBuilds;
-  private embedderDown = false;
-  /** One warning per outage, not one per retry. */
-  private embedderWarned = false;
+  private readonly vectors: VectorStage;
   private readonly failures: WriteFailures;
 
   constructor(private readonly o: IndexerOptions) {
+    this.tasks = scopeOf(o.scheduler);
     this.writer = new IndexWriter(o, () => this.waiters.any);
     this.failures = new WriteFailures({ log: o.log, outbox: o.outbox, settings: o.settings, db: o.store.db, holder: o.lease.holder });
     this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
-    this.idle = new IdleOptimizer({ delayMs: o.idleOptimizeMs, runner: this.runner, writer: this.writer, lance: o.lance, log: o.log, isWriter: () => this.isWriter, building: () => this.builds.running });
-    this.waiters = createWaiters({ outbox: o.outbox, settings: o.settings, db: o.store.db, isWriter: () => this.isWriter, onWait: () => (this.timers.wake(), this.kick()) });
+    this.idle = new IdleOptimizer({ delayMs: o.idleOptimizeMs, scheduler: this.tasks, runner: this.runner, writer: this.writer, lance: o.lance, log: o.log, isWriter: () => this.isWriter, building: () => this.builds.running });
+    this.vectors = new VectorStage({
+      outbox: o.outbox, embedder: o.embedder, writer: this.writer, log: o.log, tasks: this.tasks, building: () => this.builds.running, kick: () => this.kick(),
+    });
+    this.waiters = createWaiters({
+      outbox: o.outbox, settings: o.settings, db: o.store.db, scheduler: this.tasks, isWriter: () => this.isWriter, onWait: () => (this.tasks.wake(), this.kick()),
+    });
   }
 
+  /** Holding the lease, and neither stopping nor with the app's scheduler stopped (a shutdown that cancelled it first). */
   get isWriter(): boolean {
-    return this.o.lease.held && !this.stopping;
+    return this.o.lease.held && !this.stopping && !this.tasks.stopped;
   }
 
   /** An owner's vector table of a group in the current space, once vectors exist. */
@@ -109,8 +123,8 @@ export class Indexer {
   /** Seeks the lease (and keeps seeking it every second) and starts draining when it has it. */
   async start(): Promise<void> {
     await this.writer.loadDimension();
-    this.leaseTimer = setInterval(() => void this.tickLease(), LEASE_POLL_MS);
-    this.pollTimer = setInterval(() => void this.pollOutbox(), OUTBOX_POLL_MS);
+    this.tasks.every(LEASE_POLL_MS, "index lease", () => this.tickLease());
+    this.tasks.every(OUTBOX_POLL_MS, "index outbox poll", () => this.pollOutbox());
     await this.tickLease();
   }
 
@@ -183,7 +197,7 @@ export class Indexer {
       .catch((error) => {
         if (error instanceof RunnerClosed) return;
         this.failures.failed(error);
-        this.timers.later(1_000, () => this.kick());
+        this.tasks.after(1_000, "index retry", () => this.kick());
       })
       .finally(() => {
         this.pumping = null;
@@ -214,7 +228,7 @@ export class Indexer {
         }
         if (text.some((row) => row.op === "rebuild")) {
           await this.writer.rebuild();
-          this.embedderDown = false;
+          this.vectors.down = false;
           await this.waiters.afterRebuild();
         } else {
           await this.writer.processText(text);
@@ -224,11 +238,11 @@ export class Indexer {
         await this.failures.landed(text.length);
         // Keep vectors moving during a long ingest: a small batch per text batch, so a
         // search arriving meanwhile waits at most one small embedding call.
-        if (!this.waiters.any) await this.vectorBatch(EMBED_CHUNK);
+        if (!this.waiters.any) await this.vectors.batch(EMBED_CHUNK);
         continue;
       }
       await this.waiters.release();
-      if (await this.vectorBatch(VECTOR_BATCH)) {
+      if (await this.vectors.batch(VECTOR_BATCH)) {
         await this.writer.compact(false, this.builds.running);
         await this.failures.landed(0);
         continue;
@@ -238,26 +252,9 @@ export class Indexer {
       if (!this.again) break;
       this.again = false;
     }
-    await this.scheduleDueVectors();
+    await this.vectors.scheduleDue();
+    // Refused by the stopped scheduler part when the pump ends after `stop` began.
     if (this.writer.compaction.hasDirtyTables) this.idle.schedule();
-  }
-
-  /** Processes one vector batch when one is due; false when there was nothing to do. */
-  private async vectorBatch(size: number): Promise<boolean> {
-    if (!this.o.embedder || this.embedderDown || this.builds.running) return false;
-    const rows = await this.o.outbox.nextBatch("vector", size);
-    if (!rows.length) return false;
-    return this.writer.processVectors(rows, (error) => {
-      // The local embedder explains its own state in one line; others are explained here.
-      if (!this.embedderWarned && this.o.embedder?.provider !== "local") {
-        this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: error.message });
-      }
-      this.embedderWarned = true;
-      this.embedderDown = true;
-    }).then((done) => {
-      if (done) this.embedderWarned = false;
-      return done;
-    });
   }
 
   /**
@@ -267,9 +264,9 @@ export class Indexer {
    */
   private async gather(ms: number): Promise<void> {
     const until = Date.now() + ms;
-    while (Date.now() < until && this.isWriter && !this.waiters.any) {
+    while (Date.now() < until && this.isWriter && !this.waiters.any && !this.tasks.stopped) {
       if (await this.waiters.wantedElsewhere()) return;
-      await this.timers.pause(Math.min(GATHER_CHECK_MS, until - Date.now()));
+      await this.tasks.pause(Math.min(GATHER_CHECK_MS, until - Date.now()));
     }
   }
 
@@ -282,16 +279,6 @@ export class Indexer {
   async settle(): Promise<void> {
     await this.drain();
     await this.runner.run(async () => void (await this.writer.compact(true, false)));
-  }
-
-  private async scheduleDueVectors(): Promise<void> {
-    if (!this.o.embedder) return;
-    const due = await this.o.outbox.nextDueAt("vector");
-    if (due === null) return;
-    this.timers.later(Math.max(50, due - Date.now()), () => {
-      this.embedderDown = false;
-      this.kick();
-    });
   }
 
   /**
@@ -321,7 +308,7 @@ export class Indexer {
   /** Retries postponed vector rows now instead of at their backoff time. */
   async retryPostponed(): Promise<void> {
     await this.o.outbox.retryPostponed();
-    this.embedderDown = false;
+    this.vectors.down = false;
     this.kick();
   }
 
@@ -332,19 +319,19 @@ export class Indexer {
       await this.vectorIndexSettled();
       const counts = await this.o.outbox.counts();
       if (!this.isWriter) return;
-      if (counts.text === 0 && (counts.vector === 0 || this.embedderDown || !this.o.embedder)) return;
+      if (counts.text === 0 && (counts.vector === 0 || this.vectors.down || !this.o.embedder)) return;
       // Vector rows postponed after a failed embedding wait for their retry: the embedder
-      // was down (a retry timer may have cleared `embedderDown` before they came due).
+      // was down (a retry timer may have cleared `vectors.down` before they came due).
       if (counts.text === 0 && ((await this.o.outbox.nextDueAt("vector")) ?? 0) > Date.now()) return;
-      this.embedderDown = false;
+      this.vectors.down = false;
       this.kick();
       if (this.pumping) await this.pumping;
-      if (this.embedderDown) return;
+      if (this.vectors.down) return;
     }
   }
 
   /** Progress of the index, for status routes, `/health` and the CLI. */
-  async stats() {
+  async stats(): Promise<IndexStats> {
     const counts = await this.o.outbox.counts();
     return {
       pendingText: counts.text,
@@ -356,30 +343,41 @@ export class Indexer {
     };
   }
 
-  /** This process's ongoing index write failure while it writes the index (cleared when a batch lands). */
-  get writeFailure(): IndexFailure | null { return this.isWriter ? this.failures.failure : null; }
-
-  /** The live index writer's lease holder id (this process or another), for `/health`. */
-  currentWriter(): Promise<string | null> {
-    return this.o.lease.currentHolder();
+  async countSources(): Promise<number> {
+    let count = 0;
+    for await (const _ of this.writer.allSources()) count++;
+    return count;
   }
 
-  get holderId(): string {
-    return this.o.lease.holder;
+  vectorOutage(): Promise<{ raw: string; outage: VectorOutage } | null> {
+    return readVectorOutage(this.o.settings, this.o.store.db);
+  }
+
+  health(): Promise<IndexHealth> {
+    const { lance, lease, outbox, settings, store } = this.o;
+    return indexHealth({
+      uri: lance.uri, lease, outbox, settings, db: store.db, isWriter: this.isWriter,
+      // This process's ongoing write failure while it writes the index (cleared when a batch lands).
+      ownFailure: this.isWriter ? this.failures.failure : null,
+      stats: () => this.stats(),
+    });
   }
 
   /**
-   * Stops: nothing new starts, running jobs (a batch, a compaction, an ANN build)
-   * finish, then the text stage is drained so nothing acknowledged waits on a restart,
-   * and the lease is released for another replica.
+   * Stops: first every timer of the writer is cancelled (lease, poll, retries, the idle
+   * optimize, a gathering batch's pause) and its scheduler part refuses new ones, so
+   * nothing the pump's tail or a search does from here on schedules anything; searches
+   * waiting for the index are answered from it as it is. Then nothing new starts, running
+   * jobs (a batch, a compaction, an ANN build) finish, the text stage is drained so nothing
+   * acknowledged waits on a restart, and the lease is released for another replica.
    */
   async stop(): Promise<void> {
-    if (this.leaseTimer) clearInterval(this.leaseTimer);
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.idle.stop();
-    this.timers.clear();
-    const wasWriter = this.isWriter;
+    // The app's scheduler may have been stopped first: the text stage is drained all the same.
+    const wasWriter = this.o.lease.held && !this.stopping;
     this.stopping = true;
+    // Cancels at once; the runs it started (a lease tick, a retry) are awaited below.
+    const tasksSettled = this.tasks.stop();
+    this.waiters.releaseAll();
     await this.runner.close(async () => {
       if (!wasWriter) return;
       for (let batch = await this.o.outbox.nextBatch("text", this.o.batchSize); batch.length; batch = await this.o.outbox.nextBatch("text", this.o.batchSize)) {
@@ -388,7 +386,13 @@ export class Indexer {
       }
     });
     if (this.pumping) await this.pumping;
+    await tasksSettled;
     this.waiters.releaseAll();
     await this.o.lease.release().catch(() => {});
+  }
+
+  /** The writer's timers waiting to fire (0 once stopped: see `stop`), for tests. */
+  get pendingTimers(): number {
+    return this.tasks.pendingCount;
   }
 }

@@ -1,7 +1,8 @@
-import type { Logger } from "../lib/log";
-import { releaseFreedMemory } from "../lib/memory-trim";
+import type { Logger } from "../../lib/log";
+import type { ScheduledTask, Scheduler } from "../../lib/scheduler";
+import { releaseFreedMemory } from "../../lib/memory-trim";
 import type { IndexWriter } from "./index-writer";
-import type { LanceStore } from "./lance-store";
+import type { LanceStore } from "../lance/lance-store";
 import { RunnerClosed, type JobRunner } from "./job-runner";
 
 /** Tables compacted per runner job when idle. */
@@ -9,6 +10,8 @@ const IDLE_COMPACT_TABLES = 8;
 
 export interface IdleOptimizerOptions {
   delayMs: number;
+  /** The index writer's part of the scheduler (its stop cancels the countdown). */
+  scheduler: Scheduler;
   runner: JobRunner;
   writer: IndexWriter;
   lance: LanceStore;
@@ -25,22 +28,17 @@ export interface IdleOptimizerOptions {
  * native memory is handed back.
  */
 export class IdleOptimizer {
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private countdown: ScheduledTask | null = null;
 
   constructor(private readonly o: IdleOptimizerOptions) {}
 
-  /** (Re)starts the countdown. */
+  /** (Re)starts the countdown (nothing once the scheduler part is stopped). */
   schedule(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.run();
-    }, this.o.delayMs);
-  }
-
-  stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.countdown?.cancel();
+    this.countdown = this.o.scheduler.after(this.o.delayMs, "index idle optimize", () => {
+      this.countdown = null;
+      return this.run();
+    });
   }
 
   private async run(): Promise<void> {

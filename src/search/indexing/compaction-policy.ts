@@ -1,4 +1,4 @@
-import type { LanceStore } from "./lance-store";
+import type { LanceStore } from "../lance/lance-store";
 
 /**
  * What rows outside a table's full-text index cost, against what folding them in costs

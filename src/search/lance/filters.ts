@@ -1,5 +1,5 @@
 import { GROUP_KINDS, partitionGroup } from "./partitions";
-import type { SearchFilters, SearchKind } from "./types";
+import type { SearchFilters, SearchKind } from "../types";
 
 /**
  * The only place that writes LanceDB `where()` text. Every value reaches it through

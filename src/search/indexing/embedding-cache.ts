@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { all, chunks, first, list, run, sql, type Executor, type Store } from "../db/store";
+import { all, chunks, first, list, run, sql, type Executor, type Store } from "../../db/store";
 
 /**
  * The cache key of a text: per owner, so that one user's stored vectors never make

@@ -1,6 +1,6 @@
-import type { Logger } from "../lib/log";
+import type { Logger } from "../../lib/log";
 import type { JobRunner } from "./job-runner";
-import type { LanceStore } from "./lance-store";
+import type { LanceStore } from "../lance/lance-store";
 
 /**
  * ANN index builds of owners' vector tables, one at a time, beside the serial index

@@ -1,5 +1,5 @@
 import type * as lancedb from "@lancedb/lancedb";
-import { inParallel } from "../lib/in-parallel";
+import { inParallel } from "../../lib/in-parallel";
 
 /** Tables opened at once: opening waits on I/O, not CPU. */
 const CHECKS_AT_ONCE = 8;

@@ -1,9 +1,12 @@
 import * as lancedb from "@lancedb/lancedb";
 import type { Schema } from "apache-arrow";
+import { createScheduler, type Scheduler } from "../../lib/scheduler";
 import { unreadableTables } from "./damaged-tables";
 import { whereSourceKeys } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
+import type { LanceLocation } from "./index-location";
 import { RowKeys } from "./row-keys";
+import { isMissing, TableHandles } from "./table-handles";
 
 /** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
 export const INDEX_SCHEMA_VERSION = "6";
@@ -35,28 +38,24 @@ function hits(rows: Array<Record<string, unknown>>, memories: boolean): RawHit[]
 
 /** Open table handles kept (least recently used closed first): many owners, bounded memory. */
 const DEFAULT_MAX_OPEN_TABLES = 256;
-/** An evicted handle is closed this much later, so a search still using it finishes first. */
-const CLOSE_DELAY_MS = 30_000;
-const RECYCLED_CLOSE_DELAY_MS = 5_000;
 
-/**
- * The LanceDB side of the index: one `items` table (text + full-text index) and one
- * `vectors_<space>` table per embedding space. Only the indexer writes; every write is
- * one delete and one add per batch.
- */
-/** How a process reaches the index: a directory or `s3://…`, object-storage options, refresh interval. */
-export interface LanceLocation {
-  uri: string;
-  storageOptions?: Record<string, string>;
-  /** Seconds between checks for versions written by another process (undefined: never). */
-  readConsistencySeconds?: number;
+export interface LanceStoreOptions {
+  /** LanceDB's caches, in MB (see `open`). */
+  cache?: { indexMb: number; metadataMb: number };
+  /** Open table handles kept (least recently used closed first). */
+  maxOpenTables?: number;
+  /** Where the deferred closes of handles are timed (the app's; a store of its own without). */
+  scheduler?: Scheduler;
 }
 
+/**
+ * The LanceDB side of the index: each owner's tables (see partitions.ts), text with
+ * full-text indices and vectors per embedding space. Only the index writer writes; every
+ * write is one delete and one add per batch.
+ */
 export class LanceStore {
-  /** Open handles, least recently used first. */
-  private tables = new Map<string, lancedb.Table>();
-  /** Names known not to exist, until the next refresh or write (a search of an owner with no items). */
-  private missing = new Set<string>();
+  /** Open handles, bounded, closed later when they leave (table-handles.ts). */
+  private readonly handles: TableHandles;
   /** Item ids of memory tables by row address: searches read no column back. */
   private readonly rowKeys = new RowKeys();
   /** Full-text indices known to exist per open table: the text column's, or all three (see `ensureFullText`). */
@@ -68,21 +67,21 @@ export class LanceStore {
     private readonly location: LanceLocation,
     private readonly session: lancedb.Session,
     private connection: lancedb.Connection,
-    private readonly maxOpenTables: number,
-  ) {}
+    maxOpenTables: number,
+    scheduler: Scheduler,
+  ) {
+    this.handles = new TableHandles(maxOpenTables, scheduler, (name) => this.fullTextReady.delete(name));
+  }
 
   /**
    * Opens the index. LanceDB's caches default to 6 GB (index) and 1 GB (metadata) and
    * keep superseded index versions after each optimize, so they are bounded here; the
    * working set (full-text postings, the HNSW graphs) fits well within.
    */
-  static async open(
-    location: LanceLocation,
-    cache: { indexMb: number; metadataMb: number } = { indexMb: 256, metadataMb: 64 },
-    maxOpenTables = DEFAULT_MAX_OPEN_TABLES,
-  ): Promise<LanceStore> {
+  static async open(location: LanceLocation, options: LanceStoreOptions = {}): Promise<LanceStore> {
+    const { cache = { indexMb: 256, metadataMb: 64 }, maxOpenTables = DEFAULT_MAX_OPEN_TABLES, scheduler = createScheduler() } = options;
     const session = new lancedb.Session(BigInt(cache.indexMb) << 20n, BigInt(cache.metadataMb) << 20n);
-    return new LanceStore(location, session, await LanceStore.connect(location, session), maxOpenTables);
+    return new LanceStore(location, session, await LanceStore.connect(location, session), maxOpenTables, scheduler);
   }
 
   private static connect(location: LanceLocation, session: lancedb.Session): Promise<lancedb.Connection> {
@@ -95,7 +94,7 @@ export class LanceStore {
 
   /** How many table handles are open now (bounded by the cap). */
   get openTableCount(): number {
-    return this.tables.size;
+    return this.handles.size;
   }
 
   /**
@@ -126,15 +125,9 @@ export class LanceStore {
   async recycleConnectionAfter(updates: number): Promise<void> {
     if (this.indexUpdatesSinceRecycle < updates) return;
     const old = this.connection;
-    const handles = [...this.tables.values()];
     this.connection = await LanceStore.connect(this.location, this.session);
-    this.tables.clear();
+    this.handles.retireAll(old);
     this.indexUpdatesSinceRecycle = 0;
-    // Sooner than an evicted handle: a search that loses its handle retries (`reading`).
-    setTimeout(() => {
-      for (const handle of handles) handle.close();
-      old.close();
-    }, RECYCLED_CLOSE_DELAY_MS).unref?.();
   }
 
   /** Optimizes (full-text index updates) made through the current connection. */
@@ -142,9 +135,9 @@ export class LanceStore {
 
   /** Moves every open table to its newest version (a reader, after the writer wrote). */
   async refresh(): Promise<void> {
-    this.missing.clear();
+    this.handles.clearMissing();
     this.rowKeys.clear();
-    for (const [name, table] of this.tables) {
+    for (const [name, table] of this.handles.entries()) {
       try {
         await table.checkoutLatest();
       } catch {
@@ -155,49 +148,19 @@ export class LanceStore {
   }
 
   async table(name: string): Promise<lancedb.Table | null> {
-    const cached = this.tables.get(name);
-    if (cached) {
-      this.tables.delete(name);
-      this.tables.set(name, cached);
-      return cached;
-    }
-    if (this.missing.has(name)) return null;
-    let table: lancedb.Table;
-    try {
-      table = await this.connection.openTable(name);
-    } catch (error) {
-      if (!/was not found|does not exist|not found/i.test((error as Error).message)) throw error;
-      if (this.missing.size > 10_000) this.missing.clear();
-      this.missing.add(name);
-      return null;
-    }
-    this.remember(name, table);
-    return table;
-  }
-
-  private remember(name: string, table: lancedb.Table): void {
-    this.tables.set(name, table);
-    while (this.tables.size > this.maxOpenTables) {
-      const [oldest, handle] = this.tables.entries().next().value!;
-      this.tables.delete(oldest);
-      this.fullTextReady.delete(oldest);
-      setTimeout(() => handle.close(), CLOSE_DELAY_MS).unref?.();
-    }
+    return this.handles.open(this.connection, name);
   }
 
   private forget(name: string): void {
     this.rowKeys.forget(name);
     this.fullTextReady.delete(name);
-    const handle = this.tables.get(name);
-    this.tables.delete(name);
-    if (handle) setTimeout(() => handle.close(), CLOSE_DELAY_MS).unref?.();
+    this.handles.forget(name);
   }
 
   /** A new, empty table (full-text indices come with the first rows: see `ensureFullText`). */
   private async create(name: string, schema: Schema): Promise<lancedb.Table> {
     const table = await this.connection.createEmptyTable(name, schema, { existOk: true });
-    this.missing.delete(name);
-    this.remember(name, table);
+    this.handles.created(name, table);
     return table;
   }
 
@@ -358,14 +321,13 @@ export class LanceStore {
   async dropTable(name: string): Promise<void> {
     this.rowKeys.forget(name);
     this.fullTextReady.delete(name);
-    this.tables.get(name)?.close();
-    this.tables.delete(name);
+    this.handles.dropping(name);
     try {
       await this.connection.dropTable(name);
     } catch (error) {
-      if (!/was not found|does not exist|not found/i.test((error as Error).message)) throw error;
+      if (!isMissing(error)) throw error;
     }
-    this.missing.add(name);
+    this.handles.dropped(name);
   }
 
   /** Tables that exist but cannot be read (see `damaged-tables.ts`). */
@@ -378,12 +340,11 @@ export class LanceStore {
     for (const name of await this.connection.tableNames()) await this.dropTable(name);
   }
 
+  /** Closes every handle now, those waiting for their deferred close included. */
   close(): void {
+    this.handles.closeAll();
     this.rowKeys.clear();
     this.fullTextReady.clear();
-    for (const table of this.tables.values()) table.close();
-    this.tables.clear();
-    this.missing.clear();
     this.connection.close();
   }
 }

@@ -1,4 +1,4 @@
-import type { Migration } from "../db/migrate";
+import type { Migration } from "../../db/migrate";
 
 /** Schema of the search side's own tables in the store of record (the index itself lives in LanceDB). */
 export const searchMigrations: Migration[] = [

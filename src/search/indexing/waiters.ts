@@ -1,6 +1,7 @@
-import type { Settings } from "../db/leases";
-import type { Executor } from "../db/store";
-import type { Outbox } from "./outbox";
+import type { Settings } from "../../db/leases";
+import type { Executor } from "../../db/store";
+import type { Scheduler } from "../../lib/scheduler";
+import type { IndexOutbox } from "./outbox";
 
 /** What a search learnt waiting for the index: `lag` rows of the owner not yet indexed at its deadline. */
 export interface FlushResult {
@@ -31,9 +32,11 @@ const READER_POLL_MS = 20;
 /**
  * Searches waiting for their owner's own acknowledged writes to reach the index, each
  * with a deadline. In the writer they are released as batches land (and their owners'
- * rows go first); elsewhere they poll the outbox in the store of record.
+ * rows go first); elsewhere they poll the outbox in the store of record. Deadlines and
+ * polls run on the index writer's part of the scheduler: once it is stopped (shutdown),
+ * a search answers from the index as it is, at once.
  */
-export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Executor; isWriter: () => boolean; onWait: () => void }) {
+export function createWaiters(o: { outbox: IndexOutbox; settings: Settings; db: Executor; scheduler: Scheduler; isWriter: () => boolean; onWait: () => void }) {
   let waiters: Waiter[] = [];
 
   async function isDone(w: Waiter): Promise<boolean> {
@@ -50,14 +53,14 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
       const { own: seq, rebuild: rebuildSeq } = await o.outbox.pendingForSearch(ownerId, kinds);
       if (seq === null && rebuildSeq === null) return { lag: 0 };
       const lagNow = async () => ({ lag: await o.outbox.pendingTextCount(ownerId, kinds) });
-      if (waitMs <= 0) return lagNow();
+      if (waitMs <= 0 || o.scheduler.stopped) return lagNow();
       const deadline = Date.now() + waitMs;
       if (!o.isWriter()) {
         // Tell the writer (another process) that a search waits: it stops gathering a batch.
         await o.settings.set(o.db, WANTED_KEY, String(Date.now()));
         const waiter: Waiter = { ownerId, kinds, seq, rebuildSeq, done: () => {} };
-        while (Date.now() < deadline) {
-          await Bun.sleep(Math.min(READER_POLL_MS, Math.max(1, deadline - Date.now())));
+        while (Date.now() < deadline && !o.scheduler.stopped) {
+          await o.scheduler.pause(Math.min(READER_POLL_MS, Math.max(1, deadline - Date.now())));
           if (await isDone(waiter)) return { lag: 0 };
         }
         return lagNow();
@@ -69,12 +72,12 @@ export function createWaiters(o: { outbox: Outbox; settings: Settings; db: Execu
           done: (result) => {
             if (settled) return;
             settled = true;
-            clearTimeout(timer);
+            timer.cancel();
             waiters = waiters.filter((w) => w !== waiter);
             resolve(result);
           },
         };
-        const timer = setTimeout(() => void lagNow().then(waiter.done, () => waiter.done({ lag: 1 })), waitMs);
+        const timer = o.scheduler.after(waitMs, "search wait deadline", () => lagNow().then(waiter.done, () => waiter.done({ lag: 1 })));
         waiters.push(waiter);
         o.onWait();
       });

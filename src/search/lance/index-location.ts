@@ -1,5 +1,12 @@
-import type { Config } from "../config";
-import type { LanceLocation } from "./lance-store";
+import type { Config } from "../../config";
+
+/** How a process reaches the index: a directory or `s3://…`, object-storage options, refresh interval. */
+export interface LanceLocation {
+  uri: string;
+  storageOptions?: Record<string, string>;
+  /** Seconds between checks for versions written by another process (undefined: never). */
+  readConsistencySeconds?: number;
+}
 
 /**
  * Where the search index lives: a directory (the data dir's `index`, or one on a shared

@@ -1,7 +1,7 @@
-import type { Settings } from "../db/leases";
-import type { Executor } from "../db/store";
-import type { Logger } from "../lib/log";
-import type { Outbox } from "./outbox";
+import type { Settings } from "../../db/leases";
+import type { Executor } from "../../db/store";
+import type { Logger } from "../../lib/log";
+import type { IndexOutbox } from "./outbox";
 
 /**
  * Past this age, a change still waiting for the full-text index means the index is not
@@ -43,7 +43,7 @@ function oneLine(error: unknown): string {
 export class WriteFailures {
   private current: IndexFailure | null = null;
 
-  constructor(private readonly o: { log: Logger; outbox: Outbox; settings: Settings; db: Executor; holder: string }) {}
+  constructor(private readonly o: { log: Logger; outbox: IndexOutbox; settings: Settings; db: Executor; holder: string }) {}
 
   get failure(): IndexFailure | null {
     return this.current;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { SearchKind } from "./types";
+import type { SearchKind } from "../types";
 
 /**
  * The index is partitioned by owner: every owner's items live in tables of their own, so

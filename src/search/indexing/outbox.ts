@@ -1,5 +1,5 @@
-import { all, chunks, first, list, run, sql, type Executor, type Store } from "../db/store";
-import type { SearchKind, SourceRef } from "./types";
+import { all, chunks, first, list, run, sql, type Executor, type Store } from "../../db/store";
+import type { SearchKind, SourceRef } from "../types";
 
 /** `insert`: a new source (nothing to replace); `sync`: re-read and replace; `rebuild`: drop and re-enqueue all. */
 export type OutboxOp = "insert" | "sync" | "rebuild";
@@ -145,4 +145,7 @@ export function createOutbox(store: Store) {
     },
   };
 }
-export type Outbox = ReturnType<typeof createOutbox>;
+/** The outbox as the index writer uses it. */
+export type IndexOutbox = ReturnType<typeof createOutbox>;
+/** The outbox as the rest of the app uses it: domains record their changes (and ask for a rebuild) through it. */
+export type Outbox = Pick<IndexOutbox, "enqueue" | "enqueueMany" | "enqueueRebuild" | "pendingTextSeq">;

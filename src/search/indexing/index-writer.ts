@@ -1,17 +1,17 @@
-import type { Settings } from "../db/leases";
-import type { Executor, Store } from "../db/store";
-import type { Logger } from "../lib/log";
-import type { Embedder } from "./embedders/embedder";
+import type { Settings } from "../../db/leases";
+import type { Executor, Store } from "../../db/store";
+import type { Logger } from "../../lib/log";
+import type { Embedder } from "../embedders/embedder";
 import type { ContextFlags } from "./context-flags";
 import { CompactionPolicy } from "./compaction-policy";
 import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache";
-import { metaEntries } from "./filters";
-import type { IndexRow } from "./lance-schema";
-import { INDEX_SCHEMA_VERSION, type LanceStore } from "./lance-store";
-import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "./partitions";
-import type { Outbox, OutboxRow, OutboxStage } from "./outbox";
-import { sourceKey, type SearchItem, type SearchKind, type SearchSource, type SourceRef } from "./types";
-import { inParallel } from "../lib/in-parallel";
+import { metaEntries } from "../lance/filters";
+import type { IndexRow } from "../lance/lance-schema";
+import { INDEX_SCHEMA_VERSION, type LanceStore } from "../lance/lance-store";
+import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
+import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox";
+import { sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
+import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
 
 export const EMBED_CHUNK = 64;
@@ -28,9 +28,9 @@ const RECYCLE_AFTER_OPTIMIZES = 64;
 export interface IndexWriterOptions {
   contextFlags: ContextFlags;
   store: Store;
-  outbox: Outbox;
+  outbox: IndexOutbox;
   lance: LanceStore;
-  sources: Map<SearchKind, SearchSource>;
+  sources: SearchSources;
   embedder: Embedder | null;
   cache: EmbeddingCache;
   settings: Settings;
@@ -185,16 +185,16 @@ export class IndexWriter {
     return { refs, deletes };
   }
 
-  private async load(refs: SourceRef[]): Promise<SearchItem[]> {
+  private async load(refs: SourceRef[]): Promise<AnyItem[]> {
     const byKind = new Map<SearchKind, SourceRef[]>();
     for (const ref of refs) {
       const list = byKind.get(ref.kind);
       if (list) list.push(ref);
       else byKind.set(ref.kind, [ref]);
     }
-    const items: SearchItem[] = [];
+    const items: AnyItem[] = [];
     for (const [kind, kindRefs] of byKind) {
-      const source = this.o.sources.get(kind);
+      const source = this.o.sources[kind];
       if (!source) continue;
       for (const list of (await source.load(this.o.store.db, kindRefs)).values()) items.push(...list);
     }
@@ -203,7 +203,7 @@ export class IndexWriter {
 
   /** Every source of every domain, streamed, for rebuilds and re-embedding. */
   async *allSources(tx: Executor = this.o.store.db): AsyncGenerator<SourceRef> {
-    for (const source of this.o.sources.values()) yield* source.listAll(tx);
+    for (const source of Object.values(this.o.sources)) if (source) yield* source.listAll(tx);
   }
 
   /** An index of an older layout is rebuilt; so is a missing one when the store holds records. */
@@ -322,15 +322,15 @@ export class IndexWriter {
 }
 
 /** The cache keys each source of a batch uses now; a source without items (deleted) uses none. */
-function keysBySource(refs: SourceRef[], items: SearchItem[], keyOf: Map<SearchItem, string>): SourceKeys {
+function keysBySource(refs: SourceRef[], items: AnyItem[], keyOf: Map<AnyItem, string>): SourceKeys {
   const uses: SourceKeys = new Map(refs.map((ref) => [sourceKey(ref), []]));
   for (const item of items) uses.get(sourceKey(item))?.push(keyOf.get(item) ?? vectorKey(item.ownerId, item.text));
   return uses;
 }
 
 /** A batch's deletes and items, split by the partition table each belongs to. */
-function byPartition(deletes: SourceRef[], items: SearchItem[], tableOf: (ref: SourceRef) => string) {
-  const parts = new Map<string, { deleteKeys: string[]; items: SearchItem[] }>();
+function byPartition(deletes: SourceRef[], items: AnyItem[], tableOf: (ref: SourceRef) => string) {
+  const parts = new Map<string, { deleteKeys: string[]; items: AnyItem[] }>();
   const part = (table: string) => {
     let entry = parts.get(table);
     if (!entry) parts.set(table, (entry = { deleteKeys: [], items: [] }));
@@ -341,7 +341,7 @@ function byPartition(deletes: SourceRef[], items: SearchItem[], tableOf: (ref: S
   return parts;
 }
 
-function toIndexRow(item: SearchItem): IndexRow {
+function toIndexRow(item: AnyItem): IndexRow {
   return {
     source_key: sourceKey(item),
     owner_id: item.ownerId,

@@ -1,5 +1,5 @@
-import type { Settings } from "../db/leases";
-import type { Executor } from "../db/store";
+import type { Settings } from "../../db/leases";
+import type { Executor } from "../../db/store";
 
 /**
  * Settings key where the index writer records why vectors cannot be made now (no

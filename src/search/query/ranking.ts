@@ -1,5 +1,5 @@
-import type { RawHit } from "./lance-schema";
-import type { SearchHit, SearchKind } from "./types";
+import type { RawHit } from "../lance/lance-schema";
+import type { SearchKind } from "../types";
 
 /**
  * Scores in [0, 1] that mean the same across queries, so a `minScore` threshold works:
@@ -14,7 +14,13 @@ export const textScore = (bm25: number) => (bm25 > 0 ? bm25 / (bm25 + TEXT_HALF)
 export const vectorScore = (cosineDistance: number) => Math.max(0, Math.min(1, 1 - cosineDistance));
 
 /** A fused hit before its text, workspace and time are read from the store of record; `score` is unrounded. */
-export type RankedHit = Omit<SearchHit, "text" | "workspaceId"> & { key: string };
+export interface RankedHit {
+  kind: SearchKind;
+  sourceId: string;
+  itemId: string;
+  score: number;
+  key: string;
+}
 
 const keyOf = (h: RawHit) => `${h.kind}|${h.source_id}|${h.item_id}`;
 

@@ -1,0 +1,40 @@
+/**
+ * The search side, as the rest of the app sees it: this file is its one entry. Inside,
+ * `query/` is the read path, `indexing/` the index writer (outbox, loop, compaction),
+ * `lance/` the LanceDB adapter and `embedders/` the embedding providers; nothing outside
+ * `src/search/` imports them (tests and benches aside, where they measure them).
+ *
+ * Importing this file loads no LanceDB and no embedding runtime: `createSearch` loads
+ * them when a process builds the search side (the CLI's light commands never do).
+ */
+import type { Search, SearchDeps } from "./open-search";
+import type { RecordsOf, SearchSources } from "./types";
+
+export type {
+  SearchFilters, SearchHit, SearchItem, SearchKind, SearchMode, SearchRequest, SearchResult, SearchSource, SearchStrategy, SourceRef,
+} from "./types";
+export { groupByOwner, sourceKey } from "./types";
+export type { Search, SearchDeps } from "./open-search";
+export type { SearchEngine, SearchResponse } from "./query/engine";
+export { searchHeaders, type SearchTimings } from "./query/server-timing";
+export { createOutbox, type Outbox, type OutboxOp } from "./indexing/outbox";
+export type { IndexingControl } from "./indexing/control";
+export { recordedIndexFailure, type IndexHealth } from "./indexing/index-health";
+export { indexStatus } from "./indexing/write-failures";
+export { searchMigrations } from "./indexing/migrations";
+export { indexLocation, type LanceLocation } from "./lance/index-location";
+export type { Embedder } from "./embedders/embedder";
+// The local embedding model's files, for `mnemo models` and `mnemo doctor` (no native code).
+export { DEFAULT_HUB_URL, pullModel } from "./embedders/local/hub-download.ts";
+export { checkModelFiles, listModels } from "./embedders/local/model-files.ts";
+export { DEFAULT_LOCAL_MODEL, getModelSpec } from "./embedders/local/model-registry.ts";
+
+/**
+ * Builds the search side over the store of record: opens the index (LanceDB), the
+ * embedder, the outbox and the index writer (not started: `indexing.start()`), and the
+ * engine. Each kind's hits carry the rows its source reads back, typed.
+ */
+export async function createSearch<S extends SearchSources>(deps: SearchDeps<S>): Promise<Search<RecordsOf<S>>> {
+  const { openSearch } = await import("./open-search");
+  return openSearch(deps);
+}

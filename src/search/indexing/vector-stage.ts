@@ -1,0 +1,61 @@
+import type { Logger } from "../../lib/log";
+import type { Scheduler } from "../../lib/scheduler";
+import type { Embedder } from "../embedders/embedder";
+import type { IndexWriter } from "./index-writer";
+import type { IndexOutbox } from "./outbox";
+
+/**
+ * The vector stage of the index writer: embedding batches while the embedder answers,
+ * the embedder's outage (one warning per outage, not one per retry), and the timer that
+ * retries postponed rows when they come due.
+ */
+export class VectorStage {
+  /** The embedder failed: no vector batch until a retry comes due (or one is asked for). */
+  down = false;
+  /** One warning per outage, not one per retry. */
+  private warned = false;
+
+  constructor(
+    private readonly o: {
+      outbox: IndexOutbox;
+      embedder: Embedder | null;
+      writer: IndexWriter;
+      log: Logger;
+      /** The writer's part of the scheduler. */
+      tasks: Scheduler;
+      /** Whether an ANN index build runs (no vector batch meanwhile). */
+      building: () => boolean;
+      /** Starts a drain. */
+      kick: () => void;
+    },
+  ) {}
+
+  /** Processes one vector batch when one is due; false when there was nothing to do. */
+  async batch(size: number): Promise<boolean> {
+    if (!this.o.embedder || this.down || this.o.building()) return false;
+    const rows = await this.o.outbox.nextBatch("vector", size);
+    if (!rows.length) return false;
+    return this.o.writer.processVectors(rows, (error) => {
+      // The local embedder explains its own state in one line; others are explained here.
+      if (!this.warned && this.o.embedder?.provider !== "local") {
+        this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: error.message });
+      }
+      this.warned = true;
+      this.down = true;
+    }).then((done) => {
+      if (done) this.warned = false;
+      return done;
+    });
+  }
+
+  /** Schedules a drain for when the earliest postponed vector row comes due. */
+  async scheduleDue(): Promise<void> {
+    if (!this.o.embedder) return;
+    const due = await this.o.outbox.nextDueAt("vector");
+    if (due === null) return;
+    this.o.tasks.after(Math.max(50, due - Date.now()), "index vector retry", () => {
+      this.down = false;
+      this.o.kick();
+    });
+  }
+}

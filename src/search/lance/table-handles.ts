@@ -1,0 +1,135 @@
+import type * as lancedb from "@lancedb/lancedb";
+import type { ScheduledTask, Scheduler } from "../../lib/scheduler";
+
+/** An evicted handle is closed this much later, so a search still using it finishes first. */
+const CLOSE_DELAY_MS = 30_000;
+/** A renewed connection's handles close sooner: a search that loses its handle retries (`LanceStore.reading`). */
+const RECYCLED_CLOSE_DELAY_MS = 5_000;
+
+/** Whether LanceDB's error says that a table does not exist. */
+export const isMissing = (error: unknown) => /was not found|does not exist|not found/i.test((error as Error).message);
+
+/**
+ * The open table handles of a LanceDB connection, least recently used first and bounded in
+ * number (many owners, bounded memory), and the names known not to exist (a search of an
+ * owner with no items), until the next refresh or write. A handle that leaves (evicted,
+ * forgotten, its connection renewed) is closed later on the scheduler, so a search still
+ * using it finishes first; `closeAll` closes every one at once, those waiting included.
+ */
+export class TableHandles {
+  /** Open handles, least recently used first. */
+  private tables = new Map<string, lancedb.Table>();
+  private missing = new Set<string>();
+  /** Handles (and connections) waiting for their deferred close, each with its timer. */
+  private readonly retiring = new Set<{ task: ScheduledTask; close: () => void }>();
+
+  constructor(
+    private readonly maxOpen: number,
+    private readonly scheduler: Scheduler,
+    /** A handle was evicted to keep the bound: what is kept per open handle goes with it. */
+    private readonly onEvict: (name: string) => void,
+  ) {}
+
+  get size(): number {
+    return this.tables.size;
+  }
+
+  /** The open handle of `name` (opened through `connection` when needed), or null when no such table exists. */
+  async open(connection: lancedb.Connection, name: string): Promise<lancedb.Table | null> {
+    const cached = this.tables.get(name);
+    if (cached) {
+      this.tables.delete(name);
+      this.tables.set(name, cached);
+      return cached;
+    }
+    if (this.missing.has(name)) return null;
+    let table: lancedb.Table;
+    try {
+      table = await connection.openTable(name);
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      if (this.missing.size > 10_000) this.missing.clear();
+      this.missing.add(name);
+      return null;
+    }
+    this.remember(name, table);
+    return table;
+  }
+
+  /** A table just created. */
+  created(name: string, table: lancedb.Table): void {
+    this.missing.delete(name);
+    this.remember(name, table);
+  }
+
+  private remember(name: string, table: lancedb.Table): void {
+    this.tables.set(name, table);
+    while (this.tables.size > this.maxOpen) {
+      const [oldest, handle] = this.tables.entries().next().value!;
+      this.tables.delete(oldest);
+      this.onEvict(oldest);
+      this.closeLater(CLOSE_DELAY_MS, () => handle.close());
+    }
+  }
+
+  /** Drops a handle that may be stale (another process dropped the table); opened afresh on next use. */
+  forget(name: string): void {
+    const handle = this.tables.get(name);
+    this.tables.delete(name);
+    if (handle) this.closeLater(CLOSE_DELAY_MS, () => handle.close());
+  }
+
+  /** A table being dropped: its handle closes now (`dropped` then marks it missing). */
+  dropping(name: string): void {
+    this.tables.get(name)?.close();
+    this.tables.delete(name);
+  }
+
+  dropped(name: string): void {
+    this.missing.add(name);
+  }
+
+  /** The open handles by name (a refresh moves each to its newest version). */
+  entries(): Array<[string, lancedb.Table]> {
+    return [...this.tables];
+  }
+
+  /** Names once missing may exist now (another process wrote). */
+  clearMissing(): void {
+    this.missing.clear();
+  }
+
+  /** The connection was renewed: its handles and the old connection close later, together. */
+  retireAll(oldConnection: lancedb.Connection): void {
+    const handles = [...this.tables.values()];
+    this.tables.clear();
+    this.closeLater(RECYCLED_CLOSE_DELAY_MS, () => {
+      for (const handle of handles) handle.close();
+      oldConnection.close();
+    });
+  }
+
+  /** Closes every handle now, those waiting for their deferred close included. */
+  closeAll(): void {
+    for (const { task, close } of this.retiring) {
+      task.cancel();
+      close();
+    }
+    this.retiring.clear();
+    for (const table of this.tables.values()) table.close();
+    this.tables.clear();
+    this.missing.clear();
+  }
+
+  /** Runs `close` `ms` from now, or at `closeAll`, whichever comes first. */
+  private closeLater(ms: number, close: () => void): void {
+    const entry = {
+      task: this.scheduler.after(ms, "close LanceDB handles", () => {
+        this.retiring.delete(entry);
+        close();
+      }),
+      close,
+    };
+    this.retiring.add(entry);
+  }
+}

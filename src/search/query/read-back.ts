@@ -1,0 +1,57 @@
+import type { Executor } from "../../db/store";
+import { sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
+import { contenders, type RankedHit } from "./ranking";
+
+/** Candidates read back beyond the gap when hits were dropped by the store read-back (deleted since indexed). */
+const VERIFY_SPARE = 5;
+
+/** A ranked hit as read back from the store of record: the current text, workspace, time and row. */
+export type ReadHit = RankedHit & { text: string; workspaceId: string | null; createdAtMs: number; record: unknown };
+
+/**
+ * Reads hits back from the store of record through their sources, so that a deleted or
+ * changed source is never answered from the index with its old text.
+ */
+export function createReadBack(db: Executor, sources: SearchSources) {
+  /**
+   * Reads each hit's item back, for this owner: the text, workspace and time answered are
+   * the current ones, and a hit whose item was deleted since it was indexed is dropped.
+   */
+  async function hydrate(ownerId: string, hits: RankedHit[]): Promise<ReadHit[]> {
+    const byKind = new Map<SearchKind, SourceRef[]>();
+    for (const hit of hits) {
+      const refs = byKind.get(hit.kind) ?? [];
+      refs.push({ ownerId, kind: hit.kind, sourceId: hit.sourceId });
+      byKind.set(hit.kind, refs);
+    }
+    const current = new Map<string, AnyItem>();
+    for (const [kind, refs] of byKind) {
+      const source = sources[kind];
+      if (!source) continue;
+      for (const [key, items] of await source.load(db, refs, { context: false })) {
+        for (const item of items) current.set(`${key}|${item.itemId}`, item);
+      }
+    }
+    return hits.flatMap((hit) => {
+      const item = current.get(`${sourceKey({ ownerId, kind: hit.kind, sourceId: hit.sourceId })}|${hit.itemId}`);
+      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs, record: item.record }] : [];
+    });
+  }
+
+  /**
+   * The hits of a fused list read back from the store: the first `limit` (and every one
+   * tied with the last), then, while some were gone (deleted since they were indexed), the
+   * next candidates to fill the gap. Reading spares up front cost every search a third
+   * more rows for a case that is rare.
+   */
+  return async function readBack(ownerId: string, fused: RankedHit[], limit: number): Promise<ReadHit[]> {
+    let read = contenders(fused, limit);
+    let hits = await hydrate(ownerId, read);
+    while (hits.length < limit && read.length < fused.length) {
+      const next = contenders(fused, read.length + (limit - hits.length) + VERIFY_SPARE).slice(read.length);
+      read = read.concat(next);
+      hits = hits.concat(await hydrate(ownerId, next));
+    }
+    return hits;
+  };
+}
