@@ -38,7 +38,7 @@ export const ConfigSchema = T.Object({
       options: T.Record(T.String(), T.String(), { description: "MNEMO_S3_OPTIONS: a JSON object of further LanceDB storage options (e.g. timeouts)" }),
     }),
     readConsistencyMs: T.Integer({ minimum: 0, description: "MNEMO_INDEX_REFRESH_MS: how often a replica that does not write the index looks for new index versions" }),
-    searchWaitMs: T.Integer({ minimum: 0, maximum: 60_000, description: "MNEMO_SEARCH_WAIT_MS: how long a search waits for the caller's own pending writes to reach the index" }),
+    writer: T.Union([T.Literal("auto"), T.Literal("never")], { description: "MNEMO_INDEX_WRITER: auto (a replica takes the index writer's lease when it is free) or never (a replica that only serves)" }),
   }),
   idp: T.Object({
     projectId: T.Optional(T.String({ description: "IDP_PROJECT_ID: audience, and issuer https://securetoken.google.com/<id>" })),
@@ -281,7 +281,7 @@ function buildConfig(dataDir: string, overrides: ConfigOverrides, env: Env): Con
         options: parseJsonObject("MNEMO_S3_OPTIONS", env.MNEMO_S3_OPTIONS),
       },
       readConsistencyMs: env.MNEMO_INDEX_REFRESH_MS ? Number(env.MNEMO_INDEX_REFRESH_MS) : 1_000,
-      searchWaitMs: env.MNEMO_SEARCH_WAIT_MS ? Number(env.MNEMO_SEARCH_WAIT_MS) : 500,
+      writer: (env.MNEMO_INDEX_WRITER || "auto") as Config["index"]["writer"],
       ...overrides.index,
     },
     idp: {

@@ -19,7 +19,7 @@ describe("a bad setting names the environment variable or flag", () => {
     [{ MNEMO_DATABASE_URL: "mysql://x" }, ["--port", "0"], "mnemo: MNEMO_DATABASE_URL: 'mysql://x' is not a postgres:// or postgresql:// URL"],
     [{ MNEMO_DATABASE_URL: "mysql://admin:hunter2@db/x" }, ["--port", "0"], "mnemo: MNEMO_DATABASE_URL: 'mysql://…@db/x' is not a postgres:// or postgresql:// URL"],
     [{ MNEMO_LOG_LEVEL: "verbose" }, ["--port", "0"], "mnemo: MNEMO_LOG_LEVEL: 'verbose' is not one of: debug, info, warn, error"],
-    [{ MNEMO_SEARCH_WAIT_MS: "1e9" }, ["--port", "0"], "mnemo: MNEMO_SEARCH_WAIT_MS: '1e9' is not a whole number from 0 to 60000"],
+    [{ MNEMO_INDEX_WRITER: "sometimes" }, ["--port", "0"], "mnemo: MNEMO_INDEX_WRITER: 'sometimes' is not one of: auto, never"],
   ])("%j: one line, exit 1, nothing created", async (env, args, message) => {
     const dir = dataDir(`config-${Object.keys(env)[0]}-${Math.random().toString(36).slice(2)}`);
     const result = await runCli(["serve", ...args, "--data", dir], env);

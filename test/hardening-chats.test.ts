@@ -26,8 +26,8 @@ describe("per-message chat indexing", () => {
     for (let i = 0; i < 2_000; i += 50) {
       await Promise.all(Array.from({ length: 50 }, (_, j) => append(ws, thread, `message number ${i + j} about tides`)));
     }
-    // Everything before the append is in the index (drained: a search's own wait is bounded
-    // by MNEMO_SEARCH_WAIT_MS, which 2,000 messages on a loaded CI machine can outlast).
+    // Everything before the append is in the index (drained, so the append below is the
+    // only write the writer sees).
     await server.services.indexer.drain();
     expect(await queryIds(server, { workspace_id: ws, query: "tides", top_k: 1 })).toHaveLength(1);
     const lance = server.services.search.internals.lance;
@@ -42,6 +42,7 @@ describe("per-message chat indexing", () => {
       const found = await queryIds(server, { workspace_id: ws, query: "lighthouse" });
       // The new message, then the one before it, whose context now holds the new one.
       expect({ status, found }).toEqual({ status: 201, found: [created.id, expect.any(String)] });
+      await server.services.indexer.drain();
     } finally {
       lance.replaceItems = replaceItems;
     }

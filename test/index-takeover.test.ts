@@ -6,7 +6,7 @@ import pg from "pg";
 import { textTable } from "../src/search/lance/partitions";
 import { killSpawnedServers, spawnServer } from "./helpers/cli";
 import { databaseUrlFor, dropDatabaseFor } from "./helpers/database";
-import { fragmentCount } from "./helpers/index-rows";
+import { fragmentCount, indexCaughtUp } from "./helpers/index-rows";
 import { tempDir } from "./helpers/server";
 
 const dirs: string[] = [];
@@ -73,6 +73,7 @@ describe("a writer that loses the index lease and later takes it back", () => {
     const early: string[] = [];
     for (let i = 0; i < 3; i++) early.push((await create(a.url, `orchard ledger line ${i}`)).id);
     expect((await search(a.url, "orchard")).sort()).toEqual([...early].sort());
+    await until("A to index them", () => indexCaughtUp(a.url));
     await until("A to compact the table", async () => (await fragmentCount(dir, table)) <= 2);
     // Fully indexed in A's eyes now: its searches skip the flat scan of unindexed rows.
     expect((await search(a.url, "orchard")).sort()).toEqual([...early].sort());
@@ -87,6 +88,7 @@ describe("a writer that loses the index lease and later takes it back", () => {
     const fragmentsBefore = await fragmentCount(dir, table);
     const later = (await create(b.url, "orchard quince planted by the gate")).id;
     expect(await search(b.url, "quince")).toEqual([later]);
+    await until("B to index it", () => indexCaughtUp(b.url));
     // B added the row in a fragment of its own, outside the full-text index.
     expect(await fragmentCount(dir, table)).toBeGreaterThan(fragmentsBefore);
 

@@ -343,6 +343,7 @@ describe("conversation context", () => {
     for (const content of ["Q: who painted the lighthouse door?", "A: my neighbour Ruth did"]) {
       await s.call("POST", "/v1/memories", { body: { content, session_id: "paint" } });
     }
+    await s.services.indexer.drain();
     const [, body] = await s.call("POST", "/v1/memories/search", { body: { query: "painted lighthouse door" } });
     // The answer shares no word with the query: its question, as context, finds it.
     expect(body.results.map((r: { content: string }) => r.content)).toContain("A: my neighbour Ruth did");

@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { textTable } from "../src/search/lance/partitions";
 import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 import { dropDatabaseFor } from "./helpers/database";
-import { duplicates, indexRows, indexTables } from "./helpers/index-rows";
+import { duplicates, indexRows, indexTables, waitForIndex } from "./helpers/index-rows";
 import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 afterEach(killSpawnedServers);
@@ -95,6 +95,7 @@ describe("a user's index partition", () => {
     expect(await indexTables(dir)).not.toContain(ownTable);
     const written = await post(first.url, "lazy", "/v1/memories", { content: "the gate code is 4711" });
     expect((await post(first.url, "lazy", "/v1/memories/search", { query: "gate code" })).results).toHaveLength(1);
+    await waitForIndex(first.url);
     expect(await indexTables(dir)).toContain(ownTable);
     first.proc.kill("SIGKILL");
     await first.proc.exited;
@@ -112,6 +113,7 @@ describe("a user's index partition", () => {
     const removed = await fetch(`${third.url}/v1/memories/${written.id}`, { method: "DELETE", headers: headers("lazy") });
     expect(removed.status).toBe(200);
     expect((await post(third.url, "lazy", "/v1/memories/search", { query: "gate code" })).results).toEqual([]);
+    await waitForIndex(third.url);
     third.proc.kill("SIGTERM");
     await third.proc.exited;
     expect(await indexTables(dir)).not.toContain(ownTable);

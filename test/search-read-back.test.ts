@@ -7,7 +7,7 @@ afterAll(async () => {
 });
 
 test("hits deleted from the store but still in the index are skipped and the next candidates fill the list, however many were deleted", async () => {
-  const server = await startTestServer({ env: { MNEMO_SEARCH_WAIT_MS: "0" } });
+  const server = await startTestServer();
   servers.push(server);
   const token = mock("reader");
   const ids: string[] = [];

@@ -10,6 +10,7 @@ import type { IndexingControl } from "./indexing/control";
 import { createEmbeddingCache } from "./indexing/embedding-cache";
 import { Indexer, LEASE_TTL_MS } from "./indexing/indexer";
 import { createOutbox, type Outbox } from "./indexing/outbox";
+import { createTermStats } from "./indexing/term-stats";
 import { indexLocation } from "./lance/index-location";
 import { LanceStore } from "./lance/lance-store";
 import { createSearchEngine, type SearchEngine } from "./query/engine";
@@ -59,10 +60,12 @@ export async function openSearch<S extends SearchSources>({ config, store, log, 
   const outbox = createOutbox(store);
   const settings = createSettings();
   const contextFlags = createContextFlags(settings, store.db);
+  const termStats = createTermStats();
   const indexer = new Indexer({
-    store, outbox, lance, sources, embedder, settings, log, contextFlags, scheduler,
+    store, outbox, lance, sources, embedder, settings, log, contextFlags, scheduler, termStats,
     cache: createEmbeddingCache(store, { maxRows: config.indexer.embeddingCacheMax }),
     lease: createLease(store, "indexer", LEASE_TTL_MS),
+    neverWrite: config.index.writer === "never",
     batchSize: config.indexer.batchSize,
     maxFragments: config.indexer.maxFragments,
     idleOptimizeMs: config.indexer.idleOptimizeMs,
@@ -71,14 +74,13 @@ export async function openSearch<S extends SearchSources>({ config, store, log, 
   // The index writer's searches of memory tables read no column back (lance-store.ts).
   lance.useRowKeysWhile(() => indexer.isWriter);
   const view: IndexView = {
-    waitForOwnWrites: (ownerId, waitMs, kinds) => indexer.flush(ownerId, waitMs, kinds),
     followWriter: () => indexer.followWriter(),
     vectorTable: (ownerId, group) => indexer.vectorTableFor(ownerId, group),
     fullyIndexed: (table) => indexer.fullyIndexed(table),
     hasContext: (table) => contextFlags.has(table),
     noteSearch: (table) => indexer.noteSearch(table),
   };
-  const engine = createSearchEngine({ store, lance, view, sources, embedder, log, queryEmbedTimeoutMs: QUERY_EMBED_TIMEOUT_MS, searchWaitMs: config.index.searchWaitMs });
+  const engine = createSearchEngine({ store, lance, view, termStats, sources, embedder, log, queryEmbedTimeoutMs: QUERY_EMBED_TIMEOUT_MS });
   return {
     engine,
     indexing: indexer,

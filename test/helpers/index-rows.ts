@@ -73,3 +73,19 @@ export function duplicates(rows: Array<{ source_key: string; item_id: string }>)
   }
   return dup;
 }
+
+/** Whether the index writer has taken every change off the text stage, as a server's /health tells a caller with a token. */
+export async function indexCaughtUp(url: string, token = "mock-token-health"): Promise<boolean> {
+  const response = await fetch(`${url}/health`, { headers: { authorization: `Bearer ${token}` } });
+  const body = (await response.json()) as { index?: { pending: number | null } };
+  return body.index?.pending === 0;
+}
+
+/** Waits (on the server's state, polled) until its index writer has caught up; fails after 30 s naming what it waited for. */
+export async function waitForIndex(url: string, token?: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await indexCaughtUp(url, token))) {
+    if (Date.now() > deadline) throw new Error(`the index of ${url} did not catch up within 30 s`);
+    await Bun.sleep(20);
+  }
+}

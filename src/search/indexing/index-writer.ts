@@ -13,6 +13,7 @@ import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox";
 import { sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
 import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
+import type { TermStats } from "./term-stats";
 
 export const EMBED_CHUNK = 64;
 /** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */
@@ -36,6 +37,7 @@ export interface IndexWriterOptions {
   settings: Settings;
   log: Logger;
   maxFragments: number;
+  termStats: TermStats;
 }
 
 /**
@@ -114,8 +116,13 @@ export class IndexWriter {
     // Without a vector stage, this is where changed and deleted sources let go of cached vectors.
     if (!this.o.embedder) await this.o.cache.release(refs.map(sourceKey), () => keysBySource(refs, items, new Map()));
     const seqs = rows.map((r) => r.seq);
-    if (this.o.embedder) await this.o.outbox.advanceToVector(seqs);
-    else await this.o.outbox.remove(seqs);
+    // The statistics searches score with change in the transaction that takes the rows off
+    // the text stage: a search sees a source either pending or counted, never both.
+    await this.o.store.transaction(async (tx) => {
+      await this.o.termStats.replace(tx, refs, items);
+      if (this.o.embedder) await this.o.outbox.advanceToVector(seqs, tx);
+      else await this.o.outbox.remove(seqs, tx);
+    });
     this.lastIndexedAt = new Date().toISOString();
   }
 
@@ -269,15 +276,17 @@ export class IndexWriter {
   /** Drops the index and re-enqueues every source, atomically with clearing the outbox. */
   async rebuild(): Promise<void> {
     this.o.log.info("rebuilding the search index from the store of record");
-    await this.o.lance.dropAll();
-    await this.announceVersion();
     // Cleared first, then listed, in one transaction: a write committed before the
-    // clear is in the listing, one committed after keeps its own outbox row.
+    // clear is in the listing, one committed after keeps its own outbox row. Every source
+    // is pending before the old rows go, so a search meanwhile reads them from the store.
     await this.o.store.transaction(async (tx) => {
       await this.o.outbox.clear(tx);
+      await this.o.termStats.clear(tx);
       await this.enqueueEverySource(tx, "text");
       await this.o.settings.set(tx, "vector_dimension", "");
     });
+    await this.o.lance.dropAll();
+    await this.announceVersion();
     this.dimension = null;
     // The index is empty now: nothing re-enqueued needs a delete.
     this.replayUpTo = { text: 0, vector: 0 };

@@ -15,6 +15,8 @@ import { WriteFailures } from "./write-failures";
 
 export interface IndexerOptions extends IndexWriterOptions {
   lease: Lease;
+  /** A replica that only serves: it never takes the writer's lease (MNEMO_INDEX_WRITER=never). */
+  neverWrite?: boolean;
   /** The app's scheduler: every timer of the index writer runs on its own part of it (see `stop`). */
   scheduler: Scheduler;
   batchSize: number;
@@ -146,9 +148,9 @@ export class Indexer implements IndexingControl {
   private async tickLease(): Promise<void> {
     if (this.stopping) return;
     const wasHeld = this.o.lease.held;
-    let held: boolean;
+    let held = false;
     try {
-      held = await this.o.lease.tryAcquire();
+      if (!this.o.neverWrite) held = await this.o.lease.tryAcquire();
     } catch (error) {
       // Unrenewable: another replica may take over once it expires, so stop writing now.
       this.o.lease.forget();

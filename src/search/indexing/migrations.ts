@@ -22,4 +22,37 @@ export const searchMigrations: Migration[] = [
       CREATE INDEX embedding_cache_by_use ON embedding_cache (used_at);
     `,
   },
+  {
+    id: "0500_search_term_stats",
+    sql: `
+      -- Each owner's full-text statistics (indexing/term-stats.ts): a row per indexed item
+      -- with its analysed terms, and per owner and partition group the items holding each
+      -- term and the items' count and total length. Written with the outbox, in one
+      -- transaction; a search scores with them, never with the index's physical state.
+      CREATE TABLE search_terms (
+        owner_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        grp TEXT NOT NULL,
+        terms TEXT NOT NULL,
+        context TEXT NOT NULL,
+        PRIMARY KEY (owner_id, kind, source_id, item_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE search_df (
+        owner_id TEXT NOT NULL,
+        grp TEXT NOT NULL,
+        term TEXT NOT NULL,
+        df INTEGER NOT NULL,
+        PRIMARY KEY (owner_id, grp, term)
+      ) WITHOUT ROWID;
+      CREATE TABLE search_corpus (
+        owner_id TEXT NOT NULL,
+        grp TEXT NOT NULL,
+        items INTEGER NOT NULL,
+        length INTEGER NOT NULL,
+        PRIMARY KEY (owner_id, grp)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

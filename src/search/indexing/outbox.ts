@@ -100,12 +100,12 @@ export function createOutbox(store: Store) {
     async pendingTextCount(ownerId: string, kinds?: readonly string[]): Promise<number> {
       return Number((await first<{ n: number }>(db, sql`SELECT COUNT(*) AS n FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} ${ofKinds(kinds)}`))?.n ?? 0);
     },
-    async remove(seqs: number[]): Promise<void> {
-      for (const chunk of chunks(seqs)) await run(db, sql`DELETE FROM outbox WHERE seq IN ${list(chunk)}`);
+    async remove(seqs: number[], tx: Executor = db): Promise<void> {
+      for (const chunk of chunks(seqs)) await run(tx, sql`DELETE FROM outbox WHERE seq IN ${list(chunk)}`);
     },
-    async advanceToVector(seqs: number[]): Promise<void> {
+    async advanceToVector(seqs: number[], tx: Executor = db): Promise<void> {
       for (const chunk of chunks(seqs)) {
-        await run(db, sql`UPDATE outbox SET stage = 'vector', attempts = 0, available_at = 0 WHERE seq IN ${list(chunk)}`);
+        await run(tx, sql`UPDATE outbox SET stage = 'vector', attempts = 0, available_at = 0 WHERE seq IN ${list(chunk)}`);
       }
     },
     /** Postpones rows after a failure, with exponential backoff capped at five minutes. */

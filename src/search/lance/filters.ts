@@ -54,3 +54,21 @@ export function partitionWhere(kinds: SearchKind[], filters: SearchFilters = {})
 export function whereSourceKeys(keys: string[]): string {
   return `source_key IN (${keys.map(literal).join(", ")})`;
 }
+
+/**
+ * Whether an item read from the store of record (not yet indexed) passes the same filter
+ * `partitionWhere` gives LanceDB: a search treats both the same.
+ */
+export function itemMatches(item: { kind: SearchKind; sourceId: string; workspaceId: string | null; sessionId: string | null; documentType: string | null; metadata: Record<string, unknown> }, kinds: readonly SearchKind[], filters: SearchFilters = {}): boolean {
+  if (!kinds.includes(item.kind)) return false;
+  if (filters.workspaceId !== undefined && item.workspaceId !== filters.workspaceId && !(filters.includeUnscoped && item.workspaceId === null)) return false;
+  if (filters.sessionId !== undefined && item.sessionId !== filters.sessionId) return false;
+  if (filters.documentType !== undefined && item.documentType !== filters.documentType) return false;
+  if (filters.sourceIds && !filters.sourceIds.includes(item.sourceId)) return false;
+  const entries = Object.entries(filters.metadata ?? {});
+  if (entries.length) {
+    const stored = new Set(metaEntries(item.metadata));
+    if (!entries.every(([key, value]) => stored.has(metaEntry(key, value)))) return false;
+  }
+  return true;
+}

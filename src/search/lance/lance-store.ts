@@ -9,7 +9,7 @@ import { RowKeys } from "./row-keys";
 import { isMissing, TableHandles } from "./table-handles";
 
 /** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
-export const INDEX_SCHEMA_VERSION = "6";
+export const INDEX_SCHEMA_VERSION = "7";
 
 /** HNSW search breadth: candidates examined per query (recall against exact search vs speed). */
 const VECTOR_EF = 96;

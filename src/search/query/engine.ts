@@ -1,16 +1,20 @@
 import type { Store } from "../../db/store";
 import type { Logger } from "../../lib/log";
+import { analyzeQuery } from "../analysis/analyzer";
 import type { Embedder } from "../embedders/embedder";
-import { partitionWhere } from "../lance/filters";
+import { itemKey, type TermStats } from "../indexing/term-stats";
+import { itemMatches, partitionWhere } from "../lance/filters";
 import type { RawHit } from "../lance/lance-schema";
 import type { LanceStore } from "../lance/lance-store";
 import { partitionGroup, textTable, type PartitionGroup } from "../lance/partitions";
-import type { HitOf, RecordsOf, SearchFilters, SearchKind, SearchRecords, SearchRequest, SearchResult, SearchSources } from "../types";
+import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters, type SearchKind, type SearchRecords, type SearchRequest, type SearchResult, type SearchSources } from "../types";
 import type { IndexView } from "./index-view";
+import { loadPending } from "./pending";
 import { createQueryVectors } from "./query-vectors";
 import { fullTextQuery } from "./query-text";
+import { order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
-import { fuse, order } from "./ranking";
+import { bm25, fuse, ownStatistics, textScore, vectorScore } from "./scoring";
 import type { SearchTimings } from "./server-timing";
 
 export interface SearchEngineOptions<S extends SearchSources> {
@@ -18,16 +22,15 @@ export interface SearchEngineOptions<S extends SearchSources> {
   lance: LanceStore;
   /** The indexing side, as far as a search needs it. */
   view: IndexView;
+  termStats: TermStats;
   sources: S;
   embedder: Embedder | null;
   log: Logger;
   /** The longest a search waits for the query embedding before going full-text only. */
   queryEmbedTimeoutMs: number;
-  /** The longest a search waits for the caller's own pending writes to reach the index. */
-  searchWaitMs: number;
 }
 
-/** A search's answer, with where it spent its time and how many of the owner's writes it could not see yet. */
+/** A search's answer, with where it spent its time and how many of the owner's sources the index does not reflect yet. */
 export type SearchResponse<H> = SearchResult<H> & { timings: SearchTimings; indexLag: number };
 
 /**
@@ -37,10 +40,9 @@ export type SearchResponse<H> = SearchResult<H> & { timings: SearchTimings; inde
  */
 export interface SearchEngine<out R extends SearchRecords = SearchRecords> {
   /**
-   * Searches one owner's items. `deadline` (a `performance.now()` time) bounds the whole
-   * search: waiting for the index, embedding the query; past it the search answers from
-   * the index as it is and `indexLag` says how many of the owner's writes it could not
-   * see yet.
+   * Searches one owner's items, every write acknowledged before the call included
+   * however far behind the index is. `deadline` (a `performance.now()` time) bounds the
+   * wait for the query embedding; past it the search ranks by text alone.
    */
   search<K extends SearchKind & keyof R>(request: SearchRequest<K>): Promise<SearchResponse<HitOf<R, K>>>;
   /**
@@ -56,15 +58,23 @@ const MAX_CANDIDATES = 200;
 
 /**
  * The one search engine: memories, document blocks, chat messages and files all go
- * through `search`. Full-text candidates and (query embedding → vector candidates) run
- * concurrently within the caller's filter and are fused (see ranking.ts); every hit is
- * then checked against the store of record (read-back.ts), so a deleted or changed source
- * is never answered from the index with its old text.
+ * through `search`. Read-your-writes by construction, never by waiting:
+ * 1. one statement reads the owner's pending sources (outbox rows the index does not
+ *    reflect yet) and the owner's term statistics (indexing/term-stats.ts);
+ * 2. the pending sources' current items are read from the store of record;
+ * 3. LanceDB gives full-text and vector candidates among the indexed items, minus the
+ *    pending sources' (their index rows are stale);
+ * 4. every candidate, indexed or pending, is scored exactly with the owner's statistics
+ *    corrected for the pending items (scoring.ts), so the ranking depends on the owner's
+ *    data alone, not on how far the writer got or how its tables are laid out;
+ * 5. the best are read back from the store of record (read-back.ts), so a deleted or
+ *    changed source is never answered from the index with its old text.
  */
 export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptions<S>): SearchEngine<RecordsOf<S>> {
-  const { lance, view, log, queryEmbedTimeoutMs, searchWaitMs } = o;
+  const { lance, view, log, queryEmbedTimeoutMs, termStats } = o;
+  const db = o.store.db;
   const embedQuery = createQueryVectors(o.embedder, log);
-  const readBack = createReadBack(o.store.db, o.sources);
+  const readBack = createReadBack(db, o.sources);
 
   /** Full-text and vector candidates from the owner's partition tables of the kinds searched. */
   async function candidates(request: SearchRequest, count: number, remaining: () => number) {
@@ -105,30 +115,69 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
     async search<K extends SearchKind & keyof RecordsOf<S>>(request: SearchRequest<K>) {
       const started = performance.now();
       const remaining = () => (request.deadline === undefined ? Infinity : request.deadline - performance.now());
-      // Only the kinds searched: a memory search does not wait for a document's blocks.
-      const flushed = await view.waitForOwnWrites(request.ownerId, Math.max(0, Math.min(searchWaitMs, remaining())), request.kinds);
-      // A replica that does not write the index looks at its newest version.
+      const { ownerId } = request;
+      const queryTerms = [...new Set(analyzeQuery(request.query))];
+      const groups = [...new Set(request.kinds.map(partitionGroup))];
+      const snapshot = await termStats.snapshot(db, ownerId, groups, queryTerms);
+      // A replica that does not write the index looks at its newest version: at least the
+      // one the snapshot's counted items are in (the writer announces a version before it
+      // takes its rows off the outbox).
       await view.followWriter();
-      const afterFlush = performance.now();
+      const pending = await loadPending(db, o.sources, snapshot.pending);
+      const stats = ownStatistics(groups, snapshot, pending, queryTerms);
+      const pendingSources = new Set(snapshot.pending.map(sourceKey));
+      const afterOwn = performance.now();
+
       const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
       const { textHits, vectorHits, embedMs: embedTime } = await candidates(request, count, remaining);
       const embedMs = embedTime();
-      const fused = fuse(textHits, vectorHits).filter((hit) => hit.score > 0 && hit.score >= (request.minScore ?? 0));
-      // Ties go to the newer item, a time the index does not hold (one column less to read
-      // per hit): every hit tied with the last candidate is read back too, then ordered.
-      // Each hit is of a kind searched and carries the row its kind's source read back.
-      const hits = order(await readBack(request.ownerId, fused, request.limit), request.limit) as Array<HitOf<RecordsOf<S>, K>>;
+      // Indexed candidates, minus the pending sources' stale rows; each with its best cosine.
+      const indexed = new Map<string, { kind: SearchKind; sourceId: string; itemId: string; cosine: number }>();
+      const candidate = (hit: RawHit, cosine: number) => {
+        const entry = { kind: hit.kind as SearchKind, sourceId: hit.source_id, itemId: hit.item_id };
+        if (pendingSources.has(sourceKey({ ownerId, ...entry }))) return;
+        const key = itemKey(entry);
+        const seen = indexed.get(key);
+        if (!seen) indexed.set(key, { ...entry, cosine });
+        else seen.cosine = Math.max(seen.cosine, cosine);
+      };
+      for (const hit of textHits) candidate(hit, 0);
+      for (const hit of vectorHits ?? []) candidate(hit, vectorScore(hit._distance ?? 1));
+      const forward = await termStats.forwardRows(db, ownerId, [...indexed.values()]);
+
       const semantic = vectorHits !== null;
+      const ranked: RankedHit[] = [];
+      const rank = (key: string, kind: SearchKind, sourceId: string, itemId: string, text: number, cosine: number | null) => {
+        const score = fuse(text, semantic ? (cosine ?? 0) : null);
+        if (score > 0 && score >= (request.minScore ?? 0)) ranked.push({ key, kind, sourceId, itemId, score });
+      };
+      for (const [key, hit] of indexed) {
+        const terms = forward.get(key);
+        // No forward row: the item is gone since LanceDB answered (deleted, or replaced).
+        if (terms) rank(key, hit.kind, hit.sourceId, hit.itemId, textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)), hit.cosine);
+      }
+      // The pending items within the request's kinds and filters; none has a vector yet.
+      const known = new Map<string, AnyItem>();
+      for (const { item, group, terms } of pending) {
+        if (!itemMatches(item, request.kinds, request.filters)) continue;
+        const key = itemKey(item);
+        known.set(key, item);
+        rank(key, item.kind, item.sourceId, item.itemId, textScore(bm25(terms, queryTerms, stats.get(group)!)), null);
+      }
+      ranked.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      // Ties go to the newer item, a time the index does not hold: every hit tied with the
+      // last candidate is read back too, then ordered.
+      const hits = order(await readBack(ownerId, ranked, request.limit, known), request.limit) as Array<HitOf<RecordsOf<S>, K>>;
       const finished = performance.now();
-      const timings = { flush: afterFlush - started, embed: embedMs, search: finished - afterFlush - embedMs };
-      log.debug("search timings", { kinds: request.kinds.join(","), flushMs: round(timings.flush), embedMs: round(timings.embed), searchMs: round(timings.search) });
+      const timings = { own: afterOwn - started, embed: embedMs, search: finished - afterOwn - embedMs };
+      log.debug("search timings", { kinds: request.kinds.join(","), ownMs: round(timings.own), embedMs: round(timings.embed), searchMs: round(timings.search), pending: pending.length });
       return {
         hits,
         mode: semantic ? "semantic" : "fulltext_fallback",
         // Which lists ranked: both, or only the vectors when no query word matched any text.
-        strategy: semantic ? (textHits.length ? "hybrid" : "vector") : "fulltext",
+        strategy: semantic ? (textHits.length || known.size ? "hybrid" : "vector") : "fulltext",
         timings,
-        indexLag: flushed.lag,
+        indexLag: snapshot.pending.filter((ref) => request.kinds.includes(ref.kind as K)).length,
       } as const;
     },
 

@@ -1,5 +1,4 @@
 import type { PartitionGroup } from "../lance/partitions";
-import type { SearchKind } from "../types";
 
 /**
  * What a search needs from the indexing side, and nothing more: the read path's one view
@@ -8,12 +7,6 @@ import type { SearchKind } from "../types";
  * the store of record.
  */
 export interface IndexView {
-  /**
-   * Read-your-writes: resolves once every change of the owner (of these kinds)
-   * acknowledged before the call, and any rebuild queued before it, is in the index, or
-   * after `waitMs`. `lag` counts the owner's rows still pending then (0 when caught up).
-   */
-  waitForOwnWrites(ownerId: string, waitMs: number, kinds: readonly SearchKind[]): Promise<{ lag: number }>;
   /** In a process that does not write the index: moves its view to the writer's newest version when it wrote since. */
   followWriter(): Promise<void>;
   /** The owner's vector table of a group in the current vector space, once vectors exist (null: full text only). */

@@ -1,5 +1,6 @@
 import type { Executor } from "../../db/store";
-import { sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
+import { itemKey } from "../indexing/term-stats";
+import type { AnyItem, SearchKind, SearchSources, SourceRef } from "../types";
 import { contenders, type RankedHit } from "./ranking";
 
 /** Candidates read back beyond the gap when hits were dropped by the store read-back (deleted since indexed). */
@@ -10,30 +11,36 @@ export type ReadHit = RankedHit & { text: string; workspaceId: string | null; cr
 
 /**
  * Reads hits back from the store of record through their sources, so that a deleted or
- * changed source is never answered from the index with its old text.
+ * changed source is never answered from the index with its old text. Items the search
+ * read from the store already (`known`, by `itemKey`: the pending sources') are not read again.
  */
 export function createReadBack(db: Executor, sources: SearchSources) {
   /**
    * Reads each hit's item back, for this owner: the text, workspace and time answered are
    * the current ones, and a hit whose item was deleted since it was indexed is dropped.
    */
-  async function hydrate(ownerId: string, hits: RankedHit[]): Promise<ReadHit[]> {
+  async function hydrate(ownerId: string, hits: RankedHit[], known: Map<string, AnyItem>): Promise<ReadHit[]> {
     const byKind = new Map<SearchKind, SourceRef[]>();
+    const current = new Map<string, AnyItem>();
     for (const hit of hits) {
+      const item = known.get(hit.key);
+      if (item) {
+        current.set(hit.key, item);
+        continue;
+      }
       const refs = byKind.get(hit.kind) ?? [];
       refs.push({ ownerId, kind: hit.kind, sourceId: hit.sourceId });
       byKind.set(hit.kind, refs);
     }
-    const current = new Map<string, AnyItem>();
     for (const [kind, refs] of byKind) {
       const source = sources[kind];
       if (!source) continue;
-      for (const [key, items] of await source.load(db, refs, { context: false })) {
-        for (const item of items) current.set(`${key}|${item.itemId}`, item);
+      for (const items of (await source.load(db, refs, { context: false })).values()) {
+        for (const item of items) current.set(itemKey(item), item);
       }
     }
     return hits.flatMap((hit) => {
-      const item = current.get(`${sourceKey({ ownerId, kind: hit.kind, sourceId: hit.sourceId })}|${hit.itemId}`);
+      const item = current.get(hit.key);
       return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs, record: item.record }] : [];
     });
   }
@@ -44,13 +51,13 @@ export function createReadBack(db: Executor, sources: SearchSources) {
    * next candidates to fill the gap. Reading spares up front cost every search a third
    * more rows for a case that is rare.
    */
-  return async function readBack(ownerId: string, fused: RankedHit[], limit: number): Promise<ReadHit[]> {
+  return async function readBack(ownerId: string, fused: RankedHit[], limit: number, known: Map<string, AnyItem>): Promise<ReadHit[]> {
     let read = contenders(fused, limit);
-    let hits = await hydrate(ownerId, read);
+    let hits = await hydrate(ownerId, read, known);
     while (hits.length < limit && read.length < fused.length) {
       const next = contenders(fused, read.length + (limit - hits.length) + VERIFY_SPARE).slice(read.length);
       read = read.concat(next);
-      hits = hits.concat(await hydrate(ownerId, next));
+      hits = hits.concat(await hydrate(ownerId, next, known));
     }
     return hits;
   };

@@ -1,0 +1,79 @@
+import { FIELD_WEIGHTS, type FieldTerms, type ItemTerms } from "../analysis/item-terms";
+import type { PartitionGroup } from "../lance/partitions";
+import type { OwnSnapshot } from "../indexing/term-stats";
+
+/**
+ * Exact scoring with the owner's own statistics. Scores in [0, 1] mean the same across
+ * queries, so a `minScore` threshold works:
+ * - text: BM25 (k1 1.2, b 0.5) squashed by `bm25 / (bm25 + TEXT_HALF)`; a BM25 of TEXT_HALF scores 0.5;
+ * - vector: cosine similarity, clamped at 0;
+ * - hybrid: a weighted blend of the two, an item without a vector taking 0 for it.
+ */
+export const BM25 = { k1: 1.2, b: 0.5 } as const;
+const TEXT_HALF = 6;
+const VECTOR_WEIGHT = 0.6;
+
+/** One partition group's statistics as a search sees them: the indexed items corrected for the pending ones. */
+export interface GroupStats {
+  items: number;
+  length: number;
+  df: Map<string, number>;
+}
+
+/**
+ * The owner's statistics at the search's moment: what the store counts for the indexed
+ * items, minus what it counts for the pending sources' old items, plus their current
+ * items. The same items give the same figures however far the index writer has got.
+ */
+export function ownStatistics(
+  groups: PartitionGroup[],
+  snapshot: OwnSnapshot,
+  pending: Array<{ group: PartitionGroup; terms: ItemTerms }>,
+  queryTerms: string[],
+): Map<PartitionGroup, GroupStats> {
+  const stats = new Map<PartitionGroup, GroupStats>();
+  for (const group of groups) {
+    const corpus = snapshot.corpus.get(group);
+    stats.set(group, { items: corpus?.items ?? 0, length: corpus?.length ?? 0, df: new Map(snapshot.df.get(group)) });
+  }
+  const count = (group: PartitionGroup, text: FieldTerms, sign: 1 | -1) => {
+    const entry = stats.get(group);
+    if (!entry) return;
+    entry.items += sign;
+    entry.length += sign * text.length;
+    for (const term of queryTerms) if (text.counts.has(term)) entry.df.set(term, (entry.df.get(term) ?? 0) + sign);
+  };
+  for (const stale of snapshot.stale) count(stale.group, stale.text, -1);
+  for (const item of pending) count(item.group, item.terms.text, 1);
+  return stats;
+}
+
+/**
+ * BM25 of one item for the query terms, field by field as the index's multi-column
+ * match does: the item's text, and the conversation around it with its lower weights,
+ * each saturated against its own length (the owner's text statistics for all three).
+ */
+export function bm25(item: ItemTerms, queryTerms: string[], stats: GroupStats): number {
+  const items = Math.max(stats.items, 1);
+  const average = stats.length > 0 ? stats.length / items : 1;
+  const saturated = (field: FieldTerms | null, term: string) => {
+    const tf = field?.counts.get(term) ?? 0;
+    return tf ? (tf * (BM25.k1 + 1)) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * field!.length) / average)) : 0;
+  };
+  let score = 0;
+  for (const term of queryTerms) {
+    const tf = saturated(item.text, term) + FIELD_WEIGHTS.before * saturated(item.before, term) + FIELD_WEIGHTS.after * saturated(item.after, term);
+    if (!tf) continue;
+    const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
+    score += Math.log(1 + (items - df + 0.5) / (df + 0.5)) * tf;
+  }
+  return score;
+}
+
+export const textScore = (bm25Score: number) => (bm25Score > 0 ? bm25Score / (bm25Score + TEXT_HALF) : 0);
+export const vectorScore = (cosineDistance: number) => Math.max(0, Math.min(1, 1 - cosineDistance));
+
+/** A hit's score from its signals: with vectors in the search, the blend; else text alone. */
+export function fuse(text: number, vector: number | null): number {
+  return vector === null ? text : VECTOR_WEIGHT * vector + (1 - VECTOR_WEIGHT) * text;
+}
