@@ -1,0 +1,124 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { createDocument, createWorkspace } from "./helpers/workspaces";
+
+/**
+ * Read-your-writes by construction: a search includes every write acknowledged before it
+ * began, whatever the index lag, and ranks the same data the same way whatever the
+ * index's physical state (pending, indexed, compacted, beside busy users).
+ */
+const servers: TestServer[] = [];
+afterAll(async () => {
+  for (const server of servers) await server.destroy();
+});
+async function server(env: Record<string, string> = {}): Promise<TestServer> {
+  const started = await startTestServer({ env });
+  servers.push(started);
+  return started;
+}
+
+type Hit = { id: string; content: string; score: number };
+async function search(s: TestServer, user: string, query: string, limit = 10): Promise<Hit[]> {
+  const [status, body] = await s.call("POST", "/v1/memories/search", { token: mock(user), body: { query, limit } });
+  expect(status).toBe(200);
+  return body.results.map((r: Hit) => ({ id: r.id, content: r.content, score: r.score }));
+}
+
+describe("with no index writer at all (MNEMO_INDEX_WRITER=never)", () => {
+  test("remember then recall finds it, at once and for the owner only; a delete is gone", async () => {
+    const s = await server({ MNEMO_INDEX_WRITER: "never" });
+    const [, created] = await s.call("POST", "/v1/memories", { body: { content: "my sister is allergic to peanuts" } });
+    expect((await search(s, "alice", "peanuts")).map((h) => h.id)).toEqual([created.id]);
+    expect(await search(s, "mallory", "peanuts")).toEqual([]);
+    await s.call("DELETE", `/v1/memories/${created.id}`);
+    expect(await search(s, "alice", "peanuts")).toEqual([]);
+    // Nothing was ever indexed: every answer came from the store of record.
+    expect((await s.services.indexer.stats()).pendingText).toBeGreaterThan(0);
+  });
+
+  test("documents query and context build include the pending blocks (an edit by its new words), and another user sees none of them", async () => {
+    const s = await server({ MNEMO_INDEX_WRITER: "never" });
+    const ws = await createWorkspace(s, "Owls");
+    const doc = await createDocument(s, ws, { title: "Birds", indexable_blocks: [{ id: "b1", content: "Barn owls hunt at night." }, { id: "b2", content: "Swifts sleep on the wing." }] });
+    const [, query] = await s.call("POST", "/v1/documents/query", { body: { query: "owls", workspace_id: ws } });
+    expect(JSON.stringify(query)).toContain("Barn owls hunt at night.");
+    const [edited] = await s.call("PATCH", `/v1/documents/${doc.id}`, { body: { workspace_id: ws, indexable_blocks: [{ id: "b2", content: "Swifts sleep on the wing." }] } });
+    expect(edited).toBe(200);
+    expect(JSON.stringify((await s.call("POST", "/v1/documents/query", { body: { query: "owls", workspace_id: ws } }))[1])).not.toContain("Barn owls");
+    expect(JSON.stringify((await s.call("POST", "/v1/documents/query", { body: { query: "swifts", workspace_id: ws } }))[1])).toContain("Swifts sleep");
+    await s.call("PATCH", `/v1/documents/${doc.id}`, { body: { workspace_id: ws, indexable_blocks: [{ id: "b1", content: "Barn owls hunt at night." }] } });
+    const [, context] = await s.call("POST", "/v1/context/build", { body: { query: "owls", workspace_id: ws, include: { notes: true } } });
+    expect(JSON.stringify(context)).toContain("Barn owls hunt at night.");
+    const [, other] = await s.call("POST", "/v1/documents/query", { token: mock("mallory"), body: { query: "owls" } });
+    expect(JSON.stringify(other)).not.toContain("Barn owls");
+  });
+});
+
+/** Sixty memories with overlapping words (a fixed pseudo-random draw), so that scores spread and ties happen. */
+const WORDS = ["garden", "tomato", "river", "boat", "winter", "coat", "violin", "lesson", "bakery", "bread", "sister", "wedding", "gardening", "boats", "lessons"];
+let seed = 7;
+const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+const corpus = Array.from({ length: 60 }, (_, i) => {
+  const picked = Array.from({ length: 2 + Math.floor(next() * 5) }, () => WORDS[Math.floor(next() * WORDS.length)]);
+  return `${i % 4 === 0 ? "note:" : "I said"} ${picked.join(i % 2 ? " and the " : " ")}${i % 9 === 0 ? "" : ` (${i})`}`;
+});
+const QUERIES = ["garden tomato", "river boat winter", "violin lesson", "bread", "sister wedding coat", "gardens", "the boats on the river"];
+
+async function rankings(s: TestServer, user: string): Promise<Record<string, Array<[string, number]>>> {
+  const out: Record<string, Array<[string, number]>> = {};
+  for (const query of QUERIES) out[query] = (await search(s, user, query, 8)).map((h) => [h.content, h.score]);
+  return out;
+}
+
+async function write(s: TestServer, user: string, contents: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const content of contents) {
+    const [status, body] = await s.call("POST", "/v1/memories", { token: mock(user), body: { content } });
+    expect(status).toBe(201);
+    ids.push(body.id);
+  }
+  return ids;
+}
+
+describe("rankings depend on the user's own data alone", () => {
+  test("identical (contents, order, scores) pending, indexed, compacted, with no writer, and beside busy users; after deletes too", async () => {
+    const quiet = await server();
+    const ids = await write(quiet, "ranker", corpus);
+    const rightAfter = await rankings(quiet, "ranker");
+    await quiet.services.indexer.drain();
+    const indexed = await rankings(quiet, "ranker");
+    await quiet.services.indexer.settle();
+    const compacted = await rankings(quiet, "ranker");
+
+    const never = await server({ MNEMO_INDEX_WRITER: "never" });
+    await write(never, "ranker", corpus);
+    const pendingOnly = await rankings(never, "ranker");
+
+    // Beside five users writing at the same time, read right after the last write.
+    const busy = await server();
+    const others = Promise.all(
+      Array.from({ length: 5 }, (_, u) => write(busy, `busy-${u}`, corpus.map((c, i) => `${c} ${u} ${i % 7 === 0 ? "garden" : "river"}`))),
+    );
+    await write(busy, "ranker", corpus);
+    const besideBusy = await rankings(busy, "ranker");
+    await others;
+
+    expect(rightAfter["garden tomato"].length).toBeGreaterThan(3);
+    expect({ indexed, compacted, pendingOnly, besideBusy }).toEqual({ indexed: rightAfter, compacted: rightAfter, pendingOnly: rightAfter, besideBusy: rightAfter });
+
+    // Deletes: the same memories gone everywhere, the rest ranked alike, indexed or not.
+    const doomed = ids.filter((_, i) => i % 5 === 0);
+    for (const id of doomed) expect((await quiet.call("DELETE", `/v1/memories/${id}`, { token: mock("ranker") }))[0]).toBe(200);
+    const neverIds = (await never.call("GET", "/v1/memories?limit=100", { token: mock("ranker") }))[1].data as Array<{ id: string; content: string }>;
+    const doomedContents = new Set(doomed.map((id) => corpus[ids.indexOf(id)]));
+    const neverDoomed = neverIds.filter((m) => doomedContents.has(m.content));
+    expect(neverDoomed).toHaveLength(doomed.length);
+    for (const memory of neverDoomed) await never.call("DELETE", `/v1/memories/${memory.id}`, { token: mock("ranker") });
+    const afterDeletes = await rankings(quiet, "ranker");
+    await quiet.services.indexer.drain();
+    expect(await rankings(quiet, "ranker")).toEqual(afterDeletes);
+    expect(await rankings(never, "ranker")).toEqual(afterDeletes);
+    expect(JSON.stringify(afterDeletes)).not.toContain(JSON.stringify(corpus[0]));
+    expect(Object.values(afterDeletes).every((hits) => hits.length > 0)).toBe(true);
+  }, 120_000);
+});
