@@ -163,6 +163,6 @@ describe("read-your-writes by kind", () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-svc-index-lag")).toBe("1");
-    expect((await response.json()).results.map((r: { content: string }) => r.content)).toEqual(["pending memory about lanterns"]);
+    expect(((await response.json()) as { results: Array<{ content: string }> }).results.map((r) => r.content)).toEqual(["pending memory about lanterns"]);
   });
 });

@@ -51,16 +51,18 @@ test("writes are shared between commits: 40 concurrent transactions take fewer c
   const frames = () => Math.max(0, (statSync(`${path}-wal`).size - 32) / (4096 + 24));
   const before = frames();
   let readDuring: string[] | null = null;
+  let reading: Promise<void> | null = null;
   const writes = Array.from({ length: 40 }, (_, i) =>
     store.transaction(async (tx) => {
       await run(tx, sql`INSERT INTO notes (body) VALUES (${`note ${i}`})`);
       if (i === 10) {
         // A statement issued while the group is open waits for its COMMIT: it sees whole groups only.
-        void bodies(store).then((rows) => (readDuring = rows));
+        reading = bodies(store).then((rows) => void (readDuring = rows));
       }
     }),
   );
   await Promise.all(writes);
+  await reading;
   const appended = frames() - before;
   expect(appended).toBeGreaterThan(0);
   expect(appended).toBeLessThan(40);

@@ -1,6 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
 import { translateError } from "./errors";
 import type { Executor, QueryResult } from "./executor";
+import type { WalSync } from "./wal-sync";
 
 /** Prepared statements kept per SQL text; queries with long IN lists come and go. */
 const STATEMENT_CACHE = 256;
@@ -35,7 +36,11 @@ export class SqliteConnection {
   /** The open group commit, if any (see `transaction`). */
   private group: Group | null = null;
 
-  constructor(readonly database: Database) {
+  /** `wal`: makes commits durable off the event loop (wal-sync.ts); without it COMMIT itself must (synchronous = FULL). */
+  constructor(
+    readonly database: Database,
+    private readonly wal: WalSync | null = null,
+  ) {
     // A deleted row's bytes are overwritten with zeros, not left in the page's free space
     // (a deleted memory's text stayed readable in the file). Per connection, so set here,
     // where every connection of the store passes. Cost: bench/secure-delete.ts.
@@ -70,8 +75,8 @@ export class SqliteConnection {
    * arrive while one runs (or within the same turn of the event loop) share one
    * `BEGIN IMMEDIATE … COMMIT`, each inside a savepoint of its own: a transaction that
    * fails rolls back to its savepoint and leaves the others' writes; none is acknowledged
-   * before the COMMIT, and a failed COMMIT fails them all. Under synchronous=FULL a commit
-   * costs an fsync (~0.2 ms here): 8 writers paying one between them instead of one each.
+   * before the COMMIT is durable, and a failed COMMIT fails them all. Each commit costs an
+   * fsync of the WAL: 8 writers paying one between them instead of one each.
    */
   async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
     await this.acquire(true);
@@ -158,8 +163,22 @@ export class SqliteConnection {
       for (const member of group.members) member.reject(error);
       return this.release();
     }
-    for (const member of group.members) member.resolve();
-    this.release();
+    if (!this.wal) {
+      for (const member of group.members) member.resolve();
+      return this.release();
+    }
+    // The connection stays taken until the WAL is on disk: nothing reads a write before
+    // it is durable, while the event loop serves everything else meanwhile.
+    this.wal.sync().then(
+      () => {
+        for (const member of group.members) member.resolve();
+        this.release();
+      },
+      (error) => {
+        for (const member of group.members) member.reject(error);
+        this.release();
+      },
+    );
   }
 
   private failGroup(group: Group, error: unknown): void {
@@ -222,5 +241,6 @@ export class SqliteConnection {
     for (const statement of this.statements.values()) statement.finalize();
     this.statements.clear();
     this.database.close();
+    this.wal?.close();
   }
 }

@@ -6,6 +6,7 @@ import { StoreOpenError, TransactionConflictError } from "./errors";
 import type { Executor, StoreDialect } from "./executor";
 import { sql, type Sql } from "./sql";
 import { SqliteConnection } from "./sqlite-store";
+import { WalSync } from "./wal-sync";
 
 export { sql, type Sql } from "./sql";
 export type { Executor, QueryResult, StoreDialect } from "./executor";
@@ -54,8 +55,8 @@ async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * The embedded store: one SQLite file. WAL lets the CLI read and write while a server
- * runs on the same file; `synchronous=FULL` makes every acknowledged commit durable
- * (the WAL is fsynced at each commit).
+ * runs on the same file; every acknowledged commit is durable (the WAL is fsynced before
+ * a commit is acknowledged, off the event loop: wal-sync.ts).
  */
 export function openSqliteStore(path: string): Store {
   let database: Database;
@@ -63,7 +64,9 @@ export function openSqliteStore(path: string): Store {
     mkdirSync(dirname(path), { recursive: true });
     database = new Database(path, { create: true, strict: true });
     database.exec("PRAGMA journal_mode = WAL");
-    database.exec("PRAGMA synchronous = FULL");
+    // Durable at every acknowledged commit all the same: the WAL is fsynced off the event
+    // loop before a commit is acknowledged (wal-sync.ts).
+    database.exec("PRAGMA synchronous = NORMAL");
     // The WAL is restarted after each checkpoint (every ~4 MB written) but keeps its
     // largest size on disk unless told otherwise: cut back to 8 MB at each restart. Not
     // lower: a WAL truncated below its steady ~4 MB grows again at every checkpoint, and
@@ -81,7 +84,7 @@ export function openSqliteStore(path: string): Store {
     // Nothing is repaired or overwritten: the operator decides (restore a backup, fix permissions).
     throw new StoreOpenError(`cannot open the store of record ${path}: ${(error as Error).message}`);
   }
-  const connection = new SqliteConnection(database);
+  const connection = new SqliteConnection(database, new WalSync(`${path}-wal`));
   return {
     dialect: "sqlite",
     db: connection.db,

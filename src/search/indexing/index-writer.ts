@@ -232,10 +232,10 @@ export class IndexWriter {
     }
     const rebuild = (damaged.length > 0 || (hasIndex ? !current : hasRecords)) && (await outbox.pendingTextSeq("*")) === null;
     if (rebuild && !damaged.length) this.o.log.info(hasIndex ? "the search index has an older layout; rebuilding it" : "the search index is missing; rebuilding it from the store of record");
-    await store.transaction(async (tx) => {
-      if (rebuild) await outbox.enqueueRebuild(tx);
-      await settings.set(tx, "index_schema", INDEX_SCHEMA_VERSION);
-    });
+    // Rebuilt now rather than queued: until every source is pending again, searches would
+    // trust the term statistics of an index that is gone or of another layout.
+    if (rebuild) await this.rebuild();
+    await settings.set(store.db, "index_schema", INDEX_SCHEMA_VERSION);
   }
 
   /** When the configured embedder changed, old vectors are dropped and every source re-embedded. */
