@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { KB, type BodyLimit } from "../lib/body-limits";
 import { IntegerParam, StrictInteger } from "../shared/query";
-import { FreeObject, Mode, Strategy } from "../shared/schemas";
+import { FreeObject, Mode, Strategy, Timestamp } from "../shared/schemas";
 import { SearchFilters } from "../shared/search-filters";
 
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
@@ -35,6 +35,7 @@ export const CreateMemoryBody = t.Object({
   workspace_id: t.Optional(Scope),
   session_id: t.Optional(Scope),
   sessionId: t.Optional(Scope),
+  timestamp: t.Optional(Timestamp),
 });
 
 export const ListMemoriesQuery = t.Object({
