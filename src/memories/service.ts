@@ -143,6 +143,7 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
         filters: toSearchFilters(body.filters),
         limit: body.limit ?? 10,
         minScore: body.minScore,
+        signals: body.signals,
       });
       // Every hit was read back from the store of record by the search (a memory deleted
       // meanwhile is no hit): its row comes with it.
