@@ -14,6 +14,10 @@ describe("words", () => {
     ]);
   });
 
+  test("Chinese and Japanese characters are words one by one; other scripts by their spaces", () => {
+    expect(words("我喜欢猫 カタカナ 한국어 Ελληνικά")).toEqual(["我", "喜", "欢", "猫", "カ", "タ", "カ", "ナ", "한국어", "ελληνικα"]);
+  });
+
   test("empty and punctuation-only input give no words", () => {
     expect(words("")).toEqual([]);
     expect(words("  ?! -- ''  ")).toEqual([]);

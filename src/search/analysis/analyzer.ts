@@ -2,10 +2,11 @@
  * The text analyzer: what full-text search matches on, the same for every kind and on both
  * backends (it runs in the app, before the index sees any text).
  *
- * - `fold`: Unicode NFKD, combining marks dropped ("café" → "cafe"), a few letters that do
+ * - `fold`: Unicode NFKD, combining marks dropped, then NFC ("café" → "cafe"), a few letters that do
  *   not decompose spelled out ("ß" → "ss", "æ" → "ae", "ø" → "o"), lower case.
  * - `words`: the folded words in order (letters and digits; an apostrophe between two
- *   letters stays inside the word: "don't", "caroline's"; curly apostrophes become straight).
+ *   letters stays inside the word: "don't", "caroline's"; curly apostrophes become straight;
+ *   Chinese and Japanese characters one by one).
  * - `analyze`: index terms. Lucene's English stop words are dropped, every other word is
  *   stemmed with the Snowball English (Porter2) stemmer, numbers are kept as they are.
  * - `analyzeQuery`: the same with a larger stop list (NLTK's English list, plus Lucene's), so a
@@ -29,7 +30,11 @@ const MAX_STEMMED_LENGTH = 40;
 const SPELLED: Record<string, string> = { ß: "ss", æ: "ae", œ: "oe", ø: "o", đ: "d", ł: "l", þ: "th", ð: "d", ı: "i", ŧ: "t", ħ: "h" };
 const SPELLED_PATTERN = /[ßæœøđłþðıŧħ]/g;
 const COMBINING_MARKS = /\p{M}+/gu;
-const WORD = /[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*/gu;
+/**
+ * A word: letters and digits, with inner apostrophes. Chinese and Japanese script, written
+ * without spaces, is one word per character (unigrams, so any part of a phrase matches).
+ */
+const WORD = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]|[[\p{L}\p{N}]--[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]]+(?:'[[\p{L}\p{N}]--[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]]+)*/gv;
 const CURLY_APOSTROPHES = /[\u2019\u2018\u02bc\uff07]/g;
 
 /** Lucene's English stop words (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET). */
@@ -62,6 +67,7 @@ export function fold(text: string): string {
   return text
     .normalize("NFKD")
     .replace(COMBINING_MARKS, "")
+    .normalize("NFC") // Hangul syllables, decomposed into letters by NFKD, back together
     .toLowerCase()
     .replace(SPELLED_PATTERN, (letter) => SPELLED[letter]!);
 }
