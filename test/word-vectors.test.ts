@@ -55,7 +55,10 @@ describe("in a compiled binary", () => {
     const outfile = join(root, "smoke");
     const built = await Bun.build({
       entrypoints: [resolve(import.meta.dir, "helpers/word-vectors-smoke.ts")],
+      root: resolve(import.meta.dir, ".."),
       compile: { outfile },
+      format: "esm",
+      splitting: true, // as scripts/build-binary.ts builds mnemo
     });
     expect(built.success).toBe(true);
     // Run from an empty dir: nothing outside the binary can be read.
