@@ -15,7 +15,7 @@
 import * as lancedb from "@lancedb/lancedb";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { fullTextQuery } from "../src/search/query/query-text";
+import { candidateQuery as fullTextQuery } from "../src/search/analysis/analyzer";
 import { cleanup, giveUpAfter, tempDir } from "./lib/harness";
 import { TOPIC_WORDS as WORDS } from "./lib/corpus";
 import { machineLine, treeLine } from "./lib/machine";

@@ -4,7 +4,7 @@
  *
  *   bun bench/recall.ts --data DIR [--provider none|openai|local] [--embeddings-url URL]
  *                       [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search]
- *                       [--without-session-id]
+ *                       [--without-session-id] [--without-timestamp] [--signals LIST]... [--no-ablations]
  *
  * Per conversation a fresh user stores every turn as one memory ("<speaker>: <text>",
  * plus " [shares <caption>]", metadata {dia_id, session}); the index is drained; then
@@ -16,7 +16,17 @@
  * Every turn is also stored with `session_id: "<conversation>-<session>"`, as a chat client
  * stores the turns of one conversation (the server treats neighbouring turns of a session_id
  * as each other's context). `--without-session-id` stores exactly issue 3's protocol fields
- * only, for comparison.
+ * only, for comparison. Every turn carries its session's date (`session_N_date_time`, read as
+ * UTC) as the memory's `timestamp`, so dates in questions can match when things were said;
+ * `--without-timestamp` leaves it out (the memories are then dated when stored).
+ *
+ * Ablations: after the ingest, the questions are searched once per signal set, the set sent
+ * as `signals` in the search request ("text" full text, "words" the word vectors, "time" dates
+ * in the query, "vector" the embedding model), and R@1/5/10 per category are printed side by
+ * side. The sets: "all" (no `signals`: every signal available), then by default "text" alone
+ * and all but one signal for each signal ("vector" only with a provider); `--signals a,b`
+ * (repeatable) runs those sets instead of the default ones; `--no-ablations` runs "all" only.
+ * Latency and the per-conversation table are the "all" run's.
  */
 import { parseArgs } from "node:util";
 import { client } from "./lib/client";
@@ -27,7 +37,8 @@ import type { IndexState } from "./lib/server-ops";
 import { round, summarize, table, type Summary } from "./lib/stats";
 
 const USAGE =
-  "usage: npm run bench:recall -- --data DIR [--provider none|openai|local] [--embeddings-url URL] [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search] [--without-session-id]";
+  "usage: npm run bench:recall -- --data DIR [--provider none|openai|local] [--embeddings-url URL] [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search] [--without-session-id] [--without-timestamp] [--signals text,words,time,vector]... [--no-ablations]";
+const SIGNALS = ["text", "words", "time", "vector"] as const;
 const KS = [1, 5, 10] as const;
 const WARMUP = 3;
 
@@ -48,6 +59,9 @@ try {
       "in-process": { type: "boolean", default: false },
       "compact-before-search": { type: "boolean", default: false },
       "without-session-id": { type: "boolean", default: false },
+      "without-timestamp": { type: "boolean", default: false },
+      signals: { type: "string", multiple: true },
+      "no-ablations": { type: "boolean", default: false },
     },
   });
 } catch (error) {
@@ -66,7 +80,20 @@ try {
   fail(`cannot read --data ${args.data}: ${(error as Error).message}`);
 }
 if (!conversations.length) fail(`no LoCoMo conversation (a JSON file with "qa") in ${args.data}`);
-giveUpAfter(5 + conversations.length * 5, "bench:recall");
+
+/** The signal sets to search with, by name; "all" (null: no `signals` field) first. */
+const signalSets = new Map<string, string[] | null>([["all", null]]);
+if (!args["no-ablations"]) {
+  const chosen = args.signals?.map((list) => list.split(",").map((s) => s.trim()).filter(Boolean));
+  const defaults = [["text"], ...SIGNALS.filter((s) => s !== "vector" || provider !== "none").map((left) => SIGNALS.filter((s) => s !== left && (s !== "vector" || provider !== "none")))];
+  for (const set of chosen ?? defaults) {
+    const unknown = set.filter((s) => !(SIGNALS as readonly string[]).includes(s));
+    if (unknown.length || !set.length) fail(`--signals takes a comma list of ${SIGNALS.join(", ")} (got "${set.join(",")}")`);
+    const name = [...new Set(set)].join("+");
+    signalSets.set(name, [...new Set(set)]);
+  }
+}
+giveUpAfter(5 + conversations.length * 5 * signalSets.size, "bench:recall");
 
 function serverEnv(): Record<string, string> {
   if (provider === "openai") {
@@ -92,6 +119,8 @@ interface ConversationResult {
   drainMs: number;
   modes: Record<string, number>;
   perQuestion: Array<{ category: number; hits: number[] }>;
+  /** Per signal set (see the top): each question's hits and the modes that ranked. */
+  perSet: Map<string, { perQuestion: Array<{ category: number; hits: number[] }>; modes: Record<string, number> }>;
   latencies: number[];
   /** The conversation user's own index partition as the questions were searched. */
   index: IndexState;
@@ -104,7 +133,10 @@ async function runConversation(url: string, ops: Ops, conversation: Conversation
   const api = client(url, user);
   const ingestStart = performance.now();
   for (const turn of conversation.turns) {
-    const extra = args["without-session-id"] ? {} : { session_id: `${conversation.name}-${turn.session}` };
+    const extra = {
+      ...(args["without-session-id"] ? {} : { session_id: `${conversation.name}-${turn.session}` }),
+      ...(args["without-timestamp"] || !turn.timestamp ? {} : { timestamp: turn.timestamp }),
+    };
     await api.addMemory(turn.content, { dia_id: turn.diaId, session: turn.session }, extra);
   }
   const ingestMs = performance.now() - ingestStart;
@@ -114,19 +146,24 @@ async function runConversation(url: string, ops: Ops, conversation: Conversation
   for (const q of conversation.questions.slice(0, WARMUP)) await api.search(q.question, 10);
 
   const latencies: number[] = [];
-  const modes: Record<string, number> = {};
-  const perQuestion: ConversationResult["perQuestion"] = [];
-  for (const q of conversation.questions) {
-    const start = performance.now();
-    const response = await api.search(q.question, 10);
-    latencies.push(performance.now() - start);
-    const key = `${response.mode}/${response.strategy}`;
-    modes[key] = (modes[key] ?? 0) + 1;
-    const ranked = response.results.map((r) => String(r.metadata.dia_id));
-    const evidence = new Set(q.evidence);
-    // fraction of evidence found in the top k, for each k
-    perQuestion.push({ category: q.category, hits: KS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size) });
+  const perSet: ConversationResult["perSet"] = new Map();
+  for (const [name, signals] of signalSets) {
+    const modes: Record<string, number> = {};
+    const perQuestion: ConversationResult["perQuestion"] = [];
+    for (const q of conversation.questions) {
+      const start = performance.now();
+      const response = await api.search(q.question, 10, signals ? { signals } : {});
+      if (name === "all") latencies.push(performance.now() - start);
+      const key = `${response.mode}/${response.strategy}`;
+      modes[key] = (modes[key] ?? 0) + 1;
+      const ranked = response.results.map((r) => String(r.metadata.dia_id));
+      const evidence = new Set(q.evidence);
+      // fraction of evidence found in the top k, for each k
+      perQuestion.push({ category: q.category, hits: KS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size) });
+    }
+    perSet.set(name, { perQuestion, modes });
   }
+  const { perQuestion, modes } = perSet.get("all")!;
   return {
     name: conversation.name,
     turns: conversation.turns.length,
@@ -138,6 +175,7 @@ async function runConversation(url: string, ops: Ops, conversation: Conversation
     drainMs: round(drainMs, 0),
     modes,
     perQuestion,
+    perSet,
     latencies,
     index,
   };
@@ -163,7 +201,7 @@ async function main() {
   console.log(treeLine());
   const dir = tempDir("mnemo-recall-");
   const server = await startBenchServer({ dataDir: dir, env: serverEnv(), inProcess: args["in-process"] });
-  console.log(`server: ${server.where}; provider ${provider}; ${args["compact-before-search"] ? "index compacted after each drain; " : ""}${args["without-session-id"] ? "no session_id (issue protocol fields only); " : "session_id per LoCoMo session; "}data ${args.data} (${conversations.length} conversations)`);
+  console.log(`server: ${server.where}; provider ${provider}; ${args["compact-before-search"] ? "index compacted after each drain; " : ""}${args["without-session-id"] ? "no session_id (issue protocol fields only); " : "session_id per LoCoMo session; "}${args["without-timestamp"] ? "no timestamp; " : "timestamp = session date; "}signal sets ${[...signalSets.keys()].join(", ")}; data ${args.data} (${conversations.length} conversations)`);
   const results: ConversationResult[] = [];
   try {
     const runTag = Date.now().toString(36);
@@ -202,6 +240,14 @@ async function main() {
   };
   console.log("\nIndex while the questions ran (after drain):");
   for (const r of results) console.log(indexLine(r));
+  console.log(`\nRecall per category and signal set (R@1 / R@5 / R@10; "all" sends no signals field; a server that ignores signals gives equal columns):`);
+  const ablations = ablationTable(results);
+  console.log(table(["category", "questions", ...ablations.names], ablations.rows));
+  for (const name of ablations.names) {
+    const modesOf: Record<string, number> = {};
+    for (const r of results) for (const [k, v] of Object.entries(r.perSet.get(name)!.modes)) modesOf[k] = (modesOf[k] ?? 0) + v;
+    console.log(`  ${name}: ${fmtModes(modesOf)}`);
+  }
   console.log(`\nR@5 by category (overall): ${Object.entries(overall.byCategory).map(([c, v]) => `${c} ${CATEGORY[c]} ${v.r5.toFixed(3)} (${v.questions} q)`).join("; ")}`);
   console.log("overall = mean over all questions of all conversations (not a mean of conversation means)");
 
@@ -228,12 +274,37 @@ async function main() {
         provider,
         compactBeforeSearch: args["compact-before-search"],
         withSessionId: !args["without-session-id"],
+        withTimestamp: !args["without-timestamp"],
+        ablations: ablations.json,
         modes,
         overall: { ...overall.recall, p50: latencies.p50, p99: latencies.p99, questions: all.length, byCategory: overall.byCategory },
-        conversations: results.map(({ perQuestion: _q, latencies: _l, ...r }) => r),
+        conversations: results.map(({ perQuestion: _q, perSet: _s, latencies: _l, ...r }) => r),
         evidence: { rewritten, dropped, noEvidence: noEvidence.length },
       }),
   );
+}
+
+/** Rows per category (and overall), a column per signal set with R@1 / R@5 / R@10; and the same as JSON. */
+function ablationTable(results: ConversationResult[]) {
+  const names = [...signalSets.keys()];
+  const json: Record<string, Record<string, Record<string, number>>> = {};
+  const rows: (string | number)[][] = [];
+  const groups: [string, (q: { category: number }) => boolean][] = [
+    ...[1, 2, 3, 4].map((c): [string, (q: { category: number }) => boolean] => [`${c} ${CATEGORY[c]}`, (q) => q.category === c]),
+    ["overall", () => true],
+  ];
+  for (const [label, keep] of groups) {
+    const row: (string | number)[] = [label, 0];
+    for (const name of names) {
+      const qs = results.flatMap((r) => r.perSet.get(name)!.perQuestion).filter(keep);
+      row[1] = qs.length;
+      const recall = recallOf(qs);
+      (json[name] ??= {})[label] = recall;
+      row.push(KS.map((k) => recall[`R@${k}`].toFixed(3)).join(" / "));
+    }
+    if (Number(row[1]) > 0) rows.push(row);
+  }
+  return { names, rows, json };
 }
 
 const CATEGORY: Record<string, string> = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop" };

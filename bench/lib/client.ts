@@ -22,7 +22,7 @@ export function client(baseUrl: string, userId: string) {
   return {
     addMemory: (content: string, metadata?: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
       post<{ id: string }>("/v1/memories", { content, metadata, ...extra }, 201),
-    search: (query: string, limit = 10) => post<SearchResponse>("/v1/memories/search", { query, limit }, 200),
+    search: (query: string, limit = 10, extra: Record<string, unknown> = {}) => post<SearchResponse>("/v1/memories/search", { query, limit, ...extra }, 200),
   };
 }
 

@@ -8,7 +8,7 @@
 import * as lancedb from "@lancedb/lancedb";
 import { Field, Int32, Schema, Utf8 } from "apache-arrow";
 import { FULL_TEXT_TOKENIZER } from "../../src/search/lance/lance-schema";
-import { fullTextQuery } from "../../src/search/query/query-text";
+import { candidateQuery as fullTextQuery } from "../../src/search/analysis/analyzer";
 import { removeDir, tempDir } from "./harness";
 import { round, summarize, type Summary } from "./stats";
 
@@ -41,7 +41,7 @@ const session = () => new lancedb.Session(BigInt(CACHE.indexMb) << 20n, BigInt(C
  * Builds the table from `texts`, closes it, then for each of two query forms opens it
  * again in a fresh session (as the server is restarted before its searches) and runs
  * `queries` sequentially, the first `warmup` unmeasured: as the server sends them to
- * LanceDB (query-text.ts `fullTextQuery`: stop words and punctuation dropped), then as
+ * LanceDB (analyzer.ts `candidateQuery`: stop words and punctuation dropped), then as
  * typed. Each form has a cold cache of its own: run one after the other on one handle,
  * the second form of a query found the first one's posting lists cached (~0.1 ms of
  * p50, more of p99, in LanceDB's favour).

@@ -11,6 +11,8 @@ export interface Turn {
   speaker: string;
   /** The memory as issue 3 specifies it: "<speaker>: <text>" plus " [shares <caption>]". */
   content: string;
+  /** The session's date and time (`session_N_date_time`) as ISO 8601 UTC; null when absent or unreadable. */
+  timestamp: string | null;
 }
 
 export interface Question {
@@ -32,6 +34,24 @@ type RawQa = { question: string; category: number; evidence?: string[] };
 type RawConversation = Record<string, unknown> & { qa?: RawQa[]; conversation?: Record<string, unknown>; sample_id?: string };
 
 const ID = /^D?(\d+):(\d+)((?::\d+)*)$/i;
+
+const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const SESSION_DATE = /^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([a-z]+),?\s+(\d{4})\s*$/i;
+
+/**
+ * A LoCoMo session date ("1:56 pm on 8 May, 2023") as ISO 8601, read as UTC (the data has
+ * no time zone); null when it is not one.
+ */
+export function parseSessionDate(text: unknown): string | null {
+  const match = typeof text === "string" ? SESSION_DATE.exec(text) : null;
+  if (!match) return null;
+  const [, h, mi, half, d, monthName, y] = match;
+  const month = MONTHS.findIndex((m) => m.startsWith(monthName!.toLowerCase().slice(0, 3)));
+  const hour = (Number(h) % 12) + (half!.toLowerCase() === "p" ? 12 : 0);
+  if (month < 0 || Number(h) > 12 || Number(mi) > 59) return null;
+  const date = new Date(Date.UTC(Number(y), month, Number(d), hour, Number(mi)));
+  return date.getUTCDate() === Number(d) ? date.toISOString() : null;
+}
 
 /** "D01:3" → "D1:3"; null when the text is not a dialog id. */
 export function canonicalId(text: string): string | null {
@@ -71,9 +91,10 @@ function parseConversation(name: string, raw: RawConversation): Conversation {
     .sort((a, b) => a - b);
   const turns: Turn[] = [];
   for (const session of sessions) {
+    const timestamp = parseSessionDate(body[`session_${session}_date_time`]);
     for (const turn of body[`session_${session}`] as RawTurn[]) {
       const caption = turn.blip_caption ? ` [shares ${turn.blip_caption}]` : "";
-      turns.push({ diaId: canonicalId(turn.dia_id) ?? turn.dia_id, session, speaker: turn.speaker, content: `${turn.speaker}: ${turn.text}${caption}` });
+      turns.push({ diaId: canonicalId(turn.dia_id) ?? turn.dia_id, session, speaker: turn.speaker, content: `${turn.speaker}: ${turn.text}${caption}`, timestamp });
     }
   }
   const known = new Set(turns.map((t) => t.diaId));

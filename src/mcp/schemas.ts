@@ -26,6 +26,10 @@ export const RememberInput = {
   workspace_id: WorkspaceId.optional(),
   session_id: z.string().min(1).max(256).optional().describe("the conversation this memory comes from"),
   metadata: FreeObject.optional().describe("free-form JSON object (at most 16 KB), e.g. {\"topic\": \"travel\"}"),
+  timestamp: z
+    .union([z.string().min(1).max(64), z.number()])
+    .optional()
+    .describe("when it happened, if not now: ISO 8601 (2023-05-07 or 2023-05-07T13:45:00Z, UTC without an offset) or Unix seconds"),
 };
 
 export const RecallInput = {

@@ -66,13 +66,14 @@ export const TOOLS: Tool[] = [
     description:
       "Store one memory about the user or the task so it can be recalled in later conversations. Use it when the user states a lasting " +
       "fact, preference, decision or commitment (\"I'm vegetarian\", \"we deploy on Fridays\"). Write the content as a short, self-contained " +
-      "sentence in the third person; store one fact per call. Optionally scope it to a workspace and tag it with a session_id and metadata.",
+      "sentence in the third person; store one fact per call. Optionally scope it to a workspace and tag it with a session_id and metadata; " +
+      "give timestamp when the fact belongs to another time than now (\"last May\" → that date).",
     input: S.RememberInput,
     output: S.MemoryOutput,
     annotations: additive,
     scopes: WRITE,
     async run(args, { s, user, p }) {
-      const body = checkBody(CreateMemoryBody, defined({ content: args.content, metadata: args.metadata, workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id }));
+      const body = checkBody(CreateMemoryBody, defined({ content: args.content, metadata: args.metadata, workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id, timestamp: args.timestamp }));
       return memoryOut(await s.memories.create(user, body));
     },
   }),

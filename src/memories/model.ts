@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { KB, type BodyLimit } from "../lib/body-limits";
 import { IntegerParam, StrictInteger } from "../shared/query";
-import { FreeObject, Mode, Strategy } from "../shared/schemas";
+import { FreeObject, Mode, SearchSignals, Strategy, Timestamp } from "../shared/schemas";
 import { SearchFilters } from "../shared/search-filters";
 
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
@@ -35,6 +35,7 @@ export const CreateMemoryBody = t.Object({
   workspace_id: t.Optional(Scope),
   session_id: t.Optional(Scope),
   sessionId: t.Optional(Scope),
+  timestamp: t.Optional(Timestamp),
 });
 
 export const ListMemoriesQuery = t.Object({
@@ -55,6 +56,7 @@ export const SearchMemoriesBody = t.Object({
   limit: t.Optional(StrictInteger({ minimum: 1, maximum: 100, description: "default 10" })),
   filters: t.Optional(SearchFilters),
   minScore: t.Optional(t.Number({ minimum: 0, maximum: 1, description: "drop results scoring below this" })),
+  signals: t.Optional(SearchSignals),
 });
 
 export const ScoredMemory = t.Composite([MemoryRecord, t.Object({ score: t.Number() })]);

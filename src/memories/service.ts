@@ -5,6 +5,7 @@ import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
 import { parseIntegerParam } from "../shared/query";
 import { toSearchFilters } from "../shared/search-filters";
+import { timestampToIso } from "../shared/timestamp";
 import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody } from "./model";
 import type { Outbox, SearchEngine, SearchMode, SearchStrategy, SearchTimings } from "../search";
 import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
@@ -74,6 +75,8 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
         throw payloadTooLarge(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
       }
       const now = new Date().toISOString();
+      // The time the memory refers to (mem0's `timestamp`); `updatedAt` is when it was stored.
+      const createdAt = body.timestamp === undefined ? now : timestampToIso(body.timestamp, "timestamp");
       const row = {
         ownerId,
         id: body.id ?? newId("mem"),
@@ -81,7 +84,7 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
         metadata,
         workspaceId: oneOf<string>(body, ["workspaceId", "workspace_id"]) ?? null,
         sessionId: oneOf<string>(body, ["session_id", "sessionId"]) ?? null,
-        createdAt: now,
+        createdAt,
         updatedAt: now,
       };
       const stored = await store.transaction(async (tx) => {
@@ -140,6 +143,7 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
         filters: toSearchFilters(body.filters),
         limit: body.limit ?? 10,
         minScore: body.minScore,
+        signals: body.signals,
       });
       // Every hit was read back from the store of record by the search (a memory deleted
       // meanwhile is no hit): its row comes with it.

@@ -87,6 +87,13 @@ export interface SearchFilters {
   sourceIds?: string[];
 }
 
+/**
+ * A ranking signal a search may use: `text` full-text (BM25), `words` the word-vector layer,
+ * `time` the query's time expressions against when items happened, `vector` the embedding
+ * model's vectors. Asked for by the recall bench's ablations.
+ */
+export type SearchSignal = "text" | "words" | "time" | "vector";
+
 export interface SearchRequest<K extends SearchKind = SearchKind> {
   ownerId: string;
   query: string;
@@ -100,6 +107,8 @@ export interface SearchRequest<K extends SearchKind = SearchKind> {
    * embedding the query); past it the search answers from the index as it is.
    */
   deadline?: number;
+  /** Rank with these signals only (ablations); all that are available when absent. */
+  signals?: SearchSignal[];
 }
 
 /** One hit of kind `K`, with the row its source read back (`T`; see `SearchItem`). */

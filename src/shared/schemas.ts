@@ -14,3 +14,16 @@ export const WorkspaceParams = t.Object({ workspaceId: WorkspaceId });
 /** How a search ranked (spec §4): `semantic` when vectors took part, `fulltext_fallback` otherwise. */
 export const Mode = t.Union([t.Literal("semantic"), t.Literal("fulltext_fallback")]);
 export const Strategy = t.Union([t.Literal("hybrid"), t.Literal("vector"), t.Literal("fulltext")]);
+
+/** The time a memory refers to (its `createdAt`): ISO 8601 or Unix seconds; checked by src/shared/timestamp.ts. */
+export const Timestamp = t.Union([t.String({ minLength: 1, maxLength: 64 }), t.Number()], {
+  description: "when the memory happened, as ISO 8601 (2023-05-07, 2023-05-07T13:45:00Z; UTC without an offset) or Unix seconds; default now",
+});
+
+/** The ranking signals a search may be limited to (the recall bench's ablations). */
+export const SearchSignals = t.Array(t.Union([t.Literal("text"), t.Literal("words"), t.Literal("time"), t.Literal("vector")]), {
+  minItems: 1,
+  maxItems: 4,
+  uniqueItems: true,
+  description: "rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available",
+});

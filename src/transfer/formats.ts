@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES } from "../memories/model";
 import { TABLE_BY_TYPE } from "./tables";
+import { readTimestamp } from "../shared/timestamp";
 
 /** Where an entry came from, for messages: `line 12` of a JSONL file, or `memories[3]` of a JSON document. */
 export type Place = string;
@@ -28,12 +29,16 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const encoder = new TextEncoder();
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** An ISO timestamp from whatever a source wrote (ISO with offset, epoch seconds or ms); `fallback` when absent or unparsable. */
+/**
+ * An ISO timestamp from whatever a source wrote (ISO 8601 as `timestamp` takes it, epoch seconds
+ * or ms, else anything `Date.parse` reads as UTC-bounded); `fallback` when absent, unparsable or
+ * outside 1970–9999 (src/shared/timestamp.ts).
+ */
 export function isoTime(value: unknown, fallback: string): string {
-  if (typeof value === "number") return new Date(value < 1e12 ? value * 1000 : value).toISOString();
-  if (typeof value !== "string" || !value) return fallback;
-  const time = Date.parse(value);
-  return Number.isNaN(time) ? fallback : new Date(time).toISOString();
+  if (typeof value === "number") value = value < 1e12 ? value : value / 1000;
+  let time = readTimestamp(value);
+  if (typeof time !== "number" && typeof value === "string" && value) time = readTimestamp(Date.parse(value) / 1000);
+  return typeof time === "number" ? new Date(time).toISOString() : fallback;
 }
 
 /**
@@ -80,7 +85,7 @@ export function toMemory(item: unknown, format: FileFormat, now: string, workspa
   if (bytes > MAX_CONTENT_BYTES) throw new Error(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES}`);
   if (encoder.encode(JSON.stringify(metadata)).byteLength > MAX_METADATA_BYTES) throw new Error(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
   const workspaceId = workspaceOverride ?? str(item.workspace_id) ?? str(item.workspaceId);
-  const createdAt = isoTime(item.created_at ?? item.createdAt, now);
+  const createdAt = isoTime(item.created_at ?? item.createdAt ?? item.timestamp, now);
   return {
     id: memoryId(item.id, content, metadata, workspaceId, sessionId),
     content,

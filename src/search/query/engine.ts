@@ -1,6 +1,5 @@
 import type { Store } from "../../db/store";
 import type { Logger } from "../../lib/log";
-import { analyzeQuery } from "../analysis/analyzer";
 import type { Embedder } from "../embedders/embedder";
 import { itemKey, type TermStats } from "../indexing/term-stats";
 import { itemMatches, partitionWhere } from "../lance/filters";
@@ -11,7 +10,7 @@ import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters
 import type { IndexView } from "./index-view";
 import { loadPending } from "./pending";
 import { createQueryVectors } from "./query-vectors";
-import { fullTextQuery } from "./query-text";
+import { analyzeQuery, candidateQuery } from "../analysis/analyzer";
 import { order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
 import { bm25, fuse, ownStatistics, textScore, vectorScore } from "./scoring";
@@ -80,7 +79,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
   async function candidates(request: SearchRequest, count: number, remaining: () => number) {
     const byGroup = new Map<PartitionGroup, SearchKind[]>();
     for (const kind of request.kinds) byGroup.set(partitionGroup(kind), [...(byGroup.get(partitionGroup(kind)) ?? []), kind]);
-    const query = fullTextQuery(request.query);
+    const query = candidateQuery(request.query);
     let embedMs = 0;
     let vector: Promise<Float32Array | null> | null = null;
     const queryVector = () =>
