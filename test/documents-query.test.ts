@@ -18,7 +18,7 @@ describe("POST /v1/documents/query", () => {
     const ws = await createWorkspace(server, "Query");
     // A title sharing no word with the query (titles are indexed too).
     const doc = await createDocument(server, ws, { title: "Night hunters", indexable_blocks: [{ id: "o1", content: "Barn owls hunt mice at night." }] });
-    const [status, body] = await query({ workspace_id: ws, query: "owls mice" });
+    const [status, body] = await query({ workspace_id: ws, query: "owls mice", signals: ["text"] });
     const item = {
       type: "block", id: "o1", sourceId: doc.id, documentId: doc.id, threadId: null, workspaceId: ws, title: "Night hunters",
       score: expect.any(Number), snippet: "Barn owls hunt mice at night.", content: "Barn owls hunt mice at night.",
@@ -26,12 +26,15 @@ describe("POST /v1/documents/query", () => {
     expect({ status, body }).toEqual({
       status: 200,
       body: {
-        query: "owls mice", mode: "fulltext_fallback", strategy: "fulltext", query_strategy: "semantic_first_keyword_fallback",
+        query: "owls mice", mode: "fulltext_fallback", strategy: "fulltext", signals: ["text"], query_strategy: "semantic_first_keyword_fallback",
         items: [item], results: [item], contextText: "## Relevant context\n- Barn owls hunt mice at night.",
       },
     });
     expect(body.items[0].score).toBeGreaterThan(0);
     expect(body.items[0].score).toBeLessThanOrEqual(1);
+    // With every signal (the default), the word vectors also find the title, which shares no word, below the text match.
+    const [, all] = await query({ workspace_id: ws, query: "owls mice" });
+    expect({ signals: all.signals, contents: all.items.map((i: { content: string }) => i.content) }).toEqual({ signals: ["text", "words"], contents: ["Barn owls hunt mice at night.", "Night hunters"] });
   });
 
   test("top_k defaults to 10, is honoured, and must be 1–100", async () => {
@@ -129,7 +132,7 @@ describe("POST /v1/context/build with include.notes", () => {
     expect({ status, body }).toEqual({
       status: 200,
       body: {
-        query: "glaciers", mode: "fulltext_fallback", strategy: "fulltext",
+        query: "glaciers", mode: "fulltext_fallback", strategy: "fulltext", signals: ["text", "words"],
         items: [{ type: "note", id: "ctx-1", score: expect.any(Number), content: "glaciers carve valleys", documentId: doc.id, workspaceId: ws }],
         contextText: "## Relevant context\n- glaciers carve valleys",
       },

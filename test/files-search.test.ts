@@ -16,7 +16,8 @@ async function upload(s: TestServer, ws: string, filename: string, contentType: 
 }
 
 const fileHits = async (ws: string, query: string, token?: string) => {
-  const [status, body] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query, include: { files: true, notes: false } }, token });
+  // Full text alone: these tests are about what each file's text holds, not about the word vectors' neighbours.
+  const [status, body] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query, include: { files: true, notes: false }, signals: ["text"] }, token });
   if (status !== 200) throw new Error(`query: ${status} ${JSON.stringify(body)}`);
   return body.items.map((item: { type: string; sourceId: string; title: string | null; content: string }) => ({ type: item.type, sourceId: item.sourceId, title: item.title, content: item.content }));
 };

@@ -173,6 +173,7 @@ describe("POST /v1/memories/search", () => {
       data: [{ ...created, score: expect.any(Number) }],
       mode: "fulltext_fallback",
       strategy: "fulltext",
+      signals: ["text", "words"],
     });
     expect(body.results[0].score).toBeGreaterThan(0);
     expect(body.results[0].score).toBeLessThanOrEqual(1);
@@ -259,6 +260,7 @@ describe("POST /v1/context/build", () => {
       query: "peanut allergy",
       mode: "fulltext_fallback",
       strategy: "fulltext",
+      signals: ["text", "words"],
       items: expect.any(Array),
       contextText: expect.any(String),
     });
@@ -266,7 +268,7 @@ describe("POST /v1/context/build", () => {
     expect(body.items[0]).toEqual({ type: "memory", id: expect.stringMatching(/^mem_/), score: expect.any(Number), content: "Alice is allergic to peanuts", workspaceId: null });
     expect(body.contextText).toBe(["## Relevant context", ...body.items.map((i: { content: string }) => `- ${i.content.replace(/\s+/g, " ")}`)].join("\n"));
     const [, none] = await s.call("POST", "/v1/context/build", { body: { query: "unrelated zebra" } });
-    expect(none).toEqual({ query: "unrelated zebra", mode: "fulltext_fallback", strategy: "fulltext", items: [], contextText: "" });
+    expect(none).toEqual({ query: "unrelated zebra", mode: "fulltext_fallback", strategy: "fulltext", signals: ["text", "words"], items: [], contextText: "" });
     const [, excluded] = await s.call("POST", "/v1/context/build", { body: { query: "peanut", include: { memories: false } } });
     expect(excluded.items).toEqual([]);
     await s.destroy();

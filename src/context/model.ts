@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { StrictInteger } from "../shared/query";
-import { Mode, Strategy } from "../shared/schemas";
+import { Mode, RankedBy, SearchSignals, Strategy } from "../shared/schemas";
 import { SearchFilters } from "../shared/search-filters";
 
 export const BuildContextBody = t.Object({
@@ -17,6 +17,7 @@ export const BuildContextBody = t.Object({
   ),
   filters: t.Optional(SearchFilters),
   minScore: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+  signals: t.Optional(SearchSignals),
 });
 
 export const ContextItem = t.Object({
@@ -32,6 +33,7 @@ export const BuiltContext = t.Object({
   query: t.String(),
   mode: Mode,
   strategy: Strategy,
+  signals: RankedBy,
   items: t.Array(ContextItem),
   contextText: t.String({ description: "'## Relevant context' then one '- ' bullet per item; '' when there are no items" }),
 });

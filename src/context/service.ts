@@ -1,6 +1,6 @@
 import { renderContextText } from "../shared/context-text";
 import { checkFilterCount, inspectFilters, scopeWorkspace, toSearchFilters } from "../shared/search-filters";
-import type { SearchEngine, SearchHit, SearchKind, SearchResult } from "../search";
+import { SEARCH_SIGNALS, type SearchEngine, type SearchHit, type SearchKind, type SearchResult } from "../search";
 import type { WorkspaceService } from "../workspaces/service";
 import type { BuildContextBody, BuiltContext } from "./model";
 
@@ -25,11 +25,11 @@ export function createContextService(engine: SearchEngine, workspaces: Workspace
       const searches: Array<Promise<SearchResult>> = [];
       if (include.memories) {
         const filters = { ...toSearchFilters(body.filters), ...(workspaceId ? { workspaceId, includeUnscoped: true } : {}) };
-        searches.push(engine.search({ ownerId, query: body.query, kinds: ["memory"], filters, limit, minScore: body.minScore }));
+        searches.push(engine.search({ ownerId, query: body.query, kinds: ["memory"], filters, limit, minScore: body.minScore, signals: body.signals }));
       }
       const workspaceKinds: SearchKind[] = [...(include.notes ? ["block" as const] : []), ...(include.files ? ["file" as const] : [])];
       if (workspaceKinds.length) {
-        searches.push(engine.search({ ownerId, query: body.query, kinds: workspaceKinds, filters: workspaceId ? { workspaceId } : {}, limit, minScore: body.minScore }));
+        searches.push(engine.search({ ownerId, query: body.query, kinds: workspaceKinds, filters: workspaceId ? { workspaceId } : {}, limit, minScore: body.minScore, signals: body.signals }));
       }
       const results = await Promise.all(searches);
       const hits: SearchHit[] = results.flatMap((r) => r.hits).sort((a, b) => b.score - a.score).slice(0, limit);
@@ -44,6 +44,7 @@ export function createContextService(engine: SearchEngine, workspaces: Workspace
         query: body.query,
         mode: semantic ? "semantic" : "fulltext_fallback",
         strategy: semantic ? (results.some((r) => r.strategy === "hybrid") ? "hybrid" : "vector") : "fulltext",
+        signals: SEARCH_SIGNALS.filter((signal) => results.some((r) => r.signals.includes(signal))),
         items,
         contextText: renderContextText(items),
       };

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { Mode, Scalar, Strategy, WorkspaceId } from "../shared/schemas";
+import { Mode, RankedBy, Scalar, SearchSignals, Strategy, WorkspaceId } from "../shared/schemas";
 import { SearchFilters } from "../shared/search-filters";
 
 const DocumentType = t.String({ minLength: 1, maxLength: 64 });
@@ -13,6 +13,7 @@ export const DocumentsQueryBody = t.Object({
   workspaceId: t.Optional(WorkspaceId),
   top_k: t.Optional(TopK),
   topK: t.Optional(TopK),
+  signals: t.Optional(SearchSignals),
   include: t.Optional(
     t.Object({
       notes: t.Optional(t.Boolean({ description: "document blocks and chat messages; default true" })),
@@ -57,6 +58,7 @@ export const DocumentsQueryResponse = t.Object({
   query: t.String(),
   mode: Mode,
   strategy: Strategy,
+  signals: RankedBy,
   query_strategy: t.Literal("semantic_first_keyword_fallback"),
   items: t.Array(QueryItem),
   results: t.Array(QueryItem, { description: "same as items" }),

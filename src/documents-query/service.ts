@@ -110,8 +110,8 @@ export function createDocumentsQueryService(d: DocumentsQueryDeps) {
       if (workspaceId !== undefined) await d.workspaces.requireOwned(ownerId, workspaceId);
       const kinds = kindsOf(body.include);
       const result = kinds.length
-        ? await d.engine.search({ ownerId, query: body.query, kinds, filters: filtersOf(body, workspaceId, kinds, eq), limit, minScore: body.minScore })
-        : { hits: [], mode: "fulltext_fallback" as const, strategy: "fulltext" as const };
+        ? await d.engine.search({ ownerId, query: body.query, kinds, filters: filtersOf(body, workspaceId, kinds, eq), limit, minScore: body.minScore, signals: body.signals })
+        : { hits: [], mode: "fulltext_fallback" as const, strategy: "fulltext" as const, signals: [] };
       // A message is a source of its own in the index; answers name its thread.
       const messages = await d.chats.getMessages(d.store.db, ownerId, result.hits.filter((h) => h.kind === "message").map((h) => h.sourceId));
       const threadOf = new Map([...messages].map(([id, message]) => [id, message.threadId]));
@@ -122,7 +122,7 @@ export function createDocumentsQueryService(d: DocumentsQueryDeps) {
         return hit.kind === "message" && threadId === undefined ? [] : [toItem(hit, threadId ?? null, titles, body.query)];
       });
       return {
-        query: body.query, mode: result.mode, strategy: result.strategy, query_strategy: QUERY_STRATEGY,
+        query: body.query, mode: result.mode, strategy: result.strategy, signals: [...result.signals], query_strategy: QUERY_STRATEGY,
         items, results: items, contextText: renderContextText(items),
       };
     },

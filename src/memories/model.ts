@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { KB, type BodyLimit } from "../lib/body-limits";
 import { IntegerParam, StrictInteger } from "../shared/query";
-import { FreeObject, Mode, SearchSignals, Strategy, Timestamp } from "../shared/schemas";
+import { FreeObject, Mode, RankedBy, SearchSignals, Strategy, Timestamp } from "../shared/schemas";
 import { SearchFilters } from "../shared/search-filters";
 
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
@@ -66,6 +66,7 @@ export const SearchMemoriesResponse = t.Object({
   data: t.Array(ScoredMemory, { description: "same as results (the spec's other description)" }),
   mode: Mode,
   strategy: Strategy,
+  signals: RankedBy,
 });
 
 export const MemoryParams = t.Object({ id: t.String({ minLength: 1, maxLength: 256 }) });

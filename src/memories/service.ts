@@ -7,7 +7,7 @@ import { parseIntegerParam } from "../shared/query";
 import { toSearchFilters } from "../shared/search-filters";
 import { timestampToIso } from "../shared/timestamp";
 import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody } from "./model";
-import type { Outbox, SearchEngine, SearchMode, SearchStrategy, SearchTimings } from "../search";
+import type { Outbox, SearchEngine, SearchMode, SearchSignal, SearchStrategy, SearchTimings } from "../search";
 import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
 
 export interface MemoryServiceDeps {
@@ -25,7 +25,7 @@ const encoder = new TextEncoder();
 
 type ScoredRecord = MemoryRecord & { score: number };
 /** Both of the spec's descriptions at once: `results` and `data` hold the same list. */
-export type MemorySearchResponse = { results: ScoredRecord[]; data: ScoredRecord[]; mode: SearchMode; strategy: SearchStrategy };
+export type MemorySearchResponse = { results: ScoredRecord[]; data: ScoredRecord[]; mode: SearchMode; strategy: SearchStrategy; signals: SearchSignal[] };
 
 /** The public form of a stored memory. */
 export function toMemoryRecord(row: MemoryRow): MemoryRecord {
@@ -148,7 +148,7 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       // Every hit was read back from the store of record by the search (a memory deleted
       // meanwhile is no hit): its row comes with it.
       const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record), score: hit.score }));
-      return { response: { results, data: results, mode: result.mode, strategy: result.strategy }, timings: result.timings, indexLag: result.indexLag };
+      return { response: { results, data: results, mode: result.mode, strategy: result.strategy, signals: [...result.signals] }, timings: result.timings, indexLag: result.indexLag };
     },
   };
 }

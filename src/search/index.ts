@@ -11,9 +11,9 @@ import type { Search, SearchDeps } from "./open-search";
 import type { RecordsOf, SearchSources } from "./types";
 
 export type {
-  SearchFilters, SearchHit, SearchItem, SearchKind, SearchMode, SearchRequest, SearchResult, SearchSource, SearchStrategy, SourceRef,
+  SearchFilters, SearchHit, SearchItem, SearchKind, SearchMode, SearchRequest, SearchResult, SearchSignal, SearchSource, SearchStrategy, SourceRef,
 } from "./types";
-export { groupByOwner, sourceKey } from "./types";
+export { groupByOwner, SEARCH_SIGNALS, sourceKey } from "./types";
 export type { Search, SearchDeps } from "./open-search";
 export type { SearchEngine, SearchResponse } from "./query/engine";
 export { searchHeaders, type SearchTimings } from "./query/server-timing";

@@ -93,6 +93,7 @@ export interface SearchFilters {
  * model's vectors. Asked for by the recall bench's ablations.
  */
 export type SearchSignal = "text" | "words" | "time" | "vector";
+export const SEARCH_SIGNALS: readonly SearchSignal[] = ["text", "words", "time", "vector"];
 
 export interface SearchRequest<K extends SearchKind = SearchKind> {
   ownerId: string;
@@ -134,6 +135,8 @@ export interface SearchResult<H = SearchHit> {
   hits: H[];
   mode: SearchMode;
   strategy: SearchStrategy;
+  /** The signals that ranked: full text, word vectors, dates in the query, the embedding model's vectors. */
+  signals: readonly SearchSignal[];
 }
 
 /** Source ids grouped by owner, for sources that load per owner. */

@@ -20,8 +20,13 @@ export const Timestamp = t.Union([t.String({ minLength: 1, maxLength: 64 }), t.N
   description: "when the memory happened, as ISO 8601 (2023-05-07, 2023-05-07T13:45:00Z; UTC without an offset) or Unix seconds; default now",
 });
 
+const Signal = t.Union([t.Literal("text"), t.Literal("words"), t.Literal("time"), t.Literal("vector")]);
+/** The signals that ranked a search's results (a response field). */
+export const RankedBy = t.Array(Signal, {
+  description: "the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)",
+});
 /** The ranking signals a search may be limited to (the recall bench's ablations). */
-export const SearchSignals = t.Array(t.Union([t.Literal("text"), t.Literal("words"), t.Literal("time"), t.Literal("vector")]), {
+export const SearchSignals = t.Array(Signal, {
   minItems: 1,
   maxItems: 4,
   uniqueItems: true,

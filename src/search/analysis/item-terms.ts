@@ -1,4 +1,5 @@
-import { analyze } from "./analyzer";
+import { analyze, QUERY_STOP_WORDS, words } from "./analyzer";
+import { textVector, type WordVectors } from "./word-vectors";
 
 /**
  * How much a term in the text around an item counts beside one in its own text (the same
@@ -12,11 +13,16 @@ export interface FieldTerms {
   counts: Map<string, number>;
 }
 
-/** What exact scoring needs of one item: its own text, and the text before and after it (conversation context). */
+/**
+ * What exact scoring needs of one item: its own text, and the text before and after it
+ * (conversation context); its word vector (int8, as stored: see `quantise`); its time.
+ */
 export interface ItemTerms {
   text: FieldTerms;
   before: FieldTerms | null;
   after: FieldTerms | null;
+  vector: Int8Array | null;
+  at: number;
 }
 
 function field(text: string): FieldTerms {
@@ -26,10 +32,53 @@ function field(text: string): FieldTerms {
   return { length: terms.length, counts };
 }
 
-/** The analysis of one item, the same whether it is done by the index writer or by a search. */
-export function itemTerms(item: { text: string; contextBefore?: string; contextAfter?: string }): ItemTerms {
-  return { text: field(item.text), before: item.contextBefore ? field(item.contextBefore) : null, after: item.contextAfter ? field(item.contextAfter) : null };
+/**
+ * The analysis of one item, the same whether it is done by the index writer or by a
+ * search (`vectors` null: the word-vector file could not be read; no vector then).
+ */
+export function itemTerms(item: { text: string; contextBefore?: string; contextAfter?: string; createdAtMs: number }, vectors: WordVectors | null): ItemTerms {
+  return {
+    text: field(item.text),
+    before: item.contextBefore ? field(item.contextBefore) : null,
+    after: item.contextAfter ? field(item.contextAfter) : null,
+    vector: vectors ? quantise(contentVector(vectors, item.text)) : null,
+    at: item.createdAtMs,
+  };
 }
+
+/** The word vector of a text's content words (the query stop list dropped), or null. */
+export function contentVector(vectors: WordVectors, text: string): Float32Array | null {
+  const list = words(text);
+  const content = list.filter((word) => !QUERY_STOP_WORDS.has(word));
+  return textVector(vectors, content.length ? content : list);
+}
+
+/** A unit vector as int8 (x 127): 100 bytes an item, and the same cosine read from a row or computed afresh. */
+export function quantise(vector: Float32Array | null): Int8Array | null {
+  if (!vector) return null;
+  const out = new Int8Array(vector.length);
+  for (let i = 0; i < vector.length; i++) out[i] = Math.max(-127, Math.min(127, Math.round(vector[i]! * 127)));
+  return out;
+}
+
+/** Cosine of a query vector (unit length) and a stored int8 vector. */
+export function cosineTo(query: Float32Array, stored: Int8Array): number {
+  let dot = 0;
+  let norm = 0;
+  for (let i = 0; i < stored.length; i++) {
+    dot += query[i]! * stored[i]!;
+    norm += stored[i]! * stored[i]!;
+  }
+  return norm > 0 ? dot / Math.sqrt(norm) : 0;
+}
+
+/** The stored int8 vector as floats, for LanceDB's column (its nearest-neighbour candidates). */
+export function dequantise(vector: Int8Array | null, dims: number): number[] {
+  return vector ? Array.from(vector, (x) => x / 127) : new Array(dims).fill(0);
+}
+
+export const encodeVector = (vector: Int8Array | null) => (vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.length).toString("base64") : "");
+export const decodeVector = (text: string) => (text ? new Int8Array(Buffer.from(text, "base64")) : null);
 
 /** `length term:count term:count`: terms hold neither spaces nor colons (they are runs of letters and digits). */
 export function encodeField(field: FieldTerms | null): string {

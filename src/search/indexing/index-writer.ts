@@ -6,7 +6,7 @@ import type { ContextFlags } from "./context-flags";
 import { CompactionPolicy } from "./compaction-policy";
 import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache";
 import { metaEntries } from "../lance/filters";
-import type { IndexRow } from "../lance/lance-schema";
+import { WORD_VECTOR_DIMS, type IndexRow } from "../lance/lance-schema";
 import { INDEX_SCHEMA_VERSION, type LanceStore } from "../lance/lance-store";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
 import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox";
@@ -14,6 +14,8 @@ import { sourceKey, type AnyItem, type SearchKind, type SearchSources, type Sour
 import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
 import type { TermStats } from "./term-stats";
+import { dequantise, itemTerms } from "../analysis/item-terms";
+import { loadWordVectors, type WordVectors } from "../analysis/word-vectors";
 
 export const EMBED_CHUNK = 64;
 /** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */
@@ -101,6 +103,9 @@ export class IndexWriter {
   async processText(rows: OutboxRow[]): Promise<void> {
     const { refs, deletes } = this.plan(rows, "text");
     const items = await this.load(refs);
+    // Analysed once: the LanceDB rows take the word vectors, the term statistics the rest.
+    const vectors = await this.wordVectors();
+    const analysed = new Map(items.map((item) => [item, itemTerms(item, vectors)]));
     const parts = byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)));
     // Different owners' tables are independent datasets: commit a few at once.
     await inParallel([...parts], PARTITION_COMMITS, async ([table, part]) => {
@@ -108,7 +113,8 @@ export class IndexWriter {
       // holding context: a search that sees the mark finds them.
       const hasContext = part.items.some((item) => item.contextBefore || item.contextAfter);
       const context = hasContext || (await this.o.contextFlags.has(table));
-      await this.o.lance.replaceItems(table, part.deleteKeys, part.items.map(toIndexRow), { context });
+      const rows = part.items.map((item) => ({ ...toIndexRow(item), wvec: dequantise(analysed.get(item)!.vector, WORD_VECTOR_DIMS) }));
+      await this.o.lance.replaceItems(table, part.deleteKeys, rows, { context });
       if (hasContext) await this.o.contextFlags.mark(table);
       this.compaction.noteCommit(table, part.items.length);
     });
@@ -119,11 +125,21 @@ export class IndexWriter {
     // The statistics searches score with change in the transaction that takes the rows off
     // the text stage: a search sees a source either pending or counted, never both.
     await this.o.store.transaction(async (tx) => {
-      await this.o.termStats.replace(tx, refs, items);
+      await this.o.termStats.replace(tx, refs, items.map((item) => ({ item, terms: analysed.get(item)! })));
       if (this.o.embedder) await this.o.outbox.advanceToVector(seqs, tx);
       else await this.o.outbox.remove(seqs, tx);
     });
     this.lastIndexedAt = new Date().toISOString();
+  }
+
+  /** The word vectors (loaded once per process); null, logged, when the file cannot be read. */
+  private async wordVectors(): Promise<WordVectors | null> {
+    try {
+      return await loadWordVectors();
+    } catch (error) {
+      this.o.log.warn("the word-vector file cannot be read; items are indexed without word vectors", { reason: (error as Error).message });
+      return null;
+    }
   }
 
   /** Embeds a batch; false (rows postponed) when the embedder cannot answer now. */

@@ -26,7 +26,7 @@ export const searchMigrations: Migration[] = [
     id: "0500_search_term_stats",
     sql: `
       -- Each owner's full-text statistics (indexing/term-stats.ts): a row per indexed item
-      -- with its analysed terms, and per owner and partition group the items holding each
+      -- with its analysed terms, word vector and time, and per owner and partition group the items holding each
       -- term and the items' count and total length. Written with the outbox, in one
       -- transaction; a search scores with them, never with the index's physical state.
       CREATE TABLE search_terms (
@@ -37,6 +37,8 @@ export const searchMigrations: Migration[] = [
         grp TEXT NOT NULL,
         terms TEXT NOT NULL,
         context TEXT NOT NULL,
+        wvec TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
         PRIMARY KEY (owner_id, kind, source_id, item_id)
       ) WITHOUT ROWID;
       CREATE TABLE search_df (

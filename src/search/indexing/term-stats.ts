@@ -1,5 +1,5 @@
 import { all, chunks, list, run, sql, type Executor } from "../../db/store";
-import { decodeContext, decodeField, encodeContext, encodeField, itemTerms, type FieldTerms, type ItemTerms } from "../analysis/item-terms";
+import { decodeContext, decodeField, decodeVector, encodeContext, encodeField, encodeVector, type FieldTerms, type ItemTerms } from "../analysis/item-terms";
 import { GROUP_KINDS, partitionGroup, type PartitionGroup } from "../lance/partitions";
 import { type AnyItem, type SearchKind, type SourceRef } from "../types";
 
@@ -33,7 +33,7 @@ export function createTermStats() {
      * Replaces what the statistics count for these sources with their current `items`
      * (none: deleted), inside the transaction that takes them off the outbox.
      */
-    async replace(tx: Executor, refs: SourceRef[], items: AnyItem[]): Promise<void> {
+    async replace(tx: Executor, refs: SourceRef[], items: Array<{ item: AnyItem; terms: ItemTerms }>): Promise<void> {
       const corpus = new Map<string, Delta & { length: number }>();
       const df = new Map<string, Delta & { term: string }>();
       const add = (ownerId: string, group: PartitionGroup, length: number, terms: Iterable<string>, sign: 1 | -1) => {
@@ -60,14 +60,13 @@ export function createTermStats() {
           if (old.length) await run(tx, sql`DELETE FROM search_terms WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(ids)}`);
         }
       }
-      const rows = items.map((item) => {
-        const terms = itemTerms(item);
+      const rows = items.map(({ item, terms }) => {
         const group = partitionGroup(item.kind);
         add(item.ownerId, group, terms.text.length, terms.text.counts.keys(), 1);
-        return sql`(${item.ownerId}, ${item.kind}, ${item.sourceId}, ${item.itemId}, ${group}, ${encodeField(terms.text)}, ${encodeContext(terms)})`;
+        return sql`(${item.ownerId}, ${item.kind}, ${item.sourceId}, ${item.itemId}, ${group}, ${encodeField(terms.text)}, ${encodeContext(terms)}, ${encodeVector(terms.vector)}, ${terms.at})`;
       });
       for (const chunk of chunks(rows, 100)) {
-        await run(tx, sql`INSERT INTO search_terms (owner_id, kind, source_id, item_id, grp, terms, context) VALUES ${sql.join(chunk)}`);
+        await run(tx, sql`INSERT INTO search_terms (owner_id, kind, source_id, item_id, grp, terms, context, wvec, created_at) VALUES ${sql.join(chunk)}`);
       }
       const corpusRows = [...corpus.values()].filter((c) => c.n !== 0 || c.length !== 0).map((c) => sql`(${c.ownerId}, ${c.group}, ${c.n}, ${c.length})`);
       for (const chunk of chunks(corpusRows, 200)) {
@@ -129,13 +128,15 @@ export function createTermStats() {
       for (const [kind, ofKind] of byKind) {
         for (const chunk of chunks(ofKind, 200)) {
           const itemIds = kind === "memory" ? sql`` : sql`AND item_id IN ${list([...new Set(chunk.map((i) => i.itemId))])}`;
-          const rows = await all<{ source_id: string; item_id: string; terms: string; context: string }>(
+          const rows = await all<{ source_id: string; item_id: string; terms: string; context: string; wvec: string; created_at: number }>(
             db,
-            sql`SELECT source_id, item_id, terms, context FROM search_terms
+            sql`SELECT source_id, item_id, terms, context, wvec, created_at FROM search_terms
                 WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list([...new Set(chunk.map((i) => i.sourceId))])} ${itemIds}`,
           );
           for (const row of rows) {
-            out.set(itemKey({ kind, sourceId: row.source_id, itemId: row.item_id }), { text: decodeField(row.terms)!, ...decodeContext(row.context) });
+            out.set(itemKey({ kind, sourceId: row.source_id, itemId: row.item_id }), {
+              text: decodeField(row.terms)!, ...decodeContext(row.context), vector: decodeVector(row.wvec), at: Number(row.created_at),
+            });
           }
         }
       }

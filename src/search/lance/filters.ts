@@ -72,3 +72,9 @@ export function itemMatches(item: { kind: SearchKind; sourceId: string; workspac
   }
   return true;
 }
+
+/** Items created within `[from, to)` (ms since the epoch), added to a partition filter. */
+export function withinTime(where: string | null, from: number, to: number): string {
+  const range = `created_at >= ${Math.floor(Number(from))} AND created_at < ${Math.ceil(Number(to))}`;
+  return where ? `(${where}) AND ${range}` : range;
+}

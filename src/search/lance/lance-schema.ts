@@ -20,6 +20,8 @@ export interface IndexRow {
   text: string;
   context_before: string;
   context_after: string;
+  /** The item's word vector (items tables only; zeros when it has none): nearest-neighbour candidates for the word-vector signal. */
+  wvec?: number[];
   vector?: Float32Array;
 }
 
@@ -48,7 +50,10 @@ function filterFields(): Field[] {
   ];
 }
 
-export const itemsSchema = () => new Schema(filterFields());
+/** Dimensions of the word vectors (analysis/word-vectors.bin). */
+export const WORD_VECTOR_DIMS = 100;
+export const itemsSchema = () =>
+  new Schema([...filterFields(), new Field("wvec", new FixedSizeList(WORD_VECTOR_DIMS, new Field("item", new Float32(), true)), false)]);
 export const vectorSchema = (dimension: number) =>
   new Schema([...filterFields(), new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false)]);
 

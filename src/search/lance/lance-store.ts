@@ -2,7 +2,7 @@ import * as lancedb from "@lancedb/lancedb";
 import type { Schema } from "apache-arrow";
 import { createScheduler, type Scheduler } from "../../lib/scheduler";
 import { unreadableTables } from "./damaged-tables";
-import { whereSourceKeys } from "./filters";
+import { whereSourceKeys, withinTime } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import type { LanceLocation } from "./index-location";
 import { RowKeys } from "./row-keys";
@@ -199,7 +199,7 @@ export class LanceStore {
     const table = (await this.table(name)) ?? (rows.length ? await this.create(name, vectorSchema(dimension)) : null);
     if (!table) return;
     if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
-    if (rows.length) await table.add(rows.map((row) => ({ ...row, context_before: "", context_after: "", vector: Array.from(row.vector!) })));
+    if (rows.length) await table.add(rows.map(({ wvec: _, ...row }) => ({ ...row, context_before: "", context_after: "", vector: Array.from(row.vector!) })));
     else await this.dropIfEmpty(name, table);
   }
 
@@ -260,6 +260,26 @@ export class LanceStore {
       if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
       return hits(await query.select([...columns, "_distance"]).limit(limit).toArray(), Boolean(options.memories));
+    });
+  }
+
+  /** Nearest items by word vector (the `wvec` column of a full-text table), exactly, within the filter. */
+  async searchWordVectors(name: string, where: string | null, vector: Float32Array, limit: number, options: { memories: boolean }): Promise<RawHit[]> {
+    return this.reading(name, async (table) => {
+      let query = table.vectorSearch(vector).column("wvec").distanceType("cosine").bypassVectorIndex();
+      if (where) query = query.where(where);
+      if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
+      const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
+      return hits(await query.select([...columns, "_distance"]).limit(limit).toArray(), options.memories);
+    });
+  }
+
+  /** Items created within a time range (ms since the epoch, half-open), within the filter: candidates for dates in a query. */
+  async searchTimeRange(name: string, where: string | null, from: number, to: number, limit: number, options: { memories: boolean }): Promise<RawHit[]> {
+    return this.reading(name, async (table) => {
+      const query = table.query().where(withinTime(where, from, to));
+      const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
+      return hits(await query.select([...columns]).limit(limit).toArray(), options.memories);
     });
   }
 

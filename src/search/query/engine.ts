@@ -3,17 +3,19 @@ import type { Logger } from "../../lib/log";
 import type { Embedder } from "../embedders/embedder";
 import { itemKey, type TermStats } from "../indexing/term-stats";
 import { itemMatches, partitionWhere } from "../lance/filters";
-import type { RawHit } from "../lance/lance-schema";
 import type { LanceStore } from "../lance/lance-store";
 import { partitionGroup, textTable, type PartitionGroup } from "../lance/partitions";
-import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters, type SearchKind, type SearchRecords, type SearchRequest, type SearchResult, type SearchSources } from "../types";
+import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters, type SearchKind, type SearchRecords, type SearchRequest, type SearchResult, type SearchSources, SEARCH_SIGNALS } from "../types";
 import type { IndexView } from "./index-view";
 import { loadPending } from "./pending";
-import { createQueryVectors } from "./query-vectors";
+import { createCandidates, type CandidateAsk } from "./candidates";
 import { analyzeQuery, candidateQuery } from "../analysis/analyzer";
+import { timeFit, timeRanges } from "../analysis/dates";
+import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms";
+import { loadWordVectors, type WordVectors } from "../analysis/word-vectors";
 import { order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
-import { bm25, fuse, ownStatistics, textScore, vectorScore } from "./scoring";
+import { bm25, fuse, ownStatistics, textScore, wordsScore } from "./scoring";
 import type { SearchTimings } from "./server-timing";
 
 export interface SearchEngineOptions<S extends SearchSources> {
@@ -70,111 +72,87 @@ const MAX_CANDIDATES = 200;
  *    changed source is never answered from the index with its old text.
  */
 export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptions<S>): SearchEngine<RecordsOf<S>> {
-  const { lance, view, log, queryEmbedTimeoutMs, termStats } = o;
+  const { lance, view, log, termStats } = o;
   const db = o.store.db;
-  const embedQuery = createQueryVectors(o.embedder, log);
+  const candidates = createCandidates(o);
   const readBack = createReadBack(db, o.sources);
-
-  /** Full-text and vector candidates from the owner's partition tables of the kinds searched. */
-  async function candidates(request: SearchRequest, count: number, remaining: () => number) {
-    const byGroup = new Map<PartitionGroup, SearchKind[]>();
-    for (const kind of request.kinds) byGroup.set(partitionGroup(kind), [...(byGroup.get(partitionGroup(kind)) ?? []), kind]);
-    const query = candidateQuery(request.query);
-    let embedMs = 0;
-    let vector: Promise<Float32Array | null> | null = null;
-    const queryVector = () =>
-      (vector ??= (async () => {
-        const started = performance.now();
-        const result = await embedQuery(request.ownerId, request.query, Math.min(queryEmbedTimeoutMs, remaining()));
-        embedMs = performance.now() - started;
-        return result;
-      })());
-    const perGroup = await Promise.all(
-      [...byGroup].map(async ([group, kinds]) => {
-        const where = partitionWhere(kinds, request.filters);
-        const table = textTable(request.ownerId, group);
-        const vectors = view.vectorTable(request.ownerId, group);
-        const [text, near] = await Promise.all([
-          view.hasContext(table).then((context) => {
-            const indexedOnly = view.fullyIndexed(table);
-            view.noteSearch(table);
-            return lance.searchText(table, where, query, count, { context, memories: group === "mem", indexedOnly });
-          }),
-          vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count, { memories: group === "mem" }) : null)) : Promise.resolve(null),
-        ]);
-        return { text, near };
-      }),
-    );
-    const textHits = perGroup.flatMap((g) => g.text);
-    const vectorLists = perGroup.map((g) => g.near).filter((list): list is RawHit[] => list !== null);
-    return { textHits, vectorHits: vectorLists.length ? vectorLists.flat() : null, embedMs: () => embedMs };
-  }
 
   return {
     async search<K extends SearchKind & keyof RecordsOf<S>>(request: SearchRequest<K>) {
       const started = performance.now();
       const remaining = () => (request.deadline === undefined ? Infinity : request.deadline - performance.now());
       const { ownerId } = request;
-      const queryTerms = [...new Set(analyzeQuery(request.query))];
+      const wanted = new Set(request.signals ?? SEARCH_SIGNALS);
+      const vectors = await wordVectors(log);
+      const queryTerms = wanted.has("text") ? [...new Set(analyzeQuery(request.query))] : [];
+      const ask: CandidateAsk = {
+        text: queryTerms.length ? candidateQuery(request.query) : null,
+        words: wanted.has("words") && vectors ? contentVector(vectors, request.query) : null,
+        times: wanted.has("time") ? timeRanges(request.query, new Date()) : [],
+        neural: wanted.has("vector"),
+      };
       const groups = [...new Set(request.kinds.map(partitionGroup))];
       const snapshot = await termStats.snapshot(db, ownerId, groups, queryTerms);
       // A replica that does not write the index looks at its newest version: at least the
       // one the snapshot's counted items are in (the writer announces a version before it
       // takes its rows off the outbox).
       await view.followWriter();
-      const pending = await loadPending(db, o.sources, snapshot.pending);
+      const pending = await loadPending(db, o.sources, snapshot.pending, vectors);
       const stats = ownStatistics(groups, snapshot, pending, queryTerms);
       const pendingSources = new Set(snapshot.pending.map(sourceKey));
       const afterOwn = performance.now();
 
       const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
-      const { textHits, vectorHits, embedMs: embedTime } = await candidates(request, count, remaining);
-      const embedMs = embedTime();
-      // Indexed candidates, minus the pending sources' stale rows; each with its best cosine.
-      const indexed = new Map<string, { kind: SearchKind; sourceId: string; itemId: string; cosine: number }>();
-      const candidate = (hit: RawHit, cosine: number) => {
-        const entry = { kind: hit.kind as SearchKind, sourceId: hit.source_id, itemId: hit.item_id };
-        if (pendingSources.has(sourceKey({ ownerId, ...entry }))) return;
-        const key = itemKey(entry);
-        const seen = indexed.get(key);
-        if (!seen) indexed.set(key, { ...entry, cosine });
-        else seen.cosine = Math.max(seen.cosine, cosine);
-      };
-      for (const hit of textHits) candidate(hit, 0);
-      for (const hit of vectorHits ?? []) candidate(hit, vectorScore(hit._distance ?? 1));
-      const forward = await termStats.forwardRows(db, ownerId, [...indexed.values()]);
+      const found = await candidates(request, ask, count, remaining);
+      // Indexed candidates, minus the pending sources' stale rows.
+      const indexed = found.found.filter((c) => !pendingSources.has(sourceKey({ ownerId, kind: c.kind, sourceId: c.sourceId })));
+      const forward = await termStats.forwardRows(db, ownerId, indexed);
 
-      const semantic = vectorHits !== null;
+      const active = [
+        ...(queryTerms.length ? (["text"] as const) : []),
+        ...(ask.words ? (["words"] as const) : []),
+        ...(ask.times.length ? (["time"] as const) : []),
+        ...(found.semantic ? (["vector"] as const) : []),
+      ];
       const ranked: RankedHit[] = [];
-      const rank = (key: string, kind: SearchKind, sourceId: string, itemId: string, text: number, cosine: number | null) => {
-        const score = fuse(text, semantic ? (cosine ?? 0) : null);
-        if (score > 0 && score >= (request.minScore ?? 0)) ranked.push({ key, kind, sourceId, itemId, score });
+      let textMatched = false;
+      const rank = (key: string, hit: { kind: SearchKind; sourceId: string; itemId: string }, terms: ItemTerms, cosine: number) => {
+        const text = queryTerms.length ? textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)) : 0;
+        if (text > 0) textMatched = true;
+        const score = fuse(active, {
+          text,
+          words: ask.words && terms.vector ? wordsScore(cosineTo(ask.words, terms.vector)) : 0,
+          time: timeFit(ask.times, terms.at),
+          vector: cosine,
+        });
+        if (score !== null && score > 0 && score >= (request.minScore ?? 0)) ranked.push({ key, kind: hit.kind, sourceId: hit.sourceId, itemId: hit.itemId, score });
       };
-      for (const [key, hit] of indexed) {
+      for (const hit of indexed) {
+        const key = itemKey(hit);
         const terms = forward.get(key);
         // No forward row: the item is gone since LanceDB answered (deleted, or replaced).
-        if (terms) rank(key, hit.kind, hit.sourceId, hit.itemId, textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)), hit.cosine);
+        if (terms) rank(key, hit, terms, hit.cosine);
       }
-      // The pending items within the request's kinds and filters; none has a vector yet.
+      // The pending items within the request's kinds and filters; none has an embedding-model vector yet.
       const known = new Map<string, AnyItem>();
-      for (const { item, group, terms } of pending) {
+      for (const { item, terms } of pending) {
         if (!itemMatches(item, request.kinds, request.filters)) continue;
         const key = itemKey(item);
         known.set(key, item);
-        rank(key, item.kind, item.sourceId, item.itemId, textScore(bm25(terms, queryTerms, stats.get(group)!)), null);
+        rank(key, item, terms, 0);
       }
       ranked.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      // Ties go to the newer item, a time the index does not hold: every hit tied with the
-      // last candidate is read back too, then ordered.
+      // Ties go to the newer item: every hit tied with the last candidate is read back too, then ordered.
       const hits = order(await readBack(ownerId, ranked, request.limit, known), request.limit) as Array<HitOf<RecordsOf<S>, K>>;
-      const finished = performance.now();
-      const timings = { own: afterOwn - started, embed: embedMs, search: finished - afterOwn - embedMs };
+      const embedMs = found.embedMs();
+      const timings = { own: afterOwn - started, embed: embedMs, search: performance.now() - afterOwn - embedMs };
       log.debug("search timings", { kinds: request.kinds.join(","), ownMs: round(timings.own), embedMs: round(timings.embed), searchMs: round(timings.search), pending: pending.length });
       return {
         hits,
-        mode: semantic ? "semantic" : "fulltext_fallback",
+        mode: found.semantic ? "semantic" : "fulltext_fallback",
         // Which lists ranked: both, or only the vectors when no query word matched any text.
-        strategy: semantic ? (textHits.length || known.size ? "hybrid" : "vector") : "fulltext",
+        strategy: found.semantic ? (textMatched ? "hybrid" : "vector") : "fulltext",
+        signals: active,
         timings,
         indexLag: snapshot.pending.filter((ref) => request.kinds.includes(ref.kind as K)).length,
       } as const;
@@ -195,3 +173,15 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
+
+let vectorsUnreadable = false;
+/** The word vectors, or null (logged once) when the shipped file cannot be read: the search ranks without them. */
+async function wordVectors(log: Logger): Promise<WordVectors | null> {
+  try {
+    return await loadWordVectors();
+  } catch (error) {
+    if (!vectorsUnreadable) log.warn("the word-vector file cannot be read; searches rank without it", { reason: (error as Error).message });
+    vectorsUnreadable = true;
+    return null;
+  }
+}
