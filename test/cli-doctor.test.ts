@@ -32,7 +32,7 @@ describe("mnemo doctor", () => {
       const report = JSON.parse(result.stdout);
       expect(report.ok).toBe(true);
       expect(byName(report.checks)).toEqual({
-        "data dir": "ok", "data dir permissions": "ok", "free disk": "ok", "store of record": "ok", "index lag": "ok", "index writer": "ok", "embedding model": "ok",
+        "data dir": "ok", "data dir permissions": "ok", "free disk": "ok", "store of record": "ok", "index lag": "ok", "index writer": "ok", "index layout": "ok", "embedding model": "ok",
         "upstream gateway": "ok", "master key": "ok",
       });
       expect(report.checks.find((c: any) => c.name === "index writer").detail).toContain("(lease live)");
@@ -41,7 +41,7 @@ describe("mnemo doctor", () => {
       // Human form: one line per check, no colour codes outside a terminal.
       const text = await runCli(["doctor", "--data", dir], env);
       expect(text.exitCode).toBe(0);
-      expect(text.stdout.trim().split("\n")).toHaveLength(9);
+      expect(text.stdout.trim().split("\n")).toHaveLength(10);
       expect(text.stdout).toStartWith("✔ data dir");
       expect(text.stdout).not.toContain("\u001b[");
     } finally {
@@ -98,7 +98,7 @@ describe("mnemo doctor", () => {
       expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 1, stderr: "" });
       const report = JSON.parse(result.stdout);
       expect(byName(report.checks)).toMatchObject({
-        "data dir": "ok", "free disk": "ok", "store of record": "fail", "index lag": "skip", "index writer": "skip", "embedding model": "ok",
+        "data dir": "ok", "free disk": "ok", "store of record": "fail", "index lag": "skip", "index writer": "skip", "index layout": "skip", "embedding model": "ok",
         "upstream gateway": "ok", "master key": "ok",
       });
       expect(report.checks.find((c: any) => c.name === "store of record")).toEqual({

@@ -13,7 +13,7 @@ import { appliedMigrationCount } from "../db/migrate";
 import type { Store } from "../db/store";
 import { exposedEntries } from "../lib/owner-only";
 import { outboxBacklog } from "./diagnostics-repository";
-import { indexStatus, recordedIndexFailure } from "../search";
+import { INDEX_SCHEMA_VERSION, indexStatus, recordedIndexFailure } from "../search";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
@@ -130,7 +130,21 @@ async function indexChecks(store: Store): Promise<Check[]> {
     : store.dialect === "postgres"
       ? { name: "index writer", status: text > 0 ? "fail" : "warn", detail: "no replica holds the index writer lease", hint: "start at least one `mnemo serve` replica on this database" }
       : { name: "index writer", status: "ok", detail: "no server running on this data dir (one becomes the writer when it starts)" };
-  return [lag, writerCheck];
+  return [lag, writerCheck, await layoutCheck(store)];
+}
+
+/**
+ * Whether the index has this Mnemo's layout (analyzer, columns, term statistics). An index
+ * of an older layout is rebuilt by the index writer when it starts; searches stay complete
+ * meanwhile (every source is pending and read from the store), only slower.
+ */
+async function layoutCheck(store: Store): Promise<Check> {
+  const layout = await createSettings().get(store.db, "index_schema");
+  if (layout === INDEX_SCHEMA_VERSION) return { name: "index layout", status: "ok", detail: `version ${layout}` };
+  return {
+    name: "index layout", status: "warn", detail: layout ? `version ${layout}; this Mnemo writes version ${INDEX_SCHEMA_VERSION}` : "not built yet",
+    hint: "the next `mnemo serve` rebuilds the index from the store of record (searches stay complete meanwhile); or run `mnemo reindex` now",
+  };
 }
 
 async function modelCheck(config: Config): Promise<Check> {
@@ -216,7 +230,7 @@ export async function runChecks(config: Config): Promise<Check[]> {
     }
     checks.push(integrity);
     if (integrity.status === "ok") checks.push(...(await indexChecks(store!).catch((error) => [{ name: "index lag", status: "fail" as const, detail: (error as Error).message }])));
-    else checks.push(...["index lag", "index writer"].map((name): Check => ({ name, status: "skip", detail: "skipped: the store of record cannot be read" })));
+    else checks.push(...["index lag", "index writer", "index layout"].map((name): Check => ({ name, status: "skip", detail: "skipped: the store of record cannot be read" })));
   }
   try {
     checks.push(await modelCheck(config));
