@@ -37,7 +37,7 @@ const VECTOR_BATCH = 256;
 /** While a batch gathers, how often it looks whether a search on another replica waits. */
 const GATHER_CHECK_MS = 50;
 /**
- * The longest a change waits to be committed with others when no search waits for it:
+ * The longest a change waits to be committed with others when no caller waits for it:
  * at thousands of writes a second, batches of hundreds instead of a commit every 25 ms.
  */
 const BATCH_DELAY_MS = 250;
@@ -51,7 +51,7 @@ const OUTBOX_POLL_MS = 50;
 /** A dead writer's lease is taken over after this long: well within 10 s of its death. */
 export const LEASE_TTL_MS = 6_000;
 
-/** How long status and maintenance routes wait for the owner's rows (searches pass their own, shorter, wait). */
+/** How long status and maintenance routes (the derived index) wait for the owner's rows; searches never wait. */
 const DEFAULT_FLUSH_WAIT_MS = 5_000;
 
 /**
@@ -283,11 +283,7 @@ export class Indexer implements IndexingControl {
     await this.runner.run(async () => void (await this.writer.compact(true, false)));
   }
 
-  /**
-   * Read-your-writes: resolves once every text-stage change of this owner acknowledged
-   * before the call (and any rebuild queued before it) is in the index, or at the
-   * deadline. `lag` counts the owner's rows still pending then (0 when caught up).
-   */
+  /** Resolves once the owner's text-stage changes acknowledged before the call are in the index, or at the deadline (`lag`: rows left). */
   flush(ownerId: string, waitMs = DEFAULT_FLUSH_WAIT_MS, kinds?: readonly string[]): Promise<FlushResult> {
     return this.waiters.wait(ownerId, waitMs, kinds);
   }

@@ -20,7 +20,7 @@ const TEXT_HALF = 6;
  * figures are in docs/retrieval.md): text leads, the word vectors and the dates add to it,
  * the embedding model's vectors (when present) outweigh the text as before (0.6 : 0.4).
  */
-export const SIGNAL_WEIGHTS: Record<SearchSignal, number> = { text: 1, words: 0.5, time: 0.5, vector: 1.5 };
+export const SIGNAL_WEIGHTS: Record<SearchSignal, number> = { text: 1, words: 0.3, time: 0.5, vector: 1.5 };
 /** An item that shares no term with the query is a hit only if its word vector is this close... */
 export const WORDS_ALONE_COSINE = 0.35;
 /** ...or its time fits the query's dates this well (0.5: within one range width of one). */
