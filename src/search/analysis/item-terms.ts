@@ -86,8 +86,25 @@ export function encodeField(field: FieldTerms | null): string {
   return [String(field.length), ...[...field.counts].map(([term, n]) => `${term}:${n}`)].join(" ");
 }
 
-export function decodeField(text: string): FieldTerms | null {
+/**
+ * A stored field; with `only`, just those terms' counts (a search needs the query's terms,
+ * not the item's whole vocabulary: found by position, without splitting the text).
+ */
+export function decodeField(text: string, only?: readonly string[]): FieldTerms | null {
   if (!text) return null;
+  if (only) {
+    const space = text.indexOf(" ");
+    const counts = new Map<string, number>();
+    const padded = space < 0 ? "" : text.slice(space);
+    for (const term of only) {
+      const at = padded.indexOf(` ${term}:`);
+      if (at < 0) continue;
+      const from = at + term.length + 2;
+      const end = padded.indexOf(" ", from);
+      counts.set(term, Number(padded.slice(from, end < 0 ? undefined : end)));
+    }
+    return { length: Number(space < 0 ? text : text.slice(0, space)), counts };
+  }
   const [length, ...pairs] = text.split(" ");
   const counts = new Map<string, number>();
   for (const pair of pairs) {
@@ -99,8 +116,8 @@ export function decodeField(text: string): FieldTerms | null {
 
 /** The two context fields in one stored column: `before|after`. */
 export const encodeContext = (terms: ItemTerms) => (terms.before || terms.after ? `${encodeField(terms.before)}|${encodeField(terms.after)}` : "");
-export function decodeContext(text: string): Pick<ItemTerms, "before" | "after"> {
+export function decodeContext(text: string, only?: readonly string[]): Pick<ItemTerms, "before" | "after"> {
   if (!text) return { before: null, after: null };
   const [before, after] = text.split("|");
-  return { before: decodeField(before), after: decodeField(after ?? "") };
+  return { before: decodeField(before, only), after: decodeField(after ?? "", only) };
 }

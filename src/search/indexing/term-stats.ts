@@ -115,13 +115,13 @@ export function createTermStats() {
         if (row.t === "p") snapshot.pending.push({ ownerId, kind: row.a as SearchKind, sourceId: row.b });
         else if (row.t === "c") snapshot.corpus.set(group, { items: Number(row.n), length: Number(row.m) });
         else if (row.t === "d") (snapshot.df.get(group) ?? snapshot.df.set(group, new Map()).get(group)!).set(row.b, Number(row.n));
-        else snapshot.stale.push({ group, text: decodeField(row.c)! });
+        else snapshot.stale.push({ group, text: decodeField(row.c, terms)! });
       }
       return snapshot;
     },
 
-    /** The analysed terms of some of an owner's indexed items, by `itemKey`. */
-    async forwardRows(db: Executor, ownerId: string, items: Array<{ kind: SearchKind; sourceId: string; itemId: string }>): Promise<Map<string, ItemTerms>> {
+    /** What scoring needs of some of an owner's indexed items (the counts of `terms` only), by `itemKey`. */
+    async forwardRows(db: Executor, ownerId: string, items: Array<{ kind: SearchKind; sourceId: string; itemId: string }>, terms: readonly string[]): Promise<Map<string, ItemTerms>> {
       const out = new Map<string, ItemTerms>();
       const byKind = new Map<SearchKind, typeof items>();
       for (const item of items) (byKind.get(item.kind) ?? byKind.set(item.kind, []).get(item.kind)!).push(item);
@@ -135,7 +135,7 @@ export function createTermStats() {
           );
           for (const row of rows) {
             out.set(itemKey({ kind, sourceId: row.source_id, itemId: row.item_id }), {
-              text: decodeField(row.terms)!, ...decodeContext(row.context), vector: decodeVector(row.wvec), at: Number(row.created_at),
+              text: decodeField(row.terms, terms)!, ...decodeContext(row.context, terms), vector: decodeVector(row.wvec), at: Number(row.created_at),
             });
           }
         }

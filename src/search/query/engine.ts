@@ -106,7 +106,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       const found = await candidates(request, ask, count, remaining);
       // Indexed candidates, minus the pending sources' stale rows.
       const indexed = found.found.filter((c) => !pendingSources.has(sourceKey({ ownerId, kind: c.kind, sourceId: c.sourceId })));
-      const forward = await termStats.forwardRows(db, ownerId, indexed);
+      const forward = await termStats.forwardRows(db, ownerId, indexed, queryTerms);
 
       const active = [
         ...(queryTerms.length ? (["text"] as const) : []),
