@@ -115,13 +115,16 @@ const Memory = z.object({
 });
 const Mode = z.enum(["semantic", "fulltext_fallback"]);
 const Strategy = z.enum(["hybrid", "vector", "fulltext"]);
+/** The signals that ranked (text, words, time, vector). */
+const Signals = z.array(z.enum(["text", "words", "time", "vector"]));
 
 export const MemoryOutput = Memory;
-export const RecallOutput = z.object({ results: z.array(Memory.extend({ score: z.number() })), mode: Mode, strategy: Strategy });
+export const RecallOutput = z.object({ results: z.array(Memory.extend({ score: z.number() })), mode: Mode, strategy: Strategy, signals: Signals });
 export const BuildContextOutput = z.object({
   query: z.string(),
   mode: Mode,
   strategy: Strategy,
+  signals: Signals,
   items: z.array(z.object({ type: z.string(), id: z.string(), score: z.number(), content: z.string() }).loose()),
   contextText: z.string(),
 });
@@ -131,6 +134,7 @@ export const SearchDocumentsOutput = z.object({
   query: z.string(),
   mode: Mode,
   strategy: Strategy,
+  signals: Signals,
   items: z.array(
     z.object({
       type: z.enum(["block", "message", "memory", "file"]),

@@ -91,7 +91,7 @@ export const TOOLS: Tool[] = [
     async run(args, { s, user }) {
       const body = checkBody(SearchMemoriesBody, defined({ query: args.query, limit: args.limit, filters: args.filters, minScore: args.minScore }));
       const { response } = await s.memories.search(user, body);
-      return { results: response.results.map((r) => ({ ...memoryOut(r), score: r.score })), mode: response.mode, strategy: response.strategy };
+      return { results: response.results.map((r) => ({ ...memoryOut(r), score: r.score })), mode: response.mode, strategy: response.strategy, signals: response.signals };
     },
   }),
   tool({
@@ -162,8 +162,8 @@ export const TOOLS: Tool[] = [
           filter: args.document_type === undefined ? undefined : { eq: { document_type: args.document_type } },
         }),
       );
-      const { query, mode, strategy, items, contextText } = await s.documentsQuery.query(user, body);
-      return { query, mode, strategy, items, contextText };
+      const { query, mode, strategy, signals, items, contextText } = await s.documentsQuery.query(user, body);
+      return { query, mode, strategy, signals, items, contextText };
     },
   }),
   tool({

@@ -23,7 +23,7 @@ export { recordedIndexFailure, type IndexHealth } from "./indexing/index-health"
 export { indexStatus } from "./indexing/write-failures";
 export { searchMigrations } from "./indexing/migrations";
 export { indexLocation, type LanceLocation } from "./lance/index-location";
-export { INDEX_SCHEMA_VERSION } from "./lance/lance-store";
+export { INDEX_SCHEMA_VERSION } from "./lance/layout";
 export type { Embedder } from "./embedders/embedder";
 // The local embedding model's files, for `mnemo models` and `mnemo doctor` (no native code).
 export { DEFAULT_HUB_URL, pullModel } from "./embedders/local/hub-download.ts";

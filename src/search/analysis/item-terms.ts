@@ -72,9 +72,16 @@ export function cosineTo(query: Float32Array, stored: Int8Array): number {
   return norm > 0 ? dot / Math.sqrt(norm) : 0;
 }
 
-/** The stored int8 vector as floats, for LanceDB's column (its nearest-neighbour candidates). */
+/**
+ * The stored int8 vector as floats, for LanceDB's column (its nearest-neighbour candidates).
+ * An item without one gets a fixed unit vector (a zero vector has no cosine): it may be
+ * proposed, and then scores 0 for the words signal like any item without a vector.
+ */
 export function dequantise(vector: Int8Array | null, dims: number): number[] {
-  return vector ? Array.from(vector, (x) => x / 127) : new Array(dims).fill(0);
+  if (vector) return Array.from(vector, (x) => x / 127);
+  const unit = new Array<number>(dims).fill(0);
+  unit[0] = 1;
+  return unit;
 }
 
 export const encodeVector = (vector: Int8Array | null) => (vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.length).toString("base64") : "");

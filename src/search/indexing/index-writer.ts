@@ -7,7 +7,8 @@ import { CompactionPolicy } from "./compaction-policy";
 import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache";
 import { metaEntries } from "../lance/filters";
 import { WORD_VECTOR_DIMS, type IndexRow } from "../lance/lance-schema";
-import { INDEX_SCHEMA_VERSION, type LanceStore } from "../lance/lance-store";
+import type { LanceStore } from "../lance/lance-store";
+import { INDEX_SCHEMA_VERSION } from "../lance/layout";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
 import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox";
 import { sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
@@ -96,7 +97,9 @@ export class IndexWriter {
     return this.o.embedder && this.dimension ? vectorTable(ownerId, group, this.o.embedder.spaceId, this.dimension) : null;
   }
 
-  /** Vector tables written since their ANN index was last considered. */
+  /** The table whose ANN index is being built (set by vector-index-builds.ts), or null. */
+  buildingTable: string | null = null;
+  /** Tables with vectors (vector tables; full-text tables' word vectors) written since their ANN index was last considered. */
   readonly vectorTablesWritten = new Set<string>();
 
   /** The text stage of a batch: items replaced in `items`; rows move on to the vector stage. */
@@ -117,6 +120,8 @@ export class IndexWriter {
       await this.o.lance.replaceItems(table, part.deleteKeys, rows, { context });
       if (hasContext) await this.o.contextFlags.mark(table);
       this.compaction.noteCommit(table, part.items.length);
+      // Its word vectors get an ANN index once the table is large (vector-index-builds.ts).
+      if (part.items.length) this.vectorTablesWritten.add(table);
     });
     await this.announceVersion();
     // Without a vector stage, this is where changed and deleted sources let go of cached vectors.
@@ -322,15 +327,15 @@ export class IndexWriter {
 
   /**
    * Compacts the dirty tables that are due (compaction-policy.ts; `force`: every one).
-   * Vector tables wait while an ANN index is being built (compaction would restart the
-   * build). With many owners' tables dirty, at most `maxTables` are done per call; true
+   * Vector tables, and the full-text table whose word vectors are being indexed, wait while
+   * an ANN index is being built (compaction would restart the build). With many owners' tables dirty, at most `maxTables` are done per call; true
    * when some remain.
    */
   async compact(force: boolean, skipVectors: boolean, maxTables = Number.POSITIVE_INFINITY): Promise<boolean> {
     let compacted = 0;
     let more = false;
     for (const table of this.compaction.dirtyTables()) {
-      if (skipVectors && isVectorTable(table)) continue;
+      if (skipVectors && (isVectorTable(table) || table === this.buildingTable)) continue;
       if (!(await this.compaction.due(table, force))) continue;
       if (compacted++ >= maxTables) {
         more = true;

@@ -81,7 +81,10 @@ export class Indexer implements IndexingControl {
     this.tasks = scopeOf(o.scheduler);
     this.writer = new IndexWriter(o, () => this.waiters.any);
     this.failures = new WriteFailures({ log: o.log, outbox: o.outbox, settings: o.settings, db: o.store.db, holder: o.lease.holder });
-    this.builds = new VectorIndexBuilds({ lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick() }, this.writer.vectorTablesWritten);
+    this.builds = new VectorIndexBuilds(
+      { lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick(), building: (table) => (this.writer.buildingTable = table) },
+      this.writer.vectorTablesWritten,
+    );
     this.idle = new IdleOptimizer({ delayMs: o.idleOptimizeMs, scheduler: this.tasks, runner: this.runner, writer: this.writer, lance: o.lance, log: o.log, isWriter: () => this.isWriter, building: () => this.builds.running });
     this.vectors = new VectorStage({
       outbox: o.outbox, embedder: o.embedder, writer: this.writer, log: o.log, tasks: this.tasks, building: () => this.builds.running, kick: () => this.kick(),

@@ -11,7 +11,7 @@ export class VectorIndexBuilds {
   private build: Promise<void> | null = null;
 
   constructor(
-    private readonly o: { lance: LanceStore; log: Logger; runner: JobRunner; minRows: number; onDone: () => void },
+    private readonly o: { lance: LanceStore; log: Logger; runner: JobRunner; minRows: number; onDone: () => void; building: (table: string | null) => void },
     /** Vector tables written since they were last considered. */
     private readonly written: Set<string>,
   ) {}
@@ -37,11 +37,13 @@ export class VectorIndexBuilds {
     const started = Date.now();
     const build = runner.runBeside(() => lance.createVectorIndex(table));
     if (!build) return;
+    this.o.building(table);
     this.build = build
       .then(() => log.info("vector index ready", { table, seconds: (Date.now() - started) / 1000 }))
       .catch((error) => log.warn("vector index build failed; exact search continues", { error }))
       .finally(() => {
         this.build = null;
+        this.o.building(null);
         this.o.onDone();
       });
   }

@@ -5,11 +5,10 @@ import { unreadableTables } from "./damaged-tables";
 import { whereSourceKeys, withinTime } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import type { LanceLocation } from "./index-location";
+import { isVectorTable } from "./partitions";
 import { RowKeys } from "./row-keys";
 import { isMissing, TableHandles } from "./table-handles";
 
-/** Bump when the LanceDB layout changes: the indexer then rebuilds from SQLite. */
-export const INDEX_SCHEMA_VERSION = "7";
 
 /** HNSW search breadth: candidates examined per query (recall against exact search vs speed). */
 const VECTOR_EF = 96;
@@ -263,10 +262,10 @@ export class LanceStore {
     });
   }
 
-  /** Nearest items by word vector (the `wvec` column of a full-text table), exactly, within the filter. */
+  /** Nearest items by word vector (the `wvec` column of a full-text table), within the filter: through its ANN index once one exists. */
   async searchWordVectors(name: string, where: string | null, vector: Float32Array, limit: number, options: { memories: boolean }): Promise<RawHit[]> {
     return this.reading(name, async (table) => {
-      let query = table.vectorSearch(vector).column("wvec").distanceType("cosine").bypassVectorIndex();
+      let query = table.vectorSearch(vector).column("wvec").distanceType("cosine").ef(VECTOR_EF).refineFactor(VECTOR_REFINE);
       if (where) query = query.where(where);
       if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
@@ -285,19 +284,20 @@ export class LanceStore {
 
   async hasVectorIndex(name: string): Promise<boolean> {
     const table = await this.table(name);
-    return table ? (await table.listIndices()).some((index) => index.columns.includes("vector")) : false;
+    return table ? (await table.listIndices()).some((index) => index.columns.includes(vectorColumn(name))) : false;
   }
 
   /**
-   * Builds the ANN index: HNSW graphs over scalar-quantised vectors (IVF_HNSW_SQ), one
-   * partition per ~250k rows. Seconds of work on 100k rows: the caller runs it beside
+   * Builds the ANN index of a table's vectors (the embedding model's in a vector table, the
+   * word vectors in a full-text table): HNSW graphs over scalar-quantised vectors
+   * (IVF_HNSW_SQ), one partition per ~250k rows. Seconds of work on 100k rows: the caller runs it beside
    * the text stage, never in front of it.
    */
   async createVectorIndex(name: string): Promise<void> {
     const table = await this.table(name);
     if (!table) return;
     const rows = await table.countRows();
-    await table.createIndex("vector", {
+    await table.createIndex(vectorColumn(name), {
       replace: true,
       config: lancedb.Index.hnswSq({ distanceType: "cosine", numPartitions: Math.max(1, Math.round(rows / 250_000)), m: 16, efConstruction: 150 }),
     });
@@ -368,3 +368,6 @@ export class LanceStore {
     this.connection.close();
   }
 }
+
+/** The column a table's ANN index is on: the embedding model's vectors, or a full-text table's word vectors. */
+const vectorColumn = (name: string) => (isVectorTable(name) ? "vector" : "wvec");
