@@ -162,7 +162,7 @@ describe("mnemo reindex", () => {
     expect(JSON.parse(result.stdout)).toEqual(expect.objectContaining({ sources: 3, by: "cli", pendingText: 0 }));
 
     const second = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
-    const found = await post(second.url, "/v1/memories/search", { query: "lighthouse" });
+    const found = await post(second.url, "/v1/memories/search", { query: "lighthouse", signals: ["text"] });
     expect(found.results.map((r: { content: string }) => r.content).sort()).toEqual(["alpha lighthouse", "beta lighthouse"]);
     second.proc.kill("SIGTERM");
     await second.proc.exited;

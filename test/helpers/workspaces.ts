@@ -14,9 +14,13 @@ export async function createDocument(server: TestServer, workspaceId: string, bo
   return created.document;
 }
 
-/** Runs a documents query and returns its items' `id`s (block, message or memory ids), best first. */
+/**
+ * Runs a documents query and returns its items' `id`s (block, message or memory ids), best
+ * first. Full text alone unless `body.signals` says otherwise: the callers check what the
+ * index holds, not the word vectors' neighbours.
+ */
 export async function queryIds(server: TestServer, body: Record<string, unknown>, token?: string): Promise<string[]> {
-  const [status, result] = await server.call("POST", "/v1/documents/query", { body, token });
+  const [status, result] = await server.call("POST", "/v1/documents/query", { body: { signals: ["text"], ...body }, token });
   if (status !== 200) throw new Error(`query failed: ${status} ${JSON.stringify(result)}`);
   return result.items.map((item: { id: string }) => item.id);
 }

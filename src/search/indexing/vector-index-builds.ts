@@ -48,8 +48,12 @@ export class VectorIndexBuilds {
       });
   }
 
-  /** Resolves when no build runs. */
+  /** Resolves when no build runs and no written table needs one (builds run one after another). */
   async settled(): Promise<void> {
-    while (this.build) await this.build;
+    for (;;) {
+      while (this.build) await this.build;
+      await this.maybeStart();
+      if (!this.build) return;
+    }
   }
 }
