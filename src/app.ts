@@ -23,6 +23,7 @@ import { meRoutes } from "./profiles";
 import { webhookRoutes } from "./identity";
 import type { Services } from "./compose";
 import { workspaceRoutes } from "./workspaces";
+import { appPages, webAppRoutes } from "./web-app";
 
 /** Request headers a browser may send (spec §5), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
@@ -80,6 +81,8 @@ export function buildApp(services: Services, publicUrl: () => string) {
     )
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
+    .use(appPages())
+    .use(webAppRoutes(services.auth, services.webAppSessions))
     .use(
       healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer })),
     )

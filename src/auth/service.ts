@@ -1,6 +1,7 @@
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import { AppError, forbidden, unauthorized } from "../shared/app-error";
+import type { AppSessions } from "./app-sessions";
 import type { CredentialsRepository } from "./credentials-repository";
 import type { IdTokenVerifier } from "./id-token";
 import { ALL_SCOPES, type Scope } from "./scopes";
@@ -9,7 +10,7 @@ import { LOOKUP_LENGTH, secretMatches } from "./secrets";
 /** Who is calling, resolved from the bearer token. */
 export interface Principal {
   userId: string;
-  method: "mock" | "api_key" | "dev_token" | "id_token";
+  method: "mock" | "api_key" | "dev_token" | "id_token" | "app_session";
   scopes: ReadonlySet<Scope>;
   /** The API key's id, for per-key limits. */
   keyId?: string;
@@ -34,10 +35,17 @@ export interface AuthServiceOptions {
   verifyIdToken: IdTokenVerifier;
   allowMockTokens: boolean;
   log: Logger;
+  /** The web app's cookie sessions; without them a session cookie is ignored. */
+  appSessions?: AppSessions;
 }
 
+/** The web app's session cookie (HttpOnly, SameSite=Strict; see src/web-app). */
+export const SESSION_COOKIE = "mnemo_session";
+/** The header every cookie-authenticated request must carry: a cross-site form cannot send it. */
+export const APP_HEADER = "x-mnemo-app";
+
 /** Resolves bearer tokens in the spec's order (§5) and checks scopes. */
-export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log }: AuthServiceOptions) {
+export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log, appSessions }: AuthServiceOptions) {
   const lastTouched = new Map<string, number>();
 
   function mockPrincipal(userId: string, kind = "mock tokens"): Principal {
@@ -83,7 +91,35 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
     }
   }
 
-  return {
+  /**
+   * The web app's session: only with `X-Mnemo-App: 1`, which a page elsewhere cannot add
+   * (a cross-origin request with it needs a preflight, and the CORS policy does not allow
+   * it), and never from a request the browser marks cross-site. A session made from a mock
+   * token ends when the server stops accepting mock tokens.
+   */
+  async function sessionPrincipal(sessionId: string, headers: Headers): Promise<Principal> {
+    if (headers.get(APP_HEADER) !== "1") throw forbidden("a session cookie is accepted only with the header 'X-Mnemo-App: 1' (sent by the app itself)");
+    const site = headers.get("sec-fetch-site");
+    if (site && site !== "same-origin" && site !== "none") throw forbidden(`a session cookie is not accepted from a ${site} request`);
+    const session = await appSessions!.find(sessionId);
+    if (!session) throw unauthorized("the app session has ended (signed out, expired or its key revoked); sign in again");
+    if (session.via === "mock" && !allowMockTokens) throw unauthorized("this session was made from a mock token, which this server no longer accepts; sign in again");
+    return { userId: session.userId, method: "app_session", scopes: new Set(session.scopes), keyId: session.keyId ?? undefined, verifiedAt: new Date() };
+  }
+
+  const service = {
+    /**
+     * A request's caller: `Authorization: Bearer …` when present, else the web app's
+     * session cookie (see sessionPrincipal); throws 401/403 AppError.
+     */
+    async authenticateRequest(headers: Headers): Promise<Principal> {
+      const authorization = headers.get("authorization");
+      if (authorization === null && appSessions) {
+        const sessionId = sessionCookie(headers);
+        if (sessionId) return sessionPrincipal(sessionId, headers);
+      }
+      return service.authenticate(authorization);
+    },
     /** Resolves `Authorization: Bearer …`; throws 401 AppError when missing or invalid. */
     async authenticate(authorization: string | undefined | null): Promise<Principal> {
       const token = parseBearer(authorization);
@@ -103,8 +139,20 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
       if (!principal.scopes.has(scope)) throw forbidden(`this credential lacks the '${scope}' scope`);
     },
   };
+  return service;
 }
 export type AuthService = ReturnType<typeof createAuthService>;
+
+/** The session cookie's value, if the request carries one. */
+export function sessionCookie(headers: Headers): string | null {
+  const cookie = headers.get("cookie");
+  if (!cookie) return null;
+  for (const part of cookie.split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0 && part.slice(0, at).trim() === SESSION_COOKIE) return part.slice(at + 1).trim() || null;
+  }
+  return null;
+}
 
 function parseBearer(authorization: string | undefined | null): string {
   if (!authorization) throw unauthorized("missing Authorization header (expected 'Bearer <token>')");
