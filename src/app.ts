@@ -24,6 +24,7 @@ import { webhookRoutes } from "./identity";
 import type { Services } from "./compose";
 import { workspaceRoutes } from "./workspaces";
 import { appPages, webAppRoutes } from "./web-app";
+import { keyRoutes } from "./keys";
 
 /** Request headers a browser may send (spec §5), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
@@ -83,6 +84,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(openApiDocument(catalog))
     .use(appPages())
     .use(webAppRoutes(services.auth, services.webAppSessions))
+    .use(keyRoutes(services.auth, services.credentials))
     .use(
       healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer })),
     )

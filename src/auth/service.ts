@@ -1,7 +1,7 @@
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import { AppError, forbidden, unauthorized } from "../shared/app-error";
-import type { AppSessions } from "./app-sessions";
+import type { AppSessions, SessionVia } from "./app-sessions";
 import type { CredentialsRepository } from "./credentials-repository";
 import type { IdTokenVerifier } from "./id-token";
 import { ALL_SCOPES, type Scope } from "./scopes";
@@ -14,6 +14,8 @@ export interface Principal {
   scopes: ReadonlySet<Scope>;
   /** The API key's id, for per-key limits. */
   keyId?: string;
+  /** For a web app session: what it was made from (a sign-in link or a pasted credential's kind). */
+  via?: SessionVia;
   verifiedAt: Date;
 }
 
@@ -104,7 +106,7 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
     const session = await appSessions!.find(sessionId);
     if (!session) throw unauthorized("the app session has ended (signed out, expired or its key revoked); sign in again");
     if (session.via === "mock" && !allowMockTokens) throw unauthorized("this session was made from a mock token, which this server no longer accepts; sign in again");
-    return { userId: session.userId, method: "app_session", scopes: new Set(session.scopes), keyId: session.keyId ?? undefined, verifiedAt: new Date() };
+    return { userId: session.userId, method: "app_session", scopes: new Set(session.scopes), keyId: session.keyId ?? undefined, via: session.via, verifiedAt: new Date() };
   }
 
   const service = {
