@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { APP_FILES, buildWebApp, JS_BUDGET_GZIP_BYTES, type BuiltApp } from "../scripts/build-app";
-import { APP_CSP, serveWebApp, type WebAppServer } from "../scripts/dev-app";
+import { APP_FILES, buildWebApp, JS_BUDGET_GZIP_BYTES, WEB_DIST, type BuiltApp } from "../scripts/build-app";
+import { createAppSessions } from "../src/auth/app-sessions";
+import { APP_CSP } from "../src/web-app/assets";
 import { launchBrowser, openTab, signIn, skipBrowser, visit, type AppTab } from "./helpers/app-browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -12,24 +13,24 @@ const XSS_IMG = "<img src=x onerror=window.__xss=1>";
 const XSS_LINK = "[x](javascript:window.__xss=1)";
 
 let server: TestServer;
-let app: WebAppServer;
+/** The server itself serves the app at /app (src/web-app), embedding web/dist: built first. */
+let app: { url: string };
 let built: BuiltApp;
 let browser: Browser | undefined;
-const distDir = mkdtempSync(join(tmpdir(), "mnemo-app-dist-"));
+const distDir = WEB_DIST;
 const shotsDir = mkdtempSync(join(tmpdir(), "mnemo-app-shots-"));
 const tabs: AppTab[] = [];
 
 beforeAll(async () => {
+  // Before the server: it reads the build on the first request for /app.
   built = await buildWebApp(distDir);
   server = await startTestServer();
-  app = serveWebApp({ apiUrl: server.url, distDir });
+  app = { url: server.url };
   if (!skipBrowser) browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
   await server?.destroy();
-  rmSync(distDir, { recursive: true, force: true });
 });
 
 async function tab(options?: Parameters<typeof openTab>[1]): Promise<AppTab> {
@@ -84,7 +85,7 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     }
   });
 
-  test("signs in with a pasted API key that no storage keeps, and signs out", async () => {
+  test("signs in with a pasted API key for an HttpOnly session cookie; sign-out ends the session on the server", async () => {
     const alice = await tab();
     const { page } = alice;
     await page.goto(`${app.url}/app/`);
@@ -96,26 +97,56 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     expect(await page.title()).toBe("Memories · Mnemo");
     const stored = await page.evaluate("JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])");
     expect(stored).not.toContain("mock-token-alice");
+    // The session is a cookie the page's script cannot read.
+    const cookies = await alice.context.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.path, c.value.length])).toEqual([["mnemo_session", true, "Strict", "/", 43]]);
+    expect(stored).not.toContain(cookies[0].value);
+    // A reload keeps the session: the cookie, not the page, holds it.
+    await page.goto(`${app.url}/app/workspaces`);
+    await page.getByRole("heading", { name: "Workspaces" }).waitFor();
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("alert").filter({ hasText: "You are signed out." }).waitFor();
+    // The server refuses the old cookie, even sent with the app's header.
+    const replay = await fetch(`${server.url}/v1/memories`, { headers: { cookie: `mnemo_session=${cookies[0].value}`, "x-mnemo-app": "1" } });
+    expect(replay.status).toBe(401);
     // Nothing of the session is left: a fresh load of a deep link asks again.
     await page.goto(`${app.url}/app/memories`);
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await closeClean(alice);
   });
 
-  test("a sign-in link's token leaves the address bar at once, and a refusal is said in words", async () => {
-    const visitor = await tab();
-    await visitor.page.goto(`${app.url}/app/#signin=not-a-real-token`);
-    const alert = visitor.page.getByRole("alert").filter({ hasText: /sign-in link/ });
-    await alert.waitFor();
-    expect(new URL(visitor.page.url()).hash).toBe("");
-    expect(await visitor.page.getByRole("textbox", { name: "API key" }).isVisible()).toBe(true);
-    await closeClean(visitor);
+  test("a sign-in link signs in once and leaves the address bar at once; reused and expired links are refused in words", async () => {
+    const { token } = await server.services.appSessions.createLink("lina");
+    const first = await tab();
+    await first.page.goto(`${app.url}/app/#signin=${token}`);
+    await first.page.locator(".status-line", { hasText: "newest first" }).waitFor();
+    expect(new URL(first.page.url()).hash).toBe("");
+    expect((await first.context.cookies()).map((c) => [c.name, c.httpOnly])).toEqual([["mnemo_session", true]]);
+    await first.page.screenshot({ path: join(shotsDir, "link-signed-in.png") });
+
+    const second = await tab();
+    await second.page.goto(`${app.url}/app/#signin=${token}`);
+    await second.page.getByRole("alert").filter({ hasText: "This sign-in link was already used: each link works once." }).waitFor();
+    expect(new URL(second.page.url()).hash).toBe("");
+    expect(await second.context.cookies()).toEqual([]);
+    await second.page.screenshot({ path: join(shotsDir, "link-reused.png") });
+
+    // A link is opened as a new page (a browser given a URL); a fragment change alone is no load.
+    const expired = await createAppSessions(server.services.store, () => Date.now() - 6 * 60_000).createLink("lina");
+    const third = await tab();
+    await third.page.goto(`${app.url}/app/#signin=${expired.token}`);
+    await third.page.getByRole("alert").filter({ hasText: "This sign-in link has expired." }).waitFor();
+    expect(await third.page.getByRole("textbox", { name: "API key" }).isVisible()).toBe(true);
+    await third.page.screenshot({ path: join(shotsDir, "link-expired.png") });
+
+    const fourth = await tab();
+    await fourth.page.goto(`${app.url}/app/#signin=not-a-real-token`);
+    await fourth.page.getByRole("alert").filter({ hasText: "This sign-in link was not accepted" }).waitFor();
+    for (const opened of [first, second, third, fourth]) await closeClean(opened);
   });
 
-  test("the memory journey: add, find as you type, forget, undo; forget many, undo with u", async () => {
+  test("the memory journey: add, find as you type, edit, forget, undo; forget many, undo with u", async () => {
     const alice = await tab();
     const { page } = alice;
     await signIn(alice, app.url, "mock-token-alice");
@@ -136,13 +167,25 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     await page.locator(".status-line", { hasText: "1 result for “heron”" }).waitFor();
     expect(await row.locator(".bar-score .bar-value").textContent()).toMatch(/^\d\.\d{3}$/);
 
-    await row.getByRole("button", { name: /^Forget/ }).click();
-    await row.waitFor({ state: "detached" });
+    await row.getByRole("button", { name: /^Edit/ }).click();
+    const editor = page.getByRole("dialog", { name: "Edit memory" });
+    await editor.getByRole("textbox", { name: "Content" }).fill("The blue heron nests by the new mill");
+    await editor.getByRole("textbox", { name: "Metadata" }).fill('{"topic": "birds", "checked": true}');
+    await editor.getByRole("button", { name: "Save changes" }).click();
+    await editor.waitFor({ state: "detached" });
+    await page.locator(".toast", { hasText: "Memory saved." }).waitFor();
+    const editedRow = page.locator(`.memory-row[data-id="${id}"]`, { hasText: "by the new mill" });
+    await editedRow.waitFor();
+    const [, edited] = await server.call("GET", `/v1/memories/${id}`);
+    expect([edited.content, edited.metadata, edited.createdAt]).toEqual(["The blue heron nests by the new mill", { topic: "birds", checked: true }, created.createdAt]);
+
+    await editedRow.getByRole("button", { name: /^Forget/ }).click();
+    await editedRow.waitFor({ state: "detached" });
     expect((await server.call("GET", `/v1/memories/${id}`))[0]).toBe(404);
     await page.locator(".toast", { hasText: "Forgot 1 memory." }).getByRole("button", { name: "Undo" }).click();
     await page.locator(".toast", { hasText: "Restored 1 memory." }).waitFor();
     const [status, restored] = await server.call("GET", `/v1/memories/${id}`);
-    expect([status, restored.content, restored.metadata, restored.workspaceId, restored.session_id]).toEqual([200, created.content, { topic: "birds" }, null, null]);
+    expect([status, restored.content, restored.metadata, restored.workspaceId, restored.session_id]).toEqual([200, edited.content, edited.metadata, null, null]);
 
     const [, river] = await server.call("POST", "/v1/workspaces", { body: { name: "River" } });
     const [, first] = await server.call("POST", "/v1/memories", { body: { content: "Otters hold hands while they sleep", workspaceId: river.id, session_id: "s1" } });
