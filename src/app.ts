@@ -82,9 +82,6 @@ export function buildApp(services: Services, publicUrl: () => string) {
     )
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
-    .use(appPages())
-    .use(webAppRoutes(services.auth, services.webAppSessions))
-    .use(keyRoutes(services.auth, services.credentials))
     .use(
       healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer })),
     )
@@ -102,6 +99,10 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(uploadRoutes(services.auth, services.uploads, encryption))
     .use(completionRoutes(services.auth, services.completions, services.models))
     .use(usageRoutes(services.auth, services.usage))
+    // The web app (src/web-app): its pages at /app, sign-in and out; and API keys, which it manages.
+    .use(appPages())
+    .use(webAppRoutes(services.auth, services.webAppSessions))
+    .use(keyRoutes(services.auth, services.credentials))
     .use(mcpRoutes({ auth: services.auth, services, sessions: services.mcpSessions, log: services.log }));
   return app;
 }

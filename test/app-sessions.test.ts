@@ -285,8 +285,9 @@ describe(`what the app calls on ${backend}`, () => {
       const [status, body] = await server.call("GET", `/v1/memories?${bad}`, { token });
       expect([bad, status, body.error.message]).toEqual([bad, 400, expect.stringMatching(/^(from|to): /)]);
     }
-    // Another user's workspace filters to nothing.
-    expect((await server.call("GET", `/v1/memories?workspaceId=${workspace.id}`, { token: "mock-token-nina" }))[1].data).toEqual([]);
+    // Another user's workspace answers as a missing one.
+    expect((await server.call("GET", `/v1/memories?workspaceId=${workspace.id}`, { token: "mock-token-nina" }))[0]).toBe(404);
+    expect((await server.call("GET", "/v1/memories?workspaceId=ws_missing", { token }))[0]).toBe(404);
   });
 
   test("GET /v1/usage/daily answers every day of the month so far, zero without use", async () => {

@@ -53,7 +53,7 @@ export const healthRoutes = (auth: AuthService, info: () => Promise<HealthInfo>)
       return credentialed ? { status, store, index } : { status, store };
     },
     {
-      response: { 200: HealthInfo, ...errorsFor(401) },
+      response: { 200: HealthInfo, ...errorsFor(401, 403) },
       detail: {
         tags: ["health"],
         summary: "Liveness; with any valid token, the search index's state too",

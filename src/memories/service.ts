@@ -125,6 +125,8 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
     async list(ownerId: string, query: { limit?: string; cursor?: string; workspaceId?: string; session_id?: string; from?: string; to?: string }) {
       const limit = parseIntegerParam("limit", query.limit, { min: 1, max: 1000, fallback: 100 });
       const filters = listFilters(query);
+      // Another user's workspace answers like a missing one (404), as on every workspace route.
+      if (filters.workspaceId !== undefined) await workspaces.requireOwned(ownerId, filters.workspaceId);
       const cursor = query.cursor;
       const before = cursor ? decodeCursor(ownerId, cursor) : null;
       const rows = await repo.listPage(store.db, ownerId, before, limit + 1, filters);
