@@ -139,6 +139,24 @@ describe(`web app sessions on ${backend}`, () => {
     expect((await request("GET", "/v1/memories", { headers: asSession(cookie) })).status).toBe(401);
   });
 
+  test("a session from a developer token ends when the token would (its cookie too)", async () => {
+    const dev = await server.services.credentials.createDevToken({ userId: "kim", ttlMs: 60_000 });
+    const { status, body, setCookie } = await signIn({ apiKey: dev.token });
+    expect([status, body.userId, body.expiresAt]).toEqual([200, "kim", dev.expiresAt]);
+    const maxAge = Number(/Max-Age=(\d+)/.exec(setCookie)![1]);
+    expect(maxAge).toBeGreaterThan(0);
+    expect(maxAge).toBeLessThanOrEqual(60);
+  });
+
+  test("a page on another origin cannot add the app's header: the CORS preflight does not allow it", async () => {
+    const preflight = await fetch(`${server.url}/v1/memories`, {
+      method: "OPTIONS",
+      headers: { origin: "http://localhost:5999", "access-control-request-method": "GET", "access-control-request-headers": "x-mnemo-app" },
+    });
+    expect((preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase()).not.toContain("x-mnemo-app");
+    expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
+  });
+
   test("a session sees only its own user's data", async () => {
     const [, secret] = await server.call("POST", "/v1/memories", { token: "mock-token-carol", body: { content: "Carol's locker code is 4312" } });
     const { cookie } = await signIn({ token: await link("dave") });

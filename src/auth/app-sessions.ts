@@ -40,11 +40,14 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
   const iso = (ms: number) => new Date(ms).toISOString();
 
   return {
-    /** A new session; returns its secret id (for the cookie) and when it ends at the latest. */
-    async create(input: { userId: string; scopes: Scope[]; via: SessionVia; keyId?: string | null }): Promise<{ id: string; expiresAt: string }> {
+    /**
+     * A new session; returns its secret id (for the cookie) and when it ends at the latest:
+     * {@link SESSION_ABSOLUTE_MS} from now, or `notAfter` (its credential's own expiry) if sooner.
+     */
+    async create(input: { userId: string; scopes: Scope[]; via: SessionVia; keyId?: string | null; notAfter?: Date }): Promise<{ id: string; expiresAt: string }> {
       const id = randomSecret(43);
       const at = now();
-      const expiresAt = iso(at + SESSION_ABSOLUTE_MS);
+      const expiresAt = iso(Math.min(at + SESSION_ABSOLUTE_MS, input.notAfter?.getTime() ?? Infinity));
       await store.transaction(async (tx) => {
         // Expired sessions of this user authenticate nothing: they go when the user signs in again.
         await run(tx, sql`DELETE FROM app_sessions WHERE user_id = ${input.userId} AND (expires_at <= ${iso(at)} OR last_seen_at <= ${iso(at - SESSION_IDLE_MS)})`);

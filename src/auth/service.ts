@@ -16,6 +16,8 @@ export interface Principal {
   keyId?: string;
   /** For a web app session: what it was made from (a sign-in link or a pasted credential's kind). */
   via?: SessionVia;
+  /** When the credential stops working by itself (developer and ID tokens): a session made from it ends then too. */
+  expiresAt?: Date;
   verifiedAt: Date;
 }
 
@@ -79,14 +81,14 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
     if (!row || !secretMatches(token, row.secretHash)) throw unauthorized("invalid developer token");
     if (row.revokedAt) throw unauthorized("developer token has been revoked");
     if (Date.parse(row.expiresAt) <= Date.now()) throw unauthorized("developer token has expired");
-    return { userId: row.userId, method: "dev_token", scopes: ALL, verifiedAt: new Date() };
+    return { userId: row.userId, method: "dev_token", scopes: ALL, verifiedAt: new Date(), expiresAt: new Date(row.expiresAt) };
   }
 
   async function idTokenPrincipal(token: string): Promise<Principal> {
     if (!verifyIdToken) throw unauthorized("invalid token (identity-provider tokens are not configured on this server)");
     try {
       const claims = await verifyIdToken(token);
-      return { userId: claims.userId, method: "id_token", scopes: ALL, verifiedAt: new Date() };
+      return { userId: claims.userId, method: "id_token", scopes: ALL, verifiedAt: new Date(), expiresAt: claims.expiresAt };
     } catch (error) {
       log.debug("id token rejected", { reason: (error as Error).message });
       throw unauthorized(`invalid token: ${describeJwtFailure(error)}`);

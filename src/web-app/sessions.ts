@@ -30,7 +30,7 @@ export function createWebAppSessions(auth: AuthService, sessions: AppSessions) {
         if (error instanceof Error && "status" in error && error.status === 401) throw unauthorized(`apiKey: ${error.message}`);
         throw error;
       }
-      return start({ userId: principal.userId, scopes: [...principal.scopes], via: principal.method as SessionVia, keyId: principal.keyId ?? null });
+      return start({ userId: principal.userId, scopes: [...principal.scopes], via: principal.method as SessionVia, keyId: principal.keyId ?? null, notAfter: principal.expiresAt });
     },
     /** Ends the session with this id; false when it had already ended. */
     signOut: (sessionId: string) => sessions.end(sessionId),
