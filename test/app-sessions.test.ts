@@ -5,6 +5,8 @@
  * /v1/keys, PATCH /v1/memories/:id and the memory list's filters.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { createAppSessions, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from "../src/auth/app-sessions";
 import { hashSecret } from "../src/auth/secrets";
 import { all, run, sql } from "../src/db/store";
@@ -12,8 +14,8 @@ import { createLogger } from "../src/lib/log";
 import { APP_CSP } from "../src/web-app/assets";
 import { ensureWebApp } from "../scripts/build-app";
 import { runCli } from "./helpers/cli";
-import { TEST_DATABASE_URL } from "./helpers/database";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { databaseEnvFor, dropDatabaseFor, TEST_DATABASE_URL } from "./helpers/database";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const APP = { "x-mnemo-app": "1" };
@@ -232,6 +234,42 @@ describe(`web app sessions on ${backend}`, () => {
     const json = await runCli(["open", "--user", "hana", "--data", server.dataDir, "--url", `${server.url}/app/`, "--json"]);
     expect(JSON.parse(json.stdout)).toEqual({ userId: "hana", url: expect.stringMatching(new RegExp(`^${server.url}/app/#signin=`)), expiresAt: expect.any(String) });
     expect((await runCli(["open", "--user", "hana", "--url", "ftp://x", "--data", server.dataDir])).stderr).toContain("--url");
+  });
+});
+
+describe(`\`mnemo serve\` and \`mnemo open\` on ${backend}`, () => {
+  test("serve prints the app's URL and the open command for it; that command's link signs in", async () => {
+    const dataDir = tempDir("mnemo-serve-app-");
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "cli", "mnemo.ts"), "serve", "--port", "0", "--data", dataDir], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn", ...(await databaseEnvFor(dataDir)) },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const reader = proc.stdout.getReader();
+      let out = "";
+      while (!/Web app: .*\n/.test(out)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`serve exited: ${await new Response(proc.stderr).text()}`);
+        out += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      const url = /listening on (\S+)/.exec(out)![1];
+      const line = /Web app: (\S+)\s+\(sign in: (mnemo open .*)\)\n/.exec(out)!;
+      expect(line[1]).toBe(`${url}/app/`);
+      expect(line[2]).toBe(`mnemo open --user <id> --data ${dataDir} --url ${url}`);
+      const args = line[2].replace("<id>", "pia").split(" ").slice(1);
+      const opened = await runCli([...args, "--json"]);
+      const token = new URL(JSON.parse(opened.stdout).url).hash.replace("#signin=", "");
+      const answer = await fetch(`${url}/v1/app/session`, { method: "POST", headers: { "content-type": "application/json", ...APP }, body: JSON.stringify({ token }) });
+      expect([answer.status, ((await answer.json()) as { userId: string }).userId]).toEqual([200, "pia"]);
+      expect((await fetch(`${url}/app/`)).status).toBe(200);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+      await dropDatabaseFor(dataDir);
+    }
   });
 });
 
