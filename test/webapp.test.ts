@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { APP_FILES, buildWebApp, JS_BUDGET_GZIP_BYTES, WEB_DIST, type BuiltApp } from "../scripts/build-app";
-import { createAppSessions } from "../src/auth/app-sessions";
 import { APP_CSP } from "../src/web-app/assets";
 import { launchBrowser, openTab, signIn, skipBrowser, visit, type AppTab } from "./helpers/app-browser";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -83,67 +82,6 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
       const response = await fetch(app.url + path);
       expect([path, response.status, response.headers.get("content-security-policy")]).toEqual([path, 200, APP_CSP]);
     }
-  });
-
-  test("signs in with a pasted API key for an HttpOnly session cookie; sign-out ends the session on the server", async () => {
-    const alice = await tab();
-    const { page } = alice;
-    await page.goto(`${app.url}/app/`);
-    await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    await page.getByRole("textbox", { name: "API key" }).fill("svc_sk_live_not-a-key");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("alert").filter({ hasText: "not accepted" }).waitFor();
-    await signIn(alice, app.url, "mock-token-alice");
-    expect(await page.title()).toBe("Memories · Mnemo");
-    const stored = await page.evaluate("JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])");
-    expect(stored).not.toContain("mock-token-alice");
-    // The session is a cookie the page's script cannot read.
-    const cookies = await alice.context.cookies();
-    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.path, c.value.length])).toEqual([["mnemo_session", true, "Strict", "/", 43]]);
-    expect(stored).not.toContain(cookies[0].value);
-    // A reload keeps the session: the cookie, not the page, holds it.
-    await page.goto(`${app.url}/app/workspaces`);
-    await page.getByRole("heading", { name: "Workspaces" }).waitFor();
-
-    await page.getByRole("button", { name: "Sign out" }).click();
-    await page.getByRole("alert").filter({ hasText: "You are signed out." }).waitFor();
-    // The server refuses the old cookie, even sent with the app's header.
-    const replay = await fetch(`${server.url}/v1/memories`, { headers: { cookie: `mnemo_session=${cookies[0].value}`, "x-mnemo-app": "1" } });
-    expect(replay.status).toBe(401);
-    // Nothing of the session is left: a fresh load of a deep link asks again.
-    await page.goto(`${app.url}/app/memories`);
-    await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    await closeClean(alice);
-  });
-
-  test("a sign-in link signs in once and leaves the address bar at once; reused and expired links are refused in words", async () => {
-    const { token } = await server.services.appSessions.createLink("lina");
-    const first = await tab();
-    await first.page.goto(`${app.url}/app/#signin=${token}`);
-    await first.page.locator(".status-line", { hasText: "newest first" }).waitFor();
-    expect(new URL(first.page.url()).hash).toBe("");
-    expect((await first.context.cookies()).map((c) => [c.name, c.httpOnly])).toEqual([["mnemo_session", true]]);
-    await first.page.screenshot({ path: join(shotsDir, "link-signed-in.png") });
-
-    const second = await tab();
-    await second.page.goto(`${app.url}/app/#signin=${token}`);
-    await second.page.getByRole("alert").filter({ hasText: "This sign-in link was already used: each link works once." }).waitFor();
-    expect(new URL(second.page.url()).hash).toBe("");
-    expect(await second.context.cookies()).toEqual([]);
-    await second.page.screenshot({ path: join(shotsDir, "link-reused.png") });
-
-    // A link is opened as a new page (a browser given a URL); a fragment change alone is no load.
-    const expired = await createAppSessions(server.services.store, () => Date.now() - 6 * 60_000).createLink("lina");
-    const third = await tab();
-    await third.page.goto(`${app.url}/app/#signin=${expired.token}`);
-    await third.page.getByRole("alert").filter({ hasText: "This sign-in link has expired." }).waitFor();
-    expect(await third.page.getByRole("textbox", { name: "API key" }).isVisible()).toBe(true);
-    await third.page.screenshot({ path: join(shotsDir, "link-expired.png") });
-
-    const fourth = await tab();
-    await fourth.page.goto(`${app.url}/app/#signin=not-a-real-token`);
-    await fourth.page.getByRole("alert").filter({ hasText: "This sign-in link was not accepted" }).waitFor();
-    for (const opened of [first, second, third, fourth]) await closeClean(opened);
   });
 
   test("the memory journey: add, find as you type, edit, forget, undo; forget many, undo with u", async () => {
