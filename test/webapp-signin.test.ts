@@ -100,5 +100,46 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     for (const opened of [first, second, third, fourth]) await closeClean(opened);
   });
 
+  test("API keys on the server page: created (the secret shown once) and revoked; a key's own session cannot manage keys", async () => {
+    const { token } = await server.services.appSessions.createLink("rosa");
+    const rosa = await tab();
+    const { page } = rosa;
+    await page.goto(`${app.url}/app/#signin=${token}`);
+    await page.locator(".status-line", { hasText: "newest first" }).waitFor();
+    await page.getByRole("link", { name: "Your server", exact: true }).click();
+    await page.getByText("No API keys yet.").waitFor();
+    await page.getByRole("textbox", { name: "Name" }).fill("laptop agent");
+    await page.getByRole("checkbox", { name: "chat" }).uncheck();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = page.getByRole("textbox", { name: "Your new API key" });
+    await secret.waitFor();
+    const key = await secret.inputValue();
+    expect(key).toMatch(/^svc_sk_live_/);
+    await page.screenshot({ path: join(shotsDir, "key-created.png"), fullPage: true });
+    const [, listed] = await server.call("GET", "/v1/memories", { token: key });
+    expect(listed.data).toEqual([]);
+    await page.getByRole("button", { name: "Done" }).click();
+    await secret.waitFor({ state: "detached" });
+    // Shown once: a reload lists the key without its secret.
+    await page.reload();
+    const row = page.locator(".entity-row", { hasText: "laptop agent" });
+    await row.waitFor();
+    expect(await page.locator("body").textContent()).not.toContain(key);
+    expect(await row.locator(".chip").allTextContents()).toEqual(["memory:read", "memory:write", "files:write", "usage:read"]);
+
+    // A session made from that key sees the section refuse, in words.
+    const agent = await tab();
+    await signIn(agent, app.url, key);
+    await agent.page.getByRole("link", { name: "Your server", exact: true }).click();
+    await agent.page.getByRole("alert").filter({ hasText: "an API key, or a session made from one, cannot" }).waitFor();
+    await closeClean(agent);
+
+    await row.getByRole("button", { name: "Revoke laptop agent" }).click();
+    await page.getByRole("dialog", { name: "Revoke key" }).getByRole("button", { name: "Revoke" }).click();
+    await page.getByText("No API keys yet.").waitFor();
+    expect((await server.call("GET", "/v1/memories", { token: key }))[0]).toBe(401);
+    await closeClean(rosa);
+  });
+
   afterAll(() => console.log(`screenshots: ${shotsDir}`));
 });
