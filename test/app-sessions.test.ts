@@ -181,6 +181,17 @@ describe(`web app sessions on ${backend}`, () => {
     expect((await server.call("DELETE", "/v1/app/session"))[0]).toBe(400);
   });
 
+  test("signing in again ends the browser's previous session; a tab expecting another user is refused", async () => {
+    const first = await signIn({ token: await link("quinn") });
+    const second = await signIn({ token: await link("ruth") }, { cookie: first.cookie });
+    expect(second.body.userId).toBe("ruth");
+    expect((await request("GET", "/v1/memories", { headers: asSession(first.cookie) })).status).toBe(401);
+    // The older tab still believes it is quinn's: its requests with ruth's cookie are refused, not served as ruth.
+    const stale = await request("GET", "/v1/memories", { headers: asSession(second.cookie, { "x-mnemo-user": "quinn" }) });
+    expect([stale.status, stale.body.error.message]).toEqual([401, expect.stringContaining("signed in again as another user")]);
+    expect((await request("GET", "/v1/memories", { headers: asSession(second.cookie, { "x-mnemo-user": "ruth" }) })).status).toBe(200);
+  });
+
   test("a session ends after 12 hours unused, and 7 days after sign-in whatever its use", async () => {
     const idle = await createAppSessions(server.services.store, () => Date.now() - SESSION_IDLE_MS - 60_000).create({ userId: "finn", scopes: ["memory:read"], via: "link" });
     expect((await request("GET", "/v1/memories", { headers: asSession(`mnemo_session=${idle.id}`) })).status).toBe(401);

@@ -100,6 +100,24 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     for (const opened of [first, second, third, fourth]) await closeClean(opened);
   });
 
+  test("a sign-in as someone else in another tab ends this tab's session instead of switching its user", async () => {
+    const first = await tab();
+    await first.page.goto(`${app.url}/app/#signin=${(await server.services.appSessions.createLink("sam")).token}`);
+    await first.page.locator(".status-line", { hasText: "newest first" }).waitFor();
+    // Same browser (one cookie jar), another tab, another user.
+    const other = await first.context.newPage();
+    await other.goto(`${app.url}/app/#signin=${(await server.services.appSessions.createLink("tess")).token}`);
+    await other.locator(".status-line", { hasText: "newest first" }).waitFor();
+    await first.page.getByRole("button", { name: "Add memory" }).click();
+    const dialog = first.page.getByRole("dialog", { name: "New memory" });
+    await dialog.getByRole("textbox", { name: "Content" }).fill("written in sam's tab");
+    await dialog.getByRole("button", { name: "Add memory" }).click();
+    await first.page.getByRole("alert").filter({ hasText: "Your session has ended. Sign in again." }).waitFor();
+    expect((await server.call("GET", "/v1/memories", { token: "mock-token-tess" }))[1].data).toEqual([]);
+    expect((await server.call("GET", "/v1/memories", { token: "mock-token-sam" }))[1].data).toEqual([]);
+    await closeClean(first);
+  });
+
   test("API keys on the server page: created (the secret shown once) and revoked; a key's own session cannot manage keys", async () => {
     const { token } = await server.services.appSessions.createLink("rosa");
     const rosa = await tab();

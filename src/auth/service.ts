@@ -47,6 +47,12 @@ export interface AuthServiceOptions {
 export const SESSION_COOKIE = "mnemo_session";
 /** The header every cookie-authenticated request must carry: a cross-site form cannot send it. */
 export const APP_HEADER = "x-mnemo-app";
+/**
+ * The user a tab of the app believes it is signed in as (URI-encoded). The cookie is the
+ * browser's, shared by its tabs: after another sign-in in another tab, an older tab's
+ * requests are refused (401) instead of acting as the new user.
+ */
+export const APP_USER_HEADER = "x-mnemo-user";
 
 /** Resolves bearer tokens in the spec's order (§5) and checks scopes. */
 export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log, appSessions }: AuthServiceOptions) {
@@ -108,6 +114,10 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
     const session = await appSessions!.find(sessionId);
     if (!session) throw unauthorized("the app session has ended (signed out, expired or its key revoked); sign in again");
     if (session.via === "mock" && !allowMockTokens) throw unauthorized("this session was made from a mock token, which this server no longer accepts; sign in again");
+    const expected = headers.get(APP_USER_HEADER);
+    if (expected !== null && expected !== encodeURIComponent(session.userId)) {
+      throw unauthorized("this browser signed in again as another user since this page was opened; sign in again");
+    }
     return { userId: session.userId, method: "app_session", scopes: new Set(session.scopes), keyId: session.keyId ?? undefined, via: session.via, verifiedAt: new Date() };
   }
 

@@ -30,6 +30,9 @@ export function webAppRoutes(auth: AuthService, sessions: WebAppSessions) {
       "/session",
       async ({ request, body, set }) => {
         const { sessionId, info } = await sessions.signIn(body);
+        // A session this browser held before is replaced: it ends on the server, not just in the cookie jar.
+        const previous = sessionCookie(request.headers);
+        if (previous) await sessions.signOut(previous);
         // The cookie lives as long as the session can (a developer token's session ends with the token).
         const maxAge = Math.max(0, Math.min(SESSION_ABSOLUTE_MS, Date.parse(info.expiresAt) - Date.now()));
         set.headers["set-cookie"] = cookie(request, sessionId, Math.round(maxAge / 1000));

@@ -24,6 +24,8 @@ export class ApiError extends Error {
 }
 
 let clientKey: string | null = null;
+/** Who this tab signed in as: sent as X-Mnemo-User, so a sign-in as someone else in another tab ends this one's session. */
+let sessionUser: string | null = null;
 let escrowDecrypt = false;
 const signedOutListeners = new Set<() => void>();
 
@@ -52,6 +54,7 @@ interface RequestOptions {
 
 function headersFor(options: RequestOptions): Headers {
   const headers = new Headers({ "X-Mnemo-App": "1", Accept: "application/json" });
+  if (sessionUser !== null) headers.set("X-Mnemo-User", encodeURIComponent(sessionUser));
   if (options.body !== undefined) headers.set("Content-Type", "application/json");
   if (options.decrypt && (clientKey || escrowDecrypt)) {
     // The server decrypts only for exactly "true".
@@ -116,21 +119,28 @@ const ws = (workspaceId: string) => `/v1/workspaces/${seg(workspaceId)}`;
 
 // ── Session ────────────────────────────────────────────────────────────────────────
 
-/** Who the session (cookie or in-memory key) belongs to; 401 when there is none. */
-export const me = () => json<Me>("GET", "/v1/me", { authAttempt: true });
+/** Who the session belongs to; 401 when there is none. */
+export async function me(): Promise<Me> {
+  const answer = await json<Me>("GET", "/v1/me", { authAttempt: true });
+  sessionUser = answer.userId;
+  return answer;
+}
 
 /** Exchanges a one-time sign-in link's token for a session cookie (HttpOnly: this page never sees it). */
 export async function signInWithToken(token: string): Promise<string> {
-  return (await json<{ userId: string }>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId;
+  sessionUser = null;
+  return (sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId);
 }
 
 /** Exchanges a pasted API key for a session cookie of the same user and scopes; the key is not kept. */
 export async function signInWithKey(apiKey: string): Promise<string> {
-  return (await json<{ userId: string }>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId;
+  sessionUser = null;
+  return (sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId);
 }
 
 /** Forgets every secret this page holds (the client key for encrypted notes). */
 export function forgetSession(): void {
+  sessionUser = null;
   clientKey = null;
   escrowDecrypt = false;
 }
