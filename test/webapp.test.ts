@@ -146,6 +146,35 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     await closeClean(alice);
   });
 
+  test("the memory list filters by workspace, session and day on the server, and the filter form applies them", async () => {
+    const token = "mock-token-uma";
+    const [, ws] = await server.call("POST", "/v1/workspaces", { token, body: { name: "Kitchen" } });
+    const [, inWs] = await server.call("POST", "/v1/memories", { token, body: { content: "Sourdough starter lives in the fridge", workspaceId: ws.id } });
+    const [, inSession] = await server.call("POST", "/v1/memories", { token, body: { content: "Talked about the oven timer", session_id: "call-7" } });
+    await server.call("POST", "/v1/memories", { token, body: { content: "Unfiled thought about tea" } });
+    const uma = await tab();
+    const { page } = uma;
+    await signIn(uma, app.url, token);
+    const shown = async () => page.locator(".memory-row").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-id")));
+    await visit(uma, `/app/memories?workspace=${ws.id}`);
+    await page.locator(".status-line", { hasText: "1 memory" }).waitFor();
+    expect(await shown()).toEqual([inWs.id]);
+    await visit(uma, "/app/memories?session=call-7");
+    await page.locator(".status-line", { hasText: "1 memory" }).waitFor();
+    expect(await shown()).toEqual([inSession.id]);
+    await visit(uma, "/app/memories?to=2000-01-01");
+    await page.locator(".status-line", { hasText: "0 memories" }).waitFor();
+    // The filter form, from an unfiltered list.
+    await visit(uma, "/app/memories");
+    await page.locator(".status-line", { hasText: "3 memories" }).waitFor();
+    await page.locator("summary", { hasText: "Filters" }).click();
+    await page.getByRole("combobox", { name: "Workspace" }).selectOption(ws.id);
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.locator(".status-line", { hasText: "1 memory" }).waitFor();
+    expect(await shown()).toEqual([inWs.id]);
+    await closeClean(uma);
+  });
+
   test("stored markup and javascript: links show as text in memories, documents, notes and chats", async () => {
     const token = "mock-token-mallory";
     const payload = `Look ${XSS_IMG} and ${XSS_LINK}`;
