@@ -6,7 +6,7 @@ import { checkBeforeBody } from "../lib/header-checks";
 import { createRouter } from "../lib/router";
 import { forbidden, notFound } from "../shared/app-error";
 import { errorResponses } from "../shared/error-body";
-import { ApiKey, CreatedKey, CreateKeyBody, KEY_BODY_LIMIT, KeyList, KeyParams, RevokedKey } from "./model";
+import { CreatedKey, CreateKeyBody, KEY_BODY_LIMIT, KeyList, KeyParams, RevokedKey } from "./model";
 
 /**
  * Who may manage API keys: a person, not a program. An API key (or a web app session made
@@ -63,4 +63,3 @@ export function keyRoutes(auth: AuthService, credentials: CredentialsService) {
       detail: { tags: ["keys"], summary: "Revoke one of my API keys; it stops working at once" },
     });
 }
-export { ApiKey };

@@ -1,7 +1,7 @@
 import type { AppSessions, SessionVia } from "../auth/app-sessions";
 import { ALL_SCOPES } from "../auth/scopes";
 import type { AuthService, Principal } from "../auth/service";
-import { badRequest, unauthorized } from "../shared/app-error";
+import { AppError, badRequest, unauthorized } from "../shared/app-error";
 import type { CreateSessionBody } from "./model";
 
 const LINK_REFUSALS = {
@@ -27,7 +27,7 @@ export function createWebAppSessions(auth: AuthService, sessions: AppSessions) {
         principal = await auth.authenticate(`Bearer ${body.apiKey!.trim()}`);
       } catch (error) {
         // The field is named, the secret never echoed.
-        if (error instanceof Error && "status" in error && error.status === 401) throw unauthorized(`apiKey: ${error.message}`);
+        if (error instanceof AppError && error.status === 401) throw unauthorized(`apiKey: ${error.message}`);
         throw error;
       }
       return start({ userId: principal.userId, scopes: [...principal.scopes], via: principal.method as SessionVia, keyId: principal.keyId ?? null, notAfter: principal.expiresAt });
