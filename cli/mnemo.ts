@@ -10,6 +10,7 @@ import { registerImportCommand } from "./commands/import";
 import { registerKeysCommand } from "./commands/keys";
 import { registerMcpCommand } from "./commands/mcp";
 import { registerModelsCommand } from "./commands/models";
+import { registerOpenCommand } from "./commands/open";
 import { registerPdfTextChildCommand } from "./commands/pdf-text-child";
 import { registerReindexCommand } from "./commands/reindex";
 import { registerServeCommand } from "./commands/serve";
@@ -32,8 +33,9 @@ export function buildProgram(): Command {
     .exitOverride()
     .addHelpText("after", `
 Every command takes --help. Settings come from the environment (MNEMO_DATA_DIR, MNEMO_PORT, …); flags override them.
-${examples("mnemo serve", "mnemo keys create --user alice", "mnemo doctor")}`);
+${examples("mnemo serve", "mnemo open --user alice", "mnemo keys create --user alice", "mnemo doctor")}`);
   registerServeCommand(program);
+  registerOpenCommand(program);
   registerKeysCommand(program);
   registerDevTokenCommand(program);
   registerEscrowCommand(program);

@@ -3,17 +3,23 @@
  * browser, minified, into a fixed set of files with stable names, so the server (and the
  * compiled binary) can embed them: index.html, app.js, app.css.
  *
- *   bun scripts/build-app.ts            # → web/dist/
+ * The server embeds web/dist (src/web-app/assets.ts), which is not committed: `npm install`
+ * (postinstall), `npm test` and scripts/build-binary.ts build it when it is missing.
+ *
+ *   bun scripts/build-app.ts              # → web/dist/
  *   bun scripts/build-app.ts --out DIR
+ *   bun scripts/build-app.ts --if-missing # only when web/dist lacks a file
  */
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
+import { APP_FILES } from "../src/web-app/assets";
 
 const ROOT = resolve(import.meta.dir, "..");
 export const WEB_DIST = join(ROOT, "web", "dist");
+
 /** Every file a build writes; nothing else is ever in the output. */
-export const APP_FILES = ["index.html", "app.js", "app.css"] as const;
+export { APP_FILES };
 /** The issue's budget for the app's JavaScript, gzipped. */
 export const JS_BUDGET_GZIP_BYTES = 200 * 1024;
 
@@ -54,7 +60,16 @@ export async function buildWebApp(outDir: string = WEB_DIST): Promise<BuiltApp> 
   return { dir: outDir, jsBytes: js.byteLength, jsGzipBytes: gzipSync(js, { level: 9 }).byteLength, cssBytes: css.byteLength, cssGzipBytes: gzipSync(css, { level: 9 }).byteLength };
 }
 
+/** True when `dir` holds every file of a build. */
+export const isBuilt = (dir: string = WEB_DIST) => APP_FILES.every((file) => existsSync(join(dir, file)));
+
+/** Builds web/dist unless it is there already (npm test, the binary build, postinstall). */
+export async function ensureWebApp(): Promise<void> {
+  if (!isBuilt()) await buildWebApp();
+}
+
 if (import.meta.main) {
+  if (process.argv.includes("--if-missing") && isBuilt()) process.exit(0);
   const outIndex = process.argv.indexOf("--out");
   const built = await buildWebApp(outIndex > 0 ? resolve(process.argv[outIndex + 1]) : WEB_DIST);
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;

@@ -18,6 +18,9 @@
  * `strip` is on PATH, a stripped copy is embedded instead (`--no-strip` keeps it as is).
  * Only `.symtab` goes; the dynamic symbols Node-API loads by stay, Rust panics lose names.
  *
+ * The web app (web/dist, scripts/build-app.ts) is built first and embedded by the server's
+ * text imports (src/web-app/assets.ts): the binary serves /app with nothing else installed.
+ *
  * Usage: bun scripts/build-binary.ts [--entry cli/mnemo.ts] [--outfile dist/mnemo]
  *          [--target bun-linux-x64] [--minify-whitespace] [--bytecode] [--no-strip]
  */
@@ -25,6 +28,7 @@ import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } fro
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ENCODER_WORKER_ENTRY } from "../src/search/embedders/local/index.ts";
+import { buildWebApp, ensureWebApp } from "./build-app.ts";
 
 const repoRoot = resolve(import.meta.dir, "..");
 
@@ -93,6 +97,8 @@ const stripLanceNative: Bun.BunPlugin = {
  * await buildBinary({ entry: "scripts/embed-smoke.ts", outfile: "/tmp/embed-smoke" });
  */
 export async function buildBinary(options: BuildBinaryOptions): Promise<{ outfile: string; bytes: number }> {
+  // The server embeds the web app's build (src/web-app/assets.ts): there must be one.
+  await ensureWebApp();
   const result = await Bun.build({
     entrypoints: [join(repoRoot, options.entry), join(repoRoot, ENCODER_WORKER_ENTRY)],
     root: repoRoot,
@@ -121,6 +127,8 @@ if (import.meta.main) {
     },
   });
   const started = performance.now();
+  // A fresh build of the web app, so the binary embeds the app of this checkout.
+  await buildWebApp();
   const built = await buildBinary({
     entry: values.entry!,
     outfile: values.outfile!,

@@ -1,29 +1,26 @@
 /**
  * The web app's dev harness: builds web/ (again on every change under web/src), starts the
  * real server (`mnemo serve --allow-mock-tokens` on a temp data dir, full-text search
- * unless EMBEDDINGS_PROVIDER says otherwise), and serves web/dist at /app on a second
- * port that forwards the API (/v1, /health, /openapi, /mcp) to it: one origin, as when
- * the server serves the app itself. Sign in by pasting `mock-token-alice`.
+ * unless EMBEDDINGS_PROVIDER says otherwise), and serves web/dist from disk at /app on a
+ * second port that forwards the API (/v1, /health, /openapi, /mcp) to it: one origin, as
+ * when the server serves the app itself (which embeds the build it started with, so a
+ * rebuild shows only here). Sign in by pasting `mock-token-alice`.
  *
  *   bun scripts/dev-app.ts [--port 5173] [--data DIR]
  *
- * Tests import `serveWebApp` and put it in front of their own in-process server.
+ * For development only: the tests drive the server itself, which serves the app at /app.
  */
 import { watch } from "node:fs";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { APP_CSP } from "../src/web-app/assets";
+import { APP_HEADERS } from "../src/web-app/static";
 import { APP_FILES, buildWebApp, WEB_DIST } from "./build-app";
 
-/** The policy the server is to send with the app (the issue's: no inline script or style, nothing from elsewhere). */
-export const APP_CSP = "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+/** The policy the server sends with the app; this harness sends the same. */
+export { APP_CSP };
 
-const APP_HEADERS = {
-  "content-security-policy": APP_CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-};
 const TYPES: Record<(typeof APP_FILES)[number], string> = {
   "index.html": "text/html; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",

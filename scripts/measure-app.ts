@@ -1,5 +1,6 @@
 /**
- * Measures the web app against the issue's budgets, in headless Chromium on loopback:
+ * Measures the web app, served by the server itself at /app, against its budgets, in
+ * headless Chromium on loopback:
  * - app.js gzipped (≤ 200 KB);
  * - sign-in → first memories on screen (≤ 500 ms): the app's own performance marks, from
  *   the Sign in click to the rendered list, over fresh tabs;
@@ -21,7 +22,6 @@ import { createLogger } from "../src/lib/log";
 import { startServer } from "../src/server";
 import { launchBrowser, openTab, signIn } from "../test/helpers/app-browser";
 import { buildWebApp } from "./build-app";
-import { serveWebApp } from "./dev-app";
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
@@ -38,11 +38,11 @@ async function until(page: import("playwright-core").Page, expression: string): 
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "mnemo-measure-app-"));
-const distDir = join(dataDir, "dist");
-const built = await buildWebApp(distDir);
+// web/dist, which the server serves at /app: built before it starts.
+const built = await buildWebApp();
 const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "error" }, { EMBEDDINGS_PROVIDER: "none", ...process.env });
 const server = await startServer(config, { log: createLogger("error") });
-const app = serveWebApp({ apiUrl: server.url, distDir });
+const app = { url: server.url };
 const browser = await launchBrowser();
 
 try {
@@ -50,7 +50,7 @@ try {
   const seeded = await ingest(server.url, USER, memoryTexts(26, MEMORIES), 8);
   // Searches are measured against a caught-up index, as a person would meet it.
   for (;;) {
-    const health = (await (await fetch(`${server.url}/health`)).json()) as { index: { pending: number | null } };
+    const health = (await (await fetch(`${server.url}/health`, { headers: { authorization: `Bearer mock-token-${USER}` } })).json()) as { index: { pending: number | null } };
     if (health.index.pending === 0) break;
     await Bun.sleep(200);
   }
@@ -103,7 +103,6 @@ try {
   ].join("\n") + "\n");
 } finally {
   await browser.close();
-  await app.stop();
   await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -9,6 +9,7 @@
  */
 import pg from "pg";
 import { dropStaleTestDatabases } from "../test/helpers/database";
+import { ensureWebApp } from "./build-app";
 
 const DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const args = process.argv.slice(2);
@@ -52,6 +53,9 @@ async function reachable(url: string): Promise<string | null> {
     await client.end().catch(() => {});
   }
 }
+
+// The server embeds the web app's build (web/dist, not committed): a fresh clone builds it here.
+await ensureWebApp();
 
 const results: RunResult[] = [];
 results.push(await runSuite("embedded store (SQLite)", { MNEMO_TEST_DATABASE_URL: undefined }));

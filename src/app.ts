@@ -23,6 +23,8 @@ import { meRoutes } from "./profiles";
 import { webhookRoutes } from "./identity";
 import type { Services } from "./compose";
 import { workspaceRoutes } from "./workspaces";
+import { appPages, webAppRoutes } from "./web-app";
+import { keyRoutes } from "./keys";
 
 /** Request headers a browser may send (spec §5), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
@@ -97,6 +99,10 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(uploadRoutes(services.auth, services.uploads, encryption))
     .use(completionRoutes(services.auth, services.completions, services.models))
     .use(usageRoutes(services.auth, services.usage))
+    // The web app (src/web-app): its pages at /app, sign-in and out; and API keys, which it manages.
+    .use(appPages())
+    .use(webAppRoutes(services.auth, services.webAppSessions))
+    .use(keyRoutes(services.auth, services.credentials))
     .use(mcpRoutes({ auth: services.auth, services, sessions: services.mcpSessions, log: services.log }));
   return app;
 }

@@ -1,3 +1,4 @@
+import { createAppSessions } from "./auth/app-sessions";
 import { createAuthService } from "./auth/service";
 import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
@@ -55,6 +56,7 @@ import { createUsageRepository } from "./usage/repository";
 import { createUsageService } from "./usage/service";
 import { createArtifactRepository, createWorkspaceRepository } from "./workspaces/repository";
 import { createWorkspaceService, type WorkspaceService } from "./workspaces/service";
+import { createWebAppSessions } from "./web-app/sessions";
 
 /**
  * The composition root: the one place that opens the stores and wires every service,
@@ -88,12 +90,15 @@ export async function openServices(config: Config, options: { log?: Logger; star
 
   const credentialsRepo = createCredentialsRepository();
   const credentials = createCredentialsService({ store, repo: credentialsRepo });
+  // The web app's cookie sessions and sign-in links (src/web-app signs in and out; auth resolves the cookie).
+  const appSessions = createAppSessions(store);
   const auth = createAuthService({
     store,
     credentials: credentialsRepo,
     verifyIdToken: createIdTokenVerifier(config.idp),
     allowMockTokens: config.allowMockTokens,
     log,
+    appSessions,
   });
   // A key kept in the data dir is re-read after a rotation by the CLI (see createEscrowService).
   const escrow = await createEscrowService(store, masterKey.key, masterKey.path ? { reloadKeys: () => rotatedKeyCandidates(masterKey.path!) } : {});
@@ -127,6 +132,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
     scheduler,
     auth,
     credentials,
+    appSessions,
+    webAppSessions: createWebAppSessions(auth, appSessions),
     profiles: createProfileService({ store, repo: profileRepo, escrow }),
     escrow,
     clientKeys,

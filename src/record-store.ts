@@ -1,3 +1,4 @@
+import { createAppSessions } from "./auth/app-sessions";
 import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
 import { recordStoreConfig } from "./config";
@@ -16,6 +17,8 @@ export async function openRecordStore(dataDirOption?: string) {
     dataDir,
     store,
     credentials: createCredentialsService({ repo: createCredentialsRepository(), store }),
+    /** The web app's sign-in links (`mnemo open`) and sessions. */
+    appSessions: createAppSessions(store),
     close: () => store.close(),
   };
 }

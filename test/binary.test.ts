@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { WEB_DIST } from "../scripts/build-app";
 import { buildBinary } from "../scripts/build-binary";
 import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
 import { callTool, ok } from "./helpers/mcp";
@@ -137,6 +138,16 @@ describe("the compiled binary", () => {
     expect([page.status, (await page.text()).includes('src="openapi/scalar.js"')]).toEqual([200, true]);
     const script = await fetch(`${server.url}/openapi/scalar.js`);
     expect([script.status, (await script.arrayBuffer()).byteLength > 1_000_000]).toEqual([200, true]);
+
+    // So is the web app (web/dist as it was built), and `mnemo open` signs a browser in to it.
+    const appScript = await fetch(`${server.url}/app/app.js`);
+    expect([appScript.status, await appScript.text()]).toEqual([200, readFileSync(join(WEB_DIST, "app.js"), "utf8")]);
+    expect((await fetch(`${server.url}/app/memories`)).headers.get("content-security-policy")).toStartWith("default-src 'self'");
+    const opened = run(mnemo, ["open", "--user", "alice", "--url", server.url, "--json"], dir, env);
+    expect([opened.exitCode, opened.stderr]).toEqual([0, ""]);
+    const token = new URL(JSON.parse(opened.stdout).url).hash.replace("#signin=", "");
+    const session = await fetch(`${server.url}/v1/app/session`, { method: "POST", headers: { "content-type": "application/json", "x-mnemo-app": "1" }, body: JSON.stringify({ token }) });
+    expect([session.status, ((await session.json()) as { userId: string }).userId, session.headers.get("set-cookie")?.includes("HttpOnly")]).toEqual([200, "alice", true]);
 
     const out = join(dir, "alice.jsonl");
     const exported = run(mnemo, ["export", "--user", "alice", "--out", out, "--json"], dir, env);

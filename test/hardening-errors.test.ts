@@ -73,7 +73,7 @@ describe("a response that fails its own schema is our bug: logged, answered 500"
 describe("405 for a known path with a wrong method, 501 for spec routes not built yet, 404 otherwise", () => {
   test.each([
     ["PUT", "/v1/memories", "GET, POST"],
-    ["PATCH", "/v1/memories/mem_1", "DELETE, GET"],
+    ["PUT", "/v1/memories/mem_1", "DELETE, GET, PATCH"],
     ["DELETE", "/v1/workspaces", "GET, POST"],
     ["GET", "/v1/context/build", "POST"],
   ])("%s %s → 405 with Allow: %s", async (method, path, allow) => {
@@ -149,12 +149,14 @@ describe("the OpenAPI document", () => {
   });
 
   test("each route lists only the statuses it can answer", () => {
-    expect(statuses("/v1/memories", "get")).toEqual(["200", "400", "401", "403", "500", "503"]);
+    // 404: a workspaceId filter naming no workspace of the caller's.
+    expect(statuses("/v1/memories", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/memories", "post")).toEqual(["201", "400", "401", "403", "404", "409", "413", "415", "500", "503"]);
     expect(statuses("/v1/memories/{id}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces/{workspaceId}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces", "post")).toEqual(["201", "400", "401", "403", "413", "415", "500", "503"]);
-    expect(statuses("/health", "get")).toEqual(["200", "401"]);
+    // 403: the web app's session cookie from a cross-site request.
+    expect(statuses("/health", "get")).toEqual(["200", "401", "403"]);
     expect(statuses("/v1/chat/completions", "post")).toEqual(expect.arrayContaining(["200", "400", "401", "403", "429", "502", "504"]));
     // Only the routes that meter or bound something answer 429.
     const limited = Object.entries<Record<string, { responses: object }>>(doc.paths).flatMap(([path, operations]) =>

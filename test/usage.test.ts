@@ -50,6 +50,11 @@ describe(`usage and credits on ${backend}`, () => {
     const total = FIXED_USAGE.total_tokens * 2;
     expect(await server.call("GET", "/v1/usage", { token: "mock-token-ann" })).toEqual([200, { month: month(), usage: { totalTokens: total, requestCount: 2, uid: "ann", month: month() } }]);
     expect(await server.call("GET", "/v1/credits", { token: "mock-token-ann" })).toEqual([200, { used: total, limit: 1000, remaining: 1000 - total, month: month() }]);
+    // The same, per UTC day (the web app's chart).
+    const today = new Date().toISOString().slice(0, 10);
+    const [, daily] = await server.call("GET", "/v1/usage/daily", { token: "mock-token-ann" });
+    expect([daily.month, daily.days.at(-1)]).toEqual([month(), { day: today, totalTokens: total, requestCount: 2 }]);
+    expect(daily.days.slice(0, -1).every((d: { totalTokens: number }) => d.totalTokens === 0)).toBe(true);
     // Other users see only their own.
     expect((await server.call("GET", "/v1/usage", { token: "mock-token-ben" }))[1].usage.totalTokens).toBe(0);
   });

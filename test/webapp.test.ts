@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { APP_FILES, buildWebApp, JS_BUDGET_GZIP_BYTES, type BuiltApp } from "../scripts/build-app";
-import { APP_CSP, serveWebApp, type WebAppServer } from "../scripts/dev-app";
+import { APP_FILES, buildWebApp, JS_BUDGET_GZIP_BYTES, WEB_DIST, type BuiltApp } from "../scripts/build-app";
+import { APP_CSP } from "../src/web-app/assets";
 import { launchBrowser, openTab, signIn, skipBrowser, visit, type AppTab } from "./helpers/app-browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -12,24 +12,24 @@ const XSS_IMG = "<img src=x onerror=window.__xss=1>";
 const XSS_LINK = "[x](javascript:window.__xss=1)";
 
 let server: TestServer;
-let app: WebAppServer;
+/** The server itself serves the app at /app (src/web-app), embedding web/dist: built first. */
+let app: { url: string };
 let built: BuiltApp;
 let browser: Browser | undefined;
-const distDir = mkdtempSync(join(tmpdir(), "mnemo-app-dist-"));
+const distDir = WEB_DIST;
 const shotsDir = mkdtempSync(join(tmpdir(), "mnemo-app-shots-"));
 const tabs: AppTab[] = [];
 
 beforeAll(async () => {
+  // Before the server: it reads the build on the first request for /app.
   built = await buildWebApp(distDir);
   server = await startTestServer();
-  app = serveWebApp({ apiUrl: server.url, distDir });
+  app = { url: server.url };
   if (!skipBrowser) browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
-  await app?.stop();
   await server?.destroy();
-  rmSync(distDir, { recursive: true, force: true });
 });
 
 async function tab(options?: Parameters<typeof openTab>[1]): Promise<AppTab> {
@@ -84,38 +84,7 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     }
   });
 
-  test("signs in with a pasted API key that no storage keeps, and signs out", async () => {
-    const alice = await tab();
-    const { page } = alice;
-    await page.goto(`${app.url}/app/`);
-    await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    await page.getByRole("textbox", { name: "API key" }).fill("svc_sk_live_not-a-key");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("alert").filter({ hasText: "not accepted" }).waitFor();
-    await signIn(alice, app.url, "mock-token-alice");
-    expect(await page.title()).toBe("Memories · Mnemo");
-    const stored = await page.evaluate("JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])");
-    expect(stored).not.toContain("mock-token-alice");
-
-    await page.getByRole("button", { name: "Sign out" }).click();
-    await page.getByRole("alert").filter({ hasText: "You are signed out." }).waitFor();
-    // Nothing of the session is left: a fresh load of a deep link asks again.
-    await page.goto(`${app.url}/app/memories`);
-    await page.getByRole("heading", { name: "Sign in" }).waitFor();
-    await closeClean(alice);
-  });
-
-  test("a sign-in link's token leaves the address bar at once, and a refusal is said in words", async () => {
-    const visitor = await tab();
-    await visitor.page.goto(`${app.url}/app/#signin=not-a-real-token`);
-    const alert = visitor.page.getByRole("alert").filter({ hasText: /sign-in link/ });
-    await alert.waitFor();
-    expect(new URL(visitor.page.url()).hash).toBe("");
-    expect(await visitor.page.getByRole("textbox", { name: "API key" }).isVisible()).toBe(true);
-    await closeClean(visitor);
-  });
-
-  test("the memory journey: add, find as you type, forget, undo; forget many, undo with u", async () => {
+  test("the memory journey: add, find as you type, edit, forget, undo; forget many, undo with u", async () => {
     const alice = await tab();
     const { page } = alice;
     await signIn(alice, app.url, "mock-token-alice");
@@ -136,13 +105,25 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     await page.locator(".status-line", { hasText: "1 result for “heron”" }).waitFor();
     expect(await row.locator(".bar-score .bar-value").textContent()).toMatch(/^\d\.\d{3}$/);
 
-    await row.getByRole("button", { name: /^Forget/ }).click();
-    await row.waitFor({ state: "detached" });
+    await row.getByRole("button", { name: /^Edit/ }).click();
+    const editor = page.getByRole("dialog", { name: "Edit memory" });
+    await editor.getByRole("textbox", { name: "Content" }).fill("The blue heron nests by the new mill");
+    await editor.getByRole("textbox", { name: "Metadata" }).fill('{"topic": "birds", "checked": true}');
+    await editor.getByRole("button", { name: "Save changes" }).click();
+    await editor.waitFor({ state: "detached" });
+    await page.locator(".toast", { hasText: "Memory saved." }).waitFor();
+    const editedRow = page.locator(`.memory-row[data-id="${id}"]`, { hasText: "by the new mill" });
+    await editedRow.waitFor();
+    const [, edited] = await server.call("GET", `/v1/memories/${id}`);
+    expect([edited.content, edited.metadata, edited.createdAt]).toEqual(["The blue heron nests by the new mill", { topic: "birds", checked: true }, created.createdAt]);
+
+    await editedRow.getByRole("button", { name: /^Forget/ }).click();
+    await editedRow.waitFor({ state: "detached" });
     expect((await server.call("GET", `/v1/memories/${id}`))[0]).toBe(404);
     await page.locator(".toast", { hasText: "Forgot 1 memory." }).getByRole("button", { name: "Undo" }).click();
     await page.locator(".toast", { hasText: "Restored 1 memory." }).waitFor();
     const [status, restored] = await server.call("GET", `/v1/memories/${id}`);
-    expect([status, restored.content, restored.metadata, restored.workspaceId, restored.session_id]).toEqual([200, created.content, { topic: "birds" }, null, null]);
+    expect([status, restored.content, restored.metadata, restored.workspaceId, restored.session_id]).toEqual([200, edited.content, edited.metadata, null, null]);
 
     const [, river] = await server.call("POST", "/v1/workspaces", { body: { name: "River" } });
     const [, first] = await server.call("POST", "/v1/memories", { body: { content: "Otters hold hands while they sleep", workspaceId: river.id, session_id: "s1" } });
@@ -163,6 +144,35 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     expect([back.content, back.workspaceId, back.session_id]).toEqual([first.content, river.id, "s1"]);
     expect(await page.locator(`.memory-row[data-id="${second.id}"]`).count()).toBe(1);
     await closeClean(alice);
+  });
+
+  test("the memory list filters by workspace, session and day on the server, and the filter form applies them", async () => {
+    const token = "mock-token-uma";
+    const [, ws] = await server.call("POST", "/v1/workspaces", { token, body: { name: "Kitchen" } });
+    const [, inWs] = await server.call("POST", "/v1/memories", { token, body: { content: "Sourdough starter lives in the fridge", workspaceId: ws.id } });
+    const [, inSession] = await server.call("POST", "/v1/memories", { token, body: { content: "Talked about the oven timer", session_id: "call-7" } });
+    await server.call("POST", "/v1/memories", { token, body: { content: "Unfiled thought about tea" } });
+    const uma = await tab();
+    const { page } = uma;
+    await signIn(uma, app.url, token);
+    const shown = async () => page.locator(".memory-row").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-id")));
+    await visit(uma, `/app/memories?workspace=${ws.id}`);
+    await page.locator(".status-line", { hasText: "1 memory" }).waitFor();
+    expect(await shown()).toEqual([inWs.id]);
+    await visit(uma, "/app/memories?session=call-7");
+    await page.locator(".status-line", { hasText: "1 memory" }).waitFor();
+    expect(await shown()).toEqual([inSession.id]);
+    await visit(uma, "/app/memories?to=2000-01-01");
+    await page.locator(".status-line", { hasText: "0 memories" }).waitFor();
+    // The filter form, from an unfiltered list.
+    await visit(uma, "/app/memories");
+    await page.locator(".status-line", { hasText: "3 memories" }).waitFor();
+    await page.locator("summary", { hasText: "Filters" }).click();
+    await page.getByRole("combobox", { name: "Workspace" }).selectOption(ws.id);
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.locator(".status-line", { hasText: "1 memory" }).waitFor();
+    expect(await shown()).toEqual([inWs.id]);
+    await closeClean(uma);
   });
 
   test("stored markup and javascript: links show as text in memories, documents, notes and chats", async () => {

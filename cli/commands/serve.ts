@@ -2,6 +2,7 @@ import chalk from "chalk";
 import type { Command } from "commander";
 import { rmSync } from "node:fs";
 import { CliError, examples } from "../output";
+import { appBaseUrl } from "./open";
 
 /** A stopped server ends by itself; should a handle keep it alive, it exits after this long anyway. */
 const EXIT_GRACE_MS = 5_000;
@@ -60,6 +61,9 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
         throw error;
       }
       process.stdout.write(`Mnemo listening on ${server.url}\n`);
+      // The app is at /app; a link from `mnemo open` signs a browser in without pasting a key.
+      const openFlags = `${options.data ? ` --data ${config.dataDir}` : ""}${appBaseUrl(undefined) === server.url ? "" : ` --url ${server.url}`}`;
+      process.stdout.write(`Web app: ${server.url}/app/  (sign in: mnemo open --user <id>${openFlags})\n`);
       process.stderr.write(chalk.dim(`data: ${config.dataDir}  docs: ${server.url}/openapi\n`));
       let signals = 0;
       const shutdown = async (signal: string) => {

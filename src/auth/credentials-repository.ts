@@ -65,6 +65,10 @@ export function createCredentialsRepository() {
     async revokeApiKey(tx: Executor, id: string, at: string): Promise<boolean> {
       return (await run(tx, sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`)) > 0;
     },
+    /** Revokes one of `userId`'s live keys; false when the user has no such live key. */
+    async revokeOwnApiKey(tx: Executor, userId: string, id: string, at: string): Promise<boolean> {
+      return (await run(tx, sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND user_id = ${userId} AND revoked_at IS NULL`)) > 0;
+    },
     async apiKeyExists(tx: Executor, id: string): Promise<boolean> {
       return (await first(tx, sql`SELECT 1 AS one FROM api_keys WHERE id = ${id}`)) !== null;
     },

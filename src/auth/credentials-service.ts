@@ -40,6 +40,10 @@ export function createCredentialsService({ repo, store }: { repo: CredentialsRep
       if (await repo.revokeApiKey(store.db, id, new Date().toISOString())) return "revoked";
       return (await repo.apiKeyExists(store.db, id)) ? "already_revoked" : "not_found";
     },
+    /** Revokes one of the user's live keys; false when the user has none with this id (another user's key is as unknown). */
+    async revokeOwnApiKey(userId: string, id: string): Promise<boolean> {
+      return repo.revokeOwnApiKey(store.db, userId, id, new Date().toISOString());
+    },
     async createDevToken(input: { userId: string; ttlMs: number }) {
       const row = newDevToken(input.userId, input.ttlMs);
       await repo.insertDevToken(store.db, row);

@@ -6,6 +6,8 @@ import type { Config } from "../config";
 export interface IdTokenClaims {
   userId: string;
   email?: string;
+  /** The token's `exp`. */
+  expiresAt?: Date;
 }
 
 /** Verifies identity-provider ID tokens; `null` when none is configured. */
@@ -36,6 +38,6 @@ export function createIdTokenVerifier(idp: Config["idp"]): IdTokenVerifier {
       throw new errors.JWTClaimValidationFailed('"iat" claim is in the future', payload, "iat", "check_failed");
     }
     if (typeof payload.sub !== "string" || payload.sub.length === 0) throw new errors.JWTClaimValidationFailed('"sub" claim is missing', payload, "sub", "missing");
-    return { userId: payload.sub, email: typeof payload.email === "string" ? payload.email : undefined };
+    return { userId: payload.sub, email: typeof payload.email === "string" ? payload.email : undefined, expiresAt: new Date(payload.exp! * 1000) };
   };
 }

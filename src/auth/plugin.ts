@@ -20,7 +20,7 @@ export function authPlugin(auth: AuthService) {
       // Reads the header from `request`, not the `headers` context field: Elysia decides
       // what to parse by reading a hook's source text, which minification rewrites.
       transform: checkBeforeBody(async ({ request }) => {
-        const principal = await auth.authenticate(request.headers.get("authorization"));
+        const principal = await auth.authenticateRequest(request.headers);
         if (scope !== true) auth.requireScope(principal, scope);
         principals.set(request, principal);
       }),

@@ -1,6 +1,7 @@
 import type { Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import { AppError, forbidden, unauthorized } from "../shared/app-error";
+import type { AppSessions, SessionVia } from "./app-sessions";
 import type { CredentialsRepository } from "./credentials-repository";
 import type { IdTokenVerifier } from "./id-token";
 import { ALL_SCOPES, type Scope } from "./scopes";
@@ -9,10 +10,14 @@ import { LOOKUP_LENGTH, secretMatches } from "./secrets";
 /** Who is calling, resolved from the bearer token. */
 export interface Principal {
   userId: string;
-  method: "mock" | "api_key" | "dev_token" | "id_token";
+  method: "mock" | "api_key" | "dev_token" | "id_token" | "app_session";
   scopes: ReadonlySet<Scope>;
   /** The API key's id, for per-key limits. */
   keyId?: string;
+  /** For a web app session: what it was made from (a sign-in link or a pasted credential's kind). */
+  via?: SessionVia;
+  /** When the credential stops working by itself (developer and ID tokens): a session made from it ends then too. */
+  expiresAt?: Date;
   verifiedAt: Date;
 }
 
@@ -34,10 +39,23 @@ export interface AuthServiceOptions {
   verifyIdToken: IdTokenVerifier;
   allowMockTokens: boolean;
   log: Logger;
+  /** The web app's cookie sessions; without them a session cookie is ignored. */
+  appSessions?: AppSessions;
 }
 
+/** The web app's session cookie (HttpOnly, SameSite=Strict; see src/web-app). */
+export const SESSION_COOKIE = "mnemo_session";
+/** The header every cookie-authenticated request must carry: a cross-site form cannot send it. */
+export const APP_HEADER = "x-mnemo-app";
+/**
+ * The user a tab of the app believes it is signed in as (URI-encoded). The cookie is the
+ * browser's, shared by its tabs: after another sign-in in another tab, an older tab's
+ * requests are refused (401) instead of acting as the new user.
+ */
+export const APP_USER_HEADER = "x-mnemo-user";
+
 /** Resolves bearer tokens in the spec's order (§5) and checks scopes. */
-export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log }: AuthServiceOptions) {
+export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log, appSessions }: AuthServiceOptions) {
   const lastTouched = new Map<string, number>();
 
   function mockPrincipal(userId: string, kind = "mock tokens"): Principal {
@@ -69,21 +87,53 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
     if (!row || !secretMatches(token, row.secretHash)) throw unauthorized("invalid developer token");
     if (row.revokedAt) throw unauthorized("developer token has been revoked");
     if (Date.parse(row.expiresAt) <= Date.now()) throw unauthorized("developer token has expired");
-    return { userId: row.userId, method: "dev_token", scopes: ALL, verifiedAt: new Date() };
+    return { userId: row.userId, method: "dev_token", scopes: ALL, verifiedAt: new Date(), expiresAt: new Date(row.expiresAt) };
   }
 
   async function idTokenPrincipal(token: string): Promise<Principal> {
     if (!verifyIdToken) throw unauthorized("invalid token (identity-provider tokens are not configured on this server)");
     try {
       const claims = await verifyIdToken(token);
-      return { userId: claims.userId, method: "id_token", scopes: ALL, verifiedAt: new Date() };
+      return { userId: claims.userId, method: "id_token", scopes: ALL, verifiedAt: new Date(), expiresAt: claims.expiresAt };
     } catch (error) {
       log.debug("id token rejected", { reason: (error as Error).message });
       throw unauthorized(`invalid token: ${describeJwtFailure(error)}`);
     }
   }
 
-  return {
+  /**
+   * The web app's session: only with `X-Mnemo-App: 1`, which a page elsewhere cannot add
+   * (a cross-origin request with it needs a preflight, and the CORS policy does not allow
+   * it), and never from a request the browser marks cross-site. A session made from a mock
+   * token ends when the server stops accepting mock tokens.
+   */
+  async function sessionPrincipal(sessionId: string, headers: Headers): Promise<Principal> {
+    if (headers.get(APP_HEADER) !== "1") throw forbidden("a session cookie is accepted only with the header 'X-Mnemo-App: 1' (sent by the app itself)");
+    const site = headers.get("sec-fetch-site");
+    if (site && site !== "same-origin" && site !== "none") throw forbidden(`a session cookie is not accepted from a ${site} request`);
+    const session = await appSessions!.find(sessionId);
+    if (!session) throw unauthorized("the app session has ended (signed out, expired or its key revoked); sign in again");
+    if (session.via === "mock" && !allowMockTokens) throw unauthorized("this session was made from a mock token, which this server no longer accepts; sign in again");
+    const expected = headers.get(APP_USER_HEADER);
+    if (expected !== null && expected !== encodeURIComponent(session.userId)) {
+      throw unauthorized("this browser signed in again as another user since this page was opened; sign in again");
+    }
+    return { userId: session.userId, method: "app_session", scopes: new Set(session.scopes), keyId: session.keyId ?? undefined, via: session.via, verifiedAt: new Date() };
+  }
+
+  const service = {
+    /**
+     * A request's caller: `Authorization: Bearer …` when present, else the web app's
+     * session cookie (see sessionPrincipal); throws 401/403 AppError.
+     */
+    async authenticateRequest(headers: Headers): Promise<Principal> {
+      const authorization = headers.get("authorization");
+      if (authorization === null && appSessions) {
+        const sessionId = sessionCookie(headers);
+        if (sessionId) return sessionPrincipal(sessionId, headers);
+      }
+      return service.authenticate(authorization);
+    },
     /** Resolves `Authorization: Bearer …`; throws 401 AppError when missing or invalid. */
     async authenticate(authorization: string | undefined | null): Promise<Principal> {
       const token = parseBearer(authorization);
@@ -103,8 +153,20 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
       if (!principal.scopes.has(scope)) throw forbidden(`this credential lacks the '${scope}' scope`);
     },
   };
+  return service;
 }
 export type AuthService = ReturnType<typeof createAuthService>;
+
+/** The session cookie's value, if the request carries one. */
+export function sessionCookie(headers: Headers): string | null {
+  const cookie = headers.get("cookie");
+  if (!cookie) return null;
+  for (const part of cookie.split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0 && part.slice(0, at).trim() === SESSION_COOKIE) return part.slice(at + 1).trim() || null;
+  }
+  return null;
+}
 
 function parseBearer(authorization: string | undefined | null): string {
   if (!authorization) throw unauthorized("missing Authorization header (expected 'Bearer <token>')");

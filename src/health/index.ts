@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import type { AuthService } from "../auth/service";
+import { APP_HEADER, sessionCookie, type AuthService } from "../auth/service";
 import { errorsFor } from "../shared/error-body";
 import { createRouter } from "../lib/router";
 import type { HealthInfo } from "./service";
@@ -46,13 +46,14 @@ export const healthRoutes = (auth: AuthService, info: () => Promise<HealthInfo>)
   createRouter().get(
     "/health",
     async ({ request }) => {
-      const authorization = request.headers.get("authorization");
-      if (authorization !== null) await auth.authenticate(authorization);
+      // A token, or the web app's session (its cookie with the app's header): the details too.
+      const credentialed = request.headers.get("authorization") !== null || (request.headers.get(APP_HEADER) === "1" && sessionCookie(request.headers) !== null);
+      if (credentialed) await auth.authenticateRequest(request.headers);
       const { status, store, index } = await info();
-      return authorization === null ? { status, store } : { status, store, index };
+      return credentialed ? { status, store, index } : { status, store };
     },
     {
-      response: { 200: HealthInfo, ...errorsFor(401) },
+      response: { 200: HealthInfo, ...errorsFor(401, 403) },
       detail: {
         tags: ["health"],
         summary: "Liveness; with any valid token, the search index's state too",

@@ -2,7 +2,7 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, MEMORY_BODY_LIMIT } from "./model";
+import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, UpdateMemoryBody, MEMORY_BODY_LIMIT } from "./model";
 import { searchHeaders } from "../search";
 import type { MemoryService } from "./service";
 
@@ -28,7 +28,7 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       auth: "memory:read",
       query: ListMemoriesQuery,
       response: { 200: MemoryList, ...errorResponses() },
-      detail: { tags: ["memories"], summary: "List memories, newest first" },
+      detail: { tags: ["memories"], summary: "List memories, newest first (filters: workspaceId, session_id, from, to)" },
     })
     .post(
       "/search",
@@ -49,6 +49,14 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       params: MemoryParams,
       response: { 200: MemoryRecord, ...errorResponses() },
       detail: { tags: ["memories"], summary: "Get one memory" },
+    })
+    .patch("/:id", async ({ principal, params, body }) => memories.update(principal.userId, params.id, body), {
+      auth: "memory:write",
+      params: MemoryParams,
+      body: UpdateMemoryBody,
+      bodyLimit: MEMORY_BODY_LIMIT,
+      response: { 200: MemoryRecord, ...errorResponses() },
+      detail: { tags: ["memories"], summary: "Edit a memory's content and/or metadata" },
     })
     .delete("/:id", async ({ principal, params }) => memories.delete(principal.userId, params.id), {
       auth: "memory:read",

@@ -40,8 +40,20 @@ export const CreateMemoryBody = t.Object({
 
 export const ListMemoriesQuery = t.Object({
   limit: t.Optional(IntegerParam("default 100, at most 1000")),
-  cursor: t.Optional(t.String({ minLength: 1, description: "nextCursor of the previous page" })),
+  cursor: t.Optional(t.String({ minLength: 1, description: "nextCursor of the previous page (given with the same filters)" })),
+  workspaceId: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "only memories of this workspace" })),
+  session_id: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "only memories of this session" })),
+  from: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "only memories created at or after this ISO time (a YYYY-MM-DD day: its start, UTC)" })),
+  to: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "only memories created at or before this ISO time (a YYYY-MM-DD day: its end, UTC)" })),
 });
+
+export const UpdateMemoryBody = t.Object(
+  {
+    content: t.Optional(t.String({ minLength: 1, description: "the new content, at most 51,200 bytes of UTF-8" })),
+    metadata: t.Optional(FreeObject),
+  },
+  { additionalProperties: false, description: "at least one of content and metadata; metadata replaces the whole object" },
+);
 
 export const MemoryList = t.Object({
   data: t.Array(MemoryRecord),

@@ -14,6 +14,14 @@ export interface MemoryRow {
   updatedAt: string;
 }
 
+/** The memory list's filters, as stored values (times as ISO strings). */
+export interface ListFilters {
+  workspaceId?: string;
+  sessionId?: string;
+  from?: string;
+  to?: string;
+}
+
 /** A place in the memory list: the last memory of a page. */
 export interface ListPosition {
   createdAt: string;
@@ -54,10 +62,30 @@ export function createMemoryRepository() {
      * Newest first by creation date, ties by id (descending), strictly after `before` in
      * that order (index `memories_by_created_at`); from the start when `before` is null.
      */
-    async listPage(tx: Executor, ownerId: string, before: ListPosition | null, limit: number): Promise<MemoryRow[]> {
+    async listPage(tx: Executor, ownerId: string, before: ListPosition | null, limit: number, filters: ListFilters = {}): Promise<MemoryRow[]> {
       const after = before ? sql`AND (created_at, id) < (${before.createdAt}, ${before.id})` : sql``;
-      const rows = await all<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} ${after} ORDER BY created_at DESC, id DESC LIMIT ${limit}`);
+      const workspace = filters.workspaceId !== undefined ? sql`AND workspace_id = ${filters.workspaceId}` : sql``;
+      const session = filters.sessionId !== undefined ? sql`AND session_id = ${filters.sessionId}` : sql``;
+      const from = filters.from !== undefined ? sql`AND created_at >= ${filters.from}` : sql``;
+      const to = filters.to !== undefined ? sql`AND created_at <= ${filters.to}` : sql``;
+      const rows = await all<Stored>(
+        tx,
+        sql`SELECT * FROM memories WHERE owner_id = ${ownerId} ${workspace} ${session} ${from} ${to} ${after} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+      );
       return rows.map(toRow);
+    },
+    /** New content and/or metadata; the updated row, or null when the owner has no such memory. */
+    async update(tx: Executor, ownerId: string, id: string, changes: { content?: string; metadata?: Record<string, unknown>; updatedAt: string }): Promise<MemoryRow | null> {
+      const current = await first<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} AND id = ${id}`);
+      if (!current) return null;
+      const row = toRow(current);
+      const content = changes.content ?? row.content;
+      const metadata = changes.metadata ?? row.metadata;
+      await run(
+        tx,
+        sql`UPDATE memories SET content = ${content}, metadata = ${JSON.stringify(metadata)}, updated_at = ${changes.updatedAt} WHERE owner_id = ${ownerId} AND id = ${id}`,
+      );
+      return { ...row, content, metadata, updatedAt: changes.updatedAt };
     },
     /**
      * The two memories written just before and the two just after this one in the same

@@ -6,9 +6,9 @@ import { newId } from "../lib/ids";
 import { parseIntegerParam } from "../shared/query";
 import { toSearchFilters } from "../shared/search-filters";
 import { timestampToIso } from "../shared/timestamp";
-import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody } from "./model";
+import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type UpdateMemoryBody } from "./model";
 import type { Outbox, SearchEngine, SearchMode, SearchSignal, SearchStrategy, SearchTimings } from "../search";
-import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
+import type { ListFilters, ListPosition, MemoryRepository, MemoryRow } from "./repository";
 
 export interface MemoryServiceDeps {
   repo: MemoryRepository;
@@ -50,6 +50,34 @@ export function toMemoryRecord(row: MemoryRow): MemoryRecord {
  */
 const LIST_NAME = "memories:created";
 
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A list bound as a stored ISO time: a YYYY-MM-DD day stands for its first (from) or last (to) millisecond, UTC. */
+function timeBound(field: "from" | "to", value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const text = DAY.test(value) ? `${value}T${field === "from" ? "00:00:00.000" : "23:59:59.999"}Z` : value;
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}T/.test(text)) throw badRequest(`${field}: '${value}' is not an ISO date-time or a YYYY-MM-DD day`);
+  return new Date(ms).toISOString();
+}
+
+function listFilters(query: { workspaceId?: string; session_id?: string; from?: string; to?: string }): ListFilters {
+  const filters = { workspaceId: query.workspaceId, sessionId: query.session_id, from: timeBound("from", query.from), to: timeBound("to", query.to) };
+  if (filters.from && filters.to && filters.from > filters.to) throw badRequest("to: is before from");
+  return filters;
+}
+
+function checkSizes(content: string | undefined, metadata: Record<string, unknown> | undefined): void {
+  if (content !== undefined) {
+    if (!content.trim()) throw badRequest("content: must not be blank");
+    const bytes = encoder.encode(content).byteLength;
+    if (bytes > MAX_CONTENT_BYTES) throw payloadTooLarge(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (50 KB)`);
+  }
+  if (metadata !== undefined && encoder.encode(JSON.stringify(metadata)).byteLength > MAX_METADATA_BYTES) {
+    throw payloadTooLarge(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
+  }
+}
+
 export function createMemoryService({ repo, outbox, engine, store, cursors, workspaces }: MemoryServiceDeps) {
   const decodeCursor = (ownerId: string, cursor: string): ListPosition => {
     let position: unknown;
@@ -67,13 +95,8 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
 
   return {
     async create(ownerId: string, body: typeof CreateMemoryBody.static): Promise<MemoryRecord> {
-      if (!body.content.trim()) throw badRequest("content: must not be blank");
-      const bytes = encoder.encode(body.content).byteLength;
-      if (bytes > MAX_CONTENT_BYTES) throw payloadTooLarge(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (50 KB)`);
+      checkSizes(body.content, body.metadata);
       const metadata = body.metadata ?? {};
-      if (encoder.encode(JSON.stringify(metadata)).byteLength > MAX_METADATA_BYTES) {
-        throw payloadTooLarge(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
-      }
       const now = new Date().toISOString();
       // The time the memory refers to (mem0's `timestamp`); `updatedAt` is when it was stored.
       const createdAt = body.timestamp === undefined ? now : timestampToIso(body.timestamp, "timestamp");
@@ -102,11 +125,14 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       return toMemoryRecord(stored);
     },
 
-    async list(ownerId: string, query: { limit?: string; cursor?: string }) {
+    async list(ownerId: string, query: { limit?: string; cursor?: string; workspaceId?: string; session_id?: string; from?: string; to?: string }) {
       const limit = parseIntegerParam("limit", query.limit, { min: 1, max: 1000, fallback: 100 });
+      const filters = listFilters(query);
+      // Another user's workspace answers like a missing one (404), as on every workspace route.
+      if (filters.workspaceId !== undefined) await workspaces.requireOwned(ownerId, filters.workspaceId);
       const cursor = query.cursor;
       const before = cursor ? decodeCursor(ownerId, cursor) : null;
-      const rows = await repo.listPage(store.db, ownerId, before, limit + 1);
+      const rows = await repo.listPage(store.db, ownerId, before, limit + 1, filters);
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
       return { data: page.map(toMemoryRecord), nextCursor: hasMore ? encodeCursor(ownerId, page[page.length - 1]) : null, hasMore };
@@ -116,6 +142,26 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       const row = await repo.get(store.db, ownerId, id);
       if (!row) throw notFound(`memory '${id}' not found`);
       return toMemoryRecord(row);
+    },
+
+    /** New content and/or metadata (which replaces the whole object); the memory is indexed again, and so are those that have it as context. */
+    async update(ownerId: string, id: string, body: typeof UpdateMemoryBody.static): Promise<MemoryRecord> {
+      if (body.content === undefined && body.metadata === undefined) throw badRequest("body: give content, metadata or both");
+      checkSizes(body.content, body.metadata);
+      const updated = await store.transaction(async (tx) => {
+        const row = await repo.update(tx, ownerId, id, { content: body.content, metadata: body.metadata, updatedAt: new Date().toISOString() });
+        if (!row) return null;
+        await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
+        if (body.content !== undefined) {
+          const { previous, next, later } = await repo.neighbours(tx, row);
+          for (const neighbour of [previous, next, later]) {
+            if (neighbour) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: neighbour.id }, "sync");
+          }
+        }
+        return row;
+      });
+      if (!updated) throw notFound(`memory '${id}' not found`);
+      return toMemoryRecord(updated);
     },
 
     async delete(ownerId: string, id: string) {

@@ -31,7 +31,7 @@ export function meRoutes(auth: AuthService, profiles: ProfileService) {
     async ({ request, set }) => {
       const authorization = request.headers.get("authorization");
       try {
-        const principal = await auth.authenticate(authorization);
+        const principal = await auth.authenticateRequest(request.headers);
         const { profile, clientKeyEscrowed } = await profiles.own(principal.userId);
         return {
           ok: true as const,

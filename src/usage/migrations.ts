@@ -43,4 +43,17 @@ export const usageMigrations: Migration[] = [
       CREATE INDEX usage_holds_by_user ON usage_holds (user_id, month);
     `,
   },
+  {
+    // Tokens per UTC day, for the web app's chart: added in the same transaction as the month's counters.
+    id: "0303_usage_daily",
+    sql: `
+      CREATE TABLE usage_daily (
+        user_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        total_tokens INTEGER NOT NULL DEFAULT 0,
+        request_count INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (user_id, day)
+      );
+    `,
+  },
 ];

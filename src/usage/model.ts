@@ -25,3 +25,18 @@ export const CreditsResponse = t.Object(
   },
   { additionalProperties: false },
 );
+
+export const DailyUsageResponse = t.Object(
+  {
+    month: Month,
+    days: t.Array(
+      t.Object({
+        day: t.String({ pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", description: "UTC day, YYYY-MM-DD" }),
+        totalTokens: Tokens,
+        requestCount: Tokens,
+      }),
+      { description: "every day of the month up to today (UTC), oldest first" },
+    ),
+  },
+  { additionalProperties: false },
+);

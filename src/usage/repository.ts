@@ -1,4 +1,4 @@
-import { first, run, sql, type Executor } from "../db/store";
+import { all, first, run, sql, type Executor } from "../db/store";
 
 export interface UsageRow {
   promptTokens: number;
@@ -21,9 +21,16 @@ const num = (value: number | string | null | undefined) => Number(value ?? 0);
 /** Storage of usage counters and limit overrides; callers pass the executor. */
 export function createUsageRepository() {
   return {
-    /** Adds to the month's counters in one atomic statement (no read-modify-write). */
-    async add(tx: Executor, userId: string, month: string, delta: UsageDelta, now: string): Promise<void> {
+    /** Adds to the month's counters, and the day's, each in one atomic statement (no read-modify-write). */
+    async add(tx: Executor, userId: string, month: string, delta: UsageDelta, now: string, day: string = now.slice(0, 10)): Promise<void> {
       const total = delta.promptTokens + delta.completionTokens;
+      await run(
+        tx,
+        sql`INSERT INTO usage_daily (user_id, day, total_tokens, request_count) VALUES (${userId}, ${day}, ${total}, ${delta.requests})
+            ON CONFLICT (user_id, day) DO UPDATE SET
+              total_tokens = usage_daily.total_tokens + excluded.total_tokens,
+              request_count = usage_daily.request_count + excluded.request_count`,
+      );
       await run(
         tx,
         sql`INSERT INTO usage_counters (user_id, month, prompt_tokens, completion_tokens, total_tokens, request_count, updated_at)
@@ -83,6 +90,14 @@ export function createUsageRepository() {
     },
 
     /** The user's override of the monthly token limit, or null. */
+    /** The month's days that have usage, in order. */
+    async days(tx: Executor, userId: string, month: string): Promise<Array<{ day: string; totalTokens: number; requestCount: number }>> {
+      const rows = await all<{ day: string; total_tokens: number; request_count: number }>(
+        tx,
+        sql`SELECT day, total_tokens, request_count FROM usage_daily WHERE user_id = ${userId} AND day >= ${`${month}-01`} AND day <= ${`${month}-31`} ORDER BY day`,
+      );
+      return rows.map((r) => ({ day: r.day, totalTokens: Number(r.total_tokens), requestCount: Number(r.request_count) }));
+    },
     async limitOf(tx: Executor, userId: string): Promise<number | null> {
       const row = await first<{ monthly_tokens: number | string }>(tx, sql`SELECT monthly_tokens FROM usage_limits WHERE user_id = ${userId}`);
       return row ? num(row.monthly_tokens) : null;

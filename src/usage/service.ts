@@ -84,6 +84,18 @@ export function createUsageService({ store, repo, defaultMonthlyLimit, now = () 
       return { month, usage: { totalTokens: row.totalTokens, requestCount: row.requestCount, uid: userId, month } };
     },
 
+    /** `GET /v1/usage/daily`: every day of the month so far (UTC), days without use at zero. */
+    async daily(userId: string, at = now()) {
+      const month = monthOf(at);
+      const used = new Map((await repo.days(store.db, userId, month)).map((d) => [d.day, d]));
+      const days = [];
+      for (let d = 1; d <= at.getUTCDate(); d++) {
+        const day = `${month}-${String(d).padStart(2, "0")}`;
+        days.push(used.get(day) ?? { day, totalTokens: 0, requestCount: 0 });
+      }
+      return { month, days };
+    },
+
     /** `GET /v1/credits`: settled tokens only; remaining never goes below zero (a request may use more than it held). */
     async credits(userId: string, at = now()) {
       const month = monthOf(at);
@@ -112,7 +124,7 @@ export function createUsageService({ store, repo, defaultMonthlyLimit, now = () 
     /** A completion's tokens added to the month it started in, and its hold dropped, in one transaction. */
     async settle(hold: QuotaHold, delta: UsageDelta): Promise<void> {
       await store.transaction(async (tx) => {
-        await repo.add(tx, hold.userId, monthOf(hold.at), delta, new Date().toISOString());
+        await repo.add(tx, hold.userId, monthOf(hold.at), delta, new Date().toISOString(), hold.at.toISOString().slice(0, 10));
         await repo.dropHold(tx, hold.id);
       });
     },

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type ConfigOverrides } from "../../src/config";
-import { createLogger } from "../../src/lib/log";
+import { createLogger, type Logger } from "../../src/lib/log";
 import { startServer, type RunningServer } from "../../src/server";
 import { databaseEnvFor, dropDatabaseFor } from "./database";
 
@@ -21,12 +21,12 @@ export const tempDir = (prefix = "mnemo-test-") => mkdtempSync(join(tmpdir(), pr
  * given explicitly (never the developer's), defaulting to full-text search only.
  */
 export async function startTestServer(
-  options: { env?: Record<string, string>; overrides?: ConfigOverrides; dataDir?: string } = {},
+  options: { env?: Record<string, string>; overrides?: ConfigOverrides; dataDir?: string; log?: Logger } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
   const env = { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir)), ...options.env };
   const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "error", ...options.overrides }, env);
-  const server = await startServer(config, { log: createLogger(process.env.MNEMO_TEST_LOG as "debug" ?? "error") });
+  const server = await startServer(config, { log: options.log ?? createLogger(process.env.MNEMO_TEST_LOG as "debug" ?? "error") });
   return withClient(server, dataDir);
 }
 

@@ -149,6 +149,22 @@ describe(`secrets never logged nor stored in the clear (${BACKEND})`, () => {
         ["POST", "/v1/memories", secrets.mockToken, { content: "x".repeat(60_000) }],
       ];
       if (secrets.devToken) requests.push(["GET", "/v1/memories", secrets.devToken]);
+      // The web app: a sign-in link (printed once by `mnemo open`, on purpose) and a pasted key,
+      // each for a session cookie, used, refused without the app's header, and ended.
+      const opened = await runCli(["open", "--user", "secret-user", "--json", "--no-browser", "--data", dataDir, "--url", server.url], env);
+      LOGS.splice(LOGS.indexOf(opened.stdout), 1);
+      secrets.linkToken = new URL(JSON.parse(opened.stdout).url).hash.replace("#signin=", "");
+      const app = { "x-mnemo-app": "1", "content-type": "application/json" };
+      for (const [name, body] of [["sessionFromLink", { token: secrets.linkToken }], ["sessionFromKey", { apiKey: secrets.apiKey }]] as const) {
+        const signedIn = await fetch(`${server.url}/v1/app/session`, { method: "POST", headers: app, body: JSON.stringify(body) });
+        statuses[`session ${name}`] = signedIn.status;
+        secrets[name] = /mnemo_session=([^;]+)/.exec(signedIn.headers.get("set-cookie") ?? "")?.[1] ?? "";
+        const cookie = `mnemo_session=${secrets[name]}`;
+        await fetch(`${server.url}/v1/memories`, { headers: { cookie, "x-mnemo-app": "1" } });
+        await fetch(`${server.url}/v1/memories`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body: "{}" });
+        await fetch(`${server.url}/v1/app/session`, { method: "DELETE", headers: { cookie, "x-mnemo-app": "1" } });
+      }
+      await fetch(`${server.url}/v1/app/session`, { method: "POST", headers: app, body: JSON.stringify({ token: secrets.linkToken }) });
       for (const [i, [method, path, token, body, headers]] of requests.entries()) {
         const [status] = await call(method, path, token, body, headers);
         statuses[`${i} ${method} ${path.split("?")[0].replace(ws.id, ":ws")}`] = status;
@@ -177,6 +193,7 @@ describe(`secrets never logged nor stored in the clear (${BACKEND})`, () => {
       expect({ inLogs, stored }).toEqual({ inLogs: [], stored: [] });
       // The credentials did work (a scan of a server that refused everything proves little).
       expect([statuses["0 POST /v1/memories"], statuses["2 POST /v1/documents"], statuses.onboarding, statuses.sync]).toEqual([201, 201, 200, 200]);
+      expect([statuses["session sessionFromLink"], statuses["session sessionFromKey"], secrets.sessionFromLink.length, secrets.sessionFromKey.length]).toEqual([200, 200, 43, 43]);
       expect(secrets.wrappedKeyCiphertext).toBeString();
     } finally {
       idp.stop();

@@ -158,7 +158,8 @@ export interface BlockEdge {
 
 export interface ApiKey {
   id: string;
-  name: string;
+  /** Null for a key made in the terminal without --name. */
+  name: string | null;
   scopes: string[];
   createdAt: string;
   lastUsedAt: string | null;

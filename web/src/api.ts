@@ -23,8 +23,9 @@ export class ApiError extends Error {
   }
 }
 
-let bearer: string | null = null;
 let clientKey: string | null = null;
+/** Who this tab signed in as: sent as X-Mnemo-User, so a sign-in as someone else in another tab ends this one's session. */
+let sessionUser: string | null = null;
 let escrowDecrypt = false;
 const signedOutListeners = new Set<() => void>();
 
@@ -53,8 +54,8 @@ interface RequestOptions {
 
 function headersFor(options: RequestOptions): Headers {
   const headers = new Headers({ "X-Mnemo-App": "1", Accept: "application/json" });
+  if (sessionUser !== null) headers.set("X-Mnemo-User", encodeURIComponent(sessionUser));
   if (options.body !== undefined) headers.set("Content-Type", "application/json");
-  if (bearer) headers.set("Authorization", `Bearer ${bearer}`);
   if (options.decrypt && (clientKey || escrowDecrypt)) {
     // The server decrypts only for exactly "true".
     headers.set("X-Proxy-Decrypt", "true");
@@ -118,51 +119,39 @@ const ws = (workspaceId: string) => `/v1/workspaces/${seg(workspaceId)}`;
 
 // ── Session ────────────────────────────────────────────────────────────────────────
 
-/** Who the session (cookie or in-memory key) belongs to; 401 when there is none. */
-export const me = () => json<Me>("GET", "/v1/me", { authAttempt: true });
+/** Who the session belongs to; 401 when there is none. */
+export async function me(): Promise<Me> {
+  const answer = await json<Me>("GET", "/v1/me", { authAttempt: true });
+  sessionUser = answer.userId;
+  return answer;
+}
 
-/** Exchanges a one-time sign-in link's token for a session cookie. */
+/** Exchanges a one-time sign-in link's token for a session cookie (HttpOnly: this page never sees it). */
 export async function signInWithToken(token: string): Promise<string> {
-  const answer = await json<{ userId: string }>("POST", "/v1/app/sign-in", { body: { token }, authAttempt: true });
-  bearer = null;
-  return answer.userId;
+  sessionUser = null;
+  return (sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId);
 }
 
-/**
- * Signs in with a pasted API key: a cookie session when the server has app sessions,
- * else the key is kept in memory (never in storage) and checked with GET /v1/me.
- */
+/** Exchanges a pasted API key for a session cookie of the same user and scopes; the key is not kept. */
 export async function signInWithKey(apiKey: string): Promise<string> {
-  try {
-    const answer = await json<{ userId: string }>("POST", "/v1/app/sign-in", { body: { apiKey }, authAttempt: true });
-    bearer = null;
-    return answer.userId;
-  } catch (error) {
-    if (!(error instanceof ApiError) || !error.unsupported) throw error;
-  }
-  bearer = apiKey;
-  try {
-    return (await me()).userId;
-  } catch (error) {
-    bearer = null;
-    throw error;
-  }
+  sessionUser = null;
+  return (sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId);
 }
 
-/** Forgets every secret this page holds (the pasted key, the client key). */
+/** Forgets every secret this page holds (the client key for encrypted notes). */
 export function forgetSession(): void {
-  bearer = null;
+  sessionUser = null;
   clientKey = null;
   escrowDecrypt = false;
 }
 
-/** Ends the session on the server and forgets every secret this page held. */
+/** Ends the session on the server (its cookie is cleared) and forgets every secret this page held. */
 export async function signOut(): Promise<void> {
   try {
-    await send("POST", "/v1/app/sign-out", { body: {}, authAttempt: true });
+    await send("DELETE", "/v1/app/session", { authAttempt: true });
   } catch (error) {
-    // No app sessions on this server (a key in memory), or the session is already gone.
-    if (!(error instanceof ApiError) || !(error.unsupported || error.status === 401)) throw error;
+    // The session had already ended (expired, or signed out in another tab).
+    if (!(error instanceof ApiError) || error.status !== 401) throw error;
   } finally {
     forgetSession();
   }

@@ -84,6 +84,11 @@ async function seedLaterRoutes(call: Call, token: string, marker: string, ids: R
   const [startStatus, started] = await call("POST", "/v1/uploads/start", { token, body: { workspaceId: ws, filename: `up-${marker}.md`, contentType: "text/markdown" } });
   if (startStatus === 200 || startStatus === 201) ids.uploadId = started.uploadId;
   else if (startStatus !== 501) throw new Error(`seed uploads/start answered ${startStatus}: ${JSON.stringify(started)}`);
+  // An API key (GET/POST/DELETE /v1/keys); its secret is scanned for like any id.
+  const [keyStatus, key] = await call("POST", "/v1/keys", { token, body: { name: `key-${marker}`, scopes: ["memory:read"] } });
+  if (keyStatus !== 201) throw new Error(`seed POST /v1/keys answered ${keyStatus}: ${JSON.stringify(key)}`);
+  ids.keyId = key.id;
+  ids.keySecret = key.key;
 }
 
 /**
@@ -94,7 +99,7 @@ async function seedLaterRoutes(call: Call, token: string, marker: string, ids: R
 export function idFor(tenant: Tenant, path: string, param: string): string | undefined {
   if (param === "id") {
     const segment = segmentBefore(path, param);
-    const byCollection: Record<string, string> = { memories: "memoryId", documents: "documentId", files: "fileId", uploads: "uploadId" };
+    const byCollection: Record<string, string> = { memories: "memoryId", documents: "documentId", files: "fileId", uploads: "uploadId", keys: "keyId" };
     return tenant.ids[byCollection[segment] ?? ""];
   }
   return tenant.ids[param];

@@ -8,15 +8,17 @@ import { toast, toastError } from "../toast";
 
 const SCOPES = ["memory:read", "memory:write", "chat", "files:write", "usage:read"];
 
+const label = (key: ApiKey) => key.name ?? key.id;
+
 function keysList(keys: ApiKey[], onRevoke: (key: ApiKey) => void): HTMLElement {
   if (!keys.length) return h("p", { class: "muted" }, "No API keys yet.");
   return h("ul", { class: "entity-list", "aria-label": "API keys" }, keys.map((key) => h("li", { class: "entity-row" },
     h("div", { class: "entity-main entity-stack" },
-      h("span", { class: "entity-title" }, key.name, " ", h("span", { class: "mono muted" }, key.id)),
+      h("span", { class: "entity-title" }, label(key), " ", h("span", { class: "mono muted" }, key.id)),
       h("span", { class: "chip-row" }, key.scopes.map((scope) => h("span", { class: "chip" }, scope))),
       h("span", { class: "entity-meta" }, "created ", time(key.createdAt, { dateOnly: true }), ` · last used ${ago(key.lastUsedAt)}`),
     ),
-    h("button", { type: "button", class: "button button-small button-danger", "aria-label": `Revoke ${key.name}`, onClick: () => onRevoke(key) }, "Revoke"),
+    h("button", { type: "button", class: "button button-small button-danger", "aria-label": `Revoke ${label(key)}`, onClick: () => onRevoke(key) }, "Revoke"),
   )));
 }
 
@@ -54,12 +56,12 @@ export async function keysSection(section: HTMLElement, signal: AbortSignal): Pr
 
   let keys: ApiKey[] = [];
   const draw = () => replace(body, keysList(keys, async (key) => {
-    if (!(await confirmDialog("Revoke key", `Revoke “${key.name}”? Programs using it stop working at once.`, "Revoke", true))) return;
+    if (!(await confirmDialog("Revoke key", `Revoke “${label(key)}”? Programs using it stop working at once.`, "Revoke", true))) return;
     try {
       await revokeKey(key.id);
       keys = keys.filter((k) => k.id !== key.id);
       draw();
-      toast(`Revoked ${key.name}.`);
+      toast(`Revoked ${label(key)}.`);
     } catch (error) {
       toastError(error);
     }

@@ -22,7 +22,9 @@ function dailyChart(daily: DailyUsage): HTMLElement {
   return h("figure", { class: "chart" },
     svg("svg", { viewBox: `0 0 ${CHART.width} ${CHART.height}`, class: "chart-svg", "aria-hidden": "true" },
       svg("line", { x1: 0, x2: CHART.width, y1: plot, y2: plot, class: "chart-axis" }), bars, labels),
-    h("figcaption", { class: "muted" }, `Tokens per day, ${daily.month} (UTC). Highest: ${count(top)}.`),
+    h("figcaption", { class: "muted" }, days.some((d) => d.totalTokens > 0)
+      ? `Tokens per day, ${daily.month} (UTC). Highest: ${count(top)}.`
+      : `Tokens per day, ${daily.month} (UTC): no completions yet this month.`),
     h("details", null, h("summary", null, "Daily numbers"), h("div", { class: "table-wrap" }, h("table", { class: "data-table" },
       h("thead", null, h("tr", null, h("th", { scope: "col" }, "Day"), h("th", { scope: "col", class: "align-right" }, "Tokens"), h("th", { scope: "col", class: "align-right" }, "Requests"))),
       h("tbody", null, days.map((d) => h("tr", null, h("td", null, d.day), h("td", { class: "align-right num" }, count(d.totalTokens)), h("td", { class: "align-right num" }, count(d.requestCount))))),

@@ -37,7 +37,7 @@ export function renderSignIn(options: SignInOptions): void {
   setTitle("Sign in");
   const notice = h("div", { class: `notice ${options.tone === "info" ? "notice-info" : "notice-error"}`, role: "alert", hidden: !options.message }, options.message ?? "");
   const input = h("input", { type: "password", name: "apiKey", autocomplete: "off", spellcheck: "false", required: true, placeholder: "svc_sk_live_…" });
-  const keyField = field("API key", input, "Held in this tab's memory only, or exchanged for a session cookie.");
+  const keyField = field("API key", input, "Exchanged for a session of the same user and scopes; the key itself is not kept.");
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Sign in");
   const form = h("form", { class: "signin-form", "aria-labelledby": "signin-key-heading" },
     h("h2", { id: "signin-key-heading" }, "Paste an API key"),

@@ -1,0 +1,34 @@
+import type { Migration } from "../db/migrate";
+
+/**
+ * The web app's sign-in (src/web-app): cookie sessions and one-time sign-in links. Only
+ * SHA-256 hashes of their secrets are stored, as for API keys; a session carries the
+ * scopes of the credential it was made from (and that key's id, so revoking the key ends it).
+ */
+export const authMigrations: Migration[] = [
+  {
+    id: "0500_app_sessions",
+    sql: `
+      CREATE TABLE app_sessions (
+        id_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        via TEXT NOT NULL,
+        key_id TEXT,
+        created_at TEXT NOT NULL,
+        last_seen_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      );
+      CREATE INDEX app_sessions_by_user ON app_sessions (user_id);
+
+      CREATE TABLE app_sign_in_links (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        used_at TEXT
+      );
+      CREATE INDEX app_sign_in_links_by_user ON app_sign_in_links (user_id);
+    `,
+  },
+];
