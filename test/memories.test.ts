@@ -169,14 +169,17 @@ describe("POST /v1/memories/search", () => {
     const [status, body] = await s.call("POST", "/v1/memories/search", { body: { query: "marmalade" } });
     expect(status).toBe(200);
     expect(body).toEqual({
-      results: [{ ...created, score: expect.any(Number) }],
-      data: [{ ...created, score: expect.any(Number) }],
+      results: [{ ...created, score: expect.any(Number), signals: { text: expect.any(Number), words: expect.any(Number) } }],
+      data: [{ ...created, score: expect.any(Number), signals: { text: expect.any(Number), words: expect.any(Number) } }],
       mode: "fulltext_fallback",
       strategy: "fulltext",
       signals: ["text", "words"],
     });
     expect(body.results[0].score).toBeGreaterThan(0);
     expect(body.results[0].score).toBeLessThanOrEqual(1);
+    // The fused score is the weighted mean of the hit's signals (text 1, words 0.3).
+    const { text, words } = body.results[0].signals;
+    expect(Math.abs(body.results[0].score - (text + 0.3 * words) / 1.3)).toBeLessThan(1e-5);
   });
 
   test("ranks by score, descending, and honours limit", async () => {

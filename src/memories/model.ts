@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { KB, type BodyLimit } from "../lib/body-limits";
 import { IntegerParam, StrictInteger } from "../shared/query";
-import { FreeObject, Mode, RankedBy, SearchSignals, Strategy, Timestamp } from "../shared/schemas";
+import { FreeObject, HitSignalScores, Mode, RankedBy, SearchSignals, Strategy, Timestamp } from "../shared/schemas";
 import { SearchFilters } from "../shared/search-filters";
 
 /** Memory content limit (spec §8): 50 KB of UTF-8. */
@@ -71,7 +71,7 @@ export const SearchMemoriesBody = t.Object({
   signals: t.Optional(SearchSignals),
 });
 
-export const ScoredMemory = t.Composite([MemoryRecord, t.Object({ score: t.Number() })]);
+export const ScoredMemory = t.Composite([MemoryRecord, t.Object({ score: t.Number(), signals: HitSignalScores })]);
 
 export const SearchMemoriesResponse = t.Object({
   results: t.Array(ScoredMemory),

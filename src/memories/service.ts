@@ -7,7 +7,7 @@ import { parseIntegerParam } from "../shared/query";
 import { toSearchFilters } from "../shared/search-filters";
 import { timestampToIso } from "../shared/timestamp";
 import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type UpdateMemoryBody } from "./model";
-import type { Outbox, SearchEngine, SearchMode, SearchSignal, SearchStrategy, SearchTimings } from "../search";
+import type { HitSignals, Outbox, SearchEngine, SearchMode, SearchSignal, SearchStrategy, SearchTimings } from "../search";
 import type { ListFilters, ListPosition, MemoryRepository, MemoryRow } from "./repository";
 
 export interface MemoryServiceDeps {
@@ -23,7 +23,7 @@ export interface MemoryServiceDeps {
 
 const encoder = new TextEncoder();
 
-type ScoredRecord = MemoryRecord & { score: number };
+type ScoredRecord = MemoryRecord & { score: number; signals: HitSignals };
 /** Both of the spec's descriptions at once: `results` and `data` hold the same list. */
 export type MemorySearchResponse = { results: ScoredRecord[]; data: ScoredRecord[]; mode: SearchMode; strategy: SearchStrategy; signals: SearchSignal[] };
 
@@ -193,7 +193,7 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       });
       // Every hit was read back from the store of record by the search (a memory deleted
       // meanwhile is no hit): its row comes with it.
-      const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record), score: hit.score }));
+      const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record), score: hit.score, signals: hit.signals }));
       return { response: { results, data: results, mode: result.mode, strategy: result.strategy, signals: [...result.signals] }, timings: result.timings, indexLag: result.indexLag };
     },
   };

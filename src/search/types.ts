@@ -94,6 +94,8 @@ export interface SearchFilters {
  */
 export type SearchSignal = "text" | "words" | "time" | "vector";
 export const SEARCH_SIGNALS: readonly SearchSignal[] = ["text", "words", "time", "vector"];
+/** One hit's score by each signal that took part in its query, each in [0, 1]. */
+export type HitSignals = Partial<Record<SearchSignal, number>>;
 
 export interface SearchRequest<K extends SearchKind = SearchKind> {
   ownerId: string;
@@ -120,6 +122,8 @@ export interface SearchHit<T = unknown, K extends SearchKind = SearchKind> {
   workspaceId: string | null;
   text: string;
   score: number;
+  /** The hit's score by each signal that took part (the fused `score` is their weighted mean). */
+  signals: HitSignals;
   /** The source's stored row, read back by this search (see `SearchItem`). */
   record: T;
 }

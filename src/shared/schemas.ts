@@ -25,6 +25,11 @@ const Signal = t.Union([t.Literal("text"), t.Literal("words"), t.Literal("time")
 export const RankedBy = t.Array(Signal, {
   description: "the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)",
 });
+/** A hit's score by each signal that ranked it (the fused score is their weighted mean). */
+export const HitSignalScores = t.Object(
+  { text: t.Optional(t.Number()), words: t.Optional(t.Number()), time: t.Optional(t.Number()), vector: t.Optional(t.Number()) },
+  { description: "this hit's score by each signal that took part, each in [0, 1]" },
+);
 /** The ranking signals a search may be limited to (the recall bench's ablations). */
 export const SearchSignals = t.Array(Signal, {
   minItems: 1,

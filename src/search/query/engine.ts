@@ -5,7 +5,7 @@ import { itemKey, type TermStats } from "../indexing/term-stats";
 import { itemMatches, partitionWhere } from "../lance/filters";
 import type { LanceStore } from "../lance/lance-store";
 import { partitionGroup, textTable, type PartitionGroup } from "../lance/partitions";
-import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters, type SearchKind, type SearchRecords, type SearchRequest, type SearchResult, type SearchSources, SEARCH_SIGNALS } from "../types";
+import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters, type SearchKind, type SearchRecords, type SearchRequest, type SearchResult, type SearchSources, type HitSignals, SEARCH_SIGNALS } from "../types";
 import type { IndexView } from "./index-view";
 import { loadPending } from "./pending";
 import { createCandidates, type CandidateAsk } from "./candidates";
@@ -119,13 +119,17 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       const rank = (key: string, hit: { kind: SearchKind; sourceId: string; itemId: string }, terms: ItemTerms, cosine: number) => {
         const text = queryTerms.length ? textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)) : 0;
         if (text > 0) textMatched = true;
-        const score = fuse(active, {
+        const all: HitSignals = {
           text,
           words: ask.words && terms.vector ? wordsScore(cosineTo(ask.words, terms.vector)) : 0,
           time: timeFit(ask.times, terms.at),
           vector: cosine,
-        });
-        if (score !== null && score > 0 && score >= (request.minScore ?? 0)) ranked.push({ key, kind: hit.kind, sourceId: hit.sourceId, itemId: hit.itemId, score });
+        };
+        const score = fuse(active, all);
+        if (score === null || score <= 0 || score < (request.minScore ?? 0)) return;
+        const signals: HitSignals = {};
+        for (const signal of active) signals[signal] = all[signal] ?? 0;
+        ranked.push({ key, kind: hit.kind, sourceId: hit.sourceId, itemId: hit.itemId, score, signals });
       };
       for (const hit of indexed) {
         const key = itemKey(hit);

@@ -1,4 +1,4 @@
-import type { SearchKind } from "../types";
+import type { HitSignals, SearchKind } from "../types";
 
 /** A fused hit before its text, workspace and time are read from the store of record; `score` is unrounded. */
 export interface RankedHit {
@@ -6,6 +6,8 @@ export interface RankedHit {
   sourceId: string;
   itemId: string;
   score: number;
+  /** Each signal's own score for this hit (the signals taking part in the query). */
+  signals: HitSignals;
   key: string;
 }
 
@@ -27,5 +29,12 @@ export function order<T extends RankedHit & { createdAtMs: number }>(hits: T[], 
   return [...hits]
     .sort((a, b) => b.score - a.score || b.createdAtMs - a.createdAtMs || byKeyOrder(a, b))
     .slice(0, limit)
-    .map(({ key: _, createdAtMs: __, ...hit }) => ({ ...hit, score: Math.round(hit.score * 1e6) / 1e6 }));
+    .map(({ key: _, createdAtMs: __, ...hit }) => ({ ...hit, score: rounded(hit.score), signals: roundedSignals(hit.signals) }));
+}
+
+const rounded = (score: number) => Math.round(score * 1e6) / 1e6;
+function roundedSignals(signals: HitSignals): HitSignals {
+  const out: HitSignals = {};
+  for (const [name, value] of Object.entries(signals) as Array<[keyof HitSignals, number]>) out[name] = rounded(value);
+  return out;
 }

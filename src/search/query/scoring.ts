@@ -1,7 +1,7 @@
 import { FIELD_WEIGHTS, type FieldTerms, type ItemTerms } from "../analysis/item-terms";
 import type { PartitionGroup } from "../lance/partitions";
 import type { OwnSnapshot } from "../indexing/term-stats";
-import type { SearchSignal } from "../types";
+import type { HitSignals, SearchSignal } from "../types";
 
 /**
  * Exact scoring with the owner's own statistics, every signal in [0, 1], so scores mean
@@ -26,15 +26,13 @@ export const WORDS_ALONE_COSINE = 0.35;
 /** ...or its time fits the query's dates this well (0.5: within one range width of one). */
 export const TIME_ALONE_FIT = 0.5;
 
-/** One candidate's signals (absent: not part of this query). */
-export type Signals = Partial<Record<SearchSignal, number>>;
 
 /**
  * The fused score of one candidate, or null when it is no hit: the weighted mean over the
  * signals that take part in the query (`active`), a missing one counting 0. An item needs
  * a shared term, an embedding-model vector, or a close word vector or time to be a hit.
  */
-export function fuse(active: readonly SearchSignal[], signals: Signals): number | null {
+export function fuse(active: readonly SearchSignal[], signals: HitSignals): number | null {
   const { text = 0, words = 0, time = 0, vector = 0 } = signals;
   if (!(text > 0 || vector > 0 || words >= WORDS_ALONE_COSINE || time >= TIME_ALONE_FIT)) return null;
   let sum = 0;
