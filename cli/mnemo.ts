@@ -9,6 +9,7 @@ import { registerExportCommand } from "./commands/export";
 import { registerImportCommand } from "./commands/import";
 import { registerKeysCommand } from "./commands/keys";
 import { registerMcpCommand } from "./commands/mcp";
+import { registerMemoryCommands } from "./commands/memories";
 import { registerModelsCommand } from "./commands/models";
 import { registerPdfTextChildCommand } from "./commands/pdf-text-child";
 import { registerReindexCommand } from "./commands/reindex";
@@ -32,9 +33,10 @@ export function buildProgram(): Command {
     .exitOverride()
     .addHelpText("after", `
 Every command takes --help. Settings come from the environment (MNEMO_DATA_DIR, MNEMO_PORT, …); flags override them.
-${examples("mnemo serve", "mnemo keys create --user alice", "mnemo doctor")}`);
+${examples("mnemo serve", "mnemo keys create --user alice", "mnemo remember \"Alice prefers green tea\" --user alice", "mnemo recall tea --user alice", "mnemo doctor")}`);
   registerServeCommand(program);
   registerKeysCommand(program);
+  registerMemoryCommands(program);
   registerDevTokenCommand(program);
   registerEscrowCommand(program);
   registerReindexCommand(program);

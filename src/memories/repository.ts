@@ -52,11 +52,16 @@ export function createMemoryRepository() {
     },
     /**
      * Newest first by creation date, ties by id (descending), strictly after `before` in
-     * that order (index `memories_by_created_at`); from the start when `before` is null.
+     * that order (index `memories_by_created_at`); from the start when `before` is null;
+     * only one workspace's when `workspaceId` is given.
      */
-    async listPage(tx: Executor, ownerId: string, before: ListPosition | null, limit: number): Promise<MemoryRow[]> {
+    async listPage(tx: Executor, ownerId: string, before: ListPosition | null, limit: number, workspaceId?: string): Promise<MemoryRow[]> {
       const after = before ? sql`AND (created_at, id) < (${before.createdAt}, ${before.id})` : sql``;
-      const rows = await all<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} ${after} ORDER BY created_at DESC, id DESC LIMIT ${limit}`);
+      const within = workspaceId === undefined ? sql`` : sql`AND workspace_id = ${workspaceId}`;
+      const rows = await all<Stored>(
+        tx,
+        sql`SELECT * FROM memories WHERE owner_id = ${ownerId} ${within} ${after} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+      );
       return rows.map(toRow);
     },
     /**

@@ -22,6 +22,28 @@ export interface MemoryServiceDeps {
 
 const encoder = new TextEncoder();
 
+/** A memory's own time, when it is given: a date (midnight UTC), or a date-time with its zone. */
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
+/** 9999-12-31T23:59:59Z. */
+const MAX_UNIX_SECONDS = 253_402_300_799;
+const TIMESTAMP_PROBLEM = "timestamp: must be an ISO 8601 date or date-time with its zone (2024-05-01T09:30:00Z) or Unix seconds";
+
+/** The ISO time of a `timestamp`: an ISO 8601 string, or Unix seconds (a number, or a string of digits). */
+export function parseMemoryTimestamp(value: string | number): string {
+  let ms = NaN;
+  if (typeof value === "number" || /^\d{1,12}(?:\.\d+)?$/.test(value)) {
+    const seconds = Number(value);
+    if (Number.isFinite(seconds) && seconds >= 0 && seconds <= MAX_UNIX_SECONDS) ms = Math.round(seconds * 1000);
+  } else {
+    const match = ISO_8601.exec(value);
+    const [year, month, day] = match ? match.slice(1, 4).map(Number) : [];
+    // The calendar date exists (no 2024-02-31), whatever the parser would make of it.
+    if (match && new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day && month >= 1 && month <= 12) ms = Date.parse(value.replace(" ", "T"));
+  }
+  if (!Number.isFinite(ms)) throw badRequest(TIMESTAMP_PROBLEM);
+  return new Date(ms).toISOString();
+}
+
 type ScoredRecord = MemoryRecord & { score: number };
 /** Both of the spec's descriptions at once: `results` and `data` hold the same list. */
 export type MemorySearchResponse = { results: ScoredRecord[]; data: ScoredRecord[]; mode: SearchMode; strategy: SearchStrategy };
@@ -65,7 +87,7 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
   const encodeCursor = (ownerId: string, row: MemoryRow) => cursors.encode(ownerId, LIST_NAME, JSON.stringify([row.createdAt, row.id]));
 
   return {
-    async create(ownerId: string, body: typeof CreateMemoryBody.static): Promise<MemoryRecord> {
+    async create(ownerId: string, body: typeof CreateMemoryBody.static & { timestamp?: string | number }): Promise<MemoryRecord> {
       if (!body.content.trim()) throw badRequest("content: must not be blank");
       const bytes = encoder.encode(body.content).byteLength;
       if (bytes > MAX_CONTENT_BYTES) throw payloadTooLarge(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (50 KB)`);
@@ -81,7 +103,8 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
         metadata,
         workspaceId: oneOf<string>(body, ["workspaceId", "workspace_id"]) ?? null,
         sessionId: oneOf<string>(body, ["session_id", "sessionId"]) ?? null,
-        createdAt: now,
+        // The memory's own time when given (when it was said or learnt); stored as it happened.
+        createdAt: body.timestamp === undefined ? now : parseMemoryTimestamp(body.timestamp),
         updatedAt: now,
       };
       const stored = await store.transaction(async (tx) => {
@@ -99,11 +122,13 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       return toMemoryRecord(stored);
     },
 
-    async list(ownerId: string, query: { limit?: string; cursor?: string }) {
+    /** A page, newest first; `within.workspaceId` keeps one workspace's (another user's answers like a missing one). */
+    async list(ownerId: string, query: { limit?: string; cursor?: string }, within: { workspaceId?: string } = {}) {
       const limit = parseIntegerParam("limit", query.limit, { min: 1, max: 1000, fallback: 100 });
       const cursor = query.cursor;
       const before = cursor ? decodeCursor(ownerId, cursor) : null;
-      const rows = await repo.listPage(store.db, ownerId, before, limit + 1);
+      if (within.workspaceId !== undefined) await workspaces.requireOwned(ownerId, within.workspaceId);
+      const rows = await repo.listPage(store.db, ownerId, before, limit + 1, within.workspaceId);
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
       return { data: page.map(toMemoryRecord), nextCursor: hasMore ? encodeCursor(ownerId, page[page.length - 1]) : null, hasMore };
