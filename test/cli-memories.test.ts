@@ -175,6 +175,20 @@ describe("mnemo remember / recall / memories, no server running", () => {
       expect((await cli(data, args, { FORCE_COLOR: "1" })).stdout).toContain("\x1b[");
     }
   });
+
+  test("stored text cannot drive the terminal: control characters are shown, not sent; --json escapes them", async () => {
+    const data = dataDir("escapes");
+    const hostile = "Tea notes \x1b]0;owned\x07\x1b[2J\x1b[31mred\rover\nsecond line";
+    const stored = await cli(data, ["remember", hostile, "--user", "alice", "--json"]);
+    expect(stored.json.content).toBe(hostile);
+    expect(stored.stdout).not.toContain("\x1b");
+    for (const args of [["recall", "tea notes", "--user", "alice"], ["memories", "list", "--user", "alice"], ["memories", "show", stored.json.id, "--user", "alice"]]) {
+      const shown = await cli(data, args, { FORCE_COLOR: "0" });
+      expect(shown.stdout).toContain("Tea notes ␛]0;owned␇␛[2J␛[31mred");
+      expect(shown.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+    }
+    expect((await cli(data, ["memories", "show", stored.json.id, "--user", "alice"])).stdout).toEndWith("␍over\nsecond line\n");
+  });
 });
 
 describe("mnemo remember / recall / memories with a server running on the same data dir", () => {

@@ -28,9 +28,21 @@ function requireUser(options: Common): string {
 const access = () => import("../memory-access");
 const model = () => import("../../src/memories/model");
 
-/** One line of a memory's text for a listing: whitespace folded, cut at `width` characters. */
+/**
+ * Stored text as a terminal may show it: control characters (an escape sequence could
+ * recolour, retitle or rewrite the terminal) become their visible pictures (ESC as ␛),
+ * tabs and, when `keepNewlines`, line breaks aside. `--json` needs none of this: JSON escapes them.
+ */
+export function printable(text: string, keepNewlines = false): string {
+  return (keepNewlines ? text.replace(/\r\n/g, "\n") : text).replace(keepNewlines ? /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g : /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x20 ? String.fromCharCode(0x2400 + code) : code === 0x7f ? "\u2421" : "\ufffd";
+  });
+}
+
+/** One line of a memory's text for a listing: whitespace folded, control characters shown, cut at `width` characters. */
 function oneLine(text: string, width: number): string {
-  const folded = text.replace(/\s+/g, " ").trim();
+  const folded = printable(text.replace(/\s+/g, " ").trim());
   return folded.length > width ? `${folded.slice(0, width - 1)}…` : folded;
 }
 
@@ -88,7 +100,7 @@ ${examples(
       const created = await withMemories(options, ({ memories }) => memories.create(user, { ...body, ...defined({ timestamp }) }));
       if (options.json) return printJson(created);
       process.stdout.write(`${created.id}\n`);
-      process.stderr.write(chalk.dim(`remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""} (${created.createdAt})\n`));
+      process.stderr.write(chalk.dim(printable(`remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""} (${created.createdAt})`)) + "\n");
     });
 
   program
@@ -119,7 +131,7 @@ ${examples("mnemo recall \"what does alice drink\" --user alice", "mnemo recall 
       if (response.results.length === 0) return void process.stderr.write("no memories match\n");
       for (const [i, hit] of response.results.entries()) {
         const rank = String(i + 1).padStart(2);
-        process.stdout.write(`${rank}. ${chalk.cyan(hit.score.toFixed(3))}  ${chalk.dim(hit.id)}  ${oneLine(hit.content, textWidth(hit.id.length + 13))}\n`);
+        process.stdout.write(`${rank}. ${chalk.cyan(hit.score.toFixed(3))}  ${chalk.dim(printable(hit.id))}  ${oneLine(hit.content, textWidth(hit.id.length + 13))}\n`);
       }
     });
 
@@ -146,7 +158,7 @@ ${examples("mnemo recall \"what does alice drink\" --user alice", "mnemo recall 
       const page = await withMemories(options, ({ memories }) => memories.list(user, query, defined({ workspaceId: options.workspace })));
       if (options.json) return printJson(page);
       if (page.data.length === 0) return void process.stderr.write("no memories\n");
-      const rows = page.data.map((m) => ({ id: m.id, created: m.createdAt.slice(0, 19).replace("T", " "), workspace: m.workspaceId ?? "", content: "" }));
+      const rows = page.data.map((m) => ({ id: printable(m.id), created: m.createdAt.slice(0, 19).replace("T", " "), workspace: printable(m.workspaceId ?? ""), content: "" }));
       const used = Math.max(...rows.map((r) => r.id.length)) + 19 + Math.max(9, ...rows.map((r) => r.workspace.length)) + 6;
       rows.forEach((row, i) => (row.content = oneLine(page.data[i].content, textWidth(used))));
       printTable(rows, ["id", "created", "workspace", "content"]);
@@ -214,8 +226,8 @@ function printMemory(m: MemoryRecord): void {
     ["id", m.id], ["created", m.createdAt], ["updated", m.updatedAt], ["workspace", m.workspaceId ?? "-"], ["session", m.session_id ?? "-"],
     ["metadata", JSON.stringify(m.metadata)],
   ];
-  for (const [name, value] of fields) process.stdout.write(`${chalk.dim(name.padEnd(10))}${value}\n`);
-  process.stdout.write(`\n${m.content}\n`);
+  for (const [name, value] of fields) process.stdout.write(`${chalk.dim(name.padEnd(10))}${printable(value)}\n`);
+  process.stdout.write(`\n${printable(m.content, true)}\n`);
 }
 
 /** The object without its undefined entries (commander leaves absent options undefined). */
