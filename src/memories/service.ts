@@ -31,6 +31,7 @@ const TIMESTAMP_PROBLEM = "timestamp: must be an ISO 8601 date or date-time with
 /** The ISO time of a `timestamp`: an ISO 8601 string, or Unix seconds (a number, or a string of digits). */
 export function parseMemoryTimestamp(value: string | number): string {
   let ms = NaN;
+  if (typeof value !== "string" && typeof value !== "number") throw badRequest(TIMESTAMP_PROBLEM);
   if (typeof value === "number" || /^\d{1,12}(?:\.\d+)?$/.test(value)) {
     const seconds = Number(value);
     if (Number.isFinite(seconds) && seconds >= 0 && seconds <= MAX_UNIX_SECONDS) ms = Math.round(seconds * 1000);
