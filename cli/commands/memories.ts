@@ -11,7 +11,7 @@ import { CliError, examples, printJson, printTable } from "../output";
  */
 
 /** The user the command acts for: `--user`, else MNEMO_USER. */
-const userOption = () => new Option("--user <id>", "the user whose memories these are (default: MNEMO_USER)").env("MNEMO_USER").makeOptionMandatory();
+const userOption = () => new Option("--user <id>", "the user whose memories these are").env("MNEMO_USER").makeOptionMandatory();
 const dataOption = () => new Option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)");
 
 interface Common {
