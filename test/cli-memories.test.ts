@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { cliDataDirs, killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 
 afterEach(killSpawnedServers);
@@ -150,7 +152,11 @@ describe("mnemo remember / recall / memories, no server running", () => {
     for (const limit of ["0", "abc", "101", "2.5"]) expectOneLineError(await cli(data, ["recall", "x", "--user", "alice", "--limit", limit]), "--limit: ");
     for (const limit of ["0", "abc", "1001"]) expectOneLineError(await cli(data, ["memories", "list", "--user", "alice", "--limit", limit]), "--limit: must be an integer between 1 and 1000");
     expectOneLineError(await cli(data, ["memories", "list", "--user", "alice", "--cursor", "garbage"]), "--cursor: ");
-    expectOneLineError(await cli(data, ["memories", "show", "mem_unknown", "--user", "alice"]), "memory 'mem_unknown' not found");
+    // A failed command ends by itself, so the index's native objects remove their temp dirs.
+    const tmp = join(dataDir("bad-input-tmp"), "tmp");
+    mkdirSync(tmp, { recursive: true });
+    expectOneLineError(await cli(data, ["memories", "show", "mem_unknown", "--user", "alice"], { TMPDIR: tmp }), "memory 'mem_unknown' not found");
+    expect(readdirSync(tmp)).toEqual([]);
     expectOneLineError(await cli(data, ["memories", "forget", "mem_unknown", "--user", "alice"]), "memory 'mem_unknown' not found");
     // No user at all: commander names the option.
     const noUser = await runCli(["memories", "list", "--data", data]);

@@ -79,8 +79,8 @@ ${examples(
       if (options.metadata !== undefined) {
         try {
           metadata = JSON.parse(options.metadata);
-        } catch {
-          throw new CliError(`--metadata: is not valid JSON: ${options.metadata}`);
+        } catch (error) {
+          throw new CliError(`--metadata: is not valid JSON (${(error as Error).message})`);
         }
       }
       const { checkBody, withMemories, cliErrorOf } = await access();
