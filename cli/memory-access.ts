@@ -67,8 +67,14 @@ export async function withMemories<T>(options: MemoryAccessOptions, use: (access
     if (options.search) await services.indexer.start();
     const access: MemoryAccess = {
       memories: services.memories,
-      /** Until the user's changes made before now are indexed (by this process or the server), at most RECALL_WAIT_MS. */
-      waitForOwnWrites: (userId: string) => services.indexer.flush(userId, RECALL_WAIT_MS, ["memory"]),
+      async waitForOwnWrites(userId: string) {
+        const flushed = await services.indexer.flush(userId, RECALL_WAIT_MS, ["memory"]);
+        // As the index writer (no server runs), vectors are made only while this process runs: the
+        // user's new memories get theirs before the search, as a running server would have made them
+        // meanwhile. Bounded; the embedder being down ends the wait (their words still find them).
+        if (services.indexer.isWriter && services.embedder) await within(RECALL_WAIT_MS, services.indexer.drain());
+        return { lag: flushed.lag, awaitingVectors: services.embedder ? (await services.indexer.stats()).pendingVector : 0 };
+      },
       get indexedHere() {
         return services.indexer.isWriter;
       },
@@ -81,9 +87,21 @@ export async function withMemories<T>(options: MemoryAccessOptions, use: (access
   }
 }
 
+/** `work`, or `ms` passed, whichever comes first (the work carries on). */
+async function within(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 export interface MemoryAccess {
   memories: import("../src/memories/service").MemoryService;
-  waitForOwnWrites(userId: string): Promise<{ lag: number }>;
+  /**
+   * Until the user's changes made before now are indexed (by this process or the server), at
+   * most RECALL_WAIT_MS: `lag` of the user's changes are not in the full-text index yet, and
+   * `awaitingVectors` changes (anyone's) wait for their vectors.
+   */
+  waitForOwnWrites(userId: string): Promise<{ lag: number; awaitingVectors: number }>;
   /** Whether this process holds the index writer lease (no server indexes this data dir). */
   readonly indexedHere: boolean;
 }

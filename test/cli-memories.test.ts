@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { startFakeEmbedder } from "./helpers/fake-embedder";
 import { cliDataDirs, killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 
 afterEach(killSpawnedServers);
@@ -194,6 +195,31 @@ describe("mnemo remember / recall / memories, no server running", () => {
       expect(shown.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
     }
     expect((await cli(data, ["memories", "show", stored.json.id, "--user", "alice"])).stdout).toEndWith("␍over\nsecond line\n");
+  });
+});
+
+describe("mnemo recall with an embedder and no server", () => {
+  test("a memory remembered just before is found by meaning alone: the recall makes its vector first", async () => {
+    const embedder = startFakeEmbedder(64);
+    try {
+      const env = { EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: embedder.url };
+      const data = dataDir("semantic");
+      const dog = await cli(data, ["remember", "My dog loves the park", "--user", "alice", "--json"], env);
+      await cli(data, ["remember", "The invoice is due in March", "--user", "alice"], env);
+      // "canine" shares no word with the memory: only its vector can match it.
+      const found = await cli(data, ["recall", "canine", "--user", "alice", "--limit", "1", "--json"], env);
+      expect([found.exitCode, found.json.results.map((r: { id: string }) => r.id)]).toEqual([0, [dog.json.id]]);
+      expect(found.json.strategy).not.toBe("fulltext");
+      expect(found.stderr).toBe("");
+      // The embedder down: the answer comes at once from the words, and says why vectors are missing.
+      embedder.failing = true;
+      await cli(data, ["remember", "Our cat sleeps all day", "--user", "alice"], env);
+      const words = await cli(data, ["recall", "cat", "--user", "alice", "--json"], env);
+      expect(words.json.results[0].content).toBe("Our cat sleeps all day");
+      expect(words.stderr).toContain("1 change still waits for vectors");
+    } finally {
+      embedder.stop();
+    }
   });
 });
 

@@ -122,11 +122,13 @@ ${examples("mnemo recall \"what does alice drink\" --user alice", "mnemo recall 
       const { SearchMemoriesBody } = await model();
       const filters = options.workspace === undefined ? undefined : { workspace_id: options.workspace };
       const body = await checkBody<typeof SearchMemoriesBody.static>(SearchMemoriesBody, defined({ query, limit: limitValue(options.limit), filters }));
-      const { response, indexLag } = await withMemories({ ...options, search: true }, async ({ memories, waitForOwnWrites }) => {
-        await waitForOwnWrites(user);
-        return memories.search(user, body);
+      const { response, indexLag, awaitingVectors } = await withMemories({ ...options, search: true }, async ({ memories, waitForOwnWrites }) => {
+        const { awaitingVectors } = await waitForOwnWrites(user);
+        return { ...(await memories.search(user, body)), awaitingVectors };
       });
-      if (indexLag > 0) process.stderr.write(chalk.yellow(`the search index is ${indexLag} changes behind: recent memories may be missing\n`));
+      const changes = (n: number) => `${n} change${n === 1 ? "" : "s"}`;
+      if (indexLag > 0) process.stderr.write(chalk.yellow(`the search index is ${changes(indexLag)} behind: recent memories may be missing\n`));
+      else if (awaitingVectors > 0) process.stderr.write(chalk.yellow(`${changes(awaitingVectors)} still wait${awaitingVectors === 1 ? "s" : ""} for vectors: recent memories are found by their words only\n`));
       if (options.json) return printJson(response);
       if (response.results.length === 0) return void process.stderr.write("no memories match\n");
       for (const [i, hit] of response.results.entries()) {
