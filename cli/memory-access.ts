@@ -72,11 +72,9 @@ export async function withMemories<T>(options: MemoryAccessOptions, use: (access
         // As the index writer (no server runs), vectors are made only while this process runs: the
         // user's new memories get theirs before the search, as a running server would have made them
         // meanwhile. Bounded; the embedder being down ends the wait (their words still find them).
-        if (services.indexer.isWriter && services.embedder) await within(RECALL_WAIT_MS, services.indexer.drain());
-        return { lag: flushed.lag, awaitingVectors: services.embedder ? (await services.indexer.stats()).pendingVector : 0 };
-      },
-      get indexedHere() {
-        return services.indexer.isWriter;
+        if (!services.indexer.isWriter || !services.embedder) return { lag: flushed.lag, awaitingVectors: 0 };
+        await within(RECALL_WAIT_MS, services.indexer.drain());
+        return { lag: flushed.lag, awaitingVectors: (await services.indexer.stats()).pendingVector };
       },
     };
     return await use(access).catch((error) => {
@@ -98,10 +96,9 @@ export interface MemoryAccess {
   memories: import("../src/memories/service").MemoryService;
   /**
    * Until the user's changes made before now are indexed (by this process or the server), at
-   * most RECALL_WAIT_MS: `lag` of the user's changes are not in the full-text index yet, and
-   * `awaitingVectors` changes (anyone's) wait for their vectors.
+   * most RECALL_WAIT_MS: `lag` of the user's changes are not in the full-text index yet; as the
+   * index writer, `awaitingVectors` changes (anyone's) still wait for their vectors (a server
+   * that writes the index makes them itself: 0).
    */
   waitForOwnWrites(userId: string): Promise<{ lag: number; awaitingVectors: number }>;
-  /** Whether this process holds the index writer lease (no server indexes this data dir). */
-  readonly indexedHere: boolean;
 }
