@@ -9,6 +9,7 @@ import { registerExportCommand } from "./commands/export";
 import { registerImportCommand } from "./commands/import";
 import { registerKeysCommand } from "./commands/keys";
 import { registerMcpCommand } from "./commands/mcp";
+import { registerMemoryCommands } from "./commands/memories";
 import { registerModelsCommand } from "./commands/models";
 import { registerOpenCommand } from "./commands/open";
 import { registerPdfTextChildCommand } from "./commands/pdf-text-child";
@@ -33,10 +34,11 @@ export function buildProgram(): Command {
     .exitOverride()
     .addHelpText("after", `
 Every command takes --help. Settings come from the environment (MNEMO_DATA_DIR, MNEMO_PORT, …); flags override them.
-${examples("mnemo serve", "mnemo open --user alice", "mnemo keys create --user alice", "mnemo doctor")}`);
+${examples("mnemo serve", "mnemo open --user alice", "mnemo remember \"Alice prefers green tea\" --user alice", "mnemo recall tea --user alice", "mnemo doctor")}`);
   registerServeCommand(program);
   registerOpenCommand(program);
   registerKeysCommand(program);
+  registerMemoryCommands(program);
   registerDevTokenCommand(program);
   registerEscrowCommand(program);
   registerReindexCommand(program);
@@ -51,6 +53,9 @@ ${examples("mnemo serve", "mnemo open --user alice", "mnemo keys create --user a
   return program;
 }
 
+/** A failed command ends by itself; should a handle keep it alive, it exits after this long anyway. */
+const EXIT_GRACE_MS = 5_000;
+
 if (import.meta.main) {
   // chalk colours only a terminal; NO_COLOR (no-color.org) turns colours off there too.
   if (process.env.NO_COLOR) chalk.level = 0;
@@ -63,6 +68,10 @@ if (import.meta.main) {
     // Expected failures (our refusals, a bad configuration, a path or port refused) are one line; anything else is a bug, with its stack.
     const message = expectedFailureMessage(error) ?? `unexpected error: ${(error as Error).stack ?? error}`;
     process.stderr.write(chalk.red(`mnemo: ${message}`) + "\n");
-    process.exit(error instanceof CliError ? error.exitCode : 1);
+    // Ending by itself, not by process.exit, lets LanceDB's native objects be dropped (each removes
+    // the temp dir it made); should a handle stay open, the process exits after EXIT_GRACE_MS anyway.
+    const exitCode = error instanceof CliError ? error.exitCode : 1;
+    process.exitCode = exitCode;
+    setTimeout(() => process.exit(exitCode), EXIT_GRACE_MS).unref();
   }
 }

@@ -60,7 +60,8 @@ export function createMemoryRepository() {
     },
     /**
      * Newest first by creation date, ties by id (descending), strictly after `before` in
-     * that order (index `memories_by_created_at`); from the start when `before` is null.
+     * that order (index `memories_by_created_at`); from the start when `before` is null;
+     * only one workspace's when `workspaceId` is given.
      */
     async listPage(tx: Executor, ownerId: string, before: ListPosition | null, limit: number, filters: ListFilters = {}): Promise<MemoryRow[]> {
       const after = before ? sql`AND (created_at, id) < (${before.createdAt}, ${before.id})` : sql``;
