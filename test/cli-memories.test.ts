@@ -55,8 +55,8 @@ describe("mnemo remember / recall / memories, no server running", () => {
 
     const recalled = await cli(data, ["recall", "green tea", "--user", "alice", "--json"]);
     expect(recalled.exitCode).toBe(0);
-    expect(recalled.json).toEqual({ results: expect.any(Array), data: expect.any(Array), mode: expect.any(String), strategy: expect.any(String) });
-    expect(recalled.json.results[0]).toEqual({ ...MEMORY_RECORD, id: tea.json.id, content: tea.json.content, metadata: { source: "terminal" }, score: expect.any(Number) });
+    expect(recalled.json).toEqual({ results: expect.any(Array), data: expect.any(Array), mode: expect.any(String), strategy: expect.any(String), signals: expect.any(Array) });
+    expect(recalled.json.results[0]).toEqual({ ...MEMORY_RECORD, id: tea.json.id, content: tea.json.content, metadata: { source: "terminal" }, score: expect.any(Number), signals: expect.any(Object) });
     expect(recalled.json.results.filter((r: { id: string }) => r.id === tea.json.id)).toHaveLength(1);
     // Ranked, for people: rank, score, id and the text on one line.
     const human = await cli(data, ["recall", "cello", "--user", "alice"]);
@@ -120,7 +120,7 @@ describe("mnemo remember / recall / memories, no server running", () => {
     const now = await cli(data, ["remember", "Today's note", "--user", "alice", "--json"]);
     const list = await cli(data, ["memories", "list", "--user", "alice", "--json"]);
     expect(list.json.data.map((m: { id: string }) => m.id)).toEqual([now.json.id, iso.json.id, unix.json.id]);
-    for (const bad of ["yesterday", "2024-02-31", "2024-05-01T09:30", "-5"]) {
+    for (const bad of ["yesterday", "2024-02-31", "-5"]) {
       expectOneLineError(await cli(data, ["remember", "x", "--user", "alice", "--timestamp", bad]), "--timestamp: must be an ISO 8601");
     }
     expect((await cli(data, ["memories", "list", "--user", "alice", "--json"])).json.data).toHaveLength(3);
