@@ -27,7 +27,8 @@ async function allPages(path: string, token?: string): Promise<{ sizes: number[]
   }
 }
 
-const context = (body: Record<string, unknown>) => server.call("POST", "/v1/context/build", { body });
+// Full text alone: these tests check which blocks the index holds, not the word vectors' neighbours.
+const context = (body: Record<string, unknown>) => server.call("POST", "/v1/context/build", { body: { signals: ["text"], ...body } });
 const query = (body: Record<string, unknown>) => server.call("POST", "/v1/documents/query", { body });
 
 describe("a document with only a title and markdown", () => {

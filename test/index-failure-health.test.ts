@@ -65,6 +65,7 @@ describe("the search index cannot be written", () => {
     const [first, before] = await server.call("POST", "/v1/memories", { body: { content: "quokka written while the index works" } });
     expect(first).toBe(201);
     expect(await searchIds("quokka")).toEqual([before.id]);
+    await server.services.indexer.drain();
     expect(await health()).toEqual({
       status: "ok",
       store: expect.any(String),
