@@ -8,7 +8,7 @@ import { partitionGroup, textTable, type PartitionGroup } from "../lance/partiti
 import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters, type SearchKind, type SearchRecords, type SearchRequest, type SearchResult, type SearchSources, type HitSignals, SEARCH_SIGNALS } from "../types";
 import type { IndexView } from "./index-view";
 import { loadPending } from "./pending";
-import { createCandidates, type CandidateAsk } from "./candidates";
+import { createCandidates, type Candidate, type CandidateAsk } from "./candidates";
 import { analyzeQuery, candidateQuery } from "../analysis/analyzer";
 import { timeFit, timeRanges } from "../analysis/dates";
 import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms";
@@ -103,11 +103,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       const afterOwn = performance.now();
 
       const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
-      const found = await candidates(request, ask, count, remaining);
-      // Indexed candidates, minus the pending sources' stale rows.
-      const indexed = found.found.filter((c) => !pendingSources.has(sourceKey({ ownerId, kind: c.kind, sourceId: c.sourceId })));
-      const forward = await termStats.forwardRows(db, ownerId, indexed, queryTerms);
-
+      const found = await candidates(request, { ...ask, words: null }, count, remaining);
       const active = [
         ...(queryTerms.length ? (["text"] as const) : []),
         ...(ask.words ? (["words"] as const) : []),
@@ -115,10 +111,11 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         ...(found.semantic ? (["vector"] as const) : []),
       ];
       const ranked: RankedHit[] = [];
-      let textMatched = false;
+      const seen = new Set<string>();
+      let textMatches = 0;
       const rank = (key: string, hit: { kind: SearchKind; sourceId: string; itemId: string }, terms: ItemTerms, cosine: number) => {
         const text = queryTerms.length ? textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)) : 0;
-        if (text > 0) textMatched = true;
+        if (text > 0) textMatches++;
         const all: HitSignals = {
           text,
           words: ask.words && terms.vector ? wordsScore(cosineTo(ask.words, terms.vector)) : 0,
@@ -131,12 +128,19 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         for (const signal of active) signals[signal] = all[signal] ?? 0;
         ranked.push({ key, kind: hit.kind, sourceId: hit.sourceId, itemId: hit.itemId, score, signals });
       };
-      for (const hit of indexed) {
-        const key = itemKey(hit);
-        const terms = forward.get(key);
-        // No forward row: the item is gone since LanceDB answered (deleted, or replaced).
-        if (terms) rank(key, hit, terms, hit.cosine);
-      }
+      /** Scores LanceDB's candidates: indexed items, minus the pending sources' stale rows, each once. */
+      const rankIndexed = async (list: Candidate[]) => {
+        const fresh = list.filter((c) => !pendingSources.has(sourceKey({ ownerId, kind: c.kind, sourceId: c.sourceId })) && !seen.has(itemKey(c)));
+        const forward = await termStats.forwardRows(db, ownerId, fresh, queryTerms);
+        for (const hit of fresh) {
+          const key = itemKey(hit);
+          seen.add(key);
+          const terms = forward.get(key);
+          // No forward row: the item is gone since LanceDB answered (deleted, or replaced).
+          if (terms) rank(key, hit, terms, hit.cosine);
+        }
+      };
+      await rankIndexed(found.found);
       // The pending items within the request's kinds and filters; none has an embedding-model vector yet.
       const known = new Map<string, AnyItem>();
       for (const { item, terms } of pending) {
@@ -144,6 +148,12 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         const key = itemKey(item);
         known.set(key, item);
         rank(key, item, terms, 0);
+      }
+      // Paraphrases: the word vectors' nearest items are asked for when the query's terms leave
+      // room on the page (a close word vector alone scores below most keyword matches). The
+      // count of matches is the owner's data alone, indexed or pending, so the candidates are too.
+      if (ask.words && textMatches < request.limit) {
+        await rankIndexed((await candidates(request, { text: null, words: ask.words, times: [], neural: false }, count, remaining)).found);
       }
       ranked.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       // Ties go to the newer item: every hit tied with the last candidate is read back too, then ordered.
@@ -155,7 +165,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         hits,
         mode: found.semantic ? "semantic" : "fulltext_fallback",
         // Which lists ranked: both, or only the vectors when no query word matched any text.
-        strategy: found.semantic ? (textMatched ? "hybrid" : "vector") : "fulltext",
+        strategy: found.semantic ? (textMatches > 0 ? "hybrid" : "vector") : "fulltext",
         signals: active,
         timings,
         indexLag: snapshot.pending.filter((ref) => request.kinds.includes(ref.kind as K)).length,
