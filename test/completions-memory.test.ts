@@ -5,6 +5,7 @@ import { TEST_DATABASE_URL } from "./helpers/database";
 import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createDocument, createWorkspace } from "./helpers/workspaces";
+import { waitFor } from "./helpers/wait";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const today = () => new Date().toISOString().slice(0, 10);
@@ -207,11 +208,10 @@ describe(`memory window on ${backend}`, () => {
     try {
       await remember(server, "the lighthouse is painted red");
       // Wait until the memory has its vector (so the engine does ask for a query embedding).
-      for (let i = 0; i < 200; i++) {
+      await waitFor(async () => {
         const [, found] = await server.call("POST", "/v1/memories/search", { body: { query: "lighthouse painted" } });
-        if (found.mode === "semantic") break;
-        await Bun.sleep(50);
-      }
+        return found.mode === "semantic";
+      }, { what: "the memory to have its vector", everyMs: 50 });
       const r = await complete(server, { messages: [{ role: "user", content: "slowquery what colour is the lighthouse" }] });
       expect([r.status, r.shimmer, r.memories, r.notes]).toEqual([200, "timeout", "0", "0"]);
       expect(fake.requests.at(-1)!.body.messages).toEqual([{ role: "user", content: "slowquery what colour is the lighthouse" }]);

@@ -5,6 +5,7 @@ import { runCli, spawnServer } from "./helpers/cli";
 import { TEST_DATABASE_URL } from "./helpers/database";
 import { FIXED_USAGE, startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
 import { startTestServer, tempDir, withClient, type TestServer } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const month = () => new Date().toISOString().slice(0, 7);
@@ -16,14 +17,7 @@ const count = (text: string) => countTokens(text, { disallowedSpecial: new Set()
 const fallbackTokens = (messages: Array<{ role: string; content: string }>, reply: string) =>
   3 + messages.reduce((sum, m) => sum + 3 + count(m.role) + count(m.content), 0) + count(reply);
 
-async function until<T>(what: string, probe: () => Promise<T | null | false>): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const value = await probe();
-    if (value) return value;
-    await Bun.sleep(20);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => Promise<T>) => waitFor(probe, { what });
 
 async function drain(server: TestServer, user: string, body: Record<string, unknown>) {
   const stream = await new OpenAI({ apiKey: `mock-token-${user}`, baseURL: `${server.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: "m", stream: true, ...body } as any);
