@@ -126,7 +126,8 @@ describe(`windows in the store of record on ${backend}`, () => {
 describe(`admission before retrieval on ${backend}`, () => {
   test("requests refused by the rate limit or the monthly quota run no memory search: the embedder sees only admitted requests' queries", async () => {
     const gateway = startFakeUpstream();
-    const env = { LLM_GATEWAY_URL: gateway.url, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: gateway.url, EMBEDDINGS_MODEL: "fake-64", MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "3" };
+    // A retrieval budget no retrieval reaches: a busy machine must not turn "injected" into "timeout".
+    const env = { LLM_GATEWAY_URL: gateway.url, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: gateway.url, EMBEDDINGS_MODEL: "fake-64", MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "3", MNEMO_MEMORY_WINDOW_MS: "60000" };
     const server = await startTestServer({ env });
     const ask = async (token: string, query: string) => {
       const response = await fetch(`${server.url}/v1/chat/completions`, {
