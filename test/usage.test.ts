@@ -243,7 +243,9 @@ describe(`the quota under concurrency on ${backend}`, () => {
   test("48 concurrent completions over two replicas (both modes): the month never passes its limit while each uses no more than it holds; refused ones never reach the gateway", async () => {
     const fake = startFakeUpstream();
     const dataDir = tempDir();
-    const env = { LLM_GATEWAY_URL: fake.url, MONTHLY_TOKEN_LIMIT: "200" };
+    // On PostgreSQL a connection for each of a replica's 24 requests: none waits for one (on a
+    // busy machine the pool's 5 s wait for a free connection would run out: a 503, not a quota answer).
+    const env = { LLM_GATEWAY_URL: fake.url, MONTHLY_TOKEN_LIMIT: "200", MNEMO_DATABASE_POOL: "24" };
     const a = await startTestServer({ dataDir, env });
     // The other replica in a process of its own, as replicas run (in one process, a SQLite
     // busy wait of one would block the other's commit).
