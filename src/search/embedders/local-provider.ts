@@ -23,14 +23,20 @@ export async function createLocalEmbedderFromConfig(config: Config["embeddings"]
   let loading: Promise<Embedder> | undefined;
   let closed = false;
   const load = () =>
-    (loading ??= import("./local").then((local) =>
-      local.createLocalEmbedder({
-        modelsDir: config.modelsDir,
-        model: config.localModel,
-        hubUrl: config.hubUrl,
-        autoDownload: config.autoDownload,
-        log: (line: string) => log.info(line),
-      }),
+    (loading ??= import("./local").then(
+      (local) =>
+        local.createLocalEmbedder({
+          modelsDir: config.modelsDir,
+          model: config.localModel,
+          hubUrl: config.hubUrl,
+          autoDownload: config.autoDownload,
+          log: (line: string) => log.info(line),
+        }),
+      // The module itself cannot load (a broken install): an outage, said once; search uses full text.
+      (error: Error) => {
+        log.warn("local embedder could not load; search uses full text", { reason: error.message });
+        throw new EmbedderUnavailableError(`local embedder: could not load (${error.message})`);
+      },
     ));
   return {
     provider: "local",
@@ -43,7 +49,7 @@ export async function createLocalEmbedderFromConfig(config: Config["embeddings"]
     },
     async close() {
       closed = true;
-      if (loading) await (await loading).close?.();
+      if (loading) await (await loading.catch(() => null))?.close?.();
     },
   };
 }
