@@ -10,6 +10,7 @@ import { callTool, ok } from "./helpers/mcp";
 import { pdfBomb, textPdf, waitForText } from "./helpers/pdf";
 import { writeTinyModel } from "./helpers/tiny-model";
 import { tempDir } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 const root = tempDir("mnemo-binary-");
 const servers = new Set<Bun.Subprocess>();
@@ -222,9 +223,13 @@ describe("the compiled binary", () => {
     expect(JSON.parse(reindex.stdout)).toEqual(expect.objectContaining({ sources: 3, pendingText: 0, pendingVector: 0, vectorSpace: "local:all-MiniLM-L6-v2" }));
 
     const second = await serve(mnemo, cwd, env, ["--allow-mock-tokens"]);
-    const response = await fetch(`${second.url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: "puppy", limit: 1 }) });
-    const body = (await response.json()) as { mode: string; results: Array<{ content: string }> };
-    expect([body.mode, body.results.map((r) => r.content)]).toEqual(["semantic", ["my kitten likes the vet"]]);
+    // The model loads on the first search; one that comes before it is ready answers from full text.
+    const body = await waitFor(async () => {
+      const response = await fetch(`${second.url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: "puppy", limit: 1 }) });
+      const found = (await response.json()) as { mode: string; results: Array<{ content: string }> };
+      return found.mode === "semantic" ? found : null;
+    }, { what: "the local model to answer a search" });
+    expect(body.results.map((r) => r.content)).toEqual(["my kitten likes the vet"]);
     second.proc.kill("SIGTERM");
     expect(await second.proc.exited).toBe(0);
   });

@@ -111,10 +111,13 @@ describe("other commands fail in one line too", () => {
 
   test("a MNEMO_DATABASE_URL that is not PostgreSQL's, or a database that does not answer, for commands that read only the environment", async () => {
     const data = dataDir("database-url");
+    // The driver's own reason for a refused connection depends on which of the socket's
+    // events comes first (on a busy machine its close can beat its error): either is said.
+    const unreachable = /^mnemo: the PostgreSQL store of record \(MNEMO_DATABASE_URL\) cannot be reached: (connect ECONNREFUSED 127\.0\.0\.1:1|Connection terminated unexpectedly)$/;
     for (const [url, line] of [
       ["mysql://admin:hunter2@db/x", "mnemo: MNEMO_DATABASE_URL: 'mysql://…@db/x' is not a postgres:// or postgresql:// URL"],
-      ["postgres://nobody@127.0.0.1:1/none", "mnemo: the PostgreSQL store of record (MNEMO_DATABASE_URL) cannot be reached: connect ECONNREFUSED 127.0.0.1:1"],
-    ]) {
+      ["postgres://nobody@127.0.0.1:1/none", expect.stringMatching(unreachable)],
+    ] as const) {
       for (const args of [["keys", "list"], ["dev-token", "create", "--user", "a"]]) {
         const result = await runCli([...args, "--data", data], { MNEMO_DATABASE_URL: url });
         expect({ args, ...oneLineFailure(result) }).toEqual({ args, exitCode: 1, stdout: "", lines: [line] });

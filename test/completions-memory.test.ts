@@ -5,6 +5,14 @@ import { TEST_DATABASE_URL } from "./helpers/database";
 import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createDocument, createWorkspace } from "./helpers/workspaces";
+import { waitFor } from "./helpers/wait";
+
+/**
+ * The retrieval budget of the servers that must inject: far beyond any retrieval, so that a
+ * busy machine slows the test and never turns "injected" into "timeout" (the timeout test
+ * sets its own short one).
+ */
+const NO_WINDOW = { MNEMO_MEMORY_WINDOW_MS: "60000" };
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const today = () => new Date().toISOString().slice(0, 10);
@@ -36,7 +44,7 @@ describe(`memory injection on ${backend}`, () => {
   let server: TestServer;
   beforeAll(async () => {
     fake = startFakeUpstream();
-    server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+    server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, ...NO_WINDOW } });
     await remember(server, "My cat is called Miso and she sleeps on the radiator");
     await remember(server, "I am allergic to peanuts");
     await remember(server, "Bob's secret: his cat is called Pixel", "bob");
@@ -140,7 +148,7 @@ describe(`memory injection on ${backend}`, () => {
 describe(`workspace notes are what the engine finds of the workspace's notes, on ${backend}`, () => {
   test("a chat message of the workspace that matches the question better takes no note's place", async () => {
     const fake = startFakeUpstream();
-    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, ...NO_WINDOW } });
     try {
       const ws = await createWorkspace(server, "Roses");
       await createDocument(server, ws, { title: "Garden plan", indexable_blocks: [{ id: "r1", content: "Prune the roses in March" }] });
@@ -166,7 +174,7 @@ describe(`workspace notes are what the engine finds of the workspace's notes, on
 describe(`memory within the monthly quota on ${backend}`, () => {
   test("the memory block fits what the request's hold has room for: items that do not fit are left out; with no room, memory is skipped", async () => {
     const fake = startFakeUpstream();
-    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, ...NO_WINDOW } });
     try {
       const long = `My cat Miso ${"likes long naps in the sun and chases moths at dusk, ".repeat(16)}`.trim();
       const question = "what is my cat called?";
@@ -207,11 +215,10 @@ describe(`memory window on ${backend}`, () => {
     try {
       await remember(server, "the lighthouse is painted red");
       // Wait until the memory has its vector (so the engine does ask for a query embedding).
-      for (let i = 0; i < 200; i++) {
+      await waitFor(async () => {
         const [, found] = await server.call("POST", "/v1/memories/search", { body: { query: "lighthouse painted" } });
-        if (found.mode === "semantic") break;
-        await Bun.sleep(50);
-      }
+        return found.mode === "semantic";
+      }, { what: "the memory to have its vector", everyMs: 50 });
       const r = await complete(server, { messages: [{ role: "user", content: "slowquery what colour is the lighthouse" }] });
       expect([r.status, r.shimmer, r.memories, r.notes]).toEqual([200, "timeout", "0", "0"]);
       expect(fake.requests.at(-1)!.body.messages).toEqual([{ role: "user", content: "slowquery what colour is the lighthouse" }]);
@@ -227,7 +234,7 @@ describe(`encrypted workspace notes on ${backend}`, () => {
   test("an encrypted title or text is opened with X-Client-Key, never injected as ciphertext without it", async () => {
     const { encryptString } = await import("../src/crypto/aes-gcm");
     const fake = startFakeUpstream();
-    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url } });
+    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, ...NO_WINDOW } });
     try {
       const key = Buffer.alloc(32, 7);
       const ws = await createWorkspace(server, "Plants");

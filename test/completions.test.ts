@@ -6,19 +6,13 @@ import { startServer } from "../src/server";
 import { databaseEnvFor, TEST_DATABASE_URL } from "./helpers/database";
 import { FIXED_USAGE, startFakeUpstream, unreachableUrl, type FakeUpstream } from "./helpers/fake-upstream";
 import { startTestServer, tempDir, withClient, type TestServer } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const client = (server: TestServer, user = "alice") => new OpenAI({ apiKey: `mock-token-${user}`, baseURL: `${server.url}/v1`, maxRetries: 0 });
 const lastBody = (fake: FakeUpstream) => fake.requests.at(-1)!.body;
 
-async function until<T>(what: string, probe: () => Promise<T | null | false>): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const value = await probe();
-    if (value) return value;
-    await Bun.sleep(50);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => Promise<T>) => waitFor(probe, { what });
 
 describe(`chat completions proxy on ${backend}`, () => {
   let fake: FakeUpstream;

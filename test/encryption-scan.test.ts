@@ -6,6 +6,7 @@ import pg from "pg";
 import { databaseUrlFor, TEST_DATABASE_URL } from "./helpers/database";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
+import { waitFor } from "./helpers/wait";
 
 /**
  * After encrypted writes, nothing under the data dir (SQLite file, WAL, the LanceDB index,
@@ -51,11 +52,7 @@ async function writeFiles() {
   await putFile(server, ws, FILE_CONTROL);
   // Both servers' indexes have taken in what they will (a sealed file queues nothing).
   for (const [s, w] of [[proxy, pws], [server, ws]] as const) {
-    for (;;) {
-      const [, status] = await s.call("GET", `/v1/workspaces/${w}/index/status`);
-      if (status.pending.text === 0) break;
-      await Bun.sleep(50);
-    }
+    await waitFor(async () => (await s.call("GET", `/v1/workspaces/${w}/index/status`))[1].pending.text === 0, { what: "the index to take in the files", everyMs: 50 });
   }
 }
 
@@ -80,11 +77,10 @@ beforeAll(async () => {
   await write("POST", `/v1/workspaces/${ws}/chats/${thread.id}/messages`, { role: "assistant", content: `reply ${CONTROL}` }, 201);
   await write("POST", `/v1/workspaces/${ws}/notes`, { documentPayload: { x: 1 }, blocksPayload: [] }, 201);
   // Wait until the index has taken every write in.
-  for (;;) {
+  await waitFor(async () => {
     const [, status] = await server.call("GET", `/v1/workspaces/${ws}/index/status`);
-    if (status.pending.text === 0 && status.messages === 1) break;
-    await Bun.sleep(50);
-  }
+    return status.pending.text === 0 && status.messages === 1;
+  }, { what: "the index to take every write in", everyMs: 50 });
   const [, found] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query: "public searchable words" } });
   expect(found.items.length).toBeGreaterThan(0);
   await writeFiles();

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { waitForText } from "./helpers/pdf";
 import { createDocument, createWorkspace } from "./helpers/workspaces";
+import { waitFor } from "./helpers/wait";
 
 const server = await startTestServer();
 afterAll(() => server.destroy());
@@ -85,8 +86,7 @@ describe("the blob store is not the index", () => {
     expect((await server.call("POST", `/v1/workspaces/${ws}/reindex`))[0]).toBe(200);
     // The whole index: dropped and rebuilt from the store of record by the index writer.
     await server.services.store.transaction((tx) => server.services.outbox.enqueueRebuild(tx));
-    for (let i = 0; i < 600 && (await server.services.outbox.pendingTextSeq()) !== null; i++) await Bun.sleep(50);
-    expect(await server.services.outbox.pendingTextSeq()).toBeNull();
+    await waitFor(async () => (await server.services.outbox.pendingTextSeq()) === null, { what: "the rebuild's text work to be done", everyMs: 50 });
 
     expect((await server.services.blobs.list()).sort()).toEqual(blobs.sort());
     const response = await fetch(`${server.url}/v1/workspaces/${ws}/files/${bin}`, { headers: { authorization: "Bearer mock-token-alice" } });

@@ -5,6 +5,7 @@ import { encryptString } from "../src/crypto/aes-gcm";
 import { createPresigner } from "../src/files/presign";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { apiError, createWorkspace } from "./helpers/workspaces";
+import { waitFor } from "./helpers/wait";
 
 const server = await startTestServer();
 const small = await startTestServer({ overrides: { files: { maxFileBytes: 1024 } } });
@@ -205,12 +206,7 @@ describe("the scheduled sweep of orphaned bytes", () => {
       // Bytes written with no row pointing at them (a crash before the commit).
       const orphan = await sweeping.services.blobs.write([new Uint8Array([4, 5, 6])]);
       expect(await sweeping.services.blobs.exists(orphan.blobId)).toBe(true);
-      let gone = false;
-      for (let tries = 0; !gone && tries < 200; tries++) {
-        await Bun.sleep(50);
-        gone = !(await sweeping.services.blobs.exists(orphan.blobId));
-      }
-      expect(gone).toBe(true);
+      await waitFor(async () => !(await sweeping.services.blobs.exists(orphan.blobId)), { what: "the sweep to remove the orphaned bytes", everyMs: 50 });
       expect(await (await download(sweeping, ws, kept)).text()).toBe("bytes a file points at");
     } finally {
       await sweeping.destroy();

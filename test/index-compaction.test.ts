@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { textTable } from "../src/search/lance/partitions";
 import { fragmentCount } from "./helpers/index-rows";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { waitFor, waitUntil } from "./helpers/wait";
 
 const servers: TestServer[] = [];
 afterAll(async () => {
@@ -11,14 +12,9 @@ afterAll(async () => {
 /** Only the searches' cost can compact here: no fragment bound within reach, no idle optimize. */
 const NO_OTHER_COMPACTION = { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "600000" };
 
-/** The table's fragment count once it is below `than` (a compaction happened), or after 15 s. */
+/** The table's fragment count once it is below `than` (a compaction happened). */
 async function fragmentsOnceBelow(dataDir: string, table: string, than: number): Promise<number> {
-  let fragments = await fragmentCount(dataDir, table);
-  for (let tries = 0; fragments >= than && tries < 300; tries++) {
-    await Bun.sleep(50);
-    fragments = await fragmentCount(dataDir, table);
-  }
-  return fragments;
+  return waitUntil(() => fragmentCount(dataDir, table), (fragments) => fragments < than, { what: `${table} to be compacted below ${than} fragments`, everyMs: 50 });
 }
 
 async function search(server: TestServer, user: string, query: string) {
@@ -90,8 +86,7 @@ describe("idle optimize", () => {
       }
       expect(await search(server, "renew", material)).toHaveLength(3);
       expect(await fragmentsOnceBelow(server.dataDir, table, 3)).toBeLessThanOrEqual(2);
-      for (let tries = 0; connection() === before && tries < 300; tries++) await Bun.sleep(50);
-      expect(connection()).not.toBe(before);
+      await waitFor(() => connection() !== before, { what: "LanceDB's connection to be recycled" });
       expect(lance.indexUpdatesSinceRecycle).toBe(0);
       // The table is opened again through the new connection, by searches and writes alike.
       expect(await search(server, "renew", "basket")).toHaveLength(3 * round + 3);

@@ -17,6 +17,7 @@ import { startServer } from "../src/server";
 import { runCli } from "./helpers/cli";
 import { databaseEnvFor } from "./helpers/database";
 import { tempDir, withClient, type TestServer } from "./helpers/server";
+import { waitUntil } from "./helpers/wait";
 
 let server: TestServer;
 /** A second process on the same store of record and index, which does not write the index. */
@@ -43,14 +44,7 @@ const health = async (on = server) => {
 };
 
 /** Polls until `done` holds for what `read` returns, at most about 30 s; returns the last value read. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < 300 && !done(value); i++) {
-    await Bun.sleep(100);
-    value = await read();
-  }
-  return value;
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string) => waitUntil(read, done, { what, everyMs: 100 });
 
 const searchIds = async (query: string): Promise<string[]> => {
   const [status, body] = await server.call("POST", "/v1/memories/search", { body: { query } });
@@ -80,7 +74,7 @@ describe("the search index cannot be written", () => {
       const [status, during] = await server.call("POST", "/v1/memories", { body: { content: "wombat written while the index fails" } });
       expect(status).toBe(201);
       // Past the second failure: retries must not log again.
-      const failing = await until(health, (h) => h.index.consecutiveFailures >= 2);
+      const failing = await until(health, (h) => h.index.consecutiveFailures >= 2, "two failed index passes");
       expect(failing).toEqual({
         status: "degraded",
         store: expect.any(String),
@@ -91,7 +85,7 @@ describe("the search index cannot be written", () => {
       });
       expect(logged(/WARN search index writes fail/)).toHaveLength(1);
       // The replica that does not write knows it from the store of record.
-      expect(await until(() => health(replica), (h) => h.index.status !== "ok")).toEqual({
+      expect(await until(() => health(replica), (h) => h.index.status !== "ok", "the replica to report the failing index")).toEqual({
         status: "degraded",
         store: expect.any(String),
         index: expect.objectContaining({
@@ -112,8 +106,8 @@ describe("the search index cannot be written", () => {
       rmSync(index);
       renameSync(`${index}.away`, index);
       restored = true;
-      expect(await until(() => searchIds("wombat"), (ids) => ids.length > 0)).toEqual([during.id]);
-      expect(await until(health, (h) => h.status === "ok")).toEqual({
+      expect(await until(() => searchIds("wombat"), (ids) => ids.length > 0, "the write made during the outage to be found")).toEqual([during.id]);
+      expect(await until(health, (h) => h.status === "ok", "health to be ok again")).toEqual({
         status: "ok",
         store: expect.any(String),
         index: expect.objectContaining({ writer: true, status: "ok", pending: 0, lastError: null, failingSince: null, consecutiveFailures: 0 }),

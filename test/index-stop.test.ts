@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 /** LanceStore's methods that write the index. */
 const WRITES = ["replaceItems", "replaceVectors", "optimize", "createVectorIndex", "dropTable", "dropAll", "recycleConnectionAfter"] as const;
@@ -22,8 +23,7 @@ function ingest(server: TestServer) {
   };
   return {
     async ingesting() {
-      for (let i = 0; i < 500 && !(await midIngest()); i++) await Bun.sleep(10);
-      expect(await midIngest()).toBe(true);
+      await waitFor(midIngest, { what: "the index writer to be mid-ingest (something indexed, more pending)", everyMs: 10 });
     },
     async stop() {
       writing = false;

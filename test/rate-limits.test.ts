@@ -3,6 +3,7 @@ import { spawnServer } from "./helpers/cli";
 import { TEST_DATABASE_URL } from "./helpers/database";
 import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const body = JSON.stringify({ messages: [{ role: "user", content: "hi" }], memory: { enabled: false } });
@@ -125,7 +126,8 @@ describe(`windows in the store of record on ${backend}`, () => {
 describe(`admission before retrieval on ${backend}`, () => {
   test("requests refused by the rate limit or the monthly quota run no memory search: the embedder sees only admitted requests' queries", async () => {
     const gateway = startFakeUpstream();
-    const env = { LLM_GATEWAY_URL: gateway.url, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: gateway.url, EMBEDDINGS_MODEL: "fake-64", MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "3" };
+    // A retrieval budget no retrieval reaches: a busy machine must not turn "injected" into "timeout".
+    const env = { LLM_GATEWAY_URL: gateway.url, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: gateway.url, EMBEDDINGS_MODEL: "fake-64", MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "3", MNEMO_MEMORY_WINDOW_MS: "60000" };
     const server = await startTestServer({ env });
     const ask = async (token: string, query: string) => {
       const response = await fetch(`${server.url}/v1/chat/completions`, {
@@ -144,11 +146,10 @@ describe(`admission before retrieval on ${backend}`, () => {
       }
       // Until both have vectors, a search is full-text only and embeds nothing.
       for (const user of ["ida", "jo"]) {
-        for (let i = 0; i < 200; i++) {
+        await waitFor(async () => {
           const [, found] = await server.call("POST", "/v1/memories/search", { token: `mock-token-${user}`, body: { query: "lighthouse painted" } });
-          if (found.mode === "semantic") break;
-          await Bun.sleep(50);
-        }
+          return found.mode === "semantic";
+        }, { what: `${user}'s memory to have its vector`, everyMs: 50 });
       }
       // Three per minute for this credential: 3 admitted, 5 refused.
       const answers = [];

@@ -4,6 +4,7 @@ import { killSpawnedServers, spawnServer } from "./helpers/cli";
 import { dropDatabaseFor, TEST_DATABASE_URL } from "./helpers/database";
 import { duplicates, indexRows } from "./helpers/index-rows";
 import { tempDir } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 afterEach(killSpawnedServers);
 
@@ -18,14 +19,7 @@ const search = (url: string, query: string) =>
   }));
 const health = (url: string) => fetch(`${url}/health`, { headers }).then((r) => r.json() as Promise<any>);
 
-async function until<T>(what: string, probe: () => Promise<T | null | false>, attempts = 300, everyMs = 100): Promise<T> {
-  for (let i = 0; i < attempts; i++) {
-    const value = await probe();
-    if (value) return value;
-    await Bun.sleep(everyMs);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => Promise<T>) => waitFor(probe, { what, everyMs: 100 });
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 

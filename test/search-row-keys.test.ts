@@ -4,6 +4,7 @@ import type { RawHit } from "../src/search/lance/lance-schema";
 import { LanceStore } from "../src/search/lance/lance-store";
 import { textTable } from "../src/search/lance/partitions";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 /**
  * Memory searches read item ids from an in-memory map by row address instead of the
@@ -38,8 +39,7 @@ async function both(lance: LanceStore, table: string) {
 const heldRows = (lance: LanceStore) => (lance as unknown as { rowKeys: { size: number } }).rowKeys.size;
 
 async function mapLoaded(lance: LanceStore, atLeast: number) {
-  for (let i = 0; i < 200 && heldRows(lance) < atLeast; i++) await Bun.sleep(10);
-  expect(heldRows(lance)).toBeGreaterThanOrEqual(atLeast);
+  await waitFor(() => heldRows(lance) >= atLeast, { what: `the row-key map to hold ${atLeast} rows`, everyMs: 10 });
 }
 
 async function write(server: TestServer, user: string, from: number, count: number, tag: string) {

@@ -5,6 +5,7 @@ import { runCli, spawnServer } from "./helpers/cli";
 import { TEST_DATABASE_URL } from "./helpers/database";
 import { FIXED_USAGE, startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
 import { startTestServer, tempDir, withClient, type TestServer } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const month = () => new Date().toISOString().slice(0, 7);
@@ -16,14 +17,7 @@ const count = (text: string) => countTokens(text, { disallowedSpecial: new Set()
 const fallbackTokens = (messages: Array<{ role: string; content: string }>, reply: string) =>
   3 + messages.reduce((sum, m) => sum + 3 + count(m.role) + count(m.content), 0) + count(reply);
 
-async function until<T>(what: string, probe: () => Promise<T | null | false>): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const value = await probe();
-    if (value) return value;
-    await Bun.sleep(20);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => Promise<T>) => waitFor(probe, { what });
 
 async function drain(server: TestServer, user: string, body: Record<string, unknown>) {
   const stream = await new OpenAI({ apiKey: `mock-token-${user}`, baseURL: `${server.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: "m", stream: true, ...body } as any);
@@ -254,7 +248,9 @@ describe(`the quota under concurrency on ${backend}`, () => {
   test("48 concurrent completions over two replicas (both modes): the month never passes its limit while each uses no more than it holds; refused ones never reach the gateway", async () => {
     const fake = startFakeUpstream();
     const dataDir = tempDir();
-    const env = { LLM_GATEWAY_URL: fake.url, MONTHLY_TOKEN_LIMIT: "200" };
+    // On PostgreSQL a connection for each of a replica's 24 requests: none waits for one (on a
+    // busy machine the pool's 5 s wait for a free connection would run out: a 503, not a quota answer).
+    const env = { LLM_GATEWAY_URL: fake.url, MONTHLY_TOKEN_LIMIT: "200", MNEMO_DATABASE_POOL: "24" };
     const a = await startTestServer({ dataDir, env });
     // The other replica in a process of its own, as replicas run (in one process, a SQLite
     // busy wait of one would block the other's commit).

@@ -74,7 +74,8 @@ export function translateError(error: unknown): unknown {
   if (code === "22021" || (code === "22P05" && /0x00|\\u0000/.test(error.message))) {
     return badRequest("a text value (an id, a field or a parameter) contains the NUL character U+0000, which this store cannot keep");
   }
-  if (UNAVAILABLE_CODES.has(code) || code.startsWith("08") || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(error.message)) {
+  // "timeout exceeded when trying to connect": pg-pool gave up waiting for a free connection (every one busy for 5 s).
+  if (UNAVAILABLE_CODES.has(code) || code.startsWith("08") || /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(error.message)) {
     return new StoreUnavailableError(error.message);
   }
   return error;

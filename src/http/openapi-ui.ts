@@ -7,10 +7,15 @@
  * they send the document to scalar.com, which a local-first server should not offer.
  */
 import { Elysia } from "elysia";
-// Not in the package's `exports`, hence the path. `type: "file"` embeds it into
-// `bun build --compile` output; the import is then a path to read it from.
-// @ts-expect-error a 4 MB browser script, imported for its path, with no declaration
-import scalarStandalone from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
+
+/**
+ * Where Scalar's bundle is read from, imported on the first request for it (so a start
+ * reaches no part of it). Not in the package's `exports`, hence the path. `type: "file"`
+ * embeds it into `bun build --compile` output; the import is then a path to read it from.
+ */
+const scalarBundlePath = async (): Promise<string> =>
+  // @ts-expect-error a 4 MB browser script, imported for its path, with no declaration
+  (await import("../../node_modules/@scalar/api-reference/dist/browser/standalone.js", { with: { type: "file" } })).default as string;
 
 /** The asset route, relative to the page like the spec's `openapi/json`. */
 export const SCALAR_ASSET_PATH = "/openapi/scalar.js";
@@ -47,13 +52,12 @@ export function openApiPage(options: { title: string; specPath: string }): strin
 /** Routes `GET /openapi` (the page) and `GET /openapi/scalar.js` (the embedded bundle). */
 export function openApiUi(options: { title: string; specPath: string }) {
   const html = openApiPage(options);
-  const script = Bun.file(scalarStandalone as string);
   return new Elysia({ name: "openapi-ui" })
     .get("/openapi", () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
     .get(
       SCALAR_ASSET_PATH,
-      () =>
-        new Response(script, {
+      async () =>
+        new Response(Bun.file(await scalarBundlePath()), {
           // The bundle changes only with the package version, i.e. with a new build.
           headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
         }),

@@ -1,10 +1,9 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AuthService, Principal } from "../auth/service";
 import type { Logger } from "../lib/log";
 import { errorDocs } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { scopesFromAuthInfo, type McpServices } from "./context";
-import { createMcpServer, sendErrorsUnprefixed } from "./server";
+import type { McpServices } from "./context";
+import type { McpAuthInfo } from "./http-session";
 import type { SessionRegistry } from "./sessions";
 
 const MB = 1024 * 1024;
@@ -27,27 +26,18 @@ const rpcError = (status: number, code: number, message: string, headers: Record
  *
  * The sessions live in a registry the composition root owns (compose.ts), bounded per user
  * and in all, and closed with its sweeper when the server stops.
+ *
+ * The MCP SDK (with zod and ajv, ~100 ms of a start) is imported by the first request that
+ * opens a session (`./http-session`), not when the routes are built.
  */
 export function mcpRoutes(deps: { auth: AuthService; services: McpServices; sessions: SessionRegistry; log: Logger }) {
   const { auth, services, sessions, log } = deps;
 
-  const authInfo = (p: Principal) => ({ token: "", clientId: p.keyId ?? p.userId, scopes: [...p.scopes], extra: { userId: p.userId } });
+  const authInfo = (p: Principal): McpAuthInfo => ({ token: "", clientId: p.keyId ?? p.userId, scopes: [...p.scopes], extra: { userId: p.userId } });
 
   async function openSession(request: Request, principal: Principal): Promise<Response> {
-    const server = createMcpServer({ services, log, principal: { userId: principal.userId, via: "http", scopesOf: scopesFromAuthInfo } });
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      enableJsonResponse: true,
-      maxRequestBodySize: MAX_MESSAGE_BYTES,
-      onsessioninitialized: (id) => sessions.add({ id, userId: principal.userId, server, transport }),
-      onsessionclosed: (id) => sessions.forget(id),
-    });
-    transport.onclose = () => transport.sessionId && sessions.forget(transport.sessionId);
-    await server.connect(sendErrorsUnprefixed(transport));
-    const response = await transport.handleRequest(request, { authInfo: authInfo(principal) });
-    // Anything but an initialize request leaves no session: nothing to keep.
-    if (!transport.sessionId) await server.close().catch(() => {});
-    return response;
+    const session = await import("./http-session");
+    return session.openSession({ services, sessions, log, maxMessageBytes: MAX_MESSAGE_BYTES }, request, principal, authInfo(principal));
   }
 
   async function handle(request: Request): Promise<Response> {

@@ -1,4 +1,5 @@
 import { deflateSync } from "node:zlib";
+import { waitFor } from "./wait";
 
 /**
  * A PDF written byte by byte: one page per content stream (Helvetica as F1), Flate-compressed
@@ -64,13 +65,12 @@ type Indexing = { status: string; reason?: string; message?: string };
 
 /**
  * Asks `listFiles` until the file `key`'s text is no longer pending, and returns its
- * indexing state. Bounded by the test's timeout; the wait is on state, never on time.
+ * indexing state: a wait on state (test/helpers/wait.ts), whose deadline only guards a hang.
  */
 export async function waitForText(listFiles: () => Promise<Array<{ key: string; indexing: Indexing }>>, key: string): Promise<Indexing> {
-  for (;;) {
+  return waitFor(async () => {
     const file = (await listFiles()).find((f) => f.key === key);
     if (!file) throw new Error(`file ${key} is not listed`);
-    if (file.indexing.status !== "pending") return file.indexing;
-    await Bun.sleep(25);
-  }
+    return file.indexing.status !== "pending" ? file.indexing : null;
+  }, { what: `the text of file ${key} to be read` });
 }

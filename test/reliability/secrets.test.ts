@@ -18,6 +18,7 @@ import { startFakeUpstream } from "../helpers/fake-upstream";
 import { tempDir } from "../helpers/server";
 import { BACKEND, figure } from "./lib/mode";
 import { childEnv, killChildren, LOGS, runCli, startChild } from "./lib/server-process";
+import { waitFor } from "../helpers/wait";
 
 const dataDir = tempDir("mnemo-secrets-");
 
@@ -169,8 +170,8 @@ describe(`secrets never logged nor stored in the clear (${BACKEND})`, () => {
         const [status] = await call(method, path, token, body, headers);
         statuses[`${i} ${method} ${path.split("?")[0].replace(ws.id, ":ws")}`] = status;
       }
-      // Let the indexer embed (through the fake provider, with its key) before stopping.
-      await Bun.sleep(1_500);
+      // The indexer has embedded the memory (through the fake provider, with its key) before the stop.
+      await waitFor(() => upstream.embedded.some((text) => text.includes("a memory written with an API key")), { what: "the indexer to embed the memory" });
       await server.kill("SIGTERM");
 
       // Derived forms of the invalid API key (the prefix alone is not secret).

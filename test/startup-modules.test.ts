@@ -1,0 +1,100 @@
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
+import { connectMcpHttp } from "./helpers/mcp";
+import { writeTinyModel } from "./helpers/tiny-model";
+
+/**
+ * `mnemo serve` starts without what only some requests need: the MCP SDK (and the zod and
+ * ajv it brings), Scalar's API page bundle, the local embedder and onnxruntime, PDF text
+ * extraction, the tokenizer of usage counts. Checked by the modules the server process
+ * actually loaded (test/cli-startup-preload.ts writes them at exit), never by timing; and
+ * the check is shown to see each of them once the request that needs it was served.
+ */
+const ROOT = join(import.meta.dir, "..");
+const PRELOAD = join(import.meta.dir, "cli-startup-preload.ts");
+const HEAVY: Record<string, RegExp> = {
+  "MCP SDK": /node_modules\/@modelcontextprotocol\//,
+  "zod": /node_modules\/zod\//,
+  "ajv": /node_modules\/ajv\//,
+  "Scalar bundle": /node_modules\/@scalar\//,
+  "onnxruntime": /node_modules\/onnxruntime-node\//,
+  "PDF extraction": /node_modules\/(unpdf|pdfjs-dist)\//,
+  "openai": /node_modules\/openai\//,
+  "tokenizer": /node_modules\/gpt-tokenizer\//,
+  "MCP sessions": /\/src\/mcp\/http-session\.ts$/,
+  "local embedder": /\/src\/search\/embedders\/local\/local-embedder\.ts$/,
+};
+const root = mkdtempSync(join(tmpdir(), "mnemo-startup-modules-"));
+const dataDirs: string[] = [];
+const running = new Set<Bun.Subprocess>();
+afterEach(() => {
+  for (const proc of running) if (proc.exitCode === null) proc.kill("SIGKILL");
+  running.clear();
+});
+afterAll(async () => {
+  for (const dir of dataDirs) await dropDatabaseFor(dir);
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** `mnemo serve` with the local model present (so an eager embedder would load it) and the module recorder preloaded. */
+async function serveRecorded(name: string) {
+  const dataDir = join(root, name);
+  dataDirs.push(dataDir);
+  writeTinyModel(join(dataDir, "models", "all-MiniLM-L6-v2"));
+  const out = join(root, `${name}-loaded.json`);
+  const proc = Bun.spawn([process.execPath, "--preload", PRELOAD, join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "", HOME: root, MNEMO_LOG_LEVEL: "warn", MNEMO_LOADED_MODULES_OUT: out,
+      EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", ...(await databaseEnvFor(dataDir)),
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  running.add(proc);
+  const reader = proc.stdout.getReader();
+  let buffered = "";
+  while (!/listening on (\S+)/.test(buffered)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited before listening: ${await new Response(proc.stderr).text()}`);
+    buffered += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return {
+    url: /listening on (\S+)/.exec(buffered)![1],
+    /** Stops the server (SIGTERM, a clean exit) and names the heavy parts it had loaded. */
+    async heavyLoaded(): Promise<string[]> {
+      proc.kill("SIGTERM");
+      expect(await proc.exited).toBe(0);
+      const modules = JSON.parse(readFileSync(out, "utf8")) as string[];
+      return Object.entries(HEAVY).filter(([, re]) => modules.some((m) => re.test(m))).map(([part]) => part);
+    },
+  };
+}
+
+describe("serve loads heavy modules on first use", () => {
+  test("starting and answering /health loads none of them", async () => {
+    const server = await serveRecorded("health-only");
+    const health = await fetch(`${server.url}/health`);
+    expect(health.status).toBe(200);
+    expect(await server.heavyLoaded()).toEqual([]);
+  });
+
+  test("the requests that need them load them: an MCP session, the API page's script, a semantic search", async () => {
+    const server = await serveRecorded("all-used");
+    const headers = { authorization: "Bearer mock-token-alice", "content-type": "application/json" };
+    const { client } = await connectMcpHttp(server.url, "mock-token-alice");
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    await client.close();
+    const page = await fetch(`${server.url}/openapi/scalar.js`);
+    expect([page.status, (await page.text()).length > 1_000_000]).toEqual([200, true]);
+    expect((await fetch(`${server.url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content: "my kitten likes the vet" }) })).status).toBe(201);
+    // The search embeds its query (whether the model answers within the search's budget or not).
+    const search = await fetch(`${server.url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: "puppy", limit: 1 }) });
+    expect(search.status).toBe(200);
+    expect(await server.heavyLoaded()).toEqual(expect.arrayContaining(["MCP SDK", "zod", "ajv", "Scalar bundle", "MCP sessions", "local embedder"]));
+  });
+});
