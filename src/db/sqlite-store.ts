@@ -167,16 +167,15 @@ export class SqliteConnection {
       for (const member of group.members) member.resolve();
       return this.release();
     }
-    // The connection stays taken until the WAL is on disk: nothing reads a write before
-    // it is durable, while the event loop serves everything else meanwhile.
+    // Acknowledged once the WAL is on disk; the connection serves other statements and
+    // transactions meanwhile (a later commit's fsync covers this one's frames too).
+    this.release();
     this.wal.sync().then(
       () => {
         for (const member of group.members) member.resolve();
-        this.release();
       },
       (error) => {
         for (const member of group.members) member.reject(error);
-        this.release();
       },
     );
   }
