@@ -38,6 +38,7 @@ import { createLogger, type Logger } from "./lib/log";
 import { restrictNewFiles } from "./lib/owner-only";
 import { createScheduler } from "./lib/scheduler";
 import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
+import { createMemoryHistoryRepository } from "./memories/history-repository";
 import { createMemoryRepository } from "./memories/repository";
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
@@ -78,6 +79,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
 
   const cursors = createCursors(await serverSecret(store, "cursors"));
   const memoryRepo = createMemoryRepository();
+  // Memories stored before the exact-duplicate rule get their key (a page per transaction).
+  await backfillContentKeys(store, memoryRepo, log);
   const workspaceRepos = openWorkspaceRepositories();
   const fileRepo = createFileRepository();
   const search = await createSearch({
@@ -131,7 +134,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     escrow,
     clientKeys,
     identity: createIdentityService({ auth, store, escrow, log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
-    memories: createMemoryService({ repo: memoryRepo, outbox, engine, store, cursors, workspaces }),
+    memories: createMemoryService({ repo: memoryRepo, history: createMemoryHistoryRepository(), outbox, engine, store, cursors, workspaces }),
     ...workspaceServices,
     ...createCompletionServices({ config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys }),
     blobs,
@@ -159,6 +162,16 @@ export async function openServices(config: Config, options: { log?: Logger; star
   return services;
 }
 export type Services = Awaited<ReturnType<typeof openServices>>;
+
+/** Keys the memories stored before the exact-duplicate rule; a failure (another replica at it) is retried at the next start. */
+async function backfillContentKeys(store: Store, repo: ReturnType<typeof createMemoryRepository>, log: Logger) {
+  const PAGE = 500;
+  try {
+    while ((await store.transaction((tx) => repo.backfillContentKeys(tx, PAGE))) === PAGE);
+  } catch (error) {
+    log.warn("memory duplicate keys not filled in; retried at the next start", { reason: (error as Error).message });
+  }
+}
 
 /** The repositories of workspaces and their contents; opened before the indexer, which reads them. */
 function openWorkspaceRepositories() {

@@ -73,7 +73,7 @@ export const TOOLS: Tool[] = [
     scopes: WRITE,
     async run(args, { s, user, p }) {
       const body = checkBody(CreateMemoryBody, defined({ content: args.content, metadata: args.metadata, workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id }));
-      return memoryOut(await s.memories.create(user, body));
+      return memoryOut(await s.memories.create(user, body, { kind: "mcp" }));
     },
   }),
   tool({
@@ -123,7 +123,7 @@ export const TOOLS: Tool[] = [
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     scopes: WRITE,
     async run(args, { s, user }) {
-      const { id } = await s.memories.delete(user, args.id);
+      const { id } = await s.memories.delete(user, args.id, { kind: "mcp" });
       return { id, deleted: true as const };
     },
   }),

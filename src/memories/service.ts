@@ -8,9 +8,12 @@ import { toSearchFilters } from "../shared/search-filters";
 import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody } from "./model";
 import type { Outbox, SearchEngine, SearchMode, SearchStrategy, SearchTimings } from "../search";
 import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
+import type { MemoryHistoryRepository, MemorySource, MemoryVersion } from "./history-repository";
 
 export interface MemoryServiceDeps {
   repo: MemoryRepository;
+  /** Each memory's versions and their sources (`GET /v1/memories/:id/history`). */
+  history: MemoryHistoryRepository;
   outbox: Outbox;
   /** The read path over the memory source: memory hits carry their stored row. */
   engine: SearchEngine<{ memory: MemoryRow }>;
@@ -49,7 +52,7 @@ export function toMemoryRecord(row: MemoryRow): MemoryRecord {
  */
 const LIST_NAME = "memories:created";
 
-export function createMemoryService({ repo, outbox, engine, store, cursors, workspaces }: MemoryServiceDeps) {
+export function createMemoryService({ repo, history, outbox, engine, store, cursors, workspaces }: MemoryServiceDeps) {
   const decodeCursor = (ownerId: string, cursor: string): ListPosition => {
     let position: unknown;
     try {
@@ -64,39 +67,68 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
   };
   const encodeCursor = (ownerId: string, row: MemoryRow) => cursors.encode(ownerId, LIST_NAME, JSON.stringify([row.createdAt, row.id]));
 
-  return {
-    async create(ownerId: string, body: typeof CreateMemoryBody.static): Promise<MemoryRecord> {
-      if (!body.content.trim()) throw badRequest("content: must not be blank");
-      const bytes = encoder.encode(body.content).byteLength;
-      if (bytes > MAX_CONTENT_BYTES) throw payloadTooLarge(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (50 KB)`);
-      const metadata = body.metadata ?? {};
-      if (encoder.encode(JSON.stringify(metadata)).byteLength > MAX_METADATA_BYTES) {
-        throw payloadTooLarge(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
+  async function storeMemory(ownerId: string, body: typeof CreateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<{ memory: MemoryRecord; duplicate: boolean }> {
+    if (!body.content.trim()) throw badRequest("content: must not be blank");
+    const bytes = encoder.encode(body.content).byteLength;
+    if (bytes > MAX_CONTENT_BYTES) throw payloadTooLarge(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (50 KB)`);
+    const metadata = body.metadata ?? {};
+    if (encoder.encode(JSON.stringify(metadata)).byteLength > MAX_METADATA_BYTES) {
+      throw payloadTooLarge(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
+    }
+    const now = new Date().toISOString();
+    const row = {
+      ownerId,
+      id: body.id ?? newId("mem"),
+      content: body.content,
+      metadata,
+      workspaceId: oneOf<string>(body, ["workspaceId", "workspace_id"]) ?? null,
+      sessionId: oneOf<string>(body, ["session_id", "sessionId"]) ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const stored = await store.transaction(async (tx) => {
+      // Another user's workspace answers like a missing one (404), as on every workspace route.
+      if (row.workspaceId !== null) await workspaces.requireOwned(ownerId, row.workspaceId, tx);
+      const inserted = await repo.insert(tx, row);
+      if (!inserted) {
+        const existing = await repo.duplicateOf(tx, ownerId, row.workspaceId, row.content);
+        return existing ? { existing, inserted: null } : null;
       }
-      const now = new Date().toISOString();
-      const row = {
-        ownerId,
-        id: body.id ?? newId("mem"),
-        content: body.content,
-        metadata,
-        workspaceId: oneOf<string>(body, ["workspaceId", "workspace_id"]) ?? null,
-        sessionId: oneOf<string>(body, ["session_id", "sessionId"]) ?? null,
-        createdAt: now,
-        updatedAt: now,
-      };
-      const stored = await store.transaction(async (tx) => {
-        // Another user's workspace answers like a missing one (404), as on every workspace route.
-        if (row.workspaceId !== null) await workspaces.requireOwned(ownerId, row.workspaceId, tx);
-        const inserted = await repo.insert(tx, row);
-        if (!inserted) return null;
-        await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: row.id }, "insert");
-        // The previous memory of this conversation gains this one as context.
-        const { previous } = await repo.neighbours(tx, inserted);
-        if (previous) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: previous.id }, "sync");
-        return inserted;
-      });
-      if (!stored) throw conflict(`id: a memory with id '${row.id}' already exists`);
-      return toMemoryRecord(stored);
+      await history.record(tx, { ownerId, memoryId: row.id, event: "created", content: row.content, metadata, workspaceId: row.workspaceId, at: now, source });
+      await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: row.id }, "insert");
+      // The previous memory of this conversation gains this one as context.
+      const { previous } = await repo.neighbours(tx, inserted);
+      if (previous) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: previous.id }, "sync");
+      return { existing: null, inserted };
+    });
+    if (!stored) throw conflict(`id: a memory with id '${row.id}' already exists`);
+    return stored.existing ? { memory: toMemoryRecord(stored.existing), duplicate: true } : { memory: toMemoryRecord(stored.inserted!), duplicate: false };
+  }
+
+  return {
+    /** Stores a memory; an exact duplicate (memories/content-key.ts) answers the memory already stored instead. */
+    async create(ownerId: string, body: typeof CreateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<MemoryRecord> {
+      return (await storeMemory(ownerId, body, source)).memory;
+    },
+
+    /**
+     * Stores a memory, or finds its exact duplicate (same owner and workspace, same
+     * normalised text): `duplicate` then says no row was written and `memory` is the one
+     * stored before. The unique index decides, so concurrent writers store it once.
+     */
+    store: storeMemory,
+
+    /**
+     * `GET /v1/memories/:id/history`: the memory's versions, oldest first; still answered
+     * once it is deleted (its last version says so). A memory stored before history was kept
+     * shows one `created` version of its current content, source `unknown`.
+     */
+    async history(ownerId: string, id: string): Promise<{ id: string; versions: MemoryVersion[] }> {
+      const versions = await history.list(store.db, ownerId, id);
+      if (versions.length) return { id, versions };
+      const row = await repo.get(store.db, ownerId, id);
+      if (!row) throw notFound(`memory '${id}' not found`);
+      return { id, versions: [{ version: 1, event: "created", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: row.createdAt, source: { kind: "unknown" } }] };
     },
 
     async list(ownerId: string, query: { limit?: string; cursor?: string }) {
@@ -115,10 +147,13 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       return toMemoryRecord(row);
     },
 
-    async delete(ownerId: string, id: string) {
+    async delete(ownerId: string, id: string, source: MemorySource = { kind: "api" }) {
       const deleted = await store.transaction(async (tx) => {
         const row = await repo.get(tx, ownerId, id);
         if (!row) return false;
+        await history.record(tx, {
+          ownerId, memoryId: id, event: "deleted", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: new Date().toISOString(), source,
+        });
         const { previous, next, later } = await repo.neighbours(tx, row);
         await repo.delete(tx, ownerId, id);
         await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
