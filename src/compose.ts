@@ -39,7 +39,9 @@ import { restrictNewFiles } from "./lib/owner-only";
 import { createScheduler } from "./lib/scheduler";
 import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
 import { createMemoryHistoryRepository } from "./memories/history-repository";
+import { createMemoryOperations } from "./memories/operations";
 import { createMemoryRepository } from "./memories/repository";
+import { createFormationService } from "./formation";
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { migrateAll } from "./migrations";
@@ -117,6 +119,9 @@ export async function openServices(config: Config, options: { log?: Logger; star
   scheduleOrphanSweep({
     files, isSweeper: () => indexer.isWriter, log, scheduler, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
   });
+  const memoryHistory = createMemoryHistoryRepository();
+  const memories = createMemoryService({ repo: memoryRepo, history: memoryHistory, outbox, engine, store, cursors, workspaces });
+  const completionServices = createCompletionServices({ config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys });
   const services = {
     config,
     log,
@@ -134,9 +139,16 @@ export async function openServices(config: Config, options: { log?: Logger; star
     escrow,
     clientKeys,
     identity: createIdentityService({ auth, store, escrow, log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
-    memories: createMemoryService({ repo: memoryRepo, history: createMemoryHistoryRepository(), outbox, engine, store, cursors, workspaces }),
+    memories,
     ...workspaceServices,
-    ...createCompletionServices({ config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys }),
+    usage: completionServices.usage,
+    models: completionServices.models,
+    completions: completionServices.completions,
+    /** Memory formation: extraction from conversations with the gateway's memory model. */
+    formation: createFormationService({
+      config, upstream: completionServices.upstream, admit: completionServices.admit, usage: completionServices.usage, memories,
+      operations: createMemoryOperations({ repo: memoryRepo, history: memoryHistory, outbox }), workspaces, store, log,
+    }),
     blobs,
     files,
     uploads,
@@ -244,6 +256,8 @@ function createCompletionServices(d: {
   const retriever = createRetriever({ engine: d.engine, documentsQuery: d.documentsQuery, log: d.log, decryptor: noteDecryptor(d.clientKeys), looksEncrypted });
   return {
     usage,
+    upstream,
+    admit,
     models: createModelCatalog({ upstream, curated: c.models, defaultModel: c.defaultModel, timeoutMs: c.gatewayTimeoutMs, log: d.log }),
     completions: createCompletionService({ config: c, upstream, retriever, usage, admit, workspaces: d.workspaces, log: d.log }),
   };

@@ -40,6 +40,12 @@ export interface FakeUpstream {
   /** Embeddings of inputs for which this returns true wait `slowEmbedMs`. */
   slowEmbed: (text: string) => boolean;
   slowEmbedMs: number;
+  /**
+   * Scripted replies of non-streaming completions, taken in order (then `reply` again): the
+   * message content as given, a function of the request's body, or an object sent as JSON
+   * text (the memory model's extraction and decision replies).
+   */
+  script: Array<string | object | ((body: any) => string | object)>;
   /** What `/v1/models` lists; null answers 500. */
   models: Array<{ id: string; owned_by: string }> | null;
   stop(): void;
@@ -68,6 +74,7 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
     nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
     slowEmbed: () => false,
     slowEmbedMs: 0,
+    script: [],
     models: [{ id: "upstream-model-a", owned_by: "upstream-lab" }, { id: "llama3.2", owned_by: "meta" }],
     stop: () => server.stop(true),
   };
@@ -83,9 +90,14 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
     const created = 1_700_000_000;
     const model = body.model;
     if (!body.stream) {
+      let content: unknown = state.reply;
+      if (state.script.length) {
+        const next = state.script.shift()!;
+        content = typeof next === "function" ? next(body) : next;
+      }
       return Response.json({
         id, object: "chat.completion", created, model,
-        choices: [{ index: 0, message: { role: "assistant", content: state.reply }, finish_reason: "stop", logprobs: null }],
+        choices: [{ index: 0, message: { role: "assistant", content: typeof content === "string" ? content : JSON.stringify(content) }, finish_reason: "stop", logprobs: null }],
         ...(state.sendUsage ? { usage: state.usage } : {}),
       });
     }

@@ -1,0 +1,29 @@
+import type { AuthService } from "../auth/service";
+import { authPlugin } from "../auth/plugin";
+import { createRouter } from "../lib/router";
+import { errorResponses } from "../shared/error-body";
+import { EXTRACT_BODY_LIMIT, ExtractBody, ExtractQuery, ExtractResponse } from "./model";
+import type { FormationService } from "./service";
+
+export { createFormationService, type FormationService } from "./service";
+
+/** `POST /v1/memories/extract`: memory formation from a conversation, on request. */
+export function formationRoutes(auth: AuthService, formation: FormationService) {
+  return createRouter({ prefix: "/v1/memories" })
+    .use(authPlugin(auth))
+    .post("/extract", async ({ principal, body, query }) => formation.extract({ userId: principal.userId, body, dryRun: query.dry_run === "true" }), {
+      auth: "memory:write",
+      body: ExtractBody,
+      query: ExtractQuery,
+      bodyLimit: EXTRACT_BODY_LIMIT,
+      response: { 200: ExtractResponse, ...errorResponses() },
+      detail: {
+        tags: ["memories"],
+        summary: "Extract memories from a conversation (add, update, delete or leave, decided by the memory model)",
+        description:
+          "Asks the memory model (MNEMO_MEMORY_MODEL, else DEFAULT_MODEL) for durable facts about the user, then for a decision per fact against the user's most similar memories; " +
+          "applies them in one transaction, each with its history and source. `?dry_run=true` answers the decisions without applying them. Metered and held against the monthly quota like completions. " +
+          "Client-encrypted messages are skipped. A model reply out of shape, too long or naming a memory it was not shown is refused whole: 502, nothing changed.",
+      },
+    });
+}
