@@ -1,7 +1,7 @@
 import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { createRouter } from "../lib/router";
-import { errorResponses } from "../shared/error-body";
+import { errorsFor } from "../shared/error-body";
 import { EXTRACT_BODY_LIMIT, ExtractBody, ExtractQuery, ExtractResponse } from "./model";
 import type { FormationService } from "./service";
 
@@ -16,7 +16,7 @@ export function formationRoutes(auth: AuthService, formation: FormationService) 
       body: ExtractBody,
       query: ExtractQuery,
       bodyLimit: EXTRACT_BODY_LIMIT,
-      response: { 200: ExtractResponse, ...errorResponses() },
+      response: { 200: ExtractResponse, ...errorsFor(400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504) },
       detail: {
         tags: ["memories"],
         summary: "Extract memories from a conversation (add, update, delete or leave, decided by the memory model)",
