@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { encryptString } from "../src/crypto/aes-gcm";
+import { callTool, connectMcpHttp, ok } from "./helpers/mcp";
 import { FIXED_USAGE, startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 
@@ -170,6 +171,26 @@ describe("POST /v1/memories/extract", () => {
     expect(status).toBe(400);
     expect(body.error.message).toContain("messages");
     expect((await server.call("POST", "/v1/memories/extract", { token: null, body: { messages: [{ role: "user", content: "x" }] } }))[0]).toBe(401);
+  });
+});
+
+describe("MCP extract_memories", () => {
+  test("the same extraction as a tool, for the session's user only", async () => {
+    const { client } = await connectMcpHttp(server.url, mock("fm"));
+    try {
+      fake.script.push({ facts: ["The user speaks Danish"] }, { decisions: [{ fact: 0, action: "add" }] });
+      const dry = ok(await callTool(client, "extract_memories", { messages: [{ role: "user", content: "Jeg taler dansk." }], dry_run: true }));
+      expect([dry.applied, dry.decisions[0].action]).toEqual([false, "add"]);
+      expect(await contents("fm")).toEqual([]);
+      fake.script.push({ facts: ["The user speaks Danish"] }, { decisions: [{ fact: 0, action: "add" }] });
+      const done = ok(await callTool(client, "extract_memories", { messages: [{ role: "user", content: "Jeg taler dansk." }], session_id: "s1" }));
+      expect(done.decisions[0]).toMatchObject({ action: "add", content: "The user speaks Danish" });
+      expect(await contents("fm")).toEqual(["The user speaks Danish"]);
+      const [, history] = await server.call("GET", `/v1/memories/${done.decisions[0].memoryId}/history`, { token: mock("fm") });
+      expect(history.versions[0].source).toEqual({ kind: "extraction", threadId: "s1", messageIds: [], model: "memory-model" });
+    } finally {
+      await client.close();
+    }
   });
 });
 
