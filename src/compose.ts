@@ -9,7 +9,7 @@ import { createChatService } from "./chats/service";
 import { createAdmission } from "./completions/admission";
 import { createModelCatalog } from "./completions/models";
 import { createRetriever, type RetrieverDeps } from "./completions/retrieval";
-import { createCompletionService } from "./completions/service";
+import { createCompletionService, type Capture } from "./completions/service";
 import { createUpstream } from "./completions/upstream";
 import type { Config } from "./config";
 import { createContextService } from "./context/service";
@@ -42,6 +42,8 @@ import { createMemoryHistoryRepository } from "./memories/history-repository";
 import { createMemoryOperations } from "./memories/operations";
 import { createMemoryRepository } from "./memories/repository";
 import { createFormationService } from "./formation";
+import { createCapture } from "./formation/capture";
+import { createFormationJobRepository } from "./formation/jobs-repository";
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { migrateAll } from "./migrations";
@@ -121,7 +123,21 @@ export async function openServices(config: Config, options: { log?: Logger; star
   });
   const memoryHistory = createMemoryHistoryRepository();
   const memories = createMemoryService({ repo: memoryRepo, history: memoryHistory, outbox, engine, store, cursors, workspaces });
-  const completionServices = createCompletionServices({ config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys });
+  // Capture needs memory formation, which needs the completions' upstream: bound once both exist.
+  let capture: ReturnType<typeof createCapture> | null = null;
+  const captureEnabled = !config.encryption.proxyMode || config.completions.extractionInProxyMode;
+  const completionServices = createCompletionServices({
+    config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys,
+    capture: { enabled: captureEnabled, record: (exchange) => capture?.record(exchange) },
+  });
+  const formation = createFormationService({
+    config, upstream: completionServices.upstream, admit: completionServices.admit, usage: completionServices.usage, memories,
+    operations: createMemoryOperations({ repo: memoryRepo, history: memoryHistory, outbox }), workspaces, store, log,
+  });
+  capture = createCapture({
+    store, chats: workspaceRepos.chats, workspaces: workspaceRepos.workspaces, jobs: createFormationJobRepository(), outbox, formation, scheduler, log,
+    enabled: captureEnabled, isWorker: () => indexer.isWriter, backoffMs: config.completions.extractionRetryMs,
+  });
   const services = {
     config,
     log,
@@ -145,10 +161,9 @@ export async function openServices(config: Config, options: { log?: Logger; star
     models: completionServices.models,
     completions: completionServices.completions,
     /** Memory formation: extraction from conversations with the gateway's memory model. */
-    formation: createFormationService({
-      config, upstream: completionServices.upstream, admit: completionServices.admit, usage: completionServices.usage, memories,
-      operations: createMemoryOperations({ repo: memoryRepo, history: memoryHistory, outbox }), workspaces, store, log,
-    }),
+    formation,
+    /** Captured conversations and their extraction jobs (X-Svc-Remember). */
+    capture,
     blobs,
     files,
     uploads,
@@ -170,6 +185,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
   if (options.startIndexer !== false) {
     await indexer.start();
     pdfText.start();
+    capture.start();
   }
   return services;
 }
@@ -246,6 +262,7 @@ function createCompletionServices(d: {
   log: Logger;
   /** The request's client key: X-Client-Key, else the escrowed one (src/crypto). */
   clientKeys: ClientKeys;
+  capture: Capture;
 }) {
   const c = d.config.completions;
   const upstream = createUpstream({ baseUrl: c.gatewayUrl, apiKey: c.gatewayApiKey, timeoutMs: c.gatewayTimeoutMs, log: d.log });
@@ -259,6 +276,6 @@ function createCompletionServices(d: {
     upstream,
     admit,
     models: createModelCatalog({ upstream, curated: c.models, defaultModel: c.defaultModel, timeoutMs: c.gatewayTimeoutMs, log: d.log }),
-    completions: createCompletionService({ config: c, upstream, retriever, usage, admit, workspaces: d.workspaces, log: d.log }),
+    completions: createCompletionService({ config: c, upstream, retriever, usage, admit, workspaces: d.workspaces, log: d.log, capture: d.capture }),
   };
 }

@@ -5,6 +5,7 @@ import type { Logger } from "../lib/log";
 import type { WindowSpec } from "../rate-limits/service";
 import type { QuotaHold, UsageService } from "../usage/service";
 import { contentText, countPromptTokens, countTextTokens } from "../usage/tokens";
+import { newId } from "../lib/ids";
 import type { WorkspaceService } from "../workspaces/service";
 import { estimateCost, type Admit } from "./admission";
 import { beforeDeadline, injectIntoSystem, memoryQuery, renderMemoryBlock, TIMED_OUT, withinBudget, type Retrieved, type Shimmer } from "./injection";
@@ -22,6 +23,38 @@ export interface CompletionRequest {
   clientKey: string | null;
   /** Aborts when the client disconnects. */
   signal: AbortSignal;
+  /** `X-Svc-Remember: true`: capture the exchange (in the thread `X-Svc-Thread`, else a new one). */
+  remember?: { threadId: string | null } | null;
+}
+
+/** One exchange of a completion, to be remembered once the reply is delivered. */
+export interface CapturedExchange {
+  userId: string;
+  /** `X-Svc-Workspace`: the thread's workspace and that of the memories formed. */
+  workspaceId: string | null;
+  threadId: string;
+  /** The request's new user messages: those after its last assistant message. */
+  messages: string[];
+  reply: string;
+}
+
+/** Memory capture (formation/capture.ts), off unless a request asks for it. */
+export interface Capture {
+  /** False in reverse-proxy encryption mode unless the operator allowed extraction. */
+  readonly enabled: boolean;
+  /** Records the exchange in the background; returns at once. */
+  record(exchange: CapturedExchange): void;
+}
+
+/** The user messages after the last assistant message, as text. */
+function newUserMessages(messages: unknown[]): string[] {
+  const out: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role?: unknown; content?: unknown };
+    if (m?.role === "assistant") break;
+    if (m?.role === "user") out.unshift(contentText(m.content));
+  }
+  return out.filter((text) => text.trim());
 }
 
 /** What the route answers: the upstream's body (text or stream) with our headers. */
@@ -39,6 +72,8 @@ export interface CompletionServiceDeps {
   admit: Admit;
   workspaces: WorkspaceService;
   log: Logger;
+  /** Capture of exchanges (`X-Svc-Remember`); none: the header is answered `off`. */
+  capture?: Capture;
 }
 
 const ROUTE = "POST /v1/chat/completions";
@@ -76,7 +111,7 @@ function replyText(reply: any): string {
  * system prompt; the hold settles to what the request used, or is released when nothing
  * came back (the upstream refused it, the client left).
  */
-export function createCompletionService({ config, upstream, retriever, usage, admit, workspaces, log }: CompletionServiceDeps) {
+export function createCompletionService({ config, upstream, retriever, usage, admit, workspaces, log, capture }: CompletionServiceDeps) {
   function windowsOf(principal: Principal): WindowSpec[] {
     const credential = principal.keyId ? `key:${principal.keyId}` : `credential:${principal.method}:${principal.userId}`;
     return [
@@ -161,6 +196,19 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
         // Streams report usage only when asked; we ask, and drop that chunk if the client did not.
         if (stream) upstreamBody.stream_options = { ...((passed as { stream_options?: object }).stream_options ?? {}), include_usage: true };
 
+        // Capture, asked for: the thread is named now; the exchange is written once the reply is out.
+        let remember: ((reply: string) => void) | null = null;
+        if (r.remember) {
+          if (capture?.enabled) {
+            const threadId = r.remember.threadId ?? newId("thr");
+            headers["x-svc-thread"] = threadId;
+            headers["x-svc-remember"] = "queued";
+            const exchange = { userId, workspaceId: r.workspaceId, threadId, messages: newUserMessages(r.body.messages) };
+            remember = (reply) => {
+              if (exchange.messages.length || reply.trim()) capture.record({ ...exchange, reply });
+            };
+          } else headers["x-svc-remember"] = "off";
+        }
         headers["x-svc-shimmer"] = shimmer;
         headers["x-svc-memory-count"] = String(found.memories.length);
         headers["x-svc-notes-count"] = String(found.notes.length);
@@ -175,6 +223,7 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
             parsed = JSON.parse(reply.text);
           } catch {}
           await quota.settle(messages, parsed?.usage ?? null, replyText(parsed));
+          if (remember && reply.status < 300) remember(replyText(parsed));
           headers["x-svc-overhead-ms"] = ms(ours + (performance.now() - back));
           log.debug("completion", { shimmer, upstreamMs: ms(back - sent) });
           return { status: reply.status, headers: { ...headers, "content-type": reply.contentType }, body: reply.text };
@@ -202,6 +251,7 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
           onUpstreamError: (text) => log.warn("the model gateway reported an error mid-stream", { upstream: redactUpstreamText(text, config.gatewayApiKey) }),
           onEnd: (outcome, tally) => {
             if (outcome !== "done") log.debug("stream ended early", { outcome });
+            else remember?.(tally.text);
             return quota.settle(messages, tally.usage, tally.text);
           },
         });

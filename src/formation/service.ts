@@ -2,7 +2,7 @@ import type { Admit } from "../completions/admission";
 import type { Upstream } from "../completions/upstream";
 import type { Config } from "../config";
 import { looksEncrypted } from "../crypto/stored-text";
-import type { Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import type { MemoryOperation, MemoryOperations, OperationOutcome } from "../memories/operations";
 import type { MemoryService } from "../memories/service";
@@ -45,6 +45,8 @@ export interface ExtractRequest {
   dryRun: boolean;
   /** Where the conversation came from (extraction from a captured thread names it). */
   source?: Pick<MemorySource, "threadId" | "messageIds">;
+  /** Runs in the transaction that applies the decisions (a job marks itself done there); throwing rolls them back. */
+  inTransaction?: (tx: Executor) => Promise<void>;
 }
 
 interface Candidate {
@@ -167,6 +169,7 @@ export function createFormationService(d: FormationDeps) {
           outcomes = await d.store.transaction(async (tx) => {
             const out: OperationOutcome[] = [];
             for (const { op, target } of planned) out.push(op ? await d.operations.apply(tx, r.userId, op, source) : preview(null, target));
+            await r.inTransaction?.(tx);
             return out;
           });
         }

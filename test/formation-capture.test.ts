@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { createFormationJobRepository, type FormationJob } from "../src/formation/jobs-repository";
+import { conversationsWorkspaceId, MAX_ATTEMPTS } from "../src/formation/capture";
+import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
+import { mock, startTestServer, type TestServer } from "./helpers/server";
+
+let fake: FakeUpstream;
+let server: TestServer;
+const jobs = createFormationJobRepository();
+beforeAll(async () => {
+  fake = startFakeUpstream({ reply: "Noted, Rex is a lovely name." });
+  server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, MNEMO_MEMORY_MODEL: "memory-model", MNEMO_EXTRACTION_RETRY_MS: "0" } });
+});
+afterAll(async () => {
+  await server.destroy();
+  fake.stop();
+});
+
+const openai = (user: string, headers: Record<string, string> = {}) =>
+  new OpenAI({ apiKey: mock(user), baseURL: `${server.url}/v1`, maxRetries: 0, defaultHeaders: headers });
+const userJobs = (user: string) => jobs.listByOwner(server.services.store.db, user);
+
+/** Runs the worker until the user has `count` jobs and none is pending or running (no clock involved). */
+async function settled(user: string, count: number): Promise<FormationJob[]> {
+  for (;;) {
+    await server.services.capture.runDue();
+    const list = await userJobs(user);
+    if (list.length >= count && list.every((j) => j.status === "done" || j.status === "failed")) return list;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+const contents = async (user: string) => ((await server.call("GET", "/v1/memories", { token: mock(user) }))[1].data as any[]).map((m) => m.content);
+const messagesOf = async (user: string, ws: string, thread: string) =>
+  ((await server.call("GET", `/v1/workspaces/${ws}/chats/${thread}/messages`, { token: mock(user) }))[1] as any[]).map((m) => [m.role, m.content]);
+
+describe("capture (X-Svc-Remember)", () => {
+  test("off by default: nothing is recorded, no extraction runs", async () => {
+    const before = fake.requests.length;
+    const { response } = await openai("cap-off").chat.completions.create({ model: "m", messages: [{ role: "user", content: "My dog is Rex." }] }).withResponse();
+    expect(response.headers.get("x-svc-thread")).toBeNull();
+    expect(response.headers.get("x-svc-remember")).toBeNull();
+    await server.services.capture.idle();
+    await server.services.capture.runDue();
+    expect(await userJobs("cap-off")).toEqual([]);
+    expect(fake.requests.length).toBe(before + 1);
+    expect((await server.call("GET", `/v1/workspaces/${conversationsWorkspaceId("cap-off")}`, { token: mock("cap-off") }))[0]).toBe(404);
+  });
+
+  test("a completion asked to remember: the exchange goes to a thread after the reply, and its facts become memories with their source", async () => {
+    fake.script.push("Noted, Rex is a lovely name.", { facts: ["The user has a dog named Rex"] }, { decisions: [{ fact: 0, action: "add" }] });
+    const { data, response } = await openai("cap-a", { "X-Svc-Remember": "true" })
+      .chat.completions.create({ model: "m", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Our new dog is called Rex." }] })
+      .withResponse();
+    expect(data.choices[0].message.content).toBe("Noted, Rex is a lovely name.");
+    const thread = response.headers.get("x-svc-thread")!;
+    expect(thread).toMatch(/^thr_/);
+    expect(response.headers.get("x-svc-remember")).toBe("queued");
+    const [job] = await settled("cap-a", 1);
+    expect(job.status).toBe("done");
+    expect(await contents("cap-a")).toEqual(["The user has a dog named Rex"]);
+    const ws = conversationsWorkspaceId("cap-a");
+    expect(await messagesOf("cap-a", ws, thread)).toEqual([["user", "Our new dog is called Rex."], ["assistant", "Noted, Rex is a lovely name."]]);
+    const [, list] = await server.call("GET", "/v1/memories", { token: mock("cap-a") });
+    const [, history] = await server.call("GET", `/v1/memories/${list.data[0].id}/history`, { token: mock("cap-a") });
+    expect(history.versions[0].source).toEqual({ kind: "extraction", threadId: thread, messageIds: job.messageIds, model: "memory-model" });
+    // The extraction calls went to the memory model, after the completion itself.
+    expect(fake.requests.slice(-2).map((r) => r.body.model)).toEqual(["memory-model", "memory-model"]);
+  });
+
+  test("streaming, in a named thread of a workspace: the thread grows turn by turn, memories go to that workspace", async () => {
+    const [, ws] = await server.call("POST", "/v1/workspaces", { token: mock("cap-s"), body: { name: "home" } });
+    const client = openai("cap-s", { "X-Svc-Remember": "true", "X-Svc-Thread": "thr_cap_s", "X-Svc-Workspace": ws.id });
+    fake.script.push({ facts: ["The user lives in Porto"] }, { decisions: [{ fact: 0, action: "add" }] });
+    const stream = await client.chat.completions.create({ model: "m", stream: true, messages: [{ role: "user", content: "I live in Porto." }] });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+    expect(text).toBe("Noted, Rex is a lovely name.");
+    await settled("cap-s", 1);
+    fake.script.push({ facts: [] });
+    const again = await client.chat.completions.create({
+      model: "m", stream: true,
+      messages: [{ role: "user", content: "I live in Porto." }, { role: "assistant", content: text }, { role: "user", content: "And I cycle." }],
+    });
+    for await (const _ of again);
+    const done = await settled("cap-s", 2);
+    expect(done.map((j) => j.status)).toEqual(["done", "done"]);
+    expect(await messagesOf("cap-s", ws.id, "thr_cap_s")).toEqual([
+      ["user", "I live in Porto."], ["assistant", "Noted, Rex is a lovely name."], ["user", "And I cycle."], ["assistant", "Noted, Rex is a lovely name."],
+    ]);
+    const [, list] = await server.call("GET", "/v1/memories", { token: mock("cap-s") });
+    expect(list.data.map((m: any) => [m.content, m.workspaceId])).toEqual([["The user lives in Porto", ws.id]]);
+  });
+
+  test("a job whose model replies are unusable is retried, then marked failed; nothing is changed", async () => {
+    fake.script.push("ok", ...Array.from({ length: MAX_ATTEMPTS }, () => "I refuse to answer in JSON."));
+    await openai("cap-f", { "X-Svc-Remember": "true" }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "I like jazz." }] });
+    const [job] = await settled("cap-f", 1);
+    expect([job.status, job.attempts]).toEqual(["failed", MAX_ATTEMPTS]);
+    expect(job.lastError).toContain("not usable");
+    expect(fake.script).toEqual([]);
+    expect(await contents("cap-f")).toEqual([]);
+  });
+
+  test("another user's thread id captures nothing for either user", async () => {
+    fake.script.push("ok", { facts: [] });
+    const { response } = await openai("cap-x", { "X-Svc-Remember": "true", "X-Svc-Thread": "thr_private_x" }).chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: "secret plans" }] })
+      .withResponse();
+    expect(response.headers.get("x-svc-thread")).toBe("thr_private_x");
+    await settled("cap-x", 1);
+    fake.script.push("ok");
+    const { response: theirs } = await openai("cap-y", { "X-Svc-Remember": "true", "X-Svc-Thread": "thr_private_x" }).chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: "I am someone else" }] })
+      .withResponse();
+    expect(theirs.status).toBe(200);
+    // The write was refused (the id is taken): no job, and the owner's thread is as it was.
+    await server.services.capture.idle();
+    await server.services.capture.runDue();
+    expect(await userJobs("cap-y")).toEqual([]);
+    expect(await messagesOf("cap-x", conversationsWorkspaceId("cap-x"), "thr_private_x")).toEqual([["user", "secret plans"], ["assistant", "ok"]]);
+  });
+
+  test("X-Svc-Remember must be true or false", async () => {
+    const [status, body] = await server.call("POST", "/v1/chat/completions", {
+      token: mock("cap-v"), headers: { "x-svc-remember": "yes please" }, body: { model: "m", messages: [{ role: "user", content: "hi" }] },
+    });
+    expect([status, body.error.message]).toEqual([400, "X-Svc-Remember: must be true or false"]);
+  });
+});
