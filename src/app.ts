@@ -82,11 +82,11 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer })),
+      healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer, extractionJobs: services.capture.counts })),
     )
     .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))
-    .use(formationRoutes(services.auth, services.formation))
+    .use(formationRoutes(services.auth, services.formation, services.capture))
     .use(memoryRoutes(services.auth, services.memories))
     .use(contextRoutes(services.auth, services.context))
     .use(workspaceRoutes(services.auth, services.workspaces, encryption))

@@ -195,6 +195,8 @@ export type Services = Awaited<ReturnType<typeof openServices>>;
 async function backfillContentKeys(store: Store, repo: ReturnType<typeof createMemoryRepository>, log: Logger) {
   const PAGE = 500;
   try {
+    // A plain read first: a start with nothing to fill takes no write lock.
+    if (!(await repo.anyUnkeyed(store.db))) return;
     while ((await store.transaction((tx) => repo.backfillContentKeys(tx, PAGE))) === PAGE);
   } catch (error) {
     log.warn("memory duplicate keys not filled in; retried at the next start", { reason: (error as Error).message });

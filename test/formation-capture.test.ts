@@ -100,6 +100,31 @@ describe("capture (X-Svc-Remember)", () => {
     expect(job.lastError).toContain("not usable");
     expect(fake.script).toEqual([]);
     expect(await contents("cap-f")).toEqual([]);
+    // Visible to its owner, with our message; to nobody else; counted in /health's details.
+    const [, listed] = await server.call("GET", "/v1/memories/extract/jobs", { token: mock("cap-f") });
+    expect(listed.data).toEqual([expect.objectContaining({ id: `job_${job.seq}`, status: "failed", attempts: MAX_ATTEMPTS, lastError: job.lastError })]);
+    expect((await server.call("GET", "/v1/memories/extract/jobs", { token: mock("cap-f-other") }))[1].data).toEqual([]);
+    const [, health] = await server.call("GET", "/health", { token: mock("cap-f") });
+    expect(health.extractionJobs.failed).toBeGreaterThanOrEqual(1);
+    expect((await server.call("GET", "/health", { token: null }))[1].extractionJobs).toBeUndefined();
+  });
+
+  test("a job whose replica died mid-run (its lease lapsed) is taken over and applied", async () => {
+    const [, ws] = await server.call("POST", "/v1/workspaces", { token: mock("cap-r"), body: { name: "r" } });
+    const [, thread] = await server.call("POST", `/v1/workspaces/${ws.id}/chats`, { token: mock("cap-r"), body: { title: "t" } });
+    const [, message] = await server.call("POST", `/v1/workspaces/${ws.id}/chats/${thread.id}/messages`, { token: mock("cap-r"), body: { role: "user", content: "I play the cello." } });
+    const store = server.services.store;
+    // A job claimed by a replica that then died: running, its lease already over.
+    const claimed = await store.transaction(async (tx) => {
+      await jobs.enqueue(tx, { ownerId: "cap-r", workspaceId: null, threadWorkspaceId: ws.id, threadId: thread.id, messageIds: [message.id] }, 0);
+      return jobs.claim(tx, 0, 1);
+    });
+    expect(claimed?.status).toBe("running");
+    fake.script.push({ facts: ["The user plays the cello"] }, { decisions: [{ fact: 0, action: "add" }] });
+    const [job] = await settled("cap-r", 1);
+    expect([job.status, job.attempts]).toEqual(["done", 2]);
+    expect(await contents("cap-r")).toEqual(["The user plays the cello"]);
+    expect(await server.services.capture.runDue()).toBe(0);
   });
 
   test("another user's thread id captures nothing for either user", async () => {

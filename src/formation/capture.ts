@@ -47,7 +47,7 @@ class AlreadyDone extends Error {}
  * with an extraction job in the same transaction; the worker runs the jobs on one replica,
  * retries with backoff and marks the last failure. Off unless asked for.
  */
-export function createCapture(d: CaptureDeps): Capture & { start(): void; runDue(): Promise<number>; idle(): Promise<void> } {
+export function createCapture(d: CaptureDeps) {
   const backoffMs = d.backoffMs ?? BACKOFF_MS;
   let running: Promise<number> | null = null;
   /** Captures scheduled or being written. */
@@ -123,6 +123,7 @@ export function createCapture(d: CaptureDeps): Capture & { start(): void; runDue
     running ??= (async () => {
       let ran = 0;
       try {
+        if (!(await d.jobs.anyDue(d.store.db, Date.now()))) return 0;
         for (let job = await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), LEASE_MS)); job; job = d.scheduler.stopped ? null : await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), LEASE_MS))) {
           await runJob(job);
           ran++;
@@ -139,9 +140,9 @@ export function createCapture(d: CaptureDeps): Capture & { start(): void; runDue
     d.scheduler.after(0, "formation jobs", runDue);
   }
 
-  return {
+  const capture = {
     enabled: d.enabled,
-    record(exchange) {
+    record(exchange: CapturedExchange) {
       let done!: () => void;
       const settled = new Promise<void>((resolve) => (done = resolve));
       writing.add(settled);
@@ -163,5 +164,19 @@ export function createCapture(d: CaptureDeps): Capture & { start(): void; runDue
       d.scheduler.every(POLL_MS, "formation jobs", runDue, 0);
     },
     runDue,
+    /** `GET /v1/memories/extract/jobs`: the user's latest jobs, newest first. */
+    async jobs(userId: string) {
+      const rows = await d.jobs.listByOwner(d.store.db, userId, 100);
+      return {
+        data: rows.map((j) => ({
+          id: `job_${j.seq}`, status: j.status, attempts: j.attempts, lastError: j.lastError, threadId: j.threadId, workspaceId: j.workspaceId,
+          createdAt: j.createdAt, updatedAt: j.updatedAt,
+        })),
+      };
+    },
+    /** Jobs by status over every user (`/health` details). */
+    counts: () => d.jobs.counts(d.store.db),
   };
+  return capture satisfies Capture;
 }
+export type CaptureService = ReturnType<typeof createCapture>;

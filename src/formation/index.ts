@@ -2,13 +2,14 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { createRouter } from "../lib/router";
 import { errorsFor } from "../shared/error-body";
-import { EXTRACT_BODY_LIMIT, ExtractBody, ExtractQuery, ExtractResponse } from "./model";
+import type { CaptureService } from "./capture";
+import { EXTRACT_BODY_LIMIT, ExtractBody, ExtractQuery, ExtractResponse, FormationJobList } from "./model";
 import type { FormationService } from "./service";
 
 export { createFormationService, type FormationService } from "./service";
 
 /** `POST /v1/memories/extract`: memory formation from a conversation, on request. */
-export function formationRoutes(auth: AuthService, formation: FormationService) {
+export function formationRoutes(auth: AuthService, formation: FormationService, capture: CaptureService) {
   return createRouter({ prefix: "/v1/memories" })
     .use(authPlugin(auth))
     .post("/extract", async ({ principal, body, query }) => formation.extract({ userId: principal.userId, body, dryRun: query.dry_run === "true" }), {
@@ -25,5 +26,10 @@ export function formationRoutes(auth: AuthService, formation: FormationService) 
           "applies them in one transaction, each with its history and source. `?dry_run=true` answers the decisions without applying them. Metered and held against the monthly quota like completions. " +
           "Client-encrypted messages are skipped. A model reply out of shape, too long or naming a memory it was not shown is refused whole: 502, nothing changed.",
       },
+    })
+    .get("/extract/jobs", async ({ principal }) => capture.jobs(principal.userId), {
+      auth: "memory:read",
+      response: { 200: FormationJobList, ...errorsFor(401, 403, 500, 503) },
+      detail: { tags: ["memories"], summary: "The caller's extraction jobs of captured conversations (X-Svc-Remember), newest first, failed ones with their last error" },
     });
 }

@@ -12,15 +12,18 @@ export interface FormationJob {
   status: "pending" | "running" | "done" | "failed";
   attempts: number;
   lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
 }
 
 type Stored = {
   seq: number; owner_id: string; workspace_id: string | null; thread_workspace_id: string; thread_id: string; message_ids: string;
-  status: FormationJob["status"]; attempts: number; last_error: string | null;
+  status: FormationJob["status"]; attempts: number; last_error: string | null; created_at: string; updated_at: string;
 };
 const toJob = (r: Stored): FormationJob => ({
   seq: Number(r.seq), ownerId: r.owner_id, workspaceId: r.workspace_id, threadWorkspaceId: r.thread_workspace_id, threadId: r.thread_id,
   messageIds: JSON.parse(r.message_ids), status: r.status, attempts: Number(r.attempts), lastError: r.last_error,
+  createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 /** The extraction job table (formation/migrations.ts). */
@@ -33,6 +36,10 @@ export function createFormationJobRepository() {
         sql`INSERT INTO formation_jobs (owner_id, workspace_id, thread_workspace_id, thread_id, message_ids, status, attempts, available_at, lease_until, created_at, updated_at)
             VALUES (${job.ownerId}, ${job.workspaceId}, ${job.threadWorkspaceId}, ${job.threadId}, ${JSON.stringify(job.messageIds)}, 'pending', 0, ${nowMs}, 0, ${now}, ${now})`,
       );
+    },
+    /** Whether any job is due (a plain read: an idle poll takes no write lock). */
+    async anyDue(tx: Executor, nowMs: number): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS one FROM formation_jobs WHERE (status = 'pending' AND available_at <= ${nowMs}) OR (status = 'running' AND lease_until < ${nowMs}) LIMIT 1`)) !== null;
     },
     /**
      * Claims the oldest due job: pending and available, or running with its lease lapsed (its

@@ -45,3 +45,19 @@ export const ExtractResponse = t.Object({
   decisions: t.Array(ExtractDecision),
 });
 export type ExtractResponse = typeof ExtractResponse.static;
+
+export const FormationJobList = t.Object({
+  data: t.Array(
+    t.Object({
+      id: t.String(),
+      status: t.Union([t.Literal("pending"), t.Literal("running"), t.Literal("done"), t.Literal("failed")]),
+      attempts: t.Integer({ minimum: 0 }),
+      lastError: t.Union([t.String(), t.Null()], { description: "why the last attempt failed (Mnemo's message, never the gateway's text)" }),
+      threadId: t.String(),
+      workspaceId: t.Union([t.String(), t.Null()]),
+      createdAt: t.String({ format: "date-time" }),
+      updatedAt: t.String({ format: "date-time" }),
+    }),
+    { description: "the latest 100, newest first" },
+  ),
+});

@@ -33,6 +33,11 @@ const HealthInfo = t.Object({
     failingSince: nullableTime("when the current run of index write failures began"),
     consecutiveFailures: t.Integer({ description: "failed index writes in a row (retried every second); 0 when writes succeed" }),
   }, { description: "only for a caller with a valid token: where the index lives, which process writes it, the last failure" })),
+  extractionJobs: t.Optional(t.Object({
+    pending: t.Integer({ description: "waiting to run (new, or waiting out a retry's backoff)" }),
+    running: t.Integer(),
+    failed: t.Integer({ description: "failed on every attempt; the owner sees why in GET /v1/memories/extract/jobs" }),
+  }, { description: "only for a caller with a valid token: memory extraction jobs of captured conversations, all users" })),
 });
 
 /**
@@ -48,8 +53,8 @@ export const healthRoutes = (auth: AuthService, info: () => Promise<HealthInfo>)
     async ({ request }) => {
       const authorization = request.headers.get("authorization");
       if (authorization !== null) await auth.authenticate(authorization);
-      const { status, store, index } = await info();
-      return authorization === null ? { status, store } : { status, store, index };
+      const { status, store, index, extractionJobs } = await info();
+      return authorization === null ? { status, store } : { status, store, index, extractionJobs };
     },
     {
       response: { 200: HealthInfo, ...errorsFor(401) },

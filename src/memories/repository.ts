@@ -86,6 +86,10 @@ export function createMemoryRepository() {
      * Rows stored before the exact-duplicate rule (no key yet), a page at a time, given their
      * key; a row that duplicates one already keyed is marked `dup:<id>` (kept, never matched).
      */
+    /** Whether rows older than the exact-duplicate rule are left (a plain read). */
+    async anyUnkeyed(tx: Executor): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS one FROM memories WHERE content_key IS NULL LIMIT 1`)) !== null;
+    },
     async backfillContentKeys(tx: Executor, page = 500): Promise<number> {
       const rows = await all<Stored>(tx, sql`SELECT * FROM memories WHERE content_key IS NULL ORDER BY seq LIMIT ${page}`);
       for (const r of rows) {
