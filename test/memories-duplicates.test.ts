@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { encryptString, sealJson } from "../src/crypto/aes-gcm";
 import { cliDataDirs, runCli } from "./helpers/cli";
 import { callTool, connectMcpHttp, ok } from "./helpers/mcp";
-import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { all, run, sql } from "../src/db/store";
+import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -117,5 +118,42 @@ describe("import", () => {
     writeFileSync(file, ['{"content":"PLAYS CHESS "}', '{"content":"Reads poetry"}'].join("\n"));
     const second = JSON.parse((await runCli(["import", file, "--user", "alice", "--json", "--data", data])).stdout);
     expect([second.inserted, second.existing, second.failed]).toEqual([1, 1, 0]);
+  });
+});
+
+describe("memories stored before the rule, and mnemo doctor", () => {
+  test("older rows get their key at start (their own duplicates kept, marked); doctor reports near-duplicates by id, never content", async () => {
+    const dataDir = tempDir("mnemo-dup-legacy-");
+    const first = await startTestServer({ dataDir });
+    const ids: string[] = [];
+    try {
+      for (const content of ["Likes green tea", "Walks to work", "Speaks Dutch", "I like tea, and coffee.", "i like coffee and tea"]) {
+        ids.push((await first.call("POST", "/v1/memories", { token: mock("legacy"), body: { content } }))[1].id);
+      }
+      // As a store written before the rule: no keys, and an exact duplicate among the rows.
+      await run(first.services.store.db, sql`UPDATE memories SET content_key = NULL, content = ${"likes GREEN tea "} WHERE id = ${ids[2]}`);
+      await run(first.services.store.db, sql`UPDATE memories SET content_key = NULL`);
+    } finally {
+      await first.stop();
+    }
+    const again = await startTestServer({ dataDir });
+    try {
+      const keys = await all<{ id: string; content_key: string | null }>(again.services.store.db, sql`SELECT id, content_key FROM memories WHERE owner_id = ${"legacy"} ORDER BY seq`);
+      expect(keys.map((k) => k.content_key === null)).toEqual([false, false, false, false, false]);
+      expect(keys[2].content_key).toBe(`dup:${ids[2]}`);
+      // The first of the two is the one a new write finds.
+      const [status, body] = await again.call("POST", "/v1/memories", { token: mock("legacy"), body: { content: "likes green tea" } });
+      expect([status, body.id]).toEqual([200, ids[0]]);
+      const doctor = await runCli(["doctor", "--json", "--data", dataDir]);
+      const check = JSON.parse(doctor.stdout).checks.find((c: any) => c.name === "memory duplicates");
+      expect(check.status).toBe("warn");
+      expect(check.items).toEqual([
+        { ownerId: "legacy", workspaceId: null, ids: [ids[0], ids[2]] },
+        { ownerId: "legacy", workspaceId: null, ids: [ids[3], ids[4]] },
+      ]);
+      expect(doctor.stdout).not.toContain("coffee");
+    } finally {
+      await again.destroy();
+    }
   });
 });
