@@ -171,6 +171,12 @@ describe("POST /v1/memories/extract", () => {
     expect(status).toBe(400);
     expect(body.error.message).toContain("messages");
     expect((await server.call("POST", "/v1/memories/extract", { token: null, body: { messages: [{ role: "user", content: "x" }] } }))[0]).toBe(401);
+    // It spends tokens on the gateway: `chat` is needed besides memory:write.
+    const { key } = await server.services.credentials.createApiKey({ userId: "fv", scopes: ["memory:write", "memory:read"] });
+    const requests = fake.requests.length;
+    const [scoped, refused] = await server.call("POST", "/v1/memories/extract", { token: key, body: { messages: [{ role: "user", content: "I like jazz." }] } });
+    expect([scoped, refused.error.code]).toEqual([403, "forbidden"]);
+    expect(fake.requests.length).toBe(requests);
   });
 });
 

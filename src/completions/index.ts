@@ -32,10 +32,11 @@ const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 /** `X-Svc-Remember` (`true` / `false`, default false) and `X-Svc-Thread`. */
 function rememberHeaders(request: Request): { threadId: string | null } | null {
   const value = request.headers.get("x-svc-remember")?.trim().toLowerCase();
-  const thread = request.headers.get("x-svc-thread")?.trim() || null;
-  if (thread !== null && !THREAD_ID.test(thread)) throw badRequest("X-Svc-Thread: must be a thread id (letters, digits, _ . : -; at most 128)");
   if (value === undefined || value === "" || value === "false") return null;
   if (value !== "true") throw badRequest("X-Svc-Remember: must be true or false");
+  // Read only with capture on: a client that sends its own X-Svc-Thread for other reasons is not refused.
+  const thread = request.headers.get("x-svc-thread")?.trim() || null;
+  if (thread !== null && !THREAD_ID.test(thread)) throw badRequest("X-Svc-Thread: must be a thread id (letters, digits, _ . : -; at most 128)");
   return { threadId: thread };
 }
 

@@ -12,7 +12,14 @@ export { createFormationService, type FormationService } from "./service";
 export function formationRoutes(auth: AuthService, formation: FormationService, capture: CaptureService) {
   return createRouter({ prefix: "/v1/memories" })
     .use(authPlugin(auth))
-    .post("/extract", async ({ principal, body, query }) => formation.extract({ userId: principal.userId, body, dryRun: query.dry_run === "true" }), {
+    .post(
+      "/extract",
+      async ({ principal, body, query }) => {
+        // It spends the user's tokens on the gateway, as a completion does: `chat` as well.
+        auth.requireScope(principal, "chat");
+        return formation.extract({ userId: principal.userId, body, dryRun: query.dry_run === "true" });
+      },
+      {
       auth: "memory:write",
       body: ExtractBody,
       query: ExtractQuery,
@@ -24,9 +31,11 @@ export function formationRoutes(auth: AuthService, formation: FormationService, 
         description:
           "Asks the memory model (MNEMO_MEMORY_MODEL, else DEFAULT_MODEL) for durable facts about the user, then for a decision per fact against the user's most similar memories; " +
           "applies them in one transaction, each with its history and source. `?dry_run=true` answers the decisions without applying them. Metered and held against the monthly quota like completions. " +
-          "Client-encrypted messages are skipped. A model reply out of shape, too long or naming a memory it was not shown is refused whole: 502, nothing changed.",
+          "Client-encrypted messages are skipped. A model reply out of shape, too long or naming a memory it was not shown is refused whole: 502, nothing changed. " +
+          "Needs the scopes memory:write and chat.",
       },
-    })
+      },
+    )
     .get("/extract/jobs", async ({ principal }) => capture.jobs(principal.userId), {
       auth: "memory:read",
       response: { 200: FormationJobList, ...errorsFor(401, 403, 500, 503) },

@@ -87,7 +87,7 @@ export const TOOLS: Tool[] = [
     input: S.ExtractMemoriesInput,
     output: S.ExtractMemoriesOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-    scopes: WRITE,
+    scopes: CHAT_WRITE,
     async run(args, { s, user, p }) {
       const body = checkBody(ExtractBody, defined({ messages: args.messages.map((m) => defined(m)), workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id }));
       return s.formation.extract({ userId: user, body, dryRun: args.dry_run === true });
