@@ -64,8 +64,10 @@ describe("capture (X-Svc-Remember)", () => {
     const [, list] = await server.call("GET", "/v1/memories", { token: mock("cap-a") });
     const [, history] = await server.call("GET", `/v1/memories/${list.data[0].id}/history`, { token: mock("cap-a") });
     expect(history.versions[0].source).toEqual({ kind: "extraction", threadId: thread, messageIds: job.messageIds, model: "memory-model" });
-    // The extraction calls went to the memory model, after the completion itself.
+    // The extraction calls went to the memory model, after the completion itself, and are metered to the user.
     expect(fake.requests.slice(-2).map((r) => r.body.model)).toEqual(["memory-model", "memory-model"]);
+    const [, usage] = await server.call("GET", "/v1/usage", { token: mock("cap-a") });
+    expect(usage.usage.requestCount).toBe(3);
   });
 
   test("streaming, in a named thread of a workspace: the thread grows turn by turn, memories go to that workspace", async () => {
