@@ -103,6 +103,11 @@ describe("POST /v1/memories/extract", () => {
     expect((await history(add.memoryId)).map((v: any) => [v.event, v.source])).toEqual([["created", source]]);
     // The other user learns nothing of these.
     expect((await server.call("GET", `/v1/memories/${lisbon}/history`, { token: mock("fb") }))[0]).toBe(404);
+    // The text a deletion by extraction kept for review is erased once the user deletes it too.
+    expect((await history(coffee))[1].content).toBe("The user drinks coffee every morning");
+    expect((await server.call("DELETE", `/v1/memories/${coffee}`, { token: mock("fb") }))[0]).toBe(404);
+    expect((await server.call("DELETE", `/v1/memories/${coffee}`, { token: mock("fa") }))[0]).toBe(200);
+    expect((await history(coffee)).map((v: any) => [v.event, v.content, v.source.kind])).toEqual([["deleted", "", "api"]]);
 
     // The same conversation again: the add is an exact duplicate now, and changes nothing.
     fake.script.push({ facts: ["the user has a dog named rex"] }, { decisions: [{ fact: 0, action: "add" }] });

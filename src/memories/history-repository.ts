@@ -42,6 +42,10 @@ export function createMemoryHistoryRepository() {
             VALUES (${v.ownerId}, ${v.memoryId}, ${v.event}, ${v.content}, ${JSON.stringify(v.metadata)}, ${v.workspaceId}, ${JSON.stringify(v.source)}, ${v.at})`,
       );
     },
+    /** Drops every version of a memory that still holds text; whether there were any. */
+    async purge(tx: Executor, ownerId: string, memoryId: string): Promise<boolean> {
+      return (await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND content <> ''`)) > 0;
+    },
     /** Oldest first; at most `limit` (the newest are kept when there are more). */
     async list(tx: Executor, ownerId: string, memoryId: string, limit = 1_000): Promise<MemoryVersion[]> {
       const rows = await all<Stored>(

@@ -147,13 +147,22 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
       return toMemoryRecord(row);
     },
 
+    /**
+     * A delete by the user erases the memory's text everywhere, its history included: one
+     * `deleted` version without content is all that is left. A memory already deleted by
+     * extraction (whose history keeps the text, for the user to review) is erased the same way.
+     */
     async delete(ownerId: string, id: string, source: MemorySource = { kind: "api" }) {
       const deleted = await store.transaction(async (tx) => {
         const row = await repo.get(tx, ownerId, id);
-        if (!row) return false;
-        await history.record(tx, {
-          ownerId, memoryId: id, event: "deleted", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: new Date().toISOString(), source,
-        });
+        const tombstone = { ownerId, memoryId: id, event: "deleted" as const, content: "", metadata: {}, at: new Date().toISOString(), source };
+        if (!row) {
+          if (!(await history.purge(tx, ownerId, id))) return false;
+          await history.record(tx, { ...tombstone, workspaceId: null });
+          return true;
+        }
+        await history.purge(tx, ownerId, id);
+        await history.record(tx, { ...tombstone, workspaceId: row.workspaceId });
         const { previous, next, later } = await repo.neighbours(tx, row);
         await repo.delete(tx, ownerId, id);
         await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
