@@ -11,6 +11,8 @@ export const ROUTES_WITHOUT_OWNER_IDS: Record<string, string> = {
   "GET /v1/me": "answers about the caller only (scanned for leaks)",
   "GET /v1/memories": "the caller's list (scanned for leaks)",
   "POST /v1/memories": "creates for the caller; a body workspaceId of another user is checked (404)",
+  "POST /v1/memories/extract": "extracts for the caller: the memories shown to the model are the caller's own search results; a body workspaceId of another user is checked (404)",
+  "GET /v1/memories/extract/jobs": "the caller's extraction jobs (scanned for leaks)",
   "POST /v1/memories/search": "the caller's search (scanned for leaks with the other user's marker as query)",
   "POST /v1/context/build": "the caller's context (scanned; a body workspace of another user is checked: 404)",
   "GET /v1/workspaces": "the caller's list (scanned for leaks)",
