@@ -75,7 +75,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
         origins: services.config.allowMockTokens ? "loopback" : "any",
         methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         allowedHeaders: [...CORS_ALLOWED_HEADERS, ...CORS_MCP_HEADERS],
-        exposeHeaders: ["Mcp-Session-Id", "X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors"],
+        exposeHeaders: ["Mcp-Session-Id", "X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors", "X-Svc-Duplicate", "X-Svc-Remember", "X-Svc-Thread"],
         maxAgeSeconds: 600,
       }),
     )
