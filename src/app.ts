@@ -17,7 +17,7 @@ import { corsPlugin } from "./http/cors";
 import { requestGuards } from "./http/request-guards";
 import { createRouteCatalog, type RouteCatalog } from "./http/route-catalog";
 import { mcpRoutes } from "./mcp";
-import { formationRoutes } from "./formation";
+import { captureSettingsRoutes, formationRoutes } from "./formation";
 import { memoryRoutes } from "./memories";
 import { noteRoutes } from "./notes";
 import { meRoutes } from "./profiles";
@@ -87,6 +87,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))
     .use(formationRoutes(services.auth, services.formation, services.capture))
+    .use(captureSettingsRoutes(services.auth, services.capture))
     .use(memoryRoutes(services.auth, services.memories))
     .use(contextRoutes(services.auth, services.context))
     .use(workspaceRoutes(services.auth, services.workspaces, encryption))

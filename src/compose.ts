@@ -43,7 +43,7 @@ import { createMemoryOperations } from "./memories/operations";
 import { createMemoryRepository } from "./memories/repository";
 import { createFormationService } from "./formation";
 import { createCapture } from "./formation/capture";
-import { createFormationJobRepository } from "./formation/jobs-repository";
+import { createCaptureSettingsRepository, createFormationJobRepository } from "./formation/jobs-repository";
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { migrateAll } from "./migrations";
@@ -128,14 +128,15 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const captureEnabled = !config.encryption.proxyMode || config.completions.extractionInProxyMode;
   const completionServices = createCompletionServices({
     config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys,
-    capture: { enabled: captureEnabled, record: (exchange) => capture?.record(exchange) },
+    capture: { enabled: captureEnabled, record: (exchange) => capture?.record(exchange), rememberByDefault: (userId) => capture?.rememberByDefault(userId) ?? Promise.resolve(false) },
   });
   const formation = createFormationService({
     config, upstream: completionServices.upstream, admit: completionServices.admit, usage: completionServices.usage, memories,
     operations: createMemoryOperations({ repo: memoryRepo, history: memoryHistory, outbox }), workspaces, store, log,
   });
   capture = createCapture({
-    store, chats: workspaceRepos.chats, workspaces: workspaceRepos.workspaces, jobs: createFormationJobRepository(), outbox, formation, scheduler, log,
+    store, chats: workspaceRepos.chats, workspaces: workspaceRepos.workspaces, jobs: createFormationJobRepository(), settings: createCaptureSettingsRepository(),
+    outbox, formation, scheduler, log,
     enabled: captureEnabled, isWorker: () => indexer.isWriter, backoffMs: config.completions.extractionRetryMs,
   });
   const services = {

@@ -50,6 +50,7 @@ describe("a route's body limit is declared on the route", () => {
     expect(table).toEqual({
       "POST /v1/memories": { bytes: 512 * 1024, depth: 32, nodes: 100_000 },
       "POST /v1/memories/extract": { bytes: 4 * MB, depth: 32, nodes: 100_000 },
+      "PUT /v1/me/capture": { bytes: 1024, depth: 32, nodes: 100_000 },
       "POST /v1/uploads/:uploadId/part": { bytes: 12 * MB, depth: 32, nodes: 100_000 },
       "POST /v1/workspaces/:workspaceId/chats/:threadId/messages": { bytes: 2 * MB, depth: 32, nodes: 100_000 },
       "POST /v1/documents": documents,

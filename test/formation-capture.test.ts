@@ -148,6 +148,25 @@ describe("capture (X-Svc-Remember)", () => {
     expect(await messagesOf("cap-x", conversationsWorkspaceId("cap-x"), "thr_private_x")).toEqual([["user", "secret plans"], ["assistant", "ok"]]);
   });
 
+  test("a user's default: on, completions without the header are captured; X-Svc-Remember: false still opts out; other users unaffected", async () => {
+    expect(await server.call("GET", "/v1/me/capture", { token: mock("cap-d") })).toEqual([200, { remember: false, available: true }]);
+    expect(await server.call("PUT", "/v1/me/capture", { token: mock("cap-d"), body: { remember: true } })).toEqual([200, { remember: true, available: true }]);
+    expect((await server.call("PUT", "/v1/me/capture", { token: mock("cap-d"), body: { remember: "yes" } }))[0]).toBe(400);
+    fake.script.push("ok", { facts: [] });
+    const { response } = await openai("cap-d").chat.completions.create({ model: "m", messages: [{ role: "user", content: "hello" }] }).withResponse();
+    expect(response.headers.get("x-svc-remember")).toBe("queued");
+    expect((await settled("cap-d", 1)).map((j) => j.status)).toEqual(["done"]);
+    const { response: optedOut } = await openai("cap-d", { "X-Svc-Remember": "false" }).chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: "not this one" }] })
+      .withResponse();
+    expect(optedOut.headers.get("x-svc-remember")).toBeNull();
+    const { response: other } = await openai("cap-d-other").chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }).withResponse();
+    expect(other.headers.get("x-svc-remember")).toBeNull();
+    await server.services.capture.idle();
+    expect(await userJobs("cap-d")).toHaveLength(1);
+    expect(await userJobs("cap-d-other")).toEqual([]);
+  });
+
   test("X-Svc-Remember must be true or false", async () => {
     const [status, body] = await server.call("POST", "/v1/chat/completions", {
       token: mock("cap-v"), headers: { "x-svc-remember": "yes please" }, body: { model: "m", messages: [{ role: "user", content: "hi" }] },

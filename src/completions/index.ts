@@ -29,10 +29,11 @@ function clientKeyHeader(request: Request): string | null {
 
 const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
-/** `X-Svc-Remember` (`true` / `false`, default false) and `X-Svc-Thread`. */
-function rememberHeaders(request: Request): { threadId: string | null } | null {
+/** `X-Svc-Remember` (`true`, `false`; none: the user's default, off unless set) and `X-Svc-Thread`. */
+function rememberHeaders(request: Request): { threadId: string | null } | false | null {
   const value = request.headers.get("x-svc-remember")?.trim().toLowerCase();
-  if (value === undefined || value === "" || value === "false") return null;
+  if (value === undefined || value === "") return null;
+  if (value === "false") return false;
   if (value !== "true") throw badRequest("X-Svc-Remember: must be true or false");
   // Read only with capture on: a client that sends its own X-Svc-Thread for other reasons is not refused.
   const thread = request.headers.get("x-svc-thread")?.trim() || null;

@@ -23,8 +23,11 @@ export interface CompletionRequest {
   clientKey: string | null;
   /** Aborts when the client disconnects. */
   signal: AbortSignal;
-  /** `X-Svc-Remember: true`: capture the exchange (in the thread `X-Svc-Thread`, else a new one). */
-  remember?: { threadId: string | null } | null;
+  /**
+   * `X-Svc-Remember: true`: capture the exchange (in the thread `X-Svc-Thread`, else a new
+   * one); `false`: do not; null (no header): the user's default.
+   */
+  remember?: { threadId: string | null } | false | null;
 }
 
 /** One exchange of a completion, to be remembered once the reply is delivered. */
@@ -42,6 +45,8 @@ export interface CapturedExchange {
 export interface Capture {
   /** False in reverse-proxy encryption mode unless the operator allowed extraction. */
   readonly enabled: boolean;
+  /** Whether the user captures completions that send no X-Svc-Remember (off unless they said so). */
+  rememberByDefault(userId: string): Promise<boolean>;
   /** Records the exchange in the background; returns at once. */
   record(exchange: CapturedExchange): void;
 }
@@ -170,9 +175,11 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
         memoryEnabled: query !== "",
         withNotes: r.workspaceId !== null,
       });
-      const [admission, workspace] = await Promise.allSettled([
+      const [admission, workspace, byDefault] = await Promise.allSettled([
         admit({ userId, windows: windowsOf(r.principal), at: startedAt, messages: r.body.messages, cost, route: ROUTE }),
         r.workspaceId ? workspaces.requireOwned(userId, r.workspaceId) : Promise.resolve(null),
+        // Read beside admission, only when the request says nothing.
+        r.remember == null && capture?.enabled ? capture.rememberByDefault(userId) : Promise.resolve(false),
       ]);
       if (admission.status === "rejected") throw admission.reason;
       const { headers: limitHeaders, hold, injectionBudget } = admission.value;
@@ -198,9 +205,10 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
 
         // Capture, asked for: the thread is named now; the exchange is written once the reply is out.
         let remember: ((reply: string) => void) | null = null;
-        if (r.remember) {
+        const asked = r.remember ? r.remember : r.remember == null && byDefault.status === "fulfilled" && byDefault.value ? { threadId: null } : null;
+        if (asked) {
           if (capture?.enabled) {
-            const threadId = r.remember.threadId ?? newId("thr");
+            const threadId = asked.threadId ?? newId("thr");
             headers["x-svc-thread"] = threadId;
             headers["x-svc-remember"] = "queued";
             const exchange = { userId, workspaceId: r.workspaceId, threadId, messages: newUserMessages(r.body.messages) };

@@ -8,7 +8,7 @@ import type { Scheduler } from "../lib/scheduler";
 import type { Outbox } from "../search";
 import { AppError } from "../shared/app-error";
 import type { WorkspaceRepository } from "../workspaces/repository";
-import type { FormationJob, FormationJobRepository } from "./jobs-repository";
+import type { CaptureSettingsRepository, FormationJob, FormationJobRepository } from "./jobs-repository";
 import type { FormationService } from "./service";
 
 /** How often the worker looks for due jobs besides being woken by a capture. */
@@ -24,6 +24,7 @@ export interface CaptureDeps {
   chats: ChatRepository;
   workspaces: WorkspaceRepository;
   jobs: FormationJobRepository;
+  settings: CaptureSettingsRepository;
   outbox: Outbox;
   formation: FormationService;
   scheduler: Scheduler;
@@ -142,6 +143,17 @@ export function createCapture(d: CaptureDeps) {
 
   const capture = {
     enabled: d.enabled,
+    /** The user's default for a completion that says nothing (PUT /v1/me/capture); off unless set. */
+    rememberByDefault: (userId: string) => (d.enabled ? d.settings.remember(d.store.db, userId) : Promise.resolve(false)),
+    /** `GET /v1/me/capture`. */
+    async settings(userId: string) {
+      return { remember: await d.settings.remember(d.store.db, userId), available: d.enabled };
+    },
+    /** `PUT /v1/me/capture`. */
+    async setSettings(userId: string, remember: boolean) {
+      await d.settings.setRemember(d.store.db, userId, remember);
+      return { remember, available: d.enabled };
+    },
     record(exchange: CapturedExchange) {
       let done!: () => void;
       const settled = new Promise<void>((resolve) => (done = resolve));

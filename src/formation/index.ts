@@ -3,7 +3,7 @@ import { authPlugin } from "../auth/plugin";
 import { createRouter } from "../lib/router";
 import { errorsFor } from "../shared/error-body";
 import type { CaptureService } from "./capture";
-import { EXTRACT_BODY_LIMIT, ExtractBody, ExtractQuery, ExtractResponse, FormationJobList } from "./model";
+import { CAPTURE_BODY_LIMIT, CaptureSettings, CaptureSettingsBody, EXTRACT_BODY_LIMIT, ExtractBody, ExtractQuery, ExtractResponse, FormationJobList } from "./model";
 import type { FormationService } from "./service";
 
 export { createFormationService, type FormationService } from "./service";
@@ -40,5 +40,23 @@ export function formationRoutes(auth: AuthService, formation: FormationService, 
       auth: "memory:read",
       response: { 200: FormationJobList, ...errorsFor(401, 403, 500, 503) },
       detail: { tags: ["memories"], summary: "The caller's extraction jobs of captured conversations (X-Svc-Remember), newest first, failed ones with their last error" },
+    });
+}
+
+/** `GET`/`PUT /v1/me/capture`: the user's capture default (off unless set). */
+export function captureSettingsRoutes(auth: AuthService, capture: CaptureService) {
+  return createRouter({ prefix: "/v1/me" })
+    .use(authPlugin(auth))
+    .get("/capture", async ({ principal }) => capture.settings(principal.userId), {
+      auth: "memory:read",
+      response: { 200: CaptureSettings, ...errorsFor(401, 403, 500, 503) },
+      detail: { tags: ["memories"], summary: "Whether the caller's completions are captured by default (off unless set)" },
+    })
+    .put("/capture", async ({ principal, body }) => capture.setSettings(principal.userId, body.remember), {
+      auth: "memory:write",
+      body: CaptureSettingsBody,
+      bodyLimit: CAPTURE_BODY_LIMIT,
+      response: { 200: CaptureSettings, ...errorsFor(400, 401, 403, 413, 415, 500, 503) },
+      detail: { tags: ["memories"], summary: "Capture the caller's completions by default, or stop (X-Svc-Remember on a request still decides for it)" },
     });
 }

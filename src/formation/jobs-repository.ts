@@ -85,3 +85,20 @@ export function createFormationJobRepository() {
   };
 }
 export type FormationJobRepository = ReturnType<typeof createFormationJobRepository>;
+
+/** Each user's capture default (formation/migrations.ts); none stored: off. */
+export function createCaptureSettingsRepository() {
+  return {
+    async remember(tx: Executor, ownerId: string): Promise<boolean> {
+      return Number((await first<{ remember: number }>(tx, sql`SELECT remember FROM capture_settings WHERE owner_id = ${ownerId}`))?.remember ?? 0) === 1;
+    },
+    async setRemember(tx: Executor, ownerId: string, remember: boolean): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO capture_settings (owner_id, remember, updated_at) VALUES (${ownerId}, ${remember ? 1 : 0}, ${new Date().toISOString()})
+            ON CONFLICT (owner_id) DO UPDATE SET remember = excluded.remember, updated_at = excluded.updated_at`,
+      );
+    },
+  };
+}
+export type CaptureSettingsRepository = ReturnType<typeof createCaptureSettingsRepository>;

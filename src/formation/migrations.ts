@@ -29,4 +29,15 @@ export const formationMigrations: Migration[] = [
       CREATE INDEX formation_jobs_by_owner ON formation_jobs (owner_id, seq);
     `,
   },
+  {
+    // A user's default for capture (PUT /v1/me/capture): whether a completion without X-Svc-Remember is captured.
+    id: "0531_capture_settings",
+    sql: `
+      CREATE TABLE capture_settings (
+        owner_id TEXT PRIMARY KEY,
+        remember INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

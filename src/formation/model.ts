@@ -61,3 +61,13 @@ export const FormationJobList = t.Object({
     { description: "the latest 100, newest first" },
   ),
 });
+
+/** `PUT /v1/me/capture`: a boolean. */
+export const CAPTURE_BODY_LIMIT: BodyLimit = { bytes: 1 * KB };
+export const CaptureSettingsBody = t.Object({
+  remember: t.Boolean({ description: "capture completions that send no X-Svc-Remember header (X-Svc-Remember: false still opts a request out)" }),
+});
+export const CaptureSettings = t.Object({
+  remember: t.Boolean({ description: "whether completions without X-Svc-Remember are captured; false unless the user set it" }),
+  available: t.Boolean({ description: "false in reverse-proxy encryption mode unless the operator allowed extraction: nothing is captured then" }),
+});
