@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { createFormationJobRepository, type FormationJob } from "../src/formation/jobs-repository";
-import { conversationsWorkspaceId, MAX_ATTEMPTS } from "../src/formation/capture";
+import { createCaptureSettingsRepository, createFormationJobRepository, type FormationJob } from "../src/formation/jobs-repository";
+import { createChatRepository } from "../src/chats/repository";
+import { conversationsWorkspaceId, createCapture, MAX_ATTEMPTS } from "../src/formation/capture";
+import { createWorkspaceRepository } from "../src/workspaces/repository";
 import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 
@@ -127,6 +129,50 @@ describe("capture (X-Svc-Remember)", () => {
     expect([job.status, job.attempts]).toEqual(["done", 2]);
     expect(await contents("cap-r")).toEqual(["The user plays the cello"]);
     expect(await server.services.capture.runDue()).toBe(0);
+  });
+
+  test("a job run twice at once (a replica past its lease, another taking over) applies once", async () => {
+    const [, ws] = await server.call("POST", "/v1/workspaces", { token: mock("cap-2"), body: { name: "two" } });
+    const [, thread] = await server.call("POST", `/v1/workspaces/${ws.id}/chats`, { token: mock("cap-2"), body: { title: "t" } });
+    const [, message] = await server.call("POST", `/v1/workspaces/${ws.id}/chats/${thread.id}/messages`, { token: mock("cap-2"), body: { role: "user", content: "I moved to Oslo." } });
+    const [, memory] = await server.call("POST", "/v1/memories", { token: mock("cap-2"), body: { content: "The user lives in Bergen" } });
+    await server.services.indexer.drain();
+    await server.services.store.transaction((tx) => jobs.enqueue(tx, { ownerId: "cap-2", workspaceId: null, threadWorkspaceId: ws.id, threadId: thread.id, messageIds: [message.id] }, Date.now()));
+    // Both runs get the same answers, whatever order their calls arrive in.
+    const model = (body: any) => {
+      if (body.messages[0].content.includes("extract durable facts")) return { facts: ["The user lives in Oslo"] };
+      const shown = JSON.parse(body.messages[1].content).facts;
+      return { decisions: [{ fact: 0, action: "update", ref: shown[0].memories.find((m: any) => m.content.includes("Bergen")).ref, content: "The user lives in Oslo" }] };
+    };
+    fake.script.push(model, model, model, model);
+    // A second worker whose claims lapse at once: the server's own worker takes the job over while it runs.
+    const s = server.services;
+    const slow = createCapture({
+      store: s.store, chats: createChatRepository(), workspaces: createWorkspaceRepository(), jobs, settings: createCaptureSettingsRepository(), outbox: s.outbox,
+      formation: s.formation, scheduler: s.scheduler, log: s.log, enabled: true, isWorker: () => true, leaseMs: 0,
+    });
+    fake.delayMs = 100;
+    try {
+      const takeOver = async () => {
+        // Until the server's worker has claimed the running job too (or the first run ended).
+        for (;;) {
+          const [job] = await userJobs("cap-2");
+          if (job.status === "done") return 0;
+          if (job.status === "running" && (await s.capture.runDue()) > 0) return 1;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      const [a, b] = await Promise.all([slow.runDue(), takeOver()]);
+      expect([a, b]).toEqual([1, 1]);
+    } finally {
+      fake.delayMs = 0;
+      fake.script.length = 0;
+    }
+    expect(fake.script).toEqual([]);
+    const [job] = await userJobs("cap-2");
+    expect([job.status, job.attempts]).toEqual(["done", 2]);
+    const [, history] = await server.call("GET", `/v1/memories/${memory.id}/history`, { token: mock("cap-2") });
+    expect(history.versions.map((v: any) => [v.event, v.content])).toEqual([["created", "The user lives in Bergen"], ["updated", "The user lives in Oslo"]]);
   });
 
   test("another user's thread id captures nothing for either user", async () => {

@@ -35,6 +35,8 @@ export interface CaptureDeps {
   isWorker: () => boolean;
   /** Base wait between attempts (tests shorten it). */
   backoffMs?: number;
+  /** How long a claim holds a job (default 10 minutes). */
+  leaseMs?: number;
 }
 
 /** The workspace that holds a user's captured conversations when a completion names none. */
@@ -50,6 +52,7 @@ class AlreadyDone extends Error {}
  */
 export function createCapture(d: CaptureDeps) {
   const backoffMs = d.backoffMs ?? BACKOFF_MS;
+  const leaseMs = d.leaseMs ?? LEASE_MS;
   let running: Promise<number> | null = null;
   /** Captures scheduled or being written. */
   const writing = new Set<Promise<void>>();
@@ -125,7 +128,7 @@ export function createCapture(d: CaptureDeps) {
       let ran = 0;
       try {
         if (!(await d.jobs.anyDue(d.store.db, Date.now()))) return 0;
-        for (let job = await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), LEASE_MS)); job; job = d.scheduler.stopped ? null : await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), LEASE_MS))) {
+        for (let job = await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), leaseMs)); job; job = d.scheduler.stopped ? null : await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), leaseMs))) {
           await runJob(job);
           ran++;
         }
