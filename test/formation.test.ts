@@ -137,6 +137,8 @@ describe("POST /v1/memories/extract", () => {
       ["a decision for a fact that does not exist", [one, { decisions: [{ fact: 5, action: "add", content: "x" }] }]],
       ["two decisions for one fact", [one, { decisions: [{ fact: 0, action: "add", content: "a" }, { fact: 0, action: "add", content: "b" }] }]],
       ["an unknown action", [one, { decisions: [{ fact: 0, action: "drop_table" }] }]],
+      ["a blank fact", [{ facts: ["   "] }]],
+      ["blank content", [one, { decisions: [{ fact: 0, action: "add", content: " \n " }] }]],
     ];
     for (const [name, script] of cases) {
       const before = await usage("fh");
@@ -169,6 +171,14 @@ describe("POST /v1/memories/extract", () => {
     const [, ws] = await server.call("POST", "/v1/workspaces", { token: mock("fg-other"), body: { name: "theirs" } });
     expect((await extract("fg", { messages: [{ role: "user", content: "hi" }], workspaceId: ws.id }))[0]).toBe(404);
     expect(fake.requests.length).toBe(requests);
+  });
+
+  test("timestamp: memories it adds are created then, stored in UTC", async () => {
+    fake.script.push({ facts: ["The user was born in 1990"] }, { decisions: [{ fact: 0, action: "add" }] });
+    const [status, body] = await extract("ft", { messages: [{ role: "user", content: "I was born in 1990." }], timestamp: "2024-03-01T12:00:00+02:00" });
+    expect(status).toBe(200);
+    const [, memory] = await server.call("GET", `/v1/memories/${body.decisions[0].memoryId}`, { token: mock("ft") });
+    expect(memory.createdAt).toBe("2024-03-01T10:00:00.000Z");
   });
 
   test("request validation names the field", async () => {

@@ -58,5 +58,6 @@ export function parseReply<S extends typeof FactsReply | typeof DecisionsReply>(
     const first = Value.Errors(schema, value).First();
     throw invalidReply(`does not match the expected shape${first ? ` at ${first.path || "/"}` : ""}`);
   }
+  if ("facts" in (value as object) && (value as { facts: string[] }).facts.some((fact) => !fact.trim())) throw invalidReply("a fact is blank");
   return value as Static<S>;
 }

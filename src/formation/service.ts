@@ -8,7 +8,7 @@ import type { MemoryOperation, MemoryOperations, OperationOutcome } from "../mem
 import type { MemoryService } from "../memories/service";
 import type { MemorySource } from "../memories/history-repository";
 import { oneOf } from "../shared/aliases";
-import { AppError } from "../shared/app-error";
+import { AppError, badRequest } from "../shared/app-error";
 import type { UsageService } from "../usage/service";
 import { countPromptTokens, countTextTokens, promptTokenBound } from "../usage/tokens";
 import type { WorkspaceService } from "../workspaces/service";
@@ -106,6 +106,7 @@ export function createFormationService(d: FormationDeps) {
     const byFact = new Map<number, Decision>();
     const touched = new Set<string>();
     for (const decision of decisions) {
+      if (decision.content !== undefined && decision.content !== null && !decision.content.trim()) throw invalidReply(`decision for fact ${decision.fact} has blank content`);
       if (decision.fact >= facts.length) throw invalidReply(`decision for fact ${decision.fact}, which does not exist`);
       if (byFact.has(decision.fact)) throw invalidReply(`two decisions for fact ${decision.fact}`);
       byFact.set(decision.fact, decision);
@@ -118,10 +119,12 @@ export function createFormationService(d: FormationDeps) {
       }
     }
     const sessionId = oneOf<string>(body, ["session_id", "sessionId"]) ?? null;
+    // As stored (UTC, ISO 8601): the memory list orders by it.
+    const createdAt = body.timestamp === undefined ? undefined : new Date(body.timestamp).toISOString();
     return facts.map((fact, i): { fact: string; op: MemoryOperation | null; target: Candidate | null } => {
       const decision = byFact.get(i);
       if (!decision || decision.action === "none") return { fact, op: null, target: null };
-      if (decision.action === "add") return { fact, op: { action: "add", content: decision.content ?? fact, workspaceId, sessionId, createdAt: body.timestamp }, target: null };
+      if (decision.action === "add") return { fact, op: { action: "add", content: decision.content ?? fact, workspaceId, sessionId, createdAt }, target: null };
       const target = perFact[i].find((c) => c.ref === decision.ref)!;
       if (decision.action === "update") return { fact, op: { action: "update", id: target.id, content: decision.content! }, target };
       return { fact, op: { action: "delete", id: target.id }, target };
@@ -136,6 +139,7 @@ export function createFormationService(d: FormationDeps) {
       if (config.encryption.proxyMode && !config.completions.extractionInProxyMode) {
         throw new AppError(403, "forbidden", "memory extraction is off in reverse-proxy encryption mode (its memories would be stored in plaintext); the operator enables it with MNEMO_EXTRACTION_IN_PROXY_MODE=1");
       }
+      if (r.body.timestamp !== undefined && !Number.isFinite(Date.parse(r.body.timestamp))) throw badRequest("timestamp: must be a date-time (ISO 8601)");
       const workspaceId = oneOf<string>(r.body, ["workspaceId", "workspace_id"]) ?? null;
       if (workspaceId) await d.workspaces.requireOwned(r.userId, workspaceId);
       // Nothing is extracted from encrypted content: such messages never reach the model.
