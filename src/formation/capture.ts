@@ -9,6 +9,7 @@ import type { Outbox } from "../search";
 import { AppError } from "../shared/app-error";
 import type { WorkspaceRepository } from "../workspaces/repository";
 import type { CaptureSettingsRepository, FormationJob, FormationJobRepository } from "./jobs-repository";
+import { MAX_EXTRACT_MESSAGES, MAX_MESSAGE_CHARS } from "./model";
 import type { FormationService } from "./service";
 
 /** How often the worker looks for due jobs besides being woken by a capture. */
@@ -96,8 +97,9 @@ export function createCapture(d: CaptureDeps) {
       const messages = job.messageIds.flatMap((id) => {
         const m = found.get(id);
         // Encrypted messages hold '' as content and are skipped by extraction too.
-        return m && m.threadId === job.threadId ? [{ role: m.role, content: m.content, id: m.id }] : [];
-      });
+        // Within the bounds of a request to POST /v1/memories/extract: the latest messages, each cut to its length.
+        return m && m.threadId === job.threadId ? [{ role: m.role, content: m.content.slice(0, MAX_MESSAGE_CHARS), id: m.id }] : [];
+      }).slice(-MAX_EXTRACT_MESSAGES);
       if (messages.length) {
         await d.formation.extract({
           userId: job.ownerId,
