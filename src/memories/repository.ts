@@ -95,14 +95,15 @@ export function createMemoryRepository() {
       for (const r of rows) {
         const key = memoryContentKey(r.content);
         if (key === null) {
-          await run(tx, sql`UPDATE memories SET content_key = ${`enc:${r.id}`} WHERE owner_id = ${r.owner_id} AND id = ${r.id}`);
+          await run(tx, sql`UPDATE memories SET content_key = ${`enc:${r.id}`} WHERE owner_id = ${r.owner_id} AND id = ${r.id} AND content_key IS NULL`);
           continue;
         }
         const taken = await first<{ id: string }>(
           tx,
-          sql`SELECT id FROM memories WHERE owner_id = ${r.owner_id} AND COALESCE(workspace_id, '') = ${r.workspace_id ?? ""} AND content_key = ${key}`,
+          sql`SELECT id FROM memories WHERE owner_id = ${r.owner_id} AND COALESCE(workspace_id, '') = ${r.workspace_id ?? ""} AND content_key = ${key} AND id <> ${r.id}`,
         );
-        await run(tx, sql`UPDATE memories SET content_key = ${taken ? `dup:${r.id}` : key} WHERE owner_id = ${r.owner_id} AND id = ${r.id}`);
+        // Only a row still without a key: another replica starting at once may have keyed it meanwhile.
+        await run(tx, sql`UPDATE memories SET content_key = ${taken ? `dup:${r.id}` : key} WHERE owner_id = ${r.owner_id} AND id = ${r.id} AND content_key IS NULL`);
       }
       return rows.length;
     },
