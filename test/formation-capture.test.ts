@@ -65,7 +65,7 @@ describe("capture (X-Svc-Remember)", () => {
     expect(await messagesOf("cap-a", ws, thread)).toEqual([["user", "Our new dog is called Rex."], ["assistant", "Noted, Rex is a lovely name."]]);
     const [, list] = await server.call("GET", "/v1/memories", { token: mock("cap-a") });
     const [, history] = await server.call("GET", `/v1/memories/${list.data[0].id}/history`, { token: mock("cap-a") });
-    expect(history.versions[0].source).toEqual({ kind: "extraction", threadId: thread, messageIds: job.messageIds, model: "memory-model" });
+    expect(history.data[0]).toMatchObject({ source: "extraction", threadId: thread, messageIds: job.messageIds, model: "memory-model" });
     // The extraction calls went to the memory model, after the completion itself, and are metered to the user.
     expect(fake.requests.slice(-2).map((r) => r.body.model)).toEqual(["memory-model", "memory-model"]);
     const [, usage] = await server.call("GET", "/v1/usage", { token: mock("cap-a") });
@@ -172,7 +172,7 @@ describe("capture (X-Svc-Remember)", () => {
     const [job] = await userJobs("cap-2");
     expect([job.status, job.attempts]).toEqual(["done", 2]);
     const [, history] = await server.call("GET", `/v1/memories/${memory.id}/history`, { token: mock("cap-2") });
-    expect(history.versions.map((v: any) => [v.event, v.content])).toEqual([["created", "The user lives in Bergen"], ["updated", "The user lives in Oslo"]]);
+    expect(history.data.map((v: any) => [v.event, v.content])).toEqual([["created", "The user lives in Bergen"], ["updated", "The user lives in Oslo"]]);
   });
 
   test("another user's thread id captures nothing for either user", async () => {

@@ -71,7 +71,7 @@ describe("POST /v1/memories/extract", () => {
     expect(dry.model).toBe("memory-model");
     expect(dry.decisions.map((d: any) => [d.action, d.memoryId])).toEqual([["update", lisbon], ["delete", coffee], ["add", null], ["none", null]]);
     expect(await contents("fa")).toEqual(before);
-    expect((await server.call("GET", `/v1/memories/${lisbon}/history`, { token: mock("fa") }))[1].versions).toHaveLength(1);
+    expect((await server.call("GET", `/v1/memories/${lisbon}/history`, { token: mock("fa") }))[1].data).toHaveLength(1);
     // Both calls went to the memory model; the model saw refs only, never ids, and nothing of the other user's.
     expect(fake.requests.map((r) => r.body.model)).toEqual(["memory-model", "memory-model"]);
     const sent = JSON.stringify(fake.requests.map((r) => r.body));
@@ -93,21 +93,22 @@ describe("POST /v1/memories/extract", () => {
     expect(await contents("fa")).toEqual(["The user has a dog named Rex", "The user likes tea", "The user lives in Porto"]);
     expect(await contents("fb")).toEqual(["The user lives in Lisbon with a cat"]);
 
-    const source = { kind: "extraction", threadId: "thread_42", messageIds: ["msg_1", "msg_2"], model: "memory-model" };
-    const history = (id: string) => server.call("GET", `/v1/memories/${id}/history`, { token: mock("fa") }).then(([, h]) => h.versions);
-    expect((await history(lisbon)).map((v: any) => [v.event, v.content, v.source])).toEqual([
-      ["created", "The user lives in Lisbon", { kind: "api" }],
+    const source = { source: "extraction", threadId: "thread_42", messageIds: ["msg_1", "msg_2"], model: "memory-model" };
+    const history = (id: string) => server.call("GET", `/v1/memories/${id}/history`, { token: mock("fa") }).then(([, h]) => h.data);
+    const from = (v: any) => ({ source: v.source, threadId: v.threadId, messageIds: v.messageIds, model: v.model });
+    expect((await history(lisbon)).map((v: any) => [v.event, v.content, from(v)])).toEqual([
+      ["created", "The user lives in Lisbon", { source: "api", threadId: undefined, messageIds: undefined, model: undefined }],
       ["updated", "The user lives in Porto", source],
     ]);
-    expect((await history(coffee)).map((v: any) => [v.event, v.source.kind])).toEqual([["created", "api"], ["deleted", "extraction"]]);
-    expect((await history(add.memoryId)).map((v: any) => [v.event, v.source])).toEqual([["created", source]]);
+    expect((await history(coffee)).map((v: any) => [v.event, v.source])).toEqual([["created", "api"], ["deleted", "extraction"]]);
+    expect((await history(add.memoryId)).map((v: any) => [v.event, from(v)])).toEqual([["created", source]]);
     // The other user learns nothing of these.
     expect((await server.call("GET", `/v1/memories/${lisbon}/history`, { token: mock("fb") }))[0]).toBe(404);
     // The text a deletion by extraction kept for review is erased once the user deletes it too.
     expect((await history(coffee))[1].content).toBe("The user drinks coffee every morning");
     expect((await server.call("DELETE", `/v1/memories/${coffee}`, { token: mock("fb") }))[0]).toBe(404);
     expect((await server.call("DELETE", `/v1/memories/${coffee}`, { token: mock("fa") }))[0]).toBe(200);
-    expect((await history(coffee)).map((v: any) => [v.event, v.content, v.source.kind])).toEqual([["deleted", "", "api"]]);
+    expect((await history(coffee)).map((v: any) => [v.event, v.content, v.source])).toEqual([["deleted", "", "api"]]);
 
     // The same conversation again: the add is an exact duplicate now, and changes nothing.
     fake.script.push({ facts: ["the user has a dog named rex"] }, { decisions: [{ fact: 0, action: "add" }] });
@@ -208,7 +209,7 @@ describe("MCP extract_memories", () => {
       expect(done.decisions[0]).toMatchObject({ action: "add", content: "The user speaks Danish" });
       expect(await contents("fm")).toEqual(["The user speaks Danish"]);
       const [, history] = await server.call("GET", `/v1/memories/${done.decisions[0].memoryId}/history`, { token: mock("fm") });
-      expect(history.versions[0].source).toEqual({ kind: "extraction", threadId: "s1", messageIds: [], model: "memory-model" });
+      expect(history.data[0]).toMatchObject({ source: "extraction", threadId: "s1", messageIds: [], model: "memory-model" });
     } finally {
       await client.close();
     }

@@ -90,8 +90,8 @@ describe("history", () => {
     const created = await post("hist-a", { content: "Has a cat named Miso", metadata: { k: "v" } });
     const [status, history] = await server.call("GET", `/v1/memories/${created.body.id}/history`, { token: mock("hist-a") });
     expect(status).toBe(200);
-    expect(history.versions).toEqual([
-      { version: 1, event: "created", content: "Has a cat named Miso", metadata: { k: "v" }, workspaceId: null, at: created.body.createdAt, source: { kind: "api" } },
+    expect(history.data).toEqual([
+      { version: 1, event: "created", reason: "created", content: "Has a cat named Miso", metadata: { k: "v" }, workspaceId: null, changedAt: created.body.createdAt, source: "api" },
     ]);
     // Another user: the same 404 as for a memory that does not exist.
     const [otherStatus, other] = await server.call("GET", `/v1/memories/${created.body.id}/history`, { token: mock("hist-b") });
@@ -100,7 +100,7 @@ describe("history", () => {
     await server.call("DELETE", `/v1/memories/${created.body.id}`, { token: mock("hist-a") });
     const [, after] = await server.call("GET", `/v1/memories/${created.body.id}/history`, { token: mock("hist-a") });
     // A delete by the user erases the text from the history too: only that it was deleted remains.
-    expect(after.versions.map((v: any) => [v.event, v.content, v.source.kind])).toEqual([["deleted", "", "api"]]);
+    expect(after.data.map((v: any) => [v.event, v.content, v.source])).toEqual([["deleted", "", "api"]]);
     expect((await server.call("DELETE", `/v1/memories/${created.body.id}`, { token: mock("hist-a") }))[0]).toBe(404);
     // Deleted, the text may be stored again.
     expect((await post("hist-a", { content: "has a cat named miso" })).status).toBe(201);

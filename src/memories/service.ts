@@ -9,6 +9,7 @@ import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMe
 import type { Outbox, SearchEngine, SearchMode, SearchStrategy, SearchTimings } from "../search";
 import type { ListPosition, MemoryRepository, MemoryRow } from "./repository";
 import type { MemoryHistoryRepository, MemorySource, MemoryVersion } from "./history-repository";
+import type { MemoryVersionRecord } from "./model";
 
 export interface MemoryServiceDeps {
   repo: MemoryRepository;
@@ -28,6 +29,12 @@ const encoder = new TextEncoder();
 type ScoredRecord = MemoryRecord & { score: number };
 /** Both of the spec's descriptions at once: `results` and `data` hold the same list. */
 export type MemorySearchResponse = { results: ScoredRecord[]; data: ScoredRecord[]; mode: SearchMode; strategy: SearchStrategy };
+
+/** A version as the history route answers it: the source's kind, and where it came from beside it. */
+function toVersionRecord(v: MemoryVersion): MemoryVersionRecord {
+  const { kind, ...from } = v.source;
+  return { version: v.version, event: v.event, reason: v.event, content: v.content, metadata: v.metadata, workspaceId: v.workspaceId, changedAt: v.at, source: kind, ...from };
+}
 
 /** The public form of a stored memory. */
 export function toMemoryRecord(row: MemoryRow): MemoryRecord {
@@ -123,12 +130,12 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
      * once it is deleted (its last version says so). A memory stored before history was kept
      * shows one `created` version of its current content, source `unknown`.
      */
-    async history(ownerId: string, id: string): Promise<{ id: string; versions: MemoryVersion[] }> {
+    async history(ownerId: string, id: string): Promise<{ id: string; data: MemoryVersionRecord[] }> {
       const versions = await history.list(store.db, ownerId, id);
-      if (versions.length) return { id, versions };
+      if (versions.length) return { id, data: versions.map(toVersionRecord) };
       const row = await repo.get(store.db, ownerId, id);
       if (!row) throw notFound(`memory '${id}' not found`);
-      return { id, versions: [{ version: 1, event: "created", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: row.createdAt, source: { kind: "unknown" } }] };
+      return { id, data: [toVersionRecord({ version: 1, event: "created", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: row.createdAt, source: { kind: "unknown" } })] };
     },
 
     async list(ownerId: string, query: { limit?: string; cursor?: string }) {
