@@ -5,7 +5,8 @@ import { createChatRepository } from "../src/chats/repository";
 import { conversationsWorkspaceId, createCapture, MAX_ATTEMPTS } from "../src/formation/capture";
 import { createWorkspaceRepository } from "../src/workspaces/repository";
 import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
-import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { openStoreFor } from "../src/db/open";
+import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 let fake: FakeUpstream;
 let server: TestServer;
@@ -211,6 +212,35 @@ describe("capture (X-Svc-Remember)", () => {
     await server.services.capture.idle();
     expect(await userJobs("cap-d")).toHaveLength(1);
     expect(await userJobs("cap-d-other")).toEqual([]);
+  });
+
+  test("a job written before a stop runs after the restart", async () => {
+    const dataDir = tempDir("mnemo-capture-restart-");
+    const env = { LLM_GATEWAY_URL: fake.url, MNEMO_MEMORY_MODEL: "memory-model" };
+    const first = await startTestServer({ dataDir, env });
+    const [, ws] = await first.call("POST", "/v1/workspaces", { token: mock("cap-rs"), body: { name: "r" } });
+    const [, thread] = await first.call("POST", `/v1/workspaces/${ws.id}/chats`, { token: mock("cap-rs"), body: { title: "t" } });
+    const [, message] = await first.call("POST", `/v1/workspaces/${ws.id}/chats/${thread.id}/messages`, { token: mock("cap-rs"), body: { role: "user", content: "I keep bees." } });
+    const config = first.services.config;
+    await first.stop();
+    // Committed as a capture commits it, with no server running: as if the process died right after.
+    const store = openStoreFor(config.storage, dataDir);
+    await store.transaction((tx) => jobs.enqueue(tx, { ownerId: "cap-rs", workspaceId: null, threadWorkspaceId: ws.id, threadId: thread.id, messageIds: [message.id] }, Date.now()));
+    await store.close();
+    fake.script.push({ facts: ["The user keeps bees"] }, { decisions: [{ fact: 0, action: "add" }] });
+    const again = await startTestServer({ dataDir, env });
+    try {
+      for (;;) {
+        await again.services.capture.runDue();
+        const [job] = await jobs.listByOwner(again.services.store.db, "cap-rs");
+        if (job.status === "done") break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const [, list] = await again.call("GET", "/v1/memories", { token: mock("cap-rs") });
+      expect(list.data.map((m: any) => m.content)).toEqual(["The user keeps bees"]);
+    } finally {
+      await again.destroy();
+    }
   });
 
   test("X-Svc-Remember must be true or false", async () => {
