@@ -91,6 +91,8 @@ describe("POST /v1/memories/extract", () => {
     expect(add.action).toBe("add");
     expect(none).toMatchObject({ action: "none", reason: "model" });
     expect(await contents("fa")).toEqual(["The user has a dog named Rex", "The user likes tea", "The user lives in Porto"]);
+    const [, added] = await server.call("GET", `/v1/memories/${add.memoryId}`, { token: mock("fa") });
+    expect(added.metadata).toEqual({ source: "extraction" });
     expect(await contents("fb")).toEqual(["The user lives in Lisbon with a cat"]);
 
     const source = { source: "extraction", threadId: "thread_42", messageIds: ["msg_1", "msg_2"], model: "memory-model" };

@@ -37,7 +37,8 @@ export function createMemoryOperations({ repo, history, outbox }: { repo: Memory
       const now = new Date().toISOString();
       if (op.action === "add") {
         const createdAt = op.createdAt ?? now;
-        const row = { ownerId, id: newId("mem"), content: op.content, metadata: {}, workspaceId: op.workspaceId, sessionId: op.sessionId, createdAt, updatedAt: now };
+        // `metadata.source` says where it came from where the app shows it, and is a search filter (`filters: {source: "extraction"}`).
+        const row = { ownerId, id: newId("mem"), content: op.content, metadata: { source: source.kind }, workspaceId: op.workspaceId, sessionId: op.sessionId, createdAt, updatedAt: now };
         const inserted = await repo.insert(tx, row);
         if (!inserted) {
           const existing = await repo.duplicateOf(tx, ownerId, op.workspaceId, op.content);
