@@ -9,7 +9,13 @@
  * retrieval included (memory on, the default limit of 5, queries that find memories).
  *
  *   bun bench/proxy.ts [--memories 10000] [--requests 500] [--warmup 50] [--seed 42]
- *                      [--embeddings none|fake] [--in-process]
+ *                      [--embeddings none|fake] [--in-process] [--remember]
+ *
+ * `--remember` measures capture instead: each query goes through Mnemo once as it is and
+ * once with `X-Svc-Remember: true` (the exchange written to a thread and an extraction job
+ * queued after the reply), and the added latency is the paired difference of the two. The
+ * extraction jobs run meanwhile (the fake gateway's fixed reply is not an extraction, so each
+ * fails after one call; retries are put out of the run's reach).
  *
  * Rate limits and the monthly quota are raised out of reach but still checked on every
  * request (their commits are part of the figure). Only local processes are contacted.
@@ -39,6 +45,7 @@ const { values: args } = parseArgs({
     seed: { type: "string", default: "42" },
     embeddings: { type: "string", default: "none" },
     "in-process": { type: "boolean", default: false },
+    remember: { type: "boolean", default: false },
   },
 });
 const MEMORIES = Number(args.memories);
@@ -102,6 +109,7 @@ const server = await startBenchServer({
     MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "1000000",
     MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR: "1000000",
     MONTHLY_TOKEN_LIMIT: "1000000000000",
+    MNEMO_EXTRACTION_RETRY_MS: "3600000",
   },
 });
 try {
@@ -113,7 +121,10 @@ try {
   console.log(`seeded ${MEMORIES} memories for ${USER} in ${round(seedSeconds, 1)} s (${server.where}, embeddings: ${args.embeddings})`);
 
   const proxy = { url: `${server.url}/v1`, headers: { authorization: `Bearer mock-token-${USER}` } };
-  const direct = { url: upstream.url, headers: {} };
+  const REMEMBER = args.remember;
+  // With --remember the baseline is Mnemo without capture, and the measured side captures.
+  const direct = REMEMBER ? { url: proxy.url, headers: { ...proxy.headers } } : { url: upstream.url, headers: {} };
+  if (REMEMBER) proxy.headers = { ...proxy.headers, "x-svc-remember": "true" } as typeof proxy.headers;
   const queries = queryTexts(SEED + 1, WARMUP + REQUESTS);
   const modes = [false, true] as const;
   const results = {
@@ -143,8 +154,8 @@ try {
     Object.entries(results).map(([mode, r]) => [mode, { direct: summarize(r.direct), proxy: summarize(r.proxy), added: summarize(r.diff), serverOverhead: summarize(r.overhead) }]),
   ) as Record<keyof typeof results, { direct: ReturnType<typeof summarize>; proxy: ReturnType<typeof summarize>; added: ReturnType<typeof summarize>; serverOverhead: ReturnType<typeof summarize> }>;
   const rows = Object.entries(report).flatMap(([mode, r]) => [
-    [mode, "direct to upstream", r.direct.p50, r.direct.p99],
-    [mode, "through Mnemo", r.proxy.p50, r.proxy.p99],
+    [mode, REMEMBER ? "through Mnemo, not captured" : "direct to upstream", r.direct.p50, r.direct.p99],
+    [mode, REMEMBER ? "through Mnemo, captured" : "through Mnemo", r.proxy.p50, r.proxy.p99],
     [mode, "added (paired difference)", r.added.p50, r.added.p99],
     [mode, "X-Svc-Overhead-Ms", r.serverOverhead.p50, r.serverOverhead.p99],
   ]);
@@ -154,7 +165,7 @@ try {
   console.log(`shimmer: ${Object.entries(shimmers).map(([k, v]) => `${k} ${v}`).join(", ")}; memories injected per request: ${round(injectedMemories / total, 2)}`);
   const targets = { p50: report.nonStreaming.added.p50 <= 5 && report.streamingTtfb.added.p50 <= 5, p99: report.nonStreaming.added.p99 <= 20 && report.streamingTtfb.added.p99 <= 20 };
   console.log(`targets (added p50 ≤ 5 ms, p99 ≤ 20 ms): p50 ${targets.p50 ? "met" : "missed"}, p99 ${targets.p99 ? "met" : "missed"}`);
-  console.log(`BENCH_JSON ${JSON.stringify({ memories: MEMORIES, requests: REQUESTS, warmup: WARMUP, embeddings: args.embeddings, where: server.where, seedSeconds: round(seedSeconds, 1), report, shimmers, targets })}`);
+  console.log(`BENCH_JSON ${JSON.stringify({ remember: REMEMBER, memories: MEMORIES, requests: REQUESTS, warmup: WARMUP, embeddings: args.embeddings, where: server.where, seedSeconds: round(seedSeconds, 1), report, shimmers, targets })}`);
 } finally {
   await server.stop();
   upstream.stop();

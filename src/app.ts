@@ -17,6 +17,7 @@ import { corsPlugin } from "./http/cors";
 import { requestGuards } from "./http/request-guards";
 import { createRouteCatalog, type RouteCatalog } from "./http/route-catalog";
 import { mcpRoutes } from "./mcp";
+import { captureSettingsRoutes, formationRoutes } from "./formation";
 import { memoryRoutes } from "./memories";
 import { noteRoutes } from "./notes";
 import { meRoutes } from "./profiles";
@@ -76,17 +77,19 @@ export function buildApp(services: Services, publicUrl: () => string) {
         origins: services.config.allowMockTokens ? "loopback" : "any",
         methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         allowedHeaders: [...CORS_ALLOWED_HEADERS, ...CORS_MCP_HEADERS],
-        exposeHeaders: ["Mcp-Session-Id", "X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors"],
+        exposeHeaders: ["Mcp-Session-Id", "X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors", "X-Svc-Duplicate", "X-Svc-Remember", "X-Svc-Thread"],
         maxAgeSeconds: 600,
       }),
     )
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer })),
+      healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer, extractionJobs: services.capture.counts })),
     )
     .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))
+    .use(formationRoutes(services.auth, services.formation, services.capture))
+    .use(captureSettingsRoutes(services.auth, services.capture))
     .use(memoryRoutes(services.auth, services.memories))
     .use(contextRoutes(services.auth, services.context))
     .use(workspaceRoutes(services.auth, services.workspaces, encryption))

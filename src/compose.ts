@@ -10,7 +10,7 @@ import { createChatService } from "./chats/service";
 import { createAdmission } from "./completions/admission";
 import { createModelCatalog } from "./completions/models";
 import { createRetriever, type RetrieverDeps } from "./completions/retrieval";
-import { createCompletionService } from "./completions/service";
+import { createCompletionService, type Capture } from "./completions/service";
 import { createUpstream } from "./completions/upstream";
 import type { Config } from "./config";
 import { createContextService } from "./context/service";
@@ -39,7 +39,12 @@ import { createLogger, type Logger } from "./lib/log";
 import { restrictNewFiles } from "./lib/owner-only";
 import { createScheduler } from "./lib/scheduler";
 import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
+import { createMemoryHistoryRepository } from "./memories/history-repository";
+import { createMemoryOperations } from "./memories/operations";
 import { createMemoryRepository } from "./memories/repository";
+import { createFormationService } from "./formation";
+import { createCapture } from "./formation/capture";
+import { createCaptureSettingsRepository, createFormationJobRepository } from "./formation/jobs-repository";
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { migrateAll } from "./migrations";
@@ -80,6 +85,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
 
   const cursors = createCursors(await serverSecret(store, "cursors"));
   const memoryRepo = createMemoryRepository();
+  // Memories stored before the exact-duplicate rule get their key (a page per transaction).
+  await backfillContentKeys(store, memoryRepo, log);
   const workspaceRepos = openWorkspaceRepositories();
   const fileRepo = createFileRepository();
   const search = await createSearch({
@@ -119,6 +126,24 @@ export async function openServices(config: Config, options: { log?: Logger; star
   scheduleOrphanSweep({
     files, isSweeper: () => indexer.isWriter, log, scheduler, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
   });
+  const memoryHistory = createMemoryHistoryRepository();
+  const memories = createMemoryService({ repo: memoryRepo, history: memoryHistory, outbox, engine, store, cursors, workspaces });
+  // Capture needs memory formation, which needs the completions' upstream: bound once both exist.
+  let capture: ReturnType<typeof createCapture> | null = null;
+  const captureEnabled = !config.encryption.proxyMode || config.completions.extractionInProxyMode;
+  const completionServices = createCompletionServices({
+    config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys,
+    capture: { enabled: captureEnabled, record: (exchange) => capture?.record(exchange), rememberByDefault: (userId) => capture?.rememberByDefault(userId) ?? Promise.resolve(false) },
+  });
+  const formation = createFormationService({
+    config, upstream: completionServices.upstream, admit: completionServices.admit, usage: completionServices.usage, memories,
+    operations: createMemoryOperations({ repo: memoryRepo, history: memoryHistory, outbox }), workspaces, store, log,
+  });
+  capture = createCapture({
+    store, chats: workspaceRepos.chats, workspaces: workspaceRepos.workspaces, jobs: createFormationJobRepository(), settings: createCaptureSettingsRepository(),
+    outbox, formation, scheduler, log,
+    enabled: captureEnabled, isWorker: () => indexer.isWriter, backoffMs: config.completions.extractionRetryMs,
+  });
   const services = {
     config,
     log,
@@ -138,9 +163,15 @@ export async function openServices(config: Config, options: { log?: Logger; star
     escrow,
     clientKeys,
     identity: createIdentityService({ auth, store, escrow, log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
-    memories: createMemoryService({ repo: memoryRepo, outbox, engine, store, cursors, workspaces }),
+    memories,
     ...workspaceServices,
-    ...createCompletionServices({ config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys }),
+    usage: completionServices.usage,
+    models: completionServices.models,
+    completions: completionServices.completions,
+    /** Memory formation: extraction from conversations with the gateway's memory model. */
+    formation,
+    /** Captured conversations and their extraction jobs (X-Svc-Remember). */
+    capture,
     blobs,
     files,
     uploads,
@@ -162,10 +193,23 @@ export async function openServices(config: Config, options: { log?: Logger; star
   if (options.startIndexer !== false) {
     await indexer.start();
     pdfText.start();
+    capture.start();
   }
   return services;
 }
 export type Services = Awaited<ReturnType<typeof openServices>>;
+
+/** Keys the memories stored before the exact-duplicate rule; a failure (another replica at it) is retried at the next start. */
+async function backfillContentKeys(store: Store, repo: ReturnType<typeof createMemoryRepository>, log: Logger) {
+  const PAGE = 500;
+  try {
+    // A plain read first: a start with nothing to fill takes no write lock.
+    if (!(await repo.anyUnkeyed(store.db))) return;
+    while ((await store.transaction((tx) => repo.backfillContentKeys(tx, PAGE))) === PAGE);
+  } catch (error) {
+    log.warn("memory duplicate keys not filled in; retried at the next start", { reason: (error as Error).message });
+  }
+}
 
 /** The repositories of workspaces and their contents; opened before the indexer, which reads them. */
 function openWorkspaceRepositories() {
@@ -228,6 +272,7 @@ function createCompletionServices(d: {
   log: Logger;
   /** The request's client key: X-Client-Key, else the escrowed one (src/crypto). */
   clientKeys: ClientKeys;
+  capture: Capture;
 }) {
   const c = d.config.completions;
   const upstream = createUpstream({ baseUrl: c.gatewayUrl, apiKey: c.gatewayApiKey, timeoutMs: c.gatewayTimeoutMs, log: d.log });
@@ -238,7 +283,9 @@ function createCompletionServices(d: {
   const retriever = createRetriever({ engine: d.engine, documentsQuery: d.documentsQuery, log: d.log, decryptor: noteDecryptor(d.clientKeys), looksEncrypted });
   return {
     usage,
+    upstream,
+    admit,
     models: createModelCatalog({ upstream, curated: c.models, defaultModel: c.defaultModel, timeoutMs: c.gatewayTimeoutMs, log: d.log }),
-    completions: createCompletionService({ config: c, upstream, retriever, usage, admit, workspaces: d.workspaces, log: d.log }),
+    completions: createCompletionService({ config: c, upstream, retriever, usage, admit, workspaces: d.workspaces, log: d.log, capture: d.capture }),
   };
 }

@@ -90,6 +90,11 @@ export const ConfigSchema = T.Object({
     completionReserveTokens: T.Integer({ minimum: 1, description: "MNEMO_COMPLETION_RESERVE_TOKENS: completion tokens held from the monthly quota for a request without max_tokens; default 1024" }),
     rateLimitPerKeyPerMinute: T.Integer({ minimum: 1, description: "MNEMO_RATE_LIMIT_KEY_PER_MINUTE: completions per credential per sliding minute; default 60" }),
     rateLimitPerPrincipalPerHour: T.Integer({ minimum: 1, description: "MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR: completions per user per sliding hour; default 600" }),
+    memoryModel: T.Optional(T.String({ minLength: 1, description: "MNEMO_MEMORY_MODEL: the gateway model that extracts memories from conversations; default DEFAULT_MODEL" })),
+    extractionRetryMs: T.Integer({ minimum: 0, description: "MNEMO_EXTRACTION_RETRY_MS: the first wait before a failed extraction job is retried (then 4× each time, 5 attempts); default 5000" }),
+    extractionInProxyMode: T.Boolean({
+      description: "MNEMO_EXTRACTION_IN_PROXY_MODE=1: allow memory extraction in reverse-proxy encryption mode (extracted memories are stored in plaintext); default off",
+    }),
   }),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -338,6 +343,9 @@ function buildConfig(dataDir: string, overrides: ConfigOverrides, env: Env): Con
       completionReserveTokens: env.MNEMO_COMPLETION_RESERVE_TOKENS ? Number(env.MNEMO_COMPLETION_RESERVE_TOKENS) : 1024,
       rateLimitPerKeyPerMinute: env.MNEMO_RATE_LIMIT_KEY_PER_MINUTE ? Number(env.MNEMO_RATE_LIMIT_KEY_PER_MINUTE) : 60,
       rateLimitPerPrincipalPerHour: env.MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR ? Number(env.MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR) : 600,
+      memoryModel: env.MNEMO_MEMORY_MODEL || undefined,
+      extractionInProxyMode: flag(env.MNEMO_EXTRACTION_IN_PROXY_MODE),
+      extractionRetryMs: env.MNEMO_EXTRACTION_RETRY_MS ? Number(env.MNEMO_EXTRACTION_RETRY_MS) : 5_000,
       ...overrides.completions,
     },
   };

@@ -32,8 +32,8 @@ describe("mnemo doctor", () => {
       const report = JSON.parse(result.stdout);
       expect(report.ok).toBe(true);
       expect(byName(report.checks)).toEqual({
-        "data dir": "ok", "data dir permissions": "ok", "free disk": "ok", "store of record": "ok", "index lag": "ok", "index writer": "ok", "index layout": "ok", "embedding model": "ok",
-        "upstream gateway": "ok", "master key": "ok",
+        "data dir": "ok", "data dir permissions": "ok", "free disk": "ok", "store of record": "ok", "index lag": "ok", "index writer": "ok", "index layout": "ok",
+        "memory duplicates": "ok", "memory extraction": "ok", "embedding model": "ok", "upstream gateway": "ok", "master key": "ok",
       });
       expect(report.checks.find((c: any) => c.name === "index writer").detail).toContain("(lease live)");
       expect(report.checks.find((c: any) => c.name === "store of record").detail).toContain(TEST_DATABASE_URL ? "answers" : "integrity ok");
@@ -41,7 +41,7 @@ describe("mnemo doctor", () => {
       // Human form: one line per check, no colour codes outside a terminal.
       const text = await runCli(["doctor", "--data", dir], env);
       expect(text.exitCode).toBe(0);
-      expect(text.stdout.trim().split("\n")).toHaveLength(10);
+      expect(text.stdout.trim().split("\n")).toHaveLength(12);
       expect(text.stdout).toStartWith("✔ data dir");
       expect(text.stdout).not.toContain("\u001b[");
     } finally {

@@ -151,7 +151,7 @@ describe("the OpenAPI document", () => {
   test("each route lists only the statuses it can answer", () => {
     // 404: a workspaceId filter naming no workspace of the caller's.
     expect(statuses("/v1/memories", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
-    expect(statuses("/v1/memories", "post")).toEqual(["201", "400", "401", "403", "404", "409", "413", "415", "500", "503"]);
+    expect(statuses("/v1/memories", "post")).toEqual(["200", "201", "400", "401", "403", "404", "409", "413", "415", "500", "503"]);
     expect(statuses("/v1/memories/{id}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces/{workspaceId}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces", "post")).toEqual(["201", "400", "401", "403", "413", "415", "500", "503"]);
@@ -162,7 +162,9 @@ describe("the OpenAPI document", () => {
     const limited = Object.entries<Record<string, { responses: object }>>(doc.paths).flatMap(([path, operations]) =>
       Object.entries(operations).filter(([, operation]) => "429" in operation.responses).map(([method]) => `${method.toUpperCase()} ${path}`),
     );
-    expect(limited.sort()).toEqual(["POST /v1/chat/completions", "POST /v1/uploads/start"]);
+    expect(limited.sort()).toEqual(["POST /v1/chat/completions", "POST /v1/memories/extract", "POST /v1/uploads/start"]);
+    expect(statuses("/v1/memories/extract", "post")).toEqual(["200", "400", "401", "403", "404", "413", "415", "429", "500", "502", "503", "504"]);
+    expect(statuses("/v1/memories/{id}/history", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
   });
 
   // Every route of the spec's route tables (§4), so a route cannot silently go missing.

@@ -60,8 +60,10 @@ describe("the embedding cache lets go of deleted content", () => {
     const server = await startTestServer({ env: embedderEnv() });
     const text = "grandma's plum jam: two kilos of plums";
     const ids: string[] = [];
-    for (const content of [text, text, "unrelated memory about trains"]) {
-      ids.push((await server.call("POST", "/v1/memories", { body: { content } }))[1].id);
+    // The same text twice: in two workspaces (one user stores an exact duplicate once per workspace).
+    const [, ws] = await server.call("POST", "/v1/workspaces", { body: { name: "kitchen" } });
+    for (const body of [{ content: text }, { content: text, workspaceId: ws.id }, { content: "unrelated memory about trains" }]) {
+      ids.push((await server.call("POST", "/v1/memories", { body }))[1].id);
     }
     await server.services.indexer.drain();
     const store = server.services.store;

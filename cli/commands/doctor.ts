@@ -9,7 +9,7 @@ const PAINT = { ok: chalk.green, warn: chalk.yellow, fail: chalk.red, skip: chal
 export function registerDoctorCommand(program: Command): void {
   program
     .command("doctor")
-    .description("check the data dir (and that only its owner can read it), disk, store of record, index lag, model, upstream, master key and index writer")
+    .description("check the data dir (and that only its owner can read it), disk, store of record, index lag, model, upstream, master key, index writer, memory duplicates and extraction jobs")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
     .addHelpText(
@@ -20,7 +20,10 @@ the paths and the chmod that fixes them are named), free disk (≥ 1 GB), store 
 index lag (changes waiting in the outbox; red when the writer reports failing index writes,
 yellow when the oldest waits over 30 s), index writer (the lease holder; with PostgreSQL a replica
 must hold it), embedding model (files present, or the embeddings API answers), upstream gateway
-(LLM_GATEWAY_URL answers), master key (SERVER_MASTER_KEY or <data>/master.key).
+(LLM_GATEWAY_URL answers), master key (SERVER_MASTER_KEY or <data>/master.key), memory duplicates
+(yellow when memories of one user and workspace say the same in other words: the same words in any
+order, punctuation and case aside; --json lists their ids), memory extraction (yellow when extraction
+jobs of captured conversations failed).
 
 Exit codes: 0 nothing red (yellow warnings allowed), 1 at least one check failed.
 

@@ -27,6 +27,20 @@ function clientKeyHeader(request: Request): string | null {
   return value;
 }
 
+const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+/** `X-Svc-Remember` (`true`, `false`; none: the user's default, off unless set) and `X-Svc-Thread`. */
+function rememberHeaders(request: Request): { threadId: string | null } | false | null {
+  const value = request.headers.get("x-svc-remember")?.trim().toLowerCase();
+  if (value === undefined || value === "") return null;
+  if (value === "false") return false;
+  if (value !== "true") throw badRequest("X-Svc-Remember: must be true or false");
+  // Read only with capture on: a client that sends its own X-Svc-Thread for other reasons is not refused.
+  const thread = request.headers.get("x-svc-thread")?.trim() || null;
+  if (thread !== null && !THREAD_ID.test(thread)) throw badRequest("X-Svc-Thread: must be a thread id (letters, digits, _ . : -; at most 128)");
+  return { threadId: thread };
+}
+
 /** `POST /v1/chat/completions` and `GET /v1/models` (spec §4; scope chat). */
 export function completionRoutes(auth: AuthService, completions: CompletionService, models: ModelCatalog) {
   return createRouter({ prefix: "/v1" })
@@ -40,6 +54,7 @@ export function completionRoutes(auth: AuthService, completions: CompletionServi
           workspaceId: workspaceHeader(request),
           clientKey: clientKeyHeader(request),
           signal: request.signal,
+          remember: rememberHeaders(request),
         });
         // A Response, so a stream goes out as it comes and a JSON reply byte for byte as the upstream sent it.
         return new Response(reply.body, { status: reply.status, headers: reply.headers });

@@ -5,6 +5,7 @@ import type { Logger } from "../lib/log";
 import type { WindowSpec } from "../rate-limits/service";
 import type { QuotaHold, UsageService } from "../usage/service";
 import { contentText, countPromptTokens, countTextTokens } from "../usage/tokens";
+import { newId } from "../lib/ids";
 import type { WorkspaceService } from "../workspaces/service";
 import { estimateCost, type Admit } from "./admission";
 import { beforeDeadline, injectIntoSystem, memoryQuery, renderMemoryBlock, TIMED_OUT, withinBudget, type Retrieved, type Shimmer } from "./injection";
@@ -22,6 +23,43 @@ export interface CompletionRequest {
   clientKey: string | null;
   /** Aborts when the client disconnects. */
   signal: AbortSignal;
+  /**
+   * `X-Svc-Remember: true`: capture the exchange (in the thread `X-Svc-Thread`, else a new
+   * one); `false`: do not; null (no header): the user's default.
+   */
+  remember?: { threadId: string | null } | false | null;
+}
+
+/** One exchange of a completion, to be remembered once the reply is delivered. */
+export interface CapturedExchange {
+  userId: string;
+  /** `X-Svc-Workspace`: the thread's workspace and that of the memories formed. */
+  workspaceId: string | null;
+  threadId: string;
+  /** The request's new user messages: those after its last assistant message. */
+  messages: string[];
+  reply: string;
+}
+
+/** Memory capture (formation/capture.ts), off unless a request asks for it. */
+export interface Capture {
+  /** False in reverse-proxy encryption mode unless the operator allowed extraction. */
+  readonly enabled: boolean;
+  /** Whether the user captures completions that send no X-Svc-Remember (off unless they said so). */
+  rememberByDefault(userId: string): Promise<boolean>;
+  /** Records the exchange in the background; returns at once. */
+  record(exchange: CapturedExchange): void;
+}
+
+/** The user messages after the last assistant message, as text. */
+function newUserMessages(messages: unknown[]): string[] {
+  const out: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role?: unknown; content?: unknown };
+    if (m?.role === "assistant") break;
+    if (m?.role === "user") out.unshift(contentText(m.content));
+  }
+  return out.filter((text) => text.trim());
 }
 
 /** What the route answers: the upstream's body (text or stream) with our headers. */
@@ -39,6 +77,8 @@ export interface CompletionServiceDeps {
   admit: Admit;
   workspaces: WorkspaceService;
   log: Logger;
+  /** Capture of exchanges (`X-Svc-Remember`); none: the header is answered `off`. */
+  capture?: Capture;
 }
 
 const ROUTE = "POST /v1/chat/completions";
@@ -76,7 +116,7 @@ function replyText(reply: any): string {
  * system prompt; the hold settles to what the request used, or is released when nothing
  * came back (the upstream refused it, the client left).
  */
-export function createCompletionService({ config, upstream, retriever, usage, admit, workspaces, log }: CompletionServiceDeps) {
+export function createCompletionService({ config, upstream, retriever, usage, admit, workspaces, log, capture }: CompletionServiceDeps) {
   function windowsOf(principal: Principal): WindowSpec[] {
     const credential = principal.keyId ? `key:${principal.keyId}` : `credential:${principal.method}:${principal.userId}`;
     return [
@@ -135,9 +175,11 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
         memoryEnabled: query !== "",
         withNotes: r.workspaceId !== null,
       });
-      const [admission, workspace] = await Promise.allSettled([
+      const [admission, workspace, byDefault] = await Promise.allSettled([
         admit({ userId, windows: windowsOf(r.principal), at: startedAt, messages: r.body.messages, cost, route: ROUTE }),
         r.workspaceId ? workspaces.requireOwned(userId, r.workspaceId) : Promise.resolve(null),
+        // Read beside admission, only when the request says nothing.
+        r.remember == null && capture?.enabled ? capture.rememberByDefault(userId) : Promise.resolve(false),
       ]);
       if (admission.status === "rejected") throw admission.reason;
       const { headers: limitHeaders, hold, injectionBudget } = admission.value;
@@ -161,6 +203,20 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
         // Streams report usage only when asked; we ask, and drop that chunk if the client did not.
         if (stream) upstreamBody.stream_options = { ...((passed as { stream_options?: object }).stream_options ?? {}), include_usage: true };
 
+        // Capture, asked for: the thread is named now; the exchange is written once the reply is out.
+        let remember: ((reply: string) => void) | null = null;
+        const asked = r.remember ? r.remember : r.remember == null && byDefault.status === "fulfilled" && byDefault.value ? { threadId: null } : null;
+        if (asked) {
+          if (capture?.enabled) {
+            const threadId = asked.threadId ?? newId("thr");
+            headers["x-svc-thread"] = threadId;
+            headers["x-svc-remember"] = "queued";
+            const exchange = { userId, workspaceId: r.workspaceId, threadId, messages: newUserMessages(r.body.messages) };
+            remember = (reply) => {
+              if (exchange.messages.length || reply.trim()) capture.record({ ...exchange, reply });
+            };
+          } else headers["x-svc-remember"] = "off";
+        }
         headers["x-svc-shimmer"] = shimmer;
         headers["x-svc-memory-count"] = String(found.memories.length);
         headers["x-svc-notes-count"] = String(found.notes.length);
@@ -175,6 +231,7 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
             parsed = JSON.parse(reply.text);
           } catch {}
           await quota.settle(messages, parsed?.usage ?? null, replyText(parsed));
+          if (remember && reply.status < 300) remember(replyText(parsed));
           headers["x-svc-overhead-ms"] = ms(ours + (performance.now() - back));
           log.debug("completion", { shimmer, upstreamMs: ms(back - sent) });
           return { status: reply.status, headers: { ...headers, "content-type": reply.contentType }, body: reply.text };
@@ -202,6 +259,7 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
           onUpstreamError: (text) => log.warn("the model gateway reported an error mid-stream", { upstream: redactUpstreamText(text, config.gatewayApiKey) }),
           onEnd: (outcome, tally) => {
             if (outcome !== "done") log.debug("stream ended early", { outcome });
+            else remember?.(tally.text);
             return quota.settle(messages, tally.usage, tally.text);
           },
         });

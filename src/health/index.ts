@@ -33,6 +33,11 @@ const HealthInfo = t.Object({
     failingSince: nullableTime("when the current run of index write failures began"),
     consecutiveFailures: t.Integer({ description: "failed index writes in a row (retried every second); 0 when writes succeed" }),
   }, { description: "only for a caller with a valid token: where the index lives, which process writes it, the last failure" })),
+  extractionJobs: t.Optional(t.Object({
+    pending: t.Integer({ description: "waiting to run (new, or waiting out a retry's backoff)" }),
+    running: t.Integer(),
+    failed: t.Integer({ description: "failed on every attempt; the owner sees why in GET /v1/memories/extract/jobs" }),
+  }, { description: "only for a caller with a valid token: memory extraction jobs of captured conversations, all users" })),
 });
 
 /**
@@ -49,8 +54,8 @@ export const healthRoutes = (auth: AuthService, info: () => Promise<HealthInfo>)
       // A token, or the web app's session (its cookie with the app's header): the details too.
       const credentialed = request.headers.get("authorization") !== null || (request.headers.get(APP_HEADER) === "1" && sessionCookie(request.headers) !== null);
       if (credentialed) await auth.authenticateRequest(request.headers);
-      const { status, store, index } = await info();
-      return credentialed ? { status, store, index } : { status, store };
+      const { status, store, index, extractionJobs } = await info();
+      return credentialed ? { status, store, index, extractionJobs } : { status, store };
     },
     {
       response: { 200: HealthInfo, ...errorsFor(401, 403) },

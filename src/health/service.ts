@@ -5,6 +5,8 @@ export interface HealthInfo {
   status: "ok" | "degraded";
   store: "sqlite" | "postgres";
   index: IndexHealth;
+  /** Memory extraction jobs of captured conversations, by status (all users). */
+  extractionJobs: { pending: number; running: number; failed: number };
 }
 
 /** Paths are shown as they are; an object-store URI only as bucket and prefix. */
@@ -16,11 +18,13 @@ const redactIndexUri = (uri: string) => uri.replace(/^(s3:\/\/)[^@/]*@/, "$1");
  * searchable. On the writer the failure is its own; on another replica it is the one
  * the writer recorded, or only visible as changes older than INDEX_BEHIND_MS waiting.
  */
-export async function healthInfo(deps: { store: Store; indexer: IndexingControl }): Promise<HealthInfo> {
+export async function healthInfo(deps: { store: Store; indexer: IndexingControl; extractionJobs?: () => Promise<Record<string, number>> }): Promise<HealthInfo> {
   const index = await deps.indexer.health();
+  const jobs = (await deps.extractionJobs?.().catch(() => ({}) as Record<string, number>)) ?? {};
   return {
     status: index.status === "ok" ? "ok" : "degraded",
     store: deps.store.dialect,
     index: { ...index, uri: redactIndexUri(index.uri) },
+    extractionJobs: { pending: jobs.pending ?? 0, running: jobs.running ?? 0, failed: jobs.failed ?? 0 },
   };
 }

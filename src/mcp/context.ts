@@ -15,6 +15,7 @@ import type { ContextService } from "../context/service";
 import type { ClientKeys } from "../crypto/client-keys";
 import type { DocumentService } from "../documents/service";
 import type { DocumentsQueryService } from "../documents-query/service";
+import type { FormationService } from "../formation/service";
 import type { MemoryService } from "../memories/service";
 import type { WorkspaceService } from "../workspaces/service";
 
@@ -26,6 +27,8 @@ export interface ToolExtra {
 /** The services the MCP server calls directly (never over HTTP). */
 export interface McpServices {
   memories: MemoryService;
+  /** Memory formation (extract_memories). */
+  formation: FormationService;
   context: ContextService;
   documentsQuery: DocumentsQueryService;
   documents: DocumentService;

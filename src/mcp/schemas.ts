@@ -171,3 +171,29 @@ export const AppendChatMessageOutput = z.object({
   parentId: z.string().nullable(),
   createdAt: z.string(),
 });
+
+export const ExtractMemoriesInput = {
+  messages: z
+    .array(z.object({ role: z.enum(["user", "assistant", "system"]), content: z.string().max(16_000), id: z.string().min(1).max(128).optional() }))
+    .min(1)
+    .max(100)
+    .describe("the conversation to learn from, oldest first"),
+  workspace_id: WorkspaceId.optional(),
+  session_id: z.string().min(1).max(256).optional().describe("the conversation's id, recorded as the source"),
+  dry_run: z.boolean().optional().describe("true: answer the decisions without applying them"),
+};
+export const ExtractMemoriesOutput = z.object({
+  applied: z.boolean(),
+  model: z.string(),
+  facts: z.array(z.string()),
+  decisions: z.array(
+    z.object({
+      fact: z.string(),
+      action: z.enum(["add", "update", "delete", "none"]),
+      memoryId: z.string().nullable(),
+      content: z.string().nullable(),
+      previous: z.string().nullable(),
+      reason: z.enum(["duplicate", "missing", "model"]).optional(),
+    }),
+  ),
+});

@@ -10,6 +10,7 @@ import { toFullDocument } from "../documents/present";
 import type { DocumentRow } from "../documents/repository";
 import { DocumentsQueryBody } from "../documents-query/model";
 import { AppError, badRequest, payloadTooLarge } from "../shared/app-error";
+import { ExtractBody } from "../formation/model";
 import { CreateMemoryBody, SearchMemoriesBody, type MemoryRecord } from "../memories/model";
 import { checkBody, proxyWriteKey, requireScopes, requireWorkspace, runTool, workspaceOf, type McpContext, type McpPrincipal, type McpServices, type ToolExtra } from "./context";
 import * as S from "./schemas";
@@ -58,7 +59,7 @@ interface Tool<I extends z.ZodRawShape = z.ZodRawShape> {
 }
 const tool = <I extends z.ZodRawShape>(spec: Tool<I>) => spec as unknown as Tool;
 
-/** The nine tools, each calling the same service as its REST route, with the same checks. */
+/** The ten tools, each calling the same service as its REST route, with the same checks. */
 export const TOOLS: Tool[] = [
   tool({
     name: "remember",
@@ -74,7 +75,23 @@ export const TOOLS: Tool[] = [
     scopes: WRITE,
     async run(args, { s, user, p }) {
       const body = checkBody(CreateMemoryBody, defined({ content: args.content, metadata: args.metadata, workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id, timestamp: args.timestamp }));
-      return memoryOut(await s.memories.create(user, body));
+      return memoryOut(await s.memories.create(user, body, { kind: "mcp" }));
+    },
+  }),
+  tool({
+    name: "extract_memories",
+    title: "Extract memories",
+    description:
+      "Learn from a conversation: the server's memory model picks out lasting facts about the user and, for each, adds a memory, updates or " +
+      "deletes one it contradicts, or leaves things as they are; every change keeps its history. Use it at the end of a conversation instead " +
+      "of many remember calls. dry_run answers the decisions without applying them. Uses the user's token quota.",
+    input: S.ExtractMemoriesInput,
+    output: S.ExtractMemoriesOutput,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    scopes: CHAT_WRITE,
+    async run(args, { s, user, p }) {
+      const body = checkBody(ExtractBody, defined({ messages: args.messages.map((m) => defined(m)), workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id }));
+      return s.formation.extract({ userId: user, body, dryRun: args.dry_run === true });
     },
   }),
   tool({
@@ -124,7 +141,7 @@ export const TOOLS: Tool[] = [
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     scopes: WRITE,
     async run(args, { s, user }) {
-      const { id } = await s.memories.delete(user, args.id);
+      const { id } = await s.memories.delete(user, args.id, { kind: "mcp" });
       return { id, deleted: true as const };
     },
   }),

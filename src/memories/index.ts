@@ -2,7 +2,7 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { CreateMemoryBody, DeletedMemory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, UpdateMemoryBody, MEMORY_BODY_LIMIT } from "./model";
+import { CreateMemoryBody, DeletedMemory, MemoryHistory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, UpdateMemoryBody, MEMORY_BODY_LIMIT } from "./model";
 import { searchHeaders } from "../search";
 import type { MemoryService } from "./service";
 
@@ -13,15 +13,24 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
     .post(
       "/",
       async ({ principal, body, set }) => {
-        set.status = 201;
-        return memories.create(principal.userId, body);
+        const { memory, duplicate } = await memories.store(principal.userId, body);
+        // An exact duplicate (same workspace, same normalised text) writes nothing: 200 with the memory already stored.
+        set.status = duplicate ? 200 : 201;
+        if (duplicate) set.headers["x-svc-duplicate"] = "true";
+        return memory;
       },
       {
         auth: "memory:write",
         body: CreateMemoryBody,
         bodyLimit: MEMORY_BODY_LIMIT,
-        response: { 201: MemoryRecord, ...errorResponses() },
-        detail: { tags: ["memories"], summary: "Store a memory" },
+        response: { 201: MemoryRecord, 200: MemoryRecord, ...errorResponses() },
+        detail: {
+          tags: ["memories"],
+          summary: "Store a memory",
+          description:
+            "201 with the new memory; 200 with the memory already stored (and `X-Svc-Duplicate: true`) when the user has an exact duplicate " +
+            "in the same workspace: the same text once Unicode-normalised (NFKC), trimmed, whitespace collapsed and case-folded. Client-encrypted content is exempt.",
+        },
       },
     )
     .get("/", async ({ principal, query }) => memories.list(principal.userId, query), {
@@ -44,6 +53,12 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       detail: { tags: ["memories"], summary: "Search memories (hybrid: full text + vectors)" },
       },
     )
+    .get("/:id/history", async ({ principal, params }) => memories.history(principal.userId, params.id), {
+      auth: "memory:read",
+      params: MemoryParams,
+      response: { 200: MemoryHistory, ...errorResponses() },
+      detail: { tags: ["memories"], summary: "A memory's versions (created, updated, deleted) and where each came from" },
+    })
     .get("/:id", async ({ principal, params }) => memories.get(principal.userId, params.id), {
       auth: "memory:read",
       params: MemoryParams,

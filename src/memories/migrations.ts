@@ -9,4 +9,33 @@ export const memoryMigrations: Migration[] = [
     id: "0004_memories_by_created_at",
     sql: `CREATE INDEX memories_by_created_at ON memories (owner_id, created_at, id);`,
   },
+  {
+    // The exact-duplicate rule (memories/content-key.ts): one memory per owner, workspace and
+    // normalised text. NULL (client-encrypted content; rows stored before this) is exempt;
+    // `backfillContentKeys` fills the older rows at start.
+    id: "0520_memories_content_key",
+    sql: `
+      ALTER TABLE memories ADD COLUMN content_key TEXT;
+      CREATE UNIQUE INDEX memories_by_content_key ON memories (owner_id, (COALESCE(workspace_id, '')), content_key);
+    `,
+  },
+  {
+    // A memory's versions: created, updated (the content before and after), deleted; each
+    // with where it came from (API, MCP, import, extraction: thread, messages, model).
+    id: "0521_memory_versions",
+    sql: `
+      CREATE TABLE memory_versions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        content TEXT NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        workspace_id TEXT,
+        source TEXT NOT NULL DEFAULT '{}',
+        at TEXT NOT NULL
+      );
+      CREATE INDEX memory_versions_by_memory ON memory_versions (owner_id, memory_id, seq);
+    `,
+  },
 ];

@@ -82,3 +82,22 @@ export const SearchMemoriesResponse = t.Object({
 });
 
 export const MemoryParams = t.Object({ id: t.String({ minLength: 1, maxLength: 256 }) });
+
+export const MemoryVersionSchema = t.Object({
+  version: t.Integer({ minimum: 1, description: "1 for the oldest" }),
+  event: t.Union([t.Literal("created"), t.Literal("updated"), t.Literal("deleted")]),
+  reason: t.String({ description: "the event in words" }),
+  content: t.String({ description: "the content after the write (created, updated), as it was when deleted by extraction, '' once the user deleted it" }),
+  metadata: FreeObject,
+  workspaceId: t.Union([t.String(), t.Null()]),
+  changedAt: t.String({ format: "date-time" }),
+  source: t.Union([t.Literal("api"), t.Literal("mcp"), t.Literal("import"), t.Literal("extraction"), t.Literal("unknown")], {
+    description: "how the version was written; unknown: stored before history was kept",
+  }),
+  threadId: t.Optional(t.Union([t.String(), t.Null()], { description: "extraction: the chat thread (or session) it came from" })),
+  messageIds: t.Optional(t.Array(t.String(), { description: "extraction: the messages it came from" })),
+  model: t.Optional(t.Union([t.String(), t.Null()], { description: "extraction: the model that proposed it" })),
+});
+export type MemoryVersionRecord = typeof MemoryVersionSchema.static;
+
+export const MemoryHistory = t.Object({ id: t.String(), data: t.Array(MemoryVersionSchema, { description: "oldest first" }) });

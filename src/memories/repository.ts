@@ -1,5 +1,6 @@
 import type { OwnedTable } from "../db/owned-tables";
 import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
+import { memoryContentKey } from "./content-key";
 
 export interface MemoryRow {
   seq: number;
@@ -29,6 +30,7 @@ export interface ListPosition {
 }
 
 type Stored = {
+  content_key?: string | null;
   seq: number; owner_id: string; id: string; content: string; metadata: string; workspace_id: string | null;
   session_id: string | null; status: "active"; created_at: string; updated_at: string;
 };
@@ -37,19 +39,81 @@ const toRow = (r: Stored): MemoryRow => ({
   workspaceId: r.workspace_id, sessionId: r.session_id, status: r.status, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
+/**
+ * The stored `content_key`: the exact-duplicate key, or `enc:<id>` for client-encrypted
+ * content (exempt: unique per memory). NULL is left only on rows older than the rule.
+ */
+const storedKey = (id: string, content: string) => memoryContentKey(content) ?? `enc:${id}`;
+
 /** Memories in the store of record. Every query is scoped by owner: there is no unscoped read. */
 export function createMemoryRepository() {
   return {
-    /** Inserts; returns the stored row, or null when the owner already has a memory with this id. */
+    /**
+     * Inserts; returns the stored row, or null when the owner already has a memory with this
+     * id or an exact duplicate of it in the same workspace (see `duplicateOf`): the unique
+     * indexes decide, so concurrent writers cannot both insert.
+     */
     async insert(tx: Executor, row: Omit<MemoryRow, "seq" | "status">): Promise<MemoryRow | null> {
       const inserted = await first<{ seq: number }>(
         tx,
-        sql`INSERT INTO memories (owner_id, id, content, metadata, workspace_id, session_id, status, created_at, updated_at)
+        sql`INSERT INTO memories (owner_id, id, content, metadata, workspace_id, session_id, status, created_at, updated_at, content_key)
             VALUES (${row.ownerId}, ${row.id}, ${row.content}, ${JSON.stringify(row.metadata)}, ${row.workspaceId}, ${row.sessionId},
-                    'active', ${row.createdAt}, ${row.updatedAt})
-            ON CONFLICT (owner_id, id) DO NOTHING RETURNING seq`,
+                    'active', ${row.createdAt}, ${row.updatedAt}, ${storedKey(row.id, row.content)})
+            ON CONFLICT DO NOTHING RETURNING seq`,
       );
       return inserted ? { ...row, seq: inserted.seq, status: "active" } : null;
+    },
+    /** The owner's memory in that workspace (null: none) whose normalised text equals `content`'s; null for encrypted content. */
+    async duplicateOf(tx: Executor, ownerId: string, workspaceId: string | null, content: string): Promise<MemoryRow | null> {
+      const key = memoryContentKey(content);
+      if (key === null) return null;
+      const r = await first<Stored>(
+        tx,
+        sql`SELECT * FROM memories WHERE owner_id = ${ownerId} AND COALESCE(workspace_id, '') = ${workspaceId ?? ""} AND content_key = ${key}`,
+      );
+      return r ? toRow(r) : null;
+    },
+    /**
+     * Replaces a memory's content (and metadata, when given); false when the owner has no
+     * such memory or another memory of the workspace already says the same (the unique index).
+     */
+    async updateContent(tx: Executor, ownerId: string, id: string, change: { content: string; metadata?: Record<string, unknown>; updatedAt: string }): Promise<boolean> {
+      const key = memoryContentKey(change.content);
+      const stored = key ?? `enc:${id}`;
+      const metadata = change.metadata === undefined ? sql`metadata` : sql`${JSON.stringify(change.metadata)}`;
+      const clash = key === null ? null : await first<{ id: string }>(
+        tx,
+        sql`SELECT m.id FROM memories m JOIN memories t ON t.owner_id = m.owner_id AND COALESCE(t.workspace_id, '') = COALESCE(m.workspace_id, '')
+            WHERE t.owner_id = ${ownerId} AND t.id = ${id} AND m.content_key = ${key} AND m.id <> ${id}`,
+      );
+      if (clash) return false;
+      return (await run(tx, sql`UPDATE memories SET content = ${change.content}, content_key = ${stored}, metadata = ${metadata}, updated_at = ${change.updatedAt}
+                                WHERE owner_id = ${ownerId} AND id = ${id}`)) > 0;
+    },
+    /**
+     * Rows stored before the exact-duplicate rule (no key yet), a page at a time, given their
+     * key; a row that duplicates one already keyed is marked `dup:<id>` (kept, never matched).
+     */
+    /** Whether rows older than the exact-duplicate rule are left (a plain read). */
+    async anyUnkeyed(tx: Executor): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS one FROM memories WHERE content_key IS NULL LIMIT 1`)) !== null;
+    },
+    async backfillContentKeys(tx: Executor, page = 500): Promise<number> {
+      const rows = await all<Stored>(tx, sql`SELECT * FROM memories WHERE content_key IS NULL ORDER BY seq LIMIT ${page}`);
+      for (const r of rows) {
+        const key = memoryContentKey(r.content);
+        if (key === null) {
+          await run(tx, sql`UPDATE memories SET content_key = ${`enc:${r.id}`} WHERE owner_id = ${r.owner_id} AND id = ${r.id} AND content_key IS NULL`);
+          continue;
+        }
+        const taken = await first<{ id: string }>(
+          tx,
+          sql`SELECT id FROM memories WHERE owner_id = ${r.owner_id} AND COALESCE(workspace_id, '') = ${r.workspace_id ?? ""} AND content_key = ${key} AND id <> ${r.id}`,
+        );
+        // Only a row still without a key: another replica starting at once may have keyed it meanwhile.
+        await run(tx, sql`UPDATE memories SET content_key = ${taken ? `dup:${r.id}` : key} WHERE owner_id = ${r.owner_id} AND id = ${r.id} AND content_key IS NULL`);
+      }
+      return rows.length;
     },
     async get(tx: Executor, ownerId: string, id: string): Promise<MemoryRow | null> {
       const r = await first<Stored>(tx, sql`SELECT * FROM memories WHERE owner_id = ${ownerId} AND id = ${id}`);

@@ -9,9 +9,13 @@ import { timestampToIso } from "../shared/timestamp";
 import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type UpdateMemoryBody } from "./model";
 import type { HitSignals, Outbox, SearchEngine, SearchMode, SearchSignal, SearchStrategy, SearchTimings } from "../search";
 import type { ListFilters, ListPosition, MemoryRepository, MemoryRow } from "./repository";
+import type { MemoryHistoryRepository, MemorySource, MemoryVersion } from "./history-repository";
+import type { MemoryVersionRecord } from "./model";
 
 export interface MemoryServiceDeps {
   repo: MemoryRepository;
+  /** Each memory's versions and their sources (`GET /v1/memories/:id/history`). */
+  history: MemoryHistoryRepository;
   outbox: Outbox;
   /** The read path over the memory source: memory hits carry their stored row. */
   engine: SearchEngine<{ memory: MemoryRow }>;
@@ -26,6 +30,12 @@ const encoder = new TextEncoder();
 type ScoredRecord = MemoryRecord & { score: number; signals: HitSignals };
 /** Both of the spec's descriptions at once: `results` and `data` hold the same list. */
 export type MemorySearchResponse = { results: ScoredRecord[]; data: ScoredRecord[]; mode: SearchMode; strategy: SearchStrategy; signals: SearchSignal[] };
+
+/** A version as the history route answers it: the source's kind, and where it came from beside it. */
+function toVersionRecord(v: MemoryVersion): MemoryVersionRecord {
+  const { kind, ...from } = v.source;
+  return { version: v.version, event: v.event, reason: v.event, content: v.content, metadata: v.metadata, workspaceId: v.workspaceId, changedAt: v.at, source: kind, ...from };
+}
 
 /** The public form of a stored memory. */
 export function toMemoryRecord(row: MemoryRow): MemoryRecord {
@@ -78,7 +88,7 @@ function checkSizes(content: string | undefined, metadata: Record<string, unknow
   }
 }
 
-export function createMemoryService({ repo, outbox, engine, store, cursors, workspaces }: MemoryServiceDeps) {
+export function createMemoryService({ repo, history, outbox, engine, store, cursors, workspaces }: MemoryServiceDeps) {
   const decodeCursor = (ownerId: string, cursor: string): ListPosition => {
     let position: unknown;
     try {
@@ -93,36 +103,65 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
   };
   const encodeCursor = (ownerId: string, row: MemoryRow) => cursors.encode(ownerId, LIST_NAME, JSON.stringify([row.createdAt, row.id]));
 
+  async function storeMemory(ownerId: string, body: typeof CreateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<{ memory: MemoryRecord; duplicate: boolean }> {
+    checkSizes(body.content, body.metadata);
+    const metadata = body.metadata ?? {};
+    const now = new Date().toISOString();
+    // The time the memory refers to (mem0's `timestamp`); `updatedAt` is when it was stored.
+    const createdAt = body.timestamp === undefined ? now : timestampToIso(body.timestamp, "timestamp");
+    const row = {
+      ownerId,
+      id: body.id ?? newId("mem"),
+      content: body.content,
+      metadata,
+      workspaceId: oneOf<string>(body, ["workspaceId", "workspace_id"]) ?? null,
+      sessionId: oneOf<string>(body, ["session_id", "sessionId"]) ?? null,
+      createdAt,
+      updatedAt: now,
+    };
+    const stored = await store.transaction(async (tx) => {
+      // Another user's workspace answers like a missing one (404), as on every workspace route.
+      if (row.workspaceId !== null) await workspaces.requireOwned(ownerId, row.workspaceId, tx);
+      const inserted = await repo.insert(tx, row);
+      if (!inserted) {
+        const existing = await repo.duplicateOf(tx, ownerId, row.workspaceId, row.content);
+        return existing ? { existing, inserted: null } : null;
+      }
+      await history.record(tx, { ownerId, memoryId: row.id, event: "created", content: row.content, metadata, workspaceId: row.workspaceId, at: now, source });
+      await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: row.id }, "insert");
+      // The previous memory of this conversation gains this one as context.
+      const { previous } = await repo.neighbours(tx, inserted);
+      if (previous) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: previous.id }, "sync");
+      return { existing: null, inserted };
+    });
+    if (!stored) throw conflict(`id: a memory with id '${row.id}' already exists`);
+    return stored.existing ? { memory: toMemoryRecord(stored.existing), duplicate: true } : { memory: toMemoryRecord(stored.inserted!), duplicate: false };
+  }
+
   return {
-    async create(ownerId: string, body: typeof CreateMemoryBody.static): Promise<MemoryRecord> {
-      checkSizes(body.content, body.metadata);
-      const metadata = body.metadata ?? {};
-      const now = new Date().toISOString();
-      // The time the memory refers to (mem0's `timestamp`); `updatedAt` is when it was stored.
-      const createdAt = body.timestamp === undefined ? now : timestampToIso(body.timestamp, "timestamp");
-      const row = {
-        ownerId,
-        id: body.id ?? newId("mem"),
-        content: body.content,
-        metadata,
-        workspaceId: oneOf<string>(body, ["workspaceId", "workspace_id"]) ?? null,
-        sessionId: oneOf<string>(body, ["session_id", "sessionId"]) ?? null,
-        createdAt,
-        updatedAt: now,
-      };
-      const stored = await store.transaction(async (tx) => {
-        // Another user's workspace answers like a missing one (404), as on every workspace route.
-        if (row.workspaceId !== null) await workspaces.requireOwned(ownerId, row.workspaceId, tx);
-        const inserted = await repo.insert(tx, row);
-        if (!inserted) return null;
-        await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: row.id }, "insert");
-        // The previous memory of this conversation gains this one as context.
-        const { previous } = await repo.neighbours(tx, inserted);
-        if (previous) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: previous.id }, "sync");
-        return inserted;
-      });
-      if (!stored) throw conflict(`id: a memory with id '${row.id}' already exists`);
-      return toMemoryRecord(stored);
+    /** Stores a memory; an exact duplicate (memories/content-key.ts) answers the memory already stored instead. */
+    async create(ownerId: string, body: typeof CreateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<MemoryRecord> {
+      return (await storeMemory(ownerId, body, source)).memory;
+    },
+
+    /**
+     * Stores a memory, or finds its exact duplicate (same owner and workspace, same
+     * normalised text): `duplicate` then says no row was written and `memory` is the one
+     * stored before. The unique index decides, so concurrent writers store it once.
+     */
+    store: storeMemory,
+
+    /**
+     * `GET /v1/memories/:id/history`: the memory's versions, oldest first; still answered
+     * once it is deleted (its last version says so). A memory stored before history was kept
+     * shows one `created` version of its current content, source `unknown`.
+     */
+    async history(ownerId: string, id: string): Promise<{ id: string; data: MemoryVersionRecord[] }> {
+      const versions = await history.list(store.db, ownerId, id);
+      if (versions.length) return { id, data: versions.map(toVersionRecord) };
+      const row = await repo.get(store.db, ownerId, id);
+      if (!row) throw notFound(`memory '${id}' not found`);
+      return { id, data: [toVersionRecord({ version: 1, event: "created", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: row.createdAt, source: { kind: "unknown" } })] };
     },
 
     async list(ownerId: string, query: { limit?: string; cursor?: string; workspaceId?: string; session_id?: string; from?: string; to?: string }) {
@@ -144,13 +183,25 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
       return toMemoryRecord(row);
     },
 
-    /** New content and/or metadata (which replaces the whole object); the memory is indexed again, and so are those that have it as context. */
-    async update(ownerId: string, id: string, body: typeof UpdateMemoryBody.static): Promise<MemoryRecord> {
+    /**
+     * New content and/or metadata (which replaces the whole object), recorded in the history;
+     * the memory is indexed again, and so are those that have it as context. New content that
+     * duplicates another memory of the same workspace is refused (409), as on create.
+     */
+    async update(ownerId: string, id: string, body: typeof UpdateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<MemoryRecord> {
       if (body.content === undefined && body.metadata === undefined) throw badRequest("body: give content, metadata or both");
       checkSizes(body.content, body.metadata);
       const updated = await store.transaction(async (tx) => {
-        const row = await repo.update(tx, ownerId, id, { content: body.content, metadata: body.metadata, updatedAt: new Date().toISOString() });
-        if (!row) return null;
+        const now = new Date().toISOString();
+        const current = await repo.get(tx, ownerId, id);
+        if (!current) return null;
+        if (body.content !== undefined) {
+          if (!(await repo.updateContent(tx, ownerId, id, { content: body.content, metadata: body.metadata, updatedAt: now }))) return "duplicate" as const;
+        } else {
+          await repo.update(tx, ownerId, id, { metadata: body.metadata, updatedAt: now });
+        }
+        const row = { ...current, content: body.content ?? current.content, metadata: body.metadata ?? current.metadata, updatedAt: now };
+        await history.record(tx, { ownerId, memoryId: id, event: "updated", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: now, source });
         await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
         if (body.content !== undefined) {
           const { previous, next, later } = await repo.neighbours(tx, row);
@@ -161,13 +212,26 @@ export function createMemoryService({ repo, outbox, engine, store, cursors, work
         return row;
       });
       if (!updated) throw notFound(`memory '${id}' not found`);
+      if (updated === "duplicate") throw conflict("content: another memory of this workspace already says this");
       return toMemoryRecord(updated);
     },
 
-    async delete(ownerId: string, id: string) {
+    /**
+     * A delete by the user erases the memory's text everywhere, its history included: one
+     * `deleted` version without content is all that is left. A memory already deleted by
+     * extraction (whose history keeps the text, for the user to review) is erased the same way.
+     */
+    async delete(ownerId: string, id: string, source: MemorySource = { kind: "api" }) {
       const deleted = await store.transaction(async (tx) => {
         const row = await repo.get(tx, ownerId, id);
-        if (!row) return false;
+        const tombstone = { ownerId, memoryId: id, event: "deleted" as const, content: "", metadata: {}, at: new Date().toISOString(), source };
+        if (!row) {
+          if (!(await history.purge(tx, ownerId, id))) return false;
+          await history.record(tx, { ...tombstone, workspaceId: null });
+          return true;
+        }
+        await history.purge(tx, ownerId, id);
+        await history.record(tx, { ...tombstone, workspaceId: row.workspaceId });
         const { previous, next, later } = await repo.neighbours(tx, row);
         await repo.delete(tx, ownerId, id);
         await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import type { Config } from "../config";
-import { insertRows, ownedIds } from "../db/owned-tables";
+import { insertRows, ownedIds, type InsertOutcome } from "../db/owned-tables";
 import type { Executor, Store } from "../db/store";
 import { snapshotOf } from "../documents/index-view";
 import { createDocumentRepository } from "../documents/repository";
@@ -12,6 +12,9 @@ import type { Outbox, SearchKind, SourceRef } from "../search";
 import { KNOWN_FORMATS, readEntries, type Entry, type FileFormat } from "./formats";
 import { readMarkdownFolder } from "./markdown";
 import { createWorkspaceRepository } from "../workspaces/repository";
+import { memoryContentKey } from "../memories/content-key";
+import { createMemoryHistoryRepository } from "../memories/history-repository";
+import { createMemoryRepository } from "../memories/repository";
 import { fromRecord, TABLE_BY_TYPE, TABLES, type TableSpec } from "./tables";
 
 /** Entries per transaction: large enough that commits (an fsync each on SQLite) stay rare. */
@@ -71,6 +74,10 @@ const PARENT_NAME: Record<ParentTable, string> = { workspaces: "workspace", chat
 const PARENT_SPEC: Record<ParentTable, TableSpec> = { workspaces: TABLE_BY_TYPE.get("workspace")!, chat_threads: TABLE_BY_TYPE.get("chat_thread")!, files: TABLE_BY_TYPE.get("file")! };
 
 const workspaceRepo = createWorkspaceRepository();
+const memoryRepo = createMemoryRepository();
+const memoryHistory = createMemoryHistoryRepository();
+/** Memories are written with their exact-duplicate key (not exported: it is derived from the content). */
+const withContentKey = (spec: TableSpec): TableSpec => ({ ...spec, columns: [...spec.columns, "content_key"] });
 const documentRepo = createDocumentRepository();
 const fileRepo = createFileRepository();
 const PARENT: Record<string, { column: string; table: ParentTable }> = {
@@ -155,7 +162,8 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
   const started = report.failed;
   await store.transaction(async (tx) => {
     const refs: SourceRef[] = [];
-    for (const spec of TABLES) {
+    for (const declared of TABLES) {
+      const spec = declared.type === "memory" ? withContentKey(declared) : declared;
       const group = groups.get(spec.type);
       if (!group) continue;
       const parent = PARENT[spec.type];
@@ -171,13 +179,16 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
           continue;
         }
         try {
-          rows.push(fromRecord(spec, record, ownerId));
+          const row = fromRecord(declared, record, ownerId);
+          if (spec !== declared) row.push(memoryContentKey(String(record.content)) ?? `enc:${String(record.id)}`);
+          rows.push(row);
           places.push(place);
         } catch (error) {
           fail(place, (error as Error).message);
         }
       }
       const outcome = await insertRows(tx, spec, ownerId, rows);
+      if (spec.type === "memory") await settleMemories(tx, ownerId, spec, rows, outcome, report);
       report.inserted += outcome.inserted.length;
       report.existing += outcome.existing.length;
       if (outcome.inserted.length) report.byType[spec.type] = (report.byType[spec.type] ?? 0) + outcome.inserted.length;
@@ -197,6 +208,32 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
   });
   // Problems are reported in input order even though groups were written by type.
   if (report.failed > started) report.problems.sort((a, b) => placeOrder(a.place) - placeOrder(b.place));
+}
+
+/**
+ * Memories of an import: an exact duplicate of one the user has in that workspace (or of
+ * an earlier entry of the same file) is not written and counts as existing; each new one
+ * records its first version, source `import`.
+ */
+async function settleMemories(tx: Executor, ownerId: string, spec: TableSpec, rows: unknown[][], outcome: InsertOutcome, report: ImportReport) {
+  const col = (row: unknown[], name: string) => row[spec.columns.indexOf(name)];
+  const duplicates = new Set<number>();
+  for (const i of outcome.conflicting) {
+    const row = rows[i];
+    if (await memoryRepo.duplicateOf(tx, ownerId, (col(row, "workspace_id") as string | null) ?? null, String(col(row, "content")))) duplicates.add(i);
+  }
+  if (duplicates.size) {
+    outcome.conflicting = outcome.conflicting.filter((i) => !duplicates.has(i));
+    outcome.existing.push(...duplicates);
+  }
+  const at = new Date().toISOString();
+  for (const i of outcome.inserted) {
+    const row = rows[i];
+    await memoryHistory.record(tx, {
+      ownerId, memoryId: String(col(row, "id")), event: "created", content: String(col(row, "content")), metadata: JSON.parse(String(col(row, "metadata") ?? "{}")),
+      workspaceId: (col(row, "workspace_id") as string | null) ?? null, at, source: { kind: "import" },
+    });
+  }
 }
 
 const placeOrder = (place: string) => Number(/(\d+)/.exec(place)?.[1] ?? 0);

@@ -40,6 +40,12 @@ export interface FakeUpstream {
   /** Embeddings of inputs for which this returns true wait `slowEmbedMs`. */
   slowEmbed: (text: string) => boolean;
   slowEmbedMs: number;
+  /**
+   * Scripted replies of non-streaming completions, taken in order (then `reply` again): the
+   * message content as given, a function of the request's body, or an object sent as JSON
+   * text (the memory model's extraction and decision replies).
+   */
+  script: Array<string | object | ((body: any) => string | object)>;
   /** What `/v1/models` lists; null answers 500. */
   models: Array<{ id: string; owned_by: string }> | null;
   stop(): void;
@@ -50,7 +56,23 @@ const sse = (data: unknown) => encoder.encode(`data: ${typeof data === "string" 
 
 export const FIXED_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
 
-export function startFakeUpstream(options: { reply?: string; record?: boolean } = {}): FakeUpstream {
+/**
+ * A memory model for benches: each user sentence of the conversation is a fact, and each fact
+ * is added (extraction and decision prompts are told apart by their JSON data).
+ */
+function memoryModelReply(body: any): string | null {
+  const data = body?.response_format?.type === "json_object" ? body.messages?.[1]?.content : null;
+  if (typeof data !== "string") return null;
+  const parsed = JSON.parse(data);
+  if (Array.isArray(parsed.conversation)) {
+    const facts = parsed.conversation.filter((m: any) => m.role === "user").flatMap((m: any) => String(m.content).split(/(?<=\.)\s+/)).filter(Boolean).slice(0, 20);
+    return JSON.stringify({ facts });
+  }
+  if (Array.isArray(parsed.facts)) return JSON.stringify({ decisions: parsed.facts.map((f: any) => ({ fact: f.fact, action: "add" })) });
+  return null;
+}
+
+export function startFakeUpstream(options: { reply?: string; record?: boolean; memoryModel?: boolean } = {}): FakeUpstream {
   const record = options.record !== false;
   let abortWaiters: Array<() => void> = [];
   const state: FakeUpstream = {
@@ -68,6 +90,7 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
     nextAbort: () => new Promise((resolve) => abortWaiters.push(resolve)),
     slowEmbed: () => false,
     slowEmbedMs: 0,
+    script: [],
     models: [{ id: "upstream-model-a", owned_by: "upstream-lab" }, { id: "llama3.2", owned_by: "meta" }],
     stop: () => server.stop(true),
   };
@@ -83,9 +106,14 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean } 
     const created = 1_700_000_000;
     const model = body.model;
     if (!body.stream) {
+      let content: unknown = (options.memoryModel && memoryModelReply(body)) || state.reply;
+      if (state.script.length) {
+        const next = state.script.shift()!;
+        content = typeof next === "function" ? next(body) : next;
+      }
       return Response.json({
         id, object: "chat.completion", created, model,
-        choices: [{ index: 0, message: { role: "assistant", content: state.reply }, finish_reason: "stop", logprobs: null }],
+        choices: [{ index: 0, message: { role: "assistant", content: typeof content === "string" ? content : JSON.stringify(content) }, finish_reason: "stop", logprobs: null }],
         ...(state.sendUsage ? { usage: state.usage } : {}),
       });
     }

@@ -115,7 +115,12 @@ describe("isolation matrix (generated from GET /openapi/json)", () => {
         await asBob("POST", "/v1/chat/completions", { model: "fake", messages: [{ role: "user", content: alice.marker }], ...extra });
       }
       expect(upstream.requests.length).toBeGreaterThan(0);
-      for (const request of upstream.requests) bobSaw.push({ route: `upstream ${request.path}`, sent: JSON.stringify(request.body?.messages?.at(-1) ?? ""), status: 200, body: request.body });
+      for (const request of upstream.requests) {
+        // What B sent reaches the gateway as its last message; memory extraction wraps B's conversation in JSON there (`{"conversation": …}`).
+        const last = request.body?.messages?.at(-1);
+        const sent = typeof last?.content === "string" && last.content.startsWith("{") ? last.content : JSON.stringify(last ?? "");
+        bobSaw.push({ route: `upstream ${request.path}`, sent, status: 200, body: request.body });
+      }
     }
     if (completions) {
       // The control: B's own memories are injected (so the check above is not vacuous).

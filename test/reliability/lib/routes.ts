@@ -11,6 +11,10 @@ export const ROUTES_WITHOUT_OWNER_IDS: Record<string, string> = {
   "GET /v1/me": "answers about the caller only (scanned for leaks)",
   "GET /v1/memories": "the caller's list (scanned for leaks)",
   "POST /v1/memories": "creates for the caller; a body workspaceId of another user is checked (404)",
+  "POST /v1/memories/extract": "extracts for the caller: the memories shown to the model are the caller's own search results; a body workspaceId of another user is checked (404)",
+  "GET /v1/memories/extract/jobs": "the caller's extraction jobs (scanned for leaks)",
+  "GET /v1/me/capture": "the caller's capture default",
+  "PUT /v1/me/capture": "sets the caller's capture default",
   "POST /v1/memories/search": "the caller's search (scanned for leaks with the other user's marker as query)",
   "POST /v1/context/build": "the caller's context (scanned; a body workspace of another user is checked: 404)",
   "GET /v1/workspaces": "the caller's list (scanned for leaks)",
@@ -55,5 +59,8 @@ export function bodyHints(query: string, writer = "probe"): Record<string, unkno
     filename: "probe.md",
     partNumber: 1,
     data: "cHJvYmU=",
+    // Capture stays off: on, B's probe completions (which carry A's marker as their query) would be
+    // copied into B's own threads, which the scan cannot tell from a leak.
+    remember: false,
   };
 }

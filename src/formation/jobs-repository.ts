@@ -1,0 +1,104 @@
+import { all, first, run, sql, type Executor } from "../db/store";
+
+export interface FormationJob {
+  seq: number;
+  ownerId: string;
+  /** The workspace memories go to (X-Svc-Workspace), or null: personal memories. */
+  workspaceId: string | null;
+  /** Where the captured thread lives. */
+  threadWorkspaceId: string;
+  threadId: string;
+  messageIds: string[];
+  status: "pending" | "running" | "done" | "failed";
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+type Stored = {
+  seq: number; owner_id: string; workspace_id: string | null; thread_workspace_id: string; thread_id: string; message_ids: string;
+  status: FormationJob["status"]; attempts: number; last_error: string | null; created_at: string; updated_at: string;
+};
+const toJob = (r: Stored): FormationJob => ({
+  seq: Number(r.seq), ownerId: r.owner_id, workspaceId: r.workspace_id, threadWorkspaceId: r.thread_workspace_id, threadId: r.thread_id,
+  messageIds: JSON.parse(r.message_ids), status: r.status, attempts: Number(r.attempts), lastError: r.last_error,
+  createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+/** The extraction job table (formation/migrations.ts). */
+export function createFormationJobRepository() {
+  return {
+    async enqueue(tx: Executor, job: { ownerId: string; workspaceId: string | null; threadWorkspaceId: string; threadId: string; messageIds: string[] }, nowMs: number): Promise<void> {
+      const now = new Date(nowMs).toISOString();
+      await run(
+        tx,
+        sql`INSERT INTO formation_jobs (owner_id, workspace_id, thread_workspace_id, thread_id, message_ids, status, attempts, available_at, lease_until, created_at, updated_at)
+            VALUES (${job.ownerId}, ${job.workspaceId}, ${job.threadWorkspaceId}, ${job.threadId}, ${JSON.stringify(job.messageIds)}, 'pending', 0, ${nowMs}, 0, ${now}, ${now})`,
+      );
+    },
+    /** Whether any job is due (a plain read: an idle poll takes no write lock). */
+    async anyDue(tx: Executor, nowMs: number): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS one FROM formation_jobs WHERE (status = 'pending' AND available_at <= ${nowMs}) OR (status = 'running' AND lease_until < ${nowMs}) LIMIT 1`)) !== null;
+    },
+    /**
+     * Claims the oldest due job: pending and available, or running with its lease lapsed (its
+     * replica died mid-job). The claim is one conditional UPDATE: two claimers cannot both win.
+     */
+    async claim(tx: Executor, nowMs: number, leaseMs: number): Promise<FormationJob | null> {
+      const due = await first<{ seq: number }>(
+        tx,
+        sql`SELECT seq FROM formation_jobs WHERE (status = 'pending' AND available_at <= ${nowMs}) OR (status = 'running' AND lease_until < ${nowMs}) ORDER BY seq LIMIT 1`,
+      );
+      if (!due) return null;
+      const r = await first<Stored>(
+        tx,
+        sql`UPDATE formation_jobs SET status = 'running', attempts = attempts + 1, lease_until = ${nowMs + leaseMs}, updated_at = ${new Date(nowMs).toISOString()}
+            WHERE seq = ${due.seq} AND ((status = 'pending' AND available_at <= ${nowMs}) OR (status = 'running' AND lease_until < ${nowMs})) RETURNING *`,
+      );
+      return r ? toJob(r) : null;
+    },
+    /** Done, in the transaction that applied its decisions; false when it was done already (a second run). */
+    async finish(tx: Executor, seq: number): Promise<boolean> {
+      return (await run(tx, sql`UPDATE formation_jobs SET status = 'done', last_error = NULL, updated_at = ${new Date().toISOString()} WHERE seq = ${seq} AND status <> 'done'`)) > 0;
+    },
+    async isDone(tx: Executor, seq: number): Promise<boolean> {
+      return (await first<{ status: string }>(tx, sql`SELECT status FROM formation_jobs WHERE seq = ${seq}`))?.status === "done";
+    },
+    /** Back to pending, due at `availableAt`; or failed for good. */
+    async retryOrFail(tx: Executor, seq: number, outcome: { failed: boolean; availableAt: number; error: string }): Promise<void> {
+      await run(
+        tx,
+        sql`UPDATE formation_jobs SET status = ${outcome.failed ? "failed" : "pending"}, available_at = ${outcome.availableAt}, lease_until = 0,
+            last_error = ${outcome.error.slice(0, 500)}, updated_at = ${new Date().toISOString()} WHERE seq = ${seq} AND status = 'running'`,
+      );
+    },
+    /** A user's jobs, newest first (the app, `mnemo doctor`). */
+    async listByOwner(tx: Executor, ownerId: string, limit = 100): Promise<FormationJob[]> {
+      return (await all<Stored>(tx, sql`SELECT * FROM formation_jobs WHERE owner_id = ${ownerId} ORDER BY seq DESC LIMIT ${limit}`)).map(toJob);
+    },
+    /** Jobs by status, over every user (`/health`). */
+    async counts(tx: Executor): Promise<Record<string, number>> {
+      const rows = await all<{ status: string; n: number }>(tx, sql`SELECT status, COUNT(*) AS n FROM formation_jobs GROUP BY status`);
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+    },
+  };
+}
+export type FormationJobRepository = ReturnType<typeof createFormationJobRepository>;
+
+/** Each user's capture default (formation/migrations.ts); none stored: off. */
+export function createCaptureSettingsRepository() {
+  return {
+    async remember(tx: Executor, ownerId: string): Promise<boolean> {
+      return Number((await first<{ remember: number }>(tx, sql`SELECT remember FROM capture_settings WHERE owner_id = ${ownerId}`))?.remember ?? 0) === 1;
+    },
+    async setRemember(tx: Executor, ownerId: string, remember: boolean): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO capture_settings (owner_id, remember, updated_at) VALUES (${ownerId}, ${remember ? 1 : 0}, ${new Date().toISOString()})
+            ON CONFLICT (owner_id) DO UPDATE SET remember = excluded.remember, updated_at = excluded.updated_at`,
+      );
+    },
+  };
+}
+export type CaptureSettingsRepository = ReturnType<typeof createCaptureSettingsRepository>;

@@ -1,0 +1,62 @@
+import { all, run, sql, type Executor } from "../db/store";
+
+/** Where a version of a memory came from. */
+export interface MemorySource {
+  /** `unknown`: stored before history was kept. */
+  kind: "api" | "mcp" | "import" | "extraction" | "unknown";
+  /** The chat thread and messages it was extracted from (extraction). */
+  threadId?: string | null;
+  messageIds?: string[];
+  /** The model that proposed it (extraction). */
+  model?: string | null;
+}
+
+export type MemoryEvent = "created" | "updated" | "deleted";
+
+export interface MemoryVersion {
+  version: number;
+  event: MemoryEvent;
+  content: string;
+  metadata: Record<string, unknown>;
+  workspaceId: string | null;
+  at: string;
+  source: MemorySource;
+}
+
+type Stored = { seq: number; event: MemoryEvent; content: string; metadata: string; workspace_id: string | null; source: string; at: string };
+
+/**
+ * A memory's versions, oldest first: each write records the memory as it stood after it
+ * (created, updated) or before it went (deleted), so an update keeps the previous
+ * content in the version before. Every query is scoped by owner.
+ */
+export function createMemoryHistoryRepository() {
+  return {
+    async record(
+      tx: Executor,
+      v: { ownerId: string; memoryId: string; event: MemoryEvent; content: string; metadata: Record<string, unknown>; workspaceId: string | null; at: string; source: MemorySource },
+    ): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO memory_versions (owner_id, memory_id, event, content, metadata, workspace_id, source, at)
+            VALUES (${v.ownerId}, ${v.memoryId}, ${v.event}, ${v.content}, ${JSON.stringify(v.metadata)}, ${v.workspaceId}, ${JSON.stringify(v.source)}, ${v.at})`,
+      );
+    },
+    /** Drops every version of a memory that still holds text; whether there were any. */
+    async purge(tx: Executor, ownerId: string, memoryId: string): Promise<boolean> {
+      return (await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND content <> ''`)) > 0;
+    },
+    /** Oldest first; at most `limit` (the newest are kept when there are more). */
+    async list(tx: Executor, ownerId: string, memoryId: string, limit = 1_000): Promise<MemoryVersion[]> {
+      const rows = await all<Stored>(
+        tx,
+        sql`SELECT seq, event, content, metadata, workspace_id, source, at FROM memory_versions
+            WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} ORDER BY seq DESC LIMIT ${limit}`,
+      );
+      return rows.reverse().map((r, i) => ({
+        version: i + 1, event: r.event, content: r.content, metadata: JSON.parse(r.metadata), workspaceId: r.workspace_id, at: r.at, source: JSON.parse(r.source),
+      }));
+    },
+  };
+}
+export type MemoryHistoryRepository = ReturnType<typeof createMemoryHistoryRepository>;
