@@ -6,7 +6,7 @@ import { plural, time } from "../format";
 import { href } from "../router";
 import { setTitle } from "../shell";
 import { lockedNotice } from "./encrypted";
-import type { TabContext } from "./workspace";
+import type { TabContext } from "./tab-context";
 
 const errorNotice = (error: unknown) => h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
 

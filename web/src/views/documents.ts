@@ -9,7 +9,7 @@ import { href, navigate } from "../router";
 import { setTitle } from "../shell";
 import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
 import { notebooksOf } from "./notes";
-import type { TabContext } from "./workspace";
+import type { TabContext } from "./tab-context";
 
 /** Titles compare as the server's slugs do: case, accents and punctuation aside. */
 const titleKey = (title: string) => title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");

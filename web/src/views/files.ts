@@ -6,7 +6,7 @@ import { empty, h, loading, replace } from "../dom";
 import { bytes, time } from "../format";
 import { toast, toastError } from "../toast";
 import { saveBlob } from "./memories-export";
-import type { TabContext } from "./workspace";
+import type { TabContext } from "./tab-context";
 
 export async function filesTab({ workspace, container, signal }: TabContext): Promise<void> {
   const picker = h("input", { type: "file", multiple: true, class: "visually-hidden", id: "file-picker" });

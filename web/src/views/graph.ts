@@ -8,7 +8,7 @@ import type { BlockEdge, DocumentSummary } from "../api-types";
 import { empty, h, loading, replace, svg } from "../dom";
 import { plural } from "../format";
 import { href } from "../router";
-import type { TabContext } from "./workspace";
+import type { TabContext } from "./tab-context";
 
 /** The drawing's size in px: the frame's width (labels keep their size on a phone), a fixed height. */
 let frameWidth = 800;

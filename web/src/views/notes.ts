@@ -7,7 +7,7 @@ import { renderMarkdown } from "../markdown";
 import { href } from "../router";
 import { setTitle } from "../shell";
 import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
-import type { TabContext } from "./workspace";
+import type { TabContext } from "./tab-context";
 
 export interface Notebook {
   id: string;

@@ -9,13 +9,8 @@ import { documentsTab } from "./documents";
 import { filesTab } from "./files";
 import { graphTab } from "./graph";
 import { notesTab } from "./notes";
+import type { TabContext } from "./tab-context";
 
-export interface TabContext {
-  workspace: Workspace;
-  itemId?: string;
-  container: HTMLElement;
-  signal: AbortSignal;
-}
 
 const TABS: Array<[string, string, (context: TabContext) => Promise<void>]> = [
   ["documents", "Documents", documentsTab],

@@ -7,21 +7,21 @@
  * - a search keystroke → results on screen at 10,000 memories (≤ 100 ms): one key at a
  *   time through real queries, each measured from its input event (debounce included).
  *
- *   bun scripts/measure-app.ts [--memories 10000] [--tabs 5] [--queries 8]
+ *   bun bench/web-app.ts [--memories 10000] [--tabs 5] [--queries 8]
  *
  * Full-text search unless EMBEDDINGS_PROVIDER names an embedder (a model it must have).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ingest } from "../bench/lib/client";
-import { memoryTexts, queryTexts } from "../bench/lib/corpus";
-import { summarize } from "../bench/lib/stats";
+import { ingest } from "./lib/client";
+import { memoryTexts, queryTexts } from "./lib/corpus";
+import { summarize } from "./lib/stats";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/lib/log";
 import { startServer } from "../src/server";
 import { launchBrowser, openTab, signIn } from "../test/helpers/app-browser";
-import { buildWebApp } from "./build-app";
+import { buildWebApp } from "../scripts/build-app";
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
