@@ -1,3 +1,4 @@
+import { waitFor } from "./helpers/wait";
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -92,7 +93,11 @@ describe("serve loads heavy modules on first use", () => {
     const page = await fetch(`${server.url}/openapi/scalar.js`);
     expect([page.status, (await page.text()).length > 1_000_000]).toEqual([200, true]);
     expect((await fetch(`${server.url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content: "my kitten likes the vet" }) })).status).toBe(201);
-    // The search embeds its query (whether the model answers within the search's budget or not).
+    // The write is embedded by the index writer (which loads the model); the search embeds its query.
+    await waitFor(async () => {
+      const health = (await (await fetch(`${server.url}/health`, { headers })).json()) as { index?: { pending: number; pendingVectors: number } };
+      return health.index?.pending === 0 && health.index.pendingVectors === 0;
+    }, { what: "the memory to be indexed and embedded" });
     const search = await fetch(`${server.url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: "puppy", limit: 1 }) });
     expect(search.status).toBe(200);
     expect(await server.heavyLoaded()).toEqual(expect.arrayContaining(["MCP SDK", "zod", "ajv", "Scalar bundle", "MCP sessions", "local embedder"]));
