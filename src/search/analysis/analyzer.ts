@@ -21,12 +21,16 @@
  * ("parti", "citi") so that short words do not collide.
  *
  * Pure and linear in the input: one regular-expression pass and a stem per word (stems are
- * cached; words longer than {@link MAX_STEMMED_LENGTH} are kept unstemmed).
+ * cached; words longer than {@link MAX_TERM_LENGTH} are no terms at all).
  */
 import { stem } from "porter2";
 
-/** Longer words (hashes, identifiers, base64) are not English: kept as they are. */
-const MAX_STEMMED_LENGTH = 40;
+/**
+ * Longer words (hashes, identifiers, base64) are not English and no term: the full-text
+ * index that proposes candidates drops them too (its tokens are at most 40 characters), and
+ * a term is a key of the owner's statistics (PostgreSQL indexes keys up to 8 KB).
+ */
+const MAX_TERM_LENGTH = 40;
 
 /** Letters that NFKD leaves whole, spelled the way ASCII folding does. */
 const SPELLED: Record<string, string> = { ß: "ss", æ: "ae", œ: "oe", ø: "o", đ: "d", ł: "l", þ: "th", ð: "d", ı: "i", ŧ: "t", ħ: "h" };
@@ -89,7 +93,7 @@ export function term(word: string): string {
   const cached = stems.get(word);
   if (cached !== undefined) return cached;
   let result = word;
-  if (word.length <= MAX_STEMMED_LENGTH && !/^\p{N}+$/u.test(word)) {
+  if (!/^\p{N}+$/u.test(word)) {
     result = stem(word);
     if (result.length >= 6 && result.endsWith("i")) result = result.slice(0, -1);
   }
@@ -100,7 +104,7 @@ export function term(word: string): string {
 
 function termsOf(list: string[], stopWords: ReadonlySet<string>): string[] {
   const terms: string[] = [];
-  for (const word of list) if (!stopWords.has(word)) terms.push(term(word));
+  for (const word of list) if (word.length <= MAX_TERM_LENGTH && !stopWords.has(word)) terms.push(term(word));
   return terms;
 }
 
@@ -136,7 +140,7 @@ export function analyzeQuery(text: string): string[] {
 export function candidateQuery(text: string): string {
   const list = words(text);
   const content = list.filter((word) => !QUERY_STOP_WORDS.has(word));
-  const chosen = content.length > 0 ? content : list.filter((word) => !INDEX_STOP_WORDS.has(word));
+  const chosen = (content.length > 0 ? content : list.filter((word) => !INDEX_STOP_WORDS.has(word))).filter((word) => word.length <= MAX_TERM_LENGTH);
   const out = new Set<string>();
   for (const word of chosen) {
     const t = term(word);
