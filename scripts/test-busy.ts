@@ -19,8 +19,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
-import { dropStaleTestDatabases } from "../test/helpers/database";
+import { postgresProblem } from "../test/helpers/database";
 
 const DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -52,26 +51,13 @@ interface Backend {
   env: Record<string, string | undefined>;
 }
 
-/** Whether PostgreSQL answers at `url` (and stale test databases of dead runs are dropped); the reason when not. */
-async function unreachable(url: string): Promise<string | null> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
-  try {
-    await client.connect();
-    await dropStaleTestDatabases(client, { unowned: true });
-    return null;
-  } catch (error) {
-    return (error as Error).message;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 async function backends(): Promise<Backend[]> {
   const chosen: Backend[] = [];
   if (values.backend !== "postgres") chosen.push({ label: "sqlite", env: { MNEMO_TEST_DATABASE_URL: undefined } });
   if (values.backend === "sqlite") return chosen;
   const url = process.env.MNEMO_TEST_DATABASE_URL || DEFAULT_URL;
-  const problem = await unreachable(url);
+  const problem = await postgresProblem(url);
   if (problem === null) chosen.push({ label: "postgres", env: { MNEMO_TEST_DATABASE_URL: url } });
   else if (values.backend === "postgres" || process.env.CI) throw new Error(`no PostgreSQL at ${url} (${problem})`);
   else process.stderr.write(`PostgreSQL passes skipped: no PostgreSQL at ${url} (${problem})\n`);

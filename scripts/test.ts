@@ -7,8 +7,7 @@
  * is skipped with one line saying so, except under CI, where that is a failure.
  * Arguments are passed to `bun test` (e.g. a file filter).
  */
-import pg from "pg";
-import { dropStaleTestDatabases } from "../test/helpers/database";
+import { postgresProblem } from "../test/helpers/database";
 import { ensureWebApp } from "./build-app";
 
 const DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -40,19 +39,6 @@ async function runSuite(label: string, env: Record<string, string | undefined>):
   return { passed: count("pass"), failed: count("fail"), exitCode };
 }
 
-async function reachable(url: string): Promise<string | null> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
-  try {
-    await client.connect();
-    // Databases left by interrupted earlier runs; a concurrent run's, whose owner pid lives, stay.
-    await dropStaleTestDatabases(client, { unowned: true });
-    return null;
-  } catch (error) {
-    return (error as Error).message;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 // The server embeds the web app's build (web/dist, not committed): a fresh clone builds it here.
 await ensureWebApp();
@@ -61,12 +47,12 @@ const results: RunResult[] = [];
 results.push(await runSuite("embedded store (SQLite)", { MNEMO_TEST_DATABASE_URL: undefined }));
 
 const url = process.env.MNEMO_TEST_DATABASE_URL || DEFAULT_URL;
-const problem = await reachable(url);
+const problem = await postgresProblem(url);
 let exitCode = results[0].exitCode;
 if (problem === null) {
   results.push(await runSuite(`PostgreSQL store (${url.replace(/:[^:@/]*@/, "@")})`, { MNEMO_TEST_DATABASE_URL: url }));
   exitCode ||= results[1].exitCode;
-  await reachable(url);
+  await postgresProblem(url);
 } else if (inCi) {
   process.stderr.write(`PostgreSQL suite FAILED to start: no PostgreSQL at ${url} (${problem}); CI requires it\n`);
   exitCode ||= 1;

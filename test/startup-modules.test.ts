@@ -3,7 +3,8 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
+import { dropDatabaseFor } from "./helpers/database";
+import { killSpawnedServers, spawnServer } from "./helpers/cli";
 import { connectMcpHttp } from "./helpers/mcp";
 import { writeTinyModel } from "./helpers/tiny-model";
 
@@ -14,7 +15,6 @@ import { writeTinyModel } from "./helpers/tiny-model";
  * actually loaded (test/cli-startup-preload.ts writes them at exit), never by timing; and
  * the check is shown to see each of them once the request that needs it was served.
  */
-const ROOT = join(import.meta.dir, "..");
 const PRELOAD = join(import.meta.dir, "cli-startup-preload.ts");
 const HEAVY: Record<string, RegExp> = {
   "MCP SDK": /node_modules\/@modelcontextprotocol\//,
@@ -30,11 +30,7 @@ const HEAVY: Record<string, RegExp> = {
 };
 const root = mkdtempSync(join(tmpdir(), "mnemo-startup-modules-"));
 const dataDirs: string[] = [];
-const running = new Set<Bun.Subprocess>();
-afterEach(() => {
-  for (const proc of running) if (proc.exitCode === null) proc.kill("SIGKILL");
-  running.clear();
-});
+afterEach(killSpawnedServers);
 afterAll(async () => {
   for (const dir of dataDirs) await dropDatabaseFor(dir);
   rmSync(root, { recursive: true, force: true });
@@ -46,26 +42,13 @@ async function serveRecorded(name: string) {
   dataDirs.push(dataDir);
   writeTinyModel(join(dataDir, "models", "all-MiniLM-L6-v2"));
   const out = join(root, `${name}-loaded.json`);
-  const proc = Bun.spawn([process.execPath, "--preload", PRELOAD, join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? "", HOME: root, MNEMO_LOG_LEVEL: "warn", MNEMO_LOADED_MODULES_OUT: out,
-      EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", ...(await databaseEnvFor(dataDir)),
-    },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  running.add(proc);
-  const reader = proc.stdout.getReader();
-  let buffered = "";
-  while (!/listening on (\S+)/.test(buffered)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${await new Response(proc.stderr).text()}`);
-    buffered += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
+  const { proc, url } = await spawnServer(
+    ["--data", dataDir, "--allow-mock-tokens"],
+    { HOME: root, MNEMO_LOADED_MODULES_OUT: out, EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0" },
+    { bunArgs: ["--preload", PRELOAD] },
+  );
   return {
-    url: /listening on (\S+)/.exec(buffered)![1],
+    url,
     /** Stops the server (SIGTERM, a clean exit) and names the heavy parts it had loaded. */
     async heavyLoaded(): Promise<string[]> {
       proc.kill("SIGTERM");

@@ -36,8 +36,8 @@ export function killSpawnedServers(): void {
 }
 
 /** Starts `mnemo serve` as a subprocess and resolves once it prints its URL. */
-export async function spawnServer(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", ...args], {
+export async function spawnServer(args: string[], env: Record<string, string> = {}, options: { bunArgs?: string[] } = {}) {
+  const proc = Bun.spawn([process.execPath, ...(options.bunArgs ?? []), join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", ...args], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn",

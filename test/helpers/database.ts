@@ -102,3 +102,20 @@ export async function databaseEnvFor(dataDir: string): Promise<Record<string, st
 
 /** The master key of the PostgreSQL test run (never a real secret). */
 export const TEST_MASTER_KEY = "7e57".repeat(16);
+
+/**
+ * Why PostgreSQL does not answer at `url` (null when it does); on the way, databases left by
+ * interrupted earlier runs are dropped (a concurrent run's, whose owner pid lives, stay).
+ */
+export async function postgresProblem(url: string): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await dropStaleTestDatabases(client, { unowned: true });
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
