@@ -1,5 +1,5 @@
 /**
- * What a value the server seals is bound to (issue 22, finding 6): its owner, its record
+ * What a value the server seals is bound to: its owner, its record
  * (kind and id) and the field it is stored in, as AES-GCM associated data. A bound value
  * moved to another record, field or user no longer authenticates there, so it is left as
  * stored and counted in `X-Svc-Decrypt-Errors`, like any value that fails to open.

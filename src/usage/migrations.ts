@@ -28,7 +28,7 @@ export const usageMigrations: Migration[] = [
     `,
   },
   {
-    // Quota holds (issue 22): a completion holds its estimated tokens from admission until
+    // Quota holds: a completion holds its estimated tokens from admission until
     // it settles, so concurrent requests cannot all pass a check made before any recorded.
     // A hold that outlives its expiry (its server died) stops counting.
     id: "0302_usage_holds",
