@@ -23,6 +23,8 @@ export interface WordVectors {
   vector(word: string): Float32Array | undefined;
   /** SIF weight a/(a+p(w)), p from the word's frequency rank by Zipf's law; ~1 for an unknown word. */
   weight(word: string): number;
+  /** Adds `weight` × the word's vector to `into` without copying it; false for a word without one. */
+  addTo(into: Float32Array, word: string, weight: number): boolean;
 }
 
 class LoadedWordVectors implements WordVectors {
@@ -53,6 +55,15 @@ class LoadedWordVectors implements WordVectors {
     const out = new Float32Array(dims);
     for (let d = 0, base = row * dims; d < dims; d++) out[d] = quantised[base + d]! * scale;
     return out;
+  }
+
+  addTo(into: Float32Array, word: string, weight: number): boolean {
+    const row = this.row(word);
+    if (row === undefined) return false;
+    const { dims, quantised, scales } = this.tables;
+    const scale = scales[row]! * weight;
+    for (let d = 0, base = row * dims; d < dims; d++) into[d]! += quantised[base + d]! * scale;
+    return true;
   }
 
   weight(word: string): number {
@@ -94,13 +105,7 @@ export function loadWordVectors(): Promise<WordVectors> {
 export function textVector(vectors: WordVectors, words: string[]): Float32Array | null {
   const sum = new Float32Array(vectors.dims);
   let known = 0;
-  for (const word of words) {
-    const vector = vectors.vector(word);
-    if (!vector) continue;
-    const weight = vectors.weight(word);
-    for (let d = 0; d < sum.length; d++) sum[d]! += weight * vector[d]!;
-    known++;
-  }
+  for (const word of words) if (vectors.addTo(sum, word, vectors.weight(word))) known++;
   if (known === 0) return null;
   const common = vectors.commonComponent;
   let projection = 0;
