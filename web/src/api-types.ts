@@ -24,7 +24,7 @@ export interface Memory {
   updatedAt: string;
 }
 
-/** Named signal scores that ranked a result (later), e.g. `{text, words, date, vector}`. */
+/** A hit's score by each signal that ranked it: `{text, words, time, vector}`, each in [0, 1]. */
 export type Signals = Record<string, number>;
 export interface ScoredMemory extends Memory {
   score: number;
@@ -34,6 +34,8 @@ export interface SearchResponse {
   results: ScoredMemory[];
   mode: string;
   strategy?: string;
+  /** The signals that ranked (text, words, time, vector). */
+  signals?: string[];
 }
 
 export interface Page<T> {

@@ -25,7 +25,9 @@ const SEARCH_LIMIT = 50;
  */
 const SEARCH_DEBOUNCE_MS = 30;
 
-const MODE_LABEL: Record<string, string> = { semantic: "hybrid: words and meaning", fulltext_fallback: "words only" };
+/** What each ranking signal is, as the result line names it. */
+const SIGNAL_LABEL: Record<string, string> = { text: "keywords", words: "word meaning", time: "dates", vector: "embedding model" };
+const rankedBy = (signals: string[]) => signals.map((signal) => SIGNAL_LABEL[signal] ?? signal).join(" + ");
 const newestFirst = (a: Memory, b: Memory) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1);
 
 export async function memoriesView({ outlet, signal, query }: ViewContext): Promise<void> {
@@ -37,7 +39,7 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
     loaded: false,
     listError: null as string | null,
     results: null as ScoredMemory[] | null,
-    searchMode: "",
+    searchSignals: [] as string[],
     q: query.get("q") ?? "",
     filters: filtersFromQuery(query),
     selected: new Set<string>(),
@@ -110,8 +112,8 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
 
   function describe(): string {
     if (state.results) {
-      const mode = MODE_LABEL[state.searchMode] ?? state.searchMode;
-      return `${plural(state.results.length, "result")} for “${state.q.trim()}”${mode ? ` · ${mode}` : ""}`;
+      const by = rankedBy(state.searchSignals);
+      return `${plural(state.results.length, "result")} for “${state.q.trim()}”${by ? ` · ranked by ${by}` : ""}`;
     }
     if (state.listError) return state.listError;
     if (!state.loaded) return "Loading memories…";
@@ -202,7 +204,7 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
       if (controller.signal.aborted) return;
       performance.mark(MARKS.searchAnswered);
       state.results = answer.results.filter((memory) => withinDates(memory, state.filters));
-      state.searchMode = answer.mode;
+      state.searchSignals = answer.signals ?? [];
       render();
       performance.mark(MARKS.searchRendered);
       performance.measure("mnemo:search-keystroke-to-results", MARKS.searchInput, MARKS.searchRendered);
