@@ -143,6 +143,22 @@ export interface SearchResult<H = SearchHit> {
   signals: readonly SearchSignal[];
 }
 
+/**
+ * The current items of these sources, read through each kind's source (a source that no
+ * longer exists has none); `context: false` skips the neighbouring text.
+ */
+export async function loadSourceItems(db: Executor, sources: SearchSources, refs: SourceRef[], options?: { context?: boolean }): Promise<AnyItem[]> {
+  const byKind = new Map<SearchKind, SourceRef[]>();
+  for (const ref of refs) (byKind.get(ref.kind) ?? byKind.set(ref.kind, []).get(ref.kind)!).push(ref);
+  const items: AnyItem[] = [];
+  for (const [kind, kindRefs] of byKind) {
+    const source = sources[kind];
+    if (!source) continue;
+    for (const list of (await source.load(db, kindRefs, options)).values()) items.push(...list);
+  }
+  return items;
+}
+
 /** Source ids grouped by owner, for sources that load per owner. */
 export function groupByOwner(refs: SourceRef[]): Map<string, string[]> {
   const byOwner = new Map<string, string[]>();

@@ -7,6 +7,7 @@
  * The file loads lazily on the first call of {@link loadWordVectors} (one read of ~6 MB and
  * a word → row map) and stays cached for the process.
  */
+import type { Logger } from "../../lib/log";
 import { decodeWordVectors, SIF_A, zipfProbability, type WordVectorTables } from "./word-vector-file";
 import wordVectorsPath from "./word-vectors.bin" with { type: "file" };
 
@@ -74,6 +75,7 @@ class LoadedWordVectors implements WordVectors {
 }
 
 let loading: Promise<WordVectors> | null = null;
+let unreadableLogged = false;
 
 /**
  * The word vectors, read from the embedded file on the first call and cached after it.
@@ -126,4 +128,18 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0, na = 0, nb = 0;
   for (let i = 0; i < a.length; i++) (dot += a[i]! * b[i]!), (na += a[i]! * a[i]!), (nb += b[i]! * b[i]!);
   return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
+}
+
+/**
+ * The word vectors, or null when the shipped file cannot be read (a broken build): the
+ * index writer then stores no word vectors and searches rank without them. Logged once.
+ */
+export async function readWordVectors(log: Logger): Promise<WordVectors | null> {
+  try {
+    return await loadWordVectors();
+  } catch (error) {
+    if (!unreadableLogged) log.warn("the word-vector file cannot be read; search ranks without word vectors", { reason: (error as Error).message });
+    unreadableLogged = true;
+    return null;
+  }
 }

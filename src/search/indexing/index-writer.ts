@@ -11,12 +11,12 @@ import type { LanceStore } from "../lance/lance-store";
 import { INDEX_SCHEMA_VERSION } from "../lance/layout";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
 import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox";
-import { sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
+import { loadSourceItems, sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
 import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
 import type { TermStats } from "./term-stats";
 import { dequantise, itemTerms } from "../analysis/item-terms";
-import { loadWordVectors, type WordVectors } from "../analysis/word-vectors";
+import { readWordVectors } from "../analysis/word-vectors";
 
 export const EMBED_CHUNK = 64;
 /** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */
@@ -107,7 +107,7 @@ export class IndexWriter {
     const { refs, deletes } = this.plan(rows, "text");
     const items = await this.load(refs);
     // Analysed once: the LanceDB rows take the word vectors, the term statistics the rest.
-    const vectors = await this.wordVectors();
+    const vectors = await readWordVectors(this.o.log);
     const analysed = new Map(items.map((item) => [item, itemTerms(item, vectors)]));
     const parts = byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)));
     // Different owners' tables are independent datasets: commit a few at once.
@@ -135,16 +135,6 @@ export class IndexWriter {
       else await this.o.outbox.remove(seqs, tx);
     });
     this.lastIndexedAt = new Date().toISOString();
-  }
-
-  /** The word vectors (loaded once per process); null, logged, when the file cannot be read. */
-  private async wordVectors(): Promise<WordVectors | null> {
-    try {
-      return await loadWordVectors();
-    } catch (error) {
-      this.o.log.warn("the word-vector file cannot be read; items are indexed without word vectors", { reason: (error as Error).message });
-      return null;
-    }
   }
 
   /** Embeds a batch; false (rows postponed) when the embedder cannot answer now. */
@@ -213,20 +203,8 @@ export class IndexWriter {
     return { refs, deletes };
   }
 
-  private async load(refs: SourceRef[]): Promise<AnyItem[]> {
-    const byKind = new Map<SearchKind, SourceRef[]>();
-    for (const ref of refs) {
-      const list = byKind.get(ref.kind);
-      if (list) list.push(ref);
-      else byKind.set(ref.kind, [ref]);
-    }
-    const items: AnyItem[] = [];
-    for (const [kind, kindRefs] of byKind) {
-      const source = this.o.sources[kind];
-      if (!source) continue;
-      for (const list of (await source.load(this.o.store.db, kindRefs)).values()) items.push(...list);
-    }
-    return items;
+  private load(refs: SourceRef[]): Promise<AnyItem[]> {
+    return loadSourceItems(this.o.store.db, this.o.sources, refs);
   }
 
   /** Every source of every domain, streamed, for rebuilds and re-embedding. */

@@ -8,6 +8,7 @@ import { partitionGroup, textTable, type PartitionGroup } from "../lance/partiti
 import type { SearchKind, SearchRequest } from "../types";
 import type { IndexView } from "./index-view";
 import { createQueryVectors } from "./query-vectors";
+import { itemKey } from "../indexing/term-stats";
 import { vectorScore } from "./scoring";
 
 /** What a search asks LanceDB for, each list only when its signal takes part. */
@@ -87,9 +88,10 @@ export function createCandidates(o: { lance: LanceStore; view: IndexView; embedd
 function merge(found: RawHit[], near: RawHit[]): Candidate[] {
   const byKey = new Map<string, Candidate>();
   const add = (hit: RawHit, cosine: number) => {
-    const key = `${hit.kind}|${hit.source_id}|${hit.item_id}`;
+    const candidate = { kind: hit.kind as SearchKind, sourceId: hit.source_id, itemId: hit.item_id, cosine };
+    const key = itemKey(candidate);
     const seen = byKey.get(key);
-    if (!seen) byKey.set(key, { kind: hit.kind as SearchKind, sourceId: hit.source_id, itemId: hit.item_id, cosine });
+    if (!seen) byKey.set(key, candidate);
     else seen.cosine = Math.max(seen.cosine, cosine);
   };
   for (const hit of found) add(hit, 0);

@@ -12,7 +12,7 @@ import { createCandidates, type Candidate, type CandidateAsk } from "./candidate
 import { analyzeQuery, candidateQuery } from "../analysis/analyzer";
 import { timeFit, timeRanges } from "../analysis/dates";
 import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms";
-import { loadWordVectors, type WordVectors } from "../analysis/word-vectors";
+import { readWordVectors } from "../analysis/word-vectors";
 import { order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
 import { bm25, fuse, ownStatistics, textScore, wordsScore } from "./scoring";
@@ -83,7 +83,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       const remaining = () => (request.deadline === undefined ? Infinity : request.deadline - performance.now());
       const { ownerId } = request;
       const wanted = new Set(request.signals ?? SEARCH_SIGNALS);
-      const vectors = await wordVectors(log);
+      const vectors = await readWordVectors(log);
       const queryTerms = wanted.has("text") ? [...new Set(analyzeQuery(request.query))] : [];
       const ask: CandidateAsk = {
         text: queryTerms.length ? candidateQuery(request.query) : null,
@@ -187,15 +187,3 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
-
-let vectorsUnreadable = false;
-/** The word vectors, or null (logged once) when the shipped file cannot be read: the search ranks without them. */
-async function wordVectors(log: Logger): Promise<WordVectors | null> {
-  try {
-    return await loadWordVectors();
-  } catch (error) {
-    if (!vectorsUnreadable) log.warn("the word-vector file cannot be read; searches rank without it", { reason: (error as Error).message });
-    vectorsUnreadable = true;
-    return null;
-  }
-}

@@ -1,6 +1,6 @@
 import type { Executor } from "../../db/store";
 import { itemKey } from "../indexing/term-stats";
-import type { AnyItem, SearchKind, SearchSources, SourceRef } from "../types";
+import { loadSourceItems, type AnyItem, type SearchSources, type SourceRef } from "../types";
 import { contenders, type RankedHit } from "./ranking";
 
 /** Candidates read back beyond the gap when hits were dropped by the store read-back (deleted since indexed). */
@@ -20,25 +20,14 @@ export function createReadBack(db: Executor, sources: SearchSources) {
    * the current ones, and a hit whose item was deleted since it was indexed is dropped.
    */
   async function hydrate(ownerId: string, hits: RankedHit[], known: Map<string, AnyItem>): Promise<ReadHit[]> {
-    const byKind = new Map<SearchKind, SourceRef[]>();
     const current = new Map<string, AnyItem>();
+    const refs: SourceRef[] = [];
     for (const hit of hits) {
       const item = known.get(hit.key);
-      if (item) {
-        current.set(hit.key, item);
-        continue;
-      }
-      const refs = byKind.get(hit.kind) ?? [];
-      refs.push({ ownerId, kind: hit.kind, sourceId: hit.sourceId });
-      byKind.set(hit.kind, refs);
+      if (item) current.set(hit.key, item);
+      else refs.push({ ownerId, kind: hit.kind, sourceId: hit.sourceId });
     }
-    for (const [kind, refs] of byKind) {
-      const source = sources[kind];
-      if (!source) continue;
-      for (const items of (await source.load(db, refs, { context: false })).values()) {
-        for (const item of items) current.set(itemKey(item), item);
-      }
-    }
+    for (const item of await loadSourceItems(db, sources, refs, { context: false })) current.set(itemKey(item), item);
     return hits.flatMap((hit) => {
       const item = current.get(hit.key);
       return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs, record: item.record }] : [];
