@@ -86,7 +86,11 @@ describe("idle optimize", () => {
       }
       expect(await search(server, "renew", material)).toHaveLength(3);
       expect(await fragmentsOnceBelow(server.dataDir, table, 3)).toBeLessThanOrEqual(2);
-      await waitFor(() => connection() !== before, { what: "LanceDB's connection to be recycled" });
+      // The writes may be far enough apart (a loaded machine) for an idle optimize to run
+      // between them: the connection then changes more than once, and a renewal still to
+      // come would retire the handle the search below opens. Waiting for the optimizer to
+      // have nothing left makes this round's last renewal the one observed.
+      await waitFor(() => connection() !== before && server.services.indexer.idleOptimizeSettled, { what: "LanceDB's connection to be recycled, nothing left to optimize" });
       expect(lance.indexUpdatesSinceRecycle).toBe(0);
       // The table is opened again through the new connection, by searches and writes alike.
       expect(await search(server, "renew", "basket")).toHaveLength(3 * round + 3);

@@ -29,15 +29,26 @@ export interface IdleOptimizerOptions {
  */
 export class IdleOptimizer {
   private countdown: ScheduledTask | null = null;
+  private running = false;
 
   constructor(private readonly o: IdleOptimizerOptions) {}
+
+  /** Whether a countdown is set or a run is under way: until both end, the connection may still be renewed. */
+  get pending(): boolean {
+    return this.countdown !== null || this.running;
+  }
 
   /** (Re)starts the countdown (nothing once the scheduler part is stopped). */
   schedule(): void {
     this.countdown?.cancel();
-    this.countdown = this.o.scheduler.after(this.o.delayMs, "index idle optimize", () => {
+    this.countdown = this.o.scheduler.after(this.o.delayMs, "index idle optimize", async () => {
       this.countdown = null;
-      return this.run();
+      this.running = true;
+      try {
+        await this.run();
+      } finally {
+        this.running = false;
+      }
     });
   }
 

@@ -280,6 +280,14 @@ export class Indexer implements IndexingControl {
     return this.builds.settled();
   }
 
+  /**
+   * Whether the idle optimize has nothing left to do: no table written since it last ran,
+   * no countdown set, no run under way (tests wait on it rather than on its timing).
+   */
+  get idleOptimizeSettled(): boolean {
+    return !this.writer.compaction.hasDirtyTables && !this.idle.pending;
+  }
+
   /** Runs the idle optimization now: every written table compacted and fully indexed. */
   async settle(): Promise<void> {
     await this.drain();
