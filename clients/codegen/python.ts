@@ -18,9 +18,9 @@ export function renderPython(doc: Schema): string {
     const fields = Object.entries(schema.properties as Record<string, Schema>).map(([field, fieldSchema]) => {
       const inner = type(fieldSchema, name + field.replace(/(^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_, __, c: string) => c.toUpperCase()));
       const note = fieldSchema.description ? `  # ${String(fieldSchema.description).replace(/\s*\n\s*/g, " ")}` : "";
-      return `    ${JSON.stringify(field)}: ${required.has(field) ? inner : `NotRequired[${inner}]`},${note}`;
+      return `        ${JSON.stringify(field)}: ${required.has(field) ? inner : `NotRequired[${inner}]`},${note}`;
     });
-    declarations.push(`${name} = TypedDict(\n  "${name}",\n  {\n${fields.join("\n")}\n  },\n)\n`);
+    declarations.push(`${name} = TypedDict(\n    "${name}",\n    {\n${fields.join("\n")}\n    },\n)\n`);
   });
 
   function type(schema: Schema | undefined, suggested: string): string {
@@ -55,7 +55,9 @@ export function renderPython(doc: Schema): string {
   }
 
   const methods: string[] = [];
+  const table: string[] = [];
   for (const op of readOperations(doc)) {
+    table.push(`    "${snake(op.id)}": ("${op.method}", "${op.path}", ${op.binary ? "True" : "False"}),`);
     const params = ["self"];
     const positional = op.pathParams.map((p) => `${argName(p)}: str`);
     params.push(...positional);
@@ -81,6 +83,9 @@ export function renderPython(doc: Schema): string {
     "from ._transport import Transport",
     "",
     declarations.join("\n"),
+    "# Every operation of the API: its method, path template and whether it answers bytes.",
+    `OPERATIONS: dict[str, tuple[str, str, bool]] = {\n${table.join("\n")}\n}`,
+    "",
     "",
     "class MnemoApi:",
     '    """One method per operation of the API, named by its operationId; `Mnemo` builds the friendlier layer on it."""',

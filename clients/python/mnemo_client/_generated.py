@@ -7,1216 +7,1291 @@ from typing import Any, Literal, Mapping, NotRequired, TypedDict, Union, cast
 from ._transport import Transport
 
 GetHealthResponseIndex = TypedDict(
-  "GetHealthResponseIndex",
-  {
-    "uri": str,  # where the search index lives (a directory or s3://…)
-    "writer": bool,  # whether this process writes the search index
-    "replicaId": str,  # this process's id in the index writer election
-    "writerId": Union[str, None],  # the id of the process that writes the index now
-    "status": Literal["ok", "behind", "failing"],
-    "pending": Union[Union[str, int], None],
-    "pendingVectors": Union[Union[str, int], None],
-    "oldestPendingAt": Union[str, None],  # when the oldest change not yet searchable was written
-    "lastIndexedAt": Union[str, None],  # this process's last index write (null on a replica that does not write)
-    "lastError": Union[str, None],  # the latest index write failure, on one line, while writes fail
-    "failingSince": Union[str, None],  # when the current run of index write failures began
-    "consecutiveFailures": Union[str, int],  # failed index writes in a row (retried every second); 0 when writes succeed
-  },
+    "GetHealthResponseIndex",
+    {
+        "uri": str,  # where the search index lives (a directory or s3://…)
+        "writer": bool,  # whether this process writes the search index
+        "replicaId": str,  # this process's id in the index writer election
+        "writerId": Union[str, None],  # the id of the process that writes the index now
+        "status": Literal["ok", "behind", "failing"],
+        "pending": Union[Union[str, int], None],
+        "pendingVectors": Union[Union[str, int], None],
+        "oldestPendingAt": Union[str, None],  # when the oldest change not yet searchable was written
+        "lastIndexedAt": Union[str, None],  # this process's last index write (null on a replica that does not write)
+        "lastError": Union[str, None],  # the latest index write failure, on one line, while writes fail
+        "failingSince": Union[str, None],  # when the current run of index write failures began
+        "consecutiveFailures": Union[str, int],  # failed index writes in a row (retried every second); 0 when writes succeed
+    },
 )
 
 GetHealthResponseExtractionJobs = TypedDict(
-  "GetHealthResponseExtractionJobs",
-  {
-    "pending": Union[str, int],  # waiting to run (new, or waiting out a retry's backoff)
-    "running": Union[str, int],
-    "failed": Union[str, int],  # failed on every attempt; the owner sees why in GET /v1/memories/extract/jobs
-  },
+    "GetHealthResponseExtractionJobs",
+    {
+        "pending": Union[str, int],  # waiting to run (new, or waiting out a retry's backoff)
+        "running": Union[str, int],
+        "failed": Union[str, int],  # failed on every attempt; the owner sees why in GET /v1/memories/extract/jobs
+    },
 )
 
 GetHealthResponse = TypedDict(
-  "GetHealthResponse",
-  {
-    "status": Literal["ok", "degraded"],
-    "store": Literal["sqlite", "postgres"],
-    "index": NotRequired[GetHealthResponseIndex],  # only for a caller with a valid token: where the index lives, which process writes it, the last failure
-    "extractionJobs": NotRequired[GetHealthResponseExtractionJobs],  # only for a caller with a valid token: memory extraction jobs of captured conversations, all users
-  },
+    "GetHealthResponse",
+    {
+        "status": Literal["ok", "degraded"],
+        "store": Literal["sqlite", "postgres"],
+        "index": NotRequired[GetHealthResponseIndex],  # only for a caller with a valid token: where the index lives, which process writes it, the last failure
+        "extractionJobs": NotRequired[GetHealthResponseExtractionJobs],  # only for a caller with a valid token: memory extraction jobs of captured conversations, all users
+    },
 )
 
 GetV1MeResponseProfile = TypedDict(
-  "GetV1MeResponseProfile",
-  {
-    "userName": Union[str, None],
-    "display_name": Union[str, None],
-    "age": Union[Union[str, int], None],  # null until onboarding sets it
-  },
+    "GetV1MeResponseProfile",
+    {
+        "userName": Union[str, None],
+        "display_name": Union[str, None],
+        "age": Union[Union[str, int], None],  # null until onboarding sets it
+    },
 )
 
 GetV1MeResponseClientKeyEscrow = TypedDict(
-  "GetV1MeResponseClientKeyEscrow",
-  {
-    "present": bool,
-  },
+    "GetV1MeResponseClientKeyEscrow",
+    {
+        "present": bool,
+    },
 )
 
 GetV1MeResponse = TypedDict(
-  "GetV1MeResponse",
-  {
-    "ok": Literal[True],
-    "userId": str,
-    "profile": GetV1MeResponseProfile,
-    "clientKeyEscrow": GetV1MeResponseClientKeyEscrow,
-    "verifiedAt": str,
-  },
+    "GetV1MeResponse",
+    {
+        "ok": Literal[True],
+        "userId": str,
+        "profile": GetV1MeResponseProfile,
+        "clientKeyEscrow": GetV1MeResponseClientKeyEscrow,
+        "verifiedAt": str,
+    },
 )
 
 PostApiV1WebhooksByWebhookIdSyncBody = TypedDict(
-  "PostApiV1WebhooksByWebhookIdSyncBody",
-  {
-    "client_temp_public_key": NotRequired[Union[str, None, dict[str, Any]]],  # sync: the caller's temporary P-256 public key (base64 SPKI, base64 raw point, or JWK) to wrap the escrowed key for
-    "userName": NotRequired[Any],  # onboarding: 3–32 of a–z, 0–9, _ (unique without regard to case)
-    "display_name": NotRequired[Any],  # onboarding: at most 100 characters, or null
-    "age": NotRequired[Any],  # onboarding: an integer 0–150
-    "clientKey": NotRequired[Any],  # onboarding: a 32-byte client key (64 hex or base64/base64url) to escrow
-  },
+    "PostApiV1WebhooksByWebhookIdSyncBody",
+    {
+        "client_temp_public_key": NotRequired[Union[str, None, dict[str, Any]]],  # sync: the caller's temporary P-256 public key (base64 SPKI, base64 raw point, or JWK) to wrap the escrowed key for
+        "userName": NotRequired[Any],  # onboarding: 3–32 of a–z, 0–9, _ (unique without regard to case)
+        "display_name": NotRequired[Any],  # onboarding: at most 100 characters, or null
+        "age": NotRequired[Any],  # onboarding: an integer 0–150
+        "clientKey": NotRequired[Any],  # onboarding: a 32-byte client key (64 hex or base64/base64url) to escrow
+    },
 )
 
 PostApiV1WebhooksByWebhookIdSyncResponse1 = TypedDict(
-  "PostApiV1WebhooksByWebhookIdSyncResponse1",
-  {
-    "secret": str,  # a fresh developer token (svc_dev_…) for this user, valid 24 h
-    "userId": str,
-    "status": Literal["new_user", "incomplete_profile", "missing_key", "complete"],
-    "profile": GetV1MeResponseProfile,
-    "wrapped_key": Union[str, None],  # JSON text {v, alg, epk, iv, ct}: the escrowed client key wrapped for client_temp_public_key (see README); null without a key or public key
-    "debug_log": str,  # the steps taken; never a secret
-  },
+    "PostApiV1WebhooksByWebhookIdSyncResponse1",
+    {
+        "secret": str,  # a fresh developer token (svc_dev_…) for this user, valid 24 h
+        "userId": str,
+        "status": Literal["new_user", "incomplete_profile", "missing_key", "complete"],
+        "profile": GetV1MeResponseProfile,
+        "wrapped_key": Union[str, None],  # JSON text {v, alg, epk, iv, ct}: the escrowed client key wrapped for client_temp_public_key (see README); null without a key or public key
+        "debug_log": str,  # the steps taken; never a secret
+    },
 )
 
 PostApiV1WebhooksByWebhookIdSyncResponse2 = TypedDict(
-  "PostApiV1WebhooksByWebhookIdSyncResponse2",
-  {
-    "ok": Literal[True],
-    "userId": str,
-    "profile": GetV1MeResponseProfile,
-    "clientKeyEscrowed": bool,  # an escrowed client key exists for this user after the request
-    "encryptedBlobSaved": bool,  # this request sealed and saved the given clientKey
-  },
+    "PostApiV1WebhooksByWebhookIdSyncResponse2",
+    {
+        "ok": Literal[True],
+        "userId": str,
+        "profile": GetV1MeResponseProfile,
+        "clientKeyEscrowed": bool,  # an escrowed client key exists for this user after the request
+        "encryptedBlobSaved": bool,  # this request sealed and saved the given clientKey
+    },
 )
 
 PostV1MemoriesExtractQuery = TypedDict(
-  "PostV1MemoriesExtractQuery",
-  {
-    "dry_run": NotRequired[Literal["true", "false"]],
-  },
+    "PostV1MemoriesExtractQuery",
+    {
+        "dry_run": NotRequired[Literal["true", "false"]],
+    },
 )
 
 PostV1MemoriesExtractBodyMessagesItem = TypedDict(
-  "PostV1MemoriesExtractBodyMessagesItem",
-  {
-    "role": Union[Literal["user"], Literal["assistant"], Literal["system"]],
-    "content": str,  # the text; client-encrypted text is skipped, never sent to the model
-    "id": NotRequired[str],  # the message's id, recorded as the source of what it yields
-  },
+    "PostV1MemoriesExtractBodyMessagesItem",
+    {
+        "role": Union[Literal["user"], Literal["assistant"], Literal["system"]],
+        "content": str,  # the text; client-encrypted text is skipped, never sent to the model
+        "id": NotRequired[str],  # the message's id, recorded as the source of what it yields
+    },
 )
 
 PostV1MemoriesExtractBody = TypedDict(
-  "PostV1MemoriesExtractBody",
-  {
-    "messages": list[PostV1MemoriesExtractBodyMessagesItem],
-    "workspaceId": NotRequired[str],
-    "workspace_id": NotRequired[str],
-    "session_id": NotRequired[str],
-    "sessionId": NotRequired[str],
-    "timestamp": NotRequired[str],  # when the conversation happened: the creation date of memories it adds
-  },
+    "PostV1MemoriesExtractBody",
+    {
+        "messages": list[PostV1MemoriesExtractBodyMessagesItem],
+        "workspaceId": NotRequired[str],
+        "workspace_id": NotRequired[str],
+        "session_id": NotRequired[str],
+        "sessionId": NotRequired[str],
+        "timestamp": NotRequired[str],  # when the conversation happened: the creation date of memories it adds
+    },
 )
 
 PostV1MemoriesExtractResponseDecisionsItem = TypedDict(
-  "PostV1MemoriesExtractResponseDecisionsItem",
-  {
-    "fact": str,  # the fact the model extracted
-    "action": Literal["add", "update", "delete", "none"],
-    "memoryId": Union[str, None],  # the memory added, updated or deleted (none: the duplicate or the memory left as it is)
-    "content": Union[str, None],  # the memory's content after the decision
-    "previous": Union[str, None],  # update, delete: the content before
-    "reason": NotRequired[Literal["duplicate", "missing", "model"]],
-  },
+    "PostV1MemoriesExtractResponseDecisionsItem",
+    {
+        "fact": str,  # the fact the model extracted
+        "action": Literal["add", "update", "delete", "none"],
+        "memoryId": Union[str, None],  # the memory added, updated or deleted (none: the duplicate or the memory left as it is)
+        "content": Union[str, None],  # the memory's content after the decision
+        "previous": Union[str, None],  # update, delete: the content before
+        "reason": NotRequired[Literal["duplicate", "missing", "model"]],
+    },
 )
 
 PostV1MemoriesExtractResponse = TypedDict(
-  "PostV1MemoriesExtractResponse",
-  {
-    "applied": bool,  # false for dry_run (nothing was written)
-    "model": str,
-    "facts": list[str],
-    "decisions": list[PostV1MemoriesExtractResponseDecisionsItem],
-  },
+    "PostV1MemoriesExtractResponse",
+    {
+        "applied": bool,  # false for dry_run (nothing was written)
+        "model": str,
+        "facts": list[str],
+        "decisions": list[PostV1MemoriesExtractResponseDecisionsItem],
+    },
 )
 
 GetV1MemoriesExtractJobsResponseDataItem = TypedDict(
-  "GetV1MemoriesExtractJobsResponseDataItem",
-  {
-    "id": str,
-    "status": Literal["pending", "running", "done", "failed"],
-    "attempts": Union[str, int],
-    "lastError": Union[str, None],  # why the last attempt failed (Mnemo's message, never the gateway's text)
-    "threadId": str,
-    "workspaceId": Union[str, None],
-    "createdAt": str,
-    "updatedAt": str,
-  },
+    "GetV1MemoriesExtractJobsResponseDataItem",
+    {
+        "id": str,
+        "status": Literal["pending", "running", "done", "failed"],
+        "attempts": Union[str, int],
+        "lastError": Union[str, None],  # why the last attempt failed (Mnemo's message, never the gateway's text)
+        "threadId": str,
+        "workspaceId": Union[str, None],
+        "createdAt": str,
+        "updatedAt": str,
+    },
 )
 
 GetV1MemoriesExtractJobsResponse = TypedDict(
-  "GetV1MemoriesExtractJobsResponse",
-  {
-    "data": list[GetV1MemoriesExtractJobsResponseDataItem],  # the latest 100, newest first
-  },
+    "GetV1MemoriesExtractJobsResponse",
+    {
+        "data": list[GetV1MemoriesExtractJobsResponseDataItem],  # the latest 100, newest first
+    },
 )
 
 GetV1MeCaptureResponse = TypedDict(
-  "GetV1MeCaptureResponse",
-  {
-    "remember": bool,  # whether completions without X-Svc-Remember are captured; false unless the user set it
-    "available": bool,  # false in reverse-proxy encryption mode unless the operator allowed extraction: nothing is captured then
-  },
+    "GetV1MeCaptureResponse",
+    {
+        "remember": bool,  # whether completions without X-Svc-Remember are captured; false unless the user set it
+        "available": bool,  # false in reverse-proxy encryption mode unless the operator allowed extraction: nothing is captured then
+    },
 )
 
 PutV1MeCaptureBody = TypedDict(
-  "PutV1MeCaptureBody",
-  {
-    "remember": bool,  # capture completions that send no X-Svc-Remember header (X-Svc-Remember: false still opts a request out)
-  },
+    "PutV1MeCaptureBody",
+    {
+        "remember": bool,  # capture completions that send no X-Svc-Remember header (X-Svc-Remember: false still opts a request out)
+    },
 )
 
 PostV1MemoriesBody = TypedDict(
-  "PostV1MemoriesBody",
-  {
-    "content": str,  # the memory, at most 51,200 bytes of UTF-8
-    "id": NotRequired[str],  # letters, digits, _ . : -
-    "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object
-    "workspaceId": NotRequired[str],
-    "workspace_id": NotRequired[str],
-    "session_id": NotRequired[str],
-    "sessionId": NotRequired[str],
-    "timestamp": NotRequired[Union[str, float]],  # when the memory happened, as ISO 8601 (2023-05-07, 2023-05-07T13:45:00Z; UTC without an offset) or Unix seconds; default now
-  },
+    "PostV1MemoriesBody",
+    {
+        "content": str,  # the memory, at most 51,200 bytes of UTF-8
+        "id": NotRequired[str],  # letters, digits, _ . : -
+        "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object
+        "workspaceId": NotRequired[str],
+        "workspace_id": NotRequired[str],
+        "session_id": NotRequired[str],
+        "sessionId": NotRequired[str],
+        "timestamp": NotRequired[Union[str, float]],  # when the memory happened, as ISO 8601 (2023-05-07, 2023-05-07T13:45:00Z; UTC without an offset) or Unix seconds; default now
+    },
 )
 
 PostV1MemoriesResponse = TypedDict(
-  "PostV1MemoriesResponse",
-  {
-    "id": str,  # mem_ + a sortable id, or the custom id given on create
-    "ownerId": str,
-    "projectId": str,  # the memory's workspace id, or 'default'
-    "content": str,
-    "metadata": dict[str, Any],  # arbitrary JSON object
-    "status": Literal["active"],
-    "workspaceId": Union[str, None],
-    "session_id": Union[str, None],
-    "createdAt": str,
-    "updatedAt": str,
-  },
+    "PostV1MemoriesResponse",
+    {
+        "id": str,  # mem_ + a sortable id, or the custom id given on create
+        "ownerId": str,
+        "projectId": str,  # the memory's workspace id, or 'default'
+        "content": str,
+        "metadata": dict[str, Any],  # arbitrary JSON object
+        "status": Literal["active"],
+        "workspaceId": Union[str, None],
+        "session_id": Union[str, None],
+        "createdAt": str,
+        "updatedAt": str,
+    },
 )
 
 GetV1MemoriesQuery = TypedDict(
-  "GetV1MemoriesQuery",
-  {
-    "limit": NotRequired[str],  # an integer; default 100, at most 1000
-    "cursor": NotRequired[str],  # nextCursor of the previous page (given with the same filters)
-    "workspaceId": NotRequired[str],  # only memories of this workspace
-    "session_id": NotRequired[str],  # only memories of this session
-    "from": NotRequired[str],  # only memories created at or after this ISO time (a YYYY-MM-DD day: its start, UTC)
-    "to": NotRequired[str],  # only memories created at or before this ISO time (a YYYY-MM-DD day: its end, UTC)
-  },
+    "GetV1MemoriesQuery",
+    {
+        "limit": NotRequired[str],  # an integer; default 100, at most 1000
+        "cursor": NotRequired[str],  # nextCursor of the previous page (given with the same filters)
+        "workspaceId": NotRequired[str],  # only memories of this workspace
+        "session_id": NotRequired[str],  # only memories of this session
+        "from": NotRequired[str],  # only memories created at or after this ISO time (a YYYY-MM-DD day: its start, UTC)
+        "to": NotRequired[str],  # only memories created at or before this ISO time (a YYYY-MM-DD day: its end, UTC)
+    },
 )
 
 GetV1MemoriesResponse = TypedDict(
-  "GetV1MemoriesResponse",
-  {
-    "data": list[PostV1MemoriesResponse],
-    "nextCursor": Union[str, None],  # pass as ?cursor= for the next page; null on the last
-    "hasMore": bool,
-  },
+    "GetV1MemoriesResponse",
+    {
+        "data": list[PostV1MemoriesResponse],
+        "nextCursor": Union[str, None],  # pass as ?cursor= for the next page; null on the last
+        "hasMore": bool,
+    },
 )
 
 PostV1MemoriesSearchBodyFilters = TypedDict(
-  "PostV1MemoriesSearchBodyFilters",
-  {
-    "workspaceId": NotRequired[str],
-    "workspace_id": NotRequired[str],
-    "session_id": NotRequired[str],
-    "sessionId": NotRequired[str],
-    "metadata": NotRequired[dict[str, Any]],
-  },
+    "PostV1MemoriesSearchBodyFilters",
+    {
+        "workspaceId": NotRequired[str],
+        "workspace_id": NotRequired[str],
+        "session_id": NotRequired[str],
+        "sessionId": NotRequired[str],
+        "metadata": NotRequired[dict[str, Any]],
+    },
 )
 
 PostV1MemoriesSearchBody = TypedDict(
-  "PostV1MemoriesSearchBody",
-  {
-    "query": str,
-    "limit": NotRequired[int],  # default 10
-    "filters": NotRequired[PostV1MemoriesSearchBodyFilters],  # workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all
-    "minScore": NotRequired[float],  # drop results scoring below this
-    "signals": NotRequired[list[Union[Literal["text"], Literal["words"], Literal["time"], Literal["vector"]]]],  # rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available
-  },
+    "PostV1MemoriesSearchBody",
+    {
+        "query": str,
+        "limit": NotRequired[int],  # default 10
+        "filters": NotRequired[PostV1MemoriesSearchBodyFilters],  # workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all
+        "minScore": NotRequired[float],  # drop results scoring below this
+        "signals": NotRequired[list[Union[Literal["text"], Literal["words"], Literal["time"], Literal["vector"]]]],  # rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available
+    },
 )
 
 PostV1MemoriesSearchResponseResultsItemSignals = TypedDict(
-  "PostV1MemoriesSearchResponseResultsItemSignals",
-  {
-    "text": NotRequired[float],
-    "words": NotRequired[float],
-    "time": NotRequired[float],
-    "vector": NotRequired[float],
-  },
+    "PostV1MemoriesSearchResponseResultsItemSignals",
+    {
+        "text": NotRequired[float],
+        "words": NotRequired[float],
+        "time": NotRequired[float],
+        "vector": NotRequired[float],
+    },
 )
 
 PostV1MemoriesSearchResponseResultsItem = TypedDict(
-  "PostV1MemoriesSearchResponseResultsItem",
-  {
-    "id": str,  # mem_ + a sortable id, or the custom id given on create
-    "ownerId": str,
-    "projectId": str,  # the memory's workspace id, or 'default'
-    "content": str,
-    "metadata": dict[str, Any],  # arbitrary JSON object
-    "status": Literal["active"],
-    "workspaceId": Union[str, None],
-    "session_id": Union[str, None],
-    "createdAt": str,
-    "updatedAt": str,
-    "score": float,
-    "signals": PostV1MemoriesSearchResponseResultsItemSignals,  # this hit's score by each signal that took part, each in [0, 1]
-  },
+    "PostV1MemoriesSearchResponseResultsItem",
+    {
+        "id": str,  # mem_ + a sortable id, or the custom id given on create
+        "ownerId": str,
+        "projectId": str,  # the memory's workspace id, or 'default'
+        "content": str,
+        "metadata": dict[str, Any],  # arbitrary JSON object
+        "status": Literal["active"],
+        "workspaceId": Union[str, None],
+        "session_id": Union[str, None],
+        "createdAt": str,
+        "updatedAt": str,
+        "score": float,
+        "signals": PostV1MemoriesSearchResponseResultsItemSignals,  # this hit's score by each signal that took part, each in [0, 1]
+    },
 )
 
 PostV1MemoriesSearchResponse = TypedDict(
-  "PostV1MemoriesSearchResponse",
-  {
-    "results": list[PostV1MemoriesSearchResponseResultsItem],
-    "data": list[PostV1MemoriesSearchResponseResultsItem],  # same as results (the spec's other description)
-    "mode": Literal["semantic", "fulltext_fallback"],
-    "strategy": Literal["hybrid", "vector", "fulltext"],
-    "signals": list[Literal["text", "words", "time", "vector"]],  # the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)
-  },
+    "PostV1MemoriesSearchResponse",
+    {
+        "results": list[PostV1MemoriesSearchResponseResultsItem],
+        "data": list[PostV1MemoriesSearchResponseResultsItem],  # same as results (the spec's other description)
+        "mode": Literal["semantic", "fulltext_fallback"],
+        "strategy": Literal["hybrid", "vector", "fulltext"],
+        "signals": list[Literal["text", "words", "time", "vector"]],  # the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)
+    },
 )
 
 GetV1MemoriesByIdHistoryResponseDataItem = TypedDict(
-  "GetV1MemoriesByIdHistoryResponseDataItem",
-  {
-    "version": Union[str, int],  # 1 for the oldest
-    "event": Literal["created", "updated", "deleted"],
-    "reason": str,  # the event in words
-    "content": str,  # the content after the write (created, updated), as it was when deleted by extraction, '' once the user deleted it
-    "metadata": dict[str, Any],  # arbitrary JSON object
-    "workspaceId": Union[str, None],
-    "changedAt": str,
-    "source": Literal["api", "mcp", "import", "extraction", "unknown"],
-    "threadId": NotRequired[Union[str, None]],  # extraction: the chat thread (or session) it came from
-    "messageIds": NotRequired[list[str]],  # extraction: the messages it came from
-    "model": NotRequired[Union[str, None]],  # extraction: the model that proposed it
-  },
+    "GetV1MemoriesByIdHistoryResponseDataItem",
+    {
+        "version": Union[str, int],  # 1 for the oldest
+        "event": Literal["created", "updated", "deleted"],
+        "reason": str,  # the event in words
+        "content": str,  # the content after the write (created, updated), as it was when deleted by extraction, '' once the user deleted it
+        "metadata": dict[str, Any],  # arbitrary JSON object
+        "workspaceId": Union[str, None],
+        "changedAt": str,
+        "source": Literal["api", "mcp", "import", "extraction", "unknown"],
+        "threadId": NotRequired[Union[str, None]],  # extraction: the chat thread (or session) it came from
+        "messageIds": NotRequired[list[str]],  # extraction: the messages it came from
+        "model": NotRequired[Union[str, None]],  # extraction: the model that proposed it
+    },
 )
 
 GetV1MemoriesByIdHistoryResponse = TypedDict(
-  "GetV1MemoriesByIdHistoryResponse",
-  {
-    "id": str,
-    "data": list[GetV1MemoriesByIdHistoryResponseDataItem],  # oldest first
-  },
+    "GetV1MemoriesByIdHistoryResponse",
+    {
+        "id": str,
+        "data": list[GetV1MemoriesByIdHistoryResponseDataItem],  # oldest first
+    },
 )
 
 PatchV1MemoriesByIdBody = TypedDict(
-  "PatchV1MemoriesByIdBody",
-  {
-    "content": NotRequired[str],  # the new content, at most 51,200 bytes of UTF-8
-    "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object
-  },
+    "PatchV1MemoriesByIdBody",
+    {
+        "content": NotRequired[str],  # the new content, at most 51,200 bytes of UTF-8
+        "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object
+    },
 )
 
 DeleteV1MemoriesByIdResponse = TypedDict(
-  "DeleteV1MemoriesByIdResponse",
-  {
-    "id": str,
-    "deleted": Literal[True],
-    "success": Literal[True],
-  },
+    "DeleteV1MemoriesByIdResponse",
+    {
+        "id": str,
+        "deleted": Literal[True],
+        "success": Literal[True],
+    },
 )
 
 PostV1ContextBuildBodyInclude = TypedDict(
-  "PostV1ContextBuildBodyInclude",
-  {
-    "memories": NotRequired[bool],  # default true
-    "notes": NotRequired[bool],  # default false
-    "files": NotRequired[bool],  # default false
-  },
+    "PostV1ContextBuildBodyInclude",
+    {
+        "memories": NotRequired[bool],  # default true
+        "notes": NotRequired[bool],  # default false
+        "files": NotRequired[bool],  # default false
+    },
 )
 
 PostV1ContextBuildBody = TypedDict(
-  "PostV1ContextBuildBody",
-  {
-    "query": str,
-    "workspace_id": NotRequired[str],
-    "workspaceId": NotRequired[str],
-    "limit": NotRequired[int],  # default 10
-    "include": NotRequired[PostV1ContextBuildBodyInclude],
-    "filters": NotRequired[PostV1MemoriesSearchBodyFilters],  # workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all
-    "minScore": NotRequired[float],
-    "signals": NotRequired[list[Union[Literal["text"], Literal["words"], Literal["time"], Literal["vector"]]]],  # rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available
-  },
+    "PostV1ContextBuildBody",
+    {
+        "query": str,
+        "workspace_id": NotRequired[str],
+        "workspaceId": NotRequired[str],
+        "limit": NotRequired[int],  # default 10
+        "include": NotRequired[PostV1ContextBuildBodyInclude],
+        "filters": NotRequired[PostV1MemoriesSearchBodyFilters],  # workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all
+        "minScore": NotRequired[float],
+        "signals": NotRequired[list[Union[Literal["text"], Literal["words"], Literal["time"], Literal["vector"]]]],  # rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available
+    },
 )
 
 PostV1ContextBuildResponseItemsItem = TypedDict(
-  "PostV1ContextBuildResponseItemsItem",
-  {
-    "type": Literal["memory", "note", "file"],
-    "id": str,  # memory id, block id or file id
-    "score": float,
-    "content": str,
-    "documentId": NotRequired[str],  # for notes: the document holding the block
-    "workspaceId": NotRequired[Union[str, None]],
-  },
+    "PostV1ContextBuildResponseItemsItem",
+    {
+        "type": Literal["memory", "note", "file"],
+        "id": str,  # memory id, block id or file id
+        "score": float,
+        "content": str,
+        "documentId": NotRequired[str],  # for notes: the document holding the block
+        "workspaceId": NotRequired[Union[str, None]],
+    },
 )
 
 PostV1ContextBuildResponse = TypedDict(
-  "PostV1ContextBuildResponse",
-  {
-    "query": str,
-    "mode": Literal["semantic", "fulltext_fallback"],
-    "strategy": Literal["hybrid", "vector", "fulltext"],
-    "signals": list[Literal["text", "words", "time", "vector"]],  # the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)
-    "items": list[PostV1ContextBuildResponseItemsItem],
-    "contextText": str,  # '## Relevant context' then one '- ' bullet per item; '' when there are no items
-  },
+    "PostV1ContextBuildResponse",
+    {
+        "query": str,
+        "mode": Literal["semantic", "fulltext_fallback"],
+        "strategy": Literal["hybrid", "vector", "fulltext"],
+        "signals": list[Literal["text", "words", "time", "vector"]],  # the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)
+        "items": list[PostV1ContextBuildResponseItemsItem],
+        "contextText": str,  # '## Relevant context' then one '- ' bullet per item; '' when there are no items
+    },
 )
 
 GetV1WorkspacesQuery = TypedDict(
-  "GetV1WorkspacesQuery",
-  {
-    "limit": NotRequired[str],  # an integer; page size: default 50, at most 200
-    "cursor": NotRequired[str],  # the next-page cursor of the previous page
-  },
+    "GetV1WorkspacesQuery",
+    {
+        "limit": NotRequired[str],  # an integer; page size: default 50, at most 200
+        "cursor": NotRequired[str],  # the next-page cursor of the previous page
+    },
 )
 
 GetV1WorkspacesResponseItem = TypedDict(
-  "GetV1WorkspacesResponseItem",
-  {
-    "id": str,  # ws_ + a sortable id
-    "name": str,
-    "createdAt": str,
-    "updatedAt": str,
-  },
+    "GetV1WorkspacesResponseItem",
+    {
+        "id": str,  # ws_ + a sortable id
+        "name": str,
+        "createdAt": str,
+        "updatedAt": str,
+    },
 )
 
 PostV1WorkspacesBody = TypedDict(
-  "PostV1WorkspacesBody",
-  {
-    "name": str,  # 1–200 characters, not blank
-  },
+    "PostV1WorkspacesBody",
+    {
+        "name": str,  # 1–200 characters, not blank
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdResponse",
-  {
-    "workspace": GetV1WorkspacesResponseItem,
-  },
+    "GetV1WorkspacesByWorkspaceIdResponse",
+    {
+        "workspace": GetV1WorkspacesResponseItem,
+    },
 )
 
 PostV1DocumentsQueryBodyInclude = TypedDict(
-  "PostV1DocumentsQueryBodyInclude",
-  {
-    "notes": NotRequired[bool],  # document blocks and chat messages; default true
-    "memories": NotRequired[bool],  # default false
-    "files": NotRequired[bool],  # default false
-  },
+    "PostV1DocumentsQueryBodyInclude",
+    {
+        "notes": NotRequired[bool],  # document blocks and chat messages; default true
+        "memories": NotRequired[bool],  # default false
+        "files": NotRequired[bool],  # default false
+    },
 )
 
 PostV1DocumentsQueryBodyFilterEq = TypedDict(
-  "PostV1DocumentsQueryBodyFilterEq",
-  {
-    "document_type": NotRequired[str],
-    "documentType": NotRequired[str],
-  },
+    "PostV1DocumentsQueryBodyFilterEq",
+    {
+        "document_type": NotRequired[str],
+        "documentType": NotRequired[str],
+    },
 )
 
 PostV1DocumentsQueryBodyFilter = TypedDict(
-  "PostV1DocumentsQueryBodyFilter",
-  {
-    "eq": NotRequired[PostV1DocumentsQueryBodyFilterEq],  # document_type, and equality on other (metadata) keys
-  },
+    "PostV1DocumentsQueryBodyFilter",
+    {
+        "eq": NotRequired[PostV1DocumentsQueryBodyFilterEq],  # document_type, and equality on other (metadata) keys
+    },
 )
 
 PostV1DocumentsQueryBodyMetadata = TypedDict(
-  "PostV1DocumentsQueryBodyMetadata",
-  {
-    "filters": NotRequired[PostV1MemoriesSearchBodyFilters],  # workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all
-  },
+    "PostV1DocumentsQueryBodyMetadata",
+    {
+        "filters": NotRequired[PostV1MemoriesSearchBodyFilters],  # workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all
+    },
 )
 
 PostV1DocumentsQueryBody = TypedDict(
-  "PostV1DocumentsQueryBody",
-  {
-    "query": str,
-    "workspace_id": NotRequired[str],  # a workspace id (ws_…)
-    "workspaceId": NotRequired[str],  # a workspace id (ws_…)
-    "top_k": NotRequired[int],  # default 10, at most 100
-    "topK": NotRequired[int],  # default 10, at most 100
-    "signals": NotRequired[list[Union[Literal["text"], Literal["words"], Literal["time"], Literal["vector"]]]],  # rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available
-    "include": NotRequired[PostV1DocumentsQueryBodyInclude],
-    "filter": NotRequired[PostV1DocumentsQueryBodyFilter],  # eq is the only operator (any other key is a 400); at most 32 keys together with metadata.filters
-    "metadata": NotRequired[PostV1DocumentsQueryBodyMetadata],
-    "minScore": NotRequired[float],
-  },
+    "PostV1DocumentsQueryBody",
+    {
+        "query": str,
+        "workspace_id": NotRequired[str],  # a workspace id (ws_…)
+        "workspaceId": NotRequired[str],  # a workspace id (ws_…)
+        "top_k": NotRequired[int],  # default 10, at most 100
+        "topK": NotRequired[int],  # default 10, at most 100
+        "signals": NotRequired[list[Union[Literal["text"], Literal["words"], Literal["time"], Literal["vector"]]]],  # rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available
+        "include": NotRequired[PostV1DocumentsQueryBodyInclude],
+        "filter": NotRequired[PostV1DocumentsQueryBodyFilter],  # eq is the only operator (any other key is a 400); at most 32 keys together with metadata.filters
+        "metadata": NotRequired[PostV1DocumentsQueryBodyMetadata],
+        "minScore": NotRequired[float],
+    },
 )
 
 PostV1DocumentsQueryResponseItemsItem = TypedDict(
-  "PostV1DocumentsQueryResponseItemsItem",
-  {
-    "type": Literal["block", "message", "memory", "file"],
-    "id": str,  # block id, message id, memory id or file chunk id
-    "sourceId": str,  # the record it comes from: document, thread, memory or file id
-    "documentId": Union[str, None],  # for blocks: the document
-    "threadId": Union[str, None],  # for messages: the chat thread
-    "workspaceId": Union[str, None],
-    "title": Union[str, None],  # the document's or thread's title
-    "score": float,
-    "snippet": str,  # at most ~240 characters around the first query term
-    "content": str,
-  },
+    "PostV1DocumentsQueryResponseItemsItem",
+    {
+        "type": Literal["block", "message", "memory", "file"],
+        "id": str,  # block id, message id, memory id or file chunk id
+        "sourceId": str,  # the record it comes from: document, thread, memory or file id
+        "documentId": Union[str, None],  # for blocks: the document
+        "threadId": Union[str, None],  # for messages: the chat thread
+        "workspaceId": Union[str, None],
+        "title": Union[str, None],  # the document's or thread's title
+        "score": float,
+        "snippet": str,  # at most ~240 characters around the first query term
+        "content": str,
+    },
 )
 
 PostV1DocumentsQueryResponse = TypedDict(
-  "PostV1DocumentsQueryResponse",
-  {
-    "query": str,
-    "mode": Literal["semantic", "fulltext_fallback"],
-    "strategy": Literal["hybrid", "vector", "fulltext"],
-    "signals": list[Literal["text", "words", "time", "vector"]],  # the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)
-    "query_strategy": Literal["semantic_first_keyword_fallback"],
-    "items": list[PostV1DocumentsQueryResponseItemsItem],
-    "results": list[PostV1DocumentsQueryResponseItemsItem],  # same as items
-    "contextText": str,
-  },
+    "PostV1DocumentsQueryResponse",
+    {
+        "query": str,
+        "mode": Literal["semantic", "fulltext_fallback"],
+        "strategy": Literal["hybrid", "vector", "fulltext"],
+        "signals": list[Literal["text", "words", "time", "vector"]],  # the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)
+        "query_strategy": Literal["semantic_first_keyword_fallback"],
+        "items": list[PostV1DocumentsQueryResponseItemsItem],
+        "results": list[PostV1DocumentsQueryResponseItemsItem],  # same as items
+        "contextText": str,
+    },
 )
 
 PostV1DocumentsBodyIndexableBlocksItem = TypedDict(
-  "PostV1DocumentsBodyIndexableBlocksItem",
-  {
-    "id": str,
-    "type": NotRequired[str],  # default 'text'
-    "content": str,  # plaintext fed to the search index
-  },
+    "PostV1DocumentsBodyIndexableBlocksItem",
+    {
+        "id": str,
+        "type": NotRequired[str],  # default 'text'
+        "content": str,  # plaintext fed to the search index
+    },
 )
 
 PostV1DocumentsBody = TypedDict(
-  "PostV1DocumentsBody",
-  {
-    "workspace_id": NotRequired[str],  # a workspace id (ws_…)
-    "workspaceId": NotRequired[str],  # a workspace id (ws_…)
-    "title": str,
-    "id": NotRequired[str],  # letters, digits, _ . : -
-    "notebook_id": NotRequired[str],
-    "notebookId": NotRequired[str],
-    "root_block_id": NotRequired[str],
-    "rootBlockId": NotRequired[str],
-    "document_type": NotRequired[str],  # default 'note'
-    "documentType": NotRequired[str],  # default 'note'
-    "document_payload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
-    "documentPayload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
-    "blocks_payload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "blocksPayload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "markdown": NotRequired[str],  # at most 5 MB; an 'iv:tag:ct' string when encrypted
-    "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object
-    "_meta": NotRequired[dict[str, Any]],  # arbitrary JSON object
-    "indexable_blocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
-    "indexableBlocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
-    "client_key": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored
-    "clientKey": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored
-  },
+    "PostV1DocumentsBody",
+    {
+        "workspace_id": NotRequired[str],  # a workspace id (ws_…)
+        "workspaceId": NotRequired[str],  # a workspace id (ws_…)
+        "title": str,
+        "id": NotRequired[str],  # letters, digits, _ . : -
+        "notebook_id": NotRequired[str],
+        "notebookId": NotRequired[str],
+        "root_block_id": NotRequired[str],
+        "rootBlockId": NotRequired[str],
+        "document_type": NotRequired[str],  # default 'note'
+        "documentType": NotRequired[str],  # default 'note'
+        "document_payload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
+        "documentPayload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
+        "blocks_payload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "blocksPayload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "markdown": NotRequired[str],  # at most 5 MB; an 'iv:tag:ct' string when encrypted
+        "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object
+        "_meta": NotRequired[dict[str, Any]],  # arbitrary JSON object
+        "indexable_blocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
+        "indexableBlocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
+        "client_key": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored
+        "clientKey": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored
+    },
 )
 
 PostV1DocumentsResponseDocument = TypedDict(
-  "PostV1DocumentsResponseDocument",
-  {
-    "id": str,
-    "project_id": str,  # the workspace id
-    "workspace_id": str,
-    "document_type": str,
-    "title": str,
-    "slug": str,
-    "root_block_id": str,
-    "notebook_id": Union[str, None],
-    "document_payload": Union[dict[str, Any], str],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
-    "blocks_payload": Union[list[Any], dict[str, Any], str],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "markdown": str,
-    "metadata": dict[str, Any],  # arbitrary JSON object
-    "created_at": str,
-    "updated_at": str,
-  },
+    "PostV1DocumentsResponseDocument",
+    {
+        "id": str,
+        "project_id": str,  # the workspace id
+        "workspace_id": str,
+        "document_type": str,
+        "title": str,
+        "slug": str,
+        "root_block_id": str,
+        "notebook_id": Union[str, None],
+        "document_payload": Union[dict[str, Any], str],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
+        "blocks_payload": Union[list[Any], dict[str, Any], str],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "markdown": str,
+        "metadata": dict[str, Any],  # arbitrary JSON object
+        "created_at": str,
+        "updated_at": str,
+    },
 )
 
 PostV1DocumentsResponse = TypedDict(
-  "PostV1DocumentsResponse",
-  {
-    "document": PostV1DocumentsResponseDocument,
-  },
+    "PostV1DocumentsResponse",
+    {
+        "document": PostV1DocumentsResponseDocument,
+    },
 )
 
 PatchV1DocumentsByIdBody = TypedDict(
-  "PatchV1DocumentsByIdBody",
-  {
-    "workspace_id": NotRequired[str],  # a workspace id (ws_…)
-    "workspaceId": NotRequired[str],  # a workspace id (ws_…)
-    "title": NotRequired[str],
-    "notebook_id": NotRequired[Union[str, None]],  # null detaches
-    "notebookId": NotRequired[Union[str, None]],  # null detaches
-    "metadata_patch": NotRequired[dict[str, Any]],  # keys merged into metadata; a null value removes the key
-    "root_block_id": NotRequired[str],
-    "rootBlockId": NotRequired[str],
-    "document_type": NotRequired[str],  # default 'note'
-    "documentType": NotRequired[str],  # default 'note'
-    "document_payload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
-    "documentPayload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
-    "blocks_payload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "blocksPayload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "markdown": NotRequired[str],  # at most 5 MB; an 'iv:tag:ct' string when encrypted
-    "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object
-    "_meta": NotRequired[dict[str, Any]],  # arbitrary JSON object
-    "indexable_blocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
-    "indexableBlocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
-    "client_key": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored
-    "clientKey": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored
-  },
+    "PatchV1DocumentsByIdBody",
+    {
+        "workspace_id": NotRequired[str],  # a workspace id (ws_…)
+        "workspaceId": NotRequired[str],  # a workspace id (ws_…)
+        "title": NotRequired[str],
+        "notebook_id": NotRequired[Union[str, None]],  # null detaches
+        "notebookId": NotRequired[Union[str, None]],  # null detaches
+        "metadata_patch": NotRequired[dict[str, Any]],  # keys merged into metadata; a null value removes the key
+        "root_block_id": NotRequired[str],
+        "rootBlockId": NotRequired[str],
+        "document_type": NotRequired[str],  # default 'note'
+        "documentType": NotRequired[str],  # default 'note'
+        "document_payload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
+        "documentPayload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
+        "blocks_payload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "blocksPayload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "markdown": NotRequired[str],  # at most 5 MB; an 'iv:tag:ct' string when encrypted
+        "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object
+        "_meta": NotRequired[dict[str, Any]],  # arbitrary JSON object
+        "indexable_blocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
+        "indexableBlocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
+        "client_key": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored
+        "clientKey": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored
+    },
 )
 
 DeleteV1DocumentsByIdQuery = TypedDict(
-  "DeleteV1DocumentsByIdQuery",
-  {
-    "workspace_id": NotRequired[str],  # a workspace id (ws_…)
-    "workspaceId": NotRequired[str],  # a workspace id (ws_…)
-  },
+    "DeleteV1DocumentsByIdQuery",
+    {
+        "workspace_id": NotRequired[str],  # a workspace id (ws_…)
+        "workspaceId": NotRequired[str],  # a workspace id (ws_…)
+    },
 )
 
 DeleteV1DocumentsByIdResponse = TypedDict(
-  "DeleteV1DocumentsByIdResponse",
-  {
-    "id": str,
-    "deleted": Literal[True],
-  },
+    "DeleteV1DocumentsByIdResponse",
+    {
+        "id": str,
+        "deleted": Literal[True],
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdDocumentsQuery = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdDocumentsQuery",
-  {
-    "notebookId": NotRequired[str],
-    "notebook_id": NotRequired[str],
-    "limit": NotRequired[str],  # an integer; page size: default 50, at most 200
-    "cursor": NotRequired[str],  # the next-page cursor of the previous page
-  },
+    "GetV1WorkspacesByWorkspaceIdDocumentsQuery",
+    {
+        "notebookId": NotRequired[str],
+        "notebook_id": NotRequired[str],
+        "limit": NotRequired[str],  # an integer; page size: default 50, at most 200
+        "cursor": NotRequired[str],  # the next-page cursor of the previous page
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdDocumentsResponseDocumentsItem = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdDocumentsResponseDocumentsItem",
-  {
-    "id": str,
-    "workspaceId": str,
-    "notebookId": Union[str, None],
-    "title": str,
-    "slug": str,
-    "rootBlockId": str,
-    "createdAt": str,
-    "updatedAt": str,
-    "_meta": dict[str, Any],  # arbitrary JSON object
-  },
+    "GetV1WorkspacesByWorkspaceIdDocumentsResponseDocumentsItem",
+    {
+        "id": str,
+        "workspaceId": str,
+        "notebookId": Union[str, None],
+        "title": str,
+        "slug": str,
+        "rootBlockId": str,
+        "createdAt": str,
+        "updatedAt": str,
+        "_meta": dict[str, Any],  # arbitrary JSON object
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdDocumentsResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdDocumentsResponse",
-  {
-    "documents": list[GetV1WorkspacesByWorkspaceIdDocumentsResponseDocumentsItem],
-    "nextCursor": Union[str, None],  # pass as ?cursor= for the next page; null on the last
-    "hasMore": bool,
-  },
+    "GetV1WorkspacesByWorkspaceIdDocumentsResponse",
+    {
+        "documents": list[GetV1WorkspacesByWorkspaceIdDocumentsResponseDocumentsItem],
+        "nextCursor": Union[str, None],  # pass as ?cursor= for the next page; null on the last
+        "hasMore": bool,
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdDocumentsResponseDocument = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdDocumentsResponseDocument",
-  {
-    "id": str,
-    "workspaceId": str,
-    "notebookId": Union[str, None],
-    "title": str,
-    "slug": str,
-    "rootBlockId": str,
-    "createdAt": str,
-    "updatedAt": str,
-    "_meta": dict[str, Any],  # arbitrary JSON object
-    "workspace_id": str,
-    "markdown": str,
-  },
+    "PostV1WorkspacesByWorkspaceIdDocumentsResponseDocument",
+    {
+        "id": str,
+        "workspaceId": str,
+        "notebookId": Union[str, None],
+        "title": str,
+        "slug": str,
+        "rootBlockId": str,
+        "createdAt": str,
+        "updatedAt": str,
+        "_meta": dict[str, Any],  # arbitrary JSON object
+        "workspace_id": str,
+        "markdown": str,
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdDocumentsResponse = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdDocumentsResponse",
-  {
-    "document": PostV1WorkspacesByWorkspaceIdDocumentsResponseDocument,
-  },
+    "PostV1WorkspacesByWorkspaceIdDocumentsResponse",
+    {
+        "document": PostV1WorkspacesByWorkspaceIdDocumentsResponseDocument,
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdDocumentsByDocumentIdQuery = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdDocumentsByDocumentIdQuery",
-  {
-    "clientKey": NotRequired[str],  # decrypts payload, blocks and markdown before the response is built
-  },
+    "GetV1WorkspacesByWorkspaceIdDocumentsByDocumentIdQuery",
+    {
+        "clientKey": NotRequired[str],  # decrypts payload, blocks and markdown before the response is built
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse",
-  {
-    "document": PostV1DocumentsResponseDocument,
-    "blocks": Union[list[Any], dict[str, Any], str],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "markdown": str,
-  },
+    "GetV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse",
+    {
+        "document": PostV1DocumentsResponseDocument,
+        "blocks": Union[list[Any], dict[str, Any], str],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "markdown": str,
+    },
 )
 
 PutV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse = TypedDict(
-  "PutV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse",
-  {
-    "document": GetV1WorkspacesByWorkspaceIdDocumentsResponseDocumentsItem,
-  },
+    "PutV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse",
+    {
+        "document": GetV1WorkspacesByWorkspaceIdDocumentsResponseDocumentsItem,
+    },
 )
 
 DeleteV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse = TypedDict(
-  "DeleteV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse",
-  {
-    "deleted": Literal[True],
-  },
+    "DeleteV1WorkspacesByWorkspaceIdDocumentsByDocumentIdResponse",
+    {
+        "deleted": Literal[True],
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdNotesResponseItem = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdNotesResponseItem",
-  {
-    "id": str,
-    "format": str,  # svc.om.encrypted for envelopes and iv:tag:ct strings; json or text for plaintext
-    "ciphertext": Union[str, None],
-    "document": NotRequired[Any],  # the plaintext payload, when the note is not encrypted
-    "_meta": dict[str, Any],  # arbitrary JSON object
-  },
+    "GetV1WorkspacesByWorkspaceIdNotesResponseItem",
+    {
+        "id": str,
+        "format": str,  # svc.om.encrypted for envelopes and iv:tag:ct strings; json or text for plaintext
+        "ciphertext": Union[str, None],
+        "document": NotRequired[Any],  # the plaintext payload, when the note is not encrypted
+        "_meta": dict[str, Any],  # arbitrary JSON object
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdNotesBody = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdNotesBody",
-  {
-    "documentPayload": Union[dict[str, Any], str],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
-    "blocksPayload": Union[list[Any], dict[str, Any], str],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "markdown": NotRequired[str],
-    "indexableBlocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
-    "notebookId": NotRequired[str],
-    "documentId": NotRequired[str],  # letters, digits, _ . : -
-  },
+    "PostV1WorkspacesByWorkspaceIdNotesBody",
+    {
+        "documentPayload": Union[dict[str, Any], str],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
+        "blocksPayload": Union[list[Any], dict[str, Any], str],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "markdown": NotRequired[str],
+        "indexableBlocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
+        "notebookId": NotRequired[str],
+        "documentId": NotRequired[str],  # letters, digits, _ . : -
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdNotesResponse = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdNotesResponse",
-  {
-    "success": Literal[True],
-    "id": str,
-  },
+    "PostV1WorkspacesByWorkspaceIdNotesResponse",
+    {
+        "success": Literal[True],
+        "id": str,
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdNotesByNoteIdResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdNotesByNoteIdResponse",
-  {
-    "document": Union[dict[str, Any], str],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
-    "blocks": Union[list[Any], dict[str, Any], str],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "markdown": str,
-  },
+    "GetV1WorkspacesByWorkspaceIdNotesByNoteIdResponse",
+    {
+        "document": Union[dict[str, Any], str],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
+        "blocks": Union[list[Any], dict[str, Any], str],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "markdown": str,
+    },
 )
 
 PatchV1WorkspacesByWorkspaceIdNotesByNoteIdBody = TypedDict(
-  "PatchV1WorkspacesByWorkspaceIdNotesByNoteIdBody",
-  {
-    "documentPayload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
-    "blocksPayload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
-    "markdown": NotRequired[str],
-    "indexableBlocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
-    "notebookId": NotRequired[Union[str, None]],  # null detaches
-  },
+    "PatchV1WorkspacesByWorkspaceIdNotesByNoteIdBody",
+    {
+        "documentPayload": NotRequired[Union[dict[str, Any], str]],  # an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB
+        "blocksPayload": NotRequired[Union[list[Any], dict[str, Any], str]],  # an array of blocks (at most 10,000), an encrypted envelope, or an 'iv:tag:ct' string
+        "markdown": NotRequired[str],
+        "indexableBlocks": NotRequired[list[PostV1DocumentsBodyIndexableBlocksItem]],
+        "notebookId": NotRequired[Union[str, None]],  # null detaches
+    },
 )
 
 DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse = TypedDict(
-  "DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse",
-  {
-    "success": Literal[True],
-  },
+    "DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse",
+    {
+        "success": Literal[True],
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdNotebooksResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdNotebooksResponse",
-  {
-    "ciphertext": Union[str, None],
-  },
+    "GetV1WorkspacesByWorkspaceIdNotebooksResponse",
+    {
+        "ciphertext": Union[str, None],
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdNotebooksBody = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdNotebooksBody",
-  {
-    "ciphertext": str,  # the (encrypted) notebook registry; at most 5 MB
-  },
+    "PostV1WorkspacesByWorkspaceIdNotebooksBody",
+    {
+        "ciphertext": str,  # the (encrypted) notebook registry; at most 5 MB
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdNotebooksByNotebookIdResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdNotebooksByNotebookIdResponse",
-  {
-    "notebook": dict[str, Any],  # arbitrary JSON object
-  },
+    "GetV1WorkspacesByWorkspaceIdNotebooksByNotebookIdResponse",
+    {
+        "notebook": dict[str, Any],  # arbitrary JSON object
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdChatsResponseItem = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdChatsResponseItem",
-  {
-    "id": str,
-    "title": str,
-    "messageCount": Union[str, int],
-    "metadata": dict[str, Any],  # arbitrary JSON object
-    "createdAt": str,
-    "updatedAt": str,
-  },
+    "GetV1WorkspacesByWorkspaceIdChatsResponseItem",
+    {
+        "id": str,
+        "title": str,
+        "messageCount": Union[str, int],
+        "metadata": dict[str, Any],  # arbitrary JSON object
+        "createdAt": str,
+        "updatedAt": str,
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdChatsBody = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdChatsBody",
-  {
-    "title": NotRequired[str],  # default 'New chat'
-    "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object, at most 64 KB
-  },
+    "PostV1WorkspacesByWorkspaceIdChatsBody",
+    {
+        "title": NotRequired[str],  # default 'New chat'
+        "metadata": NotRequired[dict[str, Any]],  # arbitrary JSON object, at most 64 KB
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdChatsResponse = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdChatsResponse",
-  {
-    "id": str,
-    "title": str,
-    "createdAt": str,
-  },
+    "PostV1WorkspacesByWorkspaceIdChatsResponse",
+    {
+        "id": str,
+        "title": str,
+        "createdAt": str,
+    },
 )
 
 PatchV1WorkspacesByWorkspaceIdChatsByThreadIdBody = TypedDict(
-  "PatchV1WorkspacesByWorkspaceIdChatsByThreadIdBody",
-  {
-    "title": NotRequired[str],
-    "metadata": NotRequired[dict[str, Any]],  # replaces the thread's metadata; at most 64 KB
-  },
+    "PatchV1WorkspacesByWorkspaceIdChatsByThreadIdBody",
+    {
+        "title": NotRequired[str],
+        "metadata": NotRequired[dict[str, Any]],  # replaces the thread's metadata; at most 64 KB
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponseItem = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponseItem",
-  {
-    "id": str,
-    "role": Literal["user", "assistant"],
-    "content": NotRequired[str],  # the plaintext; absent when the message is held encrypted (or its decrypted text, with X-Proxy-Decrypt)
-    "encryptedContent": NotRequired[str],  # iv:tag:ct of a message written with a client key
-    "parentId": Union[str, None],  # the message this one answers; null for a thread's first
-    "createdAt": str,
-  },
+    "GetV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponseItem",
+    {
+        "id": str,
+        "role": Literal["user", "assistant"],
+        "content": NotRequired[str],  # the plaintext; absent when the message is held encrypted (or its decrypted text, with X-Proxy-Decrypt)
+        "encryptedContent": NotRequired[str],  # iv:tag:ct of a message written with a client key
+        "parentId": Union[str, None],  # the message this one answers; null for a thread's first
+        "createdAt": str,
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesBody = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesBody",
-  {
-    "role": str,  # user or assistant
-    "content": str,  # at most 200 KB of UTF-8
-    "parentId": NotRequired[str],  # a message of this thread; default the thread's latest
-    "client_key": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): the content is stored only as encryptedContent
-    "clientKey": NotRequired[str],  # camelCase spelling of client_key
-  },
+    "PostV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesBody",
+    {
+        "role": str,  # user or assistant
+        "content": str,  # at most 200 KB of UTF-8
+        "parentId": NotRequired[str],  # a message of this thread; default the thread's latest
+        "client_key": NotRequired[str],  # a 32-byte client key (64 hex or base64/base64url): the content is stored only as encryptedContent
+        "clientKey": NotRequired[str],  # camelCase spelling of client_key
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponse = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponse",
-  {
-    "id": str,
-    "role": Literal["user", "assistant"],
-    "parentId": Union[str, None],
-    "createdAt": str,
-  },
+    "PostV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponse",
+    {
+        "id": str,
+        "role": Literal["user", "assistant"],
+        "parentId": Union[str, None],
+        "createdAt": str,
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdIndexStatusResponseDocuments = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdIndexStatusResponseDocuments",
-  {
-    "stored": Union[str, int],
-    "indexed": Union[str, int],
-    "unindexed": Union[str, int],
-    "stale": Union[str, int],
-    "outdated": Union[str, int],
-  },
+    "GetV1WorkspacesByWorkspaceIdIndexStatusResponseDocuments",
+    {
+        "stored": Union[str, int],
+        "indexed": Union[str, int],
+        "unindexed": Union[str, int],
+        "stale": Union[str, int],
+        "outdated": Union[str, int],
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdIndexStatusResponsePending = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdIndexStatusResponsePending",
-  {
-    "text": Union[str, int],
-    "vector": Union[str, int],
-  },
+    "GetV1WorkspacesByWorkspaceIdIndexStatusResponsePending",
+    {
+        "text": Union[str, int],
+        "vector": Union[str, int],
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdIndexStatusResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdIndexStatusResponse",
-  {
-    "workspaceId": str,
-    "status": Literal["ready", "indexing"],
-    "note": Union[str, None],  # set when vector jobs wait for an embedding model (none configured, or it fails): status is ready, search is full-text
-    "documents": GetV1WorkspacesByWorkspaceIdIndexStatusResponseDocuments,  # stored: documents in the store (both views); indexed: documents in the index view; unindexed: stored but not in the view (legacy writes, cleared); stale: in the view but deleted (legacy deletes); outdated: changed by a legacy write since indexed
-    "blocks": Union[str, int],  # document items of this workspace in the search index (full-text rows): one per document title and one per non-blank block
-    "vectors": Union[str, int],  # document block vectors of this workspace in the current vector space
-    "messages": Union[str, int],  # chat messages of this workspace in the search index
-    "pending": GetV1WorkspacesByWorkspaceIdIndexStatusResponsePending,  # outbox rows of this workspace's documents and threads, by stage
-    "lastIndexedAt": Union[str, None],  # when a unified write or reindex last put a document of this workspace into the index view
-    "indexerLastRunAt": Union[str, None],  # when this server's indexer last wrote a batch
-    "embeddingModel": Union[str, None],  # the vector space (provider:model); null when search is full-text only
-    "vectorDimension": Union[Union[str, int], None],
-  },
+    "GetV1WorkspacesByWorkspaceIdIndexStatusResponse",
+    {
+        "workspaceId": str,
+        "status": Literal["ready", "indexing"],
+        "note": Union[str, None],  # set when vector jobs wait for an embedding model (none configured, or it fails): status is ready, search is full-text
+        "documents": GetV1WorkspacesByWorkspaceIdIndexStatusResponseDocuments,  # stored: documents in the store (both views); indexed: documents in the index view; unindexed: stored but not in the view (legacy writes, cleared); stale: in the view but deleted (legacy deletes); outdated: changed by a legacy write since indexed
+        "blocks": Union[str, int],  # document items of this workspace in the search index (full-text rows): one per document title and one per non-blank block
+        "vectors": Union[str, int],  # document block vectors of this workspace in the current vector space
+        "messages": Union[str, int],  # chat messages of this workspace in the search index
+        "pending": GetV1WorkspacesByWorkspaceIdIndexStatusResponsePending,  # outbox rows of this workspace's documents and threads, by stage
+        "lastIndexedAt": Union[str, None],  # when a unified write or reindex last put a document of this workspace into the index view
+        "indexerLastRunAt": Union[str, None],  # when this server's indexer last wrote a batch
+        "embeddingModel": Union[str, None],  # the vector space (provider:model); null when search is full-text only
+        "vectorDimension": Union[Union[str, int], None],
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItemBlocksItem = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItemBlocksItem",
-  {
-    "id": str,
-    "type": str,
-    "content": str,
-  },
+    "GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItemBlocksItem",
+    {
+        "id": str,
+        "type": str,
+        "content": str,
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItem = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItem",
-  {
-    "id": str,
-    "title": str,
-    "documentType": str,
-    "indexedAt": str,
-    "blocks": list[GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItemBlocksItem],
-  },
+    "GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItem",
+    {
+        "id": str,
+        "title": str,
+        "documentType": str,
+        "indexedAt": str,
+        "blocks": list[GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItemBlocksItem],
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdIndexRawResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdIndexRawResponse",
-  {
-    "version": Literal[1],
-    "source": Literal["derived"],
-    "workspaceId": str,
-    "documents": list[GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItem],
-    "blockCount": Union[str, int],  # blocks of the documents on this page
-    "nextCursor": Union[str, None],  # pass as ?cursor= for the next page; null on the last
-    "hasMore": bool,
-  },
+    "GetV1WorkspacesByWorkspaceIdIndexRawResponse",
+    {
+        "version": Literal[1],
+        "source": Literal["derived"],
+        "workspaceId": str,
+        "documents": list[GetV1WorkspacesByWorkspaceIdIndexRawResponseDocumentsItem],
+        "blockCount": Union[str, int],  # blocks of the documents on this page
+        "nextCursor": Union[str, None],  # pass as ?cursor= for the next page; null on the last
+        "hasMore": bool,
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdIndexClearResponse = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdIndexClearResponse",
-  {
-    "success": Literal[True],
-    "message": str,
-  },
+    "PostV1WorkspacesByWorkspaceIdIndexClearResponse",
+    {
+        "success": Literal[True],
+        "message": str,
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdReindexResponse = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdReindexResponse",
-  {
-    "message": str,
-    "status": Literal["ready", "indexing"],
-    "indexStatus": GetV1WorkspacesByWorkspaceIdIndexStatusResponse,
-  },
+    "PostV1WorkspacesByWorkspaceIdReindexResponse",
+    {
+        "message": str,
+        "status": Literal["ready", "indexing"],
+        "indexStatus": GetV1WorkspacesByWorkspaceIdIndexStatusResponse,
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdVectorManifestResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdVectorManifestResponse",
-  {
-    "manifest": dict[str, Any],  # arbitrary JSON object
-  },
+    "GetV1WorkspacesByWorkspaceIdVectorManifestResponse",
+    {
+        "manifest": dict[str, Any],  # arbitrary JSON object
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdSearchBlockIndexResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdSearchBlockIndexResponse",
-  {
-    "index": dict[str, Any],  # arbitrary JSON object
-  },
+    "GetV1WorkspacesByWorkspaceIdSearchBlockIndexResponse",
+    {
+        "index": dict[str, Any],  # arbitrary JSON object
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdGraphBlockEdgesResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdGraphBlockEdgesResponse",
-  {
-    "edges": Union[dict[str, Any], list[Any]],  # an object or an array; derived edges are an array
-  },
+    "GetV1WorkspacesByWorkspaceIdGraphBlockEdgesResponse",
+    {
+        "edges": Union[dict[str, Any], list[Any]],  # an object or an array; derived edges are an array
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdFilesUploadUrlBody = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdFilesUploadUrlBody",
-  {
-    "filename": str,  # the file's name, e.g. notes.md
-    "contentType": str,  # a MIME type, e.g. text/markdown
-  },
+    "PostV1WorkspacesByWorkspaceIdFilesUploadUrlBody",
+    {
+        "filename": str,  # the file's name, e.g. notes.md
+        "contentType": str,  # a MIME type, e.g. text/markdown
+    },
 )
 
 PostV1WorkspacesByWorkspaceIdFilesUploadUrlResponse = TypedDict(
-  "PostV1WorkspacesByWorkspaceIdFilesUploadUrlResponse",
-  {
-    "url": str,  # presigned: PUT the bytes here once, with exactly this Content-Type, no Authorization, within 15 minutes
-    "key": str,  # a file key (file_…)
-    "method": Literal["PUT"],
-    "omniUri": str,  # svc://files/<workspaceId>/<key>
-    "expiresAt": str,
-  },
+    "PostV1WorkspacesByWorkspaceIdFilesUploadUrlResponse",
+    {
+        "url": str,  # presigned: PUT the bytes here once, with exactly this Content-Type, no Authorization, within 15 minutes
+        "key": str,  # a file key (file_…)
+        "method": Literal["PUT"],
+        "omniUri": str,  # svc://files/<workspaceId>/<key>
+        "expiresAt": str,
+    },
 )
 
 PutV1WorkspacesByWorkspaceIdFilesByKeyQuery = TypedDict(
-  "PutV1WorkspacesByWorkspaceIdFilesByKeyQuery",
-  {
-    "expires": NotRequired[str],  # unix seconds, as issued
-    "signature": NotRequired[str],  # HMAC-SHA256, as issued
-  },
+    "PutV1WorkspacesByWorkspaceIdFilesByKeyQuery",
+    {
+        "expires": NotRequired[str],  # unix seconds, as issued
+        "signature": NotRequired[str],  # HMAC-SHA256, as issued
+    },
 )
 
 PutV1WorkspacesByWorkspaceIdFilesByKeyResponseIndexing = TypedDict(
-  "PutV1WorkspacesByWorkspaceIdFilesByKeyResponseIndexing",
-  {
-    "status": Literal["pending", "indexed", "not_indexed"],
-    "reason": NotRequired[Literal["type", "sealed", "file_too_large", "too_many_pages", "text_too_large", "memory_limit", "time_limit", "unreadable"]],
-    "message": NotRequired[str],  # the reason in a sentence, naming the bound
-  },
+    "PutV1WorkspacesByWorkspaceIdFilesByKeyResponseIndexing",
+    {
+        "status": Literal["pending", "indexed", "not_indexed"],
+        "reason": NotRequired[Literal["type", "sealed", "file_too_large", "too_many_pages", "text_too_large", "memory_limit", "time_limit", "unreadable"]],
+        "message": NotRequired[str],  # the reason in a sentence, naming the bound
+    },
 )
 
 PutV1WorkspacesByWorkspaceIdFilesByKeyResponse = TypedDict(
-  "PutV1WorkspacesByWorkspaceIdFilesByKeyResponse",
-  {
-    "key": str,  # a file key (file_…)
-    "name": str,
-    "type": str,  # the content type the file was uploaded with
-    "size": Union[str, int],  # bytes of the file as uploaded
-    "sha256": str,  # hex SHA-256 of the bytes as stored (of a sealed file: of its sealed bytes)
-    "createdAt": str,
-    "omniUri": str,
-    "sealed": NotRequired[Literal[True]],  # present when the bytes are stored sealed with the owner's client key (reverse-proxy mode); download with X-Proxy-Decrypt: true to open them
-    "indexing": PutV1WorkspacesByWorkspaceIdFilesByKeyResponseIndexing,
-  },
+    "PutV1WorkspacesByWorkspaceIdFilesByKeyResponse",
+    {
+        "key": str,  # a file key (file_…)
+        "name": str,
+        "type": str,  # the content type the file was uploaded with
+        "size": Union[str, int],  # bytes of the file as uploaded
+        "sha256": str,  # hex SHA-256 of the bytes as stored (of a sealed file: of its sealed bytes)
+        "createdAt": str,
+        "omniUri": str,
+        "sealed": NotRequired[Literal[True]],  # present when the bytes are stored sealed with the owner's client key (reverse-proxy mode); download with X-Proxy-Decrypt: true to open them
+        "indexing": PutV1WorkspacesByWorkspaceIdFilesByKeyResponseIndexing,
+    },
 )
 
 DeleteV1WorkspacesByWorkspaceIdFilesByKeyResponse = TypedDict(
-  "DeleteV1WorkspacesByWorkspaceIdFilesByKeyResponse",
-  {
-    "deleted": Literal[True],
-    "key": str,  # a file key (file_…)
-  },
+    "DeleteV1WorkspacesByWorkspaceIdFilesByKeyResponse",
+    {
+        "deleted": Literal[True],
+        "key": str,  # a file key (file_…)
+    },
 )
 
 GetV1WorkspacesByWorkspaceIdFilesResponse = TypedDict(
-  "GetV1WorkspacesByWorkspaceIdFilesResponse",
-  {
-    "files": list[PutV1WorkspacesByWorkspaceIdFilesByKeyResponse],
-    "nextCursor": Union[str, None],
-    "hasMore": bool,
-  },
+    "GetV1WorkspacesByWorkspaceIdFilesResponse",
+    {
+        "files": list[PutV1WorkspacesByWorkspaceIdFilesByKeyResponse],
+        "nextCursor": Union[str, None],
+        "hasMore": bool,
+    },
 )
 
 PostV1UploadsStartBody = TypedDict(
-  "PostV1UploadsStartBody",
-  {
-    "workspaceId": str,  # a workspace id (ws_…)
-    "filename": str,  # the file's name, e.g. notes.md
-    "contentType": str,  # a MIME type, e.g. text/markdown
-  },
+    "PostV1UploadsStartBody",
+    {
+        "workspaceId": str,  # a workspace id (ws_…)
+        "filename": str,  # the file's name, e.g. notes.md
+        "contentType": str,  # a MIME type, e.g. text/markdown
+    },
 )
 
 PostV1UploadsStartResponse = TypedDict(
-  "PostV1UploadsStartResponse",
-  {
-    "uploadId": str,  # upl_ + a sortable id
-  },
+    "PostV1UploadsStartResponse",
+    {
+        "uploadId": str,  # upl_ + a sortable id
+    },
 )
 
 PostV1UploadsByUploadIdPartBody = TypedDict(
-  "PostV1UploadsByUploadIdPartBody",
-  {
-    "partNumber": float,  # an integer from 1 to 10000; parts are joined in this order; re-sending a number replaces that part
-    "data": str,  # the part's bytes, base64 (standard or URL-safe), at most 8 MB decoded
-  },
+    "PostV1UploadsByUploadIdPartBody",
+    {
+        "partNumber": float,  # an integer from 1 to 10000; parts are joined in this order; re-sending a number replaces that part
+        "data": str,  # the part's bytes, base64 (standard or URL-safe), at most 8 MB decoded
+    },
 )
 
 PostV1UploadsByUploadIdPartResponse = TypedDict(
-  "PostV1UploadsByUploadIdPartResponse",
-  {
-    "uploaded": Literal[True],
-  },
+    "PostV1UploadsByUploadIdPartResponse",
+    {
+        "uploaded": Literal[True],
+    },
 )
 
 PostV1UploadsByUploadIdCompleteResponse = TypedDict(
-  "PostV1UploadsByUploadIdCompleteResponse",
-  {
-    "key": str,  # a file key (file_…)
-    "completed": Literal[True],
-  },
+    "PostV1UploadsByUploadIdCompleteResponse",
+    {
+        "key": str,  # a file key (file_…)
+        "completed": Literal[True],
+    },
 )
 
 PostV1ChatCompletionsBodyMessagesItem = TypedDict(
-  "PostV1ChatCompletionsBodyMessagesItem",
-  {
-    "role": str,  # system | developer | user | assistant | tool
-    "content": NotRequired[Any],  # a string, an array of content parts, or null (assistant with tool_calls)
-  },
+    "PostV1ChatCompletionsBodyMessagesItem",
+    {
+        "role": str,  # system | developer | user | assistant | tool
+        "content": NotRequired[Any],  # a string, an array of content parts, or null (assistant with tool_calls)
+    },
 )
 
 PostV1ChatCompletionsBodyMemory = TypedDict(
-  "PostV1ChatCompletionsBodyMemory",
-  {
-    "enabled": NotRequired[bool],  # default true
-    "limit": NotRequired[int],  # memories (and notes) injected at most; default 5
-  },
+    "PostV1ChatCompletionsBodyMemory",
+    {
+        "enabled": NotRequired[bool],  # default true
+        "limit": NotRequired[int],  # memories (and notes) injected at most; default 5
+    },
 )
 
 PostV1ChatCompletionsBody = TypedDict(
-  "PostV1ChatCompletionsBody",
-  {
-    "model": NotRequired[str],  # default DEFAULT_MODEL
-    "messages": list[PostV1ChatCompletionsBodyMessagesItem],
-    "stream": NotRequired[bool],  # true: Server-Sent Events, passed through as they arrive
-    "memory": NotRequired[PostV1ChatCompletionsBodyMemory],  # Mnemo's own field; never sent upstream
-  },
+    "PostV1ChatCompletionsBody",
+    {
+        "model": NotRequired[str],  # default DEFAULT_MODEL
+        "messages": list[PostV1ChatCompletionsBodyMessagesItem],
+        "stream": NotRequired[bool],  # true: Server-Sent Events, passed through as they arrive
+        "memory": NotRequired[PostV1ChatCompletionsBodyMemory],  # Mnemo's own field; never sent upstream
+    },
 )
 
 GetV1ModelsResponseDataItem = TypedDict(
-  "GetV1ModelsResponseDataItem",
-  {
-    "id": str,
-    "object": Literal["model"],
-    "owned_by": str,
-  },
+    "GetV1ModelsResponseDataItem",
+    {
+        "id": str,
+        "object": Literal["model"],
+        "owned_by": str,
+    },
 )
 
 GetV1ModelsResponse = TypedDict(
-  "GetV1ModelsResponse",
-  {
-    "object": Literal["list"],
-    "data": list[GetV1ModelsResponseDataItem],
-  },
+    "GetV1ModelsResponse",
+    {
+        "object": Literal["list"],
+        "data": list[GetV1ModelsResponseDataItem],
+    },
 )
 
 GetV1UsageResponseUsage = TypedDict(
-  "GetV1UsageResponseUsage",
-  {
-    "totalTokens": Union[str, int],  # prompt + completion tokens this month
-    "requestCount": Union[str, int],  # completions answered by the upstream this month
-    "uid": str,
-    "month": str,  # UTC month, YYYY-MM
-  },
+    "GetV1UsageResponseUsage",
+    {
+        "totalTokens": Union[str, int],  # prompt + completion tokens this month
+        "requestCount": Union[str, int],  # completions answered by the upstream this month
+        "uid": str,
+        "month": str,  # UTC month, YYYY-MM
+    },
 )
 
 GetV1UsageResponse = TypedDict(
-  "GetV1UsageResponse",
-  {
-    "month": str,  # UTC month, YYYY-MM
-    "usage": GetV1UsageResponseUsage,
-  },
+    "GetV1UsageResponse",
+    {
+        "month": str,  # UTC month, YYYY-MM
+        "usage": GetV1UsageResponseUsage,
+    },
 )
 
 GetV1UsageDailyResponseDaysItem = TypedDict(
-  "GetV1UsageDailyResponseDaysItem",
-  {
-    "day": str,  # UTC day, YYYY-MM-DD
-    "totalTokens": Union[str, int],
-    "requestCount": Union[str, int],
-  },
+    "GetV1UsageDailyResponseDaysItem",
+    {
+        "day": str,  # UTC day, YYYY-MM-DD
+        "totalTokens": Union[str, int],
+        "requestCount": Union[str, int],
+    },
 )
 
 GetV1UsageDailyResponse = TypedDict(
-  "GetV1UsageDailyResponse",
-  {
-    "month": str,  # UTC month, YYYY-MM
-    "days": list[GetV1UsageDailyResponseDaysItem],  # every day of the month up to today (UTC), oldest first
-  },
+    "GetV1UsageDailyResponse",
+    {
+        "month": str,  # UTC month, YYYY-MM
+        "days": list[GetV1UsageDailyResponseDaysItem],  # every day of the month up to today (UTC), oldest first
+    },
 )
 
 GetV1CreditsResponse = TypedDict(
-  "GetV1CreditsResponse",
-  {
-    "used": Union[str, int],
-    "limit": Union[str, int],  # MONTHLY_TOKEN_LIMIT, or the user's override (mnemo usage set-limit)
-    "remaining": Union[str, int],
-    "month": str,  # UTC month, YYYY-MM
-  },
+    "GetV1CreditsResponse",
+    {
+        "used": Union[str, int],
+        "limit": Union[str, int],  # MONTHLY_TOKEN_LIMIT, or the user's override (mnemo usage set-limit)
+        "remaining": Union[str, int],
+        "month": str,  # UTC month, YYYY-MM
+    },
 )
 
 PostV1AppSessionBody = TypedDict(
-  "PostV1AppSessionBody",
-  {
-    "token": NotRequired[str],  # the one-time token of a sign-in link (`mnemo open` prints the link; the token follows `#signin=`)
-    "apiKey": NotRequired[str],  # an API key (or any bearer credential the server accepts), exchanged for a session of the same user and scopes
-  },
+    "PostV1AppSessionBody",
+    {
+        "token": NotRequired[str],  # the one-time token of a sign-in link (`mnemo open` prints the link; the token follows `#signin=`)
+        "apiKey": NotRequired[str],  # an API key (or any bearer credential the server accepts), exchanged for a session of the same user and scopes
+    },
 )
 
 PostV1AppSessionResponse = TypedDict(
-  "PostV1AppSessionResponse",
-  {
-    "userId": str,
-    "scopes": list[str],
-    "expiresAt": str,  # the session's end at the latest; it ends sooner after 12 hours unused, or at sign-out
-  },
+    "PostV1AppSessionResponse",
+    {
+        "userId": str,
+        "scopes": list[str],
+        "expiresAt": str,  # the session's end at the latest; it ends sooner after 12 hours unused, or at sign-out
+    },
 )
 
 DeleteV1AppSessionResponse = TypedDict(
-  "DeleteV1AppSessionResponse",
-  {
-    "signedOut": Literal[True],
-  },
+    "DeleteV1AppSessionResponse",
+    {
+        "signedOut": Literal[True],
+    },
 )
 
 GetV1KeysResponseDataItem = TypedDict(
-  "GetV1KeysResponseDataItem",
-  {
-    "id": str,  # key_…
-    "name": Union[str, None],
-    "prefix": str,  # the key's public start (its lookup id), to recognise it; never the secret
-    "scopes": list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read"]],
-    "createdAt": str,
-    "lastUsedAt": Union[str, None],
-  },
+    "GetV1KeysResponseDataItem",
+    {
+        "id": str,  # key_…
+        "name": Union[str, None],
+        "prefix": str,  # the key's public start (its lookup id), to recognise it; never the secret
+        "scopes": list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read"]],
+        "createdAt": str,
+        "lastUsedAt": Union[str, None],
+    },
 )
 
 GetV1KeysResponse = TypedDict(
-  "GetV1KeysResponse",
-  {
-    "data": list[GetV1KeysResponseDataItem],  # the caller's live keys, oldest first; revoked keys are not listed
-  },
+    "GetV1KeysResponse",
+    {
+        "data": list[GetV1KeysResponseDataItem],  # the caller's live keys, oldest first; revoked keys are not listed
+    },
 )
 
 PostV1KeysBody = TypedDict(
-  "PostV1KeysBody",
-  {
-    "name": str,  # a label: what will use the key
-    "scopes": NotRequired[list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read"]]],  # default: every scope
-  },
+    "PostV1KeysBody",
+    {
+        "name": str,  # a label: what will use the key
+        "scopes": NotRequired[list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read"]]],  # default: every scope
+    },
 )
 
 PostV1KeysResponse = TypedDict(
-  "PostV1KeysResponse",
-  {
-    "id": str,  # key_…
-    "name": Union[str, None],
-    "prefix": str,  # the key's public start (its lookup id), to recognise it; never the secret
-    "scopes": list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read"]],
-    "createdAt": str,
-    "lastUsedAt": Union[str, None],
-    "key": str,  # the secret, shown only in this answer
-  },
+    "PostV1KeysResponse",
+    {
+        "id": str,  # key_…
+        "name": Union[str, None],
+        "prefix": str,  # the key's public start (its lookup id), to recognise it; never the secret
+        "scopes": list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read"]],
+        "createdAt": str,
+        "lastUsedAt": Union[str, None],
+        "key": str,  # the secret, shown only in this answer
+    },
 )
 
 DeleteV1KeysByIdResponse = TypedDict(
-  "DeleteV1KeysByIdResponse",
-  {
-    "id": str,
-    "revoked": Literal[True],
-  },
+    "DeleteV1KeysByIdResponse",
+    {
+        "id": str,
+        "revoked": Literal[True],
+    },
 )
+
+# Every operation of the API: its method, path template and whether it answers bytes.
+OPERATIONS: dict[str, tuple[str, str, bool]] = {
+    "get_health": ("GET", "/health", False),
+    "get_v1_me": ("GET", "/v1/me", False),
+    "post_api_v1_webhooks_by_webhook_id_sync": ("POST", "/api/v1/webhooks/{webhookId}/sync", False),
+    "post_v1_memories_extract": ("POST", "/v1/memories/extract", False),
+    "get_v1_memories_extract_jobs": ("GET", "/v1/memories/extract/jobs", False),
+    "get_v1_me_capture": ("GET", "/v1/me/capture", False),
+    "put_v1_me_capture": ("PUT", "/v1/me/capture", False),
+    "post_v1_memories": ("POST", "/v1/memories", False),
+    "get_v1_memories": ("GET", "/v1/memories", False),
+    "post_v1_memories_search": ("POST", "/v1/memories/search", False),
+    "get_v1_memories_by_id_history": ("GET", "/v1/memories/{id}/history", False),
+    "get_v1_memories_by_id": ("GET", "/v1/memories/{id}", False),
+    "patch_v1_memories_by_id": ("PATCH", "/v1/memories/{id}", False),
+    "delete_v1_memories_by_id": ("DELETE", "/v1/memories/{id}", False),
+    "post_v1_context_build": ("POST", "/v1/context/build", False),
+    "get_v1_workspaces": ("GET", "/v1/workspaces", False),
+    "post_v1_workspaces": ("POST", "/v1/workspaces", False),
+    "get_v1_workspaces_by_workspace_id": ("GET", "/v1/workspaces/{workspaceId}", False),
+    "post_v1_documents_query": ("POST", "/v1/documents/query", False),
+    "post_v1_documents": ("POST", "/v1/documents", False),
+    "patch_v1_documents_by_id": ("PATCH", "/v1/documents/{id}", False),
+    "delete_v1_documents_by_id": ("DELETE", "/v1/documents/{id}", False),
+    "get_v1_workspaces_by_workspace_id_documents": ("GET", "/v1/workspaces/{workspaceId}/documents", False),
+    "post_v1_workspaces_by_workspace_id_documents": ("POST", "/v1/workspaces/{workspaceId}/documents", False),
+    "get_v1_workspaces_by_workspace_id_documents_by_document_id": ("GET", "/v1/workspaces/{workspaceId}/documents/{documentId}", False),
+    "put_v1_workspaces_by_workspace_id_documents_by_document_id": ("PUT", "/v1/workspaces/{workspaceId}/documents/{documentId}", False),
+    "delete_v1_workspaces_by_workspace_id_documents_by_document_id": ("DELETE", "/v1/workspaces/{workspaceId}/documents/{documentId}", False),
+    "get_v1_workspaces_by_workspace_id_notes": ("GET", "/v1/workspaces/{workspaceId}/notes", False),
+    "post_v1_workspaces_by_workspace_id_notes": ("POST", "/v1/workspaces/{workspaceId}/notes", False),
+    "get_v1_workspaces_by_workspace_id_notes_by_note_id": ("GET", "/v1/workspaces/{workspaceId}/notes/{noteId}", False),
+    "patch_v1_workspaces_by_workspace_id_notes_by_note_id": ("PATCH", "/v1/workspaces/{workspaceId}/notes/{noteId}", False),
+    "delete_v1_workspaces_by_workspace_id_notes_by_note_id": ("DELETE", "/v1/workspaces/{workspaceId}/notes/{noteId}", False),
+    "get_v1_workspaces_by_workspace_id_notebooks": ("GET", "/v1/workspaces/{workspaceId}/notebooks", False),
+    "post_v1_workspaces_by_workspace_id_notebooks": ("POST", "/v1/workspaces/{workspaceId}/notebooks", False),
+    "get_v1_workspaces_by_workspace_id_notebooks_by_notebook_id": ("GET", "/v1/workspaces/{workspaceId}/notebooks/{notebookId}", False),
+    "get_v1_workspaces_by_workspace_id_chats": ("GET", "/v1/workspaces/{workspaceId}/chats", False),
+    "post_v1_workspaces_by_workspace_id_chats": ("POST", "/v1/workspaces/{workspaceId}/chats", False),
+    "patch_v1_workspaces_by_workspace_id_chats_by_thread_id": ("PATCH", "/v1/workspaces/{workspaceId}/chats/{threadId}", False),
+    "get_v1_workspaces_by_workspace_id_chats_by_thread_id_messages": ("GET", "/v1/workspaces/{workspaceId}/chats/{threadId}/messages", False),
+    "post_v1_workspaces_by_workspace_id_chats_by_thread_id_messages": ("POST", "/v1/workspaces/{workspaceId}/chats/{threadId}/messages", False),
+    "get_v1_workspaces_by_workspace_id_index_status": ("GET", "/v1/workspaces/{workspaceId}/index/status", False),
+    "get_v1_workspaces_by_workspace_id_index_raw": ("GET", "/v1/workspaces/{workspaceId}/index/raw", False),
+    "post_v1_workspaces_by_workspace_id_index_clear": ("POST", "/v1/workspaces/{workspaceId}/index/clear", False),
+    "post_v1_workspaces_by_workspace_id_reindex": ("POST", "/v1/workspaces/{workspaceId}/reindex", False),
+    "get_v1_workspaces_by_workspace_id_vector_manifest": ("GET", "/v1/workspaces/{workspaceId}/vector-manifest", False),
+    "put_v1_workspaces_by_workspace_id_vector_manifest": ("PUT", "/v1/workspaces/{workspaceId}/vector-manifest", False),
+    "get_v1_workspaces_by_workspace_id_search_block_index": ("GET", "/v1/workspaces/{workspaceId}/search/block-index", False),
+    "put_v1_workspaces_by_workspace_id_search_block_index": ("PUT", "/v1/workspaces/{workspaceId}/search/block-index", False),
+    "get_v1_workspaces_by_workspace_id_graph_block_edges": ("GET", "/v1/workspaces/{workspaceId}/graph/block-edges", False),
+    "put_v1_workspaces_by_workspace_id_graph_block_edges": ("PUT", "/v1/workspaces/{workspaceId}/graph/block-edges", False),
+    "post_v1_workspaces_by_workspace_id_files_upload_url": ("POST", "/v1/workspaces/{workspaceId}/files/upload-url", False),
+    "put_v1_workspaces_by_workspace_id_files_by_key": ("PUT", "/v1/workspaces/{workspaceId}/files/{key}", False),
+    "get_v1_workspaces_by_workspace_id_files_by_key": ("GET", "/v1/workspaces/{workspaceId}/files/{key}", True),
+    "delete_v1_workspaces_by_workspace_id_files_by_key": ("DELETE", "/v1/workspaces/{workspaceId}/files/{key}", False),
+    "get_v1_workspaces_by_workspace_id_files": ("GET", "/v1/workspaces/{workspaceId}/files", False),
+    "post_v1_uploads_start": ("POST", "/v1/uploads/start", False),
+    "post_v1_uploads_by_upload_id_part": ("POST", "/v1/uploads/{uploadId}/part", False),
+    "post_v1_uploads_by_upload_id_complete": ("POST", "/v1/uploads/{uploadId}/complete", False),
+    "post_v1_chat_completions": ("POST", "/v1/chat/completions", False),
+    "get_v1_models": ("GET", "/v1/models", False),
+    "get_v1_usage": ("GET", "/v1/usage", False),
+    "get_v1_usage_daily": ("GET", "/v1/usage/daily", False),
+    "get_v1_credits": ("GET", "/v1/credits", False),
+    "post_v1_app_session": ("POST", "/v1/app/session", False),
+    "delete_v1_app_session": ("DELETE", "/v1/app/session", False),
+    "get_v1_keys": ("GET", "/v1/keys", False),
+    "post_v1_keys": ("POST", "/v1/keys", False),
+    "delete_v1_keys_by_id": ("DELETE", "/v1/keys/{id}", False),
+    "post_mcp": ("POST", "/mcp", False),
+    "get_mcp": ("GET", "/mcp", False),
+    "delete_mcp": ("DELETE", "/mcp", False),
+}
 
 
 class MnemoApi:

@@ -1,0 +1,155 @@
+"""Mnemo's API grouped by what it works on; ``Mnemo.api`` has every operation of the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Mapping
+
+from . import _generated as g
+from ._transport import Transport
+
+
+def paginate(fetch_page: Callable[[str | None], tuple[Any, Mapping[str, str]]], field: str | None = None) -> Iterator[Any]:
+    """Every item of a cursor-paged list, fetching the next page when the loop asks for it.
+
+    An object page carries ``nextCursor`` (its items under ``field``); an array page carries
+    the next cursor in its ``X-Next-Cursor`` header.
+    """
+    cursor: str | None = None
+    while True:
+        body, headers = fetch_page(cursor)
+        if isinstance(body, list):
+            yield from body
+            cursor = headers.get("x-next-cursor")
+        else:
+            yield from body[field or "data"]
+            cursor = body.get("nextCursor")
+        if not cursor:
+            return
+
+
+def _page_query(filters: Mapping[str, Any], page_size: int | None, cursor: str | None) -> dict[str, Any]:
+    query = {k: v for k, v in filters.items() if v is not None}
+    if page_size:
+        query["limit"] = str(page_size)
+    if cursor:
+        query["cursor"] = cursor
+    return query
+
+
+class _Group:
+    def __init__(self, api: g.MnemoApi, transport: Transport) -> None:
+        self._api = api
+        self._transport = transport
+
+    def _pages(self, operation: str, path: Mapping[str, str], filters: Mapping[str, Any], page_size: int | None, field: str | None = None) -> Iterator[Any]:
+        method, template, _ = g.OPERATIONS[operation]
+        return paginate(lambda cursor: self._transport.send(method, template, path, _page_query(filters, page_size, cursor), None, None), field)
+
+
+class Memories(_Group):
+    def add(self, content: str, *, timestamp: str | float | None = None, **fields: Any) -> g.PostV1MemoriesResponse:
+        """Stores a memory; ``timestamp`` (ISO 8601 or Unix seconds) says when it happened. Other fields: metadata, workspaceId, session_id, id."""
+        body: dict[str, Any] = {"content": content, **fields}
+        if timestamp is not None:
+            body["timestamp"] = timestamp
+        return self._api.post_v1_memories(body=body)  # type: ignore[arg-type]
+
+    def list(self, *, page_size: int | None = None, **filters: Any) -> Iterator[g.PostV1MemoriesResponse]:
+        """Every memory matching the filters (workspaceId, session_id, from, to), newest first, page by page."""
+        return self._pages("get_v1_memories", {}, filters, page_size, "data")
+
+    def get(self, memory_id: str) -> g.PostV1MemoriesResponse:
+        return self._api.get_v1_memories_by_id(memory_id)
+
+    def update(self, memory_id: str, changes: g.PatchV1MemoriesByIdBody) -> g.PostV1MemoriesResponse:
+        return self._api.patch_v1_memories_by_id(memory_id, body=changes)
+
+    def delete(self, memory_id: str) -> g.DeleteV1MemoriesByIdResponse:
+        return self._api.delete_v1_memories_by_id(memory_id)
+
+    def history(self, memory_id: str) -> list[g.GetV1MemoriesByIdHistoryResponseDataItem]:
+        """The memory's versions, oldest first, each with where it came from."""
+        return self._api.get_v1_memories_by_id_history(memory_id)["data"]
+
+    def search(self, query: str, **options: Any) -> g.PostV1MemoriesSearchResponse:
+        """Options: limit, filters, minScore, signals."""
+        return self._api.post_v1_memories_search(body={"query": query, **options})  # type: ignore[typeddict-item]
+
+    def extract(self, body: g.PostV1MemoriesExtractBody, *, dry_run: bool = False) -> g.PostV1MemoriesExtractResponse:
+        """Extracts memories from a conversation; ``dry_run`` says what would change without writing."""
+        return self._api.post_v1_memories_extract(body=body, query={"dry_run": "true"} if dry_run else None)  # type: ignore[typeddict-item]
+
+    def extraction_jobs(self) -> list[g.GetV1MemoriesExtractJobsResponseDataItem]:
+        """The extraction jobs of captured conversations."""
+        return self._api.get_v1_memories_extract_jobs()["data"]
+
+    # Memory proposals (GET /v1/memories/proposals, accept, reject): once the routes are in the
+    # OpenAPI document and the clients regenerated, each is one line here, e.g.
+    # def proposals(self) -> Iterator[Any]: return self._pages("get_v1_memories_proposals", {}, {}, None, "data")
+
+
+class Context(_Group):
+    def build(self, query: str, **options: Any) -> g.PostV1ContextBuildResponse:
+        """The memories (and documents) that fit a query, ranked and joined into ``contextText``."""
+        return self._api.post_v1_context_build(body={"query": query, **options})  # type: ignore[typeddict-item]
+
+
+class Workspaces(_Group):
+    def create(self, name: str) -> g.GetV1WorkspacesResponseItem:
+        return self._api.post_v1_workspaces(body={"name": name})
+
+    def list(self, *, page_size: int | None = None) -> Iterator[g.GetV1WorkspacesResponseItem]:
+        return self._pages("get_v1_workspaces", {}, {}, page_size)
+
+    def get(self, workspace_id: str) -> g.GetV1WorkspacesResponseItem:
+        return self._api.get_v1_workspaces_by_workspace_id(workspace_id)["workspace"]
+
+
+class Keys(_Group):
+    def list(self) -> list[Any]:
+        return list(self._api.get_v1_keys()["data"])
+
+    def create(self, name: str, scopes: list[str] | None = None) -> g.PostV1KeysResponse:
+        """A new API key; its secret (``key``) is in this answer only."""
+        return self._api.post_v1_keys(body={"name": name, **({"scopes": scopes} if scopes else {})})  # type: ignore[typeddict-item]
+
+    def revoke(self, key_id: str) -> Any:
+        return self._api.delete_v1_keys_by_id(key_id)
+
+
+class Usage(_Group):
+    def month(self) -> g.GetV1UsageResponse:
+        return self._api.get_v1_usage()
+
+    def daily(self) -> Any:
+        return self._api.get_v1_usage_daily()
+
+    def credits(self) -> Any:
+        return self._api.get_v1_credits()
+
+
+class Mnemo:
+    """A client of one Mnemo server.
+
+    Example::
+
+        mnemo = Mnemo("http://127.0.0.1:8080", api_key=os.environ["MNEMO_API_KEY"])
+        mnemo.memories.add("Ana prefers window seats", timestamp="2024-03-02")
+        hits = mnemo.memories.search("where does Ana sit?")["results"]
+    """
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, headers: Mapping[str, str] | None = None, timeout: float = 60.0) -> None:
+        self._transport = Transport(base_url, api_key, headers, timeout)
+        self.api = g.MnemoApi(self._transport)
+        self.memories = Memories(self.api, self._transport)
+        self.context = Context(self.api, self._transport)
+        self.workspaces = Workspaces(self.api, self._transport)
+        self.keys = Keys(self.api, self._transport)
+        self.usage = Usage(self.api, self._transport)
+
+    def workspace(self, workspace_id: str) -> WorkspaceClient:
+        """What lives in one workspace: documents, notes, chats and files."""
+        return WorkspaceClient(self.api, self._transport, workspace_id)
+
+
+from .workspace import WorkspaceClient  # noqa: E402  (it builds on _Group above)
