@@ -39,7 +39,7 @@ async function documentPage({ workspace, itemId, container, signal }: TabContext
       h("div", { class: "document" },
         h("header", { class: "document-header" },
           h("h2", { id: "document-title" }, document.title),
-          h("p", { class: "muted" }, `${document.document_type} · updated `, time(document.updated_at)),
+          h("p", { class: "muted" }, `${kindLabel(document.document_type)} · updated `, time(document.updated_at)),
         ),
         decryptErrorsNotice(decryptErrors),
         article,
@@ -50,6 +50,13 @@ async function documentPage({ workspace, itemId, container, signal }: TabContext
     replace(container, error instanceof ApiError && error.notFound ? empty("This document does not exist in this workspace.") : errorNotice(error));
   }
 }
+
+/**
+ * What kind of document this is, in words. The API stores `note`, the contract's default
+ * type, for every document created without a `document_type` (the New document form sends
+ * none), so `note` here is a plain document; other types are shown as given.
+ */
+const kindLabel = (type: string) => (type === "note" ? "document" : type);
 
 function openNewDocument(workspaceId: string): void {
   const title = h("input", { type: "text", name: "title", maxlength: 500, required: true });

@@ -123,12 +123,10 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
 
   function render(): void {
     const rows = shown();
-    const top = state.results ? Math.max(0, ...state.results.map((r) => r.score)) : undefined;
     list.setAttribute("aria-label", state.results ? "Search results" : "Memories");
     replace(list, rows.map((memory) => memoryRow(memory, {
       selected: state.selected.has(memory.id),
       workspaceName,
-      topScore: top,
       onSelect: (checked) => {
         if (checked) state.selected.add(memory.id);
         else state.selected.delete(memory.id);

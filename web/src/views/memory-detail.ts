@@ -8,14 +8,24 @@ import { setTitle } from "../shell";
 import { openMemoryEditor } from "./memory-editor";
 import { forgetMemories, memoryEvents, type MemoryChange } from "./memory-undo";
 
-function provenance(memory: Memory, workspaces: Workspace[]): HTMLElement {
+/**
+ * Where the memory came from: the source its history recorded for its creation (what the
+ * History panel says as "from …"), else `metadata.source` (a server without history).
+ */
+function sourceOf(memory: Memory, versions: MemoryVersion[] | null): string | null {
+  const created = versions?.find((version) => version.event === "created") ?? versions?.[0];
+  if (created?.source) return created.source;
+  return typeof memory.metadata.source === "string" ? memory.metadata.source : null;
+}
+
+function provenance(memory: Memory, workspaces: Workspace[], versions: MemoryVersion[] | null): HTMLElement {
   const workspace = memory.workspaceId ? workspaces.find((w) => w.id === memory.workspaceId) : null;
-  const source = memory.metadata.source;
+  const source = sourceOf(memory, versions);
   const rows: Array<[string, Node | string]> = [
     ["Id", h("span", { class: "mono" }, memory.id)],
     ["Workspace", memory.workspaceId ? h("a", { href: href("/workspaces", memory.workspaceId) }, workspace?.name ?? memory.workspaceId) : "None"],
     ["Session", memory.session_id ?? "None"],
-    ["Source", typeof source === "string" ? source : "Not recorded"],
+    ["Source", source ?? "Not recorded"],
     ["Created", time(memory.createdAt)],
     ["Updated", time(memory.updatedAt)],
   ];
@@ -45,8 +55,14 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
 
   let memory: Memory;
   let workspaces: Workspace[] = [];
+  // Fetched with the memory, so that the source shown comes from it from the first draw.
+  let versions: MemoryVersion[] | null = null;
   try {
-    [memory, workspaces] = await Promise.all([getMemory(params.id, signal), listWorkspaces(undefined, signal).then((page) => page.items, () => [])]);
+    [memory, workspaces, versions] = await Promise.all([
+      getMemory(params.id, signal),
+      listWorkspaces(undefined, signal).then((page) => page.items, () => []),
+      memoryHistory(params.id, signal).then((history) => history.data, () => null),
+    ]);
   } catch (error) {
     if (signal.aborted) return;
     replace(body, error instanceof ApiError && error.notFound
@@ -72,7 +88,7 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
         h("p", { class: "memory-content memory-content-full" }, memory.content),
       ),
       h("div", { class: "detail-grid" },
-        h("section", { class: "panel", "aria-labelledby": "origin-heading" }, h("h2", { id: "origin-heading" }, "Where it came from"), provenance(memory, workspaces)),
+        h("section", { class: "panel", "aria-labelledby": "origin-heading" }, h("h2", { id: "origin-heading" }, "Where it came from"), provenance(memory, workspaces, versions)),
         h("section", { class: "panel", "aria-labelledby": "metadata-heading" },
           h("h2", { id: "metadata-heading" }, "Metadata"),
           Object.keys(memory.metadata).length ? h("pre", { class: "code-block" }, prettyJson(memory.metadata)) : h("p", { class: "muted" }, "None."),
@@ -92,11 +108,16 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
     }
   }, { signal });
 
+  function showHistory(data: MemoryVersion[]): void {
+    replace(historySection, h("h2", { id: "history-heading" }, "History"), historyList(data));
+    historySection.hidden = false;
+  }
+
   async function loadHistory(): Promise<void> {
     try {
-      const { data } = await memoryHistory(memory.id, signal);
-      replace(historySection, h("h2", { id: "history-heading" }, "History"), historyList(data));
-      historySection.hidden = false;
+      versions = (await memoryHistory(memory.id, signal)).data;
+      draw();
+      showHistory(versions);
     } catch (error) {
       // No history on this server (404): the panel stays hidden.
       if (!(error instanceof ApiError && error.notFound) && !signal.aborted) {
@@ -105,5 +126,6 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
       }
     }
   }
-  await loadHistory();
+  if (versions) showHistory(versions);
+  else await loadHistory();
 }

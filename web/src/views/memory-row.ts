@@ -10,15 +10,17 @@ export interface RowOptions {
   onSelect: (checked: boolean) => void;
   onEdit: () => void;
   onForget: () => void;
-  /** The best score in the result set: bars are relative to it. */
-  topScore?: number;
 }
 
-/** A bar of `fraction` (0–1) with its number; the bar is decoration, the number is read. */
-function bar(label: string, value: number, fraction: number, className = ""): HTMLElement {
+/**
+ * A bar of `value` with its number; the bar is decoration, the number is read. Every
+ * score and signal is in [0, 1] and means the same across queries, so each bar is drawn on
+ * that one absolute scale: 0.5 is half a bar in any row and any search.
+ */
+function bar(label: string, value: number, className = ""): HTMLElement {
   const fill = h("span", { class: "bar-fill" });
   // CSSOM, not a style attribute: the CSP forbids inline styles.
-  fill.style.width = `${Math.round(Math.max(0, Math.min(1, fraction)) * 100)}%`;
+  fill.style.width = `${Math.round(Math.max(0, Math.min(1, value)) * 100)}%`;
   return h("span", { class: `bar-row ${className}` },
     h("span", { class: "bar-label" }, label),
     h("span", { class: "bar", "aria-hidden": "true" }, fill),
@@ -26,13 +28,12 @@ function bar(label: string, value: number, fraction: number, className = ""): HT
   );
 }
 
-function ranking(memory: ScoredMemory, topScore: number): HTMLElement {
+function ranking(memory: ScoredMemory): HTMLElement {
   const signals: Signals = memory.signals ?? {};
   const names = Object.keys(signals).filter((name) => typeof signals[name] === "number");
-  const largest = Math.max(1, ...names.map((name) => signals[name]));
   return h("div", { class: "ranking", "aria-label": "Ranking" },
-    bar("score", memory.score, topScore > 0 ? memory.score / topScore : 0, "bar-score"),
-    names.map((name) => bar(name, signals[name], signals[name] / largest, "bar-signal")),
+    bar("score", memory.score, "bar-score"),
+    names.map((name) => bar(name, signals[name], "bar-signal")),
   );
 }
 
@@ -49,7 +50,8 @@ export function memoryRow(memory: Memory | ScoredMemory, options: RowOptions): H
   return h("li", { class: options.selected ? "memory-row is-selected" : "memory-row", "data-id": memory.id },
     checkbox,
     h("div", { class: "memory-main" },
-      h("p", { class: "memory-content" }, memory.content),
+      // The text is the row's main link: it opens the memory's page, as the id does.
+      h("p", { class: "memory-content" }, h("a", { href: href("/memories", memory.id), class: "memory-content-link" }, memory.content)),
       h("div", { class: "memory-meta" },
         h("a", { href: href("/memories", memory.id), class: "mono memory-id", "aria-label": `Open “${label}”` }, memory.id),
         memory.workspaceId ? h("a", { class: "chip", href: href("/workspaces", memory.workspaceId) }, options.workspaceName(memory.workspaceId)) : null,
@@ -57,7 +59,7 @@ export function memoryRow(memory: Memory | ScoredMemory, options: RowOptions): H
         metadataChips(memory),
         h("span", { class: "memory-time" }, time(memory.createdAt)),
       ),
-      scored ? ranking(memory as ScoredMemory, options.topScore ?? (memory as ScoredMemory).score) : null,
+      scored ? ranking(memory as ScoredMemory) : null,
     ),
     h("div", { class: "row-actions" },
       h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Edit “${label}”`, onClick: options.onEdit }, "Edit"),
