@@ -59,7 +59,7 @@ describe.skipIf(skipBrowser)("web app polish", () => {
       const bars = await page.locator(".memory-row .bar-row").evaluateAll((rows) =>
         rows.map((row) => ({
           value: Number(row.querySelector(".bar-value")!.textContent),
-          width: (row.querySelector(".bar-fill") as HTMLElement).style.width,
+          width: (row.querySelector(".bar-fill") as unknown as { style: { width: string } }).style.width,
         })),
       );
       // Two hits, each with a score bar and at least one signal bar.

@@ -4,7 +4,7 @@ Example::
 
     from mnemo_client import Mnemo, MnemoError
 
-    mnemo = Mnemo("http://127.0.0.1:8080", api_key="mnemo_…")
+    mnemo = Mnemo("http://127.0.0.1:8787", api_key="mnemo_…")
     mnemo.memories.add("Ana prefers window seats", timestamp="2024-03-02")
     for memory in mnemo.memories.list():
         print(memory["content"])

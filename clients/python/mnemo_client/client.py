@@ -133,7 +133,7 @@ class Mnemo:
 
     Example::
 
-        mnemo = Mnemo("http://127.0.0.1:8080", api_key=os.environ["MNEMO_API_KEY"])
+        mnemo = Mnemo("http://127.0.0.1:8787", api_key=os.environ["MNEMO_API_KEY"])
         mnemo.memories.add("Ana prefers window seats", timestamp="2024-03-02")
         hits = mnemo.memories.search("where does Ana sit?")["results"]
     """

@@ -31,7 +31,7 @@ const pageQuery = <Q extends { pageSize?: number }>({ pageSize, ...rest }: Q, cu
  * document, one method each, for what this layer does not wrap.
  *
  * @example
- * const mnemo = new Mnemo({ baseUrl: "http://127.0.0.1:8080", apiKey: process.env.MNEMO_API_KEY });
+ * const mnemo = new Mnemo({ baseUrl: "http://127.0.0.1:8787", apiKey: process.env.MNEMO_API_KEY });
  * await mnemo.memories.add("Ana prefers window seats", { timestamp: "2024-03-02" });
  * const { results } = await mnemo.memories.search("where does Ana sit?");
  */

@@ -1,9 +1,9 @@
 import { MnemoError } from "./errors.js";
 
 export interface ClientOptions {
-  /** Where Mnemo answers, e.g. `http://127.0.0.1:8080`. */
+  /** Where Mnemo answers, e.g. `http://127.0.0.1:8787`. */
   baseUrl: string;
-  /** An API key (`mnemo key create`) or any bearer token the server accepts. */
+  /** An API key (`mnemo keys create`) or any bearer token the server accepts. */
   apiKey?: string;
   /** Headers sent with every request (e.g. `X-Client-Key`). */
   headers?: Record<string, string>;
@@ -66,7 +66,7 @@ export class Transport {
           ...(authorize ? this.options.headers : {}),
           ...headers,
         },
-        body: body === undefined ? undefined : raw ? (body as BodyInit) : JSON.stringify(body),
+        body: body === undefined ? undefined : raw ? (body as NonNullable<RequestInit["body"]>) : JSON.stringify(body),
       });
     } catch (error) {
       throw new MnemoError(0, "network_error", `${method} ${url}: ${(error as Error).message}`);

@@ -26,6 +26,8 @@ export interface IndexingControl {
   drain(): Promise<void>;
   /** Runs the idle optimization now: every written table compacted and fully indexed. */
   settle(): Promise<void>;
+  /** Whether the idle optimize has nothing left to do (no table written since, none pending or running): for tests. */
+  readonly idleOptimizeSettled: boolean;
   /** Resolves when no vector-index build is running (for benches and tests). */
   vectorIndexSettled(): Promise<void>;
   /** Retries postponed vector rows now instead of at their backoff time. */
