@@ -5,6 +5,8 @@ import { mock, startTestServer, type TestServer } from "./helpers/server";
 
 let server: TestServer;
 let fake: FakeUpstream;
+/** Locally a machine without python3 skips this test; in CI it must run. */
+const skipPython = !Bun.which("python3") && !process.env.CI;
 
 beforeAll(async () => {
   fake = startFakeUpstream();
@@ -15,7 +17,7 @@ afterAll(async () => {
   fake.stop();
 });
 
-test("the Python client's unittest suite passes against a real server (python3, standard library only)", async () => {
+test.skipIf(skipPython)("the Python client's unittest suite passes against a real server (python3, standard library only)", async () => {
   const [status, key] = await server.call("POST", "/v1/keys", { body: { name: "python client test" } });
   expect(status).toBe(201);
   // The one extraction the suite makes: the model's facts, then its decisions.

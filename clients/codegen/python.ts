@@ -29,7 +29,8 @@ export function renderPython(doc: Schema): string {
     if (Array.isArray(schema.enum)) return `Literal[${schema.enum.map(pyLiteral).join(", ")}]`;
     const parts = unionParts(schema);
     if (parts) {
-      const types = [...new Set(parts.map((part, i) => type(part, `${suggested}${i + 1}`)))];
+      // Nested unions (a nullable `anyOf`) read as one flat Union.
+      const types = [...new Set(parts.flatMap((part, i) => unwrapUnion(type(part, `${suggested}${i + 1}`))))];
       return types.length === 1 ? types[0] : `Union[${types.join(", ")}]`;
     }
     if (Array.isArray(schema.allOf)) return "dict[str, Any]";
@@ -95,6 +96,24 @@ export function renderPython(doc: Schema): string {
     "",
     methods.join("\n"),
   ].join("\n");
+}
+
+/** The members of a rendered `Union[…]` (split at its top-level commas), or the type itself. */
+function unwrapUnion(rendered: string): string[] {
+  if (!rendered.startsWith("Union[") || !rendered.endsWith("]")) return [rendered];
+  const members: string[] = [];
+  let depth = 0;
+  let start = 6;
+  for (let i = 6; i < rendered.length - 1; i++) {
+    if (rendered[i] === "[") depth++;
+    else if (rendered[i] === "]") depth--;
+    else if (rendered[i] === "," && depth === 0) {
+      members.push(rendered.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  members.push(rendered.slice(start, rendered.length - 1).trim());
+  return members;
 }
 
 function pyLiteral(value: unknown): string {

@@ -14,8 +14,8 @@ GetHealthResponseIndex = TypedDict(
         "replicaId": str,  # this process's id in the index writer election
         "writerId": Union[str, None],  # the id of the process that writes the index now
         "status": Literal["ok", "behind", "failing"],
-        "pending": Union[Union[str, int], None],
-        "pendingVectors": Union[Union[str, int], None],
+        "pending": Union[str, int, None],
+        "pendingVectors": Union[str, int, None],
         "oldestPendingAt": Union[str, None],  # when the oldest change not yet searchable was written
         "lastIndexedAt": Union[str, None],  # this process's last index write (null on a replica that does not write)
         "lastError": Union[str, None],  # the latest index write failure, on one line, while writes fail
@@ -48,7 +48,7 @@ GetV1MeResponseProfile = TypedDict(
     {
         "userName": Union[str, None],
         "display_name": Union[str, None],
-        "age": Union[Union[str, int], None],  # null until onboarding sets it
+        "age": Union[str, int, None],  # null until onboarding sets it
     },
 )
 
@@ -876,7 +876,7 @@ GetV1WorkspacesByWorkspaceIdIndexStatusResponse = TypedDict(
         "lastIndexedAt": Union[str, None],  # when a unified write or reindex last put a document of this workspace into the index view
         "indexerLastRunAt": Union[str, None],  # when this server's indexer last wrote a batch
         "embeddingModel": Union[str, None],  # the vector space (provider:model); null when search is full-text only
-        "vectorDimension": Union[Union[str, int], None],
+        "vectorDimension": Union[str, int, None],
     },
 )
 
