@@ -22,6 +22,7 @@ test.skipIf(skipPython)("the Python client's unittest suite passes against a rea
   expect(status).toBe(201);
   // The one extraction the suite makes: the model's facts, then its decisions.
   fake.script.push({ facts: ["Ana keeps bees"] }, { decisions: [{ fact: 0, action: "add", content: "Ana keeps bees" }] });
+  if (!Bun.which("python3")) throw new Error("python3 (3.11 or later) is not installed: this test runs the Python client's suite with it");
   const proc = Bun.spawn(["python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v"], {
     cwd: join(import.meta.dir, "../clients/python"),
     // Only what the suite needs: never a developer's Python path or site packages.
