@@ -78,6 +78,17 @@ export interface Workspace {
   updatedAt: string;
 }
 
+/** What a workspace holds (`GET /v1/workspaces/:id/contents`): what a delete removes. */
+export interface WorkspaceContents {
+  workspaceId: string;
+  documents: number;
+  threads: number;
+  messages: number;
+  files: number;
+  memories: number;
+  jobs: number;
+}
+
 export interface DocumentSummary {
   id: string;
   workspaceId: string;
