@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { runCli } from "./helpers/cli";
+import { databaseEnvFor } from "./helpers/database";
 import { mock, startTestServer } from "./helpers/server";
 import { createDocument, createWorkspace } from "./helpers/workspaces";
 
@@ -67,6 +69,31 @@ describe("mnemo workspaces", () => {
       blank: { exitCode: 1, stdout: "", stderr: "mnemo: NAME: must not be blank\n" },
     });
     expect((await server.call("GET", `/v1/workspaces/${ws}`, { token: mock("cli-d") }))[1].workspace.name).toBe("Private");
+  });
+
+  // util-linux `script` gives the command a terminal, so it asks; the answer is typed into it.
+  const SCRIPT = Bun.which("script");
+  test.skipIf(!SCRIPT)("on a terminal, delete says what goes and asks: no keeps it, yes deletes it", async () => {
+    const ws = await createWorkspace(server, "Finance", mock("cli-t"));
+    await createDocument(server, ws, { title: "Budget", indexable_blocks: [] }, mock("cli-t"));
+    await server.call("POST", "/v1/memories", { token: mock("cli-t"), body: { content: "rent is due", workspaceId: ws } });
+    const onTerminal = async (answer: string) => {
+      const command = `${process.execPath} ${join(import.meta.dir, "..", "cli", "mnemo.ts")} workspaces delete ${ws} --user cli-t --data ${server.dataDir}`;
+      const proc = Bun.spawn([SCRIPT!, "-qec", command, "/dev/null"], {
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", NO_COLOR: "1", ...(await databaseEnvFor(server.dataDir)) },
+        stdin: "pipe", stdout: "pipe", stderr: "pipe",
+      });
+      proc.stdin.write(`${answer}\n`);
+      proc.stdin.end();
+      const [output, exitCode] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      return { exitCode, asked: output.includes("Delete workspace 'Finance'? Its 1 document, 0 chats, 0 files and 1 memory are deleted for good. [y/N]"), output };
+    };
+    const no = await onTerminal("n");
+    expect([no.exitCode, no.asked, no.output.includes("nothing deleted")]).toEqual([0, true, true]);
+    expect((await server.call("GET", `/v1/workspaces/${ws}`, { token: mock("cli-t") }))[0]).toBe(200);
+    const yes = await onTerminal("y");
+    expect([yes.exitCode, yes.asked, yes.output.includes(ws)]).toEqual([0, true, true]);
+    expect((await server.call("GET", `/v1/workspaces/${ws}`, { token: mock("cli-t") }))[0]).toBe(404);
   });
 
   test("--help shows examples", async () => {
