@@ -111,12 +111,15 @@ describe.skipIf(skipBrowser)("the app renames and deletes what it shows", () => 
     await page.getByRole("link", { name: "Budget 2025" }).waitFor({ state: "detached" });
     expect((await server.call("GET", `/v1/workspaces/${ws.id}/documents/${ws.doc}`, { token }))[0]).toBe(404);
 
-    // A note: renamed and deleted from the list.
+    // A note: renamed in the list, then on its page; deleted from the list.
     await visit(jon, `/app/workspaces/${ws.id}/notes`);
     await renameTo("Rename Receipts", "Rename note", "Title", "Old receipts");
-    await page.getByRole("link", { name: "Old receipts" }).waitFor();
-    expect((await server.call("GET", `/v1/workspaces/${ws.id}/notes/${ws.note}`, { token }))[1].document.title).toBe("Old receipts");
-    await page.getByRole("button", { name: "Delete Old receipts" }).click();
+    await page.getByRole("link", { name: "Old receipts" }).click();
+    await renameTo("Rename note", "Rename note", "Title", "Older receipts");
+    await page.getByRole("heading", { name: "Older receipts" }).waitFor();
+    expect((await server.call("GET", `/v1/workspaces/${ws.id}/notes/${ws.note}`, { token }))[1].document.title).toBe("Older receipts");
+    await visit(jon, `/app/workspaces/${ws.id}/notes`);
+    await page.getByRole("button", { name: "Delete Older receipts" }).click();
     await confirmIn("Delete note", "Delete note");
     await page.getByText("No notes in this workspace.").waitFor();
     expect((await server.call("GET", `/v1/workspaces/${ws.id}/notes/${ws.note}`, { token }))[0]).toBe(404);

@@ -22,12 +22,11 @@ export function createWorkspaceRemoval(d: {
   return {
     /** What the workspace holds, by kind (a delete's confirmation says what goes). */
     async contents(ownerId: string, workspaceId: string): Promise<ContentCounts & { workspaceId: string }> {
-      return d.store.transaction(async (tx) => {
-        if (!(await d.repo.get(tx, ownerId, workspaceId))) throw notFound(`workspace '${workspaceId}' not found`);
-        const total = { ...EMPTY_COUNTS };
-        for (const part of d.contents) addCounts(total, await part.count(tx, ownerId, workspaceId));
-        return { workspaceId, ...total };
-      });
+      // Plain reads, no transaction: a count for a confirmation takes no write lock.
+      if (!(await d.repo.get(d.store.db, ownerId, workspaceId))) throw notFound(`workspace '${workspaceId}' not found`);
+      const total = { ...EMPTY_COUNTS };
+      for (const part of d.contents) addCounts(total, await part.count(d.store.db, ownerId, workspaceId));
+      return { workspaceId, ...total };
     },
 
     async remove(ownerId: string, workspaceId: string): Promise<{ id: string; deleted: true; removed: ContentCounts }> {

@@ -5,7 +5,7 @@ import { promptDialog } from "../dialog";
 import { empty, h, loading, replace } from "../dom";
 import { plural, time } from "../format";
 import { renderMarkdown } from "../markdown";
-import { href } from "../router";
+import { href, navigate } from "../router";
 import { setTitle } from "../shell";
 import { toastError } from "../toast";
 import { confirmDeleteDocument } from "./documents";
@@ -41,15 +41,15 @@ function titleOf(note: NoteEntry): string | null {
 }
 
 /** A plaintext note's payload: a rename rewrites its title (the server takes the document's title from it). */
-const plainPayload = (note: NoteEntry): JsonObject | null =>
-  typeof note.document === "object" && note.document !== null && !Array.isArray(note.document) && !isEncrypted(note.document) ? (note.document as JsonObject) : null;
+const plainPayload = (document: Json | undefined): JsonObject | null =>
+  typeof document === "object" && document !== null && !Array.isArray(document) && !isEncrypted(document) ? document : null;
 
 /** Asks for a new title, then renames; the new title, or null. */
-async function promptRename(workspaceId: string, note: NoteEntry, payload: JsonObject, current: string): Promise<string | null> {
+async function promptRename(workspaceId: string, noteId: string, payload: JsonObject, current: string): Promise<string | null> {
   const title = await promptDialog("Rename note", "Title", current, { maxLength: 500 });
   if (title === null || title === current) return null;
   try {
-    await patchNote(workspaceId, note.id, { ...payload, title });
+    await patchNote(workspaceId, noteId, { ...payload, title });
     return title;
   } catch (error) {
     toastError(error);
@@ -68,10 +68,22 @@ async function notePage({ workspace, itemId, container, signal }: TabContext): P
     if (isEncrypted(note.markdown) || isEncrypted(note.document)) article.append(lockedNotice("note"));
     else if (!note.markdown.trim()) article.append(h("p", { class: "muted" }, "This note has no Markdown."));
     else article.append(renderMarkdown(note.markdown, { headingOffset: 2 }));
+    const heading = h("h2", { id: "note-title" }, title);
+    const plain = plainPayload(note.document);
+    let current = title;
+    const actions = h("div", { class: "row-actions" },
+      plain ? h("button", { type: "button", class: "button button-small", onClick: async () => {
+        const renamed = await promptRename(workspace.id, itemId!, plain, current);
+        if (renamed) (current = renamed), (heading.textContent = renamed), setTitle(renamed, workspace.name);
+      } }, "Rename note") : null,
+      h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
+        if (await confirmDeleteDocument(workspace.id, { id: itemId!, title: current }, "note")) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/notes`);
+      } }, "Delete note"),
+    );
     replace(container,
       h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "notes") }, "← All notes")),
       h("div", { class: "document" },
-        h("header", { class: "document-header" }, h("h2", { id: "note-title" }, title)),
+        h("header", { class: "document-header" }, heading, actions),
         decryptErrorsNotice(note.decryptErrors),
         article,
       ),
@@ -116,7 +128,7 @@ export async function notesTab(context: TabContext): Promise<void> {
         const shown = title ?? (isEncrypted(note.ciphertext ?? undefined) || note.format === "svc.om.encrypted" ? "Encrypted note" : note.id);
         const notebookId = typeof note._meta.notebookId === "string" ? note._meta.notebookId : null;
         const updated = typeof note._meta.updatedAt === "string" ? note._meta.updatedAt : null;
-        const payload = plainPayload(note);
+        const payload = plainPayload(note.document);
         return h("li", { class: "entity-row" },
           h("div", { class: "entity-main" },
             h("a", { href: href("/workspaces", workspace.id, "notes", note.id), class: "entity-title" }, shown),
@@ -127,7 +139,7 @@ export async function notesTab(context: TabContext): Promise<void> {
           h("div", { class: "row-actions" },
             // An encrypted note's title is inside its ciphertext: only the client that holds the key renames it.
             payload ? h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${shown}`, onClick: async () => {
-              const renamed = await promptRename(workspace.id, note, payload, title ?? "");
+              const renamed = await promptRename(workspace.id, note.id, payload, title ?? "");
               if (renamed) (note.document = { ...payload, title: renamed }), titles.set(note.id, renamed), draw();
             } }, "Rename") : null,
             h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${shown}`, onClick: async () => {
