@@ -16,6 +16,7 @@ import { registerPdfTextChildCommand } from "./commands/pdf-text-child";
 import { registerReindexCommand } from "./commands/reindex";
 import { registerServeCommand } from "./commands/serve";
 import { registerUsageCommand } from "./commands/usage";
+import { registerWorkspaceCommands } from "./commands/workspaces";
 import { CliError, examples, expectedFailureMessage } from "./output";
 import { restrictNewFiles } from "../src/lib/owner-only";
 
@@ -39,6 +40,7 @@ ${examples("mnemo serve", "mnemo open --user alice", "mnemo remember \"Alice pre
   registerOpenCommand(program);
   registerKeysCommand(program);
   registerMemoryCommands(program);
+  registerWorkspaceCommands(program);
   registerDevTokenCommand(program);
   registerEscrowCommand(program);
   registerReindexCommand(program);

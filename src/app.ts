@@ -92,7 +92,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(captureSettingsRoutes(services.auth, services.capture))
     .use(memoryRoutes(services.auth, services.memories))
     .use(contextRoutes(services.auth, services.context))
-    .use(workspaceRoutes(services.auth, services.workspaces, encryption))
+    .use(workspaceRoutes(services.auth, services.workspaces, services.workspaceRemoval, encryption))
     .use(documentsQueryRoutes(services.auth, services.documentsQuery))
     .use(documentRoutes(services.auth, services.documents, encryption))
     .use(noteRoutes(services.auth, services.notes, encryption))

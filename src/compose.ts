@@ -56,6 +56,12 @@ import { createRateLimiter } from "./rate-limits/service";
 import { createSearch, type Embedder, type IndexingControl, type Outbox, type SearchEngine } from "./search";
 import { createCursors, type Cursors } from "./shared/cursors";
 import { createUploadRepository } from "./uploads/repository";
+import { chatWorkspaceContents } from "./chats/workspace-purge";
+import { documentWorkspaceContents } from "./documents/workspace-purge";
+import { fileWorkspaceContents } from "./files/workspace-purge";
+import { jobWorkspaceContents, purgeThreadJobs } from "./formation/workspace-purge";
+import { memoryWorkspaceContents } from "./memories/workspace-purge";
+import { createWorkspaceRemoval } from "./workspaces/removal";
 import { createUploadService } from "./uploads/service";
 import { createUsageRepository } from "./usage/repository";
 import { createUsageService } from "./usage/service";
@@ -122,7 +128,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
     repo: fileRepo, blobs, presigner: createPresigner(await serverSecret(store, "presign")), outbox, workspaces,
     store, cursors, log, maxFileBytes: config.files.maxFileBytes, onTextPending: pdfText.wake,
   });
-  const uploads = createUploadService({ repo: createUploadRepository(), files, blobs, workspaces, store, log, maxFileBytes: config.files.maxFileBytes });
+  const uploadRepo = createUploadRepository();
+  const uploads = createUploadService({ repo: uploadRepo, files, blobs, workspaces, store, log, maxFileBytes: config.files.maxFileBytes });
   scheduleOrphanSweep({
     files, isSweeper: () => indexer.isWriter, log, scheduler, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
   });
@@ -143,6 +150,17 @@ export async function openServices(config: Config, options: { log?: Logger; star
     store, chats: workspaceRepos.chats, workspaces: workspaceRepos.workspaces, jobs: createFormationJobRepository(), settings: createCaptureSettingsRepository(),
     outbox, formation, scheduler, log,
     enabled: captureEnabled, isWorker: () => indexer.isWriter, backoffMs: config.completions.extractionRetryMs,
+  });
+  // Deleting a workspace: each domain purges its own part, in one transaction.
+  const workspaceRemoval = createWorkspaceRemoval({
+    store, repo: workspaceRepos.workspaces, artifacts: workspaceRepos.artifacts, log,
+    contents: [
+      documentWorkspaceContents(workspaceRepos.documents, workspaceRepos.view, outbox),
+      chatWorkspaceContents(workspaceRepos.chats, outbox),
+      fileWorkspaceContents({ repo: fileRepo, uploads: uploadRepo, blobs, outbox, log }),
+      memoryWorkspaceContents(outbox),
+      jobWorkspaceContents,
+    ],
   });
   const services = {
     config,
@@ -165,6 +183,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     identity: createIdentityService({ auth, store, escrow, log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
     memories,
     ...workspaceServices,
+    workspaceRemoval,
     usage: completionServices.usage,
     models: completionServices.models,
     completions: completionServices.completions,
@@ -249,7 +268,7 @@ function createWorkspaceServices(d: {
     workspaces,
     documents,
     notes: createNoteService(documents, workspaces, repos.artifacts, store),
-    chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors }),
+    chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors, purgeThreadJobs }),
     derivedIndex: createDerivedIndexService({
       workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
       outbox, indexer: d.indexer, engine, embedderSpace: d.embedder?.spaceId ?? null, store, cursors,

@@ -176,23 +176,23 @@ describe("capture (X-Svc-Remember)", () => {
     expect(history.data.map((v: any) => [v.event, v.content])).toEqual([["created", "The user lives in Bergen"], ["updated", "The user lives in Oslo"]]);
   });
 
-  test("another user's thread id captures nothing for either user", async () => {
+  test("the same thread id chosen by two users: each has a thread of their own, and neither sees the other's", async () => {
     fake.script.push("ok", { facts: [] });
     const { response } = await openai("cap-x", { "X-Svc-Remember": "true", "X-Svc-Thread": "thr_private_x" }).chat.completions
       .create({ model: "m", messages: [{ role: "user", content: "secret plans" }] })
       .withResponse();
     expect(response.headers.get("x-svc-thread")).toBe("thr_private_x");
     await settled("cap-x", 1);
-    fake.script.push("ok");
+    fake.script.push("ok", { facts: [] });
     const { response: theirs } = await openai("cap-y", { "X-Svc-Remember": "true", "X-Svc-Thread": "thr_private_x" }).chat.completions
       .create({ model: "m", messages: [{ role: "user", content: "I am someone else" }] })
       .withResponse();
     expect(theirs.status).toBe(200);
-    // The write was refused (the id is taken): no job, and the owner's thread is as it was.
-    await server.services.capture.idle();
-    await server.services.capture.runDue();
-    expect(await userJobs("cap-y")).toEqual([]);
-    expect(await messagesOf("cap-x", conversationsWorkspaceId("cap-x"), "thr_private_x")).toEqual([["user", "secret plans"], ["assistant", "ok"]]);
+    expect((await settled("cap-y", 1)).map((j) => j.status)).toEqual(["done"]);
+    expect({
+      x: await messagesOf("cap-x", conversationsWorkspaceId("cap-x"), "thr_private_x"),
+      y: await messagesOf("cap-y", conversationsWorkspaceId("cap-y"), "thr_private_x"),
+    }).toEqual({ x: [["user", "secret plans"], ["assistant", "ok"]], y: [["user", "I am someone else"], ["assistant", "ok"]] });
   });
 
   test("a user's default: on, completions without the header are captured; X-Svc-Remember: false still opts out; other users unaffected", async () => {

@@ -8,7 +8,7 @@ import { oneOf } from "../shared/aliases";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../shared/schemas";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
-import { AppendMessageBody, CreateThreadBody, MESSAGE_BODY_LIMIT, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
+import { AppendMessageBody, CreateThreadBody, DeletedThread, MESSAGE_BODY_LIMIT, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
 import type { ChatService } from "./service";
 
 const tags = ["chats"];
@@ -57,6 +57,14 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
       {
         auth: "chat", decrypt: true, params: ThreadParams, body: PatchThreadBody, response: { 200: Success, ...errorResponses() },
         detail: { tags, summary: "Rename a thread and/or replace its metadata" },
+      },
+    )
+    .delete(
+      `${base}/:threadId`,
+      ({ principal, params }) => chats.remove(principal.userId, params.workspaceId, params.threadId),
+      {
+        auth: "chat", params: ThreadParams, response: { 200: DeletedThread, ...errorResponses() },
+        detail: { tags, summary: "Delete a thread, its messages (and their search entries) and its extraction jobs" },
       },
     )
     .get(

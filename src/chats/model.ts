@@ -53,3 +53,8 @@ export type Message = typeof Message.static;
 
 export const ThreadParams = t.Object({ workspaceId: WorkspaceId, threadId: t.String({ minLength: 1, maxLength: 256 }) });
 export const Success = t.Object({ success: t.Literal(true) });
+export const DeletedThread = t.Object({
+  id: t.String(),
+  deleted: t.Literal(true),
+  removed: t.Object({ messages: t.Integer(), jobs: t.Integer({ description: "extraction jobs of the thread's captured conversation" }) }),
+});

@@ -142,6 +142,30 @@ export function createChatRepository() {
     async getThreads(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, ThreadRow>> {
       return new Map((await ownedRowsByIds<StoredThread>(tx, "chat_threads", ownerId, ids)).map((r) => [r.id, toThread(r)]));
     },
+    /** Deletes a thread and its messages; the ids of the messages that went, or null when there was no such thread. */
+    async deleteThread(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<string[] | null> {
+      const gone = await all<{ id: string }>(tx, sql`DELETE FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id} RETURNING id`);
+      if (!gone.length) return null;
+      return (await all<{ id: string }>(tx, sql`DELETE FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${id} RETURNING id`)).map((r) => r.id);
+    },
+    /** Deletes every thread of a workspace and their messages; how many threads went, and the ids of the messages. */
+    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<{ threads: number; messageIds: string[] }> {
+      const messages = await all<{ id: string }>(
+        tx,
+        sql`DELETE FROM chat_messages WHERE owner_id = ${ownerId}
+              AND thread_id IN (SELECT id FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}) RETURNING id`,
+      );
+      const threads = await run(tx, sql`DELETE FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
+      return { threads, messageIds: messages.map((r) => r.id) };
+    },
+    /** How many threads and messages a workspace holds. */
+    async countWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<{ threads: number; messages: number }> {
+      const r = await first<{ threads: number; messages: number | null }>(
+        tx,
+        sql`SELECT COUNT(*) AS threads, SUM(message_count) AS messages FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`,
+      );
+      return { threads: Number(r?.threads ?? 0), messages: Number(r?.messages ?? 0) };
+    },
     /** Every (owner, message id) for an index rebuild, in pages (no long-lived cursor or transaction). */
     allMessageKeys: (tx: Executor): AsyncIterable<{ ownerId: string; id: string }> => ownedKeysBySeq(tx, "chat_messages"),
   };

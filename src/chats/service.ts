@@ -1,7 +1,7 @@
 import { encryptString } from "../crypto/aes-gcm";
 import { bindingFor } from "../crypto/binding";
 import { parseClientKey } from "../crypto/client-key";
-import type { Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import { oneOf } from "../shared/aliases";
 import { badRequest, notFound, payloadTooLarge } from "../shared/app-error";
 import type { Cursors } from "../shared/cursors";
@@ -14,6 +14,7 @@ import {
   type Thread,
 } from "./model";
 import type { ChatRepository, MessageRow, ThreadRow } from "./repository";
+import { unindexMessages } from "./workspace-purge";
 
 export interface ChatServiceDeps {
   repo: ChatRepository;
@@ -21,6 +22,11 @@ export interface ChatServiceDeps {
   workspaces: WorkspaceService;
   store: Store;
   cursors: Cursors;
+  /**
+   * Deletes the extraction jobs of a thread (formation owns them), in the transaction that
+   * deletes the thread; how many went.
+   */
+  purgeThreadJobs?: (tx: Executor, ownerId: string, workspaceId: string, threadId: string) => Promise<number>;
 }
 
 const toThread = (row: ThreadRow): Thread => ({
@@ -45,7 +51,7 @@ function checkMetadata(metadata: Record<string, unknown> | undefined): void {
  * message is a search source of its own, so its text is findable and an append costs
  * the index two rows (the new message, and the one before it whose context changed).
  */
-export function createChatService({ repo, outbox, workspaces, store, cursors }: ChatServiceDeps) {
+export function createChatService({ repo, outbox, workspaces, store, cursors, purgeThreadJobs }: ChatServiceDeps) {
   async function requireThread(ownerId: string, workspaceId: string, threadId: string): Promise<ThreadRow> {
     await workspaces.requireOwned(ownerId, workspaceId);
     const thread = await repo.getThread(store.db, ownerId, workspaceId, threadId);
@@ -83,6 +89,23 @@ export function createChatService({ repo, outbox, workspaces, store, cursors }: 
       checkMetadata(body.metadata);
       const thread = await requireThread(ownerId, workspaceId, threadId);
       await repo.updateThread(store.db, ownerId, thread.id, { title: body.title, metadata: body.metadata }, new Date().toISOString());
+    },
+
+    /**
+     * Deletes a thread with its messages and extraction jobs, and queues the removal of the
+     * messages' index rows, in one transaction; a search finds none of them from then on.
+     */
+    async remove(ownerId: string, workspaceId: string, threadId: string) {
+      await workspaces.requireOwned(ownerId, workspaceId);
+      const removed = await store.transaction(async (tx) => {
+        const messageIds = await repo.deleteThread(tx, ownerId, workspaceId, threadId);
+        if (!messageIds) return null;
+        await unindexMessages(tx, outbox, ownerId, messageIds);
+        const jobs = purgeThreadJobs ? await purgeThreadJobs(tx, ownerId, workspaceId, threadId) : 0;
+        return { messages: messageIds.length, jobs };
+      });
+      if (!removed) throw notFound(`thread '${threadId}' not found`);
+      return { id: threadId, deleted: true as const, removed };
     },
 
     /** A page of a thread's messages, in creation order. */

@@ -74,6 +74,13 @@ export function createIndexViewRepository() {
     async delete(tx: Executor, ownerId: string, documentId: string): Promise<boolean> {
       return (await run(tx, sql`DELETE FROM indexed_documents WHERE owner_id = ${ownerId} AND document_id = ${documentId}`)) > 0;
     },
+    /** Deletes a workspace's entries (a legacy delete may have left some whose document is gone); their document ids. */
+    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<string[]> {
+      return (await all<{ document_id: string }>(
+        tx,
+        sql`DELETE FROM indexed_documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} RETURNING document_id`,
+      )).map((r) => r.document_id);
+    },
     /** Every entry of a workspace (edge derivation), in creation order. */
     async listByWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<IndexedDocument[]> {
       const rows = await all<Stored>(

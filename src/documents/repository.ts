@@ -173,6 +173,13 @@ export function createDocumentRepository() {
       const rows = await ownedRowsByIds<{ id: string; title: string }>(tx, "documents", ownerId, ids, { columns: "id, title" });
       return new Map(rows.map((r) => [r.id, r.title]));
     },
+    /** Deletes every document of a workspace; their ids. */
+    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<string[]> {
+      return (await all<{ id: string }>(tx, sql`DELETE FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} RETURNING id`)).map((r) => r.id);
+    },
+    async countWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
+      return Number((await first<{ n: number }>(tx, sql`SELECT COUNT(*) AS n FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`))?.n ?? 0);
+    },
     async delete(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<boolean> {
       return (await run(tx, sql`DELETE FROM documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id}`)) > 0;
     },

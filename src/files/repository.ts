@@ -81,6 +81,24 @@ export function createFileRepository() {
       await run(tx, sql`DELETE FROM files WHERE owner_id = ${ownerId} AND key = ${key}`);
       await run(tx, sql`DELETE FROM file_blocks WHERE owner_id = ${ownerId} AND file_key = ${key}`);
     },
+    /**
+     * Deletes every file of a workspace with its text blocks, and the presigned URLs issued
+     * for it; the keys that went and the blobs that held their bytes.
+     */
+    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<Array<{ key: string; blobId: string }>> {
+      const gone = await all<{ key: string; blob_id: string }>(
+        tx,
+        sql`DELETE FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} RETURNING key, blob_id`,
+      );
+      for (let i = 0; i < gone.length; i += 500) {
+        await run(tx, sql`DELETE FROM file_blocks WHERE owner_id = ${ownerId} AND file_key IN ${list(gone.slice(i, i + 500).map((f) => f.key))}`);
+      }
+      await run(tx, sql`DELETE FROM file_intents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
+      return gone.map((f) => ({ key: f.key, blobId: f.blob_id }));
+    },
+    async countWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
+      return Number((await first<{ n: number }>(tx, sql`SELECT COUNT(*) AS n FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`))?.n ?? 0);
+    },
     /** Replaces a file's text blocks (what the index is built from). */
     async setBlocks(tx: Executor, ownerId: string, key: string, blocks: string[]): Promise<void> {
       await run(tx, sql`DELETE FROM file_blocks WHERE owner_id = ${ownerId} AND file_key = ${key}`);

@@ -68,7 +68,7 @@ export function createCapture(d: CaptureDeps) {
       let thread = await d.chats.lockThread(tx, e.userId, threadWorkspaceId, e.threadId);
       if (!thread) {
         const title = (e.messages[0] ?? "Conversation").replace(/\s+/g, " ").trim().slice(0, 80) || "Conversation";
-        // A thread id taken by another thread (another user's, another workspace's) fails here: nothing is captured.
+        // Thread ids are unique per user: one this user took in another workspace fails here, and nothing is captured.
         await d.chats.insertThread(tx, { ownerId: e.userId, workspaceId: threadWorkspaceId, id: e.threadId, title, metadata: { capturedBy: "completions" }, messageCount: 0, lastMessageId: null, createdAt: now, updatedAt: now });
         thread = await d.chats.lockThread(tx, e.userId, threadWorkspaceId, e.threadId);
       }

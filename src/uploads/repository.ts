@@ -80,6 +80,13 @@ export function createUploadRepository() {
       await run(tx, sql`DELETE FROM upload_sessions WHERE id = ${id}`);
       return blobs;
     },
+    /** Deletes the open upload sessions of a workspace and their parts; the blobs the parts held. */
+    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<string[]> {
+      const ids = (await all<{ id: string }>(tx, sql`SELECT id FROM upload_sessions WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`)).map((r) => r.id);
+      const blobs: string[] = [];
+      for (const id of ids) blobs.push(...(await this.delete(tx, id)));
+      return blobs;
+    },
     /** Sessions idle since before `before` (anyone's), oldest first. */
     async idle(tx: Executor, before: number, limit: number): Promise<string[]> {
       return (await all<{ id: string }>(tx, sql`SELECT id FROM upload_sessions WHERE touched_at < ${before} ORDER BY touched_at LIMIT ${limit}`)).map((r) => r.id);

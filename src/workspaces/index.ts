@@ -5,12 +5,13 @@ import { errorResponses } from "../shared/error-body";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../shared/schemas";
-import { CreateWorkspaceBody, Workspace, WorkspaceEnvelope } from "./model";
+import { CreateWorkspaceBody, DeletedWorkspace, RenameWorkspaceBody, Workspace, WorkspaceContents, WorkspaceEnvelope } from "./model";
+import type { WorkspaceRemoval } from "./removal";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
 import type { WorkspaceService } from "./service";
 
-/** Routes of spec §4 "Workspaces". */
-export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService, encryption: EncryptionOptions) {
+/** Workspaces: list, create, read, rename, and delete with all they hold. */
+export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService, removal: WorkspaceRemoval, encryption: EncryptionOptions) {
   return createRouter({ prefix: "/v1/workspaces" })
     .use(authPlugin(auth))
     .use(decryptPlugin(encryption))
@@ -49,5 +50,27 @@ export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService,
       params: WorkspaceParams,
       response: { 200: WorkspaceEnvelope, ...errorResponses() },
       detail: { tags: ["workspaces"], summary: "Get one workspace" },
+    })
+    .patch("/:workspaceId", async ({ principal, params, body }) => ({ workspace: await workspaces.rename(principal.userId, params.workspaceId, body.name) }), {
+      auth: "memory:write", decrypt: true,
+      params: WorkspaceParams,
+      body: RenameWorkspaceBody,
+      response: { 200: WorkspaceEnvelope, ...errorResponses() },
+      detail: { tags: ["workspaces"], summary: "Rename a workspace" },
+    })
+    .get("/:workspaceId/contents", ({ principal, params }) => removal.contents(principal.userId, params.workspaceId), {
+      auth: "memory:read",
+      params: WorkspaceParams,
+      response: { 200: WorkspaceContents, ...errorResponses() },
+      detail: { tags: ["workspaces"], summary: "How much a workspace holds, by kind (what a delete would remove)" },
+    })
+    .delete("/:workspaceId", ({ principal, params }) => removal.remove(principal.userId, params.workspaceId), {
+      auth: "memory:write",
+      params: WorkspaceParams,
+      response: { 200: DeletedWorkspace, ...errorResponses() },
+      detail: {
+        tags: ["workspaces"],
+        summary: "Delete a workspace and everything in it: documents, notes, chats, files and their bytes, memories and their history, extraction jobs, and their search entries",
+      },
     });
 }

@@ -13,3 +13,20 @@ export const CreateWorkspaceBody = t.Object({
 });
 
 export const WorkspaceEnvelope = t.Object({ workspace: Workspace });
+
+export const RenameWorkspaceBody = CreateWorkspaceBody;
+
+const Counts = {
+  documents: t.Integer({ description: "documents (notes are documents)" }),
+  threads: t.Integer({ description: "chat threads" }),
+  messages: t.Integer({ description: "messages of those threads" }),
+  files: t.Integer(),
+  memories: t.Integer(),
+  jobs: t.Integer({ description: "extraction jobs of its conversations or meant for it" }),
+};
+export const WorkspaceContents = t.Object({ workspaceId: t.String(), ...Counts });
+export const DeletedWorkspace = t.Object({
+  id: t.String(),
+  deleted: t.Literal(true),
+  removed: t.Object(Counts, { description: "what went with it" }),
+});

@@ -34,6 +34,22 @@ export function createWorkspaceRepository() {
       const r = await first<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND id = ${id}`);
       return r ? toRow(r) : null;
     },
+    /** Renames; false when the owner has no such workspace. */
+    async rename(tx: Executor, ownerId: string, id: string, name: string, now: string): Promise<WorkspaceRow | null> {
+      const r = await first<Stored>(tx, sql`UPDATE workspaces SET name = ${name}, updated_at = ${now} WHERE owner_id = ${ownerId} AND id = ${id} RETURNING *`);
+      return r ? toRow(r) : null;
+    },
+    /**
+     * Takes the workspace row's write lock until the transaction ends (a no-op UPDATE, as
+     * chats' lockThread): a second delete of it waits, then finds it gone.
+     */
+    async lock(tx: Executor, ownerId: string, id: string): Promise<WorkspaceRow | null> {
+      const r = await first<Stored>(tx, sql`UPDATE workspaces SET updated_at = updated_at WHERE owner_id = ${ownerId} AND id = ${id} RETURNING *`);
+      return r ? toRow(r) : null;
+    },
+    async delete(tx: Executor, ownerId: string, id: string): Promise<boolean> {
+      return (await run(tx, sql`DELETE FROM workspaces WHERE owner_id = ${ownerId} AND id = ${id}`)) > 0;
+    },
     /** Up to `limit` workspaces created after the one of sequence `afterSeq`, in creation order. */
     async listPage(tx: Executor, ownerId: string, afterSeq: number, limit: number): Promise<Array<WorkspaceRow & { seq: number }>> {
       const rows = await all<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`);
@@ -64,6 +80,10 @@ export function createArtifactRepository() {
             VALUES (${ownerId}, ${workspaceId}, ${kind}, ${JSON.stringify(value)}, ${now})
             ON CONFLICT (owner_id, workspace_id, kind) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
       );
+    },
+    /** Every artifact of a workspace (its block index, manifest, edges and notebook registry); how many went. */
+    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
+      return run(tx, sql`DELETE FROM workspace_artifacts WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
     },
     async delete(tx: Executor, ownerId: string, workspaceId: string, kind: ArtifactKind): Promise<void> {
       await run(tx, sql`DELETE FROM workspace_artifacts WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND kind = ${kind}`);

@@ -38,6 +38,13 @@ export function createWorkspaceService({ repo, store, cursors }: { repo: Workspa
       return toWorkspace(row);
     },
 
+    async rename(ownerId: string, workspaceId: string, name: string): Promise<Workspace> {
+      if (!name.trim()) throw badRequest("name: must not be blank");
+      const row = await repo.rename(store.db, ownerId, workspaceId, name, new Date().toISOString());
+      if (!row) throw notFound(`workspace '${workspaceId}' not found`);
+      return toWorkspace(row);
+    },
+
     async get(ownerId: string, workspaceId: string): Promise<Workspace> {
       return toWorkspace(await requireOwned(ownerId, workspaceId));
     },

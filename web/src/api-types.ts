@@ -67,6 +67,7 @@ export interface MemoryVersion {
   content: string;
   metadata: JsonObject;
   changedAt: string;
+  event?: "created" | "updated" | "deleted";
   reason: string;
   source?: string;
 }
@@ -76,6 +77,17 @@ export interface Workspace {
   name: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** What a workspace holds (`GET /v1/workspaces/:id/contents`): what a delete removes. */
+export interface WorkspaceContents {
+  workspaceId: string;
+  documents: number;
+  threads: number;
+  messages: number;
+  files: number;
+  memories: number;
+  jobs: number;
 }
 
 export interface DocumentSummary {

@@ -7,7 +7,7 @@
  */
 import type {
   ApiKey, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentSummary, DocumentWithContent, FileInfo, Health, Me, Memory, MemoryFilters,
-  MemoryVersion, Message, NewMemory, Note, NoteEntry, Page, ScoredMemory, SearchResponse, Thread, UploadUrl, Usage, Workspace, JsonObject,
+  MemoryVersion, Message, NewMemory, Note, NoteEntry, Page, ScoredMemory, SearchResponse, Thread, UploadUrl, Usage, Workspace, WorkspaceContents, JsonObject,
 } from "./api-types";
 
 export class ApiError extends Error {
@@ -196,6 +196,10 @@ export type { ScoredMemory };
 export const listWorkspaces = (cursor?: string, signal?: AbortSignal) => arrayPage<Workspace>("/v1/workspaces", cursor, { query: { limit: 200 }, signal });
 export const getWorkspace = (id: string, signal?: AbortSignal) => json<{ workspace: Workspace }>("GET", ws(id), { signal }).then((r) => r.workspace);
 export const createWorkspace = (name: string) => json<Workspace>("POST", "/v1/workspaces", { body: { name } });
+export const renameWorkspace = (id: string, name: string) => json<{ workspace: Workspace }>("PATCH", ws(id), { body: { name } }).then((r) => r.workspace);
+export const workspaceContents = (id: string, signal?: AbortSignal) => json<WorkspaceContents>("GET", `${ws(id)}/contents`, { signal });
+/** Deletes the workspace and everything in it. */
+export const deleteWorkspace = (id: string) => json<{ id: string; deleted: true; removed: Omit<WorkspaceContents, "workspaceId"> }>("DELETE", ws(id));
 
 export const listDocuments = (workspaceId: string, options: { cursor?: string; notebookId?: string }, signal?: AbortSignal) =>
   json<{ documents: DocumentSummary[]; nextCursor: string | null; hasMore: boolean }>("GET", `${ws(workspaceId)}/documents`, {
@@ -210,6 +214,15 @@ export async function getDocument(workspaceId: string, documentId: string, signa
 export const createDocument = (workspaceId: string, document: { title: string; markdown: string }) =>
   json<{ document: DocumentSummary }>("POST", `${ws(workspaceId)}/documents`, { body: document });
 
+/** Renames a document (its title). */
+export const renameDocument = (workspaceId: string, documentId: string, title: string) =>
+  json<{ document: DocumentSummary }>("PUT", `${ws(workspaceId)}/documents/${seg(documentId)}`, { body: { title } });
+/** Deletes a document (a note too: notes are documents) and its search entries. */
+export const deleteDocument = (workspaceId: string, documentId: string) => json<{ deleted: true }>("DELETE", `${ws(workspaceId)}/documents/${seg(documentId)}`);
+/** Rewrites a plaintext note's payload (a rename sets its `title`, which is also the document's title). */
+export const patchNote = (workspaceId: string, noteId: string, documentPayload: JsonObject) =>
+  json<{ success: true }>("PATCH", `${ws(workspaceId)}/notes/${seg(noteId)}`, { body: { documentPayload } });
+
 export const listNotes = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<NoteEntry>(`${ws(workspaceId)}/notes`, cursor, { query: { limit: 200 }, signal, decrypt: true });
 export async function getNote(workspaceId: string, noteId: string, signal?: AbortSignal) {
@@ -221,6 +234,11 @@ export const getNotebooks = (workspaceId: string, signal?: AbortSignal) =>
 
 export const listThreads = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<Thread>(`${ws(workspaceId)}/chats`, cursor, { query: { limit: 200 }, signal, decrypt: true });
+export const renameThread = (workspaceId: string, threadId: string, title: string) =>
+  json<{ success: true }>("PATCH", `${ws(workspaceId)}/chats/${seg(threadId)}`, { body: { title } });
+/** Deletes a thread, its messages and their search entries. */
+export const deleteThread = (workspaceId: string, threadId: string) =>
+  json<{ id: string; deleted: true; removed: { messages: number; jobs: number } }>("DELETE", `${ws(workspaceId)}/chats/${seg(threadId)}`);
 export const listMessages = (workspaceId: string, threadId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<Message>(`${ws(workspaceId)}/chats/${seg(threadId)}/messages`, cursor, { query: { limit: 200 }, signal, decrypt: true });
 

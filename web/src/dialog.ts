@@ -2,7 +2,7 @@
  * Modal dialogs on the native <dialog> element: focus stays inside, Escape closes, and
  * focus returns to what opened it.
  */
-import { h, uid, type Child } from "./dom";
+import { field, h, uid, type Child } from "./dom";
 
 export interface DialogHandle {
   element: HTMLDialogElement;
@@ -48,6 +48,36 @@ export function confirmDialog(title: string, message: string, confirmLabel: stri
         h("button", { type: "button", class: danger ? "button button-danger" : "button button-primary", onClick: () => ((answer = true), handle.close()) }, confirmLabel),
       ),
     ]);
+    void handle.closed.then(() => resolve(answer));
+  });
+}
+
+/**
+ * Asks for a new name (a rename): the value, trimmed, or null when cancelled. A blank value
+ * is refused in the form, as the API would refuse it.
+ */
+export function promptDialog(title: string, label: string, initial: string, options: { confirmLabel?: string; maxLength?: number } = {}): Promise<string | null> {
+  return new Promise((resolve) => {
+    let answer: string | null = null;
+    const input = h("input", { type: "text", name: "name", value: initial, maxlength: options.maxLength ?? 200, autocomplete: "off", required: true });
+    const nameField = field(label, input);
+    const form = h("form", { class: "form", novalidate: true },
+      nameField.element,
+      h("div", { class: "dialog-actions" },
+        h("button", { type: "button", class: "button", onClick: () => handle.close() }, "Cancel"),
+        h("button", { type: "submit", class: "button button-primary" }, options.confirmLabel ?? "Rename"),
+      ),
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const value = input.value.trim();
+      nameField.setError(value ? null : "The name must not be blank.");
+      if (!value) return input.focus();
+      answer = value;
+      handle.close();
+    });
+    const handle = openDialog(title, form);
+    input.select();
     void handle.closed.then(() => resolve(answer));
   });
 }

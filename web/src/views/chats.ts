@@ -1,10 +1,12 @@
-/** A workspace's chat threads, each shown as a conversation. Messages are text, never markup. */
-import { ApiError, listMessages, listThreads } from "../api";
+/** A workspace's chat threads, each shown as a conversation, renamed or deleted. Messages are text, never markup. */
+import { ApiError, deleteThread, listMessages, listThreads, renameThread } from "../api";
 import type { Message, Thread } from "../api-types";
+import { confirmDialog, promptDialog } from "../dialog";
 import { empty, h, loading, replace } from "../dom";
 import { plural, time } from "../format";
-import { href } from "../router";
+import { href, navigate } from "../router";
 import { setTitle } from "../shell";
+import { toast, toastError } from "../toast";
 import { lockedNotice } from "./encrypted";
 import type { TabContext } from "./tab-context";
 
@@ -20,6 +22,33 @@ function bubble(message: Message): HTMLLIElement {
   );
 }
 
+/** Asks for a new title, then renames; the new title, or null. */
+async function promptRename(workspaceId: string, thread: { id: string; title: string }): Promise<string | null> {
+  const title = await promptDialog("Rename chat", "Title", thread.title, { maxLength: 500 });
+  if (title === null || title === thread.title) return null;
+  try {
+    await renameThread(workspaceId, thread.id, title);
+    return title;
+  } catch (error) {
+    toastError(error);
+    return null;
+  }
+}
+
+/** Asks (saying what goes), then deletes; whether the thread was deleted. */
+async function confirmDelete(workspaceId: string, thread: { id: string; title: string; messageCount: number }): Promise<boolean> {
+  const message = `Delete chat “${thread.title}”? Its ${plural(thread.messageCount, "message")} are deleted for good.`;
+  if (!(await confirmDialog("Delete chat", message, "Delete chat", true))) return false;
+  try {
+    await deleteThread(workspaceId, thread.id);
+    toast(`Deleted ${thread.title}.`);
+    return true;
+  } catch (error) {
+    toastError(error);
+    return false;
+  }
+}
+
 async function threadPage({ workspace, itemId, container, signal }: TabContext): Promise<void> {
   replace(container, loading("Loading the conversation"));
   try {
@@ -28,9 +57,20 @@ async function threadPage({ workspace, itemId, container, signal }: TabContext):
     const title = thread?.title ?? "Conversation";
     setTitle(title, workspace.name);
     const anyLocked = messages.some((message) => message.content === undefined);
+    const heading = h("h2", { id: "thread-title" }, title);
+    const current = { id: itemId!, title, messageCount: messages.length };
+    const actions = h("div", { class: "row-actions" },
+      h("button", { type: "button", class: "button button-small", onClick: async () => {
+        const renamed = await promptRename(workspace.id, current);
+        if (renamed) (current.title = renamed), (heading.textContent = renamed), setTitle(renamed, workspace.name);
+      } }, "Rename chat"),
+      h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
+        if (await confirmDelete(workspace.id, current)) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/chats`);
+      } }, "Delete chat"),
+    );
     replace(container,
       h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "chats") }, "← All chats")),
-      h("header", { class: "document-header" }, h("h2", { id: "thread-title" }, title), h("p", { class: "muted" }, plural(messages.length, "message"))),
+      h("header", { class: "document-header" }, heading, h("p", { class: "muted" }, plural(messages.length, "message")), actions),
       anyLocked ? lockedNotice("conversation") : null,
       messages.length ? h("ol", { class: "conversation", "aria-labelledby": "thread-title" }, messages.map(bubble)) : empty("No messages yet."),
     );
@@ -58,16 +98,26 @@ export async function chatsTab(context: TabContext): Promise<void> {
   const { workspace, container, signal } = context;
   replace(container, loading("Loading chats"));
   try {
-    const threads: Thread[] = (await loadAll((cursor) => listThreads(workspace.id, cursor, signal))).reverse();
-    replace(container, threads.length
+    let threads: Thread[] = (await loadAll((cursor) => listThreads(workspace.id, cursor, signal))).reverse();
+    const draw = (): void => replace(container, threads.length
       ? h("ul", { class: "entity-list", "aria-label": "Chat threads" }, threads.map((thread) => h("li", { class: "entity-row" },
           h("div", { class: "entity-main" },
             h("a", { href: href("/workspaces", workspace.id, "chats", thread.id), class: "entity-title" }, thread.title),
             h("span", { class: "muted" }, plural(thread.messageCount, "message")),
           ),
           h("span", { class: "entity-meta" }, "updated ", time(thread.updatedAt)),
+          h("div", { class: "row-actions" },
+            h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${thread.title}`, onClick: async () => {
+              const title = await promptRename(workspace.id, thread);
+              if (title) (threads = threads.map((t) => (t.id === thread.id ? { ...t, title } : t))), draw();
+            } }, "Rename"),
+            h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${thread.title}`, onClick: async () => {
+              if (await confirmDelete(workspace.id, thread)) (threads = threads.filter((t) => t.id !== thread.id)), draw();
+            } }, "Delete"),
+          ),
         )))
       : empty("No chats in this workspace.", h("p", { class: "muted" }, "Conversations held through the chat API appear here.")));
+    draw();
   } catch (error) {
     if (!signal.aborted) replace(container, errorNotice(error));
   }

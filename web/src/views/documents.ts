@@ -1,12 +1,13 @@
-/** A workspace's documents: the list (by notebook), one document rendered from its Markdown, and a form to write one. */
-import { ApiError, createDocument, getDocument, getNotebooks, listDocuments } from "../api";
+/** A workspace's documents: the list (by notebook), one document rendered from its Markdown, a form to write one, rename and delete. */
+import { ApiError, createDocument, deleteDocument, getDocument, getNotebooks, listDocuments, renameDocument } from "../api";
 import type { DocumentSummary } from "../api-types";
-import { openDialog } from "../dialog";
+import { confirmDialog, openDialog, promptDialog } from "../dialog";
 import { empty, field, h, loading, replace } from "../dom";
 import { time } from "../format";
 import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
 import { setTitle } from "../shell";
+import { toast, toastError } from "../toast";
 import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
 import { notebooksOf } from "./notes";
 import type { TabContext } from "./tab-context";
@@ -15,6 +16,31 @@ import type { TabContext } from "./tab-context";
 const titleKey = (title: string) => title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
 
 const errorNotice = (error: unknown) => h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
+
+/** Asks for a new title, then renames; the new title, or null. */
+async function promptRename(workspaceId: string, document: { id: string; title: string }): Promise<string | null> {
+  const title = await promptDialog("Rename document", "Title", document.title, { maxLength: 500 });
+  if (title === null || title === document.title) return null;
+  try {
+    return (await renameDocument(workspaceId, document.id, title)).document.title;
+  } catch (error) {
+    toastError(error);
+    return null;
+  }
+}
+
+/** Asks, then deletes the document and its search entries; whether it was deleted. */
+export async function confirmDeleteDocument(workspaceId: string, document: { id: string; title: string }, kind = "document"): Promise<boolean> {
+  if (!(await confirmDialog(`Delete ${kind}`, `Delete ${kind} “${document.title}”? It is deleted for good, with its search entries.`, `Delete ${kind}`, true))) return false;
+  try {
+    await deleteDocument(workspaceId, document.id);
+    toast(`Deleted ${document.title}.`);
+    return true;
+  } catch (error) {
+    toastError(error);
+    return false;
+  }
+}
 
 async function documentPage({ workspace, itemId, container, signal }: TabContext): Promise<void> {
   replace(container, loading("Loading the document"));
@@ -34,12 +60,23 @@ async function documentPage({ workspace, itemId, container, signal }: TabContext
     if (isEncrypted(markdown)) article.append(lockedNotice("document"));
     else if (!markdown.trim()) article.append(h("p", { class: "muted" }, "This document is empty."));
     else article.append(renderMarkdown(markdown, { headingOffset: 2, wikiLink }));
+    const heading = h("h2", { id: "document-title" }, document.title);
+    const current = { id: document.id, title: document.title };
     replace(container,
       h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "documents") }, "← All documents")),
       h("div", { class: "document" },
         h("header", { class: "document-header" },
-          h("h2", { id: "document-title" }, document.title),
+          heading,
           h("p", { class: "muted" }, `${kindLabel(document.document_type)} · updated `, time(document.updated_at)),
+          h("div", { class: "row-actions" },
+            h("button", { type: "button", class: "button button-small", onClick: async () => {
+              const title = await promptRename(workspace.id, current);
+              if (title) (current.title = title), (heading.textContent = title), setTitle(title, workspace.name);
+            } }, "Rename document"),
+            h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
+              if (await confirmDeleteDocument(workspace.id, current)) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/documents`);
+            } }, "Delete document"),
+          ),
         ),
         decryptErrorsNotice(decryptErrors),
         article,
@@ -83,13 +120,22 @@ function openNewDocument(workspaceId: string): void {
   });
 }
 
-function documentRow(workspaceId: string, document: DocumentSummary, notebookName: (id: string) => string): HTMLLIElement {
+function documentRow(workspaceId: string, document: DocumentSummary, notebookName: (id: string) => string, onChange: (next: DocumentSummary | null) => void): HTMLLIElement {
   return h("li", { class: "entity-row" },
     h("div", { class: "entity-main" },
       h("a", { href: href("/workspaces", workspaceId, "documents", document.id), class: "entity-title" }, document.title),
       document.notebookId ? h("span", { class: "chip" }, notebookName(document.notebookId)) : null,
     ),
     h("span", { class: "entity-meta" }, "updated ", time(document.updatedAt)),
+    h("div", { class: "row-actions" },
+      h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${document.title}`, onClick: async () => {
+        const title = await promptRename(workspaceId, document);
+        if (title) onChange({ ...document, title });
+      } }, "Rename"),
+      h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${document.title}`, onClick: async () => {
+        if (await confirmDeleteDocument(workspaceId, document)) onChange(null);
+      } }, "Delete"),
+    ),
   );
 }
 
@@ -109,15 +155,22 @@ export async function documentsTab(context: TabContext): Promise<void> {
 
   let cursor: string | null = null;
   let items: DocumentSummary[] = [];
+  function draw(): void {
+    const onChange = (at: string) => (next: DocumentSummary | null) => {
+      items = next ? items.map((d) => (d.id === at ? next : d)) : items.filter((d) => d.id !== at);
+      draw();
+    };
+    replace(list, items.map((document) => documentRow(workspace.id, document, notebookName, onChange(document.id))));
+    more.hidden = !cursor;
+    replace(body, items.length ? [list, more] : empty(notebookFilter.value ? "No documents in this notebook." : "No documents yet."));
+  }
   async function load(reset: boolean): Promise<void> {
     if (reset) (items = []), (cursor = null);
     try {
       const page = await listDocuments(workspace.id, { cursor: cursor ?? undefined, notebookId: notebookFilter.value || undefined }, signal);
       items.push(...page.documents);
       cursor = page.hasMore ? page.nextCursor : null;
-      replace(list, items.map((document) => documentRow(workspace.id, document, notebookName)));
-      more.hidden = !cursor;
-      replace(body, items.length ? [list, more] : empty(notebookFilter.value ? "No documents in this notebook." : "No documents yet."));
+      draw();
     } catch (error) {
       if (!signal.aborted) replace(body, errorNotice(error));
     }

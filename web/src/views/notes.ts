@@ -1,11 +1,14 @@
-/** A workspace's notes (the legacy note API) and notebooks; encrypted ones open with a client key. */
-import { ApiError, getNote, getNotebooks, listDocuments, listNotes } from "../api";
-import type { Json, NoteEntry } from "../api-types";
+/** A workspace's notes (the legacy note API) and notebooks; encrypted ones open with a client key; rename and delete. */
+import { ApiError, getNote, getNotebooks, listDocuments, listNotes, patchNote } from "../api";
+import type { Json, JsonObject, NoteEntry } from "../api-types";
+import { promptDialog } from "../dialog";
 import { empty, h, loading, replace } from "../dom";
 import { plural, time } from "../format";
 import { renderMarkdown } from "../markdown";
-import { href } from "../router";
+import { href, navigate } from "../router";
 import { setTitle } from "../shell";
+import { toastError } from "../toast";
+import { confirmDeleteDocument } from "./documents";
 import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
 import type { TabContext } from "./tab-context";
 
@@ -37,6 +40,23 @@ function titleOf(note: NoteEntry): string | null {
   return typeof document?.title === "string" && document.title.trim() ? document.title : null;
 }
 
+/** A plaintext note's payload: a rename rewrites its title (the server takes the document's title from it). */
+const plainPayload = (document: Json | undefined): JsonObject | null =>
+  typeof document === "object" && document !== null && !Array.isArray(document) && !isEncrypted(document) ? document : null;
+
+/** Asks for a new title, then renames; the new title, or null. */
+async function promptRename(workspaceId: string, noteId: string, payload: JsonObject, current: string): Promise<string | null> {
+  const title = await promptDialog("Rename note", "Title", current, { maxLength: 500 });
+  if (title === null || title === current) return null;
+  try {
+    await patchNote(workspaceId, noteId, { ...payload, title });
+    return title;
+  } catch (error) {
+    toastError(error);
+    return null;
+  }
+}
+
 async function notePage({ workspace, itemId, container, signal }: TabContext): Promise<void> {
   replace(container, loading("Loading the note"));
   try {
@@ -48,10 +68,22 @@ async function notePage({ workspace, itemId, container, signal }: TabContext): P
     if (isEncrypted(note.markdown) || isEncrypted(note.document)) article.append(lockedNotice("note"));
     else if (!note.markdown.trim()) article.append(h("p", { class: "muted" }, "This note has no Markdown."));
     else article.append(renderMarkdown(note.markdown, { headingOffset: 2 }));
+    const heading = h("h2", { id: "note-title" }, title);
+    const plain = plainPayload(note.document);
+    let current = title;
+    const actions = h("div", { class: "row-actions" },
+      plain ? h("button", { type: "button", class: "button button-small", onClick: async () => {
+        const renamed = await promptRename(workspace.id, itemId!, plain, current);
+        if (renamed) (current = renamed), (heading.textContent = renamed), setTitle(renamed, workspace.name);
+      } }, "Rename note") : null,
+      h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
+        if (await confirmDeleteDocument(workspace.id, { id: itemId!, title: current }, "note")) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/notes`);
+      } }, "Delete note"),
+    );
     replace(container,
       h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "notes") }, "← All notes")),
       h("div", { class: "document" },
-        h("header", { class: "document-header" }, h("h2", { id: "note-title" }, title)),
+        h("header", { class: "document-header" }, heading, actions),
         decryptErrorsNotice(note.decryptErrors),
         article,
       ),
@@ -87,21 +119,38 @@ export async function notesTab(context: TabContext): Promise<void> {
         })),
       ));
     }
-    sections.push(notes.length
-      ? h("ul", { class: "entity-list", "aria-label": "Notes" }, notes.map((note) => {
-          const title = titleOf(note) ?? documentTitles.get(note.id) ?? null;
-          const notebookId = typeof note._meta.notebookId === "string" ? note._meta.notebookId : null;
-          const updated = typeof note._meta.updatedAt === "string" ? note._meta.updatedAt : null;
-          return h("li", { class: "entity-row" },
-            h("div", { class: "entity-main" },
-              h("a", { href: href("/workspaces", workspace.id, "notes", note.id), class: "entity-title" }, title ?? (isEncrypted(note.ciphertext ?? undefined) || note.format === "svc.om.encrypted" ? "Encrypted note" : note.id)),
-              notebookId ? h("span", { class: "chip" }, name(notebookId)) : null,
-              note.format === "svc.om.encrypted" && !title ? h("span", { class: "chip chip-lock" }, "encrypted") : null,
-            ),
-            h("span", { class: "entity-meta" }, updated ? ["updated ", time(updated)] : note.format),
-          );
-        }))
-      : empty("No notes in this workspace."));
+    const list = h("ul", { class: "entity-list", "aria-label": "Notes" });
+    const titles = new Map(notes.map((note) => [note.id, titleOf(note) ?? documentTitles.get(note.id) ?? null]));
+    const draw = (): void => {
+      if (!notes.length) return void list.replaceWith(empty("No notes in this workspace."));
+      replace(list, notes.map((note) => {
+        const title = titles.get(note.id) ?? null;
+        const shown = title ?? (isEncrypted(note.ciphertext ?? undefined) || note.format === "svc.om.encrypted" ? "Encrypted note" : note.id);
+        const notebookId = typeof note._meta.notebookId === "string" ? note._meta.notebookId : null;
+        const updated = typeof note._meta.updatedAt === "string" ? note._meta.updatedAt : null;
+        const payload = plainPayload(note.document);
+        return h("li", { class: "entity-row" },
+          h("div", { class: "entity-main" },
+            h("a", { href: href("/workspaces", workspace.id, "notes", note.id), class: "entity-title" }, shown),
+            notebookId ? h("span", { class: "chip" }, name(notebookId)) : null,
+            note.format === "svc.om.encrypted" && !title ? h("span", { class: "chip chip-lock" }, "encrypted") : null,
+          ),
+          h("span", { class: "entity-meta" }, updated ? ["updated ", time(updated)] : note.format),
+          h("div", { class: "row-actions" },
+            // An encrypted note's title is inside its ciphertext: only the client that holds the key renames it.
+            payload ? h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${shown}`, onClick: async () => {
+              const renamed = await promptRename(workspace.id, note.id, payload, title ?? "");
+              if (renamed) (note.document = { ...payload, title: renamed }), titles.set(note.id, renamed), draw();
+            } }, "Rename") : null,
+            h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${shown}`, onClick: async () => {
+              if (await confirmDeleteDocument(workspace.id, { id: note.id, title: shown }, "note")) notes.splice(notes.indexOf(note), 1), draw();
+            } }, "Delete"),
+          ),
+        );
+      }));
+    };
+    sections.push(notes.length ? list : empty("No notes in this workspace."));
+    if (notes.length) draw();
     replace(container, ...sections);
   } catch (error) {
     if (!signal.aborted) replace(container, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));

@@ -2,7 +2,7 @@
 import { ApiError, getWorkspace } from "../api";
 import type { Workspace } from "../api-types";
 import { empty, h, loading, replace } from "../dom";
-import { href, type ViewContext } from "../router";
+import { href, navigate, type ViewContext } from "../router";
 import { setTitle } from "../shell";
 import { chatsTab } from "./chats";
 import { documentsTab } from "./documents";
@@ -10,6 +10,7 @@ import { filesTab } from "./files";
 import { graphTab } from "./graph";
 import { notesTab } from "./notes";
 import type { TabContext } from "./tab-context";
+import { confirmDeleteWorkspace, promptRenameWorkspace } from "./workspaces";
 
 
 const TABS: Array<[string, string, (context: TabContext) => Promise<void>]> = [
@@ -23,10 +24,11 @@ const TABS: Array<[string, string, (context: TabContext) => Promise<void>]> = [
 export async function workspaceView({ outlet, params, signal }: ViewContext): Promise<void> {
   const tab = TABS.find(([name]) => name === (params.tab ?? "documents"));
   const heading = h("h1", { tabindex: -1 }, "Workspace");
+  const actions = h("div", { class: "row-actions", hidden: true });
   const container = h("div", { class: "tab-panel" }, loading());
   outlet.append(
     h("nav", { class: "breadcrumbs", "aria-label": "Breadcrumbs" }, h("a", { href: href("/workspaces") }, "Workspaces")),
-    h("div", { class: "page-header" }, heading),
+    h("div", { class: "page-header" }, heading, actions),
     h("nav", { class: "tabs", "aria-label": "Workspace sections" },
       TABS.map(([name, label]) => h("a", { href: href("/workspaces", params.workspaceId, name), class: "tab", "aria-current": tab?.[0] === name ? "page" : null }, label)),
     ),
@@ -46,6 +48,19 @@ export async function workspaceView({ outlet, params, signal }: ViewContext): Pr
   }
   heading.textContent = workspace.name;
   setTitle(tab?.[1] ?? "Not found", workspace.name);
+  replace(actions,
+    h("button", { type: "button", class: "button button-small", onClick: async () => {
+      const renamed = await promptRenameWorkspace(workspace);
+      if (!renamed) return;
+      workspace = renamed;
+      heading.textContent = renamed.name;
+      setTitle(tab?.[1] ?? "Not found", renamed.name);
+    } }, "Rename workspace"),
+    h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
+      if (await confirmDeleteWorkspace(workspace)) await navigate("/workspaces");
+    } }, "Delete workspace"),
+  );
+  actions.hidden = false;
   if (!tab) return replace(container, empty("This workspace has no such section."));
   await tab[2]({ workspace, itemId: params.itemId, container, signal });
 }
