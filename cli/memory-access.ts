@@ -67,6 +67,7 @@ export async function withMemories<T>(options: MemoryAccessOptions, use: (access
     if (options.search) await services.indexer.start();
     const access: MemoryAccess = {
       memories: services.memories,
+      capture: services.capture,
       async makeVectors() {
         // Full text needs no wait: a search reads the user's not-yet-indexed memories from the
         // store. As the index writer (no server runs), the embedding model's vectors are made only
@@ -95,6 +96,8 @@ async function within(ms: number, work: Promise<unknown>): Promise<void> {
 
 export interface MemoryAccess {
   memories: import("../src/memories/service").MemoryService;
+  /** Extraction jobs of captured conversations (`mnemo memories jobs`); a retried job is run by the server's worker. */
+  capture: import("../src/formation/capture").CaptureService;
   /**
    * As the index writer with an embedding model: until the pending vectors are made, at most
    * RECALL_WAIT_MS; `awaitingVectors` changes (anyone's) still wait for theirs (a server that

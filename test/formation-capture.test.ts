@@ -107,11 +107,37 @@ describe("capture (X-Svc-Remember)", () => {
     expect(await contents("cap-f")).toEqual([]);
     // Visible to its owner, with our message; to nobody else; counted in /health's details.
     const [, listed] = await server.call("GET", "/v1/memories/extract/jobs", { token: mock("cap-f") });
-    expect(listed.data).toEqual([expect.objectContaining({ id: `job_${job.seq}`, status: "failed", attempts: MAX_ATTEMPTS, lastError: job.lastError })]);
+    expect(listed.data).toEqual([expect.objectContaining({ id: job.id, status: "failed", attempts: MAX_ATTEMPTS, lastError: job.lastError, retryable: true })]);
     expect((await server.call("GET", "/v1/memories/extract/jobs", { token: mock("cap-f-other") }))[1].data).toEqual([]);
     const [, health] = await server.call("GET", "/health", { token: mock("cap-f") });
     expect(health.extractionJobs.failed).toBeGreaterThanOrEqual(1);
     expect((await server.call("GET", "/health", { token: null }))[1].extractionJobs).toBeUndefined();
+  });
+
+  test("a job that failed for good is retried once the gateway is fixed, and its memory forms", async () => {
+    // The completion is answered; from then on the gateway is down.
+    fake.script.push(() => {
+      fake.failWith = { status: 503, body: { error: { message: "gateway down" } } };
+      return "ok";
+    });
+    try {
+      await openai("cap-fr", { "X-Svc-Remember": "true" }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "I speak Welsh." }] });
+      const [job] = await settled("cap-fr", 1);
+      expect([job.status, job.attempts]).toEqual(["failed", MAX_ATTEMPTS]);
+    } finally {
+      fake.failWith = null;
+    }
+    const [, before] = await server.call("GET", "/v1/memories/extract/jobs", { token: mock("cap-fr") });
+    const id = before.data[0].id;
+    fake.script.push({ facts: ["The user speaks Welsh"] }, { decisions: [{ fact: 0, action: "add" }] });
+    const [status, queued] = await server.call("POST", `/v1/memories/extract/jobs/${id}/retry`, { token: mock("cap-fr") });
+    expect([status, queued]).toEqual([200, expect.objectContaining({ id, status: "pending", attempts: 0, lastError: null, retryable: false })]);
+    const [done] = await settled("cap-fr", 1);
+    expect([done.status, done.attempts, done.lastError]).toEqual(["done", 1, null]);
+    expect(await contents("cap-fr")).toEqual(["The user speaks Welsh"]);
+    // Done: nothing to retry.
+    const [again, refused] = await server.call("POST", `/v1/memories/extract/jobs/${id}/retry`, { token: mock("cap-fr") });
+    expect([again, refused.error.code]).toEqual([409, "conflict"]);
   });
 
   test("a job whose replica died mid-run (its lease lapsed) is taken over and applied", async () => {

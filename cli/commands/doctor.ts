@@ -22,8 +22,9 @@ yellow when the oldest waits over 30 s), index writer (the lease holder; with Po
 must hold it), embedding model (files present, or the embeddings API answers), upstream gateway
 (LLM_GATEWAY_URL answers), master key (SERVER_MASTER_KEY or <data>/master.key), memory duplicates
 (yellow when memories of one user and workspace say the same in other words: the same words in any
-order, punctuation and case aside; --json lists their ids), memory extraction (yellow when extraction
-jobs of captured conversations failed).
+order, punctuation and case aside; --json lists their ids), memory extraction (yellow while an extraction
+job of a captured conversation is retrying after a failed attempt or has failed, with the latest
+error; users see and retry theirs with mnemo memories jobs).
 
 Exit codes: 0 nothing red (yellow warnings allowed), 1 at least one check failed.
 

@@ -2,6 +2,7 @@ import chalk from "chalk";
 import { Option, type Command } from "commander";
 import type { MemoryRecord } from "../../src/memories/model";
 import { CliError, examples, printJson, printTable } from "../output";
+import { registerJobCommands } from "./memory-jobs";
 
 /**
  * `mnemo remember`, `mnemo recall` and `mnemo memories list|show|forget`: a user's memories
@@ -66,7 +67,9 @@ export function registerMemoryCommands(program: Command): void {
     .option("--json", "print the stored memory as the API returns it")
     .addHelpText("after", `
 The memory is written to the store of record; a running server indexes it at once, else the next
-recall (or mnemo serve) does. The id goes to stdout.
+recall (or mnemo serve) does. The id goes to stdout. A memory the user already has (the same text
+in the same workspace, case and spacing aside) is not stored again: "already remembered" is said
+on stderr and the id is the one stored before.
 ${examples(
   "mnemo remember \"Alice prefers green tea\" --user alice",
   "mnemo remember \"Standup moved to 10:00\" --user alice --workspace ws_team --timestamp 2024-05-01T09:30:00Z",
@@ -97,10 +100,15 @@ ${examples(
           throw cliErrorOf(error);
         }
       }
-      const created = await withMemories(options, ({ memories }) => memories.create(user, { ...body, ...defined({ timestamp }) }));
-      if (options.json) return printJson(created);
+      const { memory: created, duplicate } = await withMemories(options, ({ memories }) => memories.store(user, { ...body, ...defined({ timestamp }) }));
+      // An exact duplicate stores nothing: the id printed is the memory already stored, as the API answers it.
+      const said = duplicate ? `already remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""}: nothing stored (${created.createdAt})` : `remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""} (${created.createdAt})`;
+      if (options.json) {
+        if (duplicate) process.stderr.write(chalk.dim(printable(said)) + "\n");
+        return printJson(created);
+      }
       process.stdout.write(`${created.id}\n`);
-      process.stderr.write(chalk.dim(printable(`remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""} (${created.createdAt})`)) + "\n");
+      process.stderr.write(chalk.dim(printable(said)) + "\n");
     });
 
   program
@@ -137,8 +145,10 @@ ${examples("mnemo recall \"what does alice drink\" --user alice", "mnemo recall 
 
   const memoriesCommand = program
     .command("memories")
-    .description("list, show and forget a user's memories")
-    .addHelpText("after", examples("mnemo memories list --user alice", "mnemo memories show mem_01J… --user alice", "mnemo memories forget mem_01J… --user alice"));
+    .description("list, show and forget a user's memories; see and retry their extraction jobs")
+    .addHelpText("after", examples("mnemo memories list --user alice", "mnemo memories show mem_01J… --user alice", "mnemo memories forget mem_01J… --user alice", "mnemo memories jobs --user alice"));
+
+  registerJobCommands(memoriesCommand, { userOption, dataOption, requireUser, printable });
 
   memoriesCommand
     .command("list")

@@ -1,15 +1,16 @@
 import { createHash } from "node:crypto";
 import type { ChatRepository } from "../chats/repository";
 import type { CapturedExchange, Capture } from "../completions/service";
+import { ConstraintError, StoreFullError, StoreUnavailableError } from "../db/errors";
 import type { Store } from "../db/store";
 import { newId } from "../lib/ids";
 import type { Logger } from "../lib/log";
 import type { Scheduler } from "../lib/scheduler";
 import type { Outbox } from "../search";
-import { AppError } from "../shared/app-error";
+import { AppError, conflict, notFound } from "../shared/app-error";
 import type { WorkspaceRepository } from "../workspaces/repository";
 import type { CaptureSettingsRepository, FormationJob, FormationJobRepository } from "./jobs-repository";
-import { MAX_EXTRACT_MESSAGES, MAX_MESSAGE_CHARS } from "./model";
+import { MAX_EXTRACT_MESSAGES, MAX_MESSAGE_CHARS, type FormationJob as PublicJob } from "./model";
 import type { FormationService } from "./service";
 
 /** How often the worker looks for due jobs besides being woken by a capture. */
@@ -45,6 +46,39 @@ export const conversationsWorkspaceId = (userId: string) => `ws_conv_${createHas
 
 class AlreadyDone extends Error {}
 
+/** The conversations workspace's id belongs to someone else: the capture cannot be stored. */
+class WorkspaceTaken extends Error {}
+
+/** The workspace the completion named was deleted (or never was the user's) before the capture was written. */
+class WorkspaceGone extends Error {}
+
+/**
+ * Why a capture's write failed, in our words: what its owner reads on the failed job. Never
+ * the engine's text, which can quote the values written.
+ */
+function captureFailure(error: unknown, threadId: string): string {
+  const why =
+    error instanceof ConstraintError && error.constraint === "unique" ? `the thread id ${threadId} is taken by another thread`
+    : error instanceof WorkspaceTaken ? "the conversations workspace's id is taken"
+    : error instanceof WorkspaceGone ? "its workspace no longer exists"
+    : error instanceof StoreFullError ? "the store's disk was full"
+    : error instanceof StoreUnavailableError ? "the store of record could not be reached"
+    : error instanceof AppError ? error.message
+    : "internal error";
+  return `the conversation could not be stored (${why}); nothing of it was kept`;
+}
+
+/** A job as its owner sees it (`GET /v1/memories/extract/jobs`): failing from its first failed attempt. */
+export function publicJob(j: FormationJob): PublicJob {
+  const retrying = j.status === "pending" && j.lastError !== null;
+  return {
+    id: j.id, status: retrying ? "retrying" : j.status, attempts: j.attempts, lastError: j.lastError,
+    nextAttemptAt: j.status === "pending" ? new Date(j.availableAt).toISOString() : null,
+    captured: j.captured, retryable: j.captured && (retrying || j.status === "failed"),
+    threadId: j.threadId, workspaceId: j.workspaceId, createdAt: j.createdAt, updatedAt: j.updatedAt,
+  };
+}
+
 /**
  * Capture: a completion asked to remember (`X-Svc-Remember: true`) has its exchange written
  * to a chat thread after the reply went out (on the scheduler, never on the request's path),
@@ -63,8 +97,10 @@ export function createCapture(d: CaptureDeps) {
     const now = new Date().toISOString();
     const messageIds = await d.store.transaction(async (tx) => {
       if (!e.workspaceId && !(await d.workspaces.insertIfAbsent(tx, { ownerId: e.userId, id: threadWorkspaceId, name: "Conversations", createdAt: now, updatedAt: now }))) {
-        if ((await d.workspaces.ownerOf(tx, threadWorkspaceId)) !== e.userId) throw new Error("the conversations workspace id is taken");
+        if ((await d.workspaces.ownerOf(tx, threadWorkspaceId)) !== e.userId) throw new WorkspaceTaken();
       }
+      // Locked, so a delete of the workspace either ran before (nothing is written into it) or waits for this write.
+      if (e.workspaceId && !(await d.workspaces.lock(tx, e.userId, e.workspaceId))) throw new WorkspaceGone();
       let thread = await d.chats.lockThread(tx, e.userId, threadWorkspaceId, e.threadId);
       if (!thread) {
         const title = (e.messages[0] ?? "Conversation").replace(/\s+/g, " ").trim().slice(0, 80) || "Conversation";
@@ -88,6 +124,23 @@ export function createCapture(d: CaptureDeps) {
     });
     d.log.debug("conversation captured", { userId: e.userId, messages: messageIds.length });
     wake();
+  }
+
+  /**
+   * A capture whose write failed becomes a failed job of its owner, in a transaction of its
+   * own (the write's rolled back): it keeps the thread id, the workspace and the reason, not
+   * the messages, so it cannot be retried. Only if that too fails is a log line all there is.
+   */
+  async function recordFailure(e: CapturedExchange, error: unknown): Promise<void> {
+    const reason = captureFailure(error, e.threadId);
+    if (!(error instanceof ConstraintError || error instanceof WorkspaceTaken || error instanceof WorkspaceGone || error instanceof AppError)) d.log.error("conversation not captured", { userId: e.userId, error: error as Error });
+    const subject = { ownerId: e.userId, workspaceId: e.workspaceId, threadWorkspaceId: e.workspaceId ?? conversationsWorkspaceId(e.userId), threadId: e.threadId };
+    try {
+      const id = await d.store.transaction((tx) => d.jobs.recordFailedCapture(tx, subject, reason, Date.now()));
+      d.log.warn("conversation not captured; recorded as a failed job", { userId: e.userId, jobId: id, reason });
+    } catch (failure) {
+      d.log.error("conversation not captured, and its failed job not recorded", { userId: e.userId, reason, error: failure as Error });
+    }
   }
 
   /** One job: its messages read back (owner-scoped), extracted, and marked done in the transaction that applies them. */
@@ -164,11 +217,7 @@ export function createCapture(d: CaptureDeps) {
       const settled = new Promise<void>((resolve) => (done = resolve));
       writing.add(settled);
       settled.then(() => writing.delete(settled));
-      const task = d.scheduler.after(0, "capture", () =>
-        write(exchange)
-          .catch((error) => d.log.warn("conversation not captured", { userId: exchange.userId, reason: (error as Error).message }))
-          .finally(done),
-      );
+      const task = d.scheduler.after(0, "capture", () => write(exchange).catch((error) => recordFailure(exchange, error)).finally(done));
       // Not scheduled (the server is stopping): nothing will be written.
       if (d.scheduler.stopped) done();
       void task;
@@ -183,13 +232,23 @@ export function createCapture(d: CaptureDeps) {
     runDue,
     /** `GET /v1/memories/extract/jobs`: the user's latest jobs, newest first. */
     async jobs(userId: string) {
-      const rows = await d.jobs.listByOwner(d.store.db, userId, 100);
-      return {
-        data: rows.map((j) => ({
-          id: `job_${j.seq}`, status: j.status, attempts: j.attempts, lastError: j.lastError, threadId: j.threadId, workspaceId: j.workspaceId,
-          createdAt: j.createdAt, updatedAt: j.updatedAt,
-        })),
-      };
+      return { data: (await d.jobs.listByOwner(d.store.db, userId, 100)).map(publicJob) };
+    },
+    /**
+     * `POST /v1/memories/extract/jobs/:id/retry`: a failed job, or one waiting to retry, is due
+     * again now with its attempts reset (the gateway was fixed). Another user's job is a 404.
+     */
+    async retry(userId: string, id: string): Promise<PublicJob> {
+      const requeued = await d.store.transaction(async (tx) => {
+        const job = await d.jobs.byId(tx, userId, id);
+        if (!job) throw notFound(`id: no extraction job ${id}`);
+        if (!job.captured) throw conflict(`id: job ${id} cannot be retried: its conversation could not be stored, so there is nothing to extract from`);
+        const again = await d.jobs.requeue(tx, job.seq, Date.now());
+        if (!again) throw conflict(`id: job ${id} is ${job.status}; only a failed job, or one waiting to retry, can be retried`);
+        return again;
+      });
+      wake();
+      return publicJob(requeued);
     },
     /** Jobs by status over every user (`/health` details). */
     counts: () => d.jobs.counts(d.store.db),

@@ -3,7 +3,7 @@ import { authPlugin } from "../auth/plugin";
 import { createRouter } from "../lib/router";
 import { errorsFor } from "../shared/error-body";
 import type { CaptureService } from "./capture";
-import { CAPTURE_BODY_LIMIT, CaptureSettings, CaptureSettingsBody, EXTRACT_BODY_LIMIT, ExtractBody, ExtractQuery, ExtractResponse, FormationJobList } from "./model";
+import { CAPTURE_BODY_LIMIT, CaptureSettings, CaptureSettingsBody, EXTRACT_BODY_LIMIT, ExtractBody, ExtractQuery, ExtractResponse, FormationJob, FormationJobList, FormationJobParams } from "./model";
 import type { FormationService } from "./service";
 
 export { createFormationService, type FormationService } from "./service";
@@ -39,8 +39,30 @@ export function formationRoutes(auth: AuthService, formation: FormationService, 
     .get("/extract/jobs", async ({ principal }) => capture.jobs(principal.userId), {
       auth: "memory:read",
       response: { 200: FormationJobList, ...errorsFor(401, 403, 500, 503) },
-      detail: { tags: ["memories"], summary: "The caller's extraction jobs of captured conversations (X-Svc-Remember), newest first, failed ones with their last error" },
-    });
+      detail: {
+        tags: ["memories"],
+        summary: "The caller's extraction jobs of captured conversations (X-Svc-Remember), newest first",
+        description: "A job whose attempt failed is `retrying` (with `lastError` and `nextAttemptAt`) until its last attempt, then `failed`. A capture whose conversation could not be stored is a `failed` job too, with `captured: false`.",
+      },
+    })
+    .post(
+      "/extract/jobs/:id/retry",
+      async ({ principal, params }) => {
+        // A retry spends the user's tokens on the gateway, as an extraction does.
+        auth.requireScope(principal, "chat");
+        return capture.retry(principal.userId, params.id);
+      },
+      {
+        auth: "memory:write",
+        params: FormationJobParams,
+        response: { 200: FormationJob, ...errorsFor(400, 401, 403, 404, 409, 500, 503) },
+        detail: {
+          tags: ["memories"],
+          summary: "Run a failed (or retrying) extraction job again now, its attempts reset",
+          description: "200 with the job, pending. 409 when it is pending, running or done, or when its conversation could not be stored (`captured: false`); another user's job is a 404. Needs the scopes memory:write and chat.",
+        },
+      },
+    );
 }
 
 /** `GET`/`PUT /v1/me/capture`: the user's capture default (off unless set). */

@@ -40,4 +40,18 @@ export const formationMigrations: Migration[] = [
       );
     `,
   },
+  {
+    // Jobs are named by a random id like every other record (the sequence stays internal: it
+    // counted the server's jobs). Rows from before get one here; `random()` is the one random
+    // source both engines share (an integer on SQLite, a fraction on PostgreSQL: its digits).
+    // `captured` is 0 for a job recording a capture whose write failed: nothing of that exchange
+    // was stored, so there is nothing to retry.
+    id: "0535_formation_job_ids",
+    sql: `
+      ALTER TABLE formation_jobs ADD COLUMN id TEXT;
+      ALTER TABLE formation_jobs ADD COLUMN captured INTEGER NOT NULL DEFAULT 1;
+      UPDATE formation_jobs SET id = 'job_' || replace('' || abs(random()), '0.', '');
+      CREATE UNIQUE INDEX formation_jobs_id ON formation_jobs (id);
+    `,
+  },
 ];

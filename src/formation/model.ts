@@ -35,7 +35,9 @@ export const ExtractDecision = t.Object({
   memoryId: t.Union([t.String(), t.Null()], { description: "the memory added, updated or deleted (none: the duplicate or the memory left as it is)" }),
   content: t.Union([t.String(), t.Null()], { description: "the memory's content after the decision" }),
   previous: t.Union([t.String(), t.Null()], { description: "update, delete: the content before" }),
-  reason: t.Optional(t.Union([t.Literal("duplicate"), t.Literal("missing"), t.Literal("model")], { description: "none: why nothing changed" })),
+  reason: t.Optional(t.Union([t.Literal("duplicate"), t.Literal("missing"), t.Literal("model"), t.Literal("missing_decision")], {
+    description: "none: why nothing changed (model: the model decided so; missing_decision: the model gave no decision for the fact)",
+  })),
 });
 
 export const ExtractResponse = t.Object({
@@ -46,21 +48,28 @@ export const ExtractResponse = t.Object({
 });
 export type ExtractResponse = typeof ExtractResponse.static;
 
-export const FormationJobList = t.Object({
-  data: t.Array(
-    t.Object({
-      id: t.String(),
-      status: t.Union([t.Literal("pending"), t.Literal("running"), t.Literal("done"), t.Literal("failed")]),
-      attempts: t.Integer({ minimum: 0 }),
-      lastError: t.Union([t.String(), t.Null()], { description: "why the last attempt failed (Mnemo's message, never the gateway's text)" }),
-      threadId: t.String(),
-      workspaceId: t.Union([t.String(), t.Null()]),
-      createdAt: t.String({ format: "date-time" }),
-      updatedAt: t.String({ format: "date-time" }),
-    }),
-    { description: "the latest 100, newest first" },
-  ),
+export const FormationJob = t.Object({
+  id: t.String({ description: "job_…" }),
+  status: t.Union([t.Literal("pending"), t.Literal("running"), t.Literal("retrying"), t.Literal("done"), t.Literal("failed")], {
+    description: "retrying: its last attempt failed (lastError), the next is due at nextAttemptAt; failed: no attempt is left, or the capture itself failed",
+  }),
+  attempts: t.Integer({ minimum: 0, description: "attempts since it was queued (a retry starts again from 0)" }),
+  lastError: t.Union([t.String(), t.Null()], { description: "why the last attempt failed (Mnemo's message, never the gateway's text)" }),
+  nextAttemptAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "pending and retrying: when it is due" }),
+  captured: t.Boolean({ description: "false: the conversation could not be stored (nothing of it was kept), so the job cannot be retried" }),
+  retryable: t.Boolean({ description: "POST …/retry queues it again now: failed or retrying, and its conversation is stored" }),
+  threadId: t.String(),
+  workspaceId: t.Union([t.String(), t.Null()]),
+  createdAt: t.String({ format: "date-time" }),
+  updatedAt: t.String({ format: "date-time" }),
 });
+export type FormationJob = typeof FormationJob.static;
+
+export const FormationJobList = t.Object({
+  data: t.Array(FormationJob, { description: "the latest 100, newest first" }),
+});
+
+export const FormationJobParams = t.Object({ id: t.String({ minLength: 1, maxLength: 128, description: "the job's id (job_…)" }) });
 
 /** `PUT /v1/me/capture`: a boolean. */
 export const CAPTURE_BODY_LIMIT: BodyLimit = { bytes: 1 * KB };

@@ -121,9 +121,11 @@ export function createFormationService(d: FormationDeps) {
     const sessionId = oneOf<string>(body, ["session_id", "sessionId"]) ?? null;
     // As stored (UTC, ISO 8601): the memory list orders by it.
     const createdAt = body.timestamp === undefined ? undefined : new Date(body.timestamp).toISOString();
-    return facts.map((fact, i): { fact: string; op: MemoryOperation | null; target: Candidate | null } => {
+    return facts.map((fact, i): { fact: string; op: MemoryOperation | null; target: Candidate | null; missing?: boolean } => {
       const decision = byFact.get(i);
-      if (!decision || decision.action === "none") return { fact, op: null, target: null };
+      // A fact the model gave no decision for changes nothing, and says so apart from an explicit none.
+      if (!decision) return { fact, op: null, target: null, missing: true };
+      if (decision.action === "none") return { fact, op: null, target: null };
       if (decision.action === "add") return { fact, op: { action: "add", content: decision.content ?? fact, workspaceId, sessionId, createdAt }, target: null };
       const target = perFact[i].find((c) => c.ref === decision.ref)!;
       if (decision.action === "update") return { fact, op: { action: "update", id: target.id, content: decision.content! }, target };
@@ -168,11 +170,11 @@ export function createFormationService(d: FormationDeps) {
         }
         const source: MemorySource = { kind: "extraction", threadId: r.source?.threadId ?? oneOf<string>(r.body, ["session_id", "sessionId"]) ?? null, messageIds: r.source?.messageIds ?? r.body.messages.flatMap((m) => (m.id ? [m.id] : [])), model };
         let outcomes: OperationOutcome[];
-        if (r.dryRun) outcomes = planned.map(({ op, target }) => preview(op, target));
+        if (r.dryRun) outcomes = planned.map(({ op, target, missing }) => preview(op, target, missing));
         else {
           outcomes = await d.store.transaction(async (tx) => {
             const out: OperationOutcome[] = [];
-            for (const { op, target } of planned) out.push(op ? await d.operations.apply(tx, r.userId, op, source) : preview(null, target));
+            for (const { op, target, missing } of planned) out.push(op ? await d.operations.apply(tx, r.userId, op, source) : preview(null, target, missing));
             await r.inTransaction?.(tx);
             return out;
           });
@@ -192,8 +194,8 @@ export function createFormationService(d: FormationDeps) {
 export type FormationService = ReturnType<typeof createFormationService>;
 
 /** What an operation would do, unapplied (dry run), or a decision to change nothing. */
-function preview(op: MemoryOperation | null, target: Candidate | null): OperationOutcome {
-  if (!op) return { action: "none", memoryId: null, content: null, previous: null, reason: "model" };
+function preview(op: MemoryOperation | null, target: Candidate | null, missing = false): OperationOutcome {
+  if (!op) return { action: "none", memoryId: null, content: null, previous: null, reason: missing ? "missing_decision" : "model" };
   if (op.action === "add") return { action: "add", memoryId: null, content: op.content, previous: null };
   if (op.action === "update") return { action: "update", memoryId: op.id, content: op.content, previous: target?.content ?? null };
   return { action: "delete", memoryId: op.id, content: null, previous: target?.content ?? null };

@@ -193,7 +193,7 @@ export const ExtractMemoriesOutput = z.object({
       memoryId: z.string().nullable(),
       content: z.string().nullable(),
       previous: z.string().nullable(),
-      reason: z.enum(["duplicate", "missing", "model"]).optional(),
+      reason: z.enum(["duplicate", "missing", "model", "missing_decision"]).optional(),
     }),
   ),
 });

@@ -16,7 +16,7 @@ export interface OperationOutcome {
   memoryId: string | null;
   content: string | null;
   previous: string | null;
-  reason?: "duplicate" | "missing" | "model";
+  reason?: "duplicate" | "missing" | "model" | "missing_decision";
 }
 
 /**

@@ -229,14 +229,23 @@ async function nearDuplicatesCheck(store: Store): Promise<Check> {
   };
 }
 
-/** Memory extraction jobs of captured conversations: failed ones are shown to their owners in GET /v1/memories/extract/jobs. */
+/**
+ * Memory extraction jobs of captured conversations: yellow from a job's first failed attempt
+ * (retrying), not only once it failed for good, with the latest reason (our message, never
+ * content). Owners see theirs in GET /v1/memories/extract/jobs and retry them there.
+ */
 async function extractionJobsCheck(store: Store): Promise<Check> {
   const name = "memory extraction";
-  const counts = await createFormationJobRepository().counts(store.db);
-  const detail = `${counts.pending ?? 0} jobs pending, ${counts.running ?? 0} running, ${counts.failed ?? 0} failed, ${counts.done ?? 0} done`;
-  return counts.failed
-    ? { name, status: "warn", detail, hint: "check the memory model (MNEMO_MEMORY_MODEL) and the gateway; each user sees why in GET /v1/memories/extract/jobs" }
-    : { name, status: "ok", detail };
+  const jobs = createFormationJobRepository();
+  const counts = await jobs.counts(store.db);
+  const retrying = counts.retrying ?? 0;
+  const detail = `${(counts.pending ?? 0) - retrying} jobs pending, ${counts.running ?? 0} running, ${retrying} retrying, ${counts.failed ?? 0} failed, ${counts.done ?? 0} done`;
+  if (!counts.failed && !retrying) return { name, status: "ok", detail };
+  const latest = await jobs.latestError(store.db);
+  return {
+    name, status: "warn", detail: latest ? `${detail}; latest error: ${latest}` : detail,
+    hint: "check the memory model (MNEMO_MEMORY_MODEL) and the gateway; users see why and retry in GET /v1/memories/extract/jobs, `mnemo memories jobs` or the app",
+  };
 }
 
 /**

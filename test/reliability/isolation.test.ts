@@ -31,12 +31,15 @@ const aliceView = () => ownerView(server.call, operations, alice);
 
 beforeAll(async () => {
   upstream = startFakeUpstream();
-  server = await startTestServer({ env: { LLM_GATEWAY_URL: upstream.url } });
+  // An hour between extraction attempts: the seeded jobs call the gateway once, while seeding.
+  server = await startTestServer({ env: { LLM_GATEWAY_URL: upstream.url, MNEMO_EXTRACTION_RETRY_MS: "3600000" } });
   operations = await loadOperations(server.url);
   alice = await seedTenant(server.call, "iso-alice");
   bob = await seedTenant(server.call, "iso-bob");
   await waitForIndex(server.call, alice);
   await waitForIndex(server.call, bob);
+  // What reached the gateway from here on is B's doing.
+  upstream.requests.length = 0;
 });
 afterAll(async () => {
   await server?.destroy();

@@ -213,3 +213,20 @@ export interface Health {
     consecutiveFailures: number;
   };
 }
+
+/** GET /v1/memories/extract/jobs: an extraction job of a captured conversation. */
+export interface ExtractionJob {
+  id: string;
+  /** retrying: its last attempt failed, the next is due at nextAttemptAt. */
+  status: "pending" | "running" | "retrying" | "done" | "failed";
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  /** false: the conversation could not be stored; nothing to retry. */
+  captured: boolean;
+  retryable: boolean;
+  threadId: string;
+  workspaceId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}

@@ -6,7 +6,7 @@
  * module's memory only and sent as `Authorization`; so is a client key for encrypted notes.
  */
 import type {
-  ApiKey, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentSummary, DocumentWithContent, FileInfo, Health, Me, Memory, MemoryFilters,
+  ApiKey, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentSummary, DocumentWithContent, ExtractionJob, FileInfo, Health, Me, Memory, MemoryFilters,
   MemoryVersion, Message, NewMemory, Note, NoteEntry, Page, ScoredMemory, SearchResponse, Thread, UploadUrl, Usage, Workspace, WorkspaceContents, JsonObject,
 } from "./api-types";
 
@@ -167,6 +167,11 @@ export const searchMemories = (query: string, options: { limit?: number; filters
 
 export const getMemory = (id: string, signal?: AbortSignal) => json<Memory>("GET", `/v1/memories/${seg(id)}`, { signal });
 export const createMemory = (memory: NewMemory) => json<Memory>("POST", "/v1/memories", { body: memory });
+/** Adds a memory; `duplicate`: the user already had it (same text and workspace), nothing was stored and `memory` is that one. */
+export async function addMemory(memory: NewMemory): Promise<{ memory: Memory; duplicate: boolean }> {
+  const response = await send("POST", "/v1/memories", { body: memory });
+  return { memory: (await response.json()) as Memory, duplicate: response.headers.get("x-svc-duplicate") === "true" };
+}
 export const updateMemory = (id: string, changes: { content?: string; metadata?: JsonObject }) =>
   json<Memory>("PATCH", `/v1/memories/${seg(id)}`, { body: changes });
 export const deleteMemory = (id: string) => json<{ id: string }>("DELETE", `/v1/memories/${seg(id)}`);
@@ -190,6 +195,11 @@ export async function restoreMemory(memory: Memory): Promise<Memory> {
 }
 
 export type { ScoredMemory };
+
+/** Extraction jobs of captured conversations, newest first (the latest 100). */
+export const extractionJobs = (signal?: AbortSignal) => json<{ data: ExtractionJob[] }>("GET", "/v1/memories/extract/jobs", { signal });
+/** Runs a failed (or retrying) job again now; answers the job, pending. */
+export const retryExtractionJob = (id: string) => json<ExtractionJob>("POST", `/v1/memories/extract/jobs/${seg(id)}/retry`);
 
 // ── Workspaces and what they hold ──────────────────────────────────────────────────
 

@@ -4,6 +4,7 @@
  * theirs showing up in another user's response is found by a plain substring scan.
  */
 import { randomBytes } from "node:crypto";
+import { waitUntil } from "../../helpers/wait";
 import { fillPath, segmentBefore, type Operation } from "./openapi";
 
 export type Call = (method: string, path: string, options?: { token?: string | null; body?: unknown; headers?: Record<string, string> }) => Promise<[number, any]>;
@@ -89,6 +90,17 @@ async function seedLaterRoutes(call: Call, token: string, marker: string, ids: R
   if (keyStatus !== 201) throw new Error(`seed POST /v1/keys answered ${keyStatus}: ${JSON.stringify(key)}`);
   ids.keyId = key.id;
   ids.keySecret = key.key;
+  // An extraction job (POST /v1/memories/extract/jobs/:id/retry): a captured completion, when the server has a gateway.
+  const [completionStatus] = await call("POST", "/v1/chat/completions", {
+    token, headers: { "x-svc-remember": "true" }, body: { model: "m", messages: [{ role: "user", content: `remember ${marker}` }] },
+  });
+  if (completionStatus === 200) {
+    // Once its first attempt ran: its calls to the gateway are made during the seeding, not during a later scan.
+    const [, jobs] = await waitUntil(() => call("GET", "/v1/memories/extract/jobs", { token }), ([, list]) => ["retrying", "failed", "done"].includes(list?.data?.[0]?.status), {
+      what: "the seeded capture's extraction job to have run once",
+    });
+    ids.jobId = jobs.data[0].id;
+  }
 }
 
 /**
@@ -99,7 +111,7 @@ async function seedLaterRoutes(call: Call, token: string, marker: string, ids: R
 export function idFor(tenant: Tenant, path: string, param: string): string | undefined {
   if (param === "id") {
     const segment = segmentBefore(path, param);
-    const byCollection: Record<string, string> = { memories: "memoryId", documents: "documentId", files: "fileId", uploads: "uploadId", keys: "keyId" };
+    const byCollection: Record<string, string> = { memories: "memoryId", documents: "documentId", files: "fileId", uploads: "uploadId", keys: "keyId", jobs: "jobId" };
     return tenant.ids[byCollection[segment] ?? ""];
   }
   return tenant.ids[param];

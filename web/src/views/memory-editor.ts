@@ -1,5 +1,5 @@
 /** The dialog that adds a memory or edits one's content and metadata. */
-import { ApiError, createMemory, updateMemory } from "../api";
+import { addMemory, ApiError, updateMemory } from "../api";
 import type { JsonObject, Memory, NewMemory, Workspace } from "../api-types";
 import { openDialog } from "../dialog";
 import { field, h } from "../dom";
@@ -75,9 +75,14 @@ export function openMemoryEditor(options: { memory?: Memory; workspaces: Workspa
         if (workspace?.value) body.workspaceId = workspace.value;
         if (session?.value.trim()) body.session_id = session.value.trim();
         if (when?.value) body.timestamp = new Date(when.value).toISOString();
-        saved = await createMemory(body);
-        announce({ added: saved });
-        toast("Memory added.", { tone: "success" });
+        const added = await addMemory(body);
+        saved = added.memory;
+        // An exact duplicate stored nothing: the list already shows that memory.
+        if (added.duplicate) toast("Already remembered: nothing new was stored.", { tone: "info" });
+        else {
+          announce({ added: saved });
+          toast("Memory added.", { tone: "success" });
+        }
       }
       dialog.close();
     } catch (error) {

@@ -5,6 +5,7 @@ import type { ViewContext } from "../router";
 import { currentUser } from "../session";
 import { setTitle } from "../shell";
 import { toast } from "../toast";
+import { jobsSection } from "./server-jobs";
 import { keysSection } from "./server-keys";
 import { statusSection, usageSection } from "./server-usage";
 
@@ -64,17 +65,18 @@ export async function serverView({ outlet, signal }: ViewContext): Promise<void>
   const keys = section("keys", "API keys", "Keys let programs and agents use this server as you, with the scopes you choose.");
   const usage = section("usage", "Usage this month");
   const status = section("index", "Index status", "The search index is built from the store in the background.");
+  const jobs = section("jobs", "Memory extraction", "Conversations captured with X-Svc-Remember become memories in the background. Jobs that failed show here, with why; retry one once the cause is fixed.");
   const encryption = section("encryption", "Encryption", "Notes, documents and messages written with a client key are stored encrypted. Give the key here to read them.");
   outlet.append(
     h("div", { class: "page-header" }, h("h1", { tabindex: -1 }, "Your server")),
     h("div", { class: "settings" },
       h("nav", { class: "settings-nav", "aria-label": "Sections" }, h("ul", null,
-        [["account", "Account"], ["keys", "API keys"], ["usage", "Usage"], ["index", "Index status"], ["encryption", "Encryption"]].map(([id, label]) => h("li", null, h("a", { href: `#${id}` }, label))))),
-      h("div", { class: "settings-body" }, account, keys, usage, status, encryption),
+        [["account", "Account"], ["keys", "API keys"], ["usage", "Usage"], ["index", "Index status"], ["jobs", "Memory extraction"], ["encryption", "Encryption"]].map(([id, label]) => h("li", null, h("a", { href: `#${id}` }, label))))),
+      h("div", { class: "settings-body" }, account, keys, usage, status, jobs, encryption),
     ),
   );
   const escrowPresent = await me().then((who) => who.clientKeyEscrow.present, () => false);
   encryptionSection(encryption, escrowPresent);
   if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
-  await Promise.all([keysSection(keys, signal), usageSection(usage, signal), statusSection(status, signal)]);
+  await Promise.all([keysSection(keys, signal), usageSection(usage, signal), statusSection(status, signal), jobsSection(jobs, signal)]);
 }
