@@ -36,6 +36,8 @@ export const ExtractDecision = t.Object({
   content: t.Union([t.String(), t.Null()], { description: "the memory's content after the decision" }),
   previous: t.Union([t.String(), t.Null()], { description: "update, delete: the content before" }),
   reason: t.Optional(t.Union([t.Literal("duplicate"), t.Literal("missing"), t.Literal("model")], { description: "none: why nothing changed" })),
+  proposed: t.Optional(t.Literal(true, { description: "update, delete by automatic formation (capture) of a memory a person wrote: not applied, proposed to the person" })),
+  proposalId: t.Optional(t.String({ description: "proposed: the proposal (GET /v1/memories/proposals); absent in a dry run" })),
 });
 
 export const ExtractResponse = t.Object({

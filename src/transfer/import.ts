@@ -14,7 +14,9 @@ import { readMarkdownFolder } from "./markdown";
 import { createWorkspaceRepository } from "../workspaces/repository";
 import { memoryContentKey } from "../memories/content-key";
 import { createMemoryHistoryRepository } from "../memories/history-repository";
+import { createMemoryProposalRepository } from "../memories/proposals-repository";
 import { createMemoryRepository } from "../memories/repository";
+import { createMemoryWrites, type MemoryWrites } from "../memories/writes";
 import { fromRecord, TABLE_BY_TYPE, TABLES, type TableSpec } from "./tables";
 
 /** Entries per transaction: large enough that commits (an fsync each on SQLite) stay rare. */
@@ -62,7 +64,7 @@ interface Deps {
 
 /** What the outbox is told about each new row of these record types. */
 const INDEXED: Record<string, { kind: SearchKind; idColumn: string }> = {
-  memory: { kind: "memory", idColumn: "id" },
+  // Memories are queued by the memory write (settleMemories), with their neighbours.
   indexed_document: { kind: "block", idColumn: "document_id" },
   chat_message: { kind: "message", idColumn: "id" },
   file: { kind: "file", idColumn: "key" },
@@ -160,6 +162,7 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
     }
   }
   const started = report.failed;
+  const writes = createMemoryWrites({ repo: memoryRepo, history: memoryHistory, outbox, proposals: createMemoryProposalRepository() });
   await store.transaction(async (tx) => {
     const refs: SourceRef[] = [];
     for (const declared of TABLES) {
@@ -188,7 +191,7 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
         }
       }
       const outcome = await insertRows(tx, spec, ownerId, rows);
-      if (spec.type === "memory") await settleMemories(tx, ownerId, spec, rows, outcome, report);
+      if (spec.type === "memory") await settleMemories(tx, writes, ownerId, spec, rows, outcome, report);
       report.inserted += outcome.inserted.length;
       report.existing += outcome.existing.length;
       if (outcome.inserted.length) report.byType[spec.type] = (report.byType[spec.type] ?? 0) + outcome.inserted.length;
@@ -213,9 +216,10 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
 /**
  * Memories of an import: an exact duplicate of one the user has in that workspace (or of
  * an earlier entry of the same file) is not written and counts as existing; each new one
- * records its first version, source `import`.
+ * goes through the memory write's `recordInserted` (first version, source `import`; its
+ * index entry and its conversation's previous memory queued), as any new memory does.
  */
-async function settleMemories(tx: Executor, ownerId: string, spec: TableSpec, rows: unknown[][], outcome: InsertOutcome, report: ImportReport) {
+async function settleMemories(tx: Executor, writes: MemoryWrites, ownerId: string, spec: TableSpec, rows: unknown[][], outcome: InsertOutcome, report: ImportReport) {
   const col = (row: unknown[], name: string) => row[spec.columns.indexOf(name)];
   const duplicates = new Set<number>();
   for (const i of outcome.conflicting) {
@@ -226,14 +230,8 @@ async function settleMemories(tx: Executor, ownerId: string, spec: TableSpec, ro
     outcome.conflicting = outcome.conflicting.filter((i) => !duplicates.has(i));
     outcome.existing.push(...duplicates);
   }
-  const at = new Date().toISOString();
-  for (const i of outcome.inserted) {
-    const row = rows[i];
-    await memoryHistory.record(tx, {
-      ownerId, memoryId: String(col(row, "id")), event: "created", content: String(col(row, "content")), metadata: JSON.parse(String(col(row, "metadata") ?? "{}")),
-      workspaceId: (col(row, "workspace_id") as string | null) ?? null, at, source: { kind: "import" },
-    });
-  }
+  const inserted = await memoryRepo.getMany(tx, ownerId, outcome.inserted.map((i) => String(col(rows[i], "id"))));
+  report.queued += await writes.recordInserted(tx, ownerId, [...inserted.values()].sort((a, b) => a.seq - b.seq), { kind: "import" });
 }
 
 const placeOrder = (place: string) => Number(/(\d+)/.exec(place)?.[1] ?? 0);
