@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { captureWith, refOf, remember } from "./helpers/capture";
 import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
+import { callTool, connectMcpHttp, errorOf, ok } from "./helpers/mcp";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 
 /**
@@ -190,5 +191,40 @@ describe("proposals", () => {
     expect(body.decisions).toEqual([{ fact: "The user runs on Saturdays", action: "update", memoryId: id, content: "The user runs on Saturdays", previous: "The user runs on Sundays" }]);
     expect(await contentOf("pe", id)).toBe("The user runs on Saturdays");
     expect((await get("pe", "/v1/memories/proposals"))[1].data).toEqual([]);
+  });
+});
+
+describe("proposals over MCP", () => {
+  test("list, accept and reject as tools, for the session's user only", async () => {
+    const names = await remember(server, "pm", "The user's sister is called Ana");
+    const city = await remember(server, "pm", "The user's sister lives in Braga");
+    await captureWith(server, fake, "pm", {
+      message: "My sister goes by Anabela and moved to Faro.",
+      facts: ["The user's sister is called Anabela", "The user's sister lives in Faro"],
+      decide: (shown) => [
+        { fact: 0, action: "update", ref: refOf(shown, 0, "called Ana"), content: "The user's sister is called Anabela" },
+        { fact: 1, action: "update", ref: refOf(shown, 1, "Braga"), content: "The user's sister lives in Faro" },
+      ],
+    });
+    const { client } = await connectMcpHttp(server.url, mock("pm"));
+    const { client: other } = await connectMcpHttp(server.url, mock("pn"));
+    try {
+      const listed = ok(await callTool(client, "list_memory_proposals", {}));
+      expect(listed.proposals.map((p: any) => [p.memoryId, p.action, p.content, p.memory.content])).toEqual([
+        [names, "update", "The user's sister is called Anabela", "The user's sister is called Ana"],
+        [city, "update", "The user's sister lives in Faro", "The user's sister lives in Braga"],
+      ]);
+      const [first, second] = listed.proposals;
+      expect(ok(await callTool(other, "list_memory_proposals", {})).proposals).toEqual([]);
+      expect(errorOf(await callTool(other, "accept_memory_proposal", { id: first.id }))).toEqual({ error: { code: "not_found", message: `proposal '${first.id}' not found` } });
+      expect(errorOf(await callTool(other, "reject_memory_proposal", { id: second.id })).error.code).toBe("not_found");
+      expect(ok(await callTool(client, "accept_memory_proposal", { id: first.id }))).toMatchObject({ status: "accepted", memory: { id: names, content: "The user's sister is called Anabela" } });
+      expect(ok(await callTool(client, "reject_memory_proposal", { id: second.id })).status).toBe("rejected");
+      expect(await contentOf("pm", city)).toBe("The user's sister lives in Braga");
+      expect(ok(await callTool(client, "list_memory_proposals", {})).proposals).toEqual([]);
+    } finally {
+      await client.close();
+      await other.close();
+    }
   });
 });
