@@ -49,11 +49,11 @@ export function createMemoryWrites({ repo, history, outbox, proposals }: { repo:
      * first version, its index entry, and the previous memory of its conversation, which
      * gains it as context. How many sources were queued.
      */
-    async recordInserted(tx: Executor, ownerId: string, rows: MemoryRow[], source: MemorySource): Promise<number> {
+    async recordInserted(tx: Executor, ownerId: string, rows: MemoryRow[], source: MemorySource, at?: string): Promise<number> {
       const neighbours = new Set<string>();
-      const at = new Date().toISOString();
       for (const row of rows) {
-        await history.record(tx, { ownerId, memoryId: row.id, event: "created", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at, source });
+        // The version's time: when it was stored (its `updatedAt`), unless the writer says otherwise (an import: now).
+        await history.record(tx, { ownerId, memoryId: row.id, event: "created", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: at ?? row.updatedAt, source });
         const { previous } = await repo.neighbours(tx, row);
         if (previous) neighbours.add(previous.id);
       }

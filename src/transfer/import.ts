@@ -12,10 +12,9 @@ import type { Outbox, SearchKind, SourceRef } from "../search";
 import { KNOWN_FORMATS, readEntries, type Entry, type FileFormat } from "./formats";
 import { readMarkdownFolder } from "./markdown";
 import { createWorkspaceRepository } from "../workspaces/repository";
-import { memoryContentKey } from "../memories/content-key";
 import { createMemoryHistoryRepository } from "../memories/history-repository";
 import { createMemoryProposalRepository } from "../memories/proposals-repository";
-import { createMemoryRepository } from "../memories/repository";
+import { createMemoryRepository, storedContentKey } from "../memories/repository";
 import { createMemoryWrites, type MemoryWrites } from "../memories/writes";
 import { fromRecord, TABLE_BY_TYPE, TABLES, type TableSpec } from "./tables";
 
@@ -183,7 +182,7 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
         }
         try {
           const row = fromRecord(declared, record, ownerId);
-          if (spec !== declared) row.push(memoryContentKey(String(record.content)) ?? `enc:${String(record.id)}`);
+          if (spec !== declared) row.push(storedContentKey(String(record.id), String(record.content)));
           rows.push(row);
           places.push(place);
         } catch (error) {
@@ -231,7 +230,7 @@ async function settleMemories(tx: Executor, writes: MemoryWrites, ownerId: strin
     outcome.existing.push(...duplicates);
   }
   const inserted = await memoryRepo.getMany(tx, ownerId, outcome.inserted.map((i) => String(col(rows[i], "id"))));
-  report.queued += await writes.recordInserted(tx, ownerId, [...inserted.values()].sort((a, b) => a.seq - b.seq), { kind: "import" });
+  report.queued += await writes.recordInserted(tx, ownerId, [...inserted.values()].sort((a, b) => a.seq - b.seq), { kind: "import" }, new Date().toISOString());
 }
 
 const placeOrder = (place: string) => Number(/(\d+)/.exec(place)?.[1] ?? 0);
