@@ -263,6 +263,7 @@ function registerProposalCommands(memoriesCommand: Command): void {
       .description(decision === "accept" ? "apply a proposal (refused when its memory changed since)" : "turn a proposal down; the memory stays as it is")
       .argument("<id>", "the proposal's id (prop_…)")
       .option("--json", "print the proposal as the API answers it")
+      .addHelpText("after", examples(`mnemo memories proposals ${decision} prop_01J… --user alice`))
       .action(async (id: string, _options: unknown, command: Command) => {
         const options = command.optsWithGlobals<Common>();
         if (options.user === undefined) throw new CliError("required option '--user <id>' not specified");
