@@ -7,7 +7,7 @@ import type { MemoryHistoryRepository, MemorySource } from "./history-repository
 import type { MemoryProposalRecord } from "./model";
 import type { MemoryProposalRepository, ProposalAction, ProposalRow } from "./proposals-repository";
 import type { MemoryRepository, MemoryRow } from "./repository";
-import { toMemoryRecord } from "./service";
+import { toMemoryRecord } from "./record";
 import type { MemoryWrites } from "./writes";
 
 export interface MemoryProposalDeps {

@@ -14,6 +14,9 @@ import type { MemoryVersionRecord } from "./model";
 import { createMemoryProposals } from "./proposals";
 import { createMemoryProposalRepository } from "./proposals-repository";
 import { createMemoryWrites } from "./writes";
+import { toMemoryRecord } from "./record";
+
+export { toMemoryRecord };
 
 const proposalRepo = createMemoryProposalRepository();
 
@@ -42,21 +45,6 @@ function toVersionRecord(v: MemoryVersion): MemoryVersionRecord {
   return { version: v.version, event: v.event, reason: v.event, content: v.content, metadata: v.metadata, workspaceId: v.workspaceId, changedAt: v.at, source: kind, ...from };
 }
 
-/** The public form of a stored memory. */
-export function toMemoryRecord(row: MemoryRow): MemoryRecord {
-  return {
-    id: row.id,
-    ownerId: row.ownerId,
-    projectId: row.workspaceId ?? "default",
-    content: row.content,
-    metadata: row.metadata,
-    status: row.status,
-    workspaceId: row.workspaceId,
-    session_id: row.sessionId,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-  };
-}
 
 /**
  * The memory list's cursors: the page position (the last memory's `createdAt` and id, as
