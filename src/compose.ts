@@ -40,7 +40,6 @@ import { restrictNewFiles } from "./lib/owner-only";
 import { createScheduler } from "./lib/scheduler";
 import { createSessionRegistry, DEFAULT_SESSION_LIMITS } from "./mcp/sessions";
 import { createMemoryHistoryRepository } from "./memories/history-repository";
-import { createMemoryOperations } from "./memories/operations";
 import { createMemoryRepository } from "./memories/repository";
 import { createFormationService } from "./formation";
 import { createCapture } from "./formation/capture";
@@ -143,8 +142,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     capture: { enabled: captureEnabled, record: (exchange) => capture?.record(exchange), rememberByDefault: (userId) => capture?.rememberByDefault(userId) ?? Promise.resolve(false) },
   });
   const formation = createFormationService({
-    config, upstream: completionServices.upstream, admit: completionServices.admit, usage: completionServices.usage, memories,
-    operations: createMemoryOperations({ repo: memoryRepo, history: memoryHistory, outbox }), workspaces, store, log,
+    config, upstream: completionServices.upstream, admit: completionServices.admit, usage: completionServices.usage, memories, workspaces, store, log,
   });
   capture = createCapture({
     store, chats: workspaceRepos.chats, workspaces: workspaceRepos.workspaces, jobs: createFormationJobRepository(), settings: createCaptureSettingsRepository(),

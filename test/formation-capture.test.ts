@@ -199,7 +199,10 @@ describe("capture (X-Svc-Remember)", () => {
     const [job] = await userJobs("cap-2");
     expect([job.status, job.attempts]).toEqual(["done", 2]);
     const [, history] = await server.call("GET", `/v1/memories/${memory.id}/history`, { token: mock("cap-2") });
-    expect(history.data.map((v: any) => [v.event, v.content])).toEqual([["created", "The user lives in Bergen"], ["updated", "The user lives in Oslo"]]);
+    // The memory is the person's: the update is proposed to them, once, and not applied.
+    expect(history.data.map((v: any) => [v.event, v.content])).toEqual([["created", "The user lives in Bergen"]]);
+    const [, proposals] = await server.call("GET", "/v1/memories/proposals", { token: mock("cap-2") });
+    expect(proposals.data.map((p: any) => [p.memoryId, p.action, p.content])).toEqual([[memory.id, "update", "The user lives in Oslo"]]);
   });
 
   test("the same thread id chosen by two users: each has a thread of their own, and neither sees the other's", async () => {

@@ -16,7 +16,7 @@ afterAll(async () => {
   await server.destroy();
 });
 
-const TOOLS = ["append_chat_message", "build_context", "extract_memories", "forget", "list_memories", "read_document", "recall", "remember", "search_documents", "write_document"];
+const TOOLS = ["accept_memory_proposal", "append_chat_message", "build_context", "extract_memories", "forget", "list_memories", "list_memory_proposals", "read_document", "recall", "reject_memory_proposal", "remember", "search_documents", "write_document"];
 
 /** An SDK client over Streamable HTTP with a bearer token (default alice's mock token), closed after the file. */
 async function connect(token = "mock-token-alice", baseUrl = server.url) {

@@ -49,7 +49,8 @@ describe("mnemo mcp (stdio)", () => {
     const client = await connectStdio(dataDir, "alice");
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
-      "append_chat_message", "build_context", "extract_memories", "forget", "list_memories", "read_document", "recall", "remember", "search_documents", "write_document",
+      "accept_memory_proposal", "append_chat_message", "build_context", "extract_memories", "forget", "list_memories", "list_memory_proposals", "read_document", "recall",
+      "reject_memory_proposal", "remember", "search_documents", "write_document",
     ]);
     expect(tools.find((t) => t.name === "remember")!.inputSchema).toMatchObject({ required: ["content"], properties: { content: { type: "string" } } });
 

@@ -100,7 +100,7 @@ ${examples(
           throw cliErrorOf(error);
         }
       }
-      const { memory: created, duplicate } = await withMemories(options, ({ memories }) => memories.store(user, { ...body, ...defined({ timestamp }) }));
+      const { memory: created, duplicate } = await withMemories(options, ({ memories }) => memories.store(user, { ...body, ...defined({ timestamp }) }, { kind: "cli" }));
       // An exact duplicate stores nothing: the id printed is the memory already stored, as the API answers it.
       const said = duplicate ? `already remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""}: nothing stored (${created.createdAt})` : `remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""} (${created.createdAt})`;
       if (options.json) {
@@ -145,7 +145,7 @@ ${examples("mnemo recall \"what does alice drink\" --user alice", "mnemo recall 
 
   const memoriesCommand = program
     .command("memories")
-    .description("list, show and forget a user's memories; see and retry their extraction jobs")
+    .description("list, show and forget a user's memories; see and retry their extraction jobs; review what capture proposed to change")
     .addHelpText("after", examples("mnemo memories list --user alice", "mnemo memories show mem_01J… --user alice", "mnemo memories forget mem_01J… --user alice", "mnemo memories jobs --user alice"));
 
   registerJobCommands(memoriesCommand, { userOption, dataOption, requireUser, printable });
@@ -212,7 +212,7 @@ ${examples("mnemo memories forget mem_01J… mem_01K… --user alice")}`)
         const done: Array<{ id: string; deleted: true; success: true } | { id: string; error: { code: string; message: string } }> = [];
         for (const id of ids) {
           try {
-            done.push(await memories.delete(user, id));
+            done.push(await memories.delete(user, id, { kind: "cli" }));
           } catch (error) {
             const code = (error as { errorCode?: string }).errorCode;
             if (code !== "not_found") throw error;
@@ -229,6 +229,63 @@ ${examples("mnemo memories forget mem_01J… mem_01K… --user alice")}`)
         else process.stdout.write(`forgot ${outcome.id}\n`);
       }
     });
+
+  registerProposalCommands(memoriesCommand);
+}
+
+/**
+ * `mnemo memories proposals [accept|reject ID]`: what automatic formation (capture)
+ * proposed to change in memories the person wrote, and the person's decision on each.
+ */
+function registerProposalCommands(memoriesCommand: Command): void {
+  const proposals = memoriesCommand
+    .command("proposals")
+    .description("changes capture proposed to memories the user wrote, waiting for the user's decision")
+    // Shared with `accept` and `reject` (commander reads them before the subcommand's own):
+    // mandatory there would make `proposals accept` ask for it twice, so checked in the actions.
+    .addOption(new Option("--user <id>", "the user whose memories these are").env("MNEMO_USER"))
+    .option("--limit <n>", "at most this many (1-1000; default 100)")
+    .option("--cursor <cursor>", "the next page: nextCursor of the previous --json output")
+    .addOption(dataOption())
+    .option("--json", "print the API's list answer ({data, nextCursor, hasMore})")
+    .addHelpText("after", examples("mnemo memories proposals --user alice", "mnemo memories proposals accept prop_01J… --user alice", "mnemo memories proposals reject prop_01J… --user alice"))
+    .action(async (options: Common & { limit?: string; cursor?: string }) => {
+      if (options.user === undefined) throw new CliError("required option '--user <id>' not specified");
+      const user = requireUser(options);
+      const { checkBody, withMemories } = await access();
+      const { ListProposalsQuery } = await model();
+      const query = await checkBody<{ limit?: string; cursor?: string }>(ListProposalsQuery, defined({ limit: options.limit, cursor: options.cursor }));
+      const page = await withMemories(options, ({ memories }) => memories.proposals.list(user, query));
+      if (options.json) return printJson(page);
+      if (page.data.length === 0) return void process.stderr.write("no proposals\n");
+      for (const p of page.data) {
+        process.stdout.write(`${chalk.dim(printable(p.id))}  ${p.action} ${printable(p.memoryId)}  ${chalk.dim(p.createdAt.slice(0, 19).replace("T", " "))}\n`);
+        process.stdout.write(`  now:      ${p.memory ? oneLine(p.memory.content, textWidth(12)) : chalk.dim("(deleted)")}\n`);
+        if (p.action === "update") process.stdout.write(`  proposed: ${oneLine(p.content ?? "", textWidth(12))}\n`);
+        process.stdout.write(chalk.dim(printable(`  from thread ${p.threadId ?? "-"}, model ${p.model ?? "-"}`)) + "\n");
+      }
+      if (page.hasMore) process.stderr.write(chalk.dim(`more: --cursor ${page.nextCursor}\n`));
+    });
+
+  for (const decision of ["accept", "reject"] as const) {
+    proposals
+      .command(decision)
+      .description(decision === "accept" ? "apply a proposal (refused when its memory changed since)" : "turn a proposal down; the memory stays as it is")
+      .argument("<id>", "the proposal's id (prop_…)")
+      .option("--json", "print the proposal as the API answers it")
+      .addHelpText("after", examples(`mnemo memories proposals ${decision} prop_01J… --user alice`))
+      .action(async (id: string, _options: unknown, command: Command) => {
+        const options = command.optsWithGlobals<Common>();
+        if (options.user === undefined) throw new CliError("required option '--user <id>' not specified");
+        const user = requireUser(options);
+        const { checkBody, withMemories } = await access();
+        const { ProposalParams } = await model();
+        await checkBody(ProposalParams, { id });
+        const decided = await withMemories(options, ({ memories }) => memories.proposals[decision](user, id));
+        if (options.json) return printJson(decided);
+        process.stdout.write(`${decision === "accept" ? "accepted" : "rejected"} ${printable(decided.id)}\n`);
+      });
+  }
 }
 
 function printMemory(m: MemoryRecord): void {

@@ -46,7 +46,7 @@ export function createRetriever({ engine, documentsQuery, log, decryptor, looksE
       deadline: r.deadline,
     });
     // The dates come from the store of record, read back by the search with every hit.
-    return result.hits.map((hit) => ({ content: hit.text, createdAt: hit.record.createdAt }));
+    return result.hits.map((hit) => ({ content: hit.text, createdAt: hit.record.createdAt, extracted: hit.record.metadata.source === "extraction" }));
   }
 
   async function searchNotes(r: RetrieveRequest): Promise<InjectedNote[]> {

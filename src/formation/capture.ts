@@ -158,6 +158,7 @@ export function createCapture(d: CaptureDeps) {
           userId: job.ownerId,
           body: { messages, ...(job.workspaceId ? { workspaceId: job.workspaceId } : {}) },
           dryRun: false,
+          automatic: true,
           source: { threadId: job.threadId, messageIds: job.messageIds },
           inTransaction: async (tx) => {
             if (!(await d.jobs.finish(tx, job.seq))) throw new AlreadyDone();

@@ -38,6 +38,8 @@ export const ExtractDecision = t.Object({
   reason: t.Optional(t.Union([t.Literal("duplicate"), t.Literal("missing"), t.Literal("model"), t.Literal("missing_decision")], {
     description: "none: why nothing changed (model: the model decided so; missing_decision: the model gave no decision for the fact)",
   })),
+  proposed: t.Optional(t.Literal(true, { description: "update, delete by automatic formation (capture) of a memory a person wrote: not applied, proposed to the person" })),
+  proposalId: t.Optional(t.String({ description: "proposed: the proposal (GET /v1/memories/proposals); absent in a dry run" })),
 });
 
 export const ExtractResponse = t.Object({

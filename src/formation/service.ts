@@ -4,7 +4,6 @@ import type { Config } from "../config";
 import { looksEncrypted } from "../crypto/stored-text";
 import type { Executor, Store } from "../db/store";
 import type { Logger } from "../lib/log";
-import type { MemoryOperation, MemoryOperations, OperationOutcome } from "../memories/operations";
 import type { MemoryService } from "../memories/service";
 import type { MemorySource } from "../memories/history-repository";
 import { oneOf } from "../shared/aliases";
@@ -15,6 +14,7 @@ import type { WorkspaceService } from "../workspaces/service";
 import type { ExtractBody, ExtractResponse } from "./model";
 import { decisionMessages, factsMessages } from "./prompts";
 import { DecisionsReply, FactsReply, invalidReply, parseReply, type Decision } from "./reply";
+import { createFormationApply, type MemoryOperation, type OperationOutcome, type Target } from "./apply";
 
 /** Completion tokens each of the two calls may use: what the quota holds for them. */
 const CALL_MAX_TOKENS = 2_048;
@@ -33,7 +33,6 @@ export interface FormationDeps {
   admit: Admit;
   usage: UsageService;
   memories: MemoryService;
-  operations: MemoryOperations;
   workspaces: WorkspaceService;
   store: Store;
   log: Logger;
@@ -45,14 +44,18 @@ export interface ExtractRequest {
   dryRun: boolean;
   /** Where the conversation came from (extraction from a captured thread names it). */
   source?: Pick<MemorySource, "threadId" | "messageIds">;
+  /**
+   * Formation nobody asked for in this request (capture): it sees and changes only the
+   * memories of its own scope (the workspace named, else the memories of no workspace),
+   * and a change to a memory a person wrote becomes a proposal for that person.
+   */
+  automatic?: boolean;
   /** Runs in the transaction that applies the decisions (a job marks itself done there); throwing rolls them back. */
   inTransaction?: (tx: Executor) => Promise<void>;
 }
 
-interface Candidate {
+interface Candidate extends Target {
   ref: string;
-  id: string;
-  content: string;
 }
 
 /**
@@ -79,21 +82,27 @@ export function createFormationService(d: FormationDeps) {
     return reply.text;
   }
 
-  /** The user's memories most like each fact, under refs m1, m2, … (one ref per memory). */
-  async function candidatesFor(userId: string, facts: string[], workspaceId: string | null) {
+  const applier = createFormationApply(d.memories, d.store);
+
+  /**
+   * The user's memories most like each fact, under refs m1, m2, … (one ref per memory),
+   * within `scope`: a workspace, null for the memories of no workspace, undefined for all.
+   */
+  async function candidatesFor(userId: string, facts: string[], scope: string | null | undefined) {
     const refs = new Map<string, Candidate>();
     const perFact: Candidate[][] = [];
     for (const fact of facts) {
       const found = await d.memories
-        .search(userId, { query: fact, limit: CANDIDATES_PER_FACT, ...(workspaceId ? { filters: { workspaceId } } : {}) })
-        .then((r) => r.response.results)
+        .similar(userId, fact, CANDIDATES_PER_FACT, scope)
+        // The scope is the search's filter; checked again here, as what the model is shown must never leave it.
+        .then((rows) => (scope === undefined ? rows : rows.filter((m) => m.workspaceId === scope)))
         .catch((error) => {
           d.log.warn("memory formation: similar memories not found; deciding without them", { reason: (error as Error).message });
           return [];
         });
       perFact.push(
         found.map((m) => {
-          if (!refs.has(m.id)) refs.set(m.id, { ref: `m${refs.size + 1}`, id: m.id, content: m.content });
+          if (!refs.has(m.id)) refs.set(m.id, { ref: `m${refs.size + 1}`, id: m.id, content: m.content, updatedAt: m.updatedAt, workspaceId: m.workspaceId });
           return refs.get(m.id)!;
         }),
       );
@@ -163,18 +172,20 @@ export function createFormationService(d: FormationDeps) {
         const facts = parseReply(await call(factsPrompt, used), FactsReply).facts;
         let planned: ReturnType<typeof operationsOf> = [];
         if (facts.length) {
-          const perFact = await candidatesFor(r.userId, facts, workspaceId);
+          // Explicit extraction without a workspace weighs all the user's memories; automatic stays in its scope.
+          const perFact = await candidatesFor(r.userId, facts, r.automatic ? workspaceId : (workspaceId ?? undefined));
           const shown = facts.map((text, fact) => ({ fact, text, memories: perFact[fact].map(({ ref, content }) => ({ ref, content: content.slice(0, SHOWN_CHARS) })) }));
           const decisions = parseReply(await call(decisionMessages(shown), used), DecisionsReply).decisions;
           planned = operationsOf(decisions, facts, perFact, r.body, workspaceId);
         }
         const source: MemorySource = { kind: "extraction", threadId: r.source?.threadId ?? oneOf<string>(r.body, ["session_id", "sessionId"]) ?? null, messageIds: r.source?.messageIds ?? r.body.messages.flatMap((m) => (m.id ? [m.id] : [])), model };
         let outcomes: OperationOutcome[];
-        if (r.dryRun) outcomes = planned.map(({ op, target, missing }) => preview(op, target, missing));
+        const automatic = r.automatic === true;
+        if (r.dryRun) outcomes = await Promise.all(planned.map(({ op, target, missing }) => applier.preview(r.userId, op, target, automatic, missing)));
         else {
           outcomes = await d.store.transaction(async (tx) => {
             const out: OperationOutcome[] = [];
-            for (const { op, target, missing } of planned) out.push(op ? await d.operations.apply(tx, r.userId, op, source) : preview(null, target, missing));
+            for (const { op, target, missing } of planned) out.push(op ? await applier.apply(tx, r.userId, op, target, source, automatic) : await applier.preview(r.userId, null, null, automatic, missing));
             await r.inTransaction?.(tx);
             return out;
           });
@@ -193,10 +204,3 @@ export function createFormationService(d: FormationDeps) {
 }
 export type FormationService = ReturnType<typeof createFormationService>;
 
-/** What an operation would do, unapplied (dry run), or a decision to change nothing. */
-function preview(op: MemoryOperation | null, target: Candidate | null, missing = false): OperationOutcome {
-  if (!op) return { action: "none", memoryId: null, content: null, previous: null, reason: missing ? "missing_decision" : "model" };
-  if (op.action === "add") return { action: "add", memoryId: null, content: op.content, previous: null };
-  if (op.action === "update") return { action: "update", memoryId: op.id, content: op.content, previous: target?.content ?? null };
-  return { action: "delete", memoryId: op.id, content: null, previous: target?.content ?? null };
-}

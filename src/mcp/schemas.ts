@@ -194,6 +194,28 @@ export const ExtractMemoriesOutput = z.object({
       content: z.string().nullable(),
       previous: z.string().nullable(),
       reason: z.enum(["duplicate", "missing", "model", "missing_decision"]).optional(),
+      proposed: z.literal(true).optional(),
+      proposalId: z.string().optional(),
     }),
   ),
 });
+
+export const ListProposalsInput = {
+  limit: z.int().min(1).max(1000).optional().describe("page size; default 100"),
+  cursor: z.string().min(1).max(1024).optional().describe("nextCursor of the previous page"),
+};
+export const ProposalIdInput = { id: z.string().min(1).max(256).describe("the proposal id (prop_…)") };
+export const ProposalOutput = z.object({
+  id: z.string(),
+  memoryId: z.string(),
+  memory: Memory.nullable().describe("the memory as it is now; null once deleted"),
+  workspaceId: z.string().nullable(),
+  action: z.enum(["update", "delete"]),
+  content: z.string().nullable().describe("update: the proposed text"),
+  threadId: z.string().nullable(),
+  messageIds: z.array(z.string()),
+  model: z.string().nullable(),
+  createdAt: z.string(),
+  status: z.enum(["pending", "accepted", "rejected"]),
+});
+export const ListProposalsOutput = z.object({ proposals: z.array(ProposalOutput), nextCursor: z.string().nullable(), hasMore: z.boolean() });

@@ -11,7 +11,7 @@ import type { DocumentRow } from "../documents/repository";
 import { DocumentsQueryBody } from "../documents-query/model";
 import { AppError, badRequest, payloadTooLarge } from "../shared/app-error";
 import { ExtractBody } from "../formation/model";
-import { CreateMemoryBody, SearchMemoriesBody, type MemoryRecord } from "../memories/model";
+import { CreateMemoryBody, SearchMemoriesBody, type MemoryProposalRecord, type MemoryRecord } from "../memories/model";
 import { checkBody, proxyWriteKey, requireScopes, requireWorkspace, runTool, workspaceOf, type McpContext, type McpPrincipal, type McpServices, type ToolExtra } from "./context";
 import * as S from "./schemas";
 
@@ -59,7 +59,10 @@ interface Tool<I extends z.ZodRawShape = z.ZodRawShape> {
 }
 const tool = <I extends z.ZodRawShape>(spec: Tool<I>) => spec as unknown as Tool;
 
-/** The ten tools, each calling the same service as its REST route, with the same checks. */
+/** A proposal as a tool returns it: its memory without the storage-only fields. */
+const proposalOut = (p: MemoryProposalRecord) => ({ ...p, memory: p.memory ? memoryOut(p.memory) : null });
+
+/** The tools, each calling the same service as its REST route, with the same checks. */
 export const TOOLS: Tool[] = [
   tool({
     name: "remember",
@@ -158,6 +161,48 @@ export const TOOLS: Tool[] = [
     async run(args, { s, user }) {
       const page = await s.memories.list(user, { limit: args.limit === undefined ? undefined : String(args.limit), cursor: args.cursor });
       return { memories: page.data.map(memoryOut), nextCursor: page.nextCursor, hasMore: page.hasMore };
+    },
+  }),
+  tool({
+    name: "list_memory_proposals",
+    title: "List memory proposals",
+    description:
+      "List the changes automatic memory formation (conversations captured with X-Svc-Remember) proposed to memories the user wrote: " +
+      "each with the memory as it is now, the proposed action (update with new text, or delete), and the thread and messages it came from. " +
+      "Nothing of them is applied until the user accepts. Show them to the user and let the user decide; never accept on your own judgement.",
+    input: S.ListProposalsInput,
+    output: S.ListProposalsOutput,
+    annotations: readOnly,
+    scopes: READ,
+    async run(args, { s, user }) {
+      const page = await s.memories.proposals.list(user, { limit: args.limit === undefined ? undefined : String(args.limit), cursor: args.cursor });
+      return { proposals: page.data.map(proposalOut), nextCursor: page.nextCursor, hasMore: page.hasMore };
+    },
+  }),
+  tool({
+    name: "accept_memory_proposal",
+    title: "Accept memory proposal",
+    description:
+      "Apply one proposal of list_memory_proposals, because the user said so: the memory is updated or deleted, its history recording " +
+      "the proposal. Refused (conflict) when the memory changed since it was proposed.",
+    input: S.ProposalIdInput,
+    output: S.ProposalOutput,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    scopes: WRITE,
+    async run(args, { s, user }) {
+      return proposalOut(await s.memories.proposals.accept(user, args.id));
+    },
+  }),
+  tool({
+    name: "reject_memory_proposal",
+    title: "Reject memory proposal",
+    description: "Turn down one proposal of list_memory_proposals, because the user said so: the memory stays as it is.",
+    input: S.ProposalIdInput,
+    output: S.ProposalOutput,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    scopes: WRITE,
+    async run(args, { s, user }) {
+      return proposalOut(await s.memories.proposals.reject(user, args.id));
     },
   }),
   tool({

@@ -3,12 +3,14 @@ import { all, run, sql, type Executor } from "../db/store";
 /** Where a version of a memory came from. */
 export interface MemorySource {
   /** `unknown`: stored before history was kept. */
-  kind: "api" | "mcp" | "import" | "extraction" | "unknown";
+  kind: "api" | "app" | "mcp" | "cli" | "import" | "extraction" | "unknown";
   /** The chat thread and messages it was extracted from (extraction). */
   threadId?: string | null;
   messageIds?: string[];
   /** The model that proposed it (extraction). */
   model?: string | null;
+  /** Extraction the person accepted: the proposal they accepted (automatic formation does not change what a person wrote by itself). */
+  proposalId?: string;
 }
 
 export type MemoryEvent = "created" | "updated" | "deleted";
@@ -45,6 +47,11 @@ export function createMemoryHistoryRepository() {
     /** Drops every version of a memory that still holds text; whether there were any. */
     async purge(tx: Executor, ownerId: string, memoryId: string): Promise<boolean> {
       return (await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND content <> ''`)) > 0;
+    },
+    /** The kinds of source of a memory's versions, oldest first (none: stored before history was kept). */
+    async sourceKinds(tx: Executor, ownerId: string, memoryId: string): Promise<Array<MemorySource["kind"]>> {
+      const rows = await all<{ source: string }>(tx, sql`SELECT source FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} ORDER BY seq`);
+      return rows.map((r) => (JSON.parse(r.source) as MemorySource).kind ?? "unknown");
     },
     /** Oldest first; at most `limit` (the newest are kept when there are more). */
     async list(tx: Executor, ownerId: string, memoryId: string, limit = 1_000): Promise<MemoryVersion[]> {

@@ -2,9 +2,14 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { CreateMemoryBody, DeletedMemory, MemoryHistory, ListMemoriesQuery, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, UpdateMemoryBody, MEMORY_BODY_LIMIT } from "./model";
+import { CreateMemoryBody, DeletedMemory, ListProposalsQuery, MemoryHistory, MemoryProposal, MemoryProposalList, ListMemoriesQuery, ProposalParams, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, UpdateMemoryBody, MEMORY_BODY_LIMIT } from "./model";
 import { searchHeaders } from "../search";
+import type { Principal } from "../auth/service";
+import type { MemorySource } from "./history-repository";
 import type { MemoryService } from "./service";
+
+/** Where a write over HTTP comes from: the web app's session, else the API. */
+const sourceOf = (principal: Principal): MemorySource => ({ kind: principal.method === "app_session" ? "app" : "api" });
 
 /** Routes of spec §4 "Memories". */
 export function memoryRoutes(auth: AuthService, memories: MemoryService) {
@@ -13,7 +18,7 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
     .post(
       "/",
       async ({ principal, body, set }) => {
-        const { memory, duplicate } = await memories.store(principal.userId, body);
+        const { memory, duplicate } = await memories.store(principal.userId, body, sourceOf(principal));
         // An exact duplicate (same workspace, same normalised text) writes nothing: 200 with the memory already stored.
         set.status = duplicate ? 200 : 201;
         if (duplicate) set.headers["x-svc-duplicate"] = "true";
@@ -53,6 +58,31 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       detail: { tags: ["memories"], summary: "Search memories (hybrid: full text + vectors)" },
       },
     )
+    .get("/proposals", async ({ principal, query }) => memories.proposals.list(principal.userId, query), {
+      auth: "memory:read",
+      query: ListProposalsQuery,
+      response: { 200: MemoryProposalList, ...errorResponses() },
+      detail: {
+        tags: ["memories"],
+        summary: "Pending proposals: changes automatic formation (capture) would make to memories a person wrote, each with the memory as it is now",
+      },
+    })
+    .post("/proposals/:id/accept", async ({ principal, params }) => memories.proposals.accept(principal.userId, params.id), {
+      auth: "memory:write",
+      params: ProposalParams,
+      response: { 200: MemoryProposal, ...errorResponses() },
+      detail: {
+        tags: ["memories"],
+        summary: "Accept a proposal: the change is applied, its history source extraction with the proposal's id",
+        description: "409 `conflict` when the memory was changed or deleted since it was proposed (nothing is applied then), or the proposal was decided already.",
+      },
+    })
+    .post("/proposals/:id/reject", async ({ principal, params }) => memories.proposals.reject(principal.userId, params.id), {
+      auth: "memory:write",
+      params: ProposalParams,
+      response: { 200: MemoryProposal, ...errorResponses() },
+      detail: { tags: ["memories"], summary: "Reject a proposal: the memory stays as it is" },
+    })
     .get("/:id/history", async ({ principal, params }) => memories.history(principal.userId, params.id), {
       auth: "memory:read",
       params: MemoryParams,
@@ -65,7 +95,7 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       response: { 200: MemoryRecord, ...errorResponses() },
       detail: { tags: ["memories"], summary: "Get one memory" },
     })
-    .patch("/:id", async ({ principal, params, body }) => memories.update(principal.userId, params.id, body), {
+    .patch("/:id", async ({ principal, params, body }) => memories.update(principal.userId, params.id, body, sourceOf(principal)), {
       auth: "memory:write",
       params: MemoryParams,
       body: UpdateMemoryBody,
@@ -73,7 +103,7 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       response: { 200: MemoryRecord, ...errorResponses() },
       detail: { tags: ["memories"], summary: "Edit a memory's content and/or metadata" },
     })
-    .delete("/:id", async ({ principal, params }) => memories.delete(principal.userId, params.id), {
+    .delete("/:id", async ({ principal, params }) => memories.delete(principal.userId, params.id, sourceOf(principal)), {
       auth: "memory:read",
       params: MemoryParams,
       response: { 200: DeletedMemory, ...errorResponses() },

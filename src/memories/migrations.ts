@@ -38,4 +38,30 @@ export const memoryMigrations: Migration[] = [
       CREATE INDEX memory_versions_by_memory ON memory_versions (owner_id, memory_id, seq);
     `,
   },
+  {
+    // Changes automatic formation (capture) proposed to memories a person wrote: applied only
+    // once that person accepts. `memory_updated_at` is the memory as the model saw it.
+    id: "0545_memory_proposals",
+    sql: `
+      CREATE TABLE memory_proposals (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        workspace_id TEXT,
+        action TEXT NOT NULL,
+        content TEXT,
+        memory_updated_at TEXT NOT NULL,
+        thread_id TEXT,
+        message_ids TEXT NOT NULL DEFAULT '[]',
+        model TEXT,
+        created_at TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        decided_at TEXT
+      );
+      CREATE UNIQUE INDEX memory_proposals_by_id ON memory_proposals (owner_id, id);
+      CREATE INDEX memory_proposals_by_status ON memory_proposals (owner_id, status, seq);
+      CREATE INDEX memory_proposals_by_memory ON memory_proposals (owner_id, memory_id);
+    `,
+  },
 ];

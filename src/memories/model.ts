@@ -91,13 +91,42 @@ export const MemoryVersionSchema = t.Object({
   metadata: FreeObject,
   workspaceId: t.Union([t.String(), t.Null()]),
   changedAt: t.String({ format: "date-time" }),
-  source: t.Union([t.Literal("api"), t.Literal("mcp"), t.Literal("import"), t.Literal("extraction"), t.Literal("unknown")], {
-    description: "how the version was written; unknown: stored before history was kept",
+  source: t.Union([t.Literal("api"), t.Literal("app"), t.Literal("mcp"), t.Literal("cli"), t.Literal("import"), t.Literal("extraction"), t.Literal("unknown")], {
+    description: "how the version was written (app: the web app; cli: mnemo's memory commands); unknown: stored before history was kept",
   }),
   threadId: t.Optional(t.Union([t.String(), t.Null()], { description: "extraction: the chat thread (or session) it came from" })),
   messageIds: t.Optional(t.Array(t.String(), { description: "extraction: the messages it came from" })),
   model: t.Optional(t.Union([t.String(), t.Null()], { description: "extraction: the model that proposed it" })),
+  proposalId: t.Optional(t.String({ description: "extraction the person accepted: the proposal (GET /v1/memories/proposals)" })),
 });
 export type MemoryVersionRecord = typeof MemoryVersionSchema.static;
 
 export const MemoryHistory = t.Object({ id: t.String(), data: t.Array(MemoryVersionSchema, { description: "oldest first" }) });
+
+export const MemoryProposal = t.Object({
+  id: t.String({ description: "prop_…" }),
+  memoryId: t.String(),
+  memory: t.Union([MemoryRecord, t.Null()], { description: "the memory as it is now; null once deleted" }),
+  workspaceId: t.Union([t.String(), t.Null()]),
+  action: t.Union([t.Literal("update"), t.Literal("delete")]),
+  content: t.Union([t.String(), t.Null()], { description: "update: the proposed text; delete: null" }),
+  threadId: t.Union([t.String(), t.Null()], { description: "the captured chat thread it came from" }),
+  messageIds: t.Array(t.String(), { description: "the messages it came from" }),
+  model: t.Union([t.String(), t.Null()], { description: "the memory model that proposed it" }),
+  createdAt: t.String({ format: "date-time" }),
+  status: t.Union([t.Literal("pending"), t.Literal("accepted"), t.Literal("rejected")]),
+});
+export type MemoryProposalRecord = typeof MemoryProposal.static;
+
+export const MemoryProposalList = t.Object({
+  data: t.Array(MemoryProposal, { description: "pending proposals, oldest first" }),
+  nextCursor: t.Union([t.String(), t.Null()], { description: "pass as ?cursor= for the next page; null on the last" }),
+  hasMore: t.Boolean(),
+});
+
+export const ListProposalsQuery = t.Object({
+  limit: t.Optional(IntegerParam("default 100, at most 1000")),
+  cursor: t.Optional(t.String({ minLength: 1, description: "nextCursor of the previous page" })),
+});
+
+export const ProposalParams = t.Object({ id: t.String({ minLength: 1, maxLength: 256 }) });

@@ -43,7 +43,7 @@ const toRow = (r: Stored): MemoryRow => ({
  * The stored `content_key`: the exact-duplicate key, or `enc:<id>` for client-encrypted
  * content (exempt: unique per memory). NULL is left only on rows older than the rule.
  */
-const storedKey = (id: string, content: string) => memoryContentKey(content) ?? `enc:${id}`;
+export const storedContentKey = (id: string, content: string) => memoryContentKey(content) ?? `enc:${id}`;
 
 /** Memories in the store of record. Every query is scoped by owner: there is no unscoped read. */
 export function createMemoryRepository() {
@@ -58,7 +58,7 @@ export function createMemoryRepository() {
         tx,
         sql`INSERT INTO memories (owner_id, id, content, metadata, workspace_id, session_id, status, created_at, updated_at, content_key)
             VALUES (${row.ownerId}, ${row.id}, ${row.content}, ${JSON.stringify(row.metadata)}, ${row.workspaceId}, ${row.sessionId},
-                    'active', ${row.createdAt}, ${row.updatedAt}, ${storedKey(row.id, row.content)})
+                    'active', ${row.createdAt}, ${row.updatedAt}, ${storedContentKey(row.id, row.content)})
             ON CONFLICT DO NOTHING RETURNING seq`,
       );
       return inserted ? { ...row, seq: inserted.seq, status: "active" } : null;
@@ -79,7 +79,7 @@ export function createMemoryRepository() {
      */
     async updateContent(tx: Executor, ownerId: string, id: string, change: { content: string; metadata?: Record<string, unknown>; updatedAt: string }): Promise<boolean> {
       const key = memoryContentKey(change.content);
-      const stored = key ?? `enc:${id}`;
+      const stored = storedContentKey(id, change.content);
       const metadata = change.metadata === undefined ? sql`metadata` : sql`${JSON.stringify(change.metadata)}`;
       const clash = key === null ? null : await first<{ id: string }>(
         tx,
@@ -103,7 +103,7 @@ export function createMemoryRepository() {
       for (const r of rows) {
         const key = memoryContentKey(r.content);
         if (key === null) {
-          await run(tx, sql`UPDATE memories SET content_key = ${`enc:${r.id}`} WHERE owner_id = ${r.owner_id} AND id = ${r.id} AND content_key IS NULL`);
+          await run(tx, sql`UPDATE memories SET content_key = ${storedContentKey(r.id, r.content)} WHERE owner_id = ${r.owner_id} AND id = ${r.id} AND content_key IS NULL`);
           continue;
         }
         const taken = await first<{ id: string }>(

@@ -6,7 +6,8 @@ import type { MemoryRepository, MemoryRow } from "./repository";
  * Feeds memories to the search index: one item per memory, its content as text and
  * the neighbouring memories of the same conversation as lower-weighted context (a
  * reply such as "Yes, last Tuesday" is found by the question it answers): the two
- * memories before it and the one after it.
+ * memories before it and the one after it. The memory write (writes.ts) queues the mirror
+ * of this, the one before and the two after a changed memory, and must change with it.
  */
 export function memorySearchSource(repo: MemoryRepository): SearchSource<MemoryRow, "memory"> {
   return {

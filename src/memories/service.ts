@@ -11,6 +11,14 @@ import type { HitSignals, Outbox, SearchEngine, SearchMode, SearchSignal, Search
 import type { ListFilters, ListPosition, MemoryRepository, MemoryRow } from "./repository";
 import type { MemoryHistoryRepository, MemorySource, MemoryVersion } from "./history-repository";
 import type { MemoryVersionRecord } from "./model";
+import { createMemoryProposals } from "./proposals";
+import { createMemoryProposalRepository } from "./proposals-repository";
+import { createMemoryWrites } from "./writes";
+import { toMemoryRecord } from "./record";
+
+export { toMemoryRecord };
+
+const proposalRepo = createMemoryProposalRepository();
 
 export interface MemoryServiceDeps {
   repo: MemoryRepository;
@@ -37,21 +45,6 @@ function toVersionRecord(v: MemoryVersion): MemoryVersionRecord {
   return { version: v.version, event: v.event, reason: v.event, content: v.content, metadata: v.metadata, workspaceId: v.workspaceId, changedAt: v.at, source: kind, ...from };
 }
 
-/** The public form of a stored memory. */
-export function toMemoryRecord(row: MemoryRow): MemoryRecord {
-  return {
-    id: row.id,
-    ownerId: row.ownerId,
-    projectId: row.workspaceId ?? "default",
-    content: row.content,
-    metadata: row.metadata,
-    status: row.status,
-    workspaceId: row.workspaceId,
-    session_id: row.sessionId,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-  };
-}
 
 /**
  * The memory list's cursors: the page position (the last memory's `createdAt` and id, as
@@ -89,6 +82,8 @@ function checkSizes(content: string | undefined, metadata: Record<string, unknow
 }
 
 export function createMemoryService({ repo, history, outbox, engine, store, cursors, workspaces }: MemoryServiceDeps) {
+  const writes = createMemoryWrites({ repo, history, outbox, proposals: proposalRepo });
+  const proposals = createMemoryProposals({ repo, history, proposals: proposalRepo, writes, store, cursors });
   const decodeCursor = (ownerId: string, cursor: string): ListPosition => {
     let position: unknown;
     try {
@@ -122,23 +117,20 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
     const stored = await store.transaction(async (tx) => {
       // Another user's workspace answers like a missing one (404), as on every workspace route.
       if (row.workspaceId !== null) await workspaces.requireOwned(ownerId, row.workspaceId, tx);
-      const inserted = await repo.insert(tx, row);
-      if (!inserted) {
-        const existing = await repo.duplicateOf(tx, ownerId, row.workspaceId, row.content);
-        return existing ? { existing, inserted: null } : null;
-      }
-      await history.record(tx, { ownerId, memoryId: row.id, event: "created", content: row.content, metadata, workspaceId: row.workspaceId, at: now, source });
-      await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: row.id }, "insert");
-      // The previous memory of this conversation gains this one as context.
-      const { previous } = await repo.neighbours(tx, inserted);
-      if (previous) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: previous.id }, "sync");
-      return { existing: null, inserted };
+      const outcome = await writes.insert(tx, row, source);
+      if (outcome.inserted) return { existing: null, inserted: outcome.inserted };
+      return outcome.existing ? { existing: outcome.existing, inserted: null } : null;
     });
     if (!stored) throw conflict(`id: a memory with id '${row.id}' already exists`);
     return stored.existing ? { memory: toMemoryRecord(stored.existing), duplicate: true } : { memory: toMemoryRecord(stored.inserted!), duplicate: false };
   }
 
   return {
+    /** The one memory write, for writers that hold their own transaction (formation, import). */
+    writes,
+    /** What automatic formation proposed to change in memories a person wrote (`/v1/memories/proposals`). */
+    proposals,
+
     /** Stores a memory; an exact duplicate (memories/content-key.ts) answers the memory already stored instead. */
     async create(ownerId: string, body: typeof CreateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<MemoryRecord> {
       return (await storeMemory(ownerId, body, source)).memory;
@@ -191,29 +183,10 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
     async update(ownerId: string, id: string, body: typeof UpdateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<MemoryRecord> {
       if (body.content === undefined && body.metadata === undefined) throw badRequest("body: give content, metadata or both");
       checkSizes(body.content, body.metadata);
-      const updated = await store.transaction(async (tx) => {
-        const now = new Date().toISOString();
-        const current = await repo.get(tx, ownerId, id);
-        if (!current) return null;
-        if (body.content !== undefined) {
-          if (!(await repo.updateContent(tx, ownerId, id, { content: body.content, metadata: body.metadata, updatedAt: now }))) return "duplicate" as const;
-        } else {
-          await repo.update(tx, ownerId, id, { metadata: body.metadata, updatedAt: now });
-        }
-        const row = { ...current, content: body.content ?? current.content, metadata: body.metadata ?? current.metadata, updatedAt: now };
-        await history.record(tx, { ownerId, memoryId: id, event: "updated", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: now, source });
-        await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
-        if (body.content !== undefined) {
-          const { previous, next, later } = await repo.neighbours(tx, row);
-          for (const neighbour of [previous, next, later]) {
-            if (neighbour) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: neighbour.id }, "sync");
-          }
-        }
-        return row;
-      });
-      if (!updated) throw notFound(`memory '${id}' not found`);
-      if (updated === "duplicate") throw conflict("content: another memory of this workspace already says this");
-      return toMemoryRecord(updated);
+      const outcome = await store.transaction((tx) => writes.update(tx, ownerId, id, { content: body.content, metadata: body.metadata }, source));
+      if (outcome.updated) return toMemoryRecord(outcome.updated);
+      if (outcome.why === "missing") throw notFound(`memory '${id}' not found`);
+      throw conflict("content: another memory of this workspace already says this");
     },
 
     /**
@@ -222,27 +195,19 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
      * extraction (whose history keeps the text, for the user to review) is erased the same way.
      */
     async delete(ownerId: string, id: string, source: MemorySource = { kind: "api" }) {
-      const deleted = await store.transaction(async (tx) => {
-        const row = await repo.get(tx, ownerId, id);
-        const tombstone = { ownerId, memoryId: id, event: "deleted" as const, content: "", metadata: {}, at: new Date().toISOString(), source };
-        if (!row) {
-          if (!(await history.purge(tx, ownerId, id))) return false;
-          await history.record(tx, { ...tombstone, workspaceId: null });
-          return true;
-        }
-        await history.purge(tx, ownerId, id);
-        await history.record(tx, { ...tombstone, workspaceId: row.workspaceId });
-        const { previous, next, later } = await repo.neighbours(tx, row);
-        await repo.delete(tx, ownerId, id);
-        await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
-        // The memories that had it as context (one before, two after) are indexed again.
-        for (const neighbour of [previous, next, later]) {
-          if (neighbour) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: neighbour.id }, "sync");
-        }
-        return true;
-      });
+      const deleted = await store.transaction((tx) => writes.delete(tx, ownerId, id, source, { erase: true }));
       if (!deleted) throw notFound(`memory '${id}' not found`);
       return { id, deleted: true as const, success: true as const };
+    },
+
+    /**
+     * The owner's memories most like `query`, their workspace beside them: in `workspaceId`
+     * when given, in no workspace when null (personal memories only), anywhere when undefined.
+     */
+    async similar(ownerId: string, query: string, limit: number, workspaceId: string | null | undefined): Promise<MemoryRow[]> {
+      const filters = workspaceId === undefined ? {} : workspaceId === null ? { unscopedOnly: true } : { workspaceId };
+      const result = await engine.search({ ownerId, query, kinds: ["memory"], filters, limit });
+      return result.hits.map((hit) => hit.record);
     },
 
     async search(ownerId: string, body: typeof SearchMemoriesBody.static): Promise<{ response: MemorySearchResponse; timings: SearchTimings; indexLag: number }> {

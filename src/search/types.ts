@@ -80,6 +80,8 @@ export interface SearchFilters {
   workspaceId?: string;
   /** With `workspaceId`: also match items that belong to no workspace (personal memories). */
   includeUnscoped?: boolean;
+  /** Only items that belong to no workspace (personal memories); not with `workspaceId`. */
+  unscopedOnly?: boolean;
   sessionId?: string;
   documentType?: string;
   metadata?: Record<string, string | number | boolean | null>;

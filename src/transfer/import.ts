@@ -12,9 +12,10 @@ import type { Outbox, SearchKind, SourceRef } from "../search";
 import { KNOWN_FORMATS, readEntries, type Entry, type FileFormat } from "./formats";
 import { readMarkdownFolder } from "./markdown";
 import { createWorkspaceRepository } from "../workspaces/repository";
-import { memoryContentKey } from "../memories/content-key";
 import { createMemoryHistoryRepository } from "../memories/history-repository";
-import { createMemoryRepository } from "../memories/repository";
+import { createMemoryProposalRepository } from "../memories/proposals-repository";
+import { createMemoryRepository, storedContentKey } from "../memories/repository";
+import { createMemoryWrites, type MemoryWrites } from "../memories/writes";
 import { fromRecord, TABLE_BY_TYPE, TABLES, type TableSpec } from "./tables";
 
 /** Entries per transaction: large enough that commits (an fsync each on SQLite) stay rare. */
@@ -62,7 +63,7 @@ interface Deps {
 
 /** What the outbox is told about each new row of these record types. */
 const INDEXED: Record<string, { kind: SearchKind; idColumn: string }> = {
-  memory: { kind: "memory", idColumn: "id" },
+  // Memories are queued by the memory write (settleMemories), with their neighbours.
   indexed_document: { kind: "block", idColumn: "document_id" },
   chat_message: { kind: "message", idColumn: "id" },
   file: { kind: "file", idColumn: "key" },
@@ -160,6 +161,7 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
     }
   }
   const started = report.failed;
+  const writes = createMemoryWrites({ repo: memoryRepo, history: memoryHistory, outbox, proposals: createMemoryProposalRepository() });
   await store.transaction(async (tx) => {
     const refs: SourceRef[] = [];
     for (const declared of TABLES) {
@@ -180,7 +182,7 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
         }
         try {
           const row = fromRecord(declared, record, ownerId);
-          if (spec !== declared) row.push(memoryContentKey(String(record.content)) ?? `enc:${String(record.id)}`);
+          if (spec !== declared) row.push(storedContentKey(String(record.id), String(record.content)));
           rows.push(row);
           places.push(place);
         } catch (error) {
@@ -188,7 +190,7 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
         }
       }
       const outcome = await insertRows(tx, spec, ownerId, rows);
-      if (spec.type === "memory") await settleMemories(tx, ownerId, spec, rows, outcome, report);
+      if (spec.type === "memory") await settleMemories(tx, writes, ownerId, spec, rows, outcome, report);
       report.inserted += outcome.inserted.length;
       report.existing += outcome.existing.length;
       if (outcome.inserted.length) report.byType[spec.type] = (report.byType[spec.type] ?? 0) + outcome.inserted.length;
@@ -213,9 +215,10 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
 /**
  * Memories of an import: an exact duplicate of one the user has in that workspace (or of
  * an earlier entry of the same file) is not written and counts as existing; each new one
- * records its first version, source `import`.
+ * goes through the memory write's `recordInserted` (first version, source `import`; its
+ * index entry and its conversation's previous memory queued), as any new memory does.
  */
-async function settleMemories(tx: Executor, ownerId: string, spec: TableSpec, rows: unknown[][], outcome: InsertOutcome, report: ImportReport) {
+async function settleMemories(tx: Executor, writes: MemoryWrites, ownerId: string, spec: TableSpec, rows: unknown[][], outcome: InsertOutcome, report: ImportReport) {
   const col = (row: unknown[], name: string) => row[spec.columns.indexOf(name)];
   const duplicates = new Set<number>();
   for (const i of outcome.conflicting) {
@@ -226,14 +229,8 @@ async function settleMemories(tx: Executor, ownerId: string, spec: TableSpec, ro
     outcome.conflicting = outcome.conflicting.filter((i) => !duplicates.has(i));
     outcome.existing.push(...duplicates);
   }
-  const at = new Date().toISOString();
-  for (const i of outcome.inserted) {
-    const row = rows[i];
-    await memoryHistory.record(tx, {
-      ownerId, memoryId: String(col(row, "id")), event: "created", content: String(col(row, "content")), metadata: JSON.parse(String(col(row, "metadata") ?? "{}")),
-      workspaceId: (col(row, "workspace_id") as string | null) ?? null, at, source: { kind: "import" },
-    });
-  }
+  const inserted = await memoryRepo.getMany(tx, ownerId, outcome.inserted.map((i) => String(col(rows[i], "id"))));
+  report.queued += await writes.recordInserted(tx, ownerId, [...inserted.values()].sort((a, b) => a.seq - b.seq), { kind: "import" }, new Date().toISOString());
 }
 
 const placeOrder = (place: string) => Number(/(\d+)/.exec(place)?.[1] ?? 0);

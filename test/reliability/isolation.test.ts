@@ -36,6 +36,14 @@ beforeAll(async () => {
   operations = await loadOperations(server.url);
   alice = await seedTenant(server.call, "iso-alice");
   bob = await seedTenant(server.call, "iso-bob");
+  // A proposal of A's, as capture makes them (only a capture's memory model makes one over HTTP).
+  for (const tenant of [alice, bob]) {
+    const [, memory] = await server.call("GET", `/v1/memories/${tenant.ids.memoryId}`, { token: tenant.token });
+    const { memories, store } = server.services;
+    tenant.ids.proposalId = await store.transaction((tx) =>
+      memories.proposals.propose(tx, tenant.user, memory, { action: "update", content: `proposed ${tenant.marker}` }, { kind: "extraction", model: "memory-model" }),
+    );
+  }
   await waitForIndex(server.call, alice);
   await waitForIndex(server.call, bob);
   // What reached the gateway from here on is B's doing.

@@ -72,6 +72,23 @@ export interface MemoryVersion {
   source?: string;
 }
 
+/** A change automatic formation (capture) proposed to a memory the person wrote (`GET /v1/memories/proposals`). */
+export interface MemoryProposal {
+  id: string;
+  memoryId: string;
+  /** The memory as it is now; null once deleted. */
+  memory: Memory | null;
+  workspaceId: string | null;
+  action: "update" | "delete";
+  /** update: the proposed text. */
+  content: string | null;
+  threadId: string | null;
+  messageIds: string[];
+  model: string | null;
+  createdAt: string;
+  status: "pending" | "accepted" | "rejected";
+}
+
 export interface Workspace {
   id: string;
   name: string;

@@ -6,7 +6,7 @@
  * module's memory only and sent as `Authorization`; so is a client key for encrypted notes.
  */
 import type {
-  ApiKey, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentSummary, DocumentWithContent, ExtractionJob, FileInfo, Health, Me, Memory, MemoryFilters,
+  ApiKey, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentSummary, DocumentWithContent, ExtractionJob, FileInfo, Health, Me, Memory, MemoryFilters, MemoryProposal,
   MemoryVersion, Message, NewMemory, Note, NoteEntry, Page, ScoredMemory, SearchResponse, Thread, UploadUrl, Usage, Workspace, WorkspaceContents, JsonObject,
 } from "./api-types";
 
@@ -176,6 +176,11 @@ export const updateMemory = (id: string, changes: { content?: string; metadata?:
   json<Memory>("PATCH", `/v1/memories/${seg(id)}`, { body: changes });
 export const deleteMemory = (id: string) => json<{ id: string }>("DELETE", `/v1/memories/${seg(id)}`);
 export const memoryHistory = (id: string, signal?: AbortSignal) => json<{ data: MemoryVersion[] }>("GET", `/v1/memories/${seg(id)}/history`, { signal });
+/** Pending proposals of automatic formation, oldest first. */
+export const listProposals = (cursor?: string, signal?: AbortSignal) =>
+  json<Page<MemoryProposal>>("GET", "/v1/memories/proposals", { query: { limit: 50, cursor }, signal });
+/** Accepts (applies) or rejects a proposal; 409 when its memory changed since. */
+export const decideProposal = (id: string, decision: "accept" | "reject") => json<MemoryProposal>("POST", `/v1/memories/proposals/${seg(id)}/${decision}`);
 
 /**
  * Puts a forgotten memory back: same id, content, metadata, workspace, session and its

@@ -14,6 +14,7 @@ import { initTheme } from "./theme";
 import { toastError, toastRegion } from "./toast";
 import { memoriesView } from "./views/memories";
 import { memoryDetailView } from "./views/memory-detail";
+import { memoryProposalsView } from "./views/memory-proposals";
 import { clearUndo } from "./views/memory-undo";
 import { serverView } from "./views/server";
 import { describeLinkFailure, renderSignIn } from "./views/signin";
@@ -21,6 +22,7 @@ import { workspaceView } from "./views/workspace";
 import { workspacesView } from "./views/workspaces";
 
 route("/memories", memoriesView);
+route("/memories/proposals", memoryProposalsView);
 route("/memories/:id", memoryDetailView);
 route("/workspaces", workspacesView);
 route("/workspaces/:workspaceId", workspaceView);

@@ -39,6 +39,7 @@ export function partitionWhere(kinds: SearchKind[], filters: SearchFilters = {})
     const inWorkspace = `workspace_id = ${literal(filters.workspaceId)}`;
     clauses.push(filters.includeUnscoped ? `(${inWorkspace} OR workspace_id IS NULL)` : inWorkspace);
   }
+  if (filters.unscopedOnly) clauses.push("workspace_id IS NULL");
   if (filters.sessionId !== undefined) clauses.push(`session_id = ${literal(filters.sessionId)}`);
   if (filters.documentType !== undefined) clauses.push(`document_type = ${literal(filters.documentType)}`);
   if (filters.sourceIds) {
@@ -62,6 +63,7 @@ export function whereSourceKeys(keys: string[]): string {
 export function itemMatches(item: { kind: SearchKind; sourceId: string; workspaceId: string | null; sessionId: string | null; documentType: string | null; metadata: Record<string, unknown> }, kinds: readonly SearchKind[], filters: SearchFilters = {}): boolean {
   if (!kinds.includes(item.kind)) return false;
   if (filters.workspaceId !== undefined && item.workspaceId !== filters.workspaceId && !(filters.includeUnscoped && item.workspaceId === null)) return false;
+  if (filters.unscopedOnly && item.workspaceId !== null) return false;
   if (filters.sessionId !== undefined && item.sessionId !== filters.sessionId) return false;
   if (filters.documentType !== undefined && item.documentType !== filters.documentType) return false;
   if (filters.sourceIds && !filters.sourceIds.includes(item.sourceId)) return false;

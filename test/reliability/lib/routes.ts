@@ -13,6 +13,7 @@ export const ROUTES_WITHOUT_OWNER_IDS: Record<string, string> = {
   "POST /v1/memories": "creates for the caller; a body workspaceId of another user is checked (404)",
   "POST /v1/memories/extract": "extracts for the caller: the memories shown to the model are the caller's own search results; a body workspaceId of another user is checked (404)",
   "GET /v1/memories/extract/jobs": "the caller's extraction jobs (scanned for leaks)",
+  "GET /v1/memories/proposals": "the caller's pending proposals (scanned for leaks)",
   "GET /v1/me/capture": "the caller's capture default",
   "PUT /v1/me/capture": "sets the caller's capture default",
   "POST /v1/memories/search": "the caller's search (scanned for leaks with the other user's marker as query)",

@@ -6,7 +6,7 @@ import { ApiError, listMemories, listWorkspaces, searchMemories } from "../api";
 import type { Memory, ScoredMemory, Workspace } from "../api-types";
 import { h, replace } from "../dom";
 import { count, plural } from "../format";
-import type { ViewContext } from "../router";
+import { href, type ViewContext } from "../router";
 import { MARKS, markMemoriesRendered } from "../session";
 import { setTitle } from "../shell";
 import { toastError } from "../toast";
@@ -63,7 +63,7 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
   outlet.append(
     h("div", { class: "page-header" },
       h("h1", { tabindex: -1 }, "Memories"),
-      h("div", { class: "page-actions" }, exportButton, addButton),
+      h("div", { class: "page-actions" }, h("a", { href: href("/memories/proposals"), class: "button", id: "review-proposals" }, "Review proposals"), exportButton, addButton),
     ),
     h("div", { class: "toolbar" },
       h("label", { class: "search" },
