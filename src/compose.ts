@@ -156,7 +156,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
       documentWorkspaceContents(workspaceRepos.documents, workspaceRepos.view, outbox),
       chatWorkspaceContents(workspaceRepos.chats, outbox),
       fileWorkspaceContents({ repo: fileRepo, uploads: uploadRepo, blobs, outbox, log }),
-      memoryWorkspaceContents(outbox),
+      memoryWorkspaceContents(memoryRepo, memories.writes),
       jobWorkspaceContents,
     ],
   });

@@ -194,6 +194,21 @@ describe("proposals", () => {
   });
 });
 
+describe("a workspace delete", () => {
+  test("takes the proposals about its memories with it; proposals elsewhere stay", async () => {
+    const trip = await workspace("pw", "trip");
+    const inTrip = await remember(server, "pw", "The user flies to Oslo in May", { workspaceId: trip });
+    const personal = await remember(server, "pw", "The user flies economy");
+    const update = (content: string) => (shown: Array<{ memories: Array<{ ref: string }> }>) => [{ fact: 0, action: "update" as const, ref: shown[0].memories[0].ref, content }];
+    await captureWith(server, fake, "pw", { workspace: trip, message: "Oslo moved to June.", facts: ["The user flies to Oslo in June"], decide: update("The user flies to Oslo in June") });
+    await captureWith(server, fake, "pw", { message: "I fly business now.", facts: ["The user flies business"], decide: update("The user flies business") });
+    const before = (await get("pw", "/v1/memories/proposals"))[1].data.map((p: any) => p.memoryId).sort();
+    expect(before).toEqual([inTrip, personal].sort());
+    expect((await server.call("DELETE", `/v1/workspaces/${trip}`, { token: mock("pw") }))[0]).toBe(200);
+    expect((await get("pw", "/v1/memories/proposals"))[1].data.map((p: any) => p.memoryId)).toEqual([personal]);
+  });
+});
+
 describe("proposals over MCP", () => {
   test("list, accept and reject as tools, for the session's user only", async () => {
     const names = await remember(server, "pm", "The user's sister is called Ana");

@@ -1,4 +1,4 @@
-import { all, run, sql, type Executor } from "../db/store";
+import { all, list, run, sql, type Executor } from "../db/store";
 
 /** Where a version of a memory came from. */
 export interface MemorySource {
@@ -47,6 +47,16 @@ export function createMemoryHistoryRepository() {
     /** Drops every version of a memory that still holds text; whether there were any. */
     async purge(tx: Executor, ownerId: string, memoryId: string): Promise<boolean> {
       return (await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND content <> ''`)) > 0;
+    },
+    /**
+     * Drops every version of a workspace's memories: those carrying the workspace (memories
+     * deleted earlier by extraction, their text kept for review) and those of `memoryIds`.
+     */
+    async purgeWorkspace(tx: Executor, ownerId: string, workspaceId: string, memoryIds: string[]): Promise<void> {
+      await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
+      for (let i = 0; i < memoryIds.length; i += 500) {
+        await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id IN ${list(memoryIds.slice(i, i + 500))}`);
+      }
     },
     /** The kinds of source of a memory's versions, oldest first (none: stored before history was kept). */
     async sourceKinds(tx: Executor, ownerId: string, memoryId: string): Promise<Array<MemorySource["kind"]>> {

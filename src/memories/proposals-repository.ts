@@ -66,6 +66,10 @@ export function createMemoryProposalRepository() {
     async dropFor(tx: Executor, ownerId: string, memoryId: string): Promise<void> {
       await run(tx, sql`DELETE FROM memory_proposals WHERE owner_id = ${ownerId} AND memory_id = ${memoryId}`);
     },
+    /** Drops every proposal about a workspace's memories (the workspace is deleted). */
+    async dropForWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<void> {
+      await run(tx, sql`DELETE FROM memory_proposals WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
+    },
   };
 }
 export type MemoryProposalRepository = ReturnType<typeof createMemoryProposalRepository>;

@@ -1,5 +1,5 @@
 import type { OwnedTable } from "../db/owned-tables";
-import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
+import { all, first, list, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
 import { memoryContentKey } from "./content-key";
 
 export interface MemoryRow {
@@ -175,6 +175,28 @@ export function createMemoryRepository() {
     },
     /** Every (owner, id) for an index rebuild, in pages (no long-lived cursor or transaction). */
     allKeys: (tx: Executor): AsyncIterable<{ ownerId: string; id: string }> => ownedKeysBySeq(tx, "memories"),
+    /** How many memories a workspace holds. */
+    async countInWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
+      return Number((await first<{ n: number }>(tx, sql`SELECT COUNT(*) AS n FROM memories WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`))?.n ?? 0);
+    },
+    /** Deletes every memory of a workspace: the ids that went, and the conversations (sessions) they were part of. */
+    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<{ ids: string[]; sessions: string[] }> {
+      const sessions = (await all<{ session_id: string }>(
+        tx,
+        sql`SELECT DISTINCT session_id FROM memories WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND session_id IS NOT NULL`,
+      )).map((r) => r.session_id);
+      const ids = (await all<{ id: string }>(tx, sql`DELETE FROM memories WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} RETURNING id`)).map((r) => r.id);
+      return { ids, sessions };
+    },
+    /** The ids of the owner's memories in these conversations. */
+    async idsInSessions(tx: Executor, ownerId: string, sessions: string[]): Promise<string[]> {
+      const ids: string[] = [];
+      for (let i = 0; i < sessions.length; i += 500) {
+        const rows = await all<{ id: string }>(tx, sql`SELECT id FROM memories WHERE owner_id = ${ownerId} AND session_id IN ${list(sessions.slice(i, i + 500))}`);
+        ids.push(...rows.map((r) => r.id));
+      }
+      return ids;
+    },
   };
 }
 export type MemoryRepository = ReturnType<typeof createMemoryRepository>;

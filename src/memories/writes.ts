@@ -108,6 +108,22 @@ export function createMemoryWrites({ repo, history, outbox, proposals }: { repo:
       await queue(tx, ownerId, [id, ...context]);
       return { deleted: row };
     },
+
+    /**
+     * Deletes every memory of a workspace (the workspace is deleted): the memories, every
+     * version of their history and the proposals about them, so nothing of what they said
+     * is kept, not even the content-free version a single delete leaves. They leave the
+     * index; memories of the same conversations kept elsewhere had them as context and are
+     * indexed again without it. How many memories went.
+     */
+    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
+      const { ids, sessions } = await repo.deleteWorkspace(tx, ownerId, workspaceId);
+      await history.purgeWorkspace(tx, ownerId, workspaceId, ids);
+      await proposals.dropForWorkspace(tx, ownerId, workspaceId);
+      const resync = [...ids, ...(await repo.idsInSessions(tx, ownerId, sessions))];
+      if (resync.length) await outbox.enqueueMany(tx, resync.map((sourceId) => ({ ownerId, kind: "memory" as const, sourceId })), "sync");
+      return ids.length;
+    },
   };
   return writes;
 }
