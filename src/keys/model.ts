@@ -29,3 +29,13 @@ export const CreateKeyBody = t.Object(
 
 export const KeyParams = t.Object({ id: t.String({ minLength: 1, maxLength: 128 }) });
 export const RevokedKey = t.Object({ id: t.String(), revoked: t.Literal(true) });
+
+export const DevToken = t.Object({
+  id: t.String({ description: "dev_…" }),
+  prefix: t.String({ description: "the token's public start (its lookup id), to recognise it; never the secret" }),
+  issuedBy: t.Union([t.Literal("sync"), t.Null()], { description: "sync: a sign-in through the identity provider (a device); null: `mnemo dev-token create`" }),
+  createdAt: t.String({ format: "date-time" }),
+  expiresAt: t.String({ format: "date-time" }),
+});
+export const DevTokenList = t.Object({ data: t.Array(DevToken, { description: "the caller's live developer tokens, oldest first; revoked and expired ones are not listed" }) });
+export const RevokedDevToken = t.Object({ id: t.String(), revoked: t.Literal(true) });

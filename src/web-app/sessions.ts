@@ -30,7 +30,11 @@ export function createWebAppSessions(auth: AuthService, sessions: AppSessions) {
         if (error instanceof AppError && error.status === 401) throw unauthorized(`apiKey: ${error.message}`);
         throw error;
       }
-      return start({ userId: principal.userId, scopes: [...principal.scopes], via: principal.method as SessionVia, keyId: principal.keyId ?? null, notAfter: principal.expiresAt });
+      // A session ends with the credential it came from: it records which key or developer token that was.
+      return start({
+        userId: principal.userId, scopes: [...principal.scopes], via: principal.method as SessionVia, keyId: principal.keyId ?? null,
+        devTokenId: principal.devTokenId ?? null, notAfter: principal.expiresAt,
+      });
     },
     /** Ends the session with this id; false when it had already ended. */
     signOut: (sessionId: string) => sessions.end(sessionId),

@@ -30,6 +30,7 @@ export const ROUTES_WITHOUT_OWNER_IDS: Record<string, string> = {
   "DELETE /v1/app/session": "ends the caller's own cookie session only (app-sessions.test.ts)",
   "GET /v1/keys": "the caller's keys (scanned for leaks)",
   "POST /v1/keys": "creates a key for the caller",
+  "GET /v1/dev-tokens": "the caller's live developer tokens (scanned for leaks)",
   "POST /api/v1/webhooks/:webhookId/sync": "identity-provider webhook; authenticated by its signing secret, not a user token",
   "POST /mcp": "JSON-RPC; every tool and resource is checked by mcp-isolation.test.ts (generated from tools/list)",
   "GET /mcp": "405, no stream",

@@ -99,7 +99,7 @@ async function seedLaterRoutes(call: Call, token: string, marker: string, ids: R
 export function idFor(tenant: Tenant, path: string, param: string): string | undefined {
   if (param === "id") {
     const segment = segmentBefore(path, param);
-    const byCollection: Record<string, string> = { memories: "memoryId", documents: "documentId", files: "fileId", uploads: "uploadId", keys: "keyId" };
+    const byCollection: Record<string, string> = { memories: "memoryId", documents: "documentId", files: "fileId", uploads: "uploadId", keys: "keyId", "dev-tokens": "devTokenId" };
     return tenant.ids[byCollection[segment] ?? ""];
   }
   return tenant.ids[param];
