@@ -14,6 +14,7 @@ import { healthInfo, healthRoutes } from "./health";
 import { refineOpenApi } from "./http/openapi-refine";
 import { openApiUi } from "./http/openapi-ui";
 import { corsPlugin } from "./http/cors";
+import { hostCheck, namesOfThisServer } from "./http/host-check";
 import { requestGuards } from "./http/request-guards";
 import { createRouteCatalog, type RouteCatalog } from "./http/route-catalog";
 import { mcpRoutes } from "./mcp";
@@ -70,6 +71,8 @@ export function buildApp(services: Services, publicUrl: () => string) {
   const encryption = { keys: services.clientKeys, proxyMode: services.config.encryption.proxyMode };
   const app = new Elysia({ normalize: false })
     .use(errorPlugin(services.log, { allowedMethods: catalog.allowedMethods }))
+    // Before anything else: with mock tokens, a request to a name that is not this machine's (DNS rebinding) is refused.
+    .use(services.config.allowMockTokens ? hostCheck({ alsoAllowed: namesOfThisServer(services.config) }) : new Elysia({ name: "host-check" }))
     // Before the request guards, so that their refusals (413, 400) are readable by a page too.
     .use(
       corsPlugin({
