@@ -4,7 +4,7 @@ import { AppError, forbidden, unauthorized } from "../shared/app-error";
 import type { AppSessions, SessionVia } from "./app-sessions";
 import type { CredentialsRepository } from "./credentials-repository";
 import type { IdTokenVerifier } from "./id-token";
-import { ALL_SCOPES, type Scope } from "./scopes";
+import { ALL_SCOPES, OPERATOR_SCOPE, type Scope } from "./scopes";
 import { LOOKUP_LENGTH, secretMatches } from "./secrets";
 
 /** Who is calling, resolved from the bearer token. */
@@ -33,6 +33,11 @@ export const PREFIX = {
 } as const;
 
 const ALL = new Set<Scope>(ALL_SCOPES);
+/**
+ * A mock token is the operator's too: on a server accepting them anyone can act as any
+ * user, so the server's own details (`/health`) protect nothing more there.
+ */
+const MOCK = new Set<Scope>([...ALL_SCOPES, OPERATOR_SCOPE]);
 const TOUCH_INTERVAL_MS = 60_000;
 
 export interface AuthServiceOptions {
@@ -63,7 +68,7 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
   function mockPrincipal(userId: string, kind = "mock tokens"): Principal {
     if (!allowMockTokens) throw unauthorized(`${kind} are disabled on this server (start it with --allow-mock-tokens)`);
     if (!userId) throw unauthorized("mock token has an empty user id");
-    return { userId, method: "mock", scopes: ALL, verifiedAt: new Date() };
+    return { userId, method: "mock", scopes: MOCK, verifiedAt: new Date() };
   }
 
   async function apiKeyPrincipal(token: string, prefixLength: number): Promise<Principal> {

@@ -192,7 +192,7 @@ export function createCapture(d: CaptureDeps) {
       };
     },
     /** Jobs by status over every user (`/health` details). */
-    counts: () => d.jobs.counts(d.store.db),
+    counts: (ownerId?: string) => d.jobs.counts(d.store.db, ownerId),
   };
   return capture satisfies Capture;
 }

@@ -77,9 +77,10 @@ export function createFormationJobRepository() {
     async listByOwner(tx: Executor, ownerId: string, limit = 100): Promise<FormationJob[]> {
       return (await all<Stored>(tx, sql`SELECT * FROM formation_jobs WHERE owner_id = ${ownerId} ORDER BY seq DESC LIMIT ${limit}`)).map(toJob);
     },
-    /** Jobs by status, over every user (`/health`). */
-    async counts(tx: Executor): Promise<Record<string, number>> {
-      const rows = await all<{ status: string; n: number }>(tx, sql`SELECT status, COUNT(*) AS n FROM formation_jobs GROUP BY status`);
+    /** Jobs by status, over every user or one owner's (`/health`: the operator's or a user's). */
+    async counts(tx: Executor, ownerId?: string): Promise<Record<string, number>> {
+      const owner = ownerId === undefined ? sql`` : sql`WHERE owner_id = ${ownerId}`;
+      const rows = await all<{ status: string; n: number }>(tx, sql`SELECT status, COUNT(*) AS n FROM formation_jobs ${owner} GROUP BY status`);
       return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     },
   };
