@@ -107,6 +107,8 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     // Same browser (one cookie jar), another tab, another user.
     const other = await first.context.newPage();
     await other.goto(`${app.url}/app/#signin=${(await server.services.appSessions.createLink("tess")).token}`);
+    // The browser holds sam's session: the link replaces it only once asked (webapp-switch-account.test.ts).
+    await other.getByRole("dialog", { name: "Switch account?" }).getByRole("button", { name: "Sign in as tess" }).click();
     await other.locator(".status-line", { hasText: "newest first" }).waitFor();
     await first.page.getByRole("button", { name: "Add memory" }).click();
     const dialog = first.page.getByRole("dialog", { name: "New memory" });

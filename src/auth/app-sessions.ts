@@ -123,6 +123,21 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
     },
 
     /**
+     * Whom a link signs in, without using it: the app asks before a link replaces the
+     * session a browser holds. Refused alike when unknown, used or expired.
+     */
+    async peekLink(token: string): Promise<LinkOutcome & { expiresAt?: string }> {
+      const row = await first<{ user_id: string; used_at: string | null; expires_at: string }>(
+        store.db,
+        sql`SELECT user_id, used_at, expires_at FROM app_sign_in_links WHERE token_hash = ${hashSecret(token)}`,
+      );
+      if (!row) return { ok: false, reason: "unknown" };
+      if (row.used_at) return { ok: false, reason: "used" };
+      if (Date.parse(row.expires_at) <= now()) return { ok: false, reason: "expired" };
+      return { ok: true, userId: row.user_id, expiresAt: row.expires_at };
+    },
+
+    /**
      * Uses a link: one conditional UPDATE, so of two concurrent uses exactly one wins.
      * A used link's row stays (until its user's next link) so a reuse is told as such.
      */

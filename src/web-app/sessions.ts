@@ -36,6 +36,12 @@ export function createWebAppSessions(auth: AuthService, sessions: AppSessions) {
         devTokenId: principal.devTokenId ?? null, notAfter: principal.expiresAt,
       });
     },
+    /** Whom a sign-in link would sign in, without using it (the link's holder could sign in as that user anyway). */
+    async linkUser(token: string): Promise<{ userId: string; expiresAt: string }> {
+      const outcome = await sessions.peekLink(token);
+      if (!outcome.ok) throw unauthorized(LINK_REFUSALS[outcome.reason]);
+      return { userId: outcome.userId, expiresAt: outcome.expiresAt! };
+    },
     /** Ends the session with this id; false when it had already ended. */
     signOut: (sessionId: string) => sessions.end(sessionId),
   };

@@ -27,6 +27,7 @@ export const ROUTES_WITHOUT_OWNER_IDS: Record<string, string> = {
   "GET /v1/credits": "the caller's credits (scanned for leaks)",
   "GET /v1/usage/daily": "the caller's daily counters (scanned for leaks)",
   "POST /v1/app/session": "signs in with the body's link token or key: the session is that credential's user's (app-sessions.test.ts)",
+  "POST /v1/app/link": "tells the holder of a sign-in link whom it signs in, without using it; needs the link's secret token (webapp-switch-account.test.ts)",
   "DELETE /v1/app/session": "ends the caller's own cookie session only (app-sessions.test.ts)",
   "GET /v1/keys": "the caller's keys (scanned for leaks)",
   "POST /v1/keys": "creates a key for the caller",
