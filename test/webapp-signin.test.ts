@@ -161,5 +161,22 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     await closeClean(rosa);
   });
 
+  test("the server page's index status: a user's session sees its own backlog; the writer's details only an operator's", async () => {
+    const rows = async (opened: AppTab) => {
+      await opened.page.getByRole("link", { name: "Your server", exact: true }).click();
+      await opened.page.locator(".status-summary").waitFor();
+      return opened.page.locator("#index dt").allTextContents();
+    };
+    const user = await tab();
+    await user.page.goto(`${app.url}/app/#signin=${(await server.services.appSessions.createLink("uma")).token}`);
+    await user.page.locator(".status-line", { hasText: "newest first" }).waitFor();
+    expect(await rows(user)).toEqual(["Status", "Lag", "Waiting for text", "Waiting for vectors", "Store"]);
+    // A mock token is the operator's too (an operator key's session is checked in health-details.test.ts).
+    const operator = await tab();
+    await signIn(operator, app.url, "mock-token-ops");
+    expect(await rows(operator)).toEqual(["Status", "Lag", "Waiting for text", "Waiting for vectors", "Store", "Last indexed", "Last error"]);
+    for (const opened of [user, operator]) await closeClean(opened);
+  });
+
   afterAll(() => console.log(`screenshots: ${shotsDir}`));
 });
