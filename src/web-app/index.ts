@@ -22,7 +22,7 @@ function cookie(request: Request, value: string, maxAgeSeconds: number): string 
  * `POST /v1/app/link` (whom a sign-in link is for, without using it),
  * `POST /v1/app/session` (sign in: a sign-in link's token or a pasted credential for an
  * HttpOnly, SameSite=Strict cookie) and `DELETE /v1/app/session` (sign out: the session
- * ends on the server). Both need `X-Mnemo-App: 1`: a form on another site can send neither.
+ * ends on the server). All need `X-Mnemo-App: 1`: a form on another site can send none.
  */
 export function webAppRoutes(auth: AuthService, sessions: WebAppSessions) {
   return createRouter({ prefix: "/v1/app" })
