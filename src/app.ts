@@ -10,13 +10,15 @@ import { uploadRoutes } from "./uploads";
 import { documentRoutes } from "./documents";
 import { documentsQueryRoutes } from "./documents-query";
 import { errorPlugin } from "./http/error-plugin";
-import { healthInfo, healthRoutes } from "./health";
+import { createHealth, healthRoutes } from "./health";
 import { refineOpenApi } from "./http/openapi-refine";
 import { openApiUi } from "./http/openapi-ui";
 import { corsPlugin } from "./http/cors";
+import { hostCheck, namesOfThisServer } from "./http/host-check";
 import { requestGuards } from "./http/request-guards";
 import { createRouteCatalog, type RouteCatalog } from "./http/route-catalog";
 import { mcpRoutes } from "./mcp";
+import { createOutbox } from "./search";
 import { captureSettingsRoutes, formationRoutes } from "./formation";
 import { memoryRoutes } from "./memories";
 import { noteRoutes } from "./notes";
@@ -70,6 +72,8 @@ export function buildApp(services: Services, publicUrl: () => string) {
   const encryption = { keys: services.clientKeys, proxyMode: services.config.encryption.proxyMode };
   const app = new Elysia({ normalize: false })
     .use(errorPlugin(services.log, { allowedMethods: catalog.allowedMethods }))
+    // Before anything else: with mock tokens, a request to a name that is not this machine's (DNS rebinding) is refused.
+    .use(services.config.allowMockTokens ? hostCheck({ alsoAllowed: namesOfThisServer(services.config) }) : new Elysia({ name: "host-check" }))
     // Before the request guards, so that their refusals (413, 400) are readable by a page too.
     .use(
       corsPlugin({
@@ -84,7 +88,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer, extractionJobs: services.capture.counts })),
+      healthRoutes(services.auth, createHealth({ store: services.store, indexer: services.indexer, outbox: createOutbox(services.store), extractionJobs: services.capture.counts })),
     )
     .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))

@@ -179,12 +179,15 @@ describe("GET /v1/me and /health", () => {
     expect(await server.call("GET", "/health", { token: null })).toEqual([200, { status: "ok", store }]);
   });
 
-  test("/health shows the index's details to any valid token, whatever its scopes", async () => {
+  test("/health shows the index's details to an operator key and mock tokens; a user's key sees only its own backlog", async () => {
     const { key } = await server.services.credentials.createApiKey({ userId: "ops", scopes: ["usage:read"] });
+    const { key: operator } = await server.services.credentials.createApiKey({ userId: "ops", scopes: ["operator"] });
     const details = expect.objectContaining({ writer: true, uri: server.services.search.internals.lance.uri, replicaId: expect.any(String), lastError: null });
-    for (const token of [key, "mock-token-ops"]) {
+    for (const token of [operator, "mock-token-ops"]) {
       expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details, extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
     }
+    const own = { status: "ok", pending: 0, pendingVectors: 0, oldestPendingAt: null };
+    expect(await server.call("GET", "/health", { token: key })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: own, extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
   });
 
   test("/health with a token that does not authenticate is 401, not a quiet public answer", async () => {

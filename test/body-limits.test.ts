@@ -51,6 +51,7 @@ describe("a route's body limit is declared on the route", () => {
       "POST /v1/memories": { bytes: 512 * 1024, depth: 32, nodes: 100_000 },
       "PATCH /v1/memories/:id": { bytes: 512 * 1024, depth: 32, nodes: 100_000 },
       "POST /v1/app/session": { bytes: 16 * 1024, depth: 2, nodes: 8 },
+      "POST /v1/app/link": { bytes: 16 * 1024, depth: 2, nodes: 8 },
       "POST /v1/keys": { bytes: 4 * 1024, depth: 3, nodes: 32 },
       "POST /v1/memories/extract": { bytes: 4 * MB, depth: 32, nodes: 100_000 },
       "PUT /v1/me/capture": { bytes: 1024, depth: 32, nodes: 100_000 },

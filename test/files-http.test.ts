@@ -6,21 +6,26 @@ import { startTestServer, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
 
 const server = await startTestServer();
-const behindProxy = await startTestServer({ env: { MNEMO_PUBLIC_URL: "https://mnemo.example.com/base/" } });
+// Without mock tokens: a server accepting them refuses a foreign Host outright (host-check.ts).
+const plain = await startTestServer({ overrides: { allowMockTokens: false } });
+const behindProxy = await startTestServer({ env: { MNEMO_PUBLIC_URL: "https://mnemo.example.com/base/" }, overrides: { allowMockTokens: false } });
+const keyFor = async (s: TestServer) => (await s.services.credentials.createApiKey({ userId: "alice", scopes: ["files:write", "memory:read", "memory:write"] })).key;
+const [plainKey, proxyKey] = [await keyFor(plain), await keyFor(behindProxy)];
 afterAll(async () => {
   await server.destroy();
+  await plain.destroy();
   await behindProxy.destroy();
 });
 
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 
 /** POST upload-url with a forged `Host` header (fetch does not let a caller set it). */
-function uploadUrlWithHost(s: TestServer, ws: string, host: string): Promise<{ status: number; body: any }> {
+function uploadUrlWithHost(s: TestServer, ws: string, host: string, token: string): Promise<{ status: number; body: any }> {
   const target = new URL(`${s.url}/v1/workspaces/${ws}/files/upload-url`);
   const payload = JSON.stringify({ filename: "h.txt", contentType: "text/plain" });
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { hostname: target.hostname, port: target.port, path: target.pathname, method: "POST", headers: { host, authorization: "Bearer mock-token-alice", "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
+      { hostname: target.hostname, port: target.port, path: target.pathname, method: "POST", headers: { host, authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
       (res) => {
         let text = "";
         res.on("data", (chunk) => (text += chunk));
@@ -34,16 +39,16 @@ function uploadUrlWithHost(s: TestServer, ws: string, host: string): Promise<{ s
 
 describe("where presigned URLs point", () => {
   test("at the listening address, whatever Host the request names", async () => {
-    const ws = await createWorkspace(server, "Hosts");
-    const { status, body } = await uploadUrlWithHost(server, ws, "attacker.example");
+    const ws = await createWorkspace(plain, "Hosts", plainKey);
+    const { status, body } = await uploadUrlWithHost(plain, ws, "attacker.example", plainKey);
     expect(status).toBe(200);
-    expect(body.url.startsWith(`${server.url}/v1/workspaces/${ws}/files/${body.key}?`)).toBe(true);
+    expect(body.url.startsWith(`${plain.url}/v1/workspaces/${ws}/files/${body.key}?`)).toBe(true);
     expect(body.url).not.toContain("attacker.example");
   });
 
   test("at MNEMO_PUBLIC_URL when set (its path kept, a trailing slash dropped)", async () => {
-    const ws = await createWorkspace(behindProxy, "Public");
-    const { body } = await uploadUrlWithHost(behindProxy, ws, "attacker.example");
+    const ws = await createWorkspace(behindProxy, "Public", proxyKey);
+    const { body } = await uploadUrlWithHost(behindProxy, ws, "attacker.example", proxyKey);
     expect(body.url).toStartWith(`https://mnemo.example.com/base/v1/workspaces/${ws}/files/${body.key}?expires=`);
     // The URL's path and query, sent to the server itself, is accepted.
     const local = `${behindProxy.url}${new URL(body.url).pathname.replace("/base", "")}${new URL(body.url).search}`;

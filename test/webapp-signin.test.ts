@@ -107,6 +107,8 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     // Same browser (one cookie jar), another tab, another user.
     const other = await first.context.newPage();
     await other.goto(`${app.url}/app/#signin=${(await server.services.appSessions.createLink("tess")).token}`);
+    // The browser holds sam's session: the link replaces it only once asked (webapp-switch-account.test.ts).
+    await other.getByRole("dialog", { name: "Switch account?" }).getByRole("button", { name: "Sign in as tess" }).click();
     await other.locator(".status-line", { hasText: "newest first" }).waitFor();
     await first.page.getByRole("button", { name: "Add memory" }).click();
     const dialog = first.page.getByRole("dialog", { name: "New memory" });
@@ -157,6 +159,23 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     await page.getByText("No API keys yet.").waitFor();
     expect((await server.call("GET", "/v1/memories", { token: key }))[0]).toBe(401);
     await closeClean(rosa);
+  });
+
+  test("the server page's index status: a user's session sees its own backlog; the writer's details only an operator's", async () => {
+    const rows = async (opened: AppTab) => {
+      await opened.page.getByRole("link", { name: "Your server", exact: true }).click();
+      await opened.page.locator(".status-summary").waitFor();
+      return opened.page.locator("#index dt").allTextContents();
+    };
+    const user = await tab();
+    await user.page.goto(`${app.url}/app/#signin=${(await server.services.appSessions.createLink("uma")).token}`);
+    await user.page.locator(".status-line", { hasText: "newest first" }).waitFor();
+    expect(await rows(user)).toEqual(["Status", "Lag", "Waiting for text", "Waiting for vectors", "Store"]);
+    // A mock token is the operator's too (an operator key's session is checked in health-details.test.ts).
+    const operator = await tab();
+    await signIn(operator, app.url, "mock-token-ops");
+    expect(await rows(operator)).toEqual(["Status", "Lag", "Waiting for text", "Waiting for vectors", "Store", "Last indexed", "Last error"]);
+    for (const opened of [user, operator]) await closeClean(opened);
   });
 
   afterAll(() => console.log(`screenshots: ${shotsDir}`));

@@ -1,6 +1,6 @@
 import chalk from "chalk";
 import type { Command } from "commander";
-import { ALL_SCOPES, parseScopes } from "../../src/auth/scopes";
+import { ALL_SCOPES, OPERATOR_SCOPE, parseScopes, type Scope } from "../../src/auth/scopes";
 import { CliError, examples, printJson, printTable } from "../output";
 
 /** The store of record only (no LanceDB, no services), imported when a command runs. */
@@ -16,19 +16,23 @@ export function registerKeysCommand(program: Command): void {
     .command("create")
     .description("create an API key (the key is printed once)")
     .requiredOption("--user <id>", "user id the key acts for")
-    .option("--scopes <list>", "comma-separated scopes", ALL_SCOPES.join(","))
+    .option("--scopes <list>", `comma-separated scopes (default: ${ALL_SCOPES.join(",")})`)
+    .option("--operator", "a key for operating the server: only the 'operator' scope (GET /health's server details), no user data")
     .option("--test", "create a test key (svc_sk_test_…)")
     .option("--name <name>", "a label for the key")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
     .addHelpText("after", `
 Scopes: ${ALL_SCOPES.join(", ")} (default: all).
-${examples("mnemo keys create --user alice --scopes memory:read,chat --name laptop")}`)
-    .action(async (options: { user: string; scopes: string; test?: boolean; name?: string; data?: string; json?: boolean }) => {
+An operator key (--operator) carries only '${OPERATOR_SCOPE}': /health answers it with the server's
+details (index location, replicas, last write error, counts over all users); it reads no user's data.
+${examples("mnemo keys create --user alice --scopes memory:read,chat --name laptop", "mnemo keys create --user ops --operator --name monitoring")}`)
+    .action(async (options: { user: string; scopes?: string; operator?: boolean; test?: boolean; name?: string; data?: string; json?: boolean }) => {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
-      let scopes;
+      if (options.operator && options.scopes !== undefined) throw new CliError("--operator: an operator key carries only the operator scope; make a separate key for --scopes");
+      let scopes: Scope[];
       try {
-        scopes = parseScopes(options.scopes);
+        scopes = options.operator ? [OPERATOR_SCOPE] : parseScopes(options.scopes ?? ALL_SCOPES.join(","));
       } catch (error) {
         throw new CliError(`--scopes: ${(error as Error).message}`);
       }

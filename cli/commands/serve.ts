@@ -26,8 +26,10 @@ Stops on SIGINT or SIGTERM after in-flight requests finish.
 
 Mock tokens (mock-token-<uid>) let anyone act as any user. With --allow-mock-tokens the server
 listens only on a loopback address (127.0.0.1, ::1, localhost) unless --allow-public-mock-tokens
-(MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1) is given, and answers browser pages only from this machine
-(http://localhost, 127.0.0.1, [::1], any port).
+(MNEMO_ALLOW_PUBLIC_MOCK_TOKENS=1) is given, answers browser pages only from this machine
+(http://localhost, 127.0.0.1, [::1], any port), and refuses requests whose Host is not a loopback
+name, the --host address or MNEMO_PUBLIC_URL's host (a page using DNS rebinding); on 0.0.0.0,
+set MNEMO_PUBLIC_URL to the address others use.
 ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
     .action(async (options: { host?: string; port?: string; data?: string; allowMockTokens?: boolean; allowPublicMockTokens?: boolean }) => {
       const port = options.port === undefined ? undefined : Number(options.port);

@@ -9,6 +9,8 @@ export const SESSION_IDLE_MS = 12 * 60 * 60_000;
 export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60_000;
 /** A sign-in link works once, within this long of `mnemo open`. */
 export const LINK_TTL_MS = 5 * 60_000;
+/** Live sessions one user may hold (a browser each); signing in beyond them ends the oldest. */
+export const MAX_SESSIONS_PER_USER = 20;
 /** last_seen_at is written at most this often per session (it moves the idle expiry only). */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -20,13 +22,15 @@ export interface AppSession {
   scopes: Scope[];
   via: SessionVia;
   keyId: string | null;
+  devTokenId: string | null;
   createdAt: string;
   lastSeenAt: string;
   expiresAt: string;
 }
 
 type SessionRecord = {
-  user_id: string; scopes: string; via: SessionVia; key_id: string | null; created_at: string; last_seen_at: string; expires_at: string; key_revoked: number | null;
+  user_id: string; scopes: string; via: SessionVia; key_id: string | null; dev_token_id: string | null;
+  created_at: string; last_seen_at: string; expires_at: string; credential_ended: number | null;
 };
 
 export type LinkOutcome = { ok: true; userId: string } | { ok: false; reason: "expired" | "used" | "unknown" };
@@ -44,8 +48,11 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
      * A new session; returns its secret id (for the cookie) and when it ends at the latest:
      * {@link SESSION_ABSOLUTE_MS} from now, or `notAfter` (its credential's own expiry) if sooner.
      */
-    async create(input: { userId: string; scopes: Scope[]; via: SessionVia; keyId?: string | null; notAfter?: Date }): Promise<{ id: string; expiresAt: string }> {
+    async create(input: {
+      userId: string; scopes: Scope[]; via: SessionVia; keyId?: string | null; devTokenId?: string | null; notAfter?: Date;
+    }): Promise<{ id: string; expiresAt: string }> {
       const id = randomSecret(43);
+      const idHash = hashSecret(id);
       const at = now();
       const expiresAt = iso(Math.min(at + SESSION_ABSOLUTE_MS, input.notAfter?.getTime() ?? Infinity));
       await store.transaction(async (tx) => {
@@ -53,32 +60,47 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
         await run(tx, sql`DELETE FROM app_sessions WHERE user_id = ${input.userId} AND (expires_at <= ${iso(at)} OR last_seen_at <= ${iso(at - SESSION_IDLE_MS)})`);
         await run(
           tx,
-          sql`INSERT INTO app_sessions (id_hash, user_id, scopes, via, key_id, created_at, last_seen_at, expires_at)
-              VALUES (${hashSecret(id)}, ${input.userId}, ${JSON.stringify(input.scopes)}, ${input.via}, ${input.keyId ?? null}, ${iso(at)}, ${iso(at)}, ${expiresAt})`,
+          sql`INSERT INTO app_sessions (id_hash, user_id, scopes, via, key_id, dev_token_id, created_at, last_seen_at, expires_at)
+              VALUES (${idHash}, ${input.userId}, ${JSON.stringify(input.scopes)}, ${input.via}, ${input.keyId ?? null}, ${input.devTokenId ?? null},
+                      ${iso(at)}, ${iso(at)}, ${expiresAt})`,
+        );
+        // Signing in again and again mints no pile of live sessions: beyond the cap the oldest end.
+        // The new one is never among them, whatever the order of equal timestamps.
+        await run(
+          tx,
+          sql`DELETE FROM app_sessions WHERE user_id = ${input.userId} AND id_hash <> ${idHash}
+                AND id_hash NOT IN (
+                  SELECT id_hash FROM app_sessions WHERE user_id = ${input.userId} AND id_hash <> ${idHash}
+                  ORDER BY created_at DESC, id_hash DESC LIMIT ${MAX_SESSIONS_PER_USER - 1}
+                )`,
         );
       });
       return { id, expiresAt };
     },
 
-    /** The live session with this secret id; null when unknown, idle too long, past its end, or its API key was revoked. */
+    /**
+     * The live session with this secret id; null when unknown, idle too long, past its end,
+     * or the credential it was made from (an API key, a developer token) was revoked or is gone.
+     */
     async find(id: string): Promise<AppSession | null> {
       const idHash = hashSecret(id);
       const row = await first<SessionRecord>(
         store.db,
-        sql`SELECT s.user_id, s.scopes, s.via, s.key_id, s.created_at, s.last_seen_at, s.expires_at,
-                   CASE WHEN k.revoked_at IS NOT NULL THEN 1 ELSE 0 END AS key_revoked
-            FROM app_sessions s LEFT JOIN api_keys k ON k.id = s.key_id
+        sql`SELECT s.user_id, s.scopes, s.via, s.key_id, s.dev_token_id, s.created_at, s.last_seen_at, s.expires_at,
+                   CASE WHEN (s.key_id IS NOT NULL AND (k.id IS NULL OR k.revoked_at IS NOT NULL))
+                          OR (s.dev_token_id IS NOT NULL AND (d.id IS NULL OR d.revoked_at IS NOT NULL)) THEN 1 ELSE 0 END AS credential_ended
+            FROM app_sessions s LEFT JOIN api_keys k ON k.id = s.key_id LEFT JOIN dev_tokens d ON d.id = s.dev_token_id
             WHERE s.id_hash = ${idHash}`,
       );
       if (!row) return null;
       const at = now();
-      if (Date.parse(row.expires_at) <= at || Date.parse(row.last_seen_at) + SESSION_IDLE_MS <= at || Number(row.key_revoked) === 1) return null;
+      if (Date.parse(row.expires_at) <= at || Date.parse(row.last_seen_at) + SESSION_IDLE_MS <= at || Number(row.credential_ended) === 1) return null;
       if ((lastTouched.get(idHash) ?? Date.parse(row.last_seen_at)) + TOUCH_INTERVAL_MS <= at) {
         lastTouched.set(idHash, at);
         await run(store.db, sql`UPDATE app_sessions SET last_seen_at = ${iso(at)} WHERE id_hash = ${idHash}`);
       }
       return {
-        userId: row.user_id, scopes: JSON.parse(row.scopes), via: row.via, keyId: row.key_id,
+        userId: row.user_id, scopes: JSON.parse(row.scopes), via: row.via, keyId: row.key_id, devTokenId: row.dev_token_id,
         createdAt: row.created_at, lastSeenAt: row.last_seen_at, expiresAt: row.expires_at,
       };
     },
@@ -98,6 +120,21 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
       await run(tx, sql`DELETE FROM app_sign_in_links WHERE user_id = ${userId} AND (expires_at <= ${iso(at)} OR used_at IS NOT NULL)`);
       await run(tx, sql`INSERT INTO app_sign_in_links (token_hash, user_id, created_at, expires_at) VALUES (${hashSecret(token)}, ${userId}, ${iso(at)}, ${expiresAt})`);
       return { token, expiresAt };
+    },
+
+    /**
+     * Whom a link signs in, without using it: the app asks before a link replaces the
+     * session a browser holds. Refused alike when unknown, used or expired.
+     */
+    async peekLink(token: string): Promise<LinkOutcome & { expiresAt?: string }> {
+      const row = await first<{ user_id: string; used_at: string | null; expires_at: string }>(
+        store.db,
+        sql`SELECT user_id, used_at, expires_at FROM app_sign_in_links WHERE token_hash = ${hashSecret(token)}`,
+      );
+      if (!row) return { ok: false, reason: "unknown" };
+      if (row.used_at) return { ok: false, reason: "used" };
+      if (Date.parse(row.expires_at) <= now()) return { ok: false, reason: "expired" };
+      return { ok: true, userId: row.user_id, expiresAt: row.expires_at };
     },
 
     /**

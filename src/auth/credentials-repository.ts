@@ -23,6 +23,8 @@ export interface DevTokenRow {
   expiresAt: string;
   createdAt: string;
   revokedAt: string | null;
+  /** 'sync': issued by the identity sync webhook; null: `mnemo dev-token create`. */
+  issuedBy: "sync" | null;
 }
 
 type ApiKeyRecord = {
@@ -30,7 +32,7 @@ type ApiKeyRecord = {
   scopes: string; created_at: string; last_used_at: string | null; revoked_at: string | null;
 };
 type DevTokenRecord = {
-  id: string; user_id: string; lookup: string; secret_hash: string; expires_at: string; created_at: string; revoked_at: string | null;
+  id: string; user_id: string; lookup: string; secret_hash: string; expires_at: string; created_at: string; revoked_at: string | null; issued_by: "sync" | null;
 };
 
 const toApiKey = (r: ApiKeyRecord): ApiKeyRow => ({
@@ -39,6 +41,7 @@ const toApiKey = (r: ApiKeyRecord): ApiKeyRow => ({
 });
 const toDevToken = (r: DevTokenRecord): DevTokenRow => ({
   id: r.id, userId: r.user_id, lookup: r.lookup, secretHash: r.secret_hash, expiresAt: r.expires_at, createdAt: r.created_at, revokedAt: r.revoked_at,
+  issuedBy: r.issued_by ?? null,
 });
 
 /** API keys and developer tokens in the store of record. Every read goes to the table, so a revocation counts at once. */
@@ -75,19 +78,23 @@ export function createCredentialsRepository() {
     async touchApiKey(tx: Executor, id: string, at: string): Promise<void> {
       await run(tx, sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`);
     },
-    async insertDevToken(tx: Executor, row: Omit<DevTokenRow, "revokedAt">, issuedBy: "sync" | null = null): Promise<void> {
+    async insertDevToken(tx: Executor, row: Omit<DevTokenRow, "revokedAt" | "issuedBy">, issuedBy: "sync" | null = null): Promise<void> {
       await run(
         tx,
         sql`INSERT INTO dev_tokens (id, user_id, lookup, secret_hash, expires_at, created_at, issued_by)
             VALUES (${row.id}, ${row.userId}, ${row.lookup}, ${row.secretHash}, ${row.expiresAt}, ${row.createdAt}, ${issuedBy})`,
       );
     },
-    /** Revokes a user's live tokens of one issuer but `newest` and the `keepOthers` newest besides it; returns how many. */
-    async revokeDevTokensBeyond(tx: Executor, userId: string, issuedBy: "sync", newest: string, keepOthers: number, at: string): Promise<number> {
+    /**
+     * Revokes a user's live tokens of one issuer but `newest` and the `keepOthers` newest
+     * besides it, by deleting them: a revoked token authenticates nothing, and kept rows
+     * would pile up for a user who syncs again and again. Returns how many.
+     */
+    async deleteDevTokensBeyond(tx: Executor, userId: string, issuedBy: "sync", newest: string, keepOthers: number, at: string): Promise<number> {
       return run(
         tx,
-        sql`UPDATE dev_tokens SET revoked_at = ${at}
-            WHERE user_id = ${userId} AND issued_by = ${issuedBy} AND revoked_at IS NULL AND expires_at > ${at} AND id <> ${newest}
+        sql`DELETE FROM dev_tokens
+            WHERE user_id = ${userId} AND issued_by = ${issuedBy} AND id <> ${newest}
               AND id NOT IN (
                 SELECT id FROM dev_tokens
                 WHERE user_id = ${userId} AND issued_by = ${issuedBy} AND revoked_at IS NULL AND expires_at > ${at} AND id <> ${newest}
@@ -95,9 +102,19 @@ export function createCredentialsRepository() {
               )`,
       );
     },
-    /** Deletes a user's expired tokens of one issuer: they authenticate nothing and only grow the table. */
-    async deleteExpiredDevTokens(tx: Executor, userId: string, issuedBy: "sync", at: string): Promise<number> {
-      return run(tx, sql`DELETE FROM dev_tokens WHERE user_id = ${userId} AND issued_by = ${issuedBy} AND expires_at <= ${at}`);
+    async listDevTokens(tx: Executor, userId?: string): Promise<DevTokenRow[]> {
+      const rows = userId
+        ? await all<DevTokenRecord>(tx, sql`SELECT * FROM dev_tokens WHERE user_id = ${userId} ORDER BY created_at, id`)
+        : await all<DevTokenRecord>(tx, sql`SELECT * FROM dev_tokens ORDER BY created_at, id`);
+      return rows.map(toDevToken);
+    },
+    /** Marks a token revoked; with `userId`, only that user's. False when no such live token. */
+    async revokeDevToken(tx: Executor, id: string, at: string, userId?: string): Promise<boolean> {
+      const owner = userId === undefined ? sql`` : sql`AND user_id = ${userId}`;
+      return (await run(tx, sql`UPDATE dev_tokens SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL ${owner}`)) > 0;
+    },
+    async devTokenExists(tx: Executor, id: string): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS one FROM dev_tokens WHERE id = ${id}`)) !== null;
     },
     async findDevTokenByLookup(tx: Executor, lookup: string): Promise<DevTokenRow | null> {
       const r = await first<DevTokenRecord>(tx, sql`SELECT * FROM dev_tokens WHERE lookup = ${lookup}`);

@@ -18,6 +18,17 @@ export interface ApiKeyInfo {
   revokedAt: string | null;
 }
 
+/** A developer token as shown to its owner or the operator: everything but the secret. */
+export interface DevTokenInfo {
+  id: string;
+  userId: string;
+  prefix: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  issuedBy: "sync" | null;
+}
+
 /** Issues, lists and revokes credentials (used by the CLI; the secret is returned once). */
 export function createCredentialsService({ repo, store }: { repo: CredentialsRepository; store: Store }) {
   return {
@@ -44,6 +55,19 @@ export function createCredentialsService({ repo, store }: { repo: CredentialsRep
     async revokeOwnApiKey(userId: string, id: string): Promise<boolean> {
       return repo.revokeOwnApiKey(store.db, userId, id, new Date().toISOString());
     },
+    /** Developer tokens (never their secrets), oldest first; a user's only with `userId`. */
+    async listDevTokens(userId?: string): Promise<DevTokenInfo[]> {
+      return (await repo.listDevTokens(store.db, userId)).map(({ lookup, secretHash, ...info }) => ({ ...info, prefix: PREFIX.devToken + lookup }));
+    },
+    /**
+     * Revokes a developer token (with `userId`, only one of that user's: another user's
+     * answers as unknown). Web app sessions made from it end with it.
+     */
+    async revokeDevToken(id: string, userId?: string): Promise<"revoked" | "not_found" | "already_revoked"> {
+      if (await repo.revokeDevToken(store.db, id, new Date().toISOString(), userId)) return "revoked";
+      if (userId !== undefined) return "not_found";
+      return (await repo.devTokenExists(store.db, id)) ? "already_revoked" : "not_found";
+    },
     async createDevToken(input: { userId: string; ttlMs: number }) {
       const row = newDevToken(input.userId, input.ttlMs);
       await repo.insertDevToken(store.db, row);
@@ -51,17 +75,16 @@ export function createCredentialsService({ repo, store }: { repo: CredentialsRep
     },
     /**
      * A developer token for the sign-in (sync) webhook. A user holds at most `keep` live
-     * ones (a device each): issuing one revokes the oldest beyond that, and the user's
-     * expired ones are deleted, so syncing again and again mints no pile of live tokens.
+     * ones (a device each): issuing one revokes the oldest beyond that by deleting it, and
+     * the user's expired or revoked ones go too, so syncing again and again leaves no pile of rows.
      * Tokens made with `createDevToken` (the CLI) are neither counted nor touched.
      */
     async issueSyncDevToken(input: { userId: string; ttlMs: number; keep: number }) {
       const row = newDevToken(input.userId, input.ttlMs);
       const revoked = await store.transaction(async (tx) => {
-        await repo.deleteExpiredDevTokens(tx, input.userId, "sync", row.createdAt);
         await repo.insertDevToken(tx, row, "sync");
         // The token being issued is never the one revoked, whatever the clocks of replicas say.
-        return repo.revokeDevTokensBeyond(tx, input.userId, "sync", row.id, input.keep - 1, row.createdAt);
+        return repo.deleteDevTokensBeyond(tx, input.userId, "sync", row.id, input.keep - 1, row.createdAt);
       });
       return { id: row.id, userId: row.userId, token: row.token, expiresAt: row.expiresAt, createdAt: row.createdAt, revoked };
     },

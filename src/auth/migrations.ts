@@ -3,7 +3,8 @@ import type { Migration } from "../db/migrate";
 /**
  * The web app's sign-in (src/web-app): cookie sessions and one-time sign-in links. Only
  * SHA-256 hashes of their secrets are stored, as for API keys; a session carries the
- * scopes of the credential it was made from (and that key's id, so revoking the key ends it).
+ * scopes of the credential it was made from (and that key's or developer token's id, so
+ * revoking it ends the session).
  */
 export const authMigrations: Migration[] = [
   {
@@ -30,5 +31,10 @@ export const authMigrations: Migration[] = [
       );
       CREATE INDEX app_sign_in_links_by_user ON app_sign_in_links (user_id);
     `,
+  },
+  {
+    // The developer token a session was made from: revoking (or deleting) the token ends the session.
+    id: "0501_app_session_dev_tokens",
+    sql: `ALTER TABLE app_sessions ADD COLUMN dev_token_id TEXT;`,
   },
 ];

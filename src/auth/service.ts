@@ -4,7 +4,7 @@ import { AppError, forbidden, unauthorized } from "../shared/app-error";
 import type { AppSessions, SessionVia } from "./app-sessions";
 import type { CredentialsRepository } from "./credentials-repository";
 import type { IdTokenVerifier } from "./id-token";
-import { ALL_SCOPES, type Scope } from "./scopes";
+import { ALL_SCOPES, OPERATOR_SCOPE, type Scope } from "./scopes";
 import { LOOKUP_LENGTH, secretMatches } from "./secrets";
 
 /** Who is calling, resolved from the bearer token. */
@@ -14,6 +14,8 @@ export interface Principal {
   scopes: ReadonlySet<Scope>;
   /** The API key's id, for per-key limits. */
   keyId?: string;
+  /** The developer token's id: a web app session made from it ends when it is revoked. */
+  devTokenId?: string;
   /** For a web app session: what it was made from (a sign-in link or a pasted credential's kind). */
   via?: SessionVia;
   /** When the credential stops working by itself (developer and ID tokens): a session made from it ends then too. */
@@ -31,6 +33,11 @@ export const PREFIX = {
 } as const;
 
 const ALL = new Set<Scope>(ALL_SCOPES);
+/**
+ * A mock token is the operator's too: on a server accepting them anyone can act as any
+ * user, so the server's own details (`/health`) protect nothing more there.
+ */
+const MOCK = new Set<Scope>([...ALL_SCOPES, OPERATOR_SCOPE]);
 const TOUCH_INTERVAL_MS = 60_000;
 
 export interface AuthServiceOptions {
@@ -61,7 +68,7 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
   function mockPrincipal(userId: string, kind = "mock tokens"): Principal {
     if (!allowMockTokens) throw unauthorized(`${kind} are disabled on this server (start it with --allow-mock-tokens)`);
     if (!userId) throw unauthorized("mock token has an empty user id");
-    return { userId, method: "mock", scopes: ALL, verifiedAt: new Date() };
+    return { userId, method: "mock", scopes: MOCK, verifiedAt: new Date() };
   }
 
   async function apiKeyPrincipal(token: string, prefixLength: number): Promise<Principal> {
@@ -84,10 +91,10 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
   async function devTokenPrincipal(token: string): Promise<Principal> {
     const body = token.slice(PREFIX.devToken.length);
     const row = await credentials.findDevTokenByLookup(store.db, body.slice(0, LOOKUP_LENGTH));
-    if (!row || !secretMatches(token, row.secretHash)) throw unauthorized("invalid developer token");
+    if (!row || !secretMatches(token, row.secretHash)) throw unauthorized("invalid developer token (unknown, or revoked)");
     if (row.revokedAt) throw unauthorized("developer token has been revoked");
     if (Date.parse(row.expiresAt) <= Date.now()) throw unauthorized("developer token has expired");
-    return { userId: row.userId, method: "dev_token", scopes: ALL, verifiedAt: new Date(), expiresAt: new Date(row.expiresAt) };
+    return { userId: row.userId, method: "dev_token", scopes: ALL, devTokenId: row.id, verifiedAt: new Date(), expiresAt: new Date(row.expiresAt) };
   }
 
   async function idTokenPrincipal(token: string): Promise<Principal> {
@@ -112,7 +119,7 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
     const site = headers.get("sec-fetch-site");
     if (site && site !== "same-origin" && site !== "none") throw forbidden(`a session cookie is not accepted from a ${site} request`);
     const session = await appSessions!.find(sessionId);
-    if (!session) throw unauthorized("the app session has ended (signed out, expired or its key revoked); sign in again");
+    if (!session) throw unauthorized("the app session has ended (signed out, expired, or the key or token it was made from revoked); sign in again");
     if (session.via === "mock" && !allowMockTokens) throw unauthorized("this session was made from a mock token, which this server no longer accepts; sign in again");
     const expected = headers.get(APP_USER_HEADER);
     if (expected !== null && expected !== encodeURIComponent(session.userId)) {

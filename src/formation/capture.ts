@@ -252,7 +252,7 @@ export function createCapture(d: CaptureDeps) {
       return publicJob(requeued);
     },
     /** Jobs by status over every user (`/health` details). */
-    counts: () => d.jobs.counts(d.store.db),
+    counts: (ownerId?: string) => d.jobs.counts(d.store.db, ownerId),
   };
   return capture satisfies Capture;
 }

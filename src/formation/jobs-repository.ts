@@ -127,11 +127,12 @@ export function createFormationJobRepository() {
     async listByOwner(tx: Executor, ownerId: string, limit = 100): Promise<FormationJob[]> {
       return (await all<Stored>(tx, sql`SELECT * FROM formation_jobs WHERE owner_id = ${ownerId} ORDER BY seq DESC LIMIT ${limit}`)).map(toJob);
     },
-    /** Jobs by status, over every user (`/health`, `mnemo doctor`); `retrying`: the pending ones whose last attempt failed. */
-    async counts(tx: Executor): Promise<Record<string, number>> {
+    /** Jobs by status, over every user or one owner's (`/health`: the operator's or a user's; `mnemo doctor`); `retrying`: the pending ones whose last attempt failed. */
+    async counts(tx: Executor, ownerId?: string): Promise<Record<string, number>> {
+      const owner = ownerId === undefined ? sql`` : sql`WHERE owner_id = ${ownerId}`;
       const rows = await all<{ status: string; failing: number; n: number }>(
         tx,
-        sql`SELECT status, CASE WHEN last_error IS NULL THEN 0 ELSE 1 END AS failing, COUNT(*) AS n FROM formation_jobs GROUP BY status, CASE WHEN last_error IS NULL THEN 0 ELSE 1 END`,
+        sql`SELECT status, CASE WHEN last_error IS NULL THEN 0 ELSE 1 END AS failing, COUNT(*) AS n FROM formation_jobs ${owner} GROUP BY status, CASE WHEN last_error IS NULL THEN 0 ELSE 1 END`,
       );
       const counts: Record<string, number> = {};
       for (const r of rows) {

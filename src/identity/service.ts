@@ -133,7 +133,9 @@ export function createIdentityService({ auth, store, profiles, escrow, credentia
       steps.push(wrapped ? "wrapped the client key for the temporary P-256 key (ECDH-ES + HKDF-SHA256 + AES-256-GCM)" : recipient ? "nothing to wrap" : "no temporary public key: key not wrapped");
       const token = await credentials.issueSyncDevToken({ userId, ttlMs: DEV_TOKEN_TTL_MS, keep: MAX_SYNC_DEV_TOKENS });
       steps.push(`issued a developer token valid 24 h (expires ${token.expiresAt})`);
-      if (token.revoked) steps.push(`revoked ${token.revoked} older sign-in token${token.revoked === 1 ? "" : "s"} (at most ${MAX_SYNC_DEV_TOKENS} live per user)`);
+      if (token.revoked) {
+        steps.push(`removed ${token.revoked} older sign-in token${token.revoked === 1 ? "" : "s"} (beyond ${MAX_SYNC_DEV_TOKENS} live per user, expired or revoked)`);
+      }
       return { secret: token.token, userId, status, profile: view(profile), wrapped_key: wrapped, debug_log: steps.join("; ") };
     },
   };

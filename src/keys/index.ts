@@ -1,28 +1,28 @@
 import { authPlugin } from "../auth/plugin";
 import { ALL_SCOPES } from "../auth/scopes";
 import type { CredentialsService, ApiKeyInfo } from "../auth/credentials-service";
-import type { AuthService, Principal } from "../auth/service";
+import type { AuthService } from "../auth/service";
 import { checkBeforeBody } from "../lib/header-checks";
 import { createRouter } from "../lib/router";
-import { forbidden, notFound } from "../shared/app-error";
+import { notFound } from "../shared/app-error";
 import { errorResponses } from "../shared/error-body";
+import { devTokenRoutes } from "./dev-tokens";
+import { requireKeyManager } from "./manager";
 import { CreatedKey, CreateKeyBody, KEY_BODY_LIMIT, KeyList, KeyParams, RevokedKey } from "./model";
 
-/**
- * Who may manage API keys: a person, not a program. An API key (or a web app session made
- * from one) cannot mint or revoke keys, so a leaked key cannot make itself a successor;
- * a session from a sign-in link (`mnemo open`), a developer, ID or mock token can.
- */
-export function requireKeyManager(principal: Principal): void {
-  if (principal.method === "api_key" || principal.via === "api_key") {
-    throw forbidden("managing API keys needs a session from a sign-in link (`mnemo open --user <id>`) or a developer token; an API key, or a session made from one, cannot");
-  }
-}
+export { requireKeyManager } from "./manager";
 
 const shown = (key: ApiKeyInfo) => ({ id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, createdAt: key.createdAt, lastUsedAt: key.lastUsedAt });
 
-/** `GET/POST /v1/keys`, `DELETE /v1/keys/:id`: the caller's own API keys (the CLI's `mnemo keys`, over HTTP). */
+/**
+ * `GET/POST /v1/keys`, `DELETE /v1/keys/:id`: the caller's own API keys (the CLI's `mnemo keys`,
+ * over HTTP); with them, the caller's developer tokens (dev-tokens.ts).
+ */
 export function keyRoutes(auth: AuthService, credentials: CredentialsService) {
+  return createRouter().use(apiKeyRoutes(auth, credentials)).use(devTokenRoutes(auth, credentials));
+}
+
+function apiKeyRoutes(auth: AuthService, credentials: CredentialsService) {
   return createRouter({ prefix: "/v1/keys" })
     .use(authPlugin(auth))
     .get("/", async ({ principal }) => {

@@ -5,7 +5,7 @@ import { checkBeforeBody } from "../lib/header-checks";
 import { createRouter } from "../lib/router";
 import { badRequest, forbidden } from "../shared/app-error";
 import { errorsFor } from "../shared/error-body";
-import { CreateSessionBody, SESSION_BODY_LIMIT, SessionEnded, SessionInfo } from "./model";
+import { CreateSessionBody, LinkBody, LinkInfo, SESSION_BODY_LIMIT, SessionEnded, SessionInfo } from "./model";
 import type { WebAppSessions } from "./sessions";
 
 export { appPages } from "./static";
@@ -19,9 +19,10 @@ function cookie(request: Request, value: string, maxAgeSeconds: number): string 
 }
 
 /**
+ * `POST /v1/app/link` (whom a sign-in link is for, without using it),
  * `POST /v1/app/session` (sign in: a sign-in link's token or a pasted credential for an
  * HttpOnly, SameSite=Strict cookie) and `DELETE /v1/app/session` (sign out: the session
- * ends on the server). Both need `X-Mnemo-App: 1`: a form on another site can send neither.
+ * ends on the server). All need `X-Mnemo-App: 1`: a form on another site can send none.
  */
 export function webAppRoutes(auth: AuthService, sessions: WebAppSessions) {
   return createRouter({ prefix: "/v1/app" })
@@ -50,6 +51,27 @@ export function webAppRoutes(auth: AuthService, sessions: WebAppSessions) {
         detail: {
           tags: ["app"],
           summary: "Sign in to the web app: a one-time sign-in link's token or a pasted API key, for an HttpOnly session cookie",
+          security: [{}],
+        },
+      },
+    )
+    .post(
+      "/link",
+      async ({ body, set }) => {
+        set.headers["cache-control"] = "no-store";
+        return sessions.linkUser(body.token);
+      },
+      {
+        // As for signing in: only the app asks, so no other page learns whom a link is for.
+        transform: checkBeforeBody(async ({ request }) => {
+          if (request.headers.get(APP_HEADER) !== "1") throw forbidden("reading a sign-in link needs the header 'X-Mnemo-App: 1' (sent by the app itself)");
+        }),
+        body: LinkBody,
+        bodyLimit: SESSION_BODY_LIMIT,
+        response: { 200: LinkInfo, ...errorsFor(400, 401, 403, 413, 415, 500, 503) },
+        detail: {
+          tags: ["app"],
+          summary: "Whom a sign-in link signs in, without using it: the app asks before a link replaces the session of another user",
           security: [{}],
         },
       },

@@ -19,4 +19,13 @@ export const SessionInfo = t.Object({
   expiresAt: t.String({ format: "date-time", description: "the session's end at the latest; it ends sooner after 12 hours unused, or at sign-out" }),
 });
 
+export const LinkBody = t.Object(
+  { token: t.String({ minLength: 1, maxLength: 256, description: "the one-time token of a sign-in link" }) },
+  { additionalProperties: false },
+);
+export const LinkInfo = t.Object({
+  userId: t.String({ description: "the user the link signs in" }),
+  expiresAt: t.String({ format: "date-time", description: "when the unused link stops working" }),
+});
+
 export const SessionEnded = t.Object({ signedOut: t.Literal(true) });

@@ -30,7 +30,17 @@ export function createWebAppSessions(auth: AuthService, sessions: AppSessions) {
         if (error instanceof AppError && error.status === 401) throw unauthorized(`apiKey: ${error.message}`);
         throw error;
       }
-      return start({ userId: principal.userId, scopes: [...principal.scopes], via: principal.method as SessionVia, keyId: principal.keyId ?? null, notAfter: principal.expiresAt });
+      // A session ends with the credential it came from: it records which key or developer token that was.
+      return start({
+        userId: principal.userId, scopes: [...principal.scopes], via: principal.method as SessionVia, keyId: principal.keyId ?? null,
+        devTokenId: principal.devTokenId ?? null, notAfter: principal.expiresAt,
+      });
+    },
+    /** Whom a sign-in link would sign in, without using it (the link's holder could sign in as that user anyway). */
+    async linkUser(token: string): Promise<{ userId: string; expiresAt: string }> {
+      const outcome = await sessions.peekLink(token);
+      if (!outcome.ok) throw unauthorized(LINK_REFUSALS[outcome.reason]);
+      return { userId: outcome.userId, expiresAt: outcome.expiresAt! };
     },
     /** Ends the session with this id; false when it had already ended. */
     signOut: (sessionId: string) => sessions.end(sessionId),

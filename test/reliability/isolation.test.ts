@@ -44,6 +44,8 @@ beforeAll(async () => {
       memories.proposals.propose(tx, tenant.user, memory, { action: "update", content: `proposed ${tenant.marker}` }, { kind: "extraction", model: "memory-model" }),
     );
   }
+  // Developer tokens have no route that makes them (the CLI and the identity sync do).
+  for (const tenant of [alice, bob]) tenant.ids.devTokenId = (await server.services.credentials.createDevToken({ userId: tenant.user, ttlMs: 3_600_000 })).id;
   await waitForIndex(server.call, alice);
   await waitForIndex(server.call, bob);
   // What reached the gateway from here on is B's doing.

@@ -215,19 +215,20 @@ export interface DailyUsage {
   days: Array<{ day: string; totalTokens: number; requestCount: number }>;
 }
 
+/** GET /health with the app's session: the user's own backlog; the server's details only for an operator's credential. */
 export interface Health {
   status: string;
   store: string;
   index: {
     status: string;
-    writer: boolean;
     pending: number | null;
     pendingVectors: number | null;
     oldestPendingAt: string | null;
-    lastIndexedAt: string | null;
-    lastError: string | null;
-    failingSince: string | null;
-    consecutiveFailures: number;
+    writer?: boolean;
+    lastIndexedAt?: string | null;
+    lastError?: string | null;
+    failingSince?: string | null;
+    consecutiveFailures?: number;
   };
 }
 

@@ -4,20 +4,20 @@
  */
 import "./app.css";
 import "./views.css";
-import { forgetSession, me, onSignedOut, signInWithToken, signOut } from "./api";
+import { forgetSession, me, onSignedOut, signInLinkUser, signInWithToken, signOut } from "./api";
 import { h } from "./dom";
 import { appPath, navigate, render, route, startRouter, stopRouter } from "./router";
-import { markSignedIn, setCurrentUser } from "./session";
+import { currentUser, markSignedIn, setCurrentUser } from "./session";
 import { mountShell, setTitle } from "./shell";
 import { installShortcuts } from "./shortcuts";
 import { initTheme } from "./theme";
-import { toastError, toastRegion } from "./toast";
+import { toast, toastError, toastRegion } from "./toast";
 import { memoriesView } from "./views/memories";
 import { memoryDetailView } from "./views/memory-detail";
 import { memoryProposalsView } from "./views/memory-proposals";
 import { clearUndo } from "./views/memory-undo";
 import { serverView } from "./views/server";
-import { describeLinkFailure, renderSignIn } from "./views/signin";
+import { confirmAccountSwitch, describeLinkFailure, renderSignIn } from "./views/signin";
 import { workspaceView } from "./views/workspace";
 import { workspacesView } from "./views/workspaces";
 
@@ -78,6 +78,56 @@ function takeSignInToken(): string | null {
   }
 }
 
+/** Signs in with a link's token on the sign-in page (no session open), entering the app once it answers. */
+async function signInWithLink(token: string): Promise<void> {
+  markSignedIn();
+  renderSignIn({ pending: "Signing you in…", onSignedIn: (userId) => enterApp(userId) });
+  let userId: string;
+  try {
+    userId = await signInWithToken(token);
+  } catch (error) {
+    return showSignIn(describeLinkFailure(error));
+  }
+  return enterApp(userId);
+}
+
+/**
+ * A link opened while this browser holds a session of `current`: nothing is used before
+ * the user says so. The link's user is read first (the link stays unused); the same user
+ * keeps the session, another is asked about. Declining leaves the link unused.
+ */
+async function offerLink(token: string, current: string): Promise<void> {
+  let next: string;
+  try {
+    next = (await signInLinkUser(token)).userId;
+  } catch (error) {
+    return void toast(describeLinkFailure(error), { tone: "error" });
+  }
+  if (next === current) return void toast(`You are already signed in as ${current}.`);
+  if (!(await confirmAccountSwitch(current, next))) return;
+  stopRouter();
+  clearUndo();
+  forgetSession();
+  markSignedIn();
+  let userId: string;
+  try {
+    userId = await signInWithToken(token);
+  } catch (error) {
+    // The session held before is still open: back to it, saying why.
+    await enterApp().catch(() => showSignIn());
+    return void toast(describeLinkFailure(error), { tone: "error" });
+  }
+  return enterApp(userId);
+}
+
+/** A sign-in link pasted into a tab where the app is open (only its fragment changed). */
+function onHashChange(): void {
+  const token = takeSignInToken();
+  if (token === null) return;
+  const user = currentUser();
+  void (user ? offerLink(token, user.userId) : signInWithLink(token));
+}
+
 async function boot(): Promise<void> {
   initTheme();
   installShortcuts();
@@ -88,23 +138,14 @@ async function boot(): Promise<void> {
     showSignIn("Your session has ended. Sign in again.");
     queueMicrotask(() => (ended = false));
   });
+  window.addEventListener("hashchange", onHashChange);
   const token = takeSignInToken();
-  if (token !== null) {
-    markSignedIn();
-    renderSignIn({ pending: "Signing you in…", onSignedIn: (userId) => enterApp(userId) });
-    let userId: string;
-    try {
-      userId = await signInWithToken(token);
-    } catch (error) {
-      return showSignIn(describeLinkFailure(error));
-    }
-    return enterApp(userId);
-  }
-  try {
-    await enterApp();
-  } catch {
-    showSignIn();
-  }
+  // Is a session open? A link must not replace it unasked.
+  const current = await me().catch(() => null);
+  if (token !== null && current === null) return signInWithLink(token);
+  if (current === null) return showSignIn();
+  await enterApp(current.userId);
+  if (token !== null) await offerLink(token, current.userId);
 }
 
 void boot();

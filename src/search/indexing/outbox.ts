@@ -74,9 +74,10 @@ export function createOutbox(store: Store) {
       const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
       return (await first<{ seq: number | null }>(db, sql`SELECT MAX(seq) AS seq FROM outbox WHERE stage = 'text' ${owner}`))?.seq ?? null;
     },
-    /** When the oldest pending text-stage change was written (ms since the epoch), or null: how far the index is behind. */
-    async oldestPendingText(): Promise<number | null> {
-      const row = await first<{ created_at: number }>(db, sql`SELECT created_at FROM outbox WHERE stage = 'text' ORDER BY seq LIMIT 1`);
+    /** When the oldest pending text-stage change (of one owner's, with `ownerId`) was written (ms since the epoch), or null: how far the index is behind. */
+    async oldestPendingText(ownerId?: string): Promise<number | null> {
+      const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
+      const row = await first<{ created_at: number }>(db, sql`SELECT created_at FROM outbox WHERE stage = 'text' ${owner} ORDER BY seq LIMIT 1`);
       return row ? Number(row.created_at) : null;
     },
     /**

@@ -111,7 +111,7 @@ async function seedLaterRoutes(call: Call, token: string, marker: string, ids: R
 export function idFor(tenant: Tenant, path: string, param: string): string | undefined {
   if (param === "id") {
     const segment = segmentBefore(path, param);
-    const byCollection: Record<string, string> = { proposals: "proposalId", memories: "memoryId", documents: "documentId", files: "fileId", uploads: "uploadId", keys: "keyId", jobs: "jobId" };
+    const byCollection: Record<string, string> = { proposals: "proposalId", memories: "memoryId", documents: "documentId", files: "fileId", uploads: "uploadId", keys: "keyId", jobs: "jobId", "dev-tokens": "devTokenId" };
     return tenant.ids[byCollection[segment] ?? ""];
   }
   return tenant.ids[param];

@@ -89,9 +89,12 @@ export async function statusSection(section: HTMLElement, signal: AbortSignal): 
           h("dt", null, "Lag"), h("dd", null, lag(index)),
           h("dt", null, "Waiting for text"), h("dd", { class: "num" }, index.pending === null ? "unknown" : count(index.pending)),
           h("dt", null, "Waiting for vectors"), h("dd", { class: "num" }, index.pendingVectors === null ? "unknown" : count(index.pendingVectors)),
-          h("dt", null, "Last indexed"), h("dd", null, index.lastIndexedAt ? [time(index.lastIndexedAt), ` (${ago(index.lastIndexedAt)})`] : "not on this process"),
           h("dt", null, "Store"), h("dd", null, info.store),
-          h("dt", null, "Last error"), h("dd", null, index.lastError ? h("span", { class: "error-text" }, index.lastError, index.failingSince ? ` (since ${ago(index.failingSince)}, ${count(index.consecutiveFailures)} in a row)` : "") : "none"),
+          // The writer's details reach only an operator's credential (a user's counts are their own).
+          index.writer === undefined ? null : [
+            h("dt", null, "Last indexed"), h("dd", null, index.lastIndexedAt ? [time(index.lastIndexedAt), ` (${ago(index.lastIndexedAt)})`] : "not on this process"),
+            h("dt", null, "Last error"), h("dd", null, index.lastError ? h("span", { class: "error-text" }, index.lastError, index.failingSince ? ` (since ${ago(index.failingSince)}, ${count(index.consecutiveFailures ?? 0)} in a row)` : "") : "none"),
+          ],
         ),
       );
     } catch (error) {

@@ -3,6 +3,7 @@
  * pasted API key. The page sits outside the shell: nothing else is shown signed out.
  */
 import { ApiError, signInWithKey } from "../api";
+import { confirmDialog } from "../dialog";
 import { field, h } from "../dom";
 import { setTitle } from "../shell";
 import { toastRegion } from "../toast";
@@ -25,6 +26,15 @@ export function describeLinkFailure(error: unknown): string {
   if (text.includes("expired")) return "This sign-in link has expired. Run `mnemo open` again for a new one.";
   if (/already|used|consumed|redeemed/.test(text)) return "This sign-in link was already used: each link works once. Run `mnemo open` again for a new one.";
   return `This sign-in link was not accepted: ${error.message}`;
+}
+
+/**
+ * Asks before a sign-in link replaces the session this browser holds: any site can send a
+ * browser to `/app/#signin=<its own link>`, which would otherwise sign the visitor into
+ * that account (login CSRF) and end their own session. True when the user says so.
+ */
+export function confirmAccountSwitch(current: string, next: string): Promise<boolean> {
+  return confirmDialog("Switch account?", `You are signed in as ${current}. Sign in as ${next} instead?`, `Sign in as ${next}`);
 }
 
 function describeKeyFailure(error: unknown): string {
