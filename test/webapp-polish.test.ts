@@ -76,8 +76,8 @@ describe.skipIf(skipBrowser)("web app polish", () => {
       await dialog.getByRole("button", { name: "Add memory" }).click();
       await dialog.waitFor({ state: "detached" });
       await page.getByRole("link", { name: "The loom needs a new heddle", exact: true }).click();
-      await page.locator(".history-item", { hasText: "from api" }).waitFor();
-      expect(await page.locator("dl.facts dt:text-is('Source') + dd").textContent()).toBe("api");
+      await page.locator(".history-item", { hasText: "from app" }).waitFor();
+      expect(await page.locator("dl.facts dt:text-is('Source') + dd").textContent()).toBe("app");
     });
   });
 
