@@ -6,6 +6,7 @@ import { whereSourceKeys, withinTime } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import type { LanceLocation } from "./index-location";
 import { isVectorTable } from "./partitions";
+import { rewriteWithoutDeleted } from "./rewrite";
 import { RowKeys } from "./row-keys";
 import { isMissing, TableHandles } from "./table-handles";
 
@@ -332,6 +333,21 @@ export class LanceStore {
     }
     // Compaction wrote new fragments: the old ones' keys would only take memory.
     this.rowKeys.forget(name);
+  }
+
+  /**
+   * Rewrites a table without the bytes of its deleted rows and removes its older versions
+   * (rewrite.ts); a table left with no row is dropped. True when its ANN index went with
+   * the rewrite and must be built again.
+   */
+  async purgeDeleted(name: string): Promise<boolean> {
+    const table = await this.table(name);
+    if (!table) return false;
+    const { rows, vectorIndexDropped } = await rewriteWithoutDeleted(table);
+    this.rowKeys.forget(name);
+    this.indexUpdatesSinceRecycle++;
+    if (rows === 0) await this.dropTable(name);
+    return vectorIndexDropped;
   }
 
   async tableNames(): Promise<string[]> {
