@@ -106,6 +106,12 @@ describe("deleted text leaves the data dir", () => {
     // Nothing else is written from here on.
     const left = await waitUntil(() => foundOnDisk(server.dataDir, deleted), (found) => found.length === 0, { what: "no file under the data dir to hold deleted text", everyMs: 200 });
     expect({ deletedFound: left, keptFound: foundOnDisk(server.dataDir, kept) }).toEqual({ deletedFound: [], keptFound: kept });
+    // The full-text index stores its terms where a byte scan cannot read them: what shows
+    // that they went is that every file left belongs to each table's one current version,
+    // written from the live rows alone (no older manifest, no deletion file).
+    const tables = readdirSync(join(server.dataDir, "index")).filter((name) => name.endsWith(".lance"));
+    const versions = () => tables.map((table) => ({ table, manifests: filesUnder(join(server.dataDir, "index", table, "_versions")).filter((f) => f.endsWith(".manifest")).length, deletionFiles: filesUnder(join(server.dataDir, "index", table, "_deletions")).length }));
+    await waitUntil(versions, (now) => now.every((t) => t.manifests === 1 && t.deletionFiles === 0), { what: "every index table to keep its current version alone" });
     // And what is kept is still found by search, from the rewritten index.
     const [, found] = await server.call("POST", "/v1/memories/search", { body: { query: kept[0], signals: ["text"] } });
     expect(found.results.map((r: { content: string }) => r.content)).toEqual([`kept: ${kept[0]}`]);
