@@ -94,7 +94,7 @@ async function rewriteMs(rows: number): Promise<number> {
   await created.optimize({ cleanupOlderThan: new Date() });
   await created.delete("source_key = 'memory|m1'");
   const started = performance.now();
-  await rewriteWithoutDeleted(created);
+  await rewriteWithoutDeleted(created, () => true);
   const ms = performance.now() - started;
   created.close();
   db.close();

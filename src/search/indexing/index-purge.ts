@@ -114,7 +114,7 @@ export class IndexPurge {
     // The lease went meanwhile: the note stays in the store for the next writer.
     if (!this.o.isWriter()) return;
     const started = Date.now();
-    const vectorIndexDropped = await this.o.lance.purgeDeleted(table);
+    const vectorIndexDropped = await this.o.lance.purgeDeleted(table, this.o.isWriter);
     // Every row is in the rebuilt full-text indices: the table is as tidy as a compaction leaves it.
     this.o.writer.compaction.compacted(table);
     if (vectorIndexDropped) {

@@ -18,11 +18,18 @@ export interface Rewritten {
  * from them, and every older version is removed with its files.
  *
  * Between the commit and the rebuilt indices a search scans the rows flat (slower, same
- * answers); an ANN index is not rebuilt here (seconds on a large table), the caller hands
- * the table to the ANN builds, and vector searches are exact meanwhile. The live rows are
- * held in memory once (about 2 KB a row).
+ * answers; a `fastSearch` would find nothing, so the caller turns it off meanwhile); an
+ * ANN index is not rebuilt here (seconds on a large table), the caller hands the table to
+ * the ANN builds, and vector searches are exact meanwhile. Fragment ids go on counting up
+ * across the overwrite (LanceDB 0.39), so an address map of old fragments (row-keys.ts)
+ * never matches a new row. The live rows are held in memory once (each its text plus
+ * 0.5–2 KB of vectors).
+ *
+ * `sole()`: whether this process still is the only writer of the index. Only then are
+ * files no version names (left by a write that failed) removed too: another writer's
+ * commit under way would have such files.
  */
-export async function rewriteWithoutDeleted(table: lancedb.Table): Promise<Rewritten> {
+export async function rewriteWithoutDeleted(table: lancedb.Table, sole: () => boolean): Promise<Rewritten> {
   const indices = await table.listIndices();
   const live = await table.query().toArrow();
   const counted = await table.countRows();
@@ -41,6 +48,6 @@ export async function rewriteWithoutDeleted(table: lancedb.Table): Promise<Rewri
   // deletion files and index files. Only the index writer writes this table, and it is
   // not writing it now (its jobs run one at a time), so no file of an unfinished commit
   // can be taken for an orphan.
-  await table.optimize({ cleanupOlderThan: new Date(), deleteUnverified: true });
+  await table.optimize({ cleanupOlderThan: new Date(), deleteUnverified: sole() });
   return { rows: live.numRows, vectorIndexDropped };
 }
