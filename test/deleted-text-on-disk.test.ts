@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEST_DATABASE_URL } from "./helpers/database";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { startFakeEmbedder } from "./helpers/fake-embedder";
 import { createWorkspace } from "./helpers/workspaces";
 import { waitFor, waitUntil } from "./helpers/wait";
 
@@ -18,8 +19,10 @@ import { waitFor, waitUntil } from "./helpers/wait";
  */
 const PURGE_WITHIN = { MNEMO_PURGE_WITHIN_MS: "2000" };
 const servers: TestServer[] = [];
+const embedder = startFakeEmbedder(64);
 afterAll(async () => {
   for (const server of servers) await server.destroy();
+  embedder.stop();
 });
 
 /** A word no text holds by chance: letters only, so the analyzer keeps it one token. */
@@ -134,5 +137,22 @@ describe("deleted text leaves the data dir", () => {
     servers.push(second);
     const left = await waitUntil(() => foundOnDisk(dataDir, [secret]), (found) => found.length === 0, { what: "the restarted server to purge the deleted text", everyMs: 200 });
     expect({ left, kept: foundOnDisk(join(dataDir, "index"), [kept]) }).toEqual({ left: [], kept: [kept] });
+  }, 60_000);
+
+  test("with an embedding model: the vector tables, which hold the text beside its vector, let go of it too", async () => {
+    const server = await startTestServer({ env: { ...PURGE_WITHIN, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: embedder.url, EMBEDDINGS_MODEL: "fake-64" } });
+    servers.push(server);
+    const ws = await createWorkspace(server, "Vectors");
+    const secret = word("vectorsecret");
+    const kept = word("vectorkept");
+    const memory = await ok(server, "POST", "/v1/memories", { content: `the secret is ${secret}` });
+    await ok(server, "POST", "/v1/memories", { content: `kept: ${kept}` });
+    await untilIndexed(server, ws, [secret, kept]);
+    const vectorTables = () => readdirSync(join(server.dataDir, "index")).filter((name) => name.includes("__v_"));
+    await waitUntil(() => vectorTables().flatMap((table) => foundOnDisk(join(server.dataDir, "index", table), [secret])), (found) => found.length === 1, { what: "the text in a vector table" });
+    await ok(server, "DELETE", `/v1/memories/${memory.id}`);
+    const left = await waitUntil(() => foundOnDisk(server.dataDir, [secret]), (found) => found.length === 0, { what: "no file under the data dir to hold deleted text", everyMs: 200 });
+    const keptInVectors = vectorTables().flatMap((table) => foundOnDisk(join(server.dataDir, "index", table), [kept]));
+    expect({ left, keptInVectors }).toEqual({ left: [], keptInVectors: [kept] });
   }, 60_000);
 });
