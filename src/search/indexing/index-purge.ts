@@ -45,7 +45,7 @@ export class IndexPurge {
   private readonly pending = new Map<string, number>();
   private timer: ScheduledTask | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
-  private readonly log = createPurgeLog();
+  private readonly notes = createPurgeLog();
 
   /** Hears of the writer's deletes from here on. */
   constructor(private readonly o: IndexPurgeOptions) {
@@ -64,13 +64,7 @@ export class IndexPurge {
   /** Becoming the writer: what the store says is pending, whoever noted it. */
   async takeOver(): Promise<void> {
     this.pending.clear();
-    this.note(await this.log.pending(this.o.db));
-  }
-
-  /** The index was dropped for a rebuild: nothing deleted is left in it. */
-  async clear(tx: Executor): Promise<void> {
-    await this.log.clear(tx);
-    this.pending.clear();
+    this.note(await this.notes.pending(this.o.db));
   }
 
   private dueAt(deletedAt: number): number {
@@ -122,7 +116,7 @@ export class IndexPurge {
       this.o.kick();
     }
     await this.o.writer.announceVersion();
-    await this.log.done(this.o.db, table);
+    await this.notes.done(this.o.db, table);
     // Within the job: a delete noted after it (the next batch) is noted afresh.
     this.pending.delete(table);
     this.o.log.debug("deleted rows removed from an index table", { table, ms: Date.now() - started });

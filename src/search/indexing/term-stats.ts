@@ -153,6 +153,7 @@ export function createTermStats() {
 
 export type TermStats = ReturnType<typeof createTermStats>;
 
+/** Terms by owner and partition group, for one statement per group. */
 function byOwnerAndGroup(deltas: Array<Delta & { term: string }>): Array<[string, PartitionGroup, string[]]> {
   const groups = new Map<string, [string, PartitionGroup, string[]]>();
   for (const d of deltas) {

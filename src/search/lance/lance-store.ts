@@ -340,8 +340,8 @@ export class LanceStore {
 
   /**
    * Rewrites a table without the bytes of its deleted rows and removes its older versions
-   * (rewrite.ts; `sole`: this process is still the index's only writer); a table left with no row is dropped. True when its ANN index went with
-   * the rewrite and must be built again.
+   * (rewrite.ts; `sole`: whether this process still is the index's only writer); a table
+   * left with no row is dropped. True when its ANN index went with the rewrite.
    */
   async purgeDeleted(name: string, sole: () => boolean): Promise<boolean> {
     const table = await this.table(name);
