@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { randomInt } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { all, openSqliteStore, run, sql } from "../src/db/store";
 import { TEST_DATABASE_URL } from "./helpers/database";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { startFakeEmbedder } from "./helpers/fake-embedder";
@@ -155,4 +157,36 @@ describe("deleted text leaves the data dir", () => {
     const keptInVectors = vectorTables().flatMap((table) => foundOnDisk(join(server.dataDir, "index", table), [kept]));
     expect({ left, keptInVectors }).toEqual({ left: [], keptInVectors: [kept] });
   }, 60_000);
+});
+
+describe.skipIf(Boolean(TEST_DATABASE_URL))("the SQLite WAL cut", () => {
+  test("gives way at once to a reader on another connection (the CLI's) (false, nothing cut), and cuts the WAL to zero bytes once it is gone, keeping every commit", async () => {
+    const dir = tempDir("mnemo-wal-cut-");
+    const path = join(dir, "mnemo.sqlite");
+    const store = openSqliteStore(path);
+    try {
+      await run(store.db, sql`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)`);
+      const secret = word("walsecret");
+      await store.transaction((tx) => run(tx, sql`INSERT INTO notes (body) VALUES (${secret}), ('kept')`));
+      await store.transaction((tx) => run(tx, sql`DELETE FROM notes WHERE body = ${secret}`));
+      // Another connection reading, as a `mnemo` command would: its snapshot needs the WAL as it is.
+      const reader = new Database(path);
+      reader.exec("BEGIN");
+      reader.query("SELECT count(*) FROM notes").get();
+      expect(await store.truncateWal!()).toBe(false);
+      expect(readFileSync(`${path}-wal`).toString("latin1").includes(secret)).toBe(true);
+      reader.exec("COMMIT");
+      reader.close();
+      expect(await store.truncateWal!()).toBe(true);
+      const files = [path, `${path}-wal`].filter(existsSync);
+      expect({
+        walBytes: statSync(`${path}-wal`).size,
+        secretOnDisk: files.some((file) => readFileSync(file).toString("latin1").includes(secret)),
+        rows: await all(store.db, sql`SELECT body FROM notes`),
+      }).toEqual({ walBytes: 0, secretOnDisk: false, rows: [{ body: "kept" }] });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
