@@ -19,6 +19,7 @@ import { createEscrowService } from "./crypto/escrow";
 import { checkMasterKeyConfig, resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
 import { looksEncrypted, noteDecryptor } from "./crypto/stored-text";
 import { openStoreFor } from "./db/open";
+import { scheduleWalTruncate } from "./db/wal-truncate";
 import { serverSecret } from "./db/secrets";
 import type { Executor, Store } from "./db/store";
 import { createDerivedIndexRepository } from "./derived-index/repository";
@@ -132,6 +133,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
   scheduleOrphanSweep({
     files, isSweeper: () => indexer.isWriter, log, scheduler, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
   });
+  // Deleted text leaves the WAL within the bound (the index writer purges the index: search/indexing/index-purge.ts).
+  if (store.truncateWal) scheduleWalTruncate({ truncate: store.truncateWal, scheduler, withinMs: config.storage.purgeWithinMs, log });
   const memoryHistory = createMemoryHistoryRepository();
   const memories = createMemoryService({ repo: memoryRepo, history: memoryHistory, outbox, engine, store, cursors, workspaces });
   // Capture needs memory formation, which needs the completions' upstream: bound once both exist.

@@ -27,6 +27,7 @@ export const ConfigSchema = T.Object({
     }),
     databaseUrl: T.Optional(T.String({ pattern: "^postgres(ql)?://", expected: "a postgres:// or postgresql:// URL", description: "MNEMO_DATABASE_URL: postgres://… for the shared store of record; unset = SQLite in the data dir" })),
     databasePoolSize: T.Integer({ minimum: 1, maximum: 1000, description: "MNEMO_DATABASE_POOL: PostgreSQL connections per process" }),
+    purgeWithinMs: T.Integer({ minimum: 100, description: "MNEMO_PURGE_WITHIN_MS: deleted text leaves the data dir's files (SQLite and its WAL, the search index) within this long; default 60000" }),
   }),
   index: T.Object({
     uri: T.String({ minLength: 1, description: "MNEMO_INDEX_URI: a directory (default <data>/index, or one on a shared filesystem) or s3://bucket/prefix" }),
@@ -274,6 +275,7 @@ function buildConfig(dataDir: string, overrides: ConfigOverrides, env: Env): Con
       provider: (env.STORAGE_PROVIDER || "local") as Config["storage"]["provider"],
       databaseUrl: env.MNEMO_DATABASE_URL || undefined,
       databasePoolSize: env.MNEMO_DATABASE_POOL ? Number(env.MNEMO_DATABASE_POOL) : 10,
+      purgeWithinMs: env.MNEMO_PURGE_WITHIN_MS ? Number(env.MNEMO_PURGE_WITHIN_MS) : 60_000,
       ...overrides.storage,
     },
     index: {

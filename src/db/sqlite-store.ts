@@ -1,10 +1,13 @@
 import { Database, type Statement } from "bun:sqlite";
+import { existsSync, statSync } from "node:fs";
 import { translateError } from "./errors";
 import type { Executor, QueryResult } from "./executor";
 import type { WalSync } from "./wal-sync";
 
 /** Prepared statements kept per SQL text; queries with long IN lists come and go. */
 const STATEMENT_CACHE = 256;
+/** How long a statement waits for another process (the CLI, a second server) holding the write lock. */
+export const BUSY_TIMEOUT_MS = 10_000;
 /** Transactions committed together at most (each waits for the group's COMMIT). */
 const GROUP_MAX = 64;
 
@@ -186,6 +189,35 @@ export class SqliteConnection {
     for (const member of group.members) member.reject(error);
     group.members.length = 0;
     this.release();
+  }
+
+  /**
+   * Copies every frame of the WAL into the database file and cuts the WAL to zero bytes,
+   * so that the page images it held (a deleted row's text among them: `secure_delete`
+   * zeroes the row in the page, not in the WAL's older copies of that page) leave the
+   * disk. Durable commits stay durable: with `synchronous = NORMAL` SQLite syncs the WAL
+   * before it checkpoints and the database file after. Waits for this connection's open
+   * group to commit, never for another process (the CLI) reading or writing the file:
+   * false then, and the caller tries again later.
+   */
+  async truncateWal(): Promise<boolean> {
+    await this.acquire(false);
+    try {
+      const wal = `${this.database.filename}-wal`;
+      if (!existsSync(wal) || statSync(wal).size === 0) return true;
+      // A busy handler would block the event loop: answered at once instead.
+      this.database.exec("PRAGMA busy_timeout = 0");
+      try {
+        const result = this.database.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null;
+        return result?.busy === 0;
+      } catch {
+        return false;
+      } finally {
+        this.database.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      }
+    } finally {
+      this.release();
+    }
   }
 
   private acquire(transaction: boolean): Promise<void> {

@@ -5,7 +5,7 @@ import { dirname } from "node:path";
 import { StoreOpenError, TransactionConflictError } from "./errors";
 import type { Executor, StoreDialect } from "./executor";
 import { sql, type Sql } from "./sql";
-import { SqliteConnection } from "./sqlite-store";
+import { BUSY_TIMEOUT_MS, SqliteConnection } from "./sqlite-store";
 import { WalSync } from "./wal-sync";
 
 export { sql, type Sql } from "./sql";
@@ -32,6 +32,12 @@ export interface Store {
    * moment this process dies (its connection closes). Null on SQLite.
    */
   sessionLock(key: number): SessionLock | null;
+  /**
+   * SQLite: moves the WAL into the database file and cuts it to zero bytes, so that old
+   * page images leave the disk (sqlite-store.ts); false when another process held it
+   * (try again later). Null on PostgreSQL, whose files are not Mnemo's to manage.
+   */
+  readonly truncateWal: (() => Promise<boolean>) | null;
   close(): Promise<void>;
 }
 
@@ -79,7 +85,7 @@ export function openSqliteStore(path: string): Store {
     // (100,000 memories: 0.3 ms less per search). Writes still go through the WAL.
     database.exec("PRAGMA mmap_size = 268435456");
     // Another process (the CLI, a second server) may hold the write lock briefly.
-    database.exec("PRAGMA busy_timeout = 10000");
+    database.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   } catch (error) {
     // Nothing is repaired or overwritten: the operator decides (restore a backup, fix permissions).
     throw new StoreOpenError(`cannot open the store of record ${path}: ${(error as Error).message}`);
@@ -91,6 +97,7 @@ export function openSqliteStore(path: string): Store {
     location: `sqlite:${path}`,
     transaction: (fn) => connection.transaction(fn),
     sessionLock: () => null,
+    truncateWal: () => connection.truncateWal(),
     close: async () => connection.close(),
   };
 }
@@ -125,6 +132,7 @@ export function openPostgresStore(url: string, poolSize = 10): Store {
     location: redactUrl(url),
     transaction: (fn) => retryingConflicts(() => db.transaction().execute((trx) => fn(kyselyExecutor(trx)))),
     sessionLock: (key) => createSessionLock(url, key),
+    truncateWal: null,
     close: () => db.destroy(),
   };
 }

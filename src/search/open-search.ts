@@ -69,6 +69,7 @@ export async function openSearch<S extends SearchSources>({ config, store, log, 
     batchSize: config.indexer.batchSize,
     maxFragments: config.indexer.maxFragments,
     idleOptimizeMs: config.indexer.idleOptimizeMs,
+    purgeWithinMs: config.storage.purgeWithinMs,
     vectorIndexMinRows: config.indexer.vectorIndexMinRows,
   });
   // The index writer's searches of memory tables read no column back (lance-store.ts).

@@ -17,6 +17,7 @@ import { VectorOutages } from "./vector-outage";
 import type { TermStats } from "./term-stats";
 import { dequantise, itemTerms } from "../analysis/item-terms";
 import { readWordVectors } from "../analysis/word-vectors";
+import { createPurgeLog } from "./purges";
 
 export const EMBED_CHUNK = 64;
 /** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */
@@ -102,6 +103,10 @@ export class IndexWriter {
   /** Tables with vectors (vector tables; full-text tables' word vectors) written since their ANN index was last considered. */
   readonly vectorTablesWritten = new Set<string>();
 
+  /** Tables had rows deleted (table → earliest delete, ms), noted in the store: index-purge.ts rewrites them. */
+  onDeletes: (tables: Map<string, number>) => void = () => {};
+  private readonly purgeLog = createPurgeLog();
+
   /** The text stage of a batch: items replaced in `items`; rows move on to the vector stage. */
   async processText(rows: OutboxRow[]): Promise<void> {
     const { refs, deletes } = this.plan(rows, "text");
@@ -124,6 +129,7 @@ export class IndexWriter {
       if (part.items.length) this.vectorTablesWritten.add(table);
     });
     await this.announceVersion();
+    const deleted = deletedFrom(rows, parts);
     // Without a vector stage, this is where changed and deleted sources let go of cached vectors.
     if (!this.o.embedder) await this.o.cache.release(refs.map(sourceKey), () => keysBySource(refs, items, new Map()));
     const seqs = rows.map((r) => r.seq);
@@ -131,9 +137,11 @@ export class IndexWriter {
     // the text stage: a search sees a source either pending or counted, never both.
     await this.o.store.transaction(async (tx) => {
       await this.o.termStats.replace(tx, refs, items.map((item) => ({ item, terms: analysed.get(item)! })));
+      await this.purgeLog.note(tx, deleted);
       if (this.o.embedder) await this.o.outbox.advanceToVector(seqs, tx);
       else await this.o.outbox.remove(seqs, tx);
     });
+    if (deleted.size) this.onDeletes(deleted);
     this.lastIndexedAt = new Date().toISOString();
   }
 
@@ -174,9 +182,12 @@ export class IndexWriter {
       await this.o.settings.set(this.o.store.db, "vector_dimension", String(dimension));
       this.dimension = dimension;
     }
+    let deleted = new Map<string, number>();
     if (dimension) {
       const tableOf = (ref: SourceRef) => vectorTable(ref.ownerId, partitionGroup(ref.kind), embedder.spaceId, dimension);
-      await inParallel([...byPartition(deletes, items, tableOf)], PARTITION_COMMITS, async ([table, part]) => {
+      const parts = byPartition(deletes, items, tableOf);
+      deleted = deletedFrom(rows, parts);
+      await inParallel([...parts], PARTITION_COMMITS, async ([table, part]) => {
         const withVectors = part.items.map((item) => ({ ...toIndexRow(item), vector: vectors.get(keyOf.get(item)!)! }));
         await this.o.lance.replaceVectors(table, dimension, part.deleteKeys, withVectors);
         this.compaction.noteCommit(table, withVectors.length);
@@ -184,7 +195,11 @@ export class IndexWriter {
       });
       await this.announceVersion();
     }
-    await this.o.outbox.remove(rows.map((r) => r.seq));
+    await this.o.store.transaction(async (tx) => {
+      await this.purgeLog.note(tx, deleted);
+      await this.o.outbox.remove(rows.map((r) => r.seq), tx);
+    });
+    if (deleted.size) this.onDeletes(deleted);
     this.lastIndexedAt = new Date().toISOString();
     return true;
   }
@@ -281,6 +296,8 @@ export class IndexWriter {
     await this.o.store.transaction(async (tx) => {
       await this.o.outbox.clear(tx);
       await this.o.termStats.clear(tx);
+      // Dropped tables take their deleted rows with them.
+      await this.purgeLog.clear(tx);
       await this.enqueueEverySource(tx, "text");
       await this.o.settings.set(tx, "vector_dimension", "");
     });
@@ -297,7 +314,7 @@ export class IndexWriter {
    * rows are indexed: a replica that saw the rows leave the outbox then finds the
    * version they are in.
    */
-  private async announceVersion(): Promise<void> {
+  async announceVersion(): Promise<void> {
     await this.o.settings.set(this.o.store.db, INDEX_VERSION_KEY, `${Date.now()}-${++this.commits}`);
   }
 
@@ -334,6 +351,18 @@ function keysBySource(refs: SourceRef[], items: AnyItem[], keyOf: Map<AnyItem, s
   const uses: SourceKeys = new Map(refs.map((ref) => [sourceKey(ref), []]));
   for (const item of items) uses.get(sourceKey(item))?.push(keyOf.get(item) ?? vectorKey(item.ownerId, item.text));
   return uses;
+}
+
+/**
+ * The tables of a batch that lost rows of existing sources (changed or deleted, not a
+ * replayed insert), each with the time of the batch's earliest change.
+ */
+function deletedFrom(rows: OutboxRow[], parts: Map<string, { deleteKeys: string[] }>): Map<string, number> {
+  const changed = new Set(rows.filter((row) => row.op !== "insert").map((row) => sourceKey({ ownerId: row.ownerId, kind: row.kind as SearchKind, sourceId: row.sourceId })));
+  const at = Math.min(...rows.map((row) => row.createdAt));
+  const tables = new Map<string, number>();
+  for (const [table, part] of parts) if (part.deleteKeys.some((key) => changed.has(key))) tables.set(table, at);
+  return tables;
 }
 
 /** A batch's deletes and items, split by the partition table each belongs to. */

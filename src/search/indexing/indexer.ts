@@ -4,6 +4,7 @@ import { scopeOf } from "../../lib/scheduler-scope";
 import type { PartitionGroup } from "../lance/partitions";
 import type { IndexingControl } from "./control";
 import { IdleOptimizer } from "./idle-optimizer";
+import { IndexPurge } from "./index-purge";
 import { indexHealth, type IndexHealth, type IndexStats } from "./index-health";
 import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
 import { JobRunner, RunnerClosed } from "./job-runner";
@@ -31,6 +32,8 @@ export interface IndexerOptions extends IndexWriterOptions {
    * outside an index are scanned at every search).
    */
   idleOptimizeMs: number;
+  /** Deleted rows leave the index's files within this long of their delete (index-purge.ts). */
+  purgeWithinMs: number;
 }
 
 const VECTOR_BATCH = 256;
@@ -76,6 +79,7 @@ export class Indexer implements IndexingControl {
   private readonly builds: VectorIndexBuilds;
   private readonly vectors: VectorStage;
   private readonly failures: WriteFailures;
+  private readonly purge: IndexPurge;
 
   constructor(private readonly o: IndexerOptions) {
     this.tasks = scopeOf(o.scheduler);
@@ -92,6 +96,7 @@ export class Indexer implements IndexingControl {
     this.waiters = createWaiters({
       outbox: o.outbox, settings: o.settings, db: o.store.db, scheduler: this.tasks, isWriter: () => this.isWriter, onWait: () => (this.tasks.wake(), this.kick()),
     });
+    this.purge = new IndexPurge({ withinMs: o.purgeWithinMs, scheduler: this.tasks, runner: this.runner, writer: this.writer, lance: o.lance, db: o.store.db, log: o.log, isWriter: () => this.isWriter, kick: () => this.kick() });
   }
 
   /** Holding the lease, and neither stopping nor with the app's scheduler stopped (a shutdown that cancelled it first). */
@@ -183,6 +188,7 @@ export class Indexer implements IndexingControl {
   private async takeOver(): Promise<void> {
     await this.o.lance.reopen();
     await this.writer.takeOver();
+    await this.purge.takeOver();
     await this.writer.reconcileSchema();
     await this.writer.reconcileVectorSpace();
     await this.failures.reset();
@@ -343,12 +349,8 @@ export class Indexer implements IndexingControl {
   async stats(): Promise<IndexStats> {
     const counts = await this.o.outbox.counts();
     return {
-      pendingText: counts.text,
-      pendingVector: counts.vector,
-      vectorSpace: this.o.embedder?.spaceId ?? null,
-      vectorDimension: this.writer.dimension,
-      lastIndexedAt: this.writer.lastIndexedAt,
-      leaseHeld: this.o.lease.held,
+      pendingText: counts.text, pendingVector: counts.vector, vectorSpace: this.o.embedder?.spaceId ?? null, vectorDimension: this.writer.dimension,
+      lastIndexedAt: this.writer.lastIndexedAt, leaseHeld: this.o.lease.held,
     };
   }
 
@@ -358,9 +360,7 @@ export class Indexer implements IndexingControl {
     return count;
   }
 
-  vectorOutage(): Promise<{ raw: string; outage: VectorOutage } | null> {
-    return readVectorOutage(this.o.settings, this.o.store.db);
-  }
+  vectorOutage = (): Promise<{ raw: string; outage: VectorOutage } | null> => readVectorOutage(this.o.settings, this.o.store.db);
 
   health(): Promise<IndexHealth> {
     const { lance, lease, outbox, settings, store } = this.o;

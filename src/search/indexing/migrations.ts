@@ -57,4 +57,17 @@ export const searchMigrations: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    id: "0545_index_purges",
+    sql: `
+      -- Index tables whose deleted rows are still in their files, and when the earliest
+      -- such delete was written (ms since the epoch): the index writer rewrites each
+      -- within MNEMO_PURGE_WITHIN_MS of it (indexing/index-purge.ts). Kept here, not in
+      -- the writer's memory, so a restart or another replica taking over finishes them.
+      CREATE TABLE index_purges (
+        table_name TEXT PRIMARY KEY,
+        deleted_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

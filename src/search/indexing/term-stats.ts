@@ -78,6 +78,12 @@ export function createTermStats() {
         await run(tx, sql`INSERT INTO search_df (owner_id, grp, term, df) VALUES ${sql.join(chunk)}
                           ON CONFLICT (owner_id, grp, term) DO UPDATE SET df = search_df.df + excluded.df`);
       }
+      // A term no item holds any more goes: a deleted item's words stay in no row.
+      for (const [ownerId, group, terms] of byOwnerAndGroup([...df.values()].filter((d) => d.n < 0))) {
+        for (const chunk of chunks(terms, 200)) {
+          await run(tx, sql`DELETE FROM search_df WHERE owner_id = ${ownerId} AND grp = ${group} AND term IN ${list(chunk)} AND df <= 0`);
+        }
+      }
     },
 
     /** Forgets everything (a rebuild re-enqueues every source, which counts them again). */
@@ -146,6 +152,16 @@ export function createTermStats() {
 }
 
 export type TermStats = ReturnType<typeof createTermStats>;
+
+/** Terms by owner and partition group, for one statement per group. */
+function byOwnerAndGroup(deltas: Array<Delta & { term: string }>): Array<[string, PartitionGroup, string[]]> {
+  const groups = new Map<string, [string, PartitionGroup, string[]]>();
+  for (const d of deltas) {
+    const key = `${d.ownerId}\u0000${d.group}`;
+    (groups.get(key) ?? groups.set(key, [d.ownerId, d.group, []]).get(key)!)[2].push(d.term);
+  }
+  return [...groups.values()];
+}
 
 function byOwnerAndKind(refs: SourceRef[]): Array<[string, SearchKind, string[]]> {
   const groups = new Map<string, [string, SearchKind, string[]]>();

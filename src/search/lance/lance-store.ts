@@ -6,6 +6,7 @@ import { whereSourceKeys, withinTime } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import type { LanceLocation } from "./index-location";
 import { isVectorTable } from "./partitions";
+import { rewriteWithoutDeleted } from "./rewrite";
 import { RowKeys } from "./row-keys";
 import { isMissing, TableHandles } from "./table-handles";
 
@@ -59,6 +60,8 @@ export class LanceStore {
   private readonly rowKeys = new RowKeys();
   /** Full-text indices known to exist per open table: the text column's, or all three (see `ensureFullText`). */
   private readonly fullTextReady = new Map<string, "text" | "context">();
+  /** Tables being rewritten (`purgeDeleted`): for a moment without their full-text indices. */
+  private readonly rewriting = new Set<string>();
   /** Whether every write to the index goes through this store now (see `useRowKeysWhile`). */
   private soleWriter: () => boolean = () => false;
 
@@ -222,7 +225,8 @@ export class LanceStore {
         : new lancedb.MatchQuery(query, TEXT_COLUMNS[0]);
       const search = table.search(match, "fts") as lancedb.Query;
       if (where) search.where(where);
-      if (options.indexedOnly) search.fastSearch();
+      // A fast search answers nothing from a table between its rewrite and its new index.
+      if (options.indexedOnly && !this.rewriting.has(name)) search.fastSearch();
       if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, search, limit);
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
       return hits(await search.select([...columns, "_score"]).limit(limit).toArray(), options.memories);
@@ -332,6 +336,28 @@ export class LanceStore {
     }
     // Compaction wrote new fragments: the old ones' keys would only take memory.
     this.rowKeys.forget(name);
+  }
+
+  /**
+   * Rewrites a table without the bytes of its deleted rows and removes its older versions
+   * (rewrite.ts; `sole`: whether this process still is the index's only writer); a table
+   * left with no row is dropped. True when its ANN index went with the rewrite.
+   */
+  async purgeDeleted(name: string, sole: () => boolean): Promise<boolean> {
+    const table = await this.table(name);
+    if (!table) return false;
+    this.rewriting.add(name);
+    let rewritten;
+    try {
+      rewritten = await rewriteWithoutDeleted(table, sole);
+    } finally {
+      this.rewriting.delete(name);
+    }
+    const { rows, vectorIndexDropped } = rewritten;
+    this.rowKeys.forget(name);
+    this.indexUpdatesSinceRecycle++;
+    if (rows === 0) await this.dropTable(name);
+    return vectorIndexDropped;
   }
 
   async tableNames(): Promise<string[]> {
