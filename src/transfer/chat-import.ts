@@ -139,10 +139,6 @@ export async function importChatExport(deps: Deps, exported: ChatExport, options
       const refs: SourceRef[] = [];
       for (const conversation of batch) {
         const outcome = await writeConversation(tx, exported.source, conversation, { ...options, workspaceId, memoriesWorkspaceId: options.workspaceId ?? null }, refs);
-        if (outcome === "elsewhere") {
-          report.existing++;
-          continue;
-        }
         if (outcome.newThread) report.inserted++;
         else report.existing++;
         count("chat_thread", outcome.newThread ? 1 : 0);
@@ -170,25 +166,24 @@ async function ensureChatWorkspace(store: Store, ownerId: string, id: string, na
 }
 
 /**
- * One conversation: its thread (made when new), the messages it does not hold yet appended in
- * order, each answering the one before; with `extract`, jobs for the messages no job covers.
- * "elsewhere": the user has the thread in another workspace (imported there before): left alone.
+ * One conversation: its thread (made when new; one imported before stays in the workspace it
+ * went to), the messages it does not hold yet appended in order, each answering the one before;
+ * with `extract`, jobs for the messages no job covers.
  */
 async function writeConversation(
   tx: Executor, source: ChatExportSource, conversation: ExportedConversation,
   options: ChatImportOptions & { workspaceId: string; memoriesWorkspaceId: string | null }, refs: SourceRef[],
-): Promise<{ newThread: boolean; newMessages: number; jobs: number } | "elsewhere"> {
-  const { userId, workspaceId } = options;
+): Promise<{ newThread: boolean; newMessages: number; jobs: number }> {
+  const { userId } = options;
   const threadId = threadIdOf(userId, source, conversation.sourceId);
-  let thread = await chats.lockThread(tx, userId, workspaceId, threadId);
-  if (!thread && (await chats.getThreads(tx, userId, [threadId])).size) return "elsewhere";
-  const newThread = !thread;
-  if (!thread) {
+  const workspaceId = (await chats.getThreads(tx, userId, [threadId])).get(threadId)?.workspaceId ?? options.workspaceId;
+  // Locked so that a concurrent import of the same export appends after this one, not beside it.
+  const newThread = !(await chats.lockThread(tx, userId, workspaceId, threadId));
+  if (newThread) {
     await chats.insertThread(tx, {
       ownerId: userId, workspaceId, id: threadId, title: conversation.title, metadata: { importedFrom: source, conversationId: conversation.sourceId },
       messageCount: 0, lastMessageId: null, createdAt: conversation.createdAt, updatedAt: conversation.updatedAt,
     });
-    thread = await chats.lockThread(tx, userId, workspaceId, threadId);
   }
   const held = new Set<string>();
   if (!newThread) {
