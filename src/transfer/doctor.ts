@@ -61,8 +61,9 @@ async function dataDirCheck(config: Config): Promise<Check> {
  * Whether other users can read or change the data dir: it holds memories, notes, file
  * text, key hashes, the master key and the presign and cursor secrets. Mnemo creates
  * everything owner-only; a data dir made by an earlier version, or copied, may not be.
+ * `mnemo doctor` reports it, and `mnemo serve` warns with it when it starts on such a dir.
  */
-async function permissionsCheck(config: Config): Promise<Check> {
+export async function permissionsCheck(config: Pick<Config, "dataDir">): Promise<Check> {
   const name = "data dir permissions";
   const { exposed, complete } = await exposedEntries(config.dataDir);
   const scope = complete ? "" : " (the first 50,000 entries looked at)";
