@@ -158,12 +158,14 @@ describe("mnemo import: a bad or oversized export fails in one line, writing not
     ]]);
   });
 
-  test("--extract, --dry-run and --limit name themselves on a file that is not a chat export", async () => {
+  test("--extract, --dry-run and --limit name themselves on a file that is not a chat export; --extract where extraction is off", async () => {
     const path = write("memories.jsonl", JSON.stringify({ content: "a memory" }) + "\n");
     for (const flag of ["--extract", "--dry-run"]) {
       const result = await runCli(["import", path, "--user", "alice", flag, "--data", dataDir(`flag${flag}`)]);
       expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 1, stderr: `mnemo: ${flag}: applies to ChatGPT's or Claude's export; ${path} is not one\n` });
     }
+    const proxy = await runCli(["import", CLAUDE, "--user", "alice", "--extract", "--data", dataDir("proxy-mode")], { MNEMO_PROXY_ENCRYPTION: "1" });
+    expect({ exitCode: proxy.exitCode, stderr: proxy.stderr }).toEqual({ exitCode: 1, stderr: expect.stringMatching(/^mnemo: --extract: memory extraction is off in reverse-proxy encryption mode .*MNEMO_EXTRACTION_IN_PROXY_MODE=1\n$/) });
     const limit = await runCli(["import", CLAUDE, "--user", "alice", "--limit", "0", "--data", dataDir("limit-0")]);
     expect({ exitCode: limit.exitCode, stderr: limit.stderr }).toEqual({ exitCode: 1, stderr: "mnemo: --limit: must be a whole number of at least 1\n" });
   });

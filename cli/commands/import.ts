@@ -101,6 +101,11 @@ Examples:
       const opened = await openTransferStore(options.data).catch((error: Error) => {
         throw new CliError(error.message);
       });
+      const { encryption, completions } = opened.config;
+      if (options.extract && encryption.proxyMode && !completions.extractionInProxyMode) {
+        await opened.close();
+        throw new CliError("--extract: memory extraction is off in reverse-proxy encryption mode (its memories would be stored in plaintext); the operator enables it with MNEMO_EXTRACTION_IN_PROXY_MODE=1");
+      }
       const bar = options.json ? null : progressBar("importing");
       let report;
       try {

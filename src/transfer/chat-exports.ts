@@ -51,6 +51,7 @@ export const CHAT_EXPORT_LIMITS = {
   zipRatio: 200,
 } as const;
 
+const MAX_ID_CHARS = 256;
 /** A thread title's limit (src/chats/model.ts). */
 const MAX_TITLE_CHARS = 500;
 const encoder = new TextEncoder();
@@ -162,7 +163,10 @@ export function readChatExport(value: unknown[], source: ChatExportSource, now: 
     const problem = (message: string) => result.problems.push({ place, message });
     if (!isObject(item)) return problem("expected a JSON object");
     const sourceId = source === "chatgpt" ? text(item.conversation_id) ?? text(item.id) : text(item.uuid);
-    if (!sourceId) return problem(`${source === "chatgpt" ? "conversation_id" : "uuid"}: is required (a string)`);
+    const idField = source === "chatgpt" ? "conversation_id" : "uuid";
+    if (!sourceId) return problem(`${idField}: is required (a string)`);
+    // Kept in the thread's metadata, which stays small.
+    if (sourceId.length > MAX_ID_CHARS) return problem(`${idField}: is longer than ${MAX_ID_CHARS} characters`);
     if (source === "chatgpt" && !isObject(item.mapping)) return problem("mapping: is required (an object)");
     if (source === "claude" && !Array.isArray(item.chat_messages)) return problem("chat_messages: is required (a list)");
     const createdAt = isoTime(source === "chatgpt" ? item.create_time : item.created_at, now);

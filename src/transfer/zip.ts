@@ -31,6 +31,8 @@ const CENTRAL = 0x02014b50;
 const LOCAL = 0x04034b50;
 /** The end record is 22 bytes plus a comment of at most 65,535. */
 const EOCD_SEARCH = 22 + 0xffff;
+/** A central directory beyond this (about 300 bytes per entry at the entry limit) is not an export's. */
+const MAX_DIRECTORY_BYTES = 64 * 1024 * 1024;
 
 /** Whether the bytes start like a zip archive (a local file header). */
 export const looksLikeZip = (head: Uint8Array) => head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04;
@@ -64,8 +66,8 @@ export async function readZipMember(path: string, wanted: (name: string) => bool
     const directoryOffset = tail.readUInt32LE(at + 16);
     if (entries === 0xffff || directoryOffset === 0xffffffff) throw new ZipError("a ZIP64 archive; extract conversations.json from it and import that file");
     if (entries > limits.maxEntries) throw new ZipError(`the archive lists ${entries} entries; the limit is ${limits.maxEntries}`);
-    // Each entry takes at least 46 bytes plus its name: a directory far larger is not one.
-    if (directorySize > entries * (46 + 3 * 0xffff) || directoryOffset + directorySize > fileSize) throw new ZipError("the archive's central directory is damaged");
+    if (directorySize > MAX_DIRECTORY_BYTES) throw new ZipError(`the archive's central directory is ${directorySize} bytes; the limit is ${MAX_DIRECTORY_BYTES}`);
+    if (directoryOffset + directorySize > fileSize) throw new ZipError("the archive's central directory is damaged");
     const directory = await read(directoryOffset, directorySize);
     const members: Member[] = [];
     for (let p = 0, n = 0; n < entries; n++) {
@@ -82,7 +84,10 @@ export async function readZipMember(path: string, wanted: (name: string) => bool
     }
     const member = members.sort((a, b) => a.name.split("/").length - b.name.split("/").length)[0];
     if (!member) return null;
-    if (member.size > limits.maxBytes) throw new ZipError(`${member.name} is ${member.size} bytes uncompressed; the limit is ${limits.maxBytes}`);
+    // Deflate never grows data by more than a few bytes per 16 KB: a larger compressed size is past the limit too.
+    if (member.size > limits.maxBytes || member.compressedSize > limits.maxBytes + limits.maxBytes / 1000) {
+      throw new ZipError(`${member.name} is ${Math.max(member.size, member.compressedSize)} bytes; the limit is ${limits.maxBytes}`);
+    }
     if (member.size > Math.max(1, member.compressedSize) * limits.maxRatio) throw new ZipError(`${member.name} expands ${Math.round(member.size / Math.max(1, member.compressedSize))}-fold; the limit is ${limits.maxRatio}`);
     const local = await read(member.localOffset, 30);
     if (local.readUInt32LE(0) !== LOCAL) throw new ZipError("the archive's local header is damaged");
