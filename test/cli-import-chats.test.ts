@@ -108,8 +108,10 @@ describe("mnemo import: Claude's export, in its zip", () => {
       { name: "conversations.json", data: readFileSync(CLAUDE) },
     ]));
     const human = await runCli(["import", zip, "--user", "alice", "--workspace", "ws_claude_history", "--data", data]);
-    expect({ exitCode: human.exitCode, stdout: human.stdout }).toEqual({
+    // Progress off a terminal is plain lines on stderr (a bar redrawn in place on one).
+    expect({ exitCode: human.exitCode, stderr: human.stderr, stdout: human.stdout }).toEqual({
       exitCode: 0,
+      stderr: "importing 100% (2/2)\n",
       stdout: "imported 2 new conversations (2 chat threads, 4 chat messages), 0 already present, 0 failed of 2 read (Claude export, workspace ws_claude_history)\n" +
         "4 sources queued for the search index; a running server (or the next mnemo serve) indexes them\n",
     });
