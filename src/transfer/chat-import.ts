@@ -38,7 +38,7 @@ const jobs = createFormationJobRepository();
 const workspaces = createWorkspaceRepository();
 const hash = (...parts: string[]) => createHash("sha256").update(parts.join("\u001f")).digest("hex").slice(0, 24);
 
-export const SOURCE_NAMES: Record<ChatExportSource, string> = { chatgpt: "ChatGPT", claude: "Claude" };
+const SOURCE_NAMES: Record<ChatExportSource, string> = { chatgpt: "ChatGPT", claude: "Claude" };
 /** The workspace a source's conversations go to when no `--workspace` is given: one per user and source. */
 export const chatImportWorkspaceId = (userId: string, source: ChatExportSource) => `ws_${source}_${hash("chat-import", userId, source)}`;
 const threadIdOf = (userId: string, source: ChatExportSource, conversationId: string) => `thr_${source}_${hash(userId, source, conversationId)}`;
@@ -135,19 +135,24 @@ export async function importChatExport(deps: Deps, exported: ChatExport, options
     let end = start;
     while (end < conversations.length && end - start < BATCH_CONVERSATIONS && messages < BATCH_MESSAGES) messages += conversations[end++].messages.length;
     const batch = conversations.slice(start, end);
-    await deps.store.transaction(async (tx) => {
+    // Counted once committed: a transaction that meets a conflict runs again.
+    const { outcomes, queued } = await deps.store.transaction(async (tx) => {
       const refs: SourceRef[] = [];
+      const outcomes = [];
       for (const conversation of batch) {
-        const outcome = await writeConversation(tx, exported.source, conversation, { ...options, workspaceId, memoriesWorkspaceId: options.workspaceId ?? null }, refs);
-        if (outcome.newThread) report.inserted++;
-        else report.existing++;
-        count("chat_thread", outcome.newThread ? 1 : 0);
-        count("chat_message", outcome.newMessages);
-        report.extractionJobs += outcome.jobs;
+        outcomes.push(await writeConversation(tx, exported.source, conversation, { ...options, workspaceId, memoriesWorkspaceId: options.workspaceId ?? null }, refs));
       }
       await deps.outbox.enqueueMany(tx, refs, "insert");
-      report.queued += refs.length;
+      return { outcomes, queued: refs.length };
     });
+    for (const outcome of outcomes) {
+      if (outcome.newThread) report.inserted++;
+      else report.existing++;
+      count("chat_thread", outcome.newThread ? 1 : 0);
+      count("chat_message", outcome.newMessages);
+      report.extractionJobs += outcome.jobs;
+    }
+    report.queued += queued;
     done += batch.length;
     start = end;
     options.onProgress?.(done, conversations.length);
