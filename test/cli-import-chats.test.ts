@@ -196,7 +196,7 @@ describe("mnemo import --extract: memories formed by the server's extraction job
     const result = await runCli(["import", CHATGPT, "--user", "alice", "--dry-run", "--extract", "--limit", "1", "--data", data], GATEWAY);
     expect({ exitCode: result.exitCode, stdout: result.stdout }).toEqual({
       exitCode: 0,
-      stdout: "would import 2 conversations (6 messages) of 2 read (ChatGPT export); nothing was written\n\n" +
+      stdout: "would import 1 conversation (4 messages) of 2 read (ChatGPT export); nothing was written\n\n" +
         "Moving to Porto (4 messages)\n  + We are moving to Porto in March.\n  + I quit coffee last year.\n  + Tea only now.\n",
     });
     const json = await importJson([CHATGPT, "--user", "alice", "--dry-run", "--extract", "--data", data], GATEWAY);

@@ -21,11 +21,12 @@ interface PreviewOptions {
  * against the user's memories; the calls are admitted and metered as extraction's are.
  */
 export async function previewChatImport(path: string, exported: ChatExport, options: PreviewOptions): Promise<void> {
-  const limit = options.limit ?? (options.extract ? DRY_RUN_EXTRACT_DEFAULT : exported.conversations.length);
-  const conversations = exported.conversations.slice(0, limit);
+  // What the import would take (`--limit`, else all), and what the model is asked about (`--limit`, else the first few).
+  const chosen = exported.conversations.slice(0, options.limit ?? exported.conversations.length);
+  const conversations = chosen.slice(0, options.limit ?? DRY_RUN_EXTRACT_DEFAULT);
   const summary = {
-    format: `${exported.source}-export`, read: exported.read, conversations: exported.conversations.length,
-    messages: exported.conversations.reduce((n, c) => n + c.messages.length, 0), problems: exported.problems,
+    format: `${exported.source}-export`, read: exported.read, conversations: chosen.length,
+    messages: chosen.reduce((n, c) => n + c.messages.length, 0), problems: exported.problems,
   };
   const formed: Array<{ title: string; messages: number; facts: string[]; decisions: unknown[] }> = [];
   if (options.extract) {
