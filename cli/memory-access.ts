@@ -30,7 +30,9 @@ export function cliErrorOf(error: unknown): unknown {
   if (!(error instanceof Error) || error.name !== "AppError") return error;
   const match = /^([A-Za-z_.]+): (.*)$/s.exec(error.message);
   const option = match ? OPTION_NAMES[match[1]] : undefined;
-  return new CliError(option ? `${option}: ${match![2]}` : error.message);
+  // TypeBox's words for an empty string, in ours.
+  const problem = match?.[2].replace(/^expected string length greater or equal to 1$/, "must not be empty");
+  return new CliError(option ? `${option}: ${problem}` : error.message);
 }
 
 /** Checks a body built from the command line against the API route's own TypeBox schema: the API's limits and messages. */

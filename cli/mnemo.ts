@@ -18,6 +18,7 @@ import { registerServeCommand } from "./commands/serve";
 import { registerUsageCommand } from "./commands/usage";
 import { registerWorkspaceCommands } from "./commands/workspaces";
 import { CliError, examples, expectedFailureMessage } from "./output";
+import { oneLineUsageErrors } from "./usage-errors";
 import { restrictNewFiles } from "../src/lib/owner-only";
 
 /**
@@ -31,7 +32,6 @@ export function buildProgram(): Command {
   const program = new Command("mnemo")
     .description("Mnemo: a local-first knowledge and memory server")
     .version("0.1.0")
-    .showHelpAfterError()
     .exitOverride()
     .addHelpText("after", `
 Every command takes --help. Settings come from the environment (MNEMO_DATA_DIR, MNEMO_PORT, …); flags override them.
@@ -58,15 +58,32 @@ ${examples("mnemo serve", "mnemo open --user alice", "mnemo remember \"Alice pre
 /** A failed command ends by itself; should a handle keep it alive, it exits after this long anyway. */
 const EXIT_GRACE_MS = 5_000;
 
+/** Output into a closed pipe (`mnemo memories list | head -3`): the reader has what it wanted. */
+const isClosedPipe = (error: unknown) => (error as NodeJS.ErrnoException | null)?.code === "EPIPE";
+
 if (import.meta.main) {
   // chalk colours only a terminal; NO_COLOR (no-color.org) turns colours off there too.
   if (process.env.NO_COLOR) chalk.level = 0;
   // Data dirs, databases, indexes, keys, backups and exports: readable by their user only.
   restrictNewFiles();
+  // A closed pipe ends the command quietly, as `head` expects, wherever the write was.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error) => {
+      if (!isClosedPipe(error)) throw error;
+      process.exit(0);
+    });
+  }
+  const program = buildProgram();
+  const usage = oneLineUsageErrors(program);
   try {
-    await buildProgram().parseAsync(process.argv);
+    await program.parseAsync(process.argv);
   } catch (error) {
-    if (error instanceof CommanderError) process.exit(error.exitCode);
+    if (isClosedPipe(error)) process.exit(0);
+    if (error instanceof CommanderError) {
+      const line = usage.messageFor(error);
+      if (line) process.stderr.write(chalk.red(`mnemo: ${line}`) + "\n");
+      process.exit(error.exitCode);
+    }
     // Expected failures (our refusals, a bad configuration, a path or port refused) are one line; anything else is a bug, with its stack.
     const message = expectedFailureMessage(error) ?? `unexpected error: ${(error as Error).stack ?? error}`;
     process.stderr.write(chalk.red(`mnemo: ${message}`) + "\n");

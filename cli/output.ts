@@ -59,6 +59,9 @@ export function examples(...lines: string[]): string {
   return `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((line) => `  ${line}`).join("\n")}`;
 }
 
+/** `1 memory`, `7 memories`. */
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + "\n");
 }

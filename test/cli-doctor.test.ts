@@ -131,6 +131,6 @@ describe("mnemo doctor", () => {
     await Bun.write(file, '{"content":"queued"}\n');
     expect((await runCli(["import", file, "--user", "a", "--data", dir])).exitCode).toBe(0);
     const fresh = JSON.parse((await runCli(["doctor", "--json", "--data", dir])).stdout);
-    expect(fresh.checks.find((c: any) => c.name === "index lag")).toMatchObject({ status: "ok", detail: expect.stringContaining("1 changes waiting for full-text") });
+    expect(fresh.checks.find((c: any) => c.name === "index lag")).toMatchObject({ status: "ok", detail: expect.stringContaining("1 change waiting for full-text") });
   });
 });

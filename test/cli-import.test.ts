@@ -106,8 +106,35 @@ describe("mnemo import: memory formats", () => {
   });
 });
 
+describe("mnemo import: the web app's export", () => {
+  test("is its own format: ids, workspaces, sessions and times kept; the summary counts in plurals", async () => {
+    const data = dataDir("app-export");
+    expect((await runCli(["import", write("ws.jsonl", JSON.stringify({ content: "makes the workspace" }) + "\n"), "--user", "alice", "--workspace", "ws_app", "--data", data])).exitCode).toBe(0);
+    const memory = (id: string, content: string, workspaceId: string | null) => ({
+      id, ownerId: "someone-else", projectId: workspaceId ?? "default", content, metadata: { from: "app" }, status: "active", workspaceId,
+      session_id: "s-1", createdAt: "2025-02-03T04:05:06.000Z", updatedAt: "2025-02-03T04:05:06.000Z",
+    });
+    const path = write("mnemo-memories-2025-02-03.json", JSON.stringify({
+      exportedAt: "2025-02-03T10:00:00.000Z", filters: {}, count: 2,
+      memories: [memory("mem_01APPEXPORT000000000000001", "Exported from the app", null), memory("mem_01APPEXPORT000000000000002", "In a workspace", "ws_app")],
+    }, null, 2));
+    const result = await runCli(["import", path, "--user", "alice", "--data", data]);
+    expect({ exitCode: result.exitCode, stdout: result.stdout }).toEqual({
+      exitCode: 0,
+      stdout: "imported 2 new (2 memories), 0 already present, 0 failed of 2 read (Mnemo web app export)\n" +
+        "2 sources queued for the search index; a running server (or the next mnemo serve) indexes them\n",
+    });
+    const server = await spawnServer(["--data", data, "--allow-mock-tokens"]);
+    const [, list] = await client(server.url)("GET", "/v1/memories?limit=10", "alice");
+    expect(list.data.filter((m: any) => m.id.startsWith("mem_01APPEXPORT")).map((m: any) => [m.id, m.content, m.workspaceId, m.session_id, m.createdAt, m.metadata]).sort()).toEqual([
+      ["mem_01APPEXPORT000000000000001", "Exported from the app", null, "s-1", "2025-02-03T04:05:06.000Z", { from: "app" }],
+      ["mem_01APPEXPORT000000000000002", "In a workspace", "ws_app", "s-1", "2025-02-03T04:05:06.000Z", { from: "app" }],
+    ]);
+  });
+});
+
 describe("mnemo import: a file in no known format", () => {
-  const KNOWN = 'known formats: a Mnemo export (mnemo export), mem0\'s export {"memories": […]} or get_all [{"memory": …}] / {"results": […]}, ' +
+  const KNOWN = 'known formats: a Mnemo export (mnemo export) or the web app\'s export, ChatGPT\'s or Claude\'s data export (conversations.json or its zip), mem0\'s export {"memories": […]} or get_all [{"memory": …}] / {"results": […]}, ' +
     'Supermemory\'s export {"documents"|"memories": […]}, JSON Lines of {"content": …}, or a folder of Markdown files';
 
   test.each([

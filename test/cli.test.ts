@@ -44,7 +44,7 @@ describe("mnemo keys", () => {
   });
 
   test.each([
-    [["keys", "create"], /required option '--user <id>'/],
+    [["keys", "create"], /^mnemo: --user: is required\n$/],
     [["keys", "create", "--user", "u", "--scopes", "memory:read,admin"], /--scopes: unknown scope 'admin'/],
     [["keys", "revoke", "key_nope"], /no API key with id 'key_nope'/],
     [["dev-token", "create", "--user", "u", "--ttl", "soon"], /--ttl: 'soon' is not a duration/],

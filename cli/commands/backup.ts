@@ -1,6 +1,6 @@
 import chalk from "chalk";
 import type { Command } from "commander";
-import { CliError, printJson, progressBar, systemFailureMessage } from "../output";
+import { CliError, plural, printJson, progressBar, systemFailureMessage } from "../output";
 
 async function loadCliConfig(dataDir: string | undefined) {
   const { loadConfig } = await import("../../src/config");
@@ -98,7 +98,7 @@ Example:
       }
       const summary = { restored: dir, dataDir: config.dataDir, store: manifest.store, blobs: manifest.blobs, masterKey: manifest.masterKey, indexedSources: sources, guidance };
       if (options.json) return printJson(summary);
-      process.stdout.write(`restored ${dir} into ${config.dataDir}${manifest.store === "sqlite" ? `; search index rebuilt (${sources} sources)` : ""}\n`);
+      process.stdout.write(`restored ${dir} into ${config.dataDir}${manifest.store === "sqlite" ? `; search index rebuilt (${plural(sources, "source")})` : ""}\n`);
       for (const line of guidance) process.stdout.write(chalk.yellow(`next: ${line}`) + "\n");
     });
 }

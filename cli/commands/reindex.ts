@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError, examples, printJson, progressBar } from "../output";
+import { CliError, examples, plural, printJson, progressBar } from "../output";
 
 const POLL_MS = 200;
 
@@ -72,7 +72,7 @@ ${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
         }
         const summary = { sources: total, seconds: (Date.now() - started) / 1000, by: byServer ? "server" : "cli", ...(await services.indexer.stats()) };
         if (options.json) printJson(summary);
-        else process.stdout.write(`reindexed ${total} sources in ${summary.seconds.toFixed(1)}s\n`);
+        else process.stdout.write(`reindexed ${plural(total, "source")} in ${summary.seconds.toFixed(1)}s\n`);
       } finally {
         await services.close();
       }

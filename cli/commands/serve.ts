@@ -1,6 +1,6 @@
 import chalk from "chalk";
 import type { Command } from "commander";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { CliError, examples } from "../output";
 import { appBaseUrl } from "./open";
 
@@ -55,6 +55,8 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
         // With PostgreSQL the data dir holds no record (a read-only one serves, its index writes failing).
         if (!config.storage.databaseUrl) checkDataDir(config.dataDir);
         checkPortFree(config.host, config.port);
+        // A data dir that was there before (an earlier version's, a copy) may be open to others; what the server creates is owner-only.
+        if (existsSync(config.dataDir)) await warnIfExposed(config.dataDir);
         server = await startServer(config);
       } catch (error) {
         if (config.storage.provider === "memory") rmSync(config.dataDir, { recursive: true, force: true });
@@ -80,4 +82,11 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
       process.on("SIGINT", () => void shutdown("SIGINT"));
       process.on("SIGTERM", () => void shutdown("SIGTERM"));
     });
+}
+
+/** One line on stderr when other users can read or change the data dir: `mnemo doctor`'s rule (src/transfer/doctor.ts). */
+async function warnIfExposed(dataDir: string): Promise<void> {
+  const { permissionsCheck } = await import("../../src/transfer/doctor");
+  const check = await permissionsCheck({ dataDir });
+  if (check.status === "warn") process.stderr.write(chalk.yellow(`mnemo: warning: data dir ${dataDir} is ${check.detail}; run ${check.hint}`) + "\n");
 }

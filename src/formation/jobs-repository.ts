@@ -123,6 +123,11 @@ export function createFormationJobRepository() {
             last_error = ${outcome.error.slice(0, 500)}, updated_at = ${new Date().toISOString()} WHERE seq = ${seq} AND status = 'running'`,
       );
     },
+    /** The messages of a thread that some job of the user already covers, whatever its status (`mnemo import --extract` queues the rest). */
+    async coveredMessageIds(tx: Executor, ownerId: string, threadId: string): Promise<Set<string>> {
+      const rows = await all<{ message_ids: string }>(tx, sql`SELECT message_ids FROM formation_jobs WHERE owner_id = ${ownerId} AND thread_id = ${threadId}`);
+      return new Set(rows.flatMap((r) => JSON.parse(r.message_ids) as string[]));
+    },
     /** A user's jobs, newest first (the app, `mnemo doctor`). */
     async listByOwner(tx: Executor, ownerId: string, limit = 100): Promise<FormationJob[]> {
       return (await all<Stored>(tx, sql`SELECT * FROM formation_jobs WHERE owner_id = ${ownerId} ORDER BY seq DESC LIMIT ${limit}`)).map(toJob);

@@ -34,6 +34,8 @@ const MIN_FREE_BYTES = 1024 ** 3;
 const STALE_OUTBOX_MS = 10 * 60_000;
 const PROBE_TIMEOUT_MS = 3_000;
 const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+/** `1 change`, `3 changes`. */
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 async function probe(url: string, headers: Record<string, string> = {}): Promise<string | null> {
   try {
@@ -61,8 +63,9 @@ async function dataDirCheck(config: Config): Promise<Check> {
  * Whether other users can read or change the data dir: it holds memories, notes, file
  * text, key hashes, the master key and the presign and cursor secrets. Mnemo creates
  * everything owner-only; a data dir made by an earlier version, or copied, may not be.
+ * `mnemo doctor` reports it, and `mnemo serve` warns with it when it starts on such a dir.
  */
-async function permissionsCheck(config: Config): Promise<Check> {
+export async function permissionsCheck(config: Pick<Config, "dataDir">): Promise<Check> {
   const name = "data dir permissions";
   const { exposed, complete } = await exposedEntries(config.dataDir);
   const scope = complete ? "" : " (the first 50,000 entries looked at)";
@@ -109,7 +112,7 @@ async function indexChecks(store: Store): Promise<Check[]> {
   const { text, vector, oldest, oldestText } = await outboxBacklog(store);
   const ageMs = oldest ? Date.now() - oldest : 0;
   const textAgeMs = oldestText ? Date.now() - oldestText : 0;
-  const lag: Check = { name: "index lag", status: "ok", detail: `${text} changes waiting for full-text, ${vector} for vectors` };
+  const lag: Check = { name: "index lag", status: "ok", detail: `${plural(text, "change")} waiting for full-text, ${vector} for vectors` };
   if (text + vector > 0) lag.detail += `; oldest ${Math.round(ageMs / 1000)}s`;
   // The same verdict as the writer's `/health`: a failure it recorded, or changes waiting too long.
   const { status, failure } = indexStatus({
@@ -219,11 +222,11 @@ async function masterKeyCheck(config: Config, store: Store | null): Promise<Chec
 async function nearDuplicatesCheck(store: Store): Promise<Check> {
   const name = "memory duplicates";
   const { groups, total, scanned } = await findNearDuplicates(store.db);
-  if (!total) return { name, status: "ok", detail: `none among ${scanned} memories` };
+  if (!total) return { name, status: "ok", detail: `none among ${plural(scanned, "memory", "memories")}` };
   const users = new Set(groups.map((g) => g.ownerId)).size;
   return {
     name, status: "warn",
-    detail: `${total} groups of near-duplicate memories (${users}${groups.length < total ? "+" : ""} users) among ${scanned}`,
+    detail: `${plural(total, "group")} of near-duplicate memories (${users}${groups.length < total ? "+" : ""} ${users === 1 && groups.length >= total ? "user" : "users"}) among ${scanned}`,
     hint: "kept as they are; `mnemo doctor --json` lists their ids per user and workspace",
     items: groups,
   };
@@ -239,7 +242,7 @@ async function extractionJobsCheck(store: Store): Promise<Check> {
   const jobs = createFormationJobRepository();
   const counts = await jobs.counts(store.db);
   const retrying = counts.retrying ?? 0;
-  const detail = `${(counts.pending ?? 0) - retrying} jobs pending, ${counts.running ?? 0} running, ${retrying} retrying, ${counts.failed ?? 0} failed, ${counts.done ?? 0} done`;
+  const detail = `${plural((counts.pending ?? 0) - retrying, "job")} pending, ${counts.running ?? 0} running, ${retrying} retrying, ${counts.failed ?? 0} failed, ${counts.done ?? 0} done`;
   if (!counts.failed && !retrying) return { name, status: "ok", detail };
   const latest = await jobs.latestError(store.db);
   return {

@@ -23,7 +23,8 @@ export type Entry =
   | { kind: "error"; place: Place; message: string };
 
 /** The formats `mnemo import` recognises in a file (a folder is Markdown). */
-export type FileFormat = "mnemo-export" | "mem0-export" | "mem0-get-all" | "supermemory" | "content-lines";
+/** `mnemo-app-export`: the web app's "Export" download, `{exportedAt, filters, count, memories: [memory as the API lists it]}`. */
+export type FileFormat = "mnemo-export" | "mnemo-app-export" | "mem0-export" | "mem0-get-all" | "supermemory" | "content-lines";
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const encoder = new TextEncoder();
@@ -104,7 +105,7 @@ export interface Unrecognised {
 
 /** The formats `mnemo import` knows, for the message that names none of them matched. */
 export const KNOWN_FORMATS =
-  'a Mnemo export (mnemo export), mem0\'s export {"memories": […]} or get_all [{"memory": …}] / {"results": […]}, ' +
+  'a Mnemo export (mnemo export) or the web app\'s export, ChatGPT\'s or Claude\'s data export (conversations.json or its zip), mem0\'s export {"memories": […]} or get_all [{"memory": …}] / {"results": […]}, ' +
   'Supermemory\'s export {"documents"|"memories": […]}, JSON Lines of {"content": …}, or a folder of Markdown files';
 
 /** Whether a value looks like one memory of a known format (its text under `content` or `memory`). */
@@ -117,6 +118,8 @@ function jsonDocument(value: unknown): { format: FileFormat; items: unknown[]; p
     return { format: firstItem && "memory" in firstItem ? "mem0-get-all" : firstItem && ("customId" in firstItem || "containerTags" in firstItem) ? "supermemory" : "content-lines", items: value, path: "" };
   }
   if (!isObject(value)) return null;
+  // The web app's export: the API's memory records under a header of its own.
+  if (Array.isArray(value.memories) && typeof value.exportedAt === "string" && typeof value.count === "number") return { format: "mnemo-app-export", items: value.memories, path: "memories" };
   if (Array.isArray(value.memories)) {
     const firstItem = value.memories.find(isObject);
     return { format: firstItem && !("memory" in firstItem) && "content" in firstItem ? "supermemory" : "mem0-export", items: value.memories, path: "memories" };

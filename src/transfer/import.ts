@@ -9,6 +9,7 @@ import { createDocumentRepository } from "../documents/repository";
 import { slugify, uniqueSlug } from "../documents/slug";
 import { createFileRepository } from "../files/repository";
 import type { Outbox, SearchKind, SourceRef } from "../search";
+import { importChatExport, loadChatExport, type ChatImportOptions, type ChatImportReport } from "./chat-import";
 import { KNOWN_FORMATS, readEntries, type Entry, type FileFormat } from "./formats";
 import { readMarkdownFolder } from "./markdown";
 import { createWorkspaceRepository } from "../workspaces/repository";
@@ -367,8 +368,10 @@ export async function importMarkdownFolder(deps: Deps, dir: string, options: Imp
   return report;
 }
 
-/** A file or a folder: Markdown folder, else a file in one of the memory formats or our export. */
-export async function importPath(deps: Deps, path: string, options: ImportOptions): Promise<ImportReport> {
+/** A file or a folder: Markdown folder, a ChatGPT or Claude export, else a file in one of the memory formats or our export. */
+export async function importPath(deps: Deps, path: string, options: ImportOptions & Pick<ChatImportOptions, "extract" | "limit">): Promise<ImportReport | ChatImportReport> {
   const info = await stat(path);
-  return info.isDirectory() ? importMarkdownFolder(deps, path, options) : importFile(deps, path, options);
+  if (info.isDirectory()) return importMarkdownFolder(deps, path, options);
+  const conversations = await loadChatExport(path, new Date().toISOString());
+  return conversations ? importChatExport(deps, conversations, options) : importFile(deps, path, options);
 }
