@@ -32,5 +32,5 @@ test.skipIf(skipPython)("the Python client's unittest suite passes against a rea
   });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   // unittest reports on stderr; on failure the whole report is the message.
-  expect({ exitCode, stdout, ran: /Ran (\d+) tests?/.exec(stderr)?.[1], skipped: stderr.includes("skipped") }, stderr).toEqual({ exitCode: 0, stdout: "", ran: "7", skipped: false });
+  expect({ exitCode, stdout, ran: /Ran (\d+) tests?/.exec(stderr)?.[1], skipped: stderr.includes("skipped") }, stderr).toEqual({ exitCode: 0, stdout: "", ran: "8", skipped: false });
 });

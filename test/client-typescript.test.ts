@@ -81,6 +81,23 @@ describe("TypeScript client against a real server", () => {
     const dry = await mnemo.memories.extract({ messages: [{ role: "user", content: "I keep bees now." }] }, { dryRun: true });
     expect([dry.applied, dry.facts]).toEqual([false, ["Ana keeps bees"]]);
     expect(await mnemo.memories.extractionJobs()).toEqual([]);
+    const noJob = await thrown(mnemo.memories.retryExtractionJob("job_unknown"));
+    expect([noJob.status, noJob.code]).toEqual([404, "not_found"]);
+    const proposals: unknown[] = [];
+    for await (const p of mnemo.memories.proposals()) proposals.push(p);
+    expect(proposals).toEqual([]);
+    const noProposal = await thrown(mnemo.memories.acceptProposal("prop_unknown"));
+    expect([noProposal.status, noProposal.code]).toEqual([404, "not_found"]);
+  });
+
+  test("a workspace renamed, then deleted with all it holds", async () => {
+    const workspace = await mnemo.workspaces.create("Attic");
+    expect((await mnemo.workspaces.rename(workspace.id, "Loft")).name).toBe("Loft");
+    const thread = await mnemo.workspace(workspace.id).chats.create({ title: "Boxes" });
+    expect(await mnemo.workspace(workspace.id).chats.delete(thread.id)).toMatchObject({ id: thread.id, deleted: true });
+    expect(await mnemo.workspaces.delete(workspace.id)).toMatchObject({ id: workspace.id, deleted: true });
+    const gone = await thrown(mnemo.workspaces.get(workspace.id));
+    expect([gone.status, gone.code]).toEqual([404, "not_found"]);
   });
 
   test("workspaces with documents, notes and chats; lists as iterators", async () => {

@@ -9,18 +9,18 @@ from ._transport import Transport
 GetHealthResponseIndex = TypedDict(
     "GetHealthResponseIndex",
     {
-        "uri": str,  # where the search index lives (a directory or s3://…)
-        "writer": bool,  # whether this process writes the search index
-        "replicaId": str,  # this process's id in the index writer election
-        "writerId": Union[str, None],  # the id of the process that writes the index now
         "status": Literal["ok", "behind", "failing"],
         "pending": Union[str, int, None],
         "pendingVectors": Union[str, int, None],
-        "oldestPendingAt": Union[str, None],  # when the oldest change not yet searchable was written
-        "lastIndexedAt": Union[str, None],  # this process's last index write (null on a replica that does not write)
-        "lastError": Union[str, None],  # the latest index write failure, on one line, while writes fail
-        "failingSince": Union[str, None],  # when the current run of index write failures began
-        "consecutiveFailures": Union[str, int],  # failed index writes in a row (retried every second); 0 when writes succeed
+        "oldestPendingAt": Union[str, None],  # when the oldest change not yet searchable was written (the caller's own, or any user's for the operator)
+        "uri": NotRequired[str],  # operator only: where the search index lives (a directory or s3://…)
+        "writer": NotRequired[bool],  # operator only: whether this process writes the search index
+        "replicaId": NotRequired[str],  # operator only: this process's id in the index writer election (host and pid)
+        "writerId": NotRequired[Union[str, None]],  # operator only: the id of the process that writes the index now
+        "lastIndexedAt": NotRequired[Union[str, None]],  # operator only: this process's last index write (null on a replica that does not write)
+        "lastError": NotRequired[Union[str, None]],  # operator only: the latest index write failure, on one line, while writes fail
+        "failingSince": NotRequired[Union[str, None]],  # operator only: when the current run of index write failures began
+        "consecutiveFailures": NotRequired[Union[str, int]],  # operator only: failed index writes in a row (retried every second); 0 when writes succeed
     },
 )
 
@@ -38,8 +38,8 @@ GetHealthResponse = TypedDict(
     {
         "status": Literal["ok", "degraded"],
         "store": Literal["sqlite", "postgres"],
-        "index": NotRequired[GetHealthResponseIndex],  # only for a caller with a valid token: where the index lives, which process writes it, the last failure
-        "extractionJobs": NotRequired[GetHealthResponseExtractionJobs],  # only for a caller with a valid token: memory extraction jobs of captured conversations, all users
+        "index": NotRequired[GetHealthResponseIndex],  # only for a caller with a valid credential: the caller's own waiting changes; the operator sees the server's too
+        "extractionJobs": NotRequired[GetHealthResponseExtractionJobs],  # only for a caller with a valid credential: memory extraction jobs of captured conversations, the caller's own (every user's for the operator)
     },
 )
 
@@ -140,7 +140,9 @@ PostV1MemoriesExtractResponseDecisionsItem = TypedDict(
         "memoryId": Union[str, None],  # the memory added, updated or deleted (none: the duplicate or the memory left as it is)
         "content": Union[str, None],  # the memory's content after the decision
         "previous": Union[str, None],  # update, delete: the content before
-        "reason": NotRequired[Literal["duplicate", "missing", "model"]],
+        "reason": NotRequired[Literal["duplicate", "missing", "model", "missing_decision"]],
+        "proposed": NotRequired[Literal[True]],  # update, delete by automatic formation (capture) of a memory a person wrote: not applied, proposed to the person
+        "proposalId": NotRequired[str],  # proposed: the proposal (GET /v1/memories/proposals); absent in a dry run
     },
 )
 
@@ -157,10 +159,13 @@ PostV1MemoriesExtractResponse = TypedDict(
 GetV1MemoriesExtractJobsResponseDataItem = TypedDict(
     "GetV1MemoriesExtractJobsResponseDataItem",
     {
-        "id": str,
-        "status": Literal["pending", "running", "done", "failed"],
-        "attempts": Union[str, int],
+        "id": str,  # job_…
+        "status": Literal["pending", "running", "retrying", "done", "failed"],
+        "attempts": Union[str, int],  # attempts since it was queued (a retry starts again from 0)
         "lastError": Union[str, None],  # why the last attempt failed (Mnemo's message, never the gateway's text)
+        "nextAttemptAt": Union[str, None],  # pending and retrying: when it is due
+        "captured": bool,  # false: the conversation could not be stored (nothing of it was kept), so the job cannot be retried
+        "retryable": bool,  # POST …/retry queues it again now: failed or retrying, and its conversation is stored
         "threadId": str,
         "workspaceId": Union[str, None],
         "createdAt": str,
@@ -302,6 +307,72 @@ PostV1MemoriesSearchResponse = TypedDict(
     },
 )
 
+GetV1MemoriesProposalsQuery = TypedDict(
+    "GetV1MemoriesProposalsQuery",
+    {
+        "limit": NotRequired[str],  # an integer; default 100, at most 1000
+        "cursor": NotRequired[str],  # nextCursor of the previous page
+    },
+)
+
+GetV1MemoriesProposalsResponseDataItemMemory1 = TypedDict(
+    "GetV1MemoriesProposalsResponseDataItemMemory1",
+    {
+        "id": str,  # mem_ + a sortable id, or the custom id given on create
+        "ownerId": str,
+        "projectId": str,  # the memory's workspace id, or 'default'
+        "content": str,
+        "metadata": dict[str, Any],  # arbitrary JSON object
+        "status": Literal["active"],
+        "workspaceId": Union[str, None],
+        "session_id": Union[str, None],
+        "createdAt": str,
+        "updatedAt": str,
+    },
+)
+
+GetV1MemoriesProposalsResponseDataItemMemory2 = TypedDict(
+    "GetV1MemoriesProposalsResponseDataItemMemory2",
+    {
+        "id": str,  # mem_ + a sortable id, or the custom id given on create
+        "ownerId": str,
+        "projectId": str,  # the memory's workspace id, or 'default'
+        "content": str,
+        "metadata": dict[str, Any],  # arbitrary JSON object
+        "status": Literal["active"],
+        "workspaceId": Union[str, None],
+        "session_id": Union[str, None],
+        "createdAt": str,
+        "updatedAt": str,
+    },
+)
+
+GetV1MemoriesProposalsResponseDataItem = TypedDict(
+    "GetV1MemoriesProposalsResponseDataItem",
+    {
+        "id": str,  # prop_…
+        "memoryId": str,
+        "memory": Union[GetV1MemoriesProposalsResponseDataItemMemory1, GetV1MemoriesProposalsResponseDataItemMemory2],  # the memory as it is now; null once deleted
+        "workspaceId": Union[str, None],
+        "action": Literal["update", "delete"],
+        "content": Union[str, None],  # update: the proposed text; delete: null
+        "threadId": Union[str, None],  # the captured chat thread it came from
+        "messageIds": list[str],  # the messages it came from
+        "model": Union[str, None],  # the memory model that proposed it
+        "createdAt": str,
+        "status": Literal["pending", "accepted", "rejected"],
+    },
+)
+
+GetV1MemoriesProposalsResponse = TypedDict(
+    "GetV1MemoriesProposalsResponse",
+    {
+        "data": list[GetV1MemoriesProposalsResponseDataItem],  # pending proposals, oldest first
+        "nextCursor": Union[str, None],  # pass as ?cursor= for the next page; null on the last
+        "hasMore": bool,
+    },
+)
+
 GetV1MemoriesByIdHistoryResponseDataItem = TypedDict(
     "GetV1MemoriesByIdHistoryResponseDataItem",
     {
@@ -312,10 +383,11 @@ GetV1MemoriesByIdHistoryResponseDataItem = TypedDict(
         "metadata": dict[str, Any],  # arbitrary JSON object
         "workspaceId": Union[str, None],
         "changedAt": str,
-        "source": Literal["api", "mcp", "import", "extraction", "unknown"],
+        "source": Literal["api", "app", "mcp", "cli", "import", "extraction", "unknown"],
         "threadId": NotRequired[Union[str, None]],  # extraction: the chat thread (or session) it came from
         "messageIds": NotRequired[list[str]],  # extraction: the messages it came from
         "model": NotRequired[Union[str, None]],  # extraction: the model that proposed it
+        "proposalId": NotRequired[str],  # extraction the person accepted: the proposal (GET /v1/memories/proposals)
     },
 )
 
@@ -420,6 +492,40 @@ GetV1WorkspacesByWorkspaceIdResponse = TypedDict(
     "GetV1WorkspacesByWorkspaceIdResponse",
     {
         "workspace": GetV1WorkspacesResponseItem,
+    },
+)
+
+DeleteV1WorkspacesByWorkspaceIdResponseRemoved = TypedDict(
+    "DeleteV1WorkspacesByWorkspaceIdResponseRemoved",
+    {
+        "documents": Union[str, int],  # documents (notes are documents)
+        "threads": Union[str, int],  # chat threads
+        "messages": Union[str, int],  # messages of those threads
+        "files": Union[str, int],
+        "memories": Union[str, int],
+        "jobs": Union[str, int],  # extraction jobs of its conversations or meant for it
+    },
+)
+
+DeleteV1WorkspacesByWorkspaceIdResponse = TypedDict(
+    "DeleteV1WorkspacesByWorkspaceIdResponse",
+    {
+        "id": str,
+        "deleted": Literal[True],
+        "removed": DeleteV1WorkspacesByWorkspaceIdResponseRemoved,  # what went with it
+    },
+)
+
+GetV1WorkspacesByWorkspaceIdContentsResponse = TypedDict(
+    "GetV1WorkspacesByWorkspaceIdContentsResponse",
+    {
+        "workspaceId": str,
+        "documents": Union[str, int],  # documents (notes are documents)
+        "threads": Union[str, int],  # chat threads
+        "messages": Union[str, int],  # messages of those threads
+        "files": Union[str, int],
+        "memories": Union[str, int],
+        "jobs": Union[str, int],  # extraction jobs of its conversations or meant for it
     },
 )
 
@@ -810,6 +916,23 @@ PatchV1WorkspacesByWorkspaceIdChatsByThreadIdBody = TypedDict(
     },
 )
 
+DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponseRemoved = TypedDict(
+    "DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponseRemoved",
+    {
+        "messages": Union[str, int],
+        "jobs": Union[str, int],  # extraction jobs of the thread's captured conversation
+    },
+)
+
+DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponse = TypedDict(
+    "DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponse",
+    {
+        "id": str,
+        "deleted": Literal[True],
+        "removed": DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponseRemoved,
+    },
+)
+
 GetV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponseItem = TypedDict(
     "GetV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponseItem",
     {
@@ -1170,13 +1293,28 @@ DeleteV1AppSessionResponse = TypedDict(
     },
 )
 
+PostV1AppLinkBody = TypedDict(
+    "PostV1AppLinkBody",
+    {
+        "token": str,  # the one-time token of a sign-in link
+    },
+)
+
+PostV1AppLinkResponse = TypedDict(
+    "PostV1AppLinkResponse",
+    {
+        "userId": str,  # the user the link signs in
+        "expiresAt": str,  # when the unused link stops working
+    },
+)
+
 GetV1KeysResponseDataItem = TypedDict(
     "GetV1KeysResponseDataItem",
     {
         "id": str,  # key_…
         "name": Union[str, None],
         "prefix": str,  # the key's public start (its lookup id), to recognise it; never the secret
-        "scopes": list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read"]],
+        "scopes": list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read", "operator"]],
         "createdAt": str,
         "lastUsedAt": Union[str, None],
     },
@@ -1203,7 +1341,7 @@ PostV1KeysResponse = TypedDict(
         "id": str,  # key_…
         "name": Union[str, None],
         "prefix": str,  # the key's public start (its lookup id), to recognise it; never the secret
-        "scopes": list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read"]],
+        "scopes": list[Literal["chat", "memory:read", "memory:write", "files:write", "usage:read", "operator"]],
         "createdAt": str,
         "lastUsedAt": Union[str, None],
         "key": str,  # the secret, shown only in this answer
@@ -1218,6 +1356,24 @@ DeleteV1KeysByIdResponse = TypedDict(
     },
 )
 
+GetV1DevTokensResponseDataItem = TypedDict(
+    "GetV1DevTokensResponseDataItem",
+    {
+        "id": str,  # dev_…
+        "prefix": str,  # the token's public start (its lookup id), to recognise it; never the secret
+        "issuedBy": Literal["sync"],  # sync: a sign-in through the identity provider (a device); null: `mnemo dev-token create`
+        "createdAt": str,
+        "expiresAt": str,
+    },
+)
+
+GetV1DevTokensResponse = TypedDict(
+    "GetV1DevTokensResponse",
+    {
+        "data": list[GetV1DevTokensResponseDataItem],  # the caller's live developer tokens, oldest first; revoked and expired ones are not listed
+    },
+)
+
 # Every operation of the API: its method, path template and whether it answers bytes.
 OPERATIONS: dict[str, tuple[str, str, bool]] = {
     "get_health": ("GET", "/health", False),
@@ -1225,11 +1381,15 @@ OPERATIONS: dict[str, tuple[str, str, bool]] = {
     "post_api_v1_webhooks_by_webhook_id_sync": ("POST", "/api/v1/webhooks/{webhookId}/sync", False),
     "post_v1_memories_extract": ("POST", "/v1/memories/extract", False),
     "get_v1_memories_extract_jobs": ("GET", "/v1/memories/extract/jobs", False),
+    "post_v1_memories_extract_jobs_by_id_retry": ("POST", "/v1/memories/extract/jobs/{id}/retry", False),
     "get_v1_me_capture": ("GET", "/v1/me/capture", False),
     "put_v1_me_capture": ("PUT", "/v1/me/capture", False),
     "post_v1_memories": ("POST", "/v1/memories", False),
     "get_v1_memories": ("GET", "/v1/memories", False),
     "post_v1_memories_search": ("POST", "/v1/memories/search", False),
+    "get_v1_memories_proposals": ("GET", "/v1/memories/proposals", False),
+    "post_v1_memories_proposals_by_id_accept": ("POST", "/v1/memories/proposals/{id}/accept", False),
+    "post_v1_memories_proposals_by_id_reject": ("POST", "/v1/memories/proposals/{id}/reject", False),
     "get_v1_memories_by_id_history": ("GET", "/v1/memories/{id}/history", False),
     "get_v1_memories_by_id": ("GET", "/v1/memories/{id}", False),
     "patch_v1_memories_by_id": ("PATCH", "/v1/memories/{id}", False),
@@ -1238,6 +1398,9 @@ OPERATIONS: dict[str, tuple[str, str, bool]] = {
     "get_v1_workspaces": ("GET", "/v1/workspaces", False),
     "post_v1_workspaces": ("POST", "/v1/workspaces", False),
     "get_v1_workspaces_by_workspace_id": ("GET", "/v1/workspaces/{workspaceId}", False),
+    "patch_v1_workspaces_by_workspace_id": ("PATCH", "/v1/workspaces/{workspaceId}", False),
+    "delete_v1_workspaces_by_workspace_id": ("DELETE", "/v1/workspaces/{workspaceId}", False),
+    "get_v1_workspaces_by_workspace_id_contents": ("GET", "/v1/workspaces/{workspaceId}/contents", False),
     "post_v1_documents_query": ("POST", "/v1/documents/query", False),
     "post_v1_documents": ("POST", "/v1/documents", False),
     "patch_v1_documents_by_id": ("PATCH", "/v1/documents/{id}", False),
@@ -1258,6 +1421,7 @@ OPERATIONS: dict[str, tuple[str, str, bool]] = {
     "get_v1_workspaces_by_workspace_id_chats": ("GET", "/v1/workspaces/{workspaceId}/chats", False),
     "post_v1_workspaces_by_workspace_id_chats": ("POST", "/v1/workspaces/{workspaceId}/chats", False),
     "patch_v1_workspaces_by_workspace_id_chats_by_thread_id": ("PATCH", "/v1/workspaces/{workspaceId}/chats/{threadId}", False),
+    "delete_v1_workspaces_by_workspace_id_chats_by_thread_id": ("DELETE", "/v1/workspaces/{workspaceId}/chats/{threadId}", False),
     "get_v1_workspaces_by_workspace_id_chats_by_thread_id_messages": ("GET", "/v1/workspaces/{workspaceId}/chats/{threadId}/messages", False),
     "post_v1_workspaces_by_workspace_id_chats_by_thread_id_messages": ("POST", "/v1/workspaces/{workspaceId}/chats/{threadId}/messages", False),
     "get_v1_workspaces_by_workspace_id_index_status": ("GET", "/v1/workspaces/{workspaceId}/index/status", False),
@@ -1285,9 +1449,12 @@ OPERATIONS: dict[str, tuple[str, str, bool]] = {
     "get_v1_credits": ("GET", "/v1/credits", False),
     "post_v1_app_session": ("POST", "/v1/app/session", False),
     "delete_v1_app_session": ("DELETE", "/v1/app/session", False),
+    "post_v1_app_link": ("POST", "/v1/app/link", False),
     "get_v1_keys": ("GET", "/v1/keys", False),
     "post_v1_keys": ("POST", "/v1/keys", False),
     "delete_v1_keys_by_id": ("DELETE", "/v1/keys/{id}", False),
+    "get_v1_dev_tokens": ("GET", "/v1/dev-tokens", False),
+    "delete_v1_dev_tokens_by_id": ("DELETE", "/v1/dev-tokens/{id}", False),
     "post_mcp": ("POST", "/mcp", False),
     "get_mcp": ("GET", "/mcp", False),
     "delete_mcp": ("DELETE", "/mcp", False),
@@ -1301,7 +1468,7 @@ class MnemoApi:
         self._transport = transport
 
     def get_health(self, *, headers: Mapping[str, str] | None = None) -> GetHealthResponse:
-        """Liveness; with any valid token, the search index's state too: GET /health"""
+        """Liveness; with a valid credential, the caller's own index backlog and jobs; with an operator key, the server's index state: GET /health"""
         return cast(
             "GetHealthResponse",
             self._transport.request(
@@ -1337,11 +1504,20 @@ class MnemoApi:
         )
 
     def get_v1_memories_extract_jobs(self, *, headers: Mapping[str, str] | None = None) -> GetV1MemoriesExtractJobsResponse:
-        """The caller's extraction jobs of captured conversations (X-Svc-Remember), newest first, failed ones with their last error: GET /v1/memories/extract/jobs"""
+        """The caller's extraction jobs of captured conversations (X-Svc-Remember), newest first: GET /v1/memories/extract/jobs"""
         return cast(
             "GetV1MemoriesExtractJobsResponse",
             self._transport.request(
                 "GET", "/v1/memories/extract/jobs", {}, None, None, headers, binary=False
+            ),
+        )
+
+    def post_v1_memories_extract_jobs_by_id_retry(self, id_: str, *, headers: Mapping[str, str] | None = None) -> GetV1MemoriesExtractJobsResponseDataItem:
+        """Run a failed (or retrying) extraction job again now, its attempts reset: POST /v1/memories/extract/jobs/{id}/retry"""
+        return cast(
+            "GetV1MemoriesExtractJobsResponseDataItem",
+            self._transport.request(
+                "POST", "/v1/memories/extract/jobs/{id}/retry", {"id": id_}, None, None, headers, binary=False
             ),
         )
 
@@ -1387,6 +1563,33 @@ class MnemoApi:
             "PostV1MemoriesSearchResponse",
             self._transport.request(
                 "POST", "/v1/memories/search", {}, None, body, headers, binary=False
+            ),
+        )
+
+    def get_v1_memories_proposals(self, *, query: GetV1MemoriesProposalsQuery | None = None, headers: Mapping[str, str] | None = None) -> GetV1MemoriesProposalsResponse:
+        """Pending proposals: changes automatic formation (capture) would make to memories a person wrote, each with the memory as it is now: GET /v1/memories/proposals"""
+        return cast(
+            "GetV1MemoriesProposalsResponse",
+            self._transport.request(
+                "GET", "/v1/memories/proposals", {}, query, None, headers, binary=False
+            ),
+        )
+
+    def post_v1_memories_proposals_by_id_accept(self, id_: str, *, headers: Mapping[str, str] | None = None) -> GetV1MemoriesProposalsResponseDataItem:
+        """Accept a proposal: the change is applied, its history source extraction with the proposal's id: POST /v1/memories/proposals/{id}/accept"""
+        return cast(
+            "GetV1MemoriesProposalsResponseDataItem",
+            self._transport.request(
+                "POST", "/v1/memories/proposals/{id}/accept", {"id": id_}, None, None, headers, binary=False
+            ),
+        )
+
+    def post_v1_memories_proposals_by_id_reject(self, id_: str, *, headers: Mapping[str, str] | None = None) -> GetV1MemoriesProposalsResponseDataItem:
+        """Reject a proposal: the memory stays as it is: POST /v1/memories/proposals/{id}/reject"""
+        return cast(
+            "GetV1MemoriesProposalsResponseDataItem",
+            self._transport.request(
+                "POST", "/v1/memories/proposals/{id}/reject", {"id": id_}, None, None, headers, binary=False
             ),
         )
 
@@ -1459,6 +1662,33 @@ class MnemoApi:
             "GetV1WorkspacesByWorkspaceIdResponse",
             self._transport.request(
                 "GET", "/v1/workspaces/{workspaceId}", {"workspaceId": workspace_id}, None, None, headers, binary=False
+            ),
+        )
+
+    def patch_v1_workspaces_by_workspace_id(self, workspace_id: str, *, body: PostV1WorkspacesBody, headers: Mapping[str, str] | None = None) -> GetV1WorkspacesByWorkspaceIdResponse:
+        """Rename a workspace: PATCH /v1/workspaces/{workspaceId}"""
+        return cast(
+            "GetV1WorkspacesByWorkspaceIdResponse",
+            self._transport.request(
+                "PATCH", "/v1/workspaces/{workspaceId}", {"workspaceId": workspace_id}, None, body, headers, binary=False
+            ),
+        )
+
+    def delete_v1_workspaces_by_workspace_id(self, workspace_id: str, *, headers: Mapping[str, str] | None = None) -> DeleteV1WorkspacesByWorkspaceIdResponse:
+        """Delete a workspace and everything in it: documents, notes, chats, files and their bytes, memories and their history, extraction jobs, and their search entries: DELETE /v1/workspaces/{workspaceId}"""
+        return cast(
+            "DeleteV1WorkspacesByWorkspaceIdResponse",
+            self._transport.request(
+                "DELETE", "/v1/workspaces/{workspaceId}", {"workspaceId": workspace_id}, None, None, headers, binary=False
+            ),
+        )
+
+    def get_v1_workspaces_by_workspace_id_contents(self, workspace_id: str, *, headers: Mapping[str, str] | None = None) -> GetV1WorkspacesByWorkspaceIdContentsResponse:
+        """How much a workspace holds, by kind (what a delete would remove): GET /v1/workspaces/{workspaceId}/contents"""
+        return cast(
+            "GetV1WorkspacesByWorkspaceIdContentsResponse",
+            self._transport.request(
+                "GET", "/v1/workspaces/{workspaceId}/contents", {"workspaceId": workspace_id}, None, None, headers, binary=False
             ),
         )
 
@@ -1639,6 +1869,15 @@ class MnemoApi:
             "DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse",
             self._transport.request(
                 "PATCH", "/v1/workspaces/{workspaceId}/chats/{threadId}", {"workspaceId": workspace_id, "threadId": thread_id}, None, body, headers, binary=False
+            ),
+        )
+
+    def delete_v1_workspaces_by_workspace_id_chats_by_thread_id(self, workspace_id: str, thread_id: str, *, headers: Mapping[str, str] | None = None) -> DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponse:
+        """Delete a thread, its messages (and their search entries) and its extraction jobs: DELETE /v1/workspaces/{workspaceId}/chats/{threadId}"""
+        return cast(
+            "DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponse",
+            self._transport.request(
+                "DELETE", "/v1/workspaces/{workspaceId}/chats/{threadId}", {"workspaceId": workspace_id, "threadId": thread_id}, None, None, headers, binary=False
             ),
         )
 
@@ -1885,6 +2124,15 @@ class MnemoApi:
             ),
         )
 
+    def post_v1_app_link(self, *, body: PostV1AppLinkBody, headers: Mapping[str, str] | None = None) -> PostV1AppLinkResponse:
+        """Whom a sign-in link signs in, without using it: the app asks before a link replaces the session of another user: POST /v1/app/link"""
+        return cast(
+            "PostV1AppLinkResponse",
+            self._transport.request(
+                "POST", "/v1/app/link", {}, None, body, headers, binary=False
+            ),
+        )
+
     def get_v1_keys(self, *, headers: Mapping[str, str] | None = None) -> GetV1KeysResponse:
         """List my live API keys (never their secrets): GET /v1/keys"""
         return cast(
@@ -1909,6 +2157,24 @@ class MnemoApi:
             "DeleteV1KeysByIdResponse",
             self._transport.request(
                 "DELETE", "/v1/keys/{id}", {"id": id_}, None, None, headers, binary=False
+            ),
+        )
+
+    def get_v1_dev_tokens(self, *, headers: Mapping[str, str] | None = None) -> GetV1DevTokensResponse:
+        """List my live developer tokens (never their secrets): GET /v1/dev-tokens"""
+        return cast(
+            "GetV1DevTokensResponse",
+            self._transport.request(
+                "GET", "/v1/dev-tokens", {}, None, None, headers, binary=False
+            ),
+        )
+
+    def delete_v1_dev_tokens_by_id(self, id_: str, *, headers: Mapping[str, str] | None = None) -> DeleteV1KeysByIdResponse:
+        """Revoke one of my developer tokens; it, and app sessions made from it, stop working at once: DELETE /v1/dev-tokens/{id}"""
+        return cast(
+            "DeleteV1KeysByIdResponse",
+            self._transport.request(
+                "DELETE", "/v1/dev-tokens/{id}", {"id": id_}, None, None, headers, binary=False
             ),
         )
 

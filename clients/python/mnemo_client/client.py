@@ -83,9 +83,19 @@ class Memories(_Group):
         """The extraction jobs of captured conversations."""
         return self._api.get_v1_memories_extract_jobs()["data"]
 
-    # Memory proposals (GET /v1/memories/proposals, accept, reject): once the routes are in the
-    # OpenAPI document and the clients regenerated, each is one line here, e.g.
-    # def proposals(self) -> Iterator[Any]: return self._pages("get_v1_memories_proposals", {}, {}, None, "data")
+    def retry_extraction_job(self, job_id: str) -> g.GetV1MemoriesExtractJobsResponseDataItem:
+        """A failed (or retrying) extraction job, queued again now."""
+        return self._api.post_v1_memories_extract_jobs_by_id_retry(job_id)
+
+    def proposals(self, *, page_size: int | None = None) -> Iterator[g.GetV1MemoriesProposalsResponseDataItem]:
+        """What capture proposed to change in memories the person wrote, oldest first, page by page."""
+        return self._pages("get_v1_memories_proposals", {}, {}, page_size, "data")
+
+    def accept_proposal(self, proposal_id: str) -> g.GetV1MemoriesProposalsResponseDataItem:
+        return self._api.post_v1_memories_proposals_by_id_accept(proposal_id)
+
+    def reject_proposal(self, proposal_id: str) -> g.GetV1MemoriesProposalsResponseDataItem:
+        return self._api.post_v1_memories_proposals_by_id_reject(proposal_id)
 
 
 class Context(_Group):
@@ -103,6 +113,13 @@ class Workspaces(_Group):
 
     def get(self, workspace_id: str) -> g.GetV1WorkspacesResponseItem:
         return self._api.get_v1_workspaces_by_workspace_id(workspace_id)["workspace"]
+
+    def rename(self, workspace_id: str, name: str) -> g.GetV1WorkspacesResponseItem:
+        return self._api.patch_v1_workspaces_by_workspace_id(workspace_id, body={"name": name})["workspace"]
+
+    def delete(self, workspace_id: str) -> g.DeleteV1WorkspacesByWorkspaceIdResponse:
+        """Deletes the workspace and everything in it, for good."""
+        return self._api.delete_v1_workspaces_by_workspace_id(workspace_id)
 
 
 class Keys(_Group):

@@ -68,6 +68,10 @@ class Chats(_InWorkspace):
         body = {"role": role, "content": content, **fields}
         return self._api.post_v1_workspaces_by_workspace_id_chats_by_thread_id_messages(self.workspace_id, thread_id, body=body)  # type: ignore[arg-type]
 
+    def delete(self, thread_id: str) -> Any:
+        """Deletes a thread with its messages."""
+        return self._api.delete_v1_workspaces_by_workspace_id_chats_by_thread_id(self.workspace_id, thread_id)
+
 
 class Files(_InWorkspace):
     def upload(self, filename: str, data: bytes | str, content_type: str) -> g.PutV1WorkspacesByWorkspaceIdFilesByKeyResponse:

@@ -59,6 +59,18 @@ class ClientTest(unittest.TestCase):
         dry = self.mnemo.memories.extract({"messages": [{"role": "user", "content": "I keep bees now."}]}, dry_run=True)
         self.assertEqual((dry["applied"], dry["facts"]), (False, ["Ana keeps bees"]))
         self.assertEqual(self.mnemo.memories.extraction_jobs(), [])
+        self.assertEqual(list(self.mnemo.memories.proposals()), [])
+        with self.assertRaises(MnemoError) as caught:
+            self.mnemo.memories.reject_proposal("prop_unknown")
+        self.assertEqual((caught.exception.status, caught.exception.code), (404, "not_found"))
+
+    def test_workspace_rename_and_delete(self) -> None:
+        workspace = self.mnemo.workspaces.create("Attic")
+        self.assertEqual(self.mnemo.workspaces.rename(workspace["id"], "Loft")["name"], "Loft")
+        self.assertTrue(self.mnemo.workspaces.delete(workspace["id"])["deleted"])
+        with self.assertRaises(MnemoError) as caught:
+            self.mnemo.workspaces.get(workspace["id"])
+        self.assertEqual(caught.exception.status, 404)
 
     def test_workspaces_documents_notes_chats(self) -> None:
         workspace = self.mnemo.workspaces.create("Garden")

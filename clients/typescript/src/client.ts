@@ -65,9 +65,13 @@ export class Mnemo {
       this.api.postV1MemoriesExtract({ body, query: options.dryRun ? { dry_run: "true" } : {} }),
     /** The extraction jobs of captured conversations. */
     extractionJobs: async () => (await this.api.getV1MemoriesExtractJobs()).data,
-    // Memory proposals (`GET /v1/memories/proposals`, accept, reject): once the routes are in
-    // the OpenAPI document and the clients regenerated, each is one line here, e.g.
-    // proposals: () => paginate((cursor) => this.send("getV1MemoriesProposals", { query: pageQuery({}, cursor) }), "data"),
+    /** A failed (or retrying) extraction job, queued again now. */
+    retryExtractionJob: (id: string) => this.api.postV1MemoriesExtractJobsByIdRetry({ path: { id } }),
+    /** What capture proposed to change in memories the person wrote, oldest first, page by page. */
+    proposals: (options: Paged<Query<"getV1MemoriesProposals">> = {}) =>
+      paginate<Result<"getV1MemoriesProposals">["data"][number]>((cursor) => this.send("getV1MemoriesProposals", { query: pageQuery(options, cursor) }), "data"),
+    acceptProposal: (id: string) => this.api.postV1MemoriesProposalsByIdAccept({ path: { id } }),
+    rejectProposal: (id: string) => this.api.postV1MemoriesProposalsByIdReject({ path: { id } }),
   };
 
   readonly context = {
@@ -80,6 +84,9 @@ export class Mnemo {
     list: (options: Paged<Query<"getV1Workspaces">> = {}): AsyncGenerator<Workspace> =>
       paginate((cursor) => this.send("getV1Workspaces", { query: pageQuery(options, cursor) })),
     get: async (workspaceId: string) => (await this.api.getV1WorkspacesByWorkspaceId({ path: { workspaceId } })).workspace,
+    rename: async (workspaceId: string, name: string) => (await this.api.patchV1WorkspacesByWorkspaceId({ path: { workspaceId }, body: { name } })).workspace,
+    /** Deletes the workspace and everything in it, for good. */
+    delete: (workspaceId: string) => this.api.deleteV1WorkspacesByWorkspaceId({ path: { workspaceId } }),
   };
 
   /** What lives in one workspace: documents, notes, chats and files. */
@@ -157,6 +164,8 @@ export class WorkspaceClient {
       ),
     addMessage: (threadId: string, body: Body<"postV1WorkspacesByWorkspaceIdChatsByThreadIdMessages">) =>
       this.api.postV1WorkspacesByWorkspaceIdChatsByThreadIdMessages({ path: { ...this.path, threadId }, body }),
+    /** Deletes a thread with its messages. */
+    delete: (threadId: string) => this.api.deleteV1WorkspacesByWorkspaceIdChatsByThreadId({ path: { ...this.path, threadId } }),
   };
 
   readonly files = {

@@ -2,32 +2,32 @@
 // Do not edit: run `npm run generate:clients` after changing a route.
 import type { Transport } from "./transport.js";
 
-/** only for a caller with a valid token: where the index lives, which process writes it, the last failure */
+/** only for a caller with a valid credential: the caller's own waiting changes; the operator sees the server's too */
 export interface GetHealthResponseIndex {
-  /** where the search index lives (a directory or s3://…) */
-  uri: string;
-  /** whether this process writes the search index */
-  writer: boolean;
-  /** this process's id in the index writer election */
-  replicaId: string;
-  /** the id of the process that writes the index now */
-  writerId: string | null;
   status: "ok" | "behind" | "failing";
   pending: string | number | null;
   pendingVectors: string | number | null;
-  /** when the oldest change not yet searchable was written */
+  /** when the oldest change not yet searchable was written (the caller's own, or any user's for the operator) */
   oldestPendingAt: string | null;
-  /** this process's last index write (null on a replica that does not write) */
-  lastIndexedAt: string | null;
-  /** the latest index write failure, on one line, while writes fail */
-  lastError: string | null;
-  /** when the current run of index write failures began */
-  failingSince: string | null;
-  /** failed index writes in a row (retried every second); 0 when writes succeed */
-  consecutiveFailures: string | number;
+  /** operator only: where the search index lives (a directory or s3://…) */
+  uri?: string;
+  /** operator only: whether this process writes the search index */
+  writer?: boolean;
+  /** operator only: this process's id in the index writer election (host and pid) */
+  replicaId?: string;
+  /** operator only: the id of the process that writes the index now */
+  writerId?: string | null;
+  /** operator only: this process's last index write (null on a replica that does not write) */
+  lastIndexedAt?: string | null;
+  /** operator only: the latest index write failure, on one line, while writes fail */
+  lastError?: string | null;
+  /** operator only: when the current run of index write failures began */
+  failingSince?: string | null;
+  /** operator only: failed index writes in a row (retried every second); 0 when writes succeed */
+  consecutiveFailures?: string | number;
 }
 
-/** only for a caller with a valid token: memory extraction jobs of captured conversations, all users */
+/** only for a caller with a valid credential: memory extraction jobs of captured conversations, the caller's own (every user's for the operator) */
 export interface GetHealthResponseExtractionJobs {
   /** waiting to run (new, or waiting out a retry's backoff) */
   pending: string | number;
@@ -39,9 +39,9 @@ export interface GetHealthResponseExtractionJobs {
 export interface GetHealthResponse {
   status: "ok" | "degraded";
   store: "sqlite" | "postgres";
-  /** only for a caller with a valid token: where the index lives, which process writes it, the last failure */
+  /** only for a caller with a valid credential: the caller's own waiting changes; the operator sees the server's too */
   index?: GetHealthResponseIndex;
-  /** only for a caller with a valid token: memory extraction jobs of captured conversations, all users */
+  /** only for a caller with a valid credential: memory extraction jobs of captured conversations, the caller's own (every user's for the operator) */
   extractionJobs?: GetHealthResponseExtractionJobs;
 }
 
@@ -132,7 +132,11 @@ export interface PostV1MemoriesExtractResponseDecisionsItem {
   content: string | null;
   /** update, delete: the content before */
   previous: string | null;
-  reason?: "duplicate" | "missing" | "model";
+  reason?: "duplicate" | "missing" | "model" | "missing_decision";
+  /** update, delete by automatic formation (capture) of a memory a person wrote: not applied, proposed to the person */
+  proposed?: true;
+  /** proposed: the proposal (GET /v1/memories/proposals); absent in a dry run */
+  proposalId?: string;
 }
 
 export interface PostV1MemoriesExtractResponse {
@@ -144,11 +148,19 @@ export interface PostV1MemoriesExtractResponse {
 }
 
 export interface GetV1MemoriesExtractJobsResponseDataItem {
+  /** job_… */
   id: string;
-  status: "pending" | "running" | "done" | "failed";
+  status: "pending" | "running" | "retrying" | "done" | "failed";
+  /** attempts since it was queued (a retry starts again from 0) */
   attempts: string | number;
   /** why the last attempt failed (Mnemo's message, never the gateway's text) */
   lastError: string | null;
+  /** pending and retrying: when it is due */
+  nextAttemptAt: string | null;
+  /** false: the conversation could not be stored (nothing of it was kept), so the job cannot be retried */
+  captured: boolean;
+  /** POST …/retry queues it again now: failed or retrying, and its conversation is stored */
+  retryable: boolean;
   threadId: string;
   workspaceId: string | null;
   createdAt: string;
@@ -284,6 +296,75 @@ export interface PostV1MemoriesSearchResponse {
   signals: Array<"text" | "words" | "time" | "vector">;
 }
 
+export interface GetV1MemoriesProposalsQuery {
+  /** an integer; default 100, at most 1000 */
+  limit?: string;
+  /** nextCursor of the previous page */
+  cursor?: string;
+}
+
+/** the memory as it is now; null once deleted */
+export interface GetV1MemoriesProposalsResponseDataItemMemory1 {
+  /** mem_ + a sortable id, or the custom id given on create */
+  id: string;
+  ownerId: string;
+  /** the memory's workspace id, or 'default' */
+  projectId: string;
+  content: string;
+  /** arbitrary JSON object */
+  metadata: Record<string, unknown>;
+  status: "active";
+  workspaceId: string | null;
+  session_id: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** the memory as it is now; null once deleted */
+export interface GetV1MemoriesProposalsResponseDataItemMemory2 {
+  /** mem_ + a sortable id, or the custom id given on create */
+  id: string;
+  ownerId: string;
+  /** the memory's workspace id, or 'default' */
+  projectId: string;
+  content: string;
+  /** arbitrary JSON object */
+  metadata: Record<string, unknown>;
+  status: "active";
+  workspaceId: string | null;
+  session_id: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface GetV1MemoriesProposalsResponseDataItem {
+  /** prop_… */
+  id: string;
+  memoryId: string;
+  /** the memory as it is now; null once deleted */
+  memory: GetV1MemoriesProposalsResponseDataItemMemory1 | GetV1MemoriesProposalsResponseDataItemMemory2;
+  workspaceId: string | null;
+  action: "update" | "delete";
+  /** update: the proposed text; delete: null */
+  content: string | null;
+  /** the captured chat thread it came from */
+  threadId: string | null;
+  /** the messages it came from */
+  messageIds: string[];
+  /** the memory model that proposed it */
+  model: string | null;
+  createdAt: string;
+  status: "pending" | "accepted" | "rejected";
+}
+
+export interface GetV1MemoriesProposalsResponse {
+  /** pending proposals, oldest first */
+  data: GetV1MemoriesProposalsResponseDataItem[];
+  /** pass as ?cursor= for the next page; null on the last */
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
 export interface GetV1MemoriesByIdHistoryResponseDataItem {
   /** 1 for the oldest */
   version: string | number;
@@ -296,13 +377,15 @@ export interface GetV1MemoriesByIdHistoryResponseDataItem {
   metadata: Record<string, unknown>;
   workspaceId: string | null;
   changedAt: string;
-  source: "api" | "mcp" | "import" | "extraction" | "unknown";
+  source: "api" | "app" | "mcp" | "cli" | "import" | "extraction" | "unknown";
   /** extraction: the chat thread (or session) it came from */
   threadId?: string | null;
   /** extraction: the messages it came from */
   messageIds?: string[];
   /** extraction: the model that proposed it */
   model?: string | null;
+  /** extraction the person accepted: the proposal (GET /v1/memories/proposals) */
+  proposalId?: string;
 }
 
 export interface GetV1MemoriesByIdHistoryResponse {
@@ -392,6 +475,41 @@ export interface PostV1WorkspacesBody {
 
 export interface GetV1WorkspacesByWorkspaceIdResponse {
   workspace: GetV1WorkspacesResponseItem;
+}
+
+/** what went with it */
+export interface DeleteV1WorkspacesByWorkspaceIdResponseRemoved {
+  /** documents (notes are documents) */
+  documents: string | number;
+  /** chat threads */
+  threads: string | number;
+  /** messages of those threads */
+  messages: string | number;
+  files: string | number;
+  memories: string | number;
+  /** extraction jobs of its conversations or meant for it */
+  jobs: string | number;
+}
+
+export interface DeleteV1WorkspacesByWorkspaceIdResponse {
+  id: string;
+  deleted: true;
+  /** what went with it */
+  removed: DeleteV1WorkspacesByWorkspaceIdResponseRemoved;
+}
+
+export interface GetV1WorkspacesByWorkspaceIdContentsResponse {
+  workspaceId: string;
+  /** documents (notes are documents) */
+  documents: string | number;
+  /** chat threads */
+  threads: string | number;
+  /** messages of those threads */
+  messages: string | number;
+  files: string | number;
+  memories: string | number;
+  /** extraction jobs of its conversations or meant for it */
+  jobs: string | number;
 }
 
 export interface PostV1DocumentsQueryBodyInclude {
@@ -760,6 +878,18 @@ export interface PatchV1WorkspacesByWorkspaceIdChatsByThreadIdBody {
   metadata?: Record<string, unknown>;
 }
 
+export interface DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponseRemoved {
+  messages: string | number;
+  /** extraction jobs of the thread's captured conversation */
+  jobs: string | number;
+}
+
+export interface DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponse {
+  id: string;
+  deleted: true;
+  removed: DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponseRemoved;
+}
+
 export interface GetV1WorkspacesByWorkspaceIdChatsByThreadIdMessagesResponseItem {
   id: string;
   role: "user" | "assistant";
@@ -1071,13 +1201,25 @@ export interface DeleteV1AppSessionResponse {
   signedOut: true;
 }
 
+export interface PostV1AppLinkBody {
+  /** the one-time token of a sign-in link */
+  token: string;
+}
+
+export interface PostV1AppLinkResponse {
+  /** the user the link signs in */
+  userId: string;
+  /** when the unused link stops working */
+  expiresAt: string;
+}
+
 export interface GetV1KeysResponseDataItem {
   /** key_… */
   id: string;
   name: string | null;
   /** the key's public start (its lookup id), to recognise it; never the secret */
   prefix: string;
-  scopes: Array<"chat" | "memory:read" | "memory:write" | "files:write" | "usage:read">;
+  scopes: Array<"chat" | "memory:read" | "memory:write" | "files:write" | "usage:read" | "operator">;
   createdAt: string;
   lastUsedAt: string | null;
 }
@@ -1100,7 +1242,7 @@ export interface PostV1KeysResponse {
   name: string | null;
   /** the key's public start (its lookup id), to recognise it; never the secret */
   prefix: string;
-  scopes: Array<"chat" | "memory:read" | "memory:write" | "files:write" | "usage:read">;
+  scopes: Array<"chat" | "memory:read" | "memory:write" | "files:write" | "usage:read" | "operator">;
   createdAt: string;
   lastUsedAt: string | null;
   /** the secret, shown only in this answer */
@@ -1112,6 +1254,22 @@ export interface DeleteV1KeysByIdResponse {
   revoked: true;
 }
 
+export interface GetV1DevTokensResponseDataItem {
+  /** dev_… */
+  id: string;
+  /** the token's public start (its lookup id), to recognise it; never the secret */
+  prefix: string;
+  /** sync: a sign-in through the identity provider (a device); null: `mnemo dev-token create` */
+  issuedBy: "sync";
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface GetV1DevTokensResponse {
+  /** the caller's live developer tokens, oldest first; revoked and expired ones are not listed */
+  data: GetV1DevTokensResponseDataItem[];
+}
+
 /** Every operation of the API: its method, path template and whether it answers bytes. */
 export const operations = {
   getHealth: { method: "GET", path: "/health", binary: false },
@@ -1119,11 +1277,15 @@ export const operations = {
   postApiV1WebhooksByWebhookIdSync: { method: "POST", path: "/api/v1/webhooks/{webhookId}/sync", binary: false },
   postV1MemoriesExtract: { method: "POST", path: "/v1/memories/extract", binary: false },
   getV1MemoriesExtractJobs: { method: "GET", path: "/v1/memories/extract/jobs", binary: false },
+  postV1MemoriesExtractJobsByIdRetry: { method: "POST", path: "/v1/memories/extract/jobs/{id}/retry", binary: false },
   getV1MeCapture: { method: "GET", path: "/v1/me/capture", binary: false },
   putV1MeCapture: { method: "PUT", path: "/v1/me/capture", binary: false },
   postV1Memories: { method: "POST", path: "/v1/memories", binary: false },
   getV1Memories: { method: "GET", path: "/v1/memories", binary: false },
   postV1MemoriesSearch: { method: "POST", path: "/v1/memories/search", binary: false },
+  getV1MemoriesProposals: { method: "GET", path: "/v1/memories/proposals", binary: false },
+  postV1MemoriesProposalsByIdAccept: { method: "POST", path: "/v1/memories/proposals/{id}/accept", binary: false },
+  postV1MemoriesProposalsByIdReject: { method: "POST", path: "/v1/memories/proposals/{id}/reject", binary: false },
   getV1MemoriesByIdHistory: { method: "GET", path: "/v1/memories/{id}/history", binary: false },
   getV1MemoriesById: { method: "GET", path: "/v1/memories/{id}", binary: false },
   patchV1MemoriesById: { method: "PATCH", path: "/v1/memories/{id}", binary: false },
@@ -1132,6 +1294,9 @@ export const operations = {
   getV1Workspaces: { method: "GET", path: "/v1/workspaces", binary: false },
   postV1Workspaces: { method: "POST", path: "/v1/workspaces", binary: false },
   getV1WorkspacesByWorkspaceId: { method: "GET", path: "/v1/workspaces/{workspaceId}", binary: false },
+  patchV1WorkspacesByWorkspaceId: { method: "PATCH", path: "/v1/workspaces/{workspaceId}", binary: false },
+  deleteV1WorkspacesByWorkspaceId: { method: "DELETE", path: "/v1/workspaces/{workspaceId}", binary: false },
+  getV1WorkspacesByWorkspaceIdContents: { method: "GET", path: "/v1/workspaces/{workspaceId}/contents", binary: false },
   postV1DocumentsQuery: { method: "POST", path: "/v1/documents/query", binary: false },
   postV1Documents: { method: "POST", path: "/v1/documents", binary: false },
   patchV1DocumentsById: { method: "PATCH", path: "/v1/documents/{id}", binary: false },
@@ -1152,6 +1317,7 @@ export const operations = {
   getV1WorkspacesByWorkspaceIdChats: { method: "GET", path: "/v1/workspaces/{workspaceId}/chats", binary: false },
   postV1WorkspacesByWorkspaceIdChats: { method: "POST", path: "/v1/workspaces/{workspaceId}/chats", binary: false },
   patchV1WorkspacesByWorkspaceIdChatsByThreadId: { method: "PATCH", path: "/v1/workspaces/{workspaceId}/chats/{threadId}", binary: false },
+  deleteV1WorkspacesByWorkspaceIdChatsByThreadId: { method: "DELETE", path: "/v1/workspaces/{workspaceId}/chats/{threadId}", binary: false },
   getV1WorkspacesByWorkspaceIdChatsByThreadIdMessages: { method: "GET", path: "/v1/workspaces/{workspaceId}/chats/{threadId}/messages", binary: false },
   postV1WorkspacesByWorkspaceIdChatsByThreadIdMessages: { method: "POST", path: "/v1/workspaces/{workspaceId}/chats/{threadId}/messages", binary: false },
   getV1WorkspacesByWorkspaceIdIndexStatus: { method: "GET", path: "/v1/workspaces/{workspaceId}/index/status", binary: false },
@@ -1179,9 +1345,12 @@ export const operations = {
   getV1Credits: { method: "GET", path: "/v1/credits", binary: false },
   postV1AppSession: { method: "POST", path: "/v1/app/session", binary: false },
   deleteV1AppSession: { method: "DELETE", path: "/v1/app/session", binary: false },
+  postV1AppLink: { method: "POST", path: "/v1/app/link", binary: false },
   getV1Keys: { method: "GET", path: "/v1/keys", binary: false },
   postV1Keys: { method: "POST", path: "/v1/keys", binary: false },
   deleteV1KeysById: { method: "DELETE", path: "/v1/keys/{id}", binary: false },
+  getV1DevTokens: { method: "GET", path: "/v1/dev-tokens", binary: false },
+  deleteV1DevTokensById: { method: "DELETE", path: "/v1/dev-tokens/{id}", binary: false },
   postMcp: { method: "POST", path: "/mcp", binary: false },
   getMcp: { method: "GET", path: "/mcp", binary: false },
   deleteMcp: { method: "DELETE", path: "/mcp", binary: false },
@@ -1191,7 +1360,7 @@ export const operations = {
 export class MnemoApi {
   constructor(protected readonly transport: Transport) {}
 
-  /** Liveness; with any valid token, the search index's state too: `GET /health` */
+  /** Liveness; with a valid credential, the caller's own index backlog and jobs; with an operator key, the server's index state: `GET /health` */
   getHealth(args?: { headers?: Record<string, string> }): Promise<GetHealthResponse> {
     return this.transport.request(operations.getHealth, args ?? {}) as Promise<GetHealthResponse>;
   }
@@ -1211,9 +1380,14 @@ export class MnemoApi {
     return this.transport.request(operations.postV1MemoriesExtract, args ?? {}) as Promise<PostV1MemoriesExtractResponse>;
   }
 
-  /** The caller's extraction jobs of captured conversations (X-Svc-Remember), newest first, failed ones with their last error: `GET /v1/memories/extract/jobs` */
+  /** The caller's extraction jobs of captured conversations (X-Svc-Remember), newest first: `GET /v1/memories/extract/jobs` */
   getV1MemoriesExtractJobs(args?: { headers?: Record<string, string> }): Promise<GetV1MemoriesExtractJobsResponse> {
     return this.transport.request(operations.getV1MemoriesExtractJobs, args ?? {}) as Promise<GetV1MemoriesExtractJobsResponse>;
+  }
+
+  /** Run a failed (or retrying) extraction job again now, its attempts reset: `POST /v1/memories/extract/jobs/{id}/retry` */
+  postV1MemoriesExtractJobsByIdRetry(args: { path: { id: string }; headers?: Record<string, string> }): Promise<GetV1MemoriesExtractJobsResponseDataItem> {
+    return this.transport.request(operations.postV1MemoriesExtractJobsByIdRetry, args ?? {}) as Promise<GetV1MemoriesExtractJobsResponseDataItem>;
   }
 
   /** Whether the caller's completions are captured by default (off unless set): `GET /v1/me/capture` */
@@ -1239,6 +1413,21 @@ export class MnemoApi {
   /** Search memories (hybrid: full text + vectors): `POST /v1/memories/search` */
   postV1MemoriesSearch(args: { body: PostV1MemoriesSearchBody; headers?: Record<string, string> }): Promise<PostV1MemoriesSearchResponse> {
     return this.transport.request(operations.postV1MemoriesSearch, args ?? {}) as Promise<PostV1MemoriesSearchResponse>;
+  }
+
+  /** Pending proposals: changes automatic formation (capture) would make to memories a person wrote, each with the memory as it is now: `GET /v1/memories/proposals` */
+  getV1MemoriesProposals(args?: { query?: GetV1MemoriesProposalsQuery; headers?: Record<string, string> }): Promise<GetV1MemoriesProposalsResponse> {
+    return this.transport.request(operations.getV1MemoriesProposals, args ?? {}) as Promise<GetV1MemoriesProposalsResponse>;
+  }
+
+  /** Accept a proposal: the change is applied, its history source extraction with the proposal's id: `POST /v1/memories/proposals/{id}/accept` */
+  postV1MemoriesProposalsByIdAccept(args: { path: { id: string }; headers?: Record<string, string> }): Promise<GetV1MemoriesProposalsResponseDataItem> {
+    return this.transport.request(operations.postV1MemoriesProposalsByIdAccept, args ?? {}) as Promise<GetV1MemoriesProposalsResponseDataItem>;
+  }
+
+  /** Reject a proposal: the memory stays as it is: `POST /v1/memories/proposals/{id}/reject` */
+  postV1MemoriesProposalsByIdReject(args: { path: { id: string }; headers?: Record<string, string> }): Promise<GetV1MemoriesProposalsResponseDataItem> {
+    return this.transport.request(operations.postV1MemoriesProposalsByIdReject, args ?? {}) as Promise<GetV1MemoriesProposalsResponseDataItem>;
   }
 
   /** A memory's versions (created, updated, deleted) and where each came from: `GET /v1/memories/{id}/history` */
@@ -1279,6 +1468,21 @@ export class MnemoApi {
   /** Get one workspace: `GET /v1/workspaces/{workspaceId}` */
   getV1WorkspacesByWorkspaceId(args: { path: { workspaceId: string }; headers?: Record<string, string> }): Promise<GetV1WorkspacesByWorkspaceIdResponse> {
     return this.transport.request(operations.getV1WorkspacesByWorkspaceId, args ?? {}) as Promise<GetV1WorkspacesByWorkspaceIdResponse>;
+  }
+
+  /** Rename a workspace: `PATCH /v1/workspaces/{workspaceId}` */
+  patchV1WorkspacesByWorkspaceId(args: { path: { workspaceId: string }; body: PostV1WorkspacesBody; headers?: Record<string, string> }): Promise<GetV1WorkspacesByWorkspaceIdResponse> {
+    return this.transport.request(operations.patchV1WorkspacesByWorkspaceId, args ?? {}) as Promise<GetV1WorkspacesByWorkspaceIdResponse>;
+  }
+
+  /** Delete a workspace and everything in it: documents, notes, chats, files and their bytes, memories and their history, extraction jobs, and their search entries: `DELETE /v1/workspaces/{workspaceId}` */
+  deleteV1WorkspacesByWorkspaceId(args: { path: { workspaceId: string }; headers?: Record<string, string> }): Promise<DeleteV1WorkspacesByWorkspaceIdResponse> {
+    return this.transport.request(operations.deleteV1WorkspacesByWorkspaceId, args ?? {}) as Promise<DeleteV1WorkspacesByWorkspaceIdResponse>;
+  }
+
+  /** How much a workspace holds, by kind (what a delete would remove): `GET /v1/workspaces/{workspaceId}/contents` */
+  getV1WorkspacesByWorkspaceIdContents(args: { path: { workspaceId: string }; headers?: Record<string, string> }): Promise<GetV1WorkspacesByWorkspaceIdContentsResponse> {
+    return this.transport.request(operations.getV1WorkspacesByWorkspaceIdContents, args ?? {}) as Promise<GetV1WorkspacesByWorkspaceIdContentsResponse>;
   }
 
   /** Search document blocks and chat messages (and memories, files) semantic-first: `POST /v1/documents/query` */
@@ -1379,6 +1583,11 @@ export class MnemoApi {
   /** Rename a thread and/or replace its metadata: `PATCH /v1/workspaces/{workspaceId}/chats/{threadId}` */
   patchV1WorkspacesByWorkspaceIdChatsByThreadId(args: { path: { workspaceId: string; threadId: string }; body: PatchV1WorkspacesByWorkspaceIdChatsByThreadIdBody; headers?: Record<string, string> }): Promise<DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse> {
     return this.transport.request(operations.patchV1WorkspacesByWorkspaceIdChatsByThreadId, args ?? {}) as Promise<DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse>;
+  }
+
+  /** Delete a thread, its messages (and their search entries) and its extraction jobs: `DELETE /v1/workspaces/{workspaceId}/chats/{threadId}` */
+  deleteV1WorkspacesByWorkspaceIdChatsByThreadId(args: { path: { workspaceId: string; threadId: string }; headers?: Record<string, string> }): Promise<DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponse> {
+    return this.transport.request(operations.deleteV1WorkspacesByWorkspaceIdChatsByThreadId, args ?? {}) as Promise<DeleteV1WorkspacesByWorkspaceIdChatsByThreadIdResponse>;
   }
 
   /** List a thread's messages in creation order (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=): `GET /v1/workspaces/{workspaceId}/chats/{threadId}/messages` */
@@ -1516,6 +1725,11 @@ export class MnemoApi {
     return this.transport.request(operations.deleteV1AppSession, args ?? {}) as Promise<DeleteV1AppSessionResponse>;
   }
 
+  /** Whom a sign-in link signs in, without using it: the app asks before a link replaces the session of another user: `POST /v1/app/link` */
+  postV1AppLink(args: { body: PostV1AppLinkBody; headers?: Record<string, string> }): Promise<PostV1AppLinkResponse> {
+    return this.transport.request(operations.postV1AppLink, args ?? {}) as Promise<PostV1AppLinkResponse>;
+  }
+
   /** List my live API keys (never their secrets): `GET /v1/keys` */
   getV1Keys(args?: { headers?: Record<string, string> }): Promise<GetV1KeysResponse> {
     return this.transport.request(operations.getV1Keys, args ?? {}) as Promise<GetV1KeysResponse>;
@@ -1529,6 +1743,16 @@ export class MnemoApi {
   /** Revoke one of my API keys; it stops working at once: `DELETE /v1/keys/{id}` */
   deleteV1KeysById(args: { path: { id: string }; headers?: Record<string, string> }): Promise<DeleteV1KeysByIdResponse> {
     return this.transport.request(operations.deleteV1KeysById, args ?? {}) as Promise<DeleteV1KeysByIdResponse>;
+  }
+
+  /** List my live developer tokens (never their secrets): `GET /v1/dev-tokens` */
+  getV1DevTokens(args?: { headers?: Record<string, string> }): Promise<GetV1DevTokensResponse> {
+    return this.transport.request(operations.getV1DevTokens, args ?? {}) as Promise<GetV1DevTokensResponse>;
+  }
+
+  /** Revoke one of my developer tokens; it, and app sessions made from it, stop working at once: `DELETE /v1/dev-tokens/{id}` */
+  deleteV1DevTokensById(args: { path: { id: string }; headers?: Record<string, string> }): Promise<DeleteV1KeysByIdResponse> {
+    return this.transport.request(operations.deleteV1DevTokensById, args ?? {}) as Promise<DeleteV1KeysByIdResponse>;
   }
 
   /** MCP Streamable HTTP: a JSON-RPC message (initialize opens a session): `POST /mcp` */
