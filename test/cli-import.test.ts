@@ -122,7 +122,8 @@ describe("mnemo import: the web app's export", () => {
     expect({ exitCode: result.exitCode, stdout: result.stdout }).toEqual({
       exitCode: 0,
       stdout: "imported 2 new (2 memories), 0 already present, 0 failed of 2 read (Mnemo web app export)\n" +
-        "2 sources queued for the search index; a running server (or the next mnemo serve) indexes them\n",
+        // Both, and the first again: one session, so the second is context of the first.
+        "3 sources queued for the search index; a running server (or the next mnemo serve) indexes them\n",
     });
     const server = await spawnServer(["--data", data, "--allow-mock-tokens"]);
     const [, list] = await client(server.url)("GET", "/v1/memories?limit=10", "alice");

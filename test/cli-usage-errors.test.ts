@@ -16,7 +16,7 @@ describe("a command line that is missing something, or has too much, is one line
     [["memories", "list"], "mnemo: --user: is required (or set MNEMO_USER)"],
     [["memories", "show", "--user", "a"], "mnemo: ID: is required"],
     [["memories", "forget", "--user", "a"], "mnemo: ID...: is required"],
-    [["memories"], "mnemo: memories: needs a command: list, show, forget (see mnemo memories --help)"],
+    [["memories"], "mnemo: memories: needs a command: jobs, list, show, forget, proposals (see mnemo memories --help)"],
     [["remember", "a", "b", "--user", "a"], "mnemo: too many arguments: mnemo remember takes TEXT (see mnemo remember --help)"],
     [["remember", "a", "--user", "a", "--bogus"], "mnemo: --bogus: is not an option of mnemo remember (see mnemo remember --help)"],
     [["memories", "list", "--user", "a", "--limit"], "mnemo: --limit: needs a value"],
