@@ -55,6 +55,8 @@ describe(`chat completions proxy on ${backend}`, () => {
       tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: {} } } }],
       tool_choice: "auto",
       x_vendor_extension: { keep: ["me"] },
+      // No bound sent: the gateway gets the one the quota held.
+      max_tokens: 1024,
     });
     expect(fake.requests.at(-1)!.headers.authorization).toBe("Bearer upstream-secret");
     expect(response.headers.get("x-svc-shimmer")).toBe("skipped");
@@ -91,6 +93,31 @@ describe(`chat completions proxy on ${backend}`, () => {
     const all: any[] = [];
     for await (const chunk of withUsage as any) all.push(chunk);
     expect(all.at(-1)).toMatchObject({ choices: [], usage: FIXED_USAGE });
+  });
+
+  test("the gateway gets the completion bound the quota held, never the caller's larger or unbounded one", async () => {
+    const ask = { messages: [{ role: "user", content: "bounded" }], memory: { enabled: false } };
+    const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
+      // A gateway honouring max_tokens used 50,010 tokens while 100 were held.
+      [{ max_completion_tokens: 100, max_tokens: 50_000 }, { max_completion_tokens: 100, max_tokens: 100 }],
+      // -1 ("no limit") and nothing at all hold the reserve, and send it.
+      [{ max_tokens: -1 }, { max_tokens: 1024 }],
+      [{}, { max_tokens: 1024 }],
+      [{ max_tokens: 300 }, { max_tokens: 300 }],
+      [{ max_completion_tokens: 200 }, { max_completion_tokens: 200 }],
+    ];
+    for (const stream of [false, true]) {
+      for (const [sent, expected] of cases) {
+        const response = await fetch(`${server.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+          body: JSON.stringify({ ...ask, ...sent, stream }),
+        });
+        await response.text();
+        const got = lastBody(fake);
+        expect([response.status, { max_tokens: got.max_tokens, max_completion_tokens: got.max_completion_tokens }]).toEqual([200, { max_tokens: undefined, max_completion_tokens: undefined, ...expected }]);
+      }
+    }
   });
 
   test("models: curated list merged with the upstream's, through the SDK", async () => {
@@ -281,6 +308,84 @@ describe(`gateway errors on ${backend}`, () => {
     } finally {
       fake.streamError = null;
     }
+  });
+});
+
+describe(`what a stream passes on, on ${backend}`, () => {
+  const GATEWAY_KEY = "gw-live-key-456";
+  const secrets = ["sk-gw-Zx81Qm2Lr7Tt9Vb3", GATEWAY_KEY, "hunter2", "10.20.30.40"];
+  const leaky = `upstream http://svc:hunter2@10.20.30.40:4000 rejected sk-gw-Zx81Qm2Lr7Tt9Vb3 (${GATEWAY_KEY})`;
+  const ERROR_EVENT = `data: ${JSON.stringify({ error: { code: "upstream_error", message: "the model gateway reported an error mid-stream" } })}\n\n`;
+  const logLines: string[] = [];
+  let fake: FakeUpstream;
+  let server: TestServer;
+  beforeAll(async () => {
+    fake = startFakeUpstream({ reply: "one two three" });
+    const dataDir = tempDir();
+    const env = { EMBEDDINGS_PROVIDER: "none", LLM_GATEWAY_URL: fake.url, LLM_GATEWAY_API_KEY: GATEWAY_KEY, ...(await databaseEnvFor(dataDir)) };
+    const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "debug" }, env);
+    server = withClient(await startServer(config, { log: createLogger("debug", (line) => logLines.push(line)) }), dataDir);
+  });
+  afterAll(async () => {
+    await server.destroy();
+    fake.stop();
+  });
+
+  const ask = async (stream: boolean) => {
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ role: "user", content: "x" }], memory: { enabled: false }, stream }),
+    });
+    return { status: response.status, text: await response.text() };
+  };
+  const streamWith = async (raw: string) => {
+    fake.streamRaw = raw;
+    try {
+      return await ask(true);
+    } finally {
+      fake.streamRaw = null;
+    }
+  };
+  const leaked = (text: string) => secrets.filter((secret) => text.includes(secret));
+
+  test("a plain-text error event, the older {object: error} shape, non-JSON data and a JSON that is no chunk become the spec's error event; the log has them redacted", async () => {
+    const shapes = [
+      `event: error\ndata: ${leaky}\n\n`,
+      `data: ${JSON.stringify({ object: "error", message: leaky, type: "internal_error", code: 500 })}\n\n`,
+      `data: <html>502 Bad Gateway ${leaky}</html>\n\n`,
+      `data: ${JSON.stringify({ detail: leaky })}\n\n`,
+      `event: upstream-debug\ndata: ${JSON.stringify({ choices: [], note: leaky })}\n\n`,
+    ];
+    for (const raw of shapes) {
+      const before = logLines.length;
+      const { status, text } = await streamWith(raw);
+      expect([status, leaked(text), text.split(ERROR_EVENT).length - 1, text.endsWith("data: [DONE]\n\n")]).toEqual([200, [], 1, true]);
+      const logged = logLines.slice(before).filter((line) => line.includes("mid-stream"));
+      expect([logged.length, leaked(logged.join("\n")).filter((s) => s !== "10.20.30.40")]).toEqual([1, []]);
+    }
+  });
+
+  test("SSE comments never reach the caller: alone they become a bare keepalive, beside a chunk they are dropped; the reply is whole", async () => {
+    const chunk = { id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "zero " }, finish_reason: null }] };
+    const { status, text } = await streamWith(`: proxied by ${leaky}\n\n: ${leaky}\ndata: ${JSON.stringify(chunk)}\n\n`);
+    expect([status, leaked(text), text.includes(ERROR_EVENT)]).toEqual([200, [], false]);
+    const contents = text.split("\n\n").filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? "").join("");
+    expect(contents).toBe("zero one two three");
+    expect(text.startsWith(`data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1_700_000_000, model: "llama3.2", choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n:\n\n`)).toBe(true);
+  });
+
+  test("a 200 reply that is no completion object is answered 502 with a generic message", async () => {
+    for (const raw of [JSON.stringify({ object: "error", message: leaky }), `internal error at ${leaky}`]) {
+      fake.rawReply = raw;
+      try {
+        const { status, text } = await ask(false);
+        expect([status, JSON.parse(text)]).toEqual([502, { error: { code: "upstream_error", message: "the model gateway answered something that is not a completion" } }]);
+      } finally {
+        fake.rawReply = null;
+      }
+    }
+    expect(leaked(logLines.filter((line) => line.includes("not a completion")).join("\n")).filter((s) => s !== "10.20.30.40")).toEqual([]);
   });
 });
 
