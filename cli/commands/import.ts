@@ -48,7 +48,7 @@ Example:
       if (!existsSync(path)) throw new CliError(`${path}: no such file or folder`);
       const { openTransferStore } = await import("../../src/transfer/open");
       const { importPath } = await import("../../src/transfer/import");
-      const opened = await openTransferStore(options.data).catch((error: Error) => {
+      const opened = await openTransferStore(options.data, undefined, { forImport: true }).catch((error: Error) => {
         throw new CliError(error.message);
       });
       const bar = options.json ? null : progressBar("importing");
