@@ -1,8 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { all, first, list, run, sql, type Executor, type Store } from "../db/store";
+import { chunks, type Executor, type Store } from "../db/store";
 import { formatSealed, isBoundString, isCiphertextString, openBytes, parseSealed, sealBytes } from "./aes-gcm";
 import type { SealBinding, SealKind } from "./binding";
 import { KEY_BYTES } from "./client-key";
+import { sealTagRepository as repo } from "./seal-tags-repository";
 
 /**
  * Seal tags: what keeps a value sealed with a client's key in the record and field it was
@@ -22,8 +23,6 @@ import { KEY_BYTES } from "./client-key";
  * key rotation re-seals it); whoever edits the database cannot compute a tag.
  */
 
-/** The settings row of the sealed tag key. */
-const TAG_KEY_ROW = "seal-tags:key";
 const TAG_KEY_AAD = Buffer.from("mnemo.seal-tag-key.v1");
 const TAG_CONTEXT = "mnemo.seal-tag.v1";
 const MAX_DEPTH = 64;
@@ -55,17 +54,10 @@ const keyOf = (b: Pick<SealBinding, "kind" | "recordId" | "field">) => `${b.kind
 export const sealTagKey = (tagKey: Buffer, masterKey: Buffer) => formatSealed(sealBytes(tagKey, masterKey, TAG_KEY_AAD));
 const openTagKey = (stored: string, masterKey: Buffer) => openBytes(parseSealed(stored), masterKey, TAG_KEY_AAD);
 
-/** The sealed tag key as stored, for a rotation to re-seal in its own transaction. */
-export async function storedTagKey(tx: Executor): Promise<string | null> {
-  return (await first<{ value: string }>(tx, sql`SELECT value FROM settings WHERE key = ${TAG_KEY_ROW}`))?.value ?? null;
-}
-export async function putTagKey(tx: Executor, sealed: string): Promise<void> {
-  await run(tx, sql`INSERT INTO settings (key, value) VALUES (${TAG_KEY_ROW}, ${sealed}) ON CONFLICT (key) DO UPDATE SET value = ${sealed}`);
-}
 /** Re-seals the tag key from `oldMaster` to `newMaster` in `tx` (a master key rotation); nothing when there is none yet. */
 export async function resealTagKey(tx: Executor, oldMaster: Buffer, newMaster: Buffer): Promise<void> {
-  const stored = await storedTagKey(tx);
-  if (stored !== null) await putTagKey(tx, sealTagKey(openTagKey(stored, oldMaster), newMaster));
+  const stored = await repo.tagKey(tx);
+  if (stored !== null) await repo.putTagKey(tx, sealTagKey(openTagKey(stored, oldMaster), newMaster));
 }
 
 /**
@@ -77,9 +69,8 @@ export async function openSealTags(store: Store, masterKey: Buffer, tagExisting:
   let created = false;
   const tags = await store.transaction(async (tx) => {
     // Insert-if-absent: replicas starting together agree on one key; the one that inserted it tags what exists.
-    const candidate = randomBytes(KEY_BYTES);
-    created = (await run(tx, sql`INSERT INTO settings (key, value) VALUES (${TAG_KEY_ROW}, ${sealTagKey(candidate, masterKey)}) ON CONFLICT (key) DO NOTHING`)) > 0;
-    const stored = await storedTagKey(tx);
+    created = await repo.putTagKeyIfAbsent(tx, sealTagKey(randomBytes(KEY_BYTES), masterKey));
+    const stored = await repo.tagKey(tx);
     if (stored === null) throw new Error("the seal tag key could not be stored");
     let tagKey: Buffer;
     try {
@@ -101,17 +92,12 @@ export function createSealTags(tagKey: Buffer) {
     /** Records the tag of a field as now stored (or forgets it when the field holds no untagged ciphertext). */
     async stamp(tx: Executor, binding: SealBinding, stored: unknown): Promise<void> {
       const ciphertexts = untaggedCiphertexts(stored);
-      if (!ciphertexts.length) {
-        await run(tx, sql`DELETE FROM seal_tags WHERE owner_id = ${binding.ownerId} AND kind = ${binding.kind} AND record_id = ${binding.recordId} AND field = ${binding.field}`);
-        return;
-      }
-      const tag = computeTag(tagKey, binding, ciphertexts);
-      await run(tx, sql`INSERT INTO seal_tags (owner_id, kind, record_id, field, tag) VALUES (${binding.ownerId}, ${binding.kind}, ${binding.recordId}, ${binding.field}, ${tag})
-                        ON CONFLICT (owner_id, kind, record_id, field) DO UPDATE SET tag = ${tag}`);
+      if (ciphertexts.length) await repo.put(tx, binding, computeTag(tagKey, binding, ciphertexts));
+      else await repo.delete(tx, binding);
     },
     /** Forgets the tags of a deleted record. */
     async forget(tx: Executor, ownerId: string, kind: SealKind, recordId: string): Promise<void> {
-      await run(tx, sql`DELETE FROM seal_tags WHERE owner_id = ${ownerId} AND kind = ${kind} AND record_id = ${recordId}`);
+      await repo.deleteRecord(tx, ownerId, kind, recordId);
     },
     /**
      * A check of fields against their stored tags, loaded in one query per kind: `(binding,
@@ -120,19 +106,15 @@ export function createSealTags(tagKey: Buffer) {
      */
     async checker(tx: Executor, bindings: readonly SealBinding[]): Promise<(binding: SealBinding, ciphertexts: readonly string[]) => boolean> {
       const stored = new Map<string, string>();
-      const byOwnerKind = new Map<string, { ownerId: string; kind: string; ids: Set<string> }>();
+      const byOwnerKind = new Map<string, { ownerId: string; kind: SealKind; ids: Set<string> }>();
       for (const b of bindings) {
         const group = byOwnerKind.get(`${b.ownerId}\u0000${b.kind}`) ?? { ownerId: b.ownerId, kind: b.kind, ids: new Set<string>() };
         group.ids.add(b.recordId);
         byOwnerKind.set(`${b.ownerId}\u0000${b.kind}`, group);
       }
       for (const { ownerId, kind, ids } of byOwnerKind.values()) {
-        const all_ = [...ids];
-        for (let i = 0; i < all_.length; i += 500) {
-          const rows = await all<{ kind: SealKind; record_id: string; field: string; tag: string }>(
-            tx, sql`SELECT kind, record_id, field, tag FROM seal_tags WHERE owner_id = ${ownerId} AND kind = ${kind} AND record_id IN ${list(all_.slice(i, i + 500))}`,
-          );
-          for (const row of rows) stored.set(`${ownerId}\u0000${keyOf({ kind: row.kind, recordId: row.record_id, field: row.field })}`, row.tag);
+        for (const chunk of chunks([...ids])) {
+          for (const row of await repo.ofRecords(tx, ownerId, kind, chunk)) stored.set(`${ownerId}\u0000${keyOf({ kind, recordId: row.record_id, field: row.field })}`, row.tag);
         }
       }
       return (binding, ciphertexts) => {
