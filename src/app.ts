@@ -1,4 +1,5 @@
 import { openapi } from "@elysiajs/openapi";
+import type { SealBinding } from "./crypto/binding";
 import { Elysia } from "elysia";
 import { completionRoutes } from "./completions";
 import { usageRoutes } from "./usage";
@@ -69,7 +70,10 @@ export function buildApp(services: Services, publicUrl: () => string) {
   // The catalog reads the finished app's routes at request time (405 Allow, who takes a body).
   const catalog = createRouteCatalog(() => app.routes);
   // The PKMS routes' `decrypt: true` option (spec §4 decryption rules, reverse-proxy writes).
-  const encryption = { keys: services.clientKeys, proxyMode: services.config.encryption.proxyMode };
+  const encryption = {
+    keys: services.clientKeys, proxyMode: services.config.encryption.proxyMode,
+    tagCheck: (bindings: SealBinding[]) => services.sealTags.checker(services.store.db, bindings),
+  };
   const app = new Elysia({ normalize: false })
     .use(errorPlugin(services.log, { allowedMethods: catalog.allowedMethods }))
     // Before anything else: with mock tokens, a request to a name that is not this machine's (DNS rebinding) is refused.

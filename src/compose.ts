@@ -17,6 +17,8 @@ import { createContextService } from "./context/service";
 import { createClientKeys, type ClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
 import { checkMasterKeyConfig, resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
+import { openSealTags, type SealTags } from "./crypto/seal-tags";
+import { tagExistingFields } from "./crypto/seal-tags-existing";
 import { looksEncrypted, noteDecryptor } from "./crypto/stored-text";
 import { openStoreFor } from "./db/open";
 import { scheduleWalTruncate } from "./db/wal-truncate";
@@ -116,10 +118,13 @@ export async function openServices(config: Config, options: { log?: Logger; star
   // A key kept in the data dir is re-read after a rotation by the CLI (see createEscrowService).
   const escrow = await createEscrowService(store, masterKey.key, masterKey.path ? { reloadKeys: () => rotatedKeyCandidates(masterKey.path!) } : {});
   const clientKeys = createClientKeys(escrow, log);
+  // The key of the seal tags beside values sealed with clients' keys; a store from before them is tagged as found, once.
+  const { tags: sealTags, created: tagKeyCreated } = await openSealTags(store, masterKey.key, tagExistingFields);
+  if (tagKeyCreated) log.info("seal tags: created the tag key; stored fields holding ciphertext were tagged as found");
   const profileRepo = createProfileRepository();
 
   const fileNames = async (tx: Executor, ownerId: string, keys: string[]) => new Map((await fileRepo.getMany(tx, ownerId, keys)).map((f) => [f.key, f.name]));
-  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, embedder, store, cursors, fileNames });
+  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, embedder, store, cursors, fileNames, sealTags });
   const { workspaces } = workspaceServices;
   // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
   const blobs = await BlobStore.open(blobsLocation(config));
@@ -181,6 +186,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
     profiles: createProfileService({ store, repo: profileRepo, escrow }),
     escrow,
     clientKeys,
+    /** Seal tags of stored fields sealed with clients' keys (crypto/seal-tags.ts). */
+    sealTags,
     identity: createIdentityService({ auth, store, escrow, log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
     memories,
     ...workspaceServices,
@@ -261,15 +268,16 @@ function createWorkspaceServices(d: {
   cursors: Cursors;
   /** Names of files by key, the titles of file hits in the documents query. */
   fileNames: DocumentsQueryDeps["fileNames"];
+  sealTags: SealTags;
 }) {
   const { repos, outbox, engine, store, cursors } = d;
   const workspaces = createWorkspaceService({ repo: repos.workspaces, store, cursors });
-  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store, cursors });
+  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store, cursors, sealTags: d.sealTags });
   return {
     workspaces,
     documents,
-    notes: createNoteService(documents, workspaces, repos.artifacts, store),
-    chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors, purgeThreadJobs }),
+    notes: createNoteService(documents, workspaces, repos.artifacts, store, d.sealTags),
+    chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors, purgeThreadJobs, sealTags: d.sealTags }),
     derivedIndex: createDerivedIndexService({
       workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
       outbox, indexer: d.indexer, engine, embedderSpace: d.embedder?.spaceId ?? null, store, cursors,

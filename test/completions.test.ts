@@ -55,6 +55,8 @@ describe(`chat completions proxy on ${backend}`, () => {
       tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: {} } } }],
       tool_choice: "auto",
       x_vendor_extension: { keep: ["me"] },
+      // No bound sent: the gateway gets the one the quota held.
+      max_tokens: 1024,
     });
     expect(fake.requests.at(-1)!.headers.authorization).toBe("Bearer upstream-secret");
     expect(response.headers.get("x-svc-shimmer")).toBe("skipped");
@@ -91,6 +93,31 @@ describe(`chat completions proxy on ${backend}`, () => {
     const all: any[] = [];
     for await (const chunk of withUsage as any) all.push(chunk);
     expect(all.at(-1)).toMatchObject({ choices: [], usage: FIXED_USAGE });
+  });
+
+  test("the gateway gets the completion bound the quota held, never the caller's larger or unbounded one", async () => {
+    const ask = { messages: [{ role: "user", content: "bounded" }], memory: { enabled: false } };
+    const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
+      // A gateway honouring max_tokens used 50,010 tokens while 100 were held.
+      [{ max_completion_tokens: 100, max_tokens: 50_000 }, { max_completion_tokens: 100, max_tokens: 100 }],
+      // -1 ("no limit") and nothing at all hold the reserve, and send it.
+      [{ max_tokens: -1 }, { max_tokens: 1024 }],
+      [{}, { max_tokens: 1024 }],
+      [{ max_tokens: 300 }, { max_tokens: 300 }],
+      [{ max_completion_tokens: 200 }, { max_completion_tokens: 200 }],
+    ];
+    for (const stream of [false, true]) {
+      for (const [sent, expected] of cases) {
+        const response = await fetch(`${server.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+          body: JSON.stringify({ ...ask, ...sent, stream }),
+        });
+        await response.text();
+        const got = lastBody(fake);
+        expect([response.status, { max_tokens: got.max_tokens, max_completion_tokens: got.max_completion_tokens }]).toEqual([200, { max_tokens: undefined, max_completion_tokens: undefined, ...expected }]);
+      }
+    }
   });
 
   test("models: curated list merged with the upstream's, through the SDK", async () => {

@@ -189,7 +189,7 @@ describe("documents over HTTP", () => {
     // ~10 MB once sealed, still accepted: the limit is on what the caller sent.
     const large = await req(server, "PATCH", `/v1/documents/${doc.id}`, { body: { workspace_id: ws, markdown: big, client_key: KEY_HEX } });
     expect(large.status).toBe(200);
-    expect(large.body.document.markdown.length).toBe("v2:".length + 2 * big.length + 58);
+    expect(large.body.document.markdown.length).toBe(2 * big.length + 58);
     expect((await req(server, "PATCH", `/v1/documents/${doc.id}`, { body: { workspace_id: ws, markdown: "x", client_key: "short" } })).body).toEqual({
       error: { code: "invalid_request", message: "client_key: must be a 32-byte key as 64 hex characters or base64/base64url" },
     });
@@ -263,7 +263,7 @@ describe("every PKMS route, with and without X-Proxy-Decrypt", () => {
       [`/v1/workspaces/${ws}/notebooks`, (s, d) => expect([s, d]).toEqual([{ ciphertext: registry }, { ciphertext: JSON.stringify([{ id: "nb1", name: "Private" }]) }])],
       [`/v1/workspaces/${ws}/chats`, (s, d) => expect(d).toEqual(s)],
       [`/v1/workspaces/${ws}/chats/${thread.body.id}/messages`, (s, d) => {
-        expect(s).toEqual([{ id: message.body.id, role: "user", encryptedContent: expect.stringMatching(/^v2:[0-9a-f]{24}:/), parentId: null, createdAt: message.body.createdAt }]);
+        expect(s).toEqual([{ id: message.body.id, role: "user", encryptedContent: expect.stringMatching(/^[0-9a-f]{24}:[0-9a-f]{32}:/), parentId: null, createdAt: message.body.createdAt }]);
         expect(d).toEqual([{ id: message.body.id, role: "user", content: "chat-secret", parentId: null, createdAt: message.body.createdAt }]);
       }],
       [`/v1/workspaces/${ws}/index/status`, (s, d) => expect(d.workspaceId).toEqual(s.workspaceId)],

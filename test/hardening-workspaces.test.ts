@@ -304,7 +304,7 @@ describe("a document write that asks for client-side encryption", () => {
       expect(status).toBe(201);
       const [, read] = await server.call("GET", `/v1/workspaces/${ws}/documents/${body.document.id}`);
       expect(JSON.stringify(read)).not.toContain("bank pin");
-      expect(read.markdown).toMatch(/^v2:[0-9a-f]{24}:[0-9a-f]{32}:[0-9a-f]+$/);
+      expect(read.markdown).toMatch(/^[0-9a-f]{24}:[0-9a-f]{32}:[0-9a-f]+$/);
     }
     const [status, body] = await server.call("POST", "/v1/documents", { body: { workspace_id: ws, title: "bad key", markdown: "x", client_key: "abc" } });
     expect([status, body.error.code, body.error.message]).toEqual([400, "invalid_request", expect.stringContaining("client_key")]);

@@ -313,7 +313,7 @@ describe("MCP on a server in reverse-proxy mode (MNEMO_PROXY_ENCRYPTION=1)", () 
       const written = ok(await call(client, "write_document", { workspace_id: ws, title: "Diary", markdown: "the vault code is 4711" }));
       const chat = ok(await call(client, "append_chat_message", { workspace_id: ws, role: "user", content: "my secret plan" }));
       const [, doc] = await proxy.call("GET", `/v1/workspaces/${ws}/documents/${written.document.id}`);
-      expect(doc.markdown).toMatch(/^v2:[0-9a-f]{24}:[0-9a-f]{32}:[0-9a-f]+$/);
+      expect(doc.markdown).toMatch(/^[0-9a-f]{24}:[0-9a-f]{32}:[0-9a-f]+$/);
       const [, messages] = await proxy.call("GET", `/v1/workspaces/${ws}/chats/${chat.thread_id}/messages`);
       expect(JSON.stringify([doc, messages])).not.toMatch(/4711|secret plan/);
       const [, opened] = await proxy.call("GET", `/v1/workspaces/${ws}/documents/${written.document.id}`, { headers: { "x-proxy-decrypt": "true" } });

@@ -98,7 +98,7 @@ Examples:
       const { openTransferStore } = await import("../../src/transfer/open");
       const { importPath } = await import("../../src/transfer/import");
       const { importChatExport } = await import("../../src/transfer/chat-import");
-      const opened = await openTransferStore(options.data).catch((error: Error) => {
+      const opened = await openTransferStore(options.data, undefined, { forImport: true }).catch((error: Error) => {
         throw new CliError(error.message);
       });
       const { encryption, completions } = opened.config;

@@ -1,6 +1,7 @@
 import { encryptString } from "../crypto/aes-gcm";
 import { bindingFor } from "../crypto/binding";
 import { parseClientKey } from "../crypto/client-key";
+import type { SealTags } from "../crypto/seal-tags";
 import type { Executor, Store } from "../db/store";
 import { oneOf } from "../shared/aliases";
 import { badRequest, notFound, payloadTooLarge } from "../shared/app-error";
@@ -27,6 +28,8 @@ export interface ChatServiceDeps {
    * deletes the thread; how many went.
    */
   purgeThreadJobs?: (tx: Executor, ownerId: string, workspaceId: string, threadId: string) => Promise<number>;
+  /** The seal tag of an encrypted message, written with it (crypto/seal-tags.ts). */
+  sealTags: SealTags;
 }
 
 const toThread = (row: ThreadRow): Thread => ({
@@ -51,7 +54,7 @@ function checkMetadata(metadata: Record<string, unknown> | undefined): void {
  * message is a search source of its own, so its text is findable and an append costs
  * the index two rows (the new message, and the one before it whose context changed).
  */
-export function createChatService({ repo, outbox, workspaces, store, cursors, purgeThreadJobs }: ChatServiceDeps) {
+export function createChatService({ repo, outbox, workspaces, store, cursors, purgeThreadJobs, sealTags }: ChatServiceDeps) {
   async function requireThread(ownerId: string, workspaceId: string, threadId: string): Promise<ThreadRow> {
     await workspaces.requireOwned(ownerId, workspaceId);
     const thread = await repo.getThread(store.db, ownerId, workspaceId, threadId);
@@ -131,12 +134,10 @@ export function createChatService({ repo, outbox, workspaces, store, cursors, pu
       await requireThread(ownerId, workspaceId, threadId);
       const bodyKey = oneOf<string>(body, ["client_key", "clientKey"]);
       const key = bodyKey !== undefined ? parseClientKey(bodyKey, body.client_key !== undefined ? "client_key" : "clientKey") : encryptionKey;
-      // With a key only the ciphertext is stored (content '' at rest), bound to this message
-      // (crypto/binding.ts), and nothing is indexed.
+      // With a key only the ciphertext is stored (content '' at rest), tagged with this
+      // message's place (crypto/seal-tags.ts), and nothing is indexed.
       const id = newId("msg");
-      const stored = key
-        ? { content: "", encryptedContent: encryptString(body.content, key, bindingFor(ownerId, "chat-message", id)("encryptedContent")) }
-        : { content: body.content, encryptedContent: null };
+      const stored = key ? { content: "", encryptedContent: encryptString(body.content, key) } : { content: body.content, encryptedContent: null };
       return store.transaction(async (tx) => {
         // Re-read under the thread's row lock: the latest message may have changed meanwhile.
         const thread = await repo.lockThread(tx, ownerId, workspaceId, threadId);
@@ -149,6 +150,7 @@ export function createChatService({ repo, outbox, workspaces, store, cursors, pu
           createdAt: new Date().toISOString(),
         };
         await repo.appendMessage(tx, row);
+        if (row.encryptedContent) await sealTags.stamp(tx, bindingFor(ownerId, "chat-message", id)("encryptedContent"), row.encryptedContent);
         await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: row.id }, "insert");
         if (thread.lastMessageId) await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: thread.lastMessageId }, "sync");
         return { id: row.id, role: row.role, parentId: row.parentId, createdAt: row.createdAt };

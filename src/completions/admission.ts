@@ -26,13 +26,38 @@ export interface CostEstimate {
 const positiveInteger = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null);
 
 /**
+ * The completion tokens per choice a request is held for, and so the bound it goes upstream
+ * with: `max_completion_tokens`, else `max_tokens`, else `defaultCompletionTokens` (a value
+ * that is not a positive integer, such as `-1` for "no limit", counts as none).
+ */
+export function completionBound(body: ChatCompletionBody, defaultCompletionTokens: number): number {
+  const b = body as Record<string, unknown>;
+  return positiveInteger(b.max_completion_tokens) ?? positiveInteger(b.max_tokens) ?? defaultCompletionTokens;
+}
+
+/**
+ * The body's completion bound as the gateway gets it: every bound field the caller sent is
+ * set to what was held (a gateway honouring the other one, or `-1`, would otherwise run past
+ * the hold), and `max_tokens` when the caller sent none. `max_completion_tokens` alone is
+ * not joined by `max_tokens`: some models refuse the older field.
+ */
+export function boundedUpstream(body: Record<string, unknown>, perChoice: number): Record<string, unknown> {
+  const out = { ...body };
+  const sentNew = out.max_completion_tokens !== undefined && out.max_completion_tokens !== null;
+  const sentOld = out.max_tokens !== undefined && out.max_tokens !== null;
+  if (sentNew) out.max_completion_tokens = perChoice;
+  if (sentOld || !sentNew) out.max_tokens = perChoice;
+  return out;
+}
+
+/**
  * The estimate of a request: the prompt as sent (its byte bound: counting needs the
  * tokenizer, see `createAdmission`), the completion's cap (or `defaultCompletionTokens`
  * when the request sets none) and the memory block's budget.
  */
 export function estimateCost(body: ChatCompletionBody, o: { defaultCompletionTokens: number; memoryLimit: number; memoryEnabled: boolean; withNotes: boolean }): CostEstimate {
   const b = body as Record<string, unknown>;
-  const perChoice = positiveInteger(b.max_completion_tokens) ?? positiveInteger(b.max_tokens) ?? o.defaultCompletionTokens;
+  const perChoice = completionBound(body, o.defaultCompletionTokens);
   const choices = positiveInteger(b.n) ?? 1;
   const items = o.memoryEnabled ? o.memoryLimit * (o.withNotes ? 2 : 1) : 0;
   return {

@@ -7,7 +7,7 @@ import type { QuotaHold, UsageService } from "../usage/service";
 import { contentText, countPromptTokens, countTextTokens } from "../usage/tokens";
 import { newId } from "../lib/ids";
 import type { WorkspaceService } from "../workspaces/service";
-import { estimateCost, type Admit } from "./admission";
+import { boundedUpstream, completionBound, estimateCost, type Admit } from "./admission";
 import { beforeDeadline, injectIntoSystem, memoryQuery, renderMemoryBlock, TIMED_OUT, withinBudget, type Retrieved, type Shimmer } from "./injection";
 import { DEFAULT_MEMORY_LIMIT, type ChatCompletionBody } from "./model";
 import type { Retriever } from "./retrieval";
@@ -146,6 +146,17 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
     };
   }
 
+  /**
+   * A 2xx reply that is not a completion object (an `{"object": "error"}`, plain text) is
+   * answered 502 with a generic message: its text goes to the log only, redacted.
+   */
+  function notACompletion(parsed: any, text: string) {
+    const completion = typeof parsed === "object" && parsed !== null && Array.isArray(parsed.choices) && parsed.error === undefined && (parsed.object === undefined || parsed.object === "chat.completion");
+    if (completion) return;
+    log.warn("the model gateway answered something that is not a completion", { upstream: redactUpstreamText(text, config.gatewayApiKey) });
+    throw new AppError(502, "upstream_error", "the model gateway answered something that is not a completion");
+  }
+
   /** The memories for the request within the window and the block's token budget; the shimmer says what came of it. */
   async function retrieve(r: CompletionRequest, query: string, budget: number, deadline: number): Promise<{ shimmer: Shimmer; found: Retrieved }> {
     const none = { memories: [], notes: [] };
@@ -197,7 +208,8 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
 
         const { memory: _ours, ...passed } = r.body;
         const messages = shimmer === "injected" ? injectIntoSystem(r.body.messages, renderMemoryBlock(found)) : r.body.messages;
-        const upstreamBody: Record<string, unknown> = { ...passed, model: passed.model ?? config.defaultModel, messages };
+        // The gateway may produce no more than the hold covers: the bound it gets is the one held.
+        const upstreamBody = boundedUpstream({ ...passed, model: passed.model ?? config.defaultModel, messages }, completionBound(r.body, config.completionReserveTokens));
         const stream = r.body.stream === true;
         const clientWantsUsage = (passed as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
         // Streams report usage only when asked; we ask, and drop that chunk if the client did not.
@@ -230,6 +242,7 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
           try {
             parsed = JSON.parse(reply.text);
           } catch {}
+          notACompletion(parsed, reply.text);
           await quota.settle(messages, parsed?.usage ?? null, replyText(parsed));
           if (remember && reply.status < 300) remember(replyText(parsed));
           headers["x-svc-overhead-ms"] = ms(ours + (performance.now() - back));
@@ -249,6 +262,7 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
           try {
             parsed = JSON.parse(text);
           } catch {}
+          notACompletion(parsed, text);
           await quota.settle(messages, parsed?.usage ?? null, replyText(parsed));
           return { status: call.response.status, headers: { ...headers, "content-type": type || "application/json", "x-svc-overhead-ms": ms(ours + performance.now() - headersIn) }, body: text };
         }

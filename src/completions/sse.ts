@@ -19,47 +19,84 @@ export interface PassThroughOptions {
   abortUpstream(): void;
   /** The client's request: its abort ends the stream at once (metered as `aborted`). */
   clientSignal?: AbortSignal;
-  /** An error event from the upstream (its data, verbatim): for the log only; the client gets `UPSTREAM_ERROR_EVENT`. */
-  onUpstreamError?(data: string): void;
+  /** An upstream event that is not a completion chunk (verbatim): for the log only, redacted; the client gets `UPSTREAM_ERROR_EVENT`. */
+  onUpstreamError?(event: string): void;
 }
 
-/** What the client sees for an upstream's mid-stream error event: the spec's error shape, nothing of the upstream's text. */
+/** What the client sees for anything in a stream that is not a completion chunk: the spec's error shape, nothing of the upstream's text. */
 export const UPSTREAM_ERROR_EVENT = `data: ${JSON.stringify({ error: { code: "upstream_error", message: "the model gateway reported an error mid-stream" } })}`;
+
+/** What an SSE comment becomes: a bare `:` keeps a proxy's idle timer reset without its text. */
+const KEEPALIVE = ":";
 
 const EVENT_END = /\r?\n\r?\n/;
 const encoder = new TextEncoder();
 
-function tallyEvent(event: string, tally: StreamTally): "usage-only" | "done" | "error" | "other" {
-  const data = event
-    .split(/\r?\n/)
-    .filter((line) => line.startsWith("data:"))
-    .map((line) => line.slice(5).replace(/^ /, ""))
-    .join("\n");
-  if (data === "[DONE]") return "done";
-  if (!data) return "other";
+/** An upstream event as the client gets it (`out`: the text before the blank line, null for nothing) and what it was. */
+interface Classified {
+  kind: "chunk" | "usage-only" | "done" | "keepalive" | "error";
+  out: string | null;
+}
+
+const isChunk = (chunk: any) =>
+  typeof chunk === "object" && chunk !== null && !Array.isArray(chunk) && Array.isArray(chunk.choices) &&
+  chunk.error === undefined && (chunk.object === undefined || chunk.object === "chat.completion.chunk");
+
+/**
+ * Reads one upstream event. Only a well-formed completion chunk (JSON with a `choices`
+ * array, no `error`, `object` absent or `chat.completion.chunk`) and `[DONE]` pass, and
+ * only as their `data:` lines: an `event:` other than `message`, an `{"error": …}` or
+ * `{"object": "error"}` object, plain text or any other JSON is an error (the gateway's
+ * text may name internal addresses or key fragments). Comment lines are never passed on;
+ * an event of comments only is a keepalive.
+ */
+function classify(event: string, tally: StreamTally): Classified {
+  const data: string[] = [];
+  let type = "message";
+  let fields = 0;
+  let comments = 0;
+  for (const line of event.split(/\r?\n/)) {
+    if (line === "") continue;
+    if (line.startsWith(":")) {
+      comments++;
+      continue;
+    }
+    fields++;
+    const colon = line.indexOf(":");
+    const name = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+    if (name === "data") data.push(value);
+    else if (name === "event") type = value;
+  }
+  if (fields === 0) return { kind: "keepalive", out: comments ? KEEPALIVE : null };
+  const error: Classified = { kind: "error", out: UPSTREAM_ERROR_EVENT };
+  if (type !== "message" || data.length === 0) return error;
+  const text = data.join("\n");
+  if (text === "[DONE]") return { kind: "done", out: "data: [DONE]" };
   let chunk: any;
   try {
-    chunk = JSON.parse(data);
+    chunk = JSON.parse(text);
   } catch {
-    return "other";
+    return error;
   }
-  if (chunk?.error) return "error";
-  if (chunk?.usage && typeof chunk.usage === "object") tally.usage = chunk.usage;
-  const choices = Array.isArray(chunk?.choices) ? chunk.choices : null;
-  for (const choice of choices ?? []) {
+  if (!isChunk(chunk)) return error;
+  if (chunk.usage && typeof chunk.usage === "object") tally.usage = chunk.usage;
+  for (const choice of chunk.choices) {
     const delta = choice?.delta;
     if (typeof delta?.content === "string") tally.text += delta.content;
     for (const call of Array.isArray(delta?.tool_calls) ? delta.tool_calls : []) {
       if (typeof call?.function?.arguments === "string") tally.text += call.function.arguments;
     }
   }
-  return choices && choices.length === 0 && chunk?.usage ? "usage-only" : "other";
+  const out = data.map((line) => `data: ${line}`).join("\n");
+  return { kind: chunk.choices.length === 0 && chunk.usage ? "usage-only" : "chunk", out };
 }
 
 /**
  * Passes an upstream Server-Sent Events body through, event by event as they arrive
- * (nothing waits for more than the event it is in), reading each for metering. An error
- * event is replaced by a generic one. The client cancelling the stream aborts the
+ * (nothing waits for more than the event it is in), reading each for metering. Only
+ * completion chunks and `[DONE]` pass (see `classify`); anything else is replaced by a
+ * generic error event, comments by a bare keepalive. The client cancelling the stream aborts the
  * upstream request.
  */
 export function passThrough(upstream: ReadableStream<Uint8Array>, options: PassThroughOptions): ReadableStream<Uint8Array> {
@@ -91,12 +128,9 @@ export function passThrough(upstream: ReadableStream<Uint8Array>, options: PassT
         }
         if (chunk.done) {
           buffer += decoder.decode();
-          if (buffer.trim()) {
-            if (tallyEvent(buffer, tally) === "error") {
-              options.onUpstreamError?.(buffer);
-              controller.enqueue(encoder.encode(`${UPSTREAM_ERROR_EVENT}\n\n`));
-            } else controller.enqueue(encoder.encode(buffer));
-          }
+          const event = buffer.trim() ? classify(buffer, tally) : null;
+          if (event?.kind === "error") options.onUpstreamError?.(buffer);
+          if (event?.out && !(event.kind === "usage-only" && options.stripUsageChunk)) controller.enqueue(encoder.encode(`${event.out}\n\n`));
           await end("done");
           controller.close();
           return;
@@ -104,21 +138,17 @@ export function passThrough(upstream: ReadableStream<Uint8Array>, options: PassT
         buffer += decoder.decode(chunk.value, { stream: true });
         let out = "";
         for (let match = EVENT_END.exec(buffer); match; match = EVENT_END.exec(buffer)) {
-          const event = buffer.slice(0, match.index);
+          const raw = buffer.slice(0, match.index);
           buffer = buffer.slice(match.index + match[0].length);
-          const kind = tallyEvent(event, tally);
-          if (kind === "error") {
-            options.onUpstreamError?.(event);
-            out += `${UPSTREAM_ERROR_EVENT}\n\n`;
-            continue;
-          }
-          if (kind === "done") {
+          const event = classify(raw, tally);
+          if (event.kind === "error") options.onUpstreamError?.(raw);
+          if (event.kind === "done") {
             // Metered before the client sees [DONE]: clients (the OpenAI SDK) hang up right after it.
             if (out) controller.enqueue(encoder.encode(out));
             out = "";
             await end("done");
           }
-          if (!(kind === "usage-only" && options.stripUsageChunk)) out += `${event}\n\n`;
+          if (event.out && !(event.kind === "usage-only" && options.stripUsageChunk)) out += `${event.out}\n\n`;
         }
         if (out) {
           controller.enqueue(encoder.encode(out));

@@ -9,9 +9,9 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /**
- * `iv_hex:auth_tag_hex:ciphertext_hex` with a 12-byte IV and a 16-byte tag, untagged
- * (version 1: no associated data, the spec's form) or tagged `v2:` (bound to its place,
- * see binding.ts).
+ * `iv_hex:auth_tag_hex:ciphertext_hex` with a 12-byte IV and a 16-byte tag: the contract's
+ * form (no associated data), or, read only, `v2:` + that form (AES-GCM with its place as
+ * associated data: what an earlier version stored, see binding.ts).
  */
 const CIPHERTEXT_STRING = new RegExp(`^(?:${BOUND_TAG}:)?[0-9a-fA-F]{24}:[0-9a-fA-F]{32}:(?:[0-9a-fA-F]{2})*$`);
 const UNTAGGED = /^[0-9a-f]{24}:[0-9a-f]{32}:(?:[0-9a-f]{2})*$/i;
@@ -51,27 +51,25 @@ export function parseSealed(value: string): { iv: Buffer; tag: Buffer; ciphertex
   return { iv: Buffer.from(iv, "hex"), tag: Buffer.from(tag, "hex"), ciphertext: Buffer.from(ciphertext, "hex") };
 }
 
-/** Whether a ciphertext string is bound to its place (`v2:…`). */
+/** Whether a ciphertext string is of the earlier bound form (`v2:…`). */
 export const isBoundString = (value: string) => value.startsWith(TAG_PREFIX);
 
 /**
- * Encrypts UTF-8 text to `iv_hex:auth_tag_hex:ciphertext_hex`; with a `binding`, to
- * `v2:iv_hex:auth_tag_hex:ciphertext_hex` with the binding as associated data (what the
- * server seals is always bound).
+ * Encrypts UTF-8 text to `iv_hex:auth_tag_hex:ciphertext_hex` (AES-256-GCM, no associated
+ * data): what the holder of `key` opens with the key alone. What keeps a stored value in
+ * its place is the server's seal tag beside it (seal-tags.ts), not the ciphertext.
  *
  * @example encryptString("hello", key) // "9f…(24):1c…(32):a4…"
- * @example encryptString("hello", key, { ownerId: "alice", kind: "document", recordId: "doc_1", field: "markdown" }) // "v2:9f…:1c…:a4…"
  */
-export function encryptString(plaintext: string, key: Buffer, binding?: SealBinding): string {
-  const bytes = Buffer.from(plaintext, "utf8");
-  return binding ? TAG_PREFIX + formatSealed(sealBytes(bytes, key, bindingAad(binding))) : formatSealed(sealBytes(bytes, key));
+export function encryptString(plaintext: string, key: Buffer): string {
+  return formatSealed(sealBytes(Buffer.from(plaintext, "utf8"), key));
 }
 
 /**
  * Decrypts a ciphertext string to UTF-8 text; throws when authentication fails (wrong
- * key, tampering). An untagged value opens without associated data wherever it is (the
- * format of values sealed before binding, and of clients' own); a `v2:` value opens only
- * with the binding of the place it was sealed for, so without one, or moved, it throws.
+ * key, tampering). An untagged value opens without associated data (whether it may be
+ * opened where it sits is the seal tag's question, asked before); a `v2:` value of the
+ * earlier format opens only with the binding of the place it was sealed for.
  */
 export function decryptString(value: string, key: Buffer, binding?: SealBinding | null): string {
   if (!isBoundString(value)) return openBytes(parseSealed(value), key).toString("utf8");
@@ -84,9 +82,9 @@ export function isCiphertextString(v: unknown): v is string {
   return typeof v === "string" && CIPHERTEXT_STRING.test(v);
 }
 
-/** An encrypted envelope of a JSON-serialised value; bound (`v2:` ciphertext) with a `binding`. */
-export function sealJson(value: unknown, key: Buffer, binding?: SealBinding): Envelope {
-  return { format: ENVELOPE_FORMAT, ciphertext: encryptString(JSON.stringify(value), key, binding) };
+/** An encrypted envelope of a JSON-serialised value. */
+export function sealJson(value: unknown, key: Buffer): Envelope {
+  return { format: ENVELOPE_FORMAT, ciphertext: encryptString(JSON.stringify(value), key) };
 }
 
 /** Whether a value is an encrypted envelope `{format: 'svc.om.encrypted', ciphertext}`. */

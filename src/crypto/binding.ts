@@ -1,8 +1,9 @@
 /**
- * What a value the server seals is bound to: its owner, its record
- * (kind and id) and the field it is stored in, as AES-GCM associated data. A bound value
- * moved to another record, field or user no longer authenticates there, so it is left as
- * stored and counted in `X-Svc-Decrypt-Errors`, like any value that fails to open.
+ * The place of a stored sealed value: its owner, its record (kind and id) and the field it
+ * is stored in. The seal tag beside a field is computed over its place (seal-tags.ts); the
+ * earlier `v2:` format carried it as AES-GCM associated data. A value moved to another
+ * record, field or user fails there, is left as stored and counted in
+ * `X-Svc-Decrypt-Errors`, like any value that fails to open.
  */
 
 /** The records the server seals values of. Notes are documents (one store, two views). */
@@ -18,12 +19,12 @@ export interface SealBinding {
   field: string;
 }
 
-/** The version tag a bound value starts with: `v2:iv_hex:auth_tag_hex:ciphertext_hex`. Untagged values are version 1 (no associated data). */
+/** The version tag of the earlier bound format, still read: `v2:iv_hex:auth_tag_hex:ciphertext_hex`. */
 export const BOUND_TAG = "v2";
 const AAD_CONTEXT = "mnemo.seal.v2";
 
 /**
- * The associated data of a binding: the UTF-8 bytes of `mnemo.seal.v2`, owner id, kind,
+ * The associated data of a `v2:` value: the UTF-8 bytes of `mnemo.seal.v2`, owner id, kind,
  * record id and field, separated by NUL (U+0000, which no id or text may hold: the edge
  * refuses it, see lib/nul-text.ts, so the parts cannot run into each other).
  *
@@ -41,10 +42,10 @@ export const bindingFor = (ownerId: string, kind: SealKind, recordId: string) =>
 export type PathKey = string | number;
 
 /**
- * Where each server-sealed value of a response was sealed, by its path in the response
- * (`["document", "markdown"]`, `[3, "encryptedContent"]`); null where nothing the server
- * sealed belongs. A route that returns sealed values says where they come from, so a
- * value pasted elsewhere is opened against the place it sits, not the place it came from.
+ * The place of each stored sealed field of a response, by its path in the response
+ * (`["document", "markdown"]`, `[3, "encryptedContent"]`); null where no stored field
+ * sits. A route that returns stored fields says where they come from, so a value moved
+ * elsewhere is checked against the place it sits, not the place it came from.
  */
 export type SealLocator = (path: readonly PathKey[]) => SealBinding | null;
 

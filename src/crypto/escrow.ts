@@ -2,6 +2,7 @@ import type { Store } from "../db/store";
 import { formatSealed, openBytes, parseSealed, sealBytes } from "./aes-gcm";
 import { KEY_BYTES } from "./client-key";
 import { createEscrowRepository, ESCROW_CHECK_KEY } from "./escrow-repository";
+import { resealTagKey } from "./seal-tags";
 
 /** Version tag of a stored escrow blob: `v1:iv_hex:tag_hex:ct_hex`. */
 const BLOB_VERSION = "v1";
@@ -172,6 +173,8 @@ export async function createEscrowService(store: Store, masterKey: Buffer, optio
           await repo.put(tx, row.user_id, sealEscrow(row.user_id, clientKey, newKey), now);
         }
         await repo.putCheck(tx, sealCheck(newKey));
+        // The seal tags' key is sealed under the master key too: it moves in the same transaction.
+        await resealTagKey(tx, master, newKey);
         return rows.length;
       });
       master = newKey;

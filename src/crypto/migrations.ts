@@ -12,4 +12,18 @@ export const encryptionMigrations: Migration[] = [
       CREATE UNIQUE INDEX profiles_user_name_ci ON profiles (lower(user_name));
     `,
   },
+  {
+    // Seal tags (seal-tags.ts): one row per stored field holding values sealed with a client's key.
+    id: "0201_seal_tags",
+    sql: `
+      CREATE TABLE seal_tags (
+        owner_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        field TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (owner_id, kind, record_id, field)
+      );
+    `,
+  },
 ];

@@ -2,8 +2,9 @@ import { Elysia } from "elysia";
 import { badRequest } from "../shared/app-error";
 import { parseClientKey } from "./client-key";
 import type { ClientKeys } from "./client-keys";
-import type { SealMap } from "./binding";
-import { decryptDeep } from "./decrypt-deep";
+import type { SealBinding, SealLocator, SealMap } from "./binding";
+import { openStored } from "./decrypt-deep";
+import type { TagCheck } from "./seal-tags";
 
 /** Response header counting values that failed authentication (left as stored). */
 export const DECRYPT_ERRORS_HEADER = "X-Svc-Decrypt-Errors";
@@ -12,6 +13,8 @@ export interface EncryptionOptions {
   keys: ClientKeys;
   /** MNEMO_PROXY_ENCRYPTION: encrypt every payload write with the caller's resolved key. */
   proxyMode: boolean;
+  /** The seal tags of stored fields (seal-tags.ts), checked before any of their values is opened. */
+  tagCheck: (bindings: SealBinding[]) => Promise<TagCheck>;
 }
 
 const wantsDecrypt = (request: Request) => request.headers.get("x-proxy-decrypt")?.trim().toLowerCase() === "true";
@@ -28,9 +31,11 @@ const wantsDecrypt = (request: Request) => request.headers.get("x-proxy-decrypt"
  *
  * Writing: the route receives `writeKey(userId, bodyKey, field)`, the key a write must be
  * sealed with: the body's `client_key`/`clientKey`, or in reverse-proxy mode the caller's
- * resolved key (none there is a 400: that server promises ciphertext at rest).
+ * resolved key (none there is a 400: that server promises ciphertext at rest). And
+ * `openSealed(value, key, locate)`: a response's values opened with a key after the seal
+ * tags of its stored fields were checked (a value moved from its place stays sealed).
  */
-export function decryptPlugin({ keys, proxyMode }: EncryptionOptions) {
+export function decryptPlugin({ keys, proxyMode, tagCheck }: EncryptionOptions) {
   // Unnamed on purpose: a named plugin is de-duplicated by name and seed, and two apps in one
   // process (tests, replicas) must each keep their own key resolver.
   return new Elysia().macro({
@@ -40,6 +45,7 @@ export function decryptPlugin({ keys, proxyMode }: EncryptionOptions) {
         const header = request.headers.get("x-client-key");
         if (option && header) parseClientKey(header, "X-Client-Key");
         return {
+          openSealed: (value: unknown, key: Buffer, locate: SealLocator) => openStored(value, key, locate, tagCheck),
           async writeKey(userId: string, bodyKey: string | undefined, field = "client_key"): Promise<Buffer | undefined> {
             if (bodyKey !== undefined) return parseClientKey(bodyKey, field);
             if (!proxyMode) return undefined;
@@ -59,7 +65,7 @@ export function decryptPlugin({ keys, proxyMode }: EncryptionOptions) {
         const key = await keys.resolve(ctx.principal.userId, ctx.request.headers.get("x-client-key")).catch(() => null);
         if (!key) return;
         const locate = typeof option === "function" ? option({ response: value, userId: ctx.principal.userId, params: ctx.params ?? {} }) : undefined;
-        const result = decryptDeep(value, key, locate);
+        const result = await openStored(value, key, locate, tagCheck);
         // The count describes the response as sent: values an earlier `?clientKey=` could not open may open now.
         if (result.errors > 0) ctx.set.headers[DECRYPT_ERRORS_HEADER.toLowerCase()] = String(result.errors);
         else delete ctx.set.headers[DECRYPT_ERRORS_HEADER.toLowerCase()];

@@ -1,5 +1,4 @@
 import { encryptString, isCiphertextString, isEnvelope, sealJson } from "./aes-gcm";
-import type { SealBinding } from "./binding";
 
 /** What a write may carry, in the documents' own field names. */
 interface SealableFields {
@@ -12,15 +11,15 @@ interface SealableFields {
 const alreadySealed = (value: unknown) => isEnvelope(value) || isCiphertextString(value);
 
 /**
- * Spec §4 rule 5: `documentPayload` and `blocksPayload` become envelopes of their JSON,
- * `markdown` an `iv:tag:ct` string, each bound to its place (`bind(field)`: the owner, the
- * document and the field; see binding.ts). Fields absent stay absent; `indexableBlocks`
- * and everything else are untouched (they stay plaintext by design).
+ * `documentPayload` and `blocksPayload` become envelopes of their JSON, `markdown` an
+ * `iv:tag:ct` string, in the contract's form (the client opens them with its key alone;
+ * the writer tags each field where it is stored, see seal-tags.ts). Fields absent stay
+ * absent; `indexableBlocks` and everything else are untouched (plaintext by design).
  */
-export function sealFields<T extends SealableFields>(fields: T, key: Buffer, bind: (field: keyof SealableFields) => SealBinding): T {
+export function sealFields<T extends SealableFields>(fields: T, key: Buffer): T {
   const out = { ...fields };
-  if (out.documentPayload !== undefined && !alreadySealed(out.documentPayload)) out.documentPayload = sealJson(out.documentPayload, key, bind("documentPayload"));
-  if (out.blocksPayload !== undefined && !alreadySealed(out.blocksPayload)) out.blocksPayload = sealJson(out.blocksPayload, key, bind("blocksPayload"));
-  if (out.markdown !== undefined && !isCiphertextString(out.markdown)) out.markdown = encryptString(out.markdown, key, bind("markdown"));
+  if (out.documentPayload !== undefined && !alreadySealed(out.documentPayload)) out.documentPayload = sealJson(out.documentPayload, key);
+  if (out.blocksPayload !== undefined && !alreadySealed(out.blocksPayload)) out.blocksPayload = sealJson(out.blocksPayload, key);
+  if (out.markdown !== undefined && !isCiphertextString(out.markdown)) out.markdown = encryptString(out.markdown, key);
   return out;
 }

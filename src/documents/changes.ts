@@ -1,5 +1,4 @@
 import { parseClientKey } from "../crypto/client-key";
-import { bindingFor } from "../crypto/binding";
 import { sealFields } from "../crypto/seal";
 import { badRequest, payloadTooLarge } from "../shared/app-error";
 import { oneOf } from "../shared/aliases";
@@ -26,12 +25,12 @@ export interface DocumentChanges {
 }
 
 /**
- * The changes as stored: payloads sealed when a key came with them, each bound to the
- * owner, the document `documentId` and its field (crypto/binding.ts); the key itself dropped.
+ * The changes as stored: payloads sealed when a key came with them, in the contract's
+ * `iv:tag:ct` form (the service tags each field where it stores it); the key itself dropped.
  */
-export function sealChanges(changes: DocumentChanges, ownerId: string, documentId: string): DocumentChanges {
+export function sealChanges(changes: DocumentChanges): DocumentChanges {
   const { encryptionKey, ...rest } = changes;
-  return encryptionKey ? sealFields(rest, encryptionKey, bindingFor(ownerId, "document", documentId)) : rest;
+  return encryptionKey ? sealFields(rest, encryptionKey) : rest;
 }
 
 /**

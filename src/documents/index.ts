@@ -5,7 +5,6 @@ import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../shared/schemas";
 import { oneOf } from "../shared/aliases";
 import { parseClientKey } from "../crypto/client-key";
-import { decryptDeep } from "../crypto/decrypt-deep";
 import { DECRYPT_ERRORS_HEADER, decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { checkBodyWorkspace, fromUnifiedBody, requireWorkspaceId, type DocumentChanges } from "./changes";
 import {
@@ -94,12 +93,12 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
     )
     .get(
       "/v1/workspaces/:workspaceId/documents/:documentId",
-      async ({ principal, params, query, set }) => {
+      async ({ principal, params, query, set, openSealed }) => {
         const document = await documents.get(principal.userId, params.workspaceId, params.documentId);
         let full = toFullDocument(document);
         // ?clientKey= decrypts before the response is built (the shared transformer may still run after).
         if (query.clientKey !== undefined) {
-          const { value, errors } = decryptDeep(
+          const { value, errors } = await openSealed(
             { document_payload: full.document_payload, blocks_payload: full.blocks_payload, markdown: full.markdown },
             parseClientKey(query.clientKey, "clientKey"),
             documentFieldSeals(principal.userId, document.id),

@@ -6,6 +6,8 @@ import { newId } from "../lib/ids";
 import { pager, seqAfter, type Page, type PageRequest } from "../shared/pagination";
 import type { Outbox } from "../search";
 import type { WorkspaceService } from "../workspaces/service";
+import { bindingFor } from "../crypto/binding";
+import type { SealTags } from "../crypto/seal-tags";
 import { checkLimits, nextMetadata, sealChanges, type DocumentChanges } from "./changes";
 import { snapshotOf, type IndexViewRepository } from "./index-view";
 import type { DocumentHead, DocumentRepository, DocumentRow } from "./repository";
@@ -18,6 +20,8 @@ export interface DocumentServiceDeps {
   workspaces: WorkspaceService;
   store: Store;
   cursors: Cursors;
+  /** The seal tags of the sealed fields, written with each write (crypto/seal-tags.ts). */
+  sealTags: SealTags;
 }
 
 /** A page of whole documents (the legacy notes list) stops early past this much stored content. */
@@ -38,7 +42,19 @@ export type WriteView = "unified" | "legacy";
  * routes. Every call checks workspace ownership first (another user's workspace or
  * document answers 404 exactly like a missing one).
  */
-export function createDocumentService({ repo, view, outbox, workspaces, store, cursors }: DocumentServiceDeps) {
+export function createDocumentService({ repo, view, outbox, workspaces, store, cursors, sealTags }: DocumentServiceDeps) {
+  /**
+   * Tags the payload fields a write stored (all three on a new document), in its `tx`: a
+   * field holding ciphertext opens through the server only where its tag says it was
+   * stored. Values a client sealed itself are tagged too: the owner stored them here.
+   */
+  async function tagFields(tx: Executor, doc: DocumentRow, changes: DocumentChanges | null): Promise<void> {
+    const bind = bindingFor(doc.ownerId, "document", doc.id);
+    if (!changes || changes.documentPayload !== undefined) await sealTags.stamp(tx, bind("documentPayload"), doc.documentPayload);
+    if (!changes || changes.blocksPayload !== undefined) await sealTags.stamp(tx, bind("blocksPayload"), doc.blocksPayload);
+    if (!changes || changes.markdown !== undefined) await sealTags.stamp(tx, bind("markdown"), doc.markdown);
+  }
+
   /**
    * Runs a write transaction. Two concurrent renames may choose the same slug: on
    * PostgreSQL the loser's UPDATE fails on the unique constraint, which aborts its
@@ -104,7 +120,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
       await workspaces.requireOwned(ownerId, workspaceId);
       checkLimits(changes);
       const docId = id ?? newId("doc");
-      changes = sealChanges(changes, ownerId, docId);
+      changes = sealChanges(changes);
       return write(async (tx) => {
         const now = new Date().toISOString();
         // A concurrent create may take this id or slug between our reads and the insert; the
@@ -118,6 +134,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
           if (existing) {
             const doc = await applyChanges(tx, existing, changes, now);
             await repo.update(tx, doc);
+            await tagFields(tx, doc, changes);
             if (via === "unified") await syncIndex(tx, doc, now);
             return { document: doc, created: false };
           }
@@ -136,6 +153,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
             updatedAt: now,
           };
           if (!(await repo.insert(tx, doc))) continue;
+          await tagFields(tx, doc, null);
           if (via === "unified") await syncIndex(tx, doc, now);
           return { document: doc, created: true };
         }
@@ -145,7 +163,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     /** Rewrites only what `changes` carries. */
     async update(ownerId: string, workspaceId: string, id: string, changes: DocumentChanges, via: WriteView): Promise<DocumentRow> {
       checkLimits(changes);
-      changes = sealChanges(changes, ownerId, id);
+      changes = sealChanges(changes);
       await requireDocument(ownerId, workspaceId, id);
       return write(async (tx) => {
         const current = await repo.get(tx, ownerId, workspaceId, id);
@@ -153,6 +171,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
         const now = new Date().toISOString();
         const doc = await applyChanges(tx, current, changes, now);
         await repo.update(tx, doc);
+        await tagFields(tx, doc, changes);
         if (via === "unified") await syncIndex(tx, doc, now);
         return doc;
       });
@@ -163,6 +182,7 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
       await workspaces.requireOwned(ownerId, workspaceId);
       const deleted = await store.transaction(async (tx) => {
         if (!(await repo.delete(tx, ownerId, workspaceId, id))) return false;
+        await sealTags.forget(tx, ownerId, "document", id);
         if (via === "unified" && (await view.delete(tx, ownerId, id))) await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: id }, "sync");
         return true;
       });

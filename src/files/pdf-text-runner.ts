@@ -4,7 +4,8 @@ import type { Logger } from "../lib/log";
 import type { Scheduler } from "../lib/scheduler";
 import type { Outbox } from "../search";
 import { extractPdfText, type PdfTextBudget, type PdfTextResult } from "./pdf-text";
-import type { FileRepository, FileRow } from "./repository";
+import { roundRobin, type PendingPdf } from "./pdf-text-queue";
+import type { FileRepository } from "./repository";
 import { MAX_PDF_BYTES, PDF_TEXT_BUDGET, splitBlocks } from "./text";
 
 export interface PdfTextRunnerDeps {
@@ -23,7 +24,8 @@ export interface PdfTextRunnerDeps {
 const CLAIM_MARGIN_MS = 60_000;
 
 /**
- * Reads the text of pending PDFs, one at a time, each in a child process within the budget
+ * Reads the text of pending PDFs, one at a time, round robin between their owners
+ * (pdf-text-queue.ts), each in a child process within the budget
  * (src/files/pdf-text.ts), then stores the blocks and queues the file for the index in one
  * transaction, or records why it is not indexed. Pending files are found in the store of
  * record, so a file whose reading was cut short (a restart) is read at the next `start`.
@@ -43,13 +45,13 @@ export function createPdfTextRunner(d: PdfTextRunnerDeps) {
   let running: Promise<void> | null = null;
   const abort = new AbortController();
 
-  async function readText(file: FileRow): Promise<PdfTextResult> {
+  async function readText(file: PendingPdf): Promise<PdfTextResult> {
     if (file.size > MAX_PDF_BYTES) return { ok: false, reason: "file_too_large" };
     return extractPdfText(d.blobs.read(file.blobId, file.size), budget, abort.signal);
   }
 
   /** Reads and records one pending file, unless another process holds it. */
-  async function handle(file: FileRow): Promise<void> {
+  async function handle(file: PendingPdf): Promise<void> {
     const now = Date.now();
     if (!(await d.repo.claimPendingText(d.store.db, file.key, file.blobId, now, now + budget.timeMs + CLAIM_MARGIN_MS))) return;
     let result: PdfTextResult;
@@ -73,10 +75,10 @@ export function createPdfTextRunner(d: PdfTextRunnerDeps) {
   }
 
   async function pass(): Promise<void> {
-    for (let after = 0; !stopped; ) {
-      const file = await d.repo.nextPendingText(d.store.db, after);
+    const order = roundRobin();
+    while (!stopped) {
+      const file = await order.next(d.store.db);
       if (!file) return;
-      after = file.seq;
       await handle(file);
     }
   }

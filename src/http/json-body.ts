@@ -135,18 +135,19 @@ async function readCounted(request: Request, limit: number, tooLarge: () => Erro
 /**
  * The index of a string's closing quote, reporting `\uD800`-style escapes that are not a
  * high surrogate followed by a low one, and `\u0000` (a raw U+0000 is not JSON: JSON.parse
- * refuses it). A plain loop: one look at each character.
+ * refuses it).
  */
 function endOfString(text: string, from: number, fail: (problem: string) => never): number {
   const length = text.length;
   let i = from;
   while (i < length) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) return i;
-    if (c !== BACKSLASH) {
-      i++;
-      continue;
-    }
+    // The run up to the next quote or backslash is skipped by the regex engine, far faster
+    // than a character loop over a 9 MB body's long strings: only escapes are looked at here.
+    PLAIN_RUN.lastIndex = i;
+    PLAIN_RUN.test(text);
+    i = PLAIN_RUN.lastIndex;
+    if (i >= length) break;
+    if (text.charCodeAt(i) === QUOTE) return i;
     if (text.charCodeAt(i + 1) !== 117 /* u */) {
       i += 2;
       continue;
@@ -164,6 +165,9 @@ function endOfString(text: string, from: number, fail: (problem: string) => neve
   }
   return length; // unterminated: JSON.parse reports it
 }
+
+/** Characters that neither end a string nor start an escape (sticky: matches from `lastIndex` on). */
+const PLAIN_RUN = /[^"\\]*/y;
 
 const unpaired = (text: string, at: number) => `contains an unpaired UTF-16 surrogate (${text.slice(at, at + 6)}); send valid Unicode`;
 

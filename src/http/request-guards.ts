@@ -3,6 +3,7 @@ import { badRequest, payloadTooLarge, unsupportedMediaType } from "../shared/app
 import { OUTER_BODY_LIMIT } from "../lib/body-limits";
 import { describeBytes } from "../lib/bytes";
 import { parseJsonText, readBodyText } from "./json-body";
+import { createGate, LARGE_BODIES_AT_ONCE, LARGE_BODY_BYTES } from "./large-bodies";
 import { NUL_PROBLEM } from "../lib/nul-text";
 import type { RouteCatalog } from "./route-catalog";
 
@@ -19,7 +20,17 @@ import type { RouteCatalog } from "./route-catalog";
  *   JSON.parse, validation or any stringify.
  */
 export function requestGuards(catalog: RouteCatalog) {
+  // Large bodies are handled one at a time per server, from their parse to their answer
+  // (large-bodies.ts): the body is read first, so a slow sender holds no place.
+  const largeBodies = createGate(LARGE_BODIES_AT_ONCE);
+  const held = new WeakMap<Request, () => void>();
+  const release = ({ request }: { request: Request }) => {
+    held.get(request)?.();
+    held.delete(request);
+  };
   return new Elysia({ name: "request-guards" })
+    .onAfterResponse({ as: "global" }, release)
+    .onError({ as: "global" }, release)
     .onRequest(({ request }) => {
       const declared = request.headers.get("content-length");
       // A streamed route (the presigned file PUT) reads raw bytes under a limit of its own.
@@ -38,7 +49,9 @@ export function requestGuards(catalog: RouteCatalog) {
       for (const check of route.headerChecks) await check({ request, params: route.params });
       if (!request.body) return undefined;
       checkContentType(contentType, request.headers.get("content-type"));
-      return parseJsonText(await readBodyText(request, route.limits.bytes), route.limits);
+      const text = await readBodyText(request, route.limits.bytes);
+      if (text.length >= LARGE_BODY_BYTES) held.set(request, await largeBodies.acquire());
+      return parseJsonText(text, route.limits);
     });
 }
 

@@ -1,5 +1,7 @@
 import { decryptString, encryptString, ENVELOPE_FORMAT, isCiphertextString } from "../crypto/aes-gcm";
 import { bindingFor, type SealBinding } from "../crypto/binding";
+import type { SealTags } from "../crypto/seal-tags";
+import { untaggedCiphertexts } from "../crypto/seal-tags";
 import type { Store } from "../db/store";
 import { notFound, payloadTooLarge } from "../shared/app-error";
 import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
@@ -99,7 +101,7 @@ function findNotebook(registry: string, notebookId: string): Record<string, unkn
  * The legacy notes view of the document store: writes go straight to the stored
  * document and never touch the derived index (see documents/service.ts).
  */
-export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactRepository, store: Store) {
+export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactRepository, store: Store, sealTags: SealTags) {
   return {
     /** A page of notes, oldest first: at most `limit`, and fewer once they hold 8 MB of stored content. */
     async list(ownerId: string, workspaceId: string, request: PageRequest): Promise<Page<LegacyNoteEntry>> {
@@ -134,19 +136,31 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
       return { ciphertext: typeof stored === "string" ? stored : null };
     },
 
-    /** With `encryptionKey` (reverse-proxy mode) a registry sent in plaintext is stored as `iv:tag:ct`. */
+    /**
+     * With `encryptionKey` (reverse-proxy mode) a registry sent in plaintext is stored as
+     * `iv:tag:ct`; a sealed registry is tagged with its workspace (crypto/seal-tags.ts).
+     */
     async saveNotebookRegistry(ownerId: string, workspaceId: string, ciphertext: string, encryptionKey?: Buffer): Promise<void> {
       await workspaces.requireOwned(ownerId, workspaceId);
       const size = Buffer.byteLength(ciphertext, "utf8");
       if (size > MAX_REGISTRY_BYTES) throw payloadTooLarge(`ciphertext: is ${size} bytes; the limit is ${MAX_REGISTRY_BYTES} bytes (5 MB)`);
-      const stored = encryptionKey && !isCiphertextString(ciphertext) ? encryptString(ciphertext, encryptionKey, registryBinding(ownerId, workspaceId)) : ciphertext;
-      await artifacts.put(store.db, ownerId, workspaceId, "notebooks", stored, new Date().toISOString());
+      const stored = encryptionKey && !isCiphertextString(ciphertext) ? encryptString(ciphertext, encryptionKey) : ciphertext;
+      await store.transaction(async (tx) => {
+        await artifacts.put(tx, ownerId, workspaceId, "notebooks", stored, new Date().toISOString());
+        await sealTags.stamp(tx, registryBinding(ownerId, workspaceId), stored);
+      });
     },
 
     /** A notebook's structured record, when the registry is plaintext JSON that lists it. */
     async notebook(ownerId: string, workspaceId: string, notebookId: string, key: Buffer | null = null): Promise<Record<string, unknown>> {
       const { ciphertext } = await this.notebookRegistry(ownerId, workspaceId);
-      const registry = ciphertext !== null && key && isCiphertextString(ciphertext) ? openOrNull(ciphertext, key, registryBinding(ownerId, workspaceId)) : ciphertext;
+      let registry = ciphertext;
+      if (ciphertext !== null && key && isCiphertextString(ciphertext)) {
+        // Opened only where its seal tag says it was stored: a registry moved from another workspace is not.
+        const binding = registryBinding(ownerId, workspaceId);
+        const passes = await sealTags.checker(store.db, [binding]);
+        registry = passes(binding, untaggedCiphertexts(ciphertext)) ? openOrNull(ciphertext, key, binding) : null;
+      }
       const notebook = registry === null ? null : findNotebook(registry, notebookId);
       if (!notebook) throw notFound(`notebook '${notebookId}' not found`);
       return notebook;

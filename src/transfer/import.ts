@@ -4,6 +4,8 @@ import { basename, resolve } from "node:path";
 import type { Config } from "../config";
 import { insertRows, ownedIds, type InsertOutcome } from "../db/owned-tables";
 import type { Executor, Store } from "../db/store";
+import type { SealTags } from "../crypto/seal-tags";
+import { tagImportedRows } from "../crypto/seal-tags-import";
 import { snapshotOf } from "../documents/index-view";
 import { createDocumentRepository } from "../documents/repository";
 import { slugify, uniqueSlug } from "../documents/slug";
@@ -60,6 +62,8 @@ interface Deps {
   store: Store;
   outbox: Outbox;
   config: Config;
+  /** Tags the sealed fields of imported documents, messages and registries; without it they do not open through the server. */
+  sealTags?: SealTags;
 }
 
 /** What the outbox is told about each new row of these record types. */
@@ -130,7 +134,7 @@ function emptyReport(format: ImportReport["format"], workspaceId: string | null)
  * order (workspaces before their documents, threads before their messages), each group
  * in multi-row statements, and the outbox rows for what is new.
  */
-async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry[], report: ImportReport, owned: ReturnType<typeof ownership>) {
+async function writeBatch({ store, outbox, sealTags }: Deps, ownerId: string, batch: Entry[], report: ImportReport, owned: ReturnType<typeof ownership>) {
   const groups = new Map<string, Array<{ place: string; record: Record<string, unknown> }>>();
   const add = (type: string, place: string, record: Record<string, unknown>) => {
     if (!groups.has(type)) groups.set(type, []);
@@ -191,6 +195,7 @@ async function writeBatch({ store, outbox }: Deps, ownerId: string, batch: Entry
         }
       }
       const outcome = await insertRows(tx, spec, ownerId, rows);
+      if (sealTags) await tagImportedRows(tx, sealTags, spec.type, spec.columns, ownerId, outcome.inserted.map((i) => rows[i]));
       if (spec.type === "memory") await settleMemories(tx, writes, ownerId, spec, rows, outcome, report);
       report.inserted += outcome.inserted.length;
       report.existing += outcome.existing.length;

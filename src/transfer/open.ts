@@ -2,12 +2,22 @@ import { loadConfig, type Config } from "../config";
 import { migrateAll } from "../migrations";
 import { openStoreFor } from "../db/open";
 import { createOutbox } from "../search";
+import { checkMasterKeyConfig, resolveMasterKey } from "../crypto/master-key";
+import { openSealTags } from "../crypto/seal-tags";
+import { tagExistingFields } from "../crypto/seal-tags-existing";
 
 /**
  * The store of record and its outbox, without LanceDB or an embedder: import and
  * export never touch the index (a running server, or the next start, drains the outbox).
+ * `forImport`: with the seal tags too (they need the master key), for what an import writes.
  */
-export async function openTransferStore(dataDir?: string, config: Config = loadConfig({ dataDir, logLevel: "warn" })) {
+export async function openTransferStore(dataDir?: string, config: Config = loadConfig({ dataDir, logLevel: "warn" }), { forImport = false } = {}) {
+  const masterKeyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl };
+  // Without a master key (PostgreSQL without SERVER_MASTER_KEY) no server runs on this store: nothing to tag for.
+  const withKey = forImport && (!!config.encryption.masterKey || !config.storage.databaseUrl);
+  if (withKey) checkMasterKeyConfig(masterKeyOptions);
   const store = await migrateAll(openStoreFor(config.storage, config.dataDir));
-  return { config, store, outbox: createOutbox(store), close: () => store.close() };
+  // Imported sealed fields are tagged in their new place (crypto/seal-tags.ts), so they open through the server.
+  const sealTags = withKey ? (await openSealTags(store, resolveMasterKey(masterKeyOptions).key, tagExistingFields)).tags : undefined;
+  return { config, store, outbox: createOutbox(store), sealTags, close: () => store.close() };
 }

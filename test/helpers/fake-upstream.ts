@@ -25,6 +25,10 @@ export interface FakeUpstream {
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   /** Streams send their first chunk, then this as an error event (`data: {…}`), then end. */
   streamError: unknown | null;
+  /** Streams send their first chunk, then this text as it is (raw SSE lines, blank line included), then the rest of the reply. */
+  streamRaw: string | null;
+  /** Non-streaming completions answer 200 with this text as it is, until reset to null. */
+  rawReply: string | null;
   /** Every text it was asked to embed, in order (documents and queries alike). */
   embedded: string[];
   /** Completions answer this status, body (and headers) instead, until reset to null. */
@@ -82,6 +86,8 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
     sendUsage: true,
     usage: FIXED_USAGE,
     streamError: null,
+    streamRaw: null,
+    rawReply: null,
     embedded: [],
     failWith: null,
     delayMs: 0,
@@ -105,6 +111,7 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
     const id = "chatcmpl-fake";
     const created = 1_700_000_000;
     const model = body.model;
+    if (!body.stream && state.rawReply !== null) return new Response(state.rawReply, { headers: { "content-type": "application/json" } });
     if (!body.stream) {
       let content: unknown = (options.memoryModel && memoryModelReply(body)) || state.reply;
       if (state.script.length) {
@@ -121,6 +128,7 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
     const words = state.reply.split(/(?<= )/);
     const hang = state.hangStreams;
     const streamError = state.streamError;
+    const streamRaw = state.streamRaw;
     const usage = state.usage;
     const wantsUsage = state.sendUsage && body.stream_options?.include_usage === true;
     let cancel: () => void = () => {};
@@ -132,6 +140,7 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
           controller.close();
           return;
         }
+        if (streamRaw !== null) controller.enqueue(encoder.encode(streamRaw));
         if (hang) {
           // Held open until the caller goes away.
           await new Promise<void>((resolve) => (cancel = resolve));
