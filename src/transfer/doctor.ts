@@ -162,7 +162,7 @@ async function modelCheck(config: Config): Promise<Check> {
       : { name, status: "ok", detail: `${e.model ?? "model"} at ${e.url}` };
   }
   const { checkModelFiles, getModelSpec } = await import("../search");
-  const status = await checkModelFiles(e.modelsDir, getModelSpec(e.localModel));
+  const status = await checkModelFiles(e.modelsDir, getModelSpec(e.localModel, { pins: e.modelPins }));
   if (status.state === "present") return { name, status: "ok", detail: `${status.name} in ${status.path}` };
   const hint = `run \`mnemo models pull ${e.localModel}\`${e.autoDownload ? " (or let the server download it on first use)" : ""}`;
   return { name, status: e.autoDownload && status.state === "absent" ? "warn" : "fail", detail: `${status.name}: ${status.state}${status.problem ? ` (${status.problem})` : ""}`, hint };
