@@ -349,7 +349,7 @@ describe("compiled binary", () => {
     const { outfile } = await buildBinary({ entry: "scripts/embed-smoke.ts", outfile: join(root, "embed-smoke") });
     // Run from an empty dir, far from node_modules, so nothing can be loaded from disk.
     const cwd = mkdtempSync(join(root, "cwd-"));
-    const run = Bun.spawnSync([outfile, dir, MINILM, "my cat and dog"], { cwd, env: { PATH: process.env.PATH ?? "" } });
+    const run = Bun.spawnSync([outfile, dir, MINILM, "my cat and dog", "off"], { cwd, env: { PATH: process.env.PATH ?? "" } });
     const { embedder } = embedderOn(dir);
     const [expected] = await embedder.embed(["my cat and dog"], "document");
     const output = run.exitCode === 0 ? JSON.parse(run.stdout.toString()) : {};
