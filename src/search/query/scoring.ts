@@ -11,7 +11,8 @@ import type { HitSignals, SearchSignal } from "../types";
  *   vectors), clamped at 0;
  * - time: how well the item's time fits the dates the query names (dates.ts `timeFit`);
  * - vector: the cosine of the embedding model's vectors, clamped at 0.
- * The score is the weighted mean of the signals that take part in the query (fuse).
+ * The score is the weighted mean of the signals that take part in the query (fuse), the
+ * vector's weight scaled by how far this query's vector list agrees with its text (vectorTrust).
  */
 export const BM25 = { k1: 1.2, b: 0.5 } as const;
 const TEXT_HALF = 6;
@@ -32,16 +33,66 @@ export const TIME_ALONE_FIT = 0.5;
  * signals that take part in the query (`active`), a missing one counting 0. An item needs
  * a shared term, an embedding-model vector, or a close word vector or time to be a hit.
  */
-export function fuse(active: readonly SearchSignal[], signals: HitSignals): number | null {
+export function fuse(active: readonly SearchSignal[], signals: HitSignals, vectorTrust = 1): number | null {
   const { text = 0, words = 0, time = 0, vector = 0 } = signals;
-  if (!(text > 0 || vector > 0 || words >= WORDS_ALONE_COSINE || time >= TIME_ALONE_FIT)) return null;
+  if (!(text > 0 || (vector > 0 && vectorTrust > 0) || words >= WORDS_ALONE_COSINE || time >= TIME_ALONE_FIT)) return null;
   let sum = 0;
   let weights = 0;
   for (const signal of active) {
-    sum += SIGNAL_WEIGHTS[signal] * (signals[signal] ?? 0);
-    weights += SIGNAL_WEIGHTS[signal];
+    const weight = SIGNAL_WEIGHTS[signal] * (signal === "vector" ? vectorTrust : 1);
+    sum += weight * (signals[signal] ?? 0);
+    weights += weight;
   }
   return weights > 0 ? sum / weights : null;
+}
+
+/** Below this spread (max − min) of the vector scores, the embedding model tells the candidates apart by nothing. */
+export const FLAT_VECTOR_SPREAD = 0.02;
+/** The agreement (see vectorTrust) at which the vector signal gets its full weight; at 0.5 (chance) it gets none. */
+export const FULL_TRUST_AGREEMENT = 0.7;
+
+/**
+ * How much the embedding model's signal may count in this query, in [0, 1]: a guard against
+ * a model that ranks poorly (or a broken one answering constant or random vectors) drowning
+ * the text. Judged on the query's own candidates, per query, against the text signal:
+ * - no candidate matches the query's words: 1 (the vectors are all there is to go on);
+ * - the vector scores are flat (spread below FLAT_VECTOR_SPREAD): 0;
+ * - otherwise the agreement is the probability that a text match scores higher on the vector
+ *   signal than a vector neighbour that shares no word with the query (a text match the
+ *   vector search did not return counts 0): 0.5 is chance (a random model), 1 total agreement.
+ *   It maps linearly from 0 at 0.5 to 1 at FULL_TRUST_AGREEMENT.
+ * The cost is one pass over the candidates (bounded by the candidate count, not the corpus).
+ */
+export function vectorTrust(candidates: ReadonlyArray<{ text: number; vector: number }>): number {
+  const matches: number[] = [];
+  const others: number[] = [];
+  let low = Infinity;
+  let high = -Infinity;
+  for (const { text, vector } of candidates) {
+    if (text > 0) matches.push(vector);
+    else if (vector > 0) others.push(vector);
+    if (vector > 0) {
+      low = Math.min(low, vector);
+      high = Math.max(high, vector);
+    }
+  }
+  if (matches.length === 0 || high === -Infinity) return 1;
+  if (high - low < FLAT_VECTOR_SPREAD) return 0;
+  if (others.length === 0) return 1;
+  // Mann–Whitney over sorted lists: for each text match, how many other neighbours it beats.
+  matches.sort((a, b) => a - b);
+  others.sort((a, b) => a - b);
+  let wins = 0;
+  let below = 0;
+  let tied = 0;
+  for (const score of matches) {
+    while (below < others.length && others[below] < score) below++;
+    tied = below;
+    while (tied < others.length && others[tied] === score) tied++;
+    wins += below + (tied - below) / 2;
+  }
+  const agreement = wins / (matches.length * others.length);
+  return Math.max(0, Math.min(1, (agreement - 0.5) / (FULL_TRUST_AGREEMENT - 0.5)));
 }
 
 /** One partition group's statistics as a search sees them: the indexed items corrected for the pending ones. */
