@@ -84,7 +84,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer, extractionJobs: services.capture.counts })),
+      healthRoutes(services.auth, () => healthInfo({ store: services.store, indexer: services.indexer, embedder: services.embedder !== null, extractionJobs: services.capture.counts })),
     )
     .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))

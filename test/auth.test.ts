@@ -183,7 +183,7 @@ describe("GET /v1/me and /health", () => {
     const { key } = await server.services.credentials.createApiKey({ userId: "ops", scopes: ["usage:read"] });
     const details = expect.objectContaining({ writer: true, uri: server.services.search.internals.lance.uri, replicaId: expect.any(String), lastError: null });
     for (const token of [key, "mock-token-ops"]) {
-      expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details, extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
+      expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details, vectors: "off", extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
     }
   });
 

@@ -26,13 +26,16 @@ const HealthInfo = t.Object({
       description: "failing: the writer's index writes fail (records are kept and indexed once writes succeed); behind: the oldest waiting change is older than 30 s",
     }),
     pending: t.Nullable(t.Integer({ description: "changes not yet searchable (full-text stage); null when the store of record does not answer" })),
-    pendingVectors: t.Nullable(t.Integer({ description: "changes searchable by keyword, waiting for their vectors" })),
+    pendingVectors: t.Nullable(t.Integer({ description: "changes searchable by keyword, waiting for their vectors; 0 while vectors are unavailable (those changes get theirs once the model arrives)" })),
     oldestPendingAt: nullableTime("when the oldest change not yet searchable was written"),
     lastIndexedAt: nullableTime("this process's last index write (null on a replica that does not write)"),
     lastError: t.Nullable(t.String({ description: "the latest index write failure, on one line, while writes fail" })),
     failingSince: nullableTime("when the current run of index write failures began"),
     consecutiveFailures: t.Integer({ description: "failed index writes in a row (retried every second); 0 when writes succeed" }),
   }, { description: "only for a caller with a valid token: where the index lives, which process writes it, the last failure" })),
+  vectors: t.Optional(t.String({
+    description: "only for a caller with a valid token: `off` (no embedder configured), `ok`, or `unavailable: <reason>` while vectors cannot be made (model missing and download off, offline, a failed download, the endpoint down); search uses the other signals meanwhile",
+  })),
   extractionJobs: t.Optional(t.Object({
     pending: t.Integer({ description: "waiting to run (new, or waiting out a retry's backoff)" }),
     running: t.Integer(),
@@ -54,8 +57,8 @@ export const healthRoutes = (auth: AuthService, info: () => Promise<HealthInfo>)
       // A token, or the web app's session (its cookie with the app's header): the details too.
       const credentialed = request.headers.get("authorization") !== null || (request.headers.get(APP_HEADER) === "1" && sessionCookie(request.headers) !== null);
       if (credentialed) await auth.authenticateRequest(request.headers);
-      const { status, store, index, extractionJobs } = await info();
-      return credentialed ? { status, store, index, extractionJobs } : { status, store };
+      const { status, store, index, vectors, extractionJobs } = await info();
+      return credentialed ? { status, store, index, vectors, extractionJobs } : { status, store };
     },
     {
       response: { 200: HealthInfo, ...errorsFor(401, 403) },
