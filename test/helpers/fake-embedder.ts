@@ -45,16 +45,22 @@ export interface FakeEmbedder {
 
 /**
  * What the fake answers: `concepts` (the default: words and their synonyms), or a deliberately
- * useless model, `random` (a vector seeded by the text: unrelated to its meaning) or
+ * useless model, `random` (like random weights: high cosines unrelated to meaning) or
  * `constant` (the same vector for every text).
  */
 export type FakeVectors = "concepts" | "random" | "constant";
 
+/**
+ * Like a network with random weights: every vector close to one shared direction (cosines
+ * around 0.8, as such a model's outputs are) plus noise seeded by the text, so the scores
+ * spread, high, but say nothing about meaning.
+ */
 function randomEmbedding(text: string, dimension: number): number[] {
   let state = hash(text);
+  const shared = Math.sqrt(dimension / 12) * 2 / Math.sqrt(dimension);
   const vector = Array.from({ length: dimension }, () => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32 - 0.5;
+    return shared + state / 2 ** 32 - 0.5;
   });
   const norm = Math.sqrt(vector.reduce((s, v) => s + v * v, 0));
   return vector.map((v) => v / norm);

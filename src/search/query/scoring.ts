@@ -57,42 +57,40 @@ export const FULL_TRUST_AGREEMENT = 0.7;
  * the text. Judged on the query's own candidates, per query, against the text signal:
  * - no candidate matches the query's words: 1 (the vectors are all there is to go on);
  * - the vector scores are flat (spread below FLAT_VECTOR_SPREAD): 0;
- * - otherwise the agreement is the probability that a text match scores higher on the vector
- *   signal than a vector neighbour that shares no word with the query (a text match the
- *   vector search did not return counts 0): 0.5 is chance (a random model), 1 total agreement.
- *   It maps linearly from 0 at 0.5 to 1 at FULL_TRUST_AGREEMENT.
- * The cost is one pass over the candidates (bounded by the candidate count, not the corpus).
+ * - otherwise the agreement is the probability that one of the strong text matches (the
+ *   upper half of the matches by text score) scores higher on the vector signal than any
+ *   other candidate (a candidate the vector search did not return counts 0): 0.5 is chance
+ *   (what a random model gives), 1 total agreement. It maps linearly from 0 at 0.5 to 1 at
+ *   FULL_TRUST_AGREEMENT.
+ * The cost is a sort of the candidates (bounded by the candidate count, not the corpus).
  */
 export function vectorTrust(candidates: ReadonlyArray<{ text: number; vector: number }>): number {
-  const matches: number[] = [];
-  const others: number[] = [];
-  let low = Infinity;
-  let high = -Infinity;
-  for (const { text, vector } of candidates) {
-    if (text > 0) matches.push(vector);
-    else if (vector > 0) others.push(vector);
-    if (vector > 0) {
-      low = Math.min(low, vector);
-      high = Math.max(high, vector);
-    }
-  }
-  if (matches.length === 0 || high === -Infinity) return 1;
-  if (high - low < FLAT_VECTOR_SPREAD) return 0;
-  if (others.length === 0) return 1;
-  // Mann–Whitney over sorted lists: for each text match, how many other neighbours it beats.
-  matches.sort((a, b) => a - b);
-  others.sort((a, b) => a - b);
+  const matches = candidates.filter((c) => c.text > 0).map((c) => c.text).sort((a, b) => a - b);
+  if (matches.length === 0) return 1;
+  const present = candidates.filter((c) => c.vector > 0).map((c) => c.vector);
+  if (present.length === 0) return 1;
+  if (Math.max(...present) - Math.min(...present) < FLAT_VECTOR_SPREAD) return 0;
+  const median = matches[Math.floor(matches.length / 2)];
+  const strong: number[] = [];
+  const rest: number[] = [];
+  for (const { text, vector } of candidates) (text >= median ? strong : rest).push(vector);
+  if (rest.length === 0) return 1;
+  return Math.max(0, Math.min(1, (agreement(strong, rest) - 0.5) / (FULL_TRUST_AGREEMENT - 0.5)));
+}
+
+/** The probability that a value of `a` exceeds one of `b`, ties counting half (Mann–Whitney). */
+function agreement(a: number[], b: number[]): number {
+  a.sort((x, y) => x - y);
+  b.sort((x, y) => x - y);
   let wins = 0;
   let below = 0;
-  let tied = 0;
-  for (const score of matches) {
-    while (below < others.length && others[below] < score) below++;
-    tied = below;
-    while (tied < others.length && others[tied] === score) tied++;
+  for (const value of a) {
+    while (below < b.length && b[below] < value) below++;
+    let tied = below;
+    while (tied < b.length && b[tied] === value) tied++;
     wins += below + (tied - below) / 2;
   }
-  const agreement = wins / (matches.length * others.length);
-  return Math.max(0, Math.min(1, (agreement - 0.5) / (FULL_TRUST_AGREEMENT - 0.5)));
+  return wins / (a.length * b.length);
 }
 
 /** One partition group's statistics as a search sees them: the indexed items corrected for the pending ones. */
