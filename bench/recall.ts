@@ -319,6 +319,8 @@ async function runSet(data: string, conversations: Conversation[]): Promise<SetF
         evidence: { rewritten, dropped, noEvidence: noEvidence.length },
         data,
         baseline: { name: BASELINE, ...recallOf(perSetFigures.get(BASELINE)!) },
+        // Each question's R@5 in order, for paired comparisons of two runs (sign test, bootstrap).
+        r5: all.map((q) => q.hits[1]),
       }),
   );
   return { data, perSet: perSetFigures };
