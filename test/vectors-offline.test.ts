@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { installModelFromDir } from "../src/search/index.ts";
+import { cliDataDirs, killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { writeTinyModel } from "./helpers/tiny-model";
 import { waitUntil } from "./helpers/wait";
@@ -48,6 +50,31 @@ describe("vectors while the embedding model is unavailable", () => {
       during: { mode: "fulltext_fallback", found: ["my cat went to the vet"] },
       online: { status: "ok", vectors: "ok" },
       after: { strategy: "vector", found: ["my cat went to the vet"] },
+    });
+  });
+});
+
+describe("mnemo doctor while the embedding model is unavailable", () => {
+  afterEach(killSpawnedServers);
+  const { dataDir } = cliDataDirs("mnemo-vectors-doctor-");
+
+  test("the embedding-model check fails with the reason the index writer recorded", async () => {
+    const dir = dataDir("offline");
+    const models = join(dir, "..", "offline-models");
+    mkdirSync(models, { recursive: true });
+    const env = { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODELS_DIR: models };
+    const server = await spawnServer(["--data", dir, "--allow-mock-tokens"], env);
+    const call = async (method: string, path: string, body?: unknown) =>
+      (await fetch(`${server.url}${path}`, { method, headers: { authorization: "Bearer mock-token-a", "content-type": "application/json" }, body: body && JSON.stringify(body) })).json();
+    await call("POST", "/v1/memories", { content: "my cat went to the vet" });
+    await waitUntil(() => call("GET", "/health"), (body) => body.vectors !== "ok", { what: "vectors unavailable" });
+    const result = await runCli(["doctor", "--json", "--data", dir], env);
+    const reason = `local embedder: model all-MiniLM-L6-v2 is unavailable: not found in ${join(models, "all-MiniLM-L6-v2")} and download is disabled`;
+    expect(JSON.parse(result.stdout).checks.find((c: { name: string }) => c.name === "embedding model")).toEqual({
+      name: "embedding model",
+      status: "fail",
+      detail: `vectors unavailable: ${reason}`,
+      hint: "changes wait for their vectors and get them once the model is there: `mnemo models pull`, or `mnemo models install --from DIR` without network",
     });
   });
 });
