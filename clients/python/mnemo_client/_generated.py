@@ -39,6 +39,7 @@ GetHealthResponse = TypedDict(
         "status": Literal["ok", "degraded"],
         "store": Literal["sqlite", "postgres"],
         "index": NotRequired[GetHealthResponseIndex],  # only for a caller with a valid token: where the index lives, which process writes it, the last failure
+        "vectors": NotRequired[str],  # only for a caller with a valid token: `off` (no embedder configured), `ok`, or `unavailable: <reason>` while vectors cannot be made (model missing and download off, offline, a failed download, the endpoint down); search uses the other signals meanwhile
         "extractionJobs": NotRequired[GetHealthResponseExtractionJobs],  # only for a caller with a valid token: memory extraction jobs of captured conversations, all users
     },
 )
