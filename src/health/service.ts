@@ -1,6 +1,5 @@
 import type { Store } from "../db/store";
-import type { IndexHealth, IndexingControl } from "../search";
-import { type VectorsStatus, vectorsStatus } from "../search/embedders/vectors-status";
+import { type IndexHealth, type IndexingControl, type VectorsStatus, vectorsStatus } from "../search";
 
 export interface HealthInfo {
   status: "ok" | "degraded";
