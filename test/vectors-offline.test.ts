@@ -65,7 +65,7 @@ describe("mnemo doctor while the embedding model is unavailable", () => {
     const env = { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODELS_DIR: models };
     const server = await spawnServer(["--data", dir, "--allow-mock-tokens"], env);
     const call = async (method: string, path: string, body?: unknown) =>
-      (await fetch(`${server.url}${path}`, { method, headers: { authorization: "Bearer mock-token-a", "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) })).json();
+      (await fetch(`${server.url}${path}`, { method, headers: { authorization: "Bearer mock-token-a", "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<{ vectors?: string }>;
     await call("POST", "/v1/memories", { content: "my cat went to the vet" });
     await waitUntil(() => call("GET", "/health"), (body) => body.vectors !== "ok", { what: "vectors unavailable" });
     const result = await runCli(["doctor", "--json", "--data", dir], env);
