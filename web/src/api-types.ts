@@ -189,6 +189,8 @@ export interface DailyUsage {
 export interface Health {
   status: string;
   store: string;
+  /** `off`, `ok`, or `unavailable: <reason>` while the embedding model's vectors cannot be made. */
+  vectors?: string;
   index: {
     status: string;
     writer: boolean;
