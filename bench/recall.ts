@@ -27,17 +27,26 @@
  * and all but one signal for each signal ("vector" only with a provider); `--signals a,b`
  * (repeatable) runs those sets instead of the default ones; `--no-ablations` runs "all" only.
  * Latency and the per-conversation table are the "all" run's.
+ *
+ * Sets: `--data` may be given several times; without it the bench runs every set it knows,
+ * the development set (../shared/bench/locomo, when present) and the two held-out sets
+ * (bench/heldout, bench/heldout-chats). After the sets' own tables, one summary prints per
+ * set a row per signal set and a baseline row, LanceDB's own full-text search on the same
+ * texts (bench/lib/lance-fts-baseline.ts), with R@1/5/10, multi-hop R@5 and R@5 over the baseline.
  */
 import { parseArgs } from "node:util";
 import { client } from "./lib/client";
 import { cleanup, giveUpAfter, removeDir, startBenchServer, tempDir } from "./lib/harness";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { lanceFtsBaseline } from "./lib/lance-fts-baseline";
 import { loadConversations, type Conversation } from "./lib/locomo";
 import { machine, machineLine, treeLine } from "./lib/machine";
 import type { IndexState } from "./lib/server-ops";
 import { round, summarize, table, type Summary } from "./lib/stats";
 
 const USAGE =
-  "usage: npm run bench:recall -- --data DIR [--provider none|openai|local] [--embeddings-url URL] [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search] [--without-session-id] [--without-timestamp] [--signals text,words,time,vector]... [--no-ablations]";
+  "usage: npm run bench:recall -- [--data DIR]... [--provider none|openai|local] [--embeddings-url URL] [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search] [--without-session-id] [--without-timestamp] [--signals text,words,time,vector]... [--no-ablations]";
 const SIGNALS = ["text", "words", "time", "vector"] as const;
 const KS = [1, 5, 10] as const;
 const WARMUP = 3;
@@ -51,7 +60,7 @@ let parsed;
 try {
   parsed = parseArgs({
     options: {
-      data: { type: "string" },
+      data: { type: "string", multiple: true },
       provider: { type: "string", default: "none" },
       "embeddings-url": { type: "string" },
       "embeddings-model": { type: "string", default: "text-embedding-3-small" },
@@ -68,18 +77,23 @@ try {
   fail((error as Error).message);
 }
 const args = parsed.values;
-if (!args.data) fail("--data is required: the directory of LoCoMo conversations (e.g. ../shared/bench/locomo)");
+const DEFAULT_SETS = [join(import.meta.dir, "..", "..", "shared", "bench", "locomo"), join(import.meta.dir, "heldout"), join(import.meta.dir, "heldout-chats")];
+const dataDirs = args.data?.length ? args.data : DEFAULT_SETS.filter((dir) => existsSync(dir));
 const provider = args.provider!;
 if (!["none", "openai", "local"].includes(provider)) fail(`--provider must be none, openai or local (got ${provider})`);
 if (provider === "openai" && !args["embeddings-url"]) fail("--provider openai needs --embeddings-url (an OpenAI-compatible …/v1 base URL)");
 
-let conversations: Conversation[];
-try {
-  conversations = loadConversations(args.data);
-} catch (error) {
-  fail(`cannot read --data ${args.data}: ${(error as Error).message}`);
-}
-if (!conversations.length) fail(`no LoCoMo conversation (a JSON file with "qa") in ${args.data}`);
+const sets: Array<{ data: string; conversations: Conversation[] }> = dataDirs.map((data) => {
+  let conversations: Conversation[] = [];
+  try {
+    conversations = loadConversations(data);
+  } catch (error) {
+    fail(`cannot read --data ${data}: ${(error as Error).message}`);
+  }
+  if (!conversations.length) fail(`no LoCoMo conversation (a JSON file with "qa") in ${data}`);
+  return { data, conversations };
+});
+const conversationCount = sets.reduce((n, set) => n + set.conversations.length, 0);
 
 /** The signal sets to search with, by name; "all" (null: no `signals` field) first. */
 const signalSets = new Map<string, string[] | null>([["all", null]]);
@@ -93,7 +107,7 @@ if (!args["no-ablations"]) {
     signalSets.set(name, [...new Set(set)]);
   }
 }
-giveUpAfter(5 + conversations.length * 5 * signalSets.size, "bench:recall");
+giveUpAfter(5 + conversationCount * 5 * signalSets.size, "bench:recall");
 
 function serverEnv(): Record<string, string> {
   if (provider === "openai") {
@@ -196,12 +210,33 @@ function byCategory(perQuestion: Array<{ category: number; hits: number[] }>) {
 
 const fmtModes = (modes: Record<string, number>) => Object.entries(modes).map(([k, v]) => `${k}×${v}`).join(" ");
 
+/** One set's figures for the summary: per signal set and for the LanceDB baseline, each question's hits. */
+type SetFigures = { data: string; perSet: Map<string, Array<{ category: number; hits: number[] }>> };
+
 async function main() {
   console.log(machineLine());
   console.log(treeLine());
+  const figures: SetFigures[] = [];
+  for (const set of sets) figures.push(await runSet(set.data, set.conversations));
+  console.log(`\nSummary: every set, every signal set, and LanceDB's own full-text search on the same texts (limit 10)`);
+  const rows: (string | number)[][] = [];
+  for (const { data, perSet } of figures) {
+    const baseline = recallOf(perSet.get(BASELINE)!)["R@5"];
+    for (const [name, qs] of perSet) {
+      const r = recallOf(qs);
+      const multiHop = qs.filter((q) => q.category === 1);
+      rows.push([data.replace(/^.*\/(shared\/bench\/|bench\/)/, ""), name, qs.length, ...KS.map((k) => r[`R@${k}`].toFixed(3)), multiHop.length ? recallOf(multiHop)["R@5"].toFixed(3) : "-", name === BASELINE ? "" : (r["R@5"] - baseline >= 0 ? "+" : "") + (r["R@5"] - baseline).toFixed(3)]);
+    }
+  }
+  console.log(table(["set", "signals", "questions", "R@1", "R@5", "R@10", "multi-hop R@5", "R@5 − lancedb-fts"], rows));
+}
+
+const BASELINE = "lancedb-fts";
+
+async function runSet(data: string, conversations: Conversation[]): Promise<SetFigures> {
   const dir = tempDir("mnemo-recall-");
   const server = await startBenchServer({ dataDir: dir, env: serverEnv(), inProcess: args["in-process"] });
-  console.log(`server: ${server.where}; provider ${provider}; ${args["compact-before-search"] ? "index compacted after each drain; " : ""}${args["without-session-id"] ? "no session_id (issue protocol fields only); " : "session_id per LoCoMo session; "}${args["without-timestamp"] ? "no timestamp; " : "timestamp = session date; "}signal sets ${[...signalSets.keys()].join(", ")}; data ${args.data} (${conversations.length} conversations)`);
+  console.log(`\nserver: ${server.where}; provider ${provider}; ${args["compact-before-search"] ? "index compacted after each drain; " : ""}${args["without-session-id"] ? "no session_id (issue protocol fields only); " : "session_id per LoCoMo session; "}${args["without-timestamp"] ? "no timestamp; " : "timestamp = session date; "}signal sets ${[...signalSets.keys()].join(", ")}; data ${data} (${conversations.length} conversations)`);
   const results: ConversationResult[] = [];
   try {
     const runTag = Date.now().toString(36);
@@ -213,6 +248,8 @@ async function main() {
     await server.stop();
     removeDir(dir);
   }
+  const perSetFigures: SetFigures["perSet"] = new Map([...signalSets.keys()].map((name) => [name, results.flatMap((r) => r.perSet.get(name)!.perQuestion)]));
+  perSetFigures.set(BASELINE, await lanceFtsBaseline(conversations, KS));
 
   const all = results.flatMap((r) => r.perQuestion);
   const overall = { recall: recallOf(all), byCategory: byCategory(all) };
@@ -280,8 +317,13 @@ async function main() {
         overall: { ...overall.recall, p50: latencies.p50, p99: latencies.p99, questions: all.length, byCategory: overall.byCategory },
         conversations: results.map(({ perQuestion: _q, perSet: _s, latencies: _l, ...r }) => r),
         evidence: { rewritten, dropped, noEvidence: noEvidence.length },
+        data,
+        baseline: { name: BASELINE, ...recallOf(perSetFigures.get(BASELINE)!) },
+        // Each question's R@5 in order, for paired comparisons of two runs (sign test, bootstrap).
+        r5: all.map((q) => q.hits[1]),
       }),
   );
+  return { data, perSet: perSetFigures };
 }
 
 /** Rows per category (and overall), a column per signal set with R@1 / R@5 / R@10; and the same as JSON. */

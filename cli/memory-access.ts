@@ -78,6 +78,10 @@ export async function withMemories<T>(options: MemoryAccessOptions, use: (access
         // the wait (their other signals still find them).
         if (!services.indexer.isWriter || !services.embedder) return { awaitingVectors: 0 };
         await within(RECALL_WAIT_MS, services.indexer.drain());
+        // Vectors that cannot be made (no model, offline) are not a wait: the reason is said
+        // instead of a count that would only grow from one recall to the next.
+        const outage = await services.indexer.vectorOutage();
+        if (outage) return { awaitingVectors: 0, unavailable: outage.outage.reason };
         return { awaitingVectors: (await services.indexer.stats()).pendingVector };
       },
     };
@@ -103,7 +107,7 @@ export interface MemoryAccess {
   /**
    * As the index writer with an embedding model: until the pending vectors are made, at most
    * RECALL_WAIT_MS; `awaitingVectors` changes (anyone's) still wait for theirs (a server that
-   * writes the index makes them itself: 0).
+   * writes the index makes them itself: 0); `unavailable` says why none can be made now.
    */
-  makeVectors(): Promise<{ awaitingVectors: number }>;
+  makeVectors(): Promise<{ awaitingVectors: number; unavailable?: string }>;
 }

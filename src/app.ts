@@ -92,7 +92,7 @@ export function buildApp(services: Services, publicUrl: () => string) {
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(services.auth, createHealth({ store: services.store, indexer: services.indexer, outbox: createOutbox(services.store), extractionJobs: services.capture.counts })),
+      healthRoutes(services.auth, createHealth({ store: services.store, indexer: services.indexer, outbox: createOutbox(services.store), embedder: services.embedder !== null, extractionJobs: services.capture.counts })),
     )
     .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))

@@ -55,6 +55,7 @@ export const ConfigSchema = T.Object({
     modelsDir: T.String({ description: "MNEMO_MODELS_DIR; default <data>/models" }),
     hubUrl: T.Optional(T.String({ description: "MNEMO_MODEL_HUB: base URL of the model hub" })),
     autoDownload: T.Boolean({ description: "MNEMO_MODEL_DOWNLOAD=0 disables download on first use" }),
+    modelPins: T.Boolean({ description: "MNEMO_MODEL_PINS=off skips the pinned hashes of known model files (for one's own export of a model); default on" }),
     timeoutMs: T.Integer({ minimum: 1, description: "EMBEDDINGS_TIMEOUT_MS: per request to the openai provider" }),
   }),
   indexer: T.Object({
@@ -162,6 +163,9 @@ export function modelsDirFor(dataDir: string, env: Env = process.env): string {
 
 /** MNEMO_MODEL_HUB: where local models are downloaded from, when set. */
 export const modelHubUrl = (env: Env = process.env) => env.MNEMO_MODEL_HUB || undefined;
+
+/** MNEMO_MODEL_PINS: whether model files are checked against the pinned hashes (on unless `off`, `0` or `false`). */
+export const modelPinsEnabled = (env: Env = process.env) => !["off", "0", "false"].includes((env.MNEMO_MODEL_PINS ?? "").toLowerCase());
 
 /**
  * The store of record for CLI commands that read only the environment (keys, tokens):
@@ -305,6 +309,7 @@ function buildConfig(dataDir: string, overrides: ConfigOverrides, env: Env): Con
       modelsDir: modelsDirFor(dataDir, env),
       hubUrl: modelHubUrl(env),
       autoDownload: env.MNEMO_MODEL_DOWNLOAD === undefined ? true : flag(env.MNEMO_MODEL_DOWNLOAD),
+      modelPins: modelPinsEnabled(env),
       timeoutMs: env.EMBEDDINGS_TIMEOUT_MS ? Number(env.EMBEDDINGS_TIMEOUT_MS) : 10_000,
       ...overrides.embeddings,
     },

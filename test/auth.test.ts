@@ -184,7 +184,7 @@ describe("GET /v1/me and /health", () => {
     const { key: operator } = await server.services.credentials.createApiKey({ userId: "ops", scopes: ["operator"] });
     const details = expect.objectContaining({ writer: true, uri: server.services.search.internals.lance.uri, replicaId: expect.any(String), lastError: null });
     for (const token of [operator, "mock-token-ops"]) {
-      expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details, extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
+      expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details, vectors: "off", extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
     }
     const own = { status: "ok", pending: 0, pendingVectors: 0, oldestPendingAt: null };
     expect(await server.call("GET", "/health", { token: key })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: own, extractionJobs: { pending: 0, running: 0, failed: 0 } }]);

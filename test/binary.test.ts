@@ -207,7 +207,7 @@ describe("the compiled binary", () => {
     const { dir: cwd, mnemo } = aloneInEmptyDir("semantic");
     const dataDir = join(root, "semantic-data");
     writeTinyModel(join(dataDir, "models", "all-MiniLM-L6-v2"));
-    const env = await binaryEnv(dataDir, { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0" });
+    const env = await binaryEnv(dataDir, { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODEL_PINS: "off" });
     const headers = { authorization: "Bearer mock-token-bin", "content-type": "application/json" };
 
     const first = await serve(mnemo, cwd, env, ["--allow-mock-tokens"]);

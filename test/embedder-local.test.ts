@@ -44,7 +44,7 @@ function modelsDir(): string {
 
 function embedderOn(dir: string, overrides: Partial<LocalEmbedderOptions> = {}) {
   const logs: string[] = [];
-  const embedder = createLocalEmbedder({ modelsDir: dir, model: MINILM, hubUrl: hub.url, autoDownload: false, log: (line) => logs.push(line), ...overrides });
+  const embedder = createLocalEmbedder({ modelsDir: dir, model: MINILM, hubUrl: hub.url, autoDownload: false, pins: false, log: (line) => logs.push(line), ...overrides });
   return { embedder, logs };
 }
 
@@ -255,10 +255,10 @@ describe("model download from the hub", () => {
   test("a corrupted file is rejected and nothing is left in place", async () => {
     const dir = modelsDir();
     hub.setFault(MINILM_REPO, "onnx/model_quantized.onnx", "corrupt");
-    const error = await pullModel({ modelsDir: dir, model: MINILM, hubUrl: hub.url }).catch((e) => e);
+    const error = await pullModel({ modelsDir: dir, model: MINILM, hubUrl: hub.url, pins: false }).catch((e) => e);
     hub.setFault(MINILM_REPO, "onnx/model_quantized.onnx", undefined);
     expect({ message: error.message.replace(/[0-9a-f]{64}/g, "<sha>"), contents: readdirSync(dir) }).toEqual({
-      message: "checksum mismatch for onnx/model_quantized.onnx: hub sha256 <sha>, downloaded <sha>",
+      message: "checksum mismatch for onnx/model_quantized.onnx: hub sha256 <sha>, got <sha>",
       contents: [],
     });
   });
@@ -272,7 +272,7 @@ describe("model download from the hub", () => {
     const error = await embedder.embed(["cat"], "query").catch((e) => e);
     await embedder.embed(["cat"], "query").catch(() => {});
     hub.setFault(MINILM_REPO, "tokenizer.json", undefined);
-    const pulled = await pullModel({ modelsDir: dir, model: MINILM, hubUrl: hub.url });
+    const pulled = await pullModel({ modelsDir: dir, model: MINILM, hubUrl: hub.url, pins: false });
     const [vector] = await embedder.embed(["cat"], "query");
     const reason = `model all-MiniLM-L6-v2 not found in ${join(dir, MINILM)} and download failed (${hub.url}/${MINILM_REPO}/resolve/main/tokenizer.json: HTTP 404)`;
     expect({
@@ -316,13 +316,13 @@ describe("model download from the hub", () => {
   test("optional files may be missing; a second pull downloads nothing; tampering is detected", async () => {
     const dir = modelsDir();
     hub.setFault(MINILM_REPO, "config.json", "missing");
-    const first = await pullModel({ modelsDir: dir, model: MINILM, hubUrl: hub.url });
+    const first = await pullModel({ modelsDir: dir, model: MINILM, hubUrl: hub.url, pins: false });
     hub.setFault(MINILM_REPO, "config.json", undefined);
     const requestsBefore = hub.requests.length;
-    const second = await pullModel({ modelsDir: dir, model: MINILM, hubUrl: hub.url });
+    const second = await pullModel({ modelsDir: dir, model: MINILM, hubUrl: hub.url, pins: false });
     const requestsForSecond = hub.requests.length - requestsBefore;
     writeFileSync(join(dir, MINILM, "tokenizer.json"), tinyTokenizerJson().replace("cat", "cot"));
-    const tampered = await checkModelFiles(dir, getModelSpec(MINILM));
+    const tampered = await checkModelFiles(dir, getModelSpec(MINILM, { pins: false }));
     const { embedder } = embedderOn(dir);
     const error = await embedder.embed(["cat"], "query").catch((e) => e);
     expect({
@@ -349,7 +349,7 @@ describe("compiled binary", () => {
     const { outfile } = await buildBinary({ entry: "scripts/embed-smoke.ts", outfile: join(root, "embed-smoke") });
     // Run from an empty dir, far from node_modules, so nothing can be loaded from disk.
     const cwd = mkdtempSync(join(root, "cwd-"));
-    const run = Bun.spawnSync([outfile, dir, MINILM, "my cat and dog"], { cwd, env: { PATH: process.env.PATH ?? "" } });
+    const run = Bun.spawnSync([outfile, dir, MINILM, "my cat and dog", "off"], { cwd, env: { PATH: process.env.PATH ?? "" } });
     const { embedder } = embedderOn(dir);
     const [expected] = await embedder.embed(["my cat and dog"], "document");
     const output = run.exitCode === 0 ? JSON.parse(run.stdout.toString()) : {};

@@ -40,9 +40,9 @@ const health = async (on = server) => {
   // Any valid token sees the index's details (without one, /health says only status and store).
   const [status, body] = await on.call("GET", "/health");
   expect(status).toBe(200);
-  // Memory extraction jobs have their own counts beside the index's (none here).
-  const { extractionJobs, ...rest } = body;
-  expect(extractionJobs).toEqual({ pending: 0, running: 0, failed: 0 });
+  // Memory extraction jobs have their own counts beside the index's (none here); no embedder here.
+  const { extractionJobs, vectors, ...rest } = body;
+  expect({ extractionJobs, vectors }).toEqual({ extractionJobs: { pending: 0, running: 0, failed: 0 }, vectors: "off" });
   return rest;
 };
 

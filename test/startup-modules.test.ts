@@ -44,7 +44,7 @@ async function serveRecorded(name: string) {
   const out = join(root, `${name}-loaded.json`);
   const { proc, url } = await spawnServer(
     ["--data", dataDir, "--allow-mock-tokens"],
-    { HOME: root, MNEMO_LOADED_MODULES_OUT: out, EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0" },
+    { HOME: root, MNEMO_LOADED_MODULES_OUT: out, EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODEL_PINS: "off" },
     { bunArgs: ["--preload", PRELOAD] },
   );
   return {

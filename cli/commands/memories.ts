@@ -129,11 +129,12 @@ ${examples("mnemo recall \"what does alice drink\" --user alice", "mnemo recall 
       const { SearchMemoriesBody } = await model();
       const filters = options.workspace === undefined ? undefined : { workspace_id: options.workspace };
       const body = await checkBody<typeof SearchMemoriesBody.static>(SearchMemoriesBody, defined({ query, limit: limitValue(options.limit), filters }));
-      const { response, awaitingVectors } = await withMemories({ ...options, search: true }, async ({ memories, makeVectors }) => {
-        const { awaitingVectors } = await makeVectors();
-        return { ...(await memories.search(user, body)), awaitingVectors };
+      const { response, awaitingVectors, unavailable } = await withMemories({ ...options, search: true }, async ({ memories, makeVectors }) => {
+        const vectors = await makeVectors();
+        return { ...(await memories.search(user, body)), ...vectors };
       });
       const changes = (n: number) => `${n} change${n === 1 ? "" : "s"}`;
+      if (unavailable) process.stderr.write(chalk.yellow(`vectors unavailable (${unavailable}): memories are found by their words only\n`));
       if (awaitingVectors > 0) process.stderr.write(chalk.yellow(`${changes(awaitingVectors)} still wait${awaitingVectors === 1 ? "s" : ""} for vectors: recent memories are found by their words only\n`));
       if (options.json) return printJson(response);
       if (response.results.length === 0) return void process.stderr.write("no memories match\n");

@@ -1,6 +1,7 @@
 /**
- * `mnemo models pull [NAME]` and `mnemo models list`: fetch the local embedding model
- * ahead of time and see what is on disk. Runnable on its own too
+ * `mnemo models pull [NAME]`, `mnemo models install [NAME] --from DIR` and `mnemo models
+ * list`: fetch the local embedding model ahead of time (or copy it from a directory on a
+ * machine without network), and see what is on disk. Runnable on its own too
  * (`bun cli/commands/models.ts models list`), which is how its tests run it.
  */
 import chalk from "chalk";
@@ -9,10 +10,11 @@ import {
   DEFAULT_HUB_URL,
   DEFAULT_LOCAL_MODEL,
   getModelSpec,
+  installModelFromDir,
   listModels,
   pullModel,
 } from "../../src/search";
-import { modelHubUrl, modelsDirFor, resolveDataDir } from "../../src/config.ts";
+import { modelHubUrl, modelPinsEnabled, modelsDirFor, resolveDataDir } from "../../src/config.ts";
 import { CliError, examples, printJson, printTable } from "../output.ts";
 
 interface ModelsOptions {
@@ -20,6 +22,7 @@ interface ModelsOptions {
   hub?: string;
   json?: boolean;
   force?: boolean;
+  from?: string;
 }
 
 /**
@@ -76,7 +79,7 @@ async function pullAction(name: string | undefined, options: ModelsOptions): Pro
   const bar = byteProgressBar(!options.json && Boolean(process.stderr.isTTY));
   let result;
   try {
-    result = await pullModel({ modelsDir, model, hubUrl, force: options.force, onProgress: bar.update });
+    result = await pullModel({ modelsDir, model, hubUrl, force: options.force, pins: modelPinsEnabled(), onProgress: bar.update });
   } catch (error) {
     throw new CliError(`could not pull ${model} from ${hubUrl}: ${(error as Error).message}`);
   } finally {
@@ -87,9 +90,27 @@ async function pullAction(name: string | undefined, options: ModelsOptions): Pro
   process.stdout.write(`${chalk.green("✓")} ${verb} ${model} (${formatBytes(result.sizeBytes)}) in ${result.path}\n`);
 }
 
+async function installAction(name: string | undefined, options: ModelsOptions): Promise<void> {
+  const model = name ?? DEFAULT_LOCAL_MODEL;
+  try {
+    getModelSpec(model);
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  const modelsDir = resolveModelsDir(options.data);
+  let result;
+  try {
+    result = await installModelFromDir({ modelsDir, model, from: options.from!, pins: modelPinsEnabled() });
+  } catch (error) {
+    throw new CliError(`could not install ${model} from ${options.from}: ${(error as Error).message}`);
+  }
+  if (options.json) return printJson(result);
+  process.stdout.write(`${chalk.green("✓")} installed ${model} (${formatBytes(result.sizeBytes)}, verified) in ${result.path}\n`);
+}
+
 async function listAction(options: ModelsOptions): Promise<void> {
   const modelsDir = resolveModelsDir(options.data);
-  const models = await listModels(modelsDir);
+  const models = await listModels(modelsDir, { pins: modelPinsEnabled() });
   if (options.json) return printJson({ modelsDir, models });
   printTable(
     models.map((model) => ({
@@ -119,8 +140,8 @@ async function listAction(options: ModelsOptions): Promise<void> {
 export function registerModelsCommand(program: Command): void {
   const models = program
     .command("models")
-    .description("local embedding models: download ahead and list what is present")
-    .addHelpText("after", examples(`mnemo models pull ${DEFAULT_LOCAL_MODEL}`, "mnemo models list"));
+    .description("local embedding models: download ahead, install from a directory, list what is present")
+    .addHelpText("after", examples(`mnemo models pull ${DEFAULT_LOCAL_MODEL}`, `mnemo models install ${DEFAULT_LOCAL_MODEL} --from DIR`, "mnemo models list"));
   models
     .command("pull [name]")
     .description(`download a model from the hub and verify its checksums (default ${DEFAULT_LOCAL_MODEL})`)
@@ -130,6 +151,14 @@ export function registerModelsCommand(program: Command): void {
     .option("--json", "machine-readable output")
     .addHelpText("after", examples(`mnemo models pull ${DEFAULT_LOCAL_MODEL}`, "mnemo models pull bge-small-en-v1.5 --data ~/.mnemo"))
     .action(pullAction);
+  models
+    .command("install [name]")
+    .description(`copy a model's files from a directory (no network), verified against the pinned checksums (default ${DEFAULT_LOCAL_MODEL})`)
+    .requiredOption("--from <dir>", "directory with the model's files in the hub's layout (tokenizer.json, onnx/model_quantized.onnx, …)")
+    .option("--data <dir>", "data directory (models go to <data>/models unless MNEMO_MODELS_DIR is set)")
+    .option("--json", "machine-readable output")
+    .addHelpText("after", examples(`mnemo models install ${DEFAULT_LOCAL_MODEL} --from /media/usb/${DEFAULT_LOCAL_MODEL}`))
+    .action(installAction);
   models
     .command("list")
     .description("list known models, whether they are present, their size and dimension")

@@ -24,7 +24,7 @@ const HealthInfo = t.Object({
       description: "failing: the writer's index writes fail (records are kept and indexed once writes succeed); behind: the oldest waiting change is older than 30 s",
     }),
     pending: t.Nullable(t.Integer({ description: "changes not yet searchable (full-text stage): the caller's own, or every user's for the operator; null when the store of record does not answer" })),
-    pendingVectors: t.Nullable(t.Integer({ description: "changes searchable by keyword, waiting for their vectors (the caller's own, or every user's for the operator)" })),
+    pendingVectors: t.Nullable(t.Integer({ description: "changes searchable by keyword, waiting for their vectors (the caller's own, or every user's for the operator); 0 while vectors are unavailable (those changes get theirs once the model arrives)" })),
     oldestPendingAt: nullableTime("when the oldest change not yet searchable was written (the caller's own, or any user's for the operator)"),
     uri: t.Optional(t.String({ description: `${operatorOnly}: where the search index lives (a directory or s3://…)` })),
     writer: t.Optional(t.Boolean({ description: `${operatorOnly}: whether this process writes the search index` })),
@@ -35,6 +35,9 @@ const HealthInfo = t.Object({
     failingSince: t.Optional(nullableTime(`${operatorOnly}: when the current run of index write failures began`)),
     consecutiveFailures: t.Optional(t.Integer({ description: `${operatorOnly}: failed index writes in a row (retried every second); 0 when writes succeed` })),
   }, { description: "only for a caller with a valid credential: the caller's own waiting changes; the operator sees the server's too" })),
+  vectors: t.Optional(t.String({
+    description: "only for a caller with a valid token: `off` (no embedder configured), `ok`, or `unavailable: <reason>` while vectors cannot be made (model missing and download off, offline, a failed download, the endpoint down); search uses the other signals meanwhile",
+  })),
   extractionJobs: t.Optional(t.Object({
     pending: t.Integer({ description: "waiting to run (new, or waiting out a retry's backoff)" }),
     running: t.Integer(),

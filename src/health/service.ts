@@ -1,5 +1,5 @@
 import type { Store } from "../db/store";
-import type { createOutbox, IndexHealth, IndexingControl } from "../search";
+import { type createOutbox, type IndexHealth, type IndexingControl, type VectorsStatus, vectorsStatus } from "../search";
 
 type JobCounts = { pending: number; running: number; failed: number };
 
@@ -8,6 +8,8 @@ export interface OperatorHealth {
   status: "ok" | "degraded";
   store: "sqlite" | "postgres";
   index: IndexHealth;
+  /** `off`, `ok`, or `unavailable: <reason>` while the index writer cannot make vectors. */
+  vectors: VectorsStatus;
   /** Memory extraction jobs of captured conversations, by status (all users). */
   extractionJobs: JobCounts;
 }
@@ -17,6 +19,7 @@ export interface UserHealth {
   status: "ok" | "degraded";
   store: "sqlite" | "postgres";
   index: Pick<IndexHealth, "status" | "pending" | "pendingVectors" | "oldestPendingAt">;
+  vectors: VectorsStatus;
   extractionJobs: JobCounts;
 }
 
@@ -25,6 +28,8 @@ export interface HealthDeps {
   indexer: IndexingControl;
   /** The outbox's reads (the services' outbox only writes). */
   outbox: Pick<ReturnType<typeof createOutbox>, "counts" | "oldestPendingText">;
+  /** Whether an embedder is configured (EMBEDDINGS_PROVIDER is not `none`). */
+  embedder: boolean;
   /** Extraction jobs by status: of every user, or of one owner. */
   extractionJobs?: (ownerId?: string) => Promise<Record<string, number>>;
 }
@@ -46,13 +51,20 @@ export function createHealth(deps: HealthDeps) {
     return { pending: counts.pending ?? 0, running: counts.running ?? 0, failed: counts.failed ?? 0 };
   };
   const verdict = (index: IndexHealth) => (index.status === "ok" ? "ok" : "degraded") as "ok" | "degraded";
+  const vectors = async () => vectorsStatus(deps.embedder, deps.embedder ? await deps.indexer.vectorOutage().catch(() => null) : null);
+  // A queue that cannot drain is not "pending": it is said once, in `vectors`, and drains when the model arrives.
+  const waitingForVectors = (status: VectorsStatus, count: number | null) => (status.startsWith("unavailable") ? 0 : count);
   return {
     async forOperator(): Promise<OperatorHealth> {
-      const index = await deps.indexer.health();
-      return { status: verdict(index), store: deps.store.dialect, index: { ...index, uri: redactIndexUri(index.uri) }, extractionJobs: await jobs() };
+      const [index, status] = await Promise.all([deps.indexer.health(), vectors()]);
+      return {
+        status: verdict(index), store: deps.store.dialect,
+        index: { ...index, uri: redactIndexUri(index.uri), pendingVectors: waitingForVectors(status, index.pendingVectors) },
+        vectors: status, extractionJobs: await jobs(),
+      };
     },
     async forUser(userId: string): Promise<UserHealth> {
-      const index = await deps.indexer.health();
+      const [index, status] = await Promise.all([deps.indexer.health(), vectors()]);
       // Counts the store cannot give now are unknown (null), as in the operator's view.
       const [pending, oldest] = await Promise.all([
         deps.outbox.counts(userId).catch(() => null),
@@ -61,7 +73,8 @@ export function createHealth(deps: HealthDeps) {
       return {
         status: verdict(index),
         store: deps.store.dialect,
-        index: { status: index.status, pending: pending?.text ?? null, pendingVectors: pending?.vector ?? null, oldestPendingAt: oldest ? new Date(oldest).toISOString() : null },
+        index: { status: index.status, pending: pending?.text ?? null, pendingVectors: waitingForVectors(status, pending?.vector ?? null), oldestPendingAt: oldest ? new Date(oldest).toISOString() : null },
+        vectors: status,
         extractionJobs: await jobs(userId),
       };
     },

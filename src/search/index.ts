@@ -27,6 +27,9 @@ export { INDEX_SCHEMA_VERSION } from "./lance/layout";
 export type { Embedder } from "./embedders/embedder";
 // The local embedding model's files, for `mnemo models` and `mnemo doctor` (no native code).
 export { DEFAULT_HUB_URL, pullModel } from "./embedders/local/hub-download.ts";
+export { installModelFromDir } from "./embedders/local/install-from-dir.ts";
+export { type VectorsStatus, vectorsStatus } from "./embedders/vectors-status";
+export { readVectorOutage } from "./indexing/vector-outage";
 export { checkModelFiles, listModels } from "./embedders/local/model-files.ts";
 export { DEFAULT_LOCAL_MODEL, getModelSpec } from "./embedders/local/model-registry.ts";
 

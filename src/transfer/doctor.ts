@@ -154,10 +154,21 @@ async function layoutCheck(store: Store): Promise<Check> {
   };
 }
 
-async function modelCheck(config: Config): Promise<Check> {
+/** The outage the index writer recorded (vectors cannot be made now): said here as `/health` says it. */
+async function vectorsUnavailable(store: Store | null): Promise<Check | null> {
+  if (!store) return null;
+  const { readVectorOutage, vectorsStatus } = await import("../search");
+  const status = vectorsStatus(true, await readVectorOutage(createSettings(), store.db).catch(() => null));
+  if (status === "ok") return null;
+  return { name: "embedding model", status: "fail", detail: `vectors ${status}`, hint: "changes wait for their vectors and get them once the model is there: `mnemo models pull`, or `mnemo models install --from DIR` without network" };
+}
+
+async function modelCheck(config: Config, store: Store | null = null): Promise<Check> {
   const name = "embedding model";
   const e = config.embeddings;
   if (e.provider === "none") return { name, status: "ok", detail: "embeddings off (EMBEDDINGS_PROVIDER=none): full-text search only" };
+  const unavailable = await vectorsUnavailable(store);
+  if (unavailable) return unavailable;
   if (e.provider === "openai") {
     const problem = await probe(`${e.url!.replace(/\/+$/, "")}/models`, e.apiKey ? { authorization: `Bearer ${e.apiKey}` } : {});
     return problem
@@ -165,7 +176,7 @@ async function modelCheck(config: Config): Promise<Check> {
       : { name, status: "ok", detail: `${e.model ?? "model"} at ${e.url}` };
   }
   const { checkModelFiles, getModelSpec } = await import("../search");
-  const status = await checkModelFiles(e.modelsDir, getModelSpec(e.localModel));
+  const status = await checkModelFiles(e.modelsDir, getModelSpec(e.localModel, { pins: e.modelPins }));
   if (status.state === "present") return { name, status: "ok", detail: `${status.name} in ${status.path}` };
   const hint = `run \`mnemo models pull ${e.localModel}\`${e.autoDownload ? " (or let the server download it on first use)" : ""}`;
   return { name, status: e.autoDownload && status.state === "absent" ? "warn" : "fail", detail: `${status.name}: ${status.state}${status.problem ? ` (${status.problem})` : ""}`, hint };
@@ -283,7 +294,7 @@ export async function runChecks(config: Config): Promise<Check[]> {
     else checks.push(...["index lag", "index writer", "index layout"].map((name): Check => ({ name, status: "skip", detail: "skipped: the store of record cannot be read" })));
   }
   try {
-    checks.push(await modelCheck(config));
+    checks.push(await modelCheck(config, store));
     const gateway = await gatewayCheck(config);
     if (gateway) checks.push(gateway);
     checks.push(await masterKeyCheck(config, store));

@@ -43,7 +43,36 @@ export interface FakeEmbedder {
   stop(): void;
 }
 
-export function startFakeEmbedder(dimension = 64): FakeEmbedder {
+/**
+ * What the fake answers: `concepts` (the default: words and their synonyms), or a deliberately
+ * useless model, `random` (like random weights: high cosines unrelated to meaning) or
+ * `constant` (the same vector for every text).
+ */
+export type FakeVectors = "concepts" | "random" | "constant";
+
+/**
+ * Like a network with random weights: every vector close to one shared direction (cosines
+ * around 0.8, as such a model's outputs are) plus noise seeded by the text, so the scores
+ * spread, high, but say nothing about meaning.
+ */
+function randomEmbedding(text: string, dimension: number): number[] {
+  let state = hash(text);
+  const shared = Math.sqrt(dimension / 12) * 2 / Math.sqrt(dimension);
+  const vector = Array.from({ length: dimension }, () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return shared + state / 2 ** 32 - 0.5;
+  });
+  const norm = Math.sqrt(vector.reduce((s, v) => s + v * v, 0));
+  return vector.map((v) => v / norm);
+}
+
+const embeddings: Record<FakeVectors, (text: string, dimension: number) => number[]> = {
+  concepts: fakeEmbedding,
+  random: randomEmbedding,
+  constant: (_text, dimension) => Array.from({ length: dimension }, (_, i) => (i === 0 ? 1 : 0)),
+};
+
+export function startFakeEmbedder(dimension = 64, vectors: FakeVectors = "concepts"): FakeEmbedder {
   const state: FakeEmbedder = { url: "", requests: [], failing: false, stop: () => server.stop(true) };
   const server = Bun.serve({
     port: 0,
@@ -58,7 +87,7 @@ export function startFakeEmbedder(dimension = 64): FakeEmbedder {
       return Response.json({
         object: "list",
         model: body.model,
-        data: inputs.map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text, dimension) })),
+        data: inputs.map((text, index) => ({ object: "embedding", index, embedding: embeddings[vectors](text, dimension) })),
       });
     },
   });

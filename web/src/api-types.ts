@@ -219,6 +219,8 @@ export interface DailyUsage {
 export interface Health {
   status: string;
   store: string;
+  /** `off`, `ok`, or `unavailable: <reason>` while the embedding model's vectors cannot be made. */
+  vectors?: string;
   index: {
     status: string;
     pending: number | null;

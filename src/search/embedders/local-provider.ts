@@ -30,6 +30,7 @@ export async function createLocalEmbedderFromConfig(config: Config["embeddings"]
           model: config.localModel,
           hubUrl: config.hubUrl,
           autoDownload: config.autoDownload,
+          pins: config.modelPins,
           log: (line: string) => log.info(line),
         }),
       // The module itself cannot load (a broken install): an outage, said once; search uses full text.

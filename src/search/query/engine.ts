@@ -15,7 +15,7 @@ import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms"
 import { readWordVectors } from "../analysis/word-vectors";
 import { order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
-import { bm25, fuse, ownStatistics, textScore, wordsScore } from "./scoring";
+import { bm25, fuse, ownStatistics, textScore, vectorTrust, wordsScore } from "./scoring";
 import type { SearchTimings } from "./server-timing";
 
 export interface SearchEngineOptions<S extends SearchSources> {
@@ -110,23 +110,23 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         ...(ask.times.length ? (["time"] as const) : []),
         ...(found.semantic ? (["vector"] as const) : []),
       ];
-      const ranked: RankedHit[] = [];
+      // Every signal of every candidate first; fused once the query's vector trust is known.
+      const scored: Array<{ key: string; hit: { kind: SearchKind; sourceId: string; itemId: string }; all: Required<HitSignals> }> = [];
       const seen = new Set<string>();
       let textMatches = 0;
       const rank = (key: string, hit: { kind: SearchKind; sourceId: string; itemId: string }, terms: ItemTerms, cosine: number) => {
         const text = queryTerms.length ? textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)) : 0;
         if (text > 0) textMatches++;
-        const all: HitSignals = {
-          text,
-          words: ask.words && terms.vector ? wordsScore(cosineTo(ask.words, terms.vector)) : 0,
-          time: timeFit(ask.times, terms.at),
-          vector: cosine,
-        };
-        const score = fuse(active, all);
-        if (score === null || score <= 0 || score < (request.minScore ?? 0)) return;
-        const signals: HitSignals = {};
-        for (const signal of active) signals[signal] = all[signal] ?? 0;
-        ranked.push({ key, kind: hit.kind, sourceId: hit.sourceId, itemId: hit.itemId, score, signals });
+        scored.push({
+          key,
+          hit: { kind: hit.kind, sourceId: hit.sourceId, itemId: hit.itemId },
+          all: {
+            text,
+            words: ask.words && terms.vector ? wordsScore(cosineTo(ask.words, terms.vector)) : 0,
+            time: timeFit(ask.times, terms.at),
+            vector: cosine,
+          },
+        });
       };
       /** Scores LanceDB's candidates: indexed items, minus the pending sources' stale rows, each once. */
       const rankIndexed = async (list: Candidate[]) => {
@@ -141,6 +141,8 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         }
       };
       await rankIndexed(found.found);
+      // Judged on LanceDB's first candidates only: the pending items have no model vector yet.
+      const trust = found.semantic ? vectorTrust(scored.map((entry) => entry.all)) : 1;
       // The pending items within the request's kinds and filters; none has an embedding-model vector yet.
       const known = new Map<string, AnyItem>();
       for (const { item, terms } of pending) {
@@ -154,6 +156,14 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       // count of matches is the owner's data alone, indexed or pending, so the candidates are too.
       if (ask.words && textMatches < request.limit) {
         await rankIndexed((await candidates(request, { text: null, words: ask.words, times: [], neural: false }, count, remaining)).found);
+      }
+      const ranked: RankedHit[] = [];
+      for (const { key, hit, all } of scored) {
+        const score = fuse(active, all, trust);
+        if (score === null || score <= 0 || score < (request.minScore ?? 0)) continue;
+        const signals: HitSignals = {};
+        for (const signal of active) signals[signal] = all[signal];
+        ranked.push({ key, ...hit, score, signals });
       }
       ranked.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       // Ties go to the newer item: every hit tied with the last candidate is read back too, then ordered.

@@ -11,7 +11,8 @@ import type { HitSignals, SearchSignal } from "../types";
  *   vectors), clamped at 0;
  * - time: how well the item's time fits the dates the query names (dates.ts `timeFit`);
  * - vector: the cosine of the embedding model's vectors, clamped at 0.
- * The score is the weighted mean of the signals that take part in the query (fuse).
+ * The score is the weighted mean of the signals that take part in the query (fuse), the
+ * vector's weight scaled by how far this query's vector list agrees with its text (vectorTrust).
  */
 export const BM25 = { k1: 1.2, b: 0.5 } as const;
 const TEXT_HALF = 6;
@@ -32,16 +33,64 @@ export const TIME_ALONE_FIT = 0.5;
  * signals that take part in the query (`active`), a missing one counting 0. An item needs
  * a shared term, an embedding-model vector, or a close word vector or time to be a hit.
  */
-export function fuse(active: readonly SearchSignal[], signals: HitSignals): number | null {
+export function fuse(active: readonly SearchSignal[], signals: HitSignals, vectorTrust = 1): number | null {
   const { text = 0, words = 0, time = 0, vector = 0 } = signals;
-  if (!(text > 0 || vector > 0 || words >= WORDS_ALONE_COSINE || time >= TIME_ALONE_FIT)) return null;
+  if (!(text > 0 || (vector > 0 && vectorTrust > 0) || words >= WORDS_ALONE_COSINE || time >= TIME_ALONE_FIT)) return null;
   let sum = 0;
   let weights = 0;
   for (const signal of active) {
-    sum += SIGNAL_WEIGHTS[signal] * (signals[signal] ?? 0);
-    weights += SIGNAL_WEIGHTS[signal];
+    const weight = SIGNAL_WEIGHTS[signal] * (signal === "vector" ? vectorTrust : 1);
+    sum += weight * (signals[signal] ?? 0);
+    weights += weight;
   }
   return weights > 0 ? sum / weights : null;
+}
+
+/** Below this spread (max − min) of the vector scores, the embedding model tells the candidates apart by nothing. */
+export const FLAT_VECTOR_SPREAD = 0.02;
+/** The agreement (see vectorTrust) at which the vector signal gets its full weight; at 0.5 (chance) it gets none. */
+export const FULL_TRUST_AGREEMENT = 0.7;
+
+/**
+ * How much the embedding model's signal may count in this query, in [0, 1]: a guard against
+ * a model that ranks poorly (or a broken one answering constant or random vectors) drowning
+ * the text. Judged on the query's own candidates, per query, against the text signal:
+ * - no candidate matches the query's words: 1 (the vectors are all there is to go on);
+ * - the vector scores are flat (spread below FLAT_VECTOR_SPREAD): 0;
+ * - otherwise the agreement is the probability that one of the strong text matches (the
+ *   upper half of the matches by text score) scores higher on the vector signal than any
+ *   other candidate (a candidate the vector search did not return counts 0): 0.5 is chance
+ *   (what a random model gives), 1 total agreement. It maps linearly from 0 at 0.5 to 1 at
+ *   FULL_TRUST_AGREEMENT.
+ * The cost is a sort of the candidates (bounded by the candidate count, not the corpus).
+ */
+export function vectorTrust(candidates: ReadonlyArray<{ text: number; vector: number }>): number {
+  const matches = candidates.filter((c) => c.text > 0).map((c) => c.text).sort((a, b) => a - b);
+  if (matches.length === 0) return 1;
+  const present = candidates.filter((c) => c.vector > 0).map((c) => c.vector);
+  if (present.length === 0) return 1;
+  if (Math.max(...present) - Math.min(...present) < FLAT_VECTOR_SPREAD) return 0;
+  const median = matches[Math.floor(matches.length / 2)];
+  const strong: number[] = [];
+  const rest: number[] = [];
+  for (const { text, vector } of candidates) (text >= median ? strong : rest).push(vector);
+  if (rest.length === 0) return 1;
+  return Math.max(0, Math.min(1, (agreement(strong, rest) - 0.5) / (FULL_TRUST_AGREEMENT - 0.5)));
+}
+
+/** The probability that a value of `a` exceeds one of `b`, ties counting half (Mann–Whitney). */
+function agreement(a: number[], b: number[]): number {
+  a.sort((x, y) => x - y);
+  b.sort((x, y) => x - y);
+  let wins = 0;
+  let below = 0;
+  for (const value of a) {
+    while (below < b.length && b[below] < value) below++;
+    let tied = below;
+    while (tied < b.length && b[tied] === value) tied++;
+    wins += below + (tied - below) / 2;
+  }
+  return wins / (a.length * b.length);
 }
 
 /** One partition group's statistics as a search sees them: the indexed items corrected for the pending ones. */

@@ -88,6 +88,7 @@ export async function statusSection(section: HTMLElement, signal: AbortSignal): 
           h("dt", null, "Status"), h("dd", null, index.status),
           h("dt", null, "Lag"), h("dd", null, lag(index)),
           h("dt", null, "Waiting for text"), h("dd", { class: "num" }, index.pending === null ? "unknown" : count(index.pending)),
+          h("dt", null, "Vectors"), h("dd", null, info.vectors?.startsWith("unavailable") ? h("span", { class: "error-text" }, info.vectors) : (info.vectors ?? "unknown")),
           h("dt", null, "Waiting for vectors"), h("dd", { class: "num" }, index.pendingVectors === null ? "unknown" : count(index.pendingVectors)),
           h("dt", null, "Store"), h("dd", null, info.store),
           // The writer's details reach only an operator's credential (a user's counts are their own).

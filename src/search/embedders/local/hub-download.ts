@@ -25,6 +25,8 @@ export interface PullModelOptions {
   hubUrl?: string;
   /** Download again even when valid files are present. */
   force?: boolean;
+  /** Check the registry's pinned hashes and sizes (default true; see `getModelSpec`). */
+  pins?: boolean;
   /** Called as bytes arrive; `total` is undefined when the hub sends no length. */
   onProgress?(received: number, total: number | undefined, file: string): void;
 }
@@ -117,10 +119,15 @@ async function downloadFile(
   }
 }
 
-function checkSha256(spec: LocalModelSpec, path: string, actual: string, fromHub: string | undefined): void {
+/** Refuses a file that differs from its pinned sha256 and size, or from the hub's own hash. */
+export function checkSha256(spec: LocalModelSpec, path: string, actual: string, fromHub: string | undefined, size?: number): void {
+  const bytes = spec.pinnedBytes[path];
+  if (bytes !== undefined && size !== undefined && size !== bytes) {
+    throw new ModelDownloadError(`size mismatch for ${path}: pinned ${bytes} bytes, got ${size}`);
+  }
   for (const [source, expected] of [["pinned", spec.pinnedSha256[path]], ["hub", fromHub]] as const) {
     if (expected && expected !== actual) {
-      throw new ModelDownloadError(`checksum mismatch for ${path}: ${source} sha256 ${expected}, downloaded ${actual}`);
+      throw new ModelDownloadError(`checksum mismatch for ${path}: ${source} sha256 ${expected}, got ${actual}`);
     }
   }
 }
@@ -129,7 +136,7 @@ function checkSha256(spec: LocalModelSpec, path: string, actual: string, fromHub
  * Replaces `<modelsDir>/<model>` with the staged directory. Each rename is atomic; between
  * the two a reader sees no model, never a mix of old and new files.
  */
-async function swapIntoPlace(staging: string, target: string): Promise<void> {
+export async function swapIntoPlace(staging: string, target: string): Promise<void> {
   if (!existsSync(target)) {
     await rename(staging, target);
     return;
@@ -149,7 +156,7 @@ async function swapIntoPlace(staging: string, target: string): Promise<void> {
  * await pullModel({ modelsDir, model: "all-MiniLM-L6-v2", onProgress: (got, total) => draw(got, total) });
  */
 export async function pullModel(options: PullModelOptions): Promise<PullModelResult> {
-  const spec = getModelSpec(options.model);
+  const spec = getModelSpec(options.model, { pins: options.pins });
   const hub = (options.hubUrl ?? DEFAULT_HUB_URL).replace(/\/+$/, "");
   const target = modelDirectory(options.modelsDir, spec.name);
   if (!options.force) {
@@ -169,7 +176,7 @@ export async function pullModel(options: PullModelOptions): Promise<PullModelRes
         options.onProgress?.(received, total, file.path),
       );
       if (!result) continue;
-      checkSha256(spec, file.path, result.sha256, result.hubSha256);
+      checkSha256(spec, file.path, result.sha256, result.hubSha256, result.size);
       manifest.files[file.path] = { sha256: result.sha256, size: result.size };
     }
     await writeFile(join(staging, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -23,6 +23,8 @@ export interface LocalEmbedderOptions {
   hubUrl?: string;
   /** Download missing files from the hub in the background. */
   autoDownload: boolean;
+  /** Check the registry's pinned hashes and sizes (default true; `MNEMO_MODEL_PINS=off`). */
+  pins?: boolean;
   /** Receives one line per state change: downloading, ready, unavailable and why. */
   log: (line: string) => void;
   /** Intra-op threads of the ONNX session; default: the number of cores. */
@@ -59,7 +61,7 @@ export interface LocalEmbedder extends Embedder {
  * catch (e) { if (e instanceof EmbedderUnavailableError) useFullText(); else throw e; }
  */
 export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedder {
-  const spec = getModelSpec(options.model);
+  const spec = getModelSpec(options.model, { pins: options.pins });
   const retryAfterMs = options.retryAfterMs ?? 60_000;
   const hub = options.hubUrl ?? DEFAULT_HUB_URL;
   const dir = modelDirectory(options.modelsDir, spec.name);
@@ -113,6 +115,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedde
         modelsDir: options.modelsDir,
         model: spec.name,
         hubUrl: options.hubUrl,
+        pins: options.pins,
         force: true,
         onProgress: (received, total) => {
           downloadProgress = total ? `${Math.floor((received / total) * 100)}%` : `${received} bytes`;

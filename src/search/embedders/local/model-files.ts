@@ -97,6 +97,10 @@ export async function checkModelFiles(
 
   const manifest = await readManifest(dir);
   if (options.verify === false) return { ...status, verified: manifest !== undefined };
+  for (const [path, bytes] of Object.entries(spec.pinnedBytes)) {
+    const size = fileSize(join(dir, path));
+    if (size !== undefined && size !== bytes) return { ...status, state: "corrupt", problem: `${path} has ${size} bytes, pinned ${bytes}` };
+  }
   const expected: Record<string, string> = { ...spec.pinnedSha256 };
   for (const [path, entry] of Object.entries(manifest?.files ?? {})) {
     const size = fileSize(join(dir, path));
@@ -117,8 +121,8 @@ export async function checkModelFiles(
  * @example
  * for (const model of await listModels(modelsDir)) console.log(model.name, model.state);
  */
-export async function listModels(modelsDir: string, options: { verify?: boolean } = {}): Promise<ModelStatus[]> {
-  return Promise.all(knownModelNames().map((name) => checkModelFiles(modelsDir, getModelSpec(name), options)));
+export async function listModels(modelsDir: string, options: { verify?: boolean; pins?: boolean } = {}): Promise<ModelStatus[]> {
+  return Promise.all(knownModelNames().map((name) => checkModelFiles(modelsDir, getModelSpec(name, options), options)));
 }
 
 /**

@@ -34,6 +34,8 @@ export interface LocalModelSpec {
    * and then recorded in the model's `manifest.json`.
    */
   pinnedSha256: Record<string, string>;
+  /** Known sizes in bytes of pinned files: a file of another size is refused before it is hashed. */
+  pinnedBytes: Record<string, number>;
 }
 
 /** The ONNX graph every model runs; the quantized export keeps downloads small (≈ 23 MB). */
@@ -59,8 +61,11 @@ const MODELS: LocalModelSpec[] = [
     pooling: "mean",
     queryPrefix: "",
     maxSequenceLength: 256,
-    // No hashes pinned yet: none could be fetched on the machines this was written on.
-    pinnedSha256: {},
+    // The quantized graph of Xenova/all-MiniLM-L6-v2 as published on the hub (its LFS sha256).
+    // tokenizer.json and config.json are not pinned: no hash of them could be checked
+    // independently; they are verified against the hub's own header and the manifest.
+    pinnedSha256: { [MODEL_ONNX_FILE]: "afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1" },
+    pinnedBytes: { [MODEL_ONNX_FILE]: 22_972_370 },
   },
   {
     name: "bge-small-en-v1.5",
@@ -70,13 +75,25 @@ const MODELS: LocalModelSpec[] = [
     pooling: "cls",
     queryPrefix: "Represent this sentence for searching relevant passages: ",
     maxSequenceLength: 512,
+    // Not pinned: no hash of its files could be checked independently.
     pinnedSha256: {},
+    pinnedBytes: {},
   },
 ];
 
 /** Names of all known models, default first. */
 export function knownModelNames(): string[] {
   return MODELS.map((model) => model.name);
+}
+
+/** Options of {@link getModelSpec}. */
+export interface ModelSpecOptions {
+  /**
+   * Check files against the pinned hashes and sizes (default true). `MNEMO_MODEL_PINS=off`
+   * turns it off for one's own export of a model (and the tests' tiny stand-in); the hub's
+   * header and the manifest are still checked.
+   */
+  pins?: boolean;
 }
 
 /**
@@ -86,10 +103,10 @@ export function knownModelNames(): string[] {
  * @example
  * getModelSpec("bge-small-en-v1.5").pooling; // "cls"
  */
-export function getModelSpec(name: string): LocalModelSpec {
+export function getModelSpec(name: string, options: ModelSpecOptions = {}): LocalModelSpec {
   const spec = MODELS.find((model) => model.name === name);
   if (!spec) {
     throw new Error(`unknown local model "${name}" (known: ${knownModelNames().join(", ")})`);
   }
-  return spec;
+  return options.pins === false ? { ...spec, pinnedSha256: {}, pinnedBytes: {} } : spec;
 }
