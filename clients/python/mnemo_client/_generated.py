@@ -39,6 +39,7 @@ GetHealthResponse = TypedDict(
         "status": Literal["ok", "degraded"],
         "store": Literal["sqlite", "postgres"],
         "index": NotRequired[GetHealthResponseIndex],  # only for a caller with a valid credential: the caller's own waiting changes; the operator sees the server's too
+        "vectors": NotRequired[str],  # only for a caller with a valid token: `off` (no embedder configured), `ok`, or `unavailable: <reason>` while vectors cannot be made (model missing and download off, offline, a failed download, the endpoint down); search uses the other signals meanwhile
         "extractionJobs": NotRequired[GetHealthResponseExtractionJobs],  # only for a caller with a valid credential: memory extraction jobs of captured conversations, the caller's own (every user's for the operator)
     },
 )

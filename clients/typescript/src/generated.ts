@@ -41,6 +41,8 @@ export interface GetHealthResponse {
   store: "sqlite" | "postgres";
   /** only for a caller with a valid credential: the caller's own waiting changes; the operator sees the server's too */
   index?: GetHealthResponseIndex;
+  /** only for a caller with a valid token: `off` (no embedder configured), `ok`, or `unavailable: <reason>` while vectors cannot be made (model missing and download off, offline, a failed download, the endpoint down); search uses the other signals meanwhile */
+  vectors?: string;
   /** only for a caller with a valid credential: memory extraction jobs of captured conversations, the caller's own (every user's for the operator) */
   extractionJobs?: GetHealthResponseExtractionJobs;
 }
