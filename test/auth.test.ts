@@ -187,7 +187,7 @@ describe("GET /v1/me and /health", () => {
       expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details, vectors: "off", extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
     }
     const own = { status: "ok", pending: 0, pendingVectors: 0, oldestPendingAt: null };
-    expect(await server.call("GET", "/health", { token: key })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: own, extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
+    expect(await server.call("GET", "/health", { token: key })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: own, vectors: "off", extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
   });
 
   test("/health with a token that does not authenticate is 401, not a quiet public answer", async () => {

@@ -170,11 +170,11 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     const user = await tab();
     await user.page.goto(`${app.url}/app/#signin=${(await server.services.appSessions.createLink("uma")).token}`);
     await user.page.locator(".status-line", { hasText: "newest first" }).waitFor();
-    expect(await rows(user)).toEqual(["Status", "Lag", "Waiting for text", "Waiting for vectors", "Store"]);
+    expect(await rows(user)).toEqual(["Status", "Lag", "Waiting for text", "Vectors", "Waiting for vectors", "Store"]);
     // A mock token is the operator's too (an operator key's session is checked in health-details.test.ts).
     const operator = await tab();
     await signIn(operator, app.url, "mock-token-ops");
-    expect(await rows(operator)).toEqual(["Status", "Lag", "Waiting for text", "Waiting for vectors", "Store", "Last indexed", "Last error"]);
+    expect(await rows(operator)).toEqual(["Status", "Lag", "Waiting for text", "Vectors", "Waiting for vectors", "Store", "Last indexed", "Last error"]);
     for (const opened of [user, operator]) await closeClean(opened);
   });
 
