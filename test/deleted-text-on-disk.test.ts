@@ -69,13 +69,15 @@ async function ok(server: TestServer, method: string, path: string, body?: unkno
 async function writeEverything(server: TestServer, ws: string) {
   const w = {
     memoryBefore: word("memoryold"), memory: word("memorynew"), document: word("document"), note: word("notebody"),
-    file: word("filebytes"), keptMemory: word("keptmemory"), keptMessage: word("keptmessage"),
+    legacyDeleted: word("legacydel"), file: word("filebytes"), keptMemory: word("keptmemory"), keptMessage: word("keptmessage"),
   };
   const memory = await ok(server, "POST", "/v1/memories", { content: `the old secret is ${w.memoryBefore}` });
   // Its earlier text goes to its history: a delete takes it too.
   await ok(server, "PATCH", `/v1/memories/${memory.id}`, { content: `the secret is ${w.memory}` });
   await ok(server, "POST", "/v1/memories", { content: `kept: ${w.keptMemory}` });
   const document = await ok(server, "POST", "/v1/documents", { workspace_id: ws, title: "Secret", markdown: `# Secret\n\nthe document says ${w.document}` });
+  // Indexed by a unified write, deleted through the legacy notes route.
+  const legacy = await ok(server, "POST", "/v1/documents", { workspace_id: ws, title: "Legacy", markdown: `# Legacy\n\nthe legacy note says ${w.legacyDeleted}` });
   const note = await ok(server, "POST", `/v1/workspaces/${ws}/notes`, { documentPayload: { text: w.note }, blocksPayload: [{ id: "b", content: w.note }], markdown: `note ${w.note}` });
   const thread = await ok(server, "POST", `/v1/workspaces/${ws}/chats`, { title: "Chat" });
   await ok(server, "POST", `/v1/workspaces/${ws}/chats/${thread.id}/messages`, { role: "user", content: `kept message ${w.keptMessage}` });
@@ -84,11 +86,12 @@ async function writeEverything(server: TestServer, ws: string) {
     await ok(server, "DELETE", `/v1/memories/${memory.id}`);
     await ok(server, "DELETE", `/v1/workspaces/${ws}/documents/${document.document.id}`);
     await ok(server, "DELETE", `/v1/workspaces/${ws}/notes/${note.id}`);
+    await ok(server, "DELETE", `/v1/workspaces/${ws}/notes/${legacy.document.id}`);
     await ok(server, "DELETE", `/v1/workspaces/${ws}/files/${encodeURIComponent(fileKey)}`);
   };
-  const deleted = [w.memoryBefore, w.memory, w.document, w.note, w.file];
+  const deleted = [w.memoryBefore, w.memory, w.document, w.note, w.legacyDeleted, w.file];
   // What the search index holds (a note's text is never indexed; the memory's old text left it at the update).
-  const indexed = [w.memory, w.document, w.file, w.keptMemory, w.keptMessage];
+  const indexed = [w.memory, w.document, w.legacyDeleted, w.file, w.keptMemory, w.keptMessage];
   return { deleted, kept: [w.keptMemory, w.keptMessage], indexed, deleteAll };
 }
 

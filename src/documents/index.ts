@@ -58,7 +58,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
     .delete(
       "/v1/documents/:id",
       async ({ principal, params, query }) => {
-        await documents.remove(principal.userId, requireWorkspaceId(query), params.id, "unified");
+        await documents.remove(principal.userId, requireWorkspaceId(query), params.id);
         return { id: params.id, deleted: true as const };
       },
       {
@@ -128,7 +128,7 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
     .delete(
       "/v1/workspaces/:workspaceId/documents/:documentId",
       async ({ principal, params }) => {
-        await documents.remove(principal.userId, params.workspaceId, params.documentId, "unified");
+        await documents.remove(principal.userId, params.workspaceId, params.documentId);
         return { deleted: true as const };
       },
       {

@@ -177,13 +177,17 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
       });
     },
 
-    /** Unified deletes also drop the document from the index view (and so from search); legacy deletes do not. */
-    async remove(ownerId: string, workspaceId: string, id: string, via: WriteView): Promise<void> {
+    /**
+     * Every delete, unified or legacy, drops the document from the index view and so from
+     * search and from disk: the view's snapshot holds its text, and a deleted text must go
+     * (the legacy contract's stale entries until reindex would keep it indefinitely).
+     */
+    async remove(ownerId: string, workspaceId: string, id: string): Promise<void> {
       await workspaces.requireOwned(ownerId, workspaceId);
       const deleted = await store.transaction(async (tx) => {
         if (!(await repo.delete(tx, ownerId, workspaceId, id))) return false;
         await sealTags.forget(tx, ownerId, "document", id);
-        if (via === "unified" && (await view.delete(tx, ownerId, id))) await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: id }, "sync");
+        if (await view.delete(tx, ownerId, id)) await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: id }, "sync");
         return true;
       });
       if (!deleted) throw notFound(`document '${id}' not found`);

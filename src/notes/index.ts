@@ -84,7 +84,7 @@ export function noteRoutes(auth: AuthService, notes: NoteService, encryption: En
       },
       {
         auth: "memory:write", decrypt: true, params: NoteParams, response: { 200: Success, ...errorResponses() },
-        detail: { tags, summary: "Delete a note (its block-index entries stay until reindex)" },
+        detail: { tags, summary: "Delete a note (it leaves search at once, as a document delete does)" },
       },
     )
     .get(`${base}/notebooks`, async ({ principal, params }) => notes.notebookRegistry(principal.userId, params.workspaceId), {

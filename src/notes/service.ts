@@ -127,7 +127,7 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
     },
 
     async remove(ownerId: string, workspaceId: string, noteId: string): Promise<void> {
-      await documents.remove(ownerId, workspaceId, noteId, "legacy");
+      await documents.remove(ownerId, workspaceId, noteId);
     },
 
     async notebookRegistry(ownerId: string, workspaceId: string): Promise<{ ciphertext: string | null }> {
