@@ -38,3 +38,64 @@ function roundedSignals(signals: HitSignals): HitSignals {
   for (const [name, value] of Object.entries(signals) as Array<[keyof HitSignals, number]>) out[name] = rounded(value);
   return out;
 }
+
+export function diversify<T extends RankedHit & { createdAtMs: number; sessionId: string | null }>(poolIn: T[], matched: Map<string, string[]>, idf: Map<string, number>, rescore: (key: string, contextless: ReadonlySet<string>, keep: number) => number, entities: string[] = []): T[] {
+  const ENT = Number(process.env.MH_ENT ?? 0);
+  const MINENT = Number(process.env.MH_MINENT ?? 2);
+  const MODE = process.env.MH_CTX_MODE ?? "";
+  const KEEP = Number(process.env.MH_CTX_KEEP ?? 0);
+  let pool = poolIn;
+  const QPEN = Number(process.env.MH_QPEN ?? 0);
+  if (QPEN > 0) pool = pool.map((h) => (/\?\s*$/.test((process.env.MH_NOSTRIP ? (h as unknown as { text: string }).text : (h as unknown as { text: string }).text.replace(/\s*\[shares[^\]]*\]\s*$/, ""))) ? { ...h, score: h.score * (1 - QPEN) } : h));
+  if (MODE === "sym") {
+    const own = new Map<string, Array<{ key: string; terms: string[] }>>();
+    for (const h of pool) if (h.sessionId) (own.get(h.sessionId) ?? own.set(h.sessionId, []).get(h.sessionId)!).push({ key: h.key, terms: matched.get(h.key) ?? [] });
+    pool = pool.map((h) => {
+      if (!h.sessionId) return h;
+      const others = new Set<string>();
+      for (const o of own.get(h.sessionId)!) if (o.key !== h.key) for (const t of o.terms) others.add(t);
+      for (const t of matched.get(h.key) ?? []) others.delete(t);
+      if (!others.size) return h;
+      return { ...h, score: Math.min(h.score, rescore(h.key, others, KEEP)) };
+    });
+  }
+  const SESSION = Number(process.env.MH_SESSION ?? 1);
+  const COVER = Number(process.env.MH_COVER ?? 0);
+  const left = [...pool];
+  const out: T[] = [];
+  const sessions = new Map<string, number>();
+  const covered = new Set<string>();
+  while (left.length) {
+    let best = -1;
+    let bestScore = -Infinity;
+    for (let i = 0; i < left.length; i++) {
+      const h = left[i]!;
+      let s = h.score;
+      const n = h.sessionId ? sessions.get(h.sessionId) ?? 0 : 0;
+      if (out.length >= Number(process.env.MH_SESS_FROM ?? 0)) s *= Math.pow(SESSION, n);
+      if (MODE === "greedy" && h.sessionId && n > 0) {
+        const others = new Set<string>();
+        for (const o of out) if (o.sessionId === h.sessionId) for (const t of matched.get(o.key) ?? []) others.add(t);
+        for (const t of matched.get(h.key) ?? []) others.delete(t);
+        if (others.size) s = Math.min(s, rescore(h.key, others, KEEP) * Math.pow(SESSION, n));
+      }
+      if (COVER > 0 && out.length) {
+        const terms = matched.get(h.key) ?? [];
+        let all = 0, fresh = 0;
+        for (const t of terms) { const w = idf.get(t) ?? 0; all += w; if (!covered.has(t)) fresh += w; }
+        s *= 1 - COVER + COVER * (all > 0 ? fresh / all : 0);
+      }
+      if (ENT > 0 && entities.length >= MINENT) {
+        const terms = matched.get(h.key) ?? [];
+        if (!entities.some((e) => !covered.has(e) && terms.includes(e))) s /= 1 + ENT;
+      }
+      const b = best >= 0 ? left[best]! : null;
+      if (s > bestScore || (s === bestScore && b && (h.createdAtMs > b.createdAtMs || (h.createdAtMs === b.createdAtMs && h.key < b.key)))) { best = i; bestScore = s; }
+    }
+    const h = left.splice(best, 1)[0]!;
+    if (h.sessionId) sessions.set(h.sessionId, (sessions.get(h.sessionId) ?? 0) + 1);
+    for (const t of matched.get(h.key) ?? []) covered.add(t);
+    out.push({ ...h, score: bestScore });
+  }
+  return out;
+}
