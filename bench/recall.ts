@@ -166,13 +166,12 @@ async function runConversation(url: string, ops: Ops, conversation: Conversation
     const perQuestion: ConversationResult["perQuestion"] = [];
     for (const q of conversation.questions) {
       const start = performance.now();
-      const response = await api.search(q.question, Number(process.env.MH_LIMIT ?? 10), signals ? { signals } : {});
+      const response = await api.search(q.question, 10, signals ? { signals } : {});
       if (name === "all") latencies.push(performance.now() - start);
       const key = `${response.mode}/${response.strategy}`;
       modes[key] = (modes[key] ?? 0) + 1;
       const ranked = response.results.map((r) => String(r.metadata.dia_id));
       const evidence = new Set(q.evidence);
-      if (process.env.MH_DUMP && name === "all" && q.category === 1) console.log("DUMP", JSON.stringify({ q: q.question, ev: q.evidence, evText: q.evidence.map((e) => conversation.turns.find((t) => t.diaId === e)?.content.slice(0, 150)), ranked: response.results.map((r) => `${r.metadata.dia_id} ${r.score} ${String(r.content).slice(0, 100)}`) }));
       // fraction of evidence found in the top k, for each k
       perQuestion.push({ category: q.category, hits: KS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size) });
     }

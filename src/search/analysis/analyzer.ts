@@ -149,20 +149,3 @@ export function candidateQuery(text: string): string {
   }
   return [...out].join(" ");
 }
-
-/**
- * The query's named entities as terms: its capitalised words that do not open a sentence
- * ("Which city have both Jean and John visited?" → ["jean", "john"]), among its query terms.
- */
-export function queryEntities(text: string): string[] {
-  const queryTerms = new Set(analyzeQuery(text));
-  const out = new Set<string>();
-  for (const sentence of text.split(/[.!?]+\s+/)) {
-    const tokens = sentence.match(/[\p{L}\p{N}][\p{L}\p{N}'’\-]*/gu) ?? [];
-    tokens.forEach((token, i) => {
-      if (i === 0 || !/^\p{Lu}/u.test(token)) return;
-      for (const t of analyze(token.replace(/['’]s$/u, ""))) if (queryTerms.has(t)) out.add(t);
-    });
-  }
-  return [...out];
-}

@@ -9,11 +9,11 @@ import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters
 import type { IndexView } from "./index-view";
 import { loadPending } from "./pending";
 import { createCandidates, type Candidate, type CandidateAsk } from "./candidates";
-import { analyzeQuery, candidateQuery, queryEntities } from "../analysis/analyzer";
+import { analyzeQuery, candidateQuery } from "../analysis/analyzer";
 import { timeFit, timeRanges } from "../analysis/dates";
 import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms";
 import { readWordVectors } from "../analysis/word-vectors";
-import { diversify, order, type RankedHit } from "./ranking";
+import { lowerQuestionTurns, order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
 import { bm25, fuse, ownStatistics, textScore, vectorTrust, wordsScore } from "./scoring";
 import type { SearchTimings } from "./server-timing";
@@ -114,11 +114,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       const scored: Array<{ key: string; hit: { kind: SearchKind; sourceId: string; itemId: string }; all: Required<HitSignals> }> = [];
       const seen = new Set<string>();
       let textMatches = 0;
-      const matchedTerms = new Map<string, string[]>();
-      const itemInfo = new Map<string, { terms: ItemTerms; group: PartitionGroup }>();
       const rank = (key: string, hit: { kind: SearchKind; sourceId: string; itemId: string }, terms: ItemTerms, cosine: number) => {
-        matchedTerms.set(key, queryTerms.filter((t) => terms.text.counts.get(t)));
-        itemInfo.set(key, { terms, group: partitionGroup(hit.kind) });
         const text = queryTerms.length ? textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)) : 0;
         if (text > 0) textMatches++;
         scored.push({
@@ -158,39 +154,8 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       // Paraphrases: the word vectors' nearest items are asked for when the query's terms leave
       // room on the page (a close word vector alone scores below most keyword matches). The
       // count of matches is the owner's data alone, indexed or pending, so the candidates are too.
-      if (ask.words && (process.env.MH_ALWAYS_WORDS || textMatches < request.limit)) {
+      if (ask.words && textMatches < request.limit) {
         await rankIndexed((await candidates(request, { text: null, words: ask.words, times: [], neural: false }, count, remaining)).found);
-      }
-      const idf = new Map<string, number>();
-      {
-        const g = stats.get(groups[0]!)!;
-        const items = Math.max(g.items, 1);
-        for (const t of queryTerms) { const df = Math.min(items, Math.max(1, g.df.get(t) ?? 0)); idf.set(t, Math.log(1 + (items - df + 0.5) / (df + 0.5))); }
-      }
-      const RK = Number(process.env.MH_RK ?? 0);
-      if (RK > 0 && ask.words) {
-        const first = scored
-          .map((e) => ({ e, s: fuse(active, e.all, trust) ?? 0 }))
-          .sort((a, b) => b.s - a.s || (a.e.key < b.e.key ? -1 : a.e.key > b.e.key ? 1 : 0))
-          .slice(0, RK);
-        const q = Float32Array.from(ask.words);
-        const RA = Number(process.env.MH_RA ?? 0.5);
-        for (const { e } of first) {
-          const v = itemInfo.get(e.key)!.terms.vector;
-          if (!v) continue;
-          let n = 0;
-          for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
-          n = Math.sqrt(n) || 1;
-          for (let i = 0; i < v.length; i++) q[i] += (RA / RK) * (v[i]! / n);
-        }
-        let qn = 0;
-        for (let i = 0; i < q.length; i++) qn += q[i]! * q[i]!;
-        qn = Math.sqrt(qn) || 1;
-        for (let i = 0; i < q.length; i++) q[i] /= qn;
-        for (const e of scored) {
-          const v = itemInfo.get(e.key)!.terms.vector;
-          e.all.words = v ? wordsScore(cosineTo(q, v)) : 0;
-        }
       }
       const ranked: RankedHit[] = [];
       for (const { key, hit, all } of scored) {
@@ -202,14 +167,8 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       }
       ranked.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       // Ties go to the newer item: every hit tied with the last candidate is read back too, then ordered.
-      const pool = await readBack(ownerId, ranked, request.limit + Number(process.env.MH_EXTRA ?? 0), known);
-      const allOf = new Map(scored.map((e) => [e.key, e.all]));
-      const rescore = (key: string, contextless: ReadonlySet<string>, keep: number) => {
-        const info = itemInfo.get(key)!;
-        const text = queryTerms.length ? textScore(bm25(info.terms, queryTerms, stats.get(info.group)!, contextless, keep)) : 0;
-        return fuse(active, { ...allOf.get(key)!, text }, trust) ?? 0;
-      };
-      const hits = order(diversify(pool, matchedTerms, idf, rescore, queryEntities(request.query)), request.limit).map(({ sessionId: _, ...hit }) => hit) as unknown as Array<HitOf<RecordsOf<S>, K>>;
+      // Question turns rank a little lower on that page (ranking.ts lowerQuestionTurns).
+      const hits = order(lowerQuestionTurns(await readBack(ownerId, ranked, request.limit, known), request.minScore), request.limit) as Array<HitOf<RecordsOf<S>, K>>;
       const embedMs = found.embedMs();
       const timings = { own: afterOwn - started, embed: embedMs, search: performance.now() - afterOwn - embedMs };
       log.debug("search timings", { kinds: request.kinds.join(","), ownMs: round(timings.own), embedMs: round(timings.embed), searchMs: round(timings.search), pending: pending.length });

@@ -11,6 +11,29 @@ export interface RankedHit {
   key: string;
 }
 
+/**
+ * A conversation turn (a memory or a chat message) whose text ends by asking ("Wow, that's
+ * awesome! What's your best camping memory?") asks for what a query looks for rather than
+ * holding it: on the page read back it ranks this much lower (its score times the factor).
+ * Chosen on the development set (bench/recall.ts; docs/retrieval.md): there a question turn is
+ * the evidence half as often as turns are on the whole (13% of its evidence turns, 25% of its turns).
+ */
+export const QUESTION_TURN_FACTOR = 0.9;
+const TURN_KINDS: ReadonlySet<SearchKind> = new Set(["memory", "message"]);
+const ASKS = /[?\uff1f]\s*$/u;
+
+/**
+ * The hits read back with each question turn's score lowered (QUESTION_TURN_FACTOR), and
+ * those then below `minScore` left out. It needs the text, so it applies to the page read
+ * back (the first `limit` and ties), no further: no store read is added. A function of the
+ * items' current text, so the same whether they are pending, indexed or compacted.
+ */
+export function lowerQuestionTurns<T extends { kind: SearchKind; score: number; text: string }>(hits: T[], minScore = 0): T[] {
+  return hits
+    .map((hit) => (TURN_KINDS.has(hit.kind) && ASKS.test(hit.text) ? { ...hit, score: hit.score * QUESTION_TURN_FACTOR } : hit))
+    .filter((hit) => hit.score > 0 && hit.score >= minScore);
+}
+
 const byKeyOrder = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 /**
@@ -36,66 +59,5 @@ const rounded = (score: number) => Math.round(score * 1e6) / 1e6;
 function roundedSignals(signals: HitSignals): HitSignals {
   const out: HitSignals = {};
   for (const [name, value] of Object.entries(signals) as Array<[keyof HitSignals, number]>) out[name] = rounded(value);
-  return out;
-}
-
-export function diversify<T extends RankedHit & { createdAtMs: number; sessionId: string | null }>(poolIn: T[], matched: Map<string, string[]>, idf: Map<string, number>, rescore: (key: string, contextless: ReadonlySet<string>, keep: number) => number, entities: string[] = []): T[] {
-  const ENT = Number(process.env.MH_ENT ?? 0);
-  const MINENT = Number(process.env.MH_MINENT ?? 2);
-  const MODE = process.env.MH_CTX_MODE ?? "";
-  const KEEP = Number(process.env.MH_CTX_KEEP ?? 0);
-  let pool = poolIn;
-  const QPEN = Number(process.env.MH_QPEN ?? 0);
-  if (QPEN > 0) pool = pool.map((h) => (/\?\s*$/.test((process.env.MH_NOSTRIP ? (h as unknown as { text: string }).text : (h as unknown as { text: string }).text.replace(/\s*\[shares[^\]]*\]\s*$/, ""))) ? { ...h, score: h.score * (1 - QPEN) } : h));
-  if (MODE === "sym") {
-    const own = new Map<string, Array<{ key: string; terms: string[] }>>();
-    for (const h of pool) if (h.sessionId) (own.get(h.sessionId) ?? own.set(h.sessionId, []).get(h.sessionId)!).push({ key: h.key, terms: matched.get(h.key) ?? [] });
-    pool = pool.map((h) => {
-      if (!h.sessionId) return h;
-      const others = new Set<string>();
-      for (const o of own.get(h.sessionId)!) if (o.key !== h.key) for (const t of o.terms) others.add(t);
-      for (const t of matched.get(h.key) ?? []) others.delete(t);
-      if (!others.size) return h;
-      return { ...h, score: Math.min(h.score, rescore(h.key, others, KEEP)) };
-    });
-  }
-  const SESSION = Number(process.env.MH_SESSION ?? 1);
-  const COVER = Number(process.env.MH_COVER ?? 0);
-  const left = [...pool];
-  const out: T[] = [];
-  const sessions = new Map<string, number>();
-  const covered = new Set<string>();
-  while (left.length) {
-    let best = -1;
-    let bestScore = -Infinity;
-    for (let i = 0; i < left.length; i++) {
-      const h = left[i]!;
-      let s = h.score;
-      const n = h.sessionId ? sessions.get(h.sessionId) ?? 0 : 0;
-      if (out.length >= Number(process.env.MH_SESS_FROM ?? 0)) s *= Math.pow(SESSION, n);
-      if (MODE === "greedy" && h.sessionId && n > 0) {
-        const others = new Set<string>();
-        for (const o of out) if (o.sessionId === h.sessionId) for (const t of matched.get(o.key) ?? []) others.add(t);
-        for (const t of matched.get(h.key) ?? []) others.delete(t);
-        if (others.size) s = Math.min(s, rescore(h.key, others, KEEP) * Math.pow(SESSION, n));
-      }
-      if (COVER > 0 && out.length) {
-        const terms = matched.get(h.key) ?? [];
-        let all = 0, fresh = 0;
-        for (const t of terms) { const w = idf.get(t) ?? 0; all += w; if (!covered.has(t)) fresh += w; }
-        s *= 1 - COVER + COVER * (all > 0 ? fresh / all : 0);
-      }
-      if (ENT > 0 && entities.length >= MINENT) {
-        const terms = matched.get(h.key) ?? [];
-        if (!entities.some((e) => !covered.has(e) && terms.includes(e))) s /= 1 + ENT;
-      }
-      const b = best >= 0 ? left[best]! : null;
-      if (s > bestScore || (s === bestScore && b && (h.createdAtMs > b.createdAtMs || (h.createdAtMs === b.createdAtMs && h.key < b.key)))) { best = i; bestScore = s; }
-    }
-    const h = left.splice(best, 1)[0]!;
-    if (h.sessionId) sessions.set(h.sessionId, (sessions.get(h.sessionId) ?? 0) + 1);
-    for (const t of matched.get(h.key) ?? []) covered.add(t);
-    out.push({ ...h, score: bestScore });
-  }
   return out;
 }

@@ -7,7 +7,7 @@ import { contenders, type RankedHit } from "./ranking";
 const VERIFY_SPARE = 5;
 
 /** A ranked hit as read back from the store of record: the current text, workspace, time and row. */
-export type ReadHit = RankedHit & { text: string; workspaceId: string | null; sessionId: string | null; createdAtMs: number; record: unknown };
+export type ReadHit = RankedHit & { text: string; workspaceId: string | null; createdAtMs: number; record: unknown };
 
 /**
  * Reads hits back from the store of record through their sources, so that a deleted or
@@ -30,7 +30,7 @@ export function createReadBack(db: Executor, sources: SearchSources) {
     for (const item of await loadSourceItems(db, sources, refs, { context: false })) current.set(itemKey(item), item);
     return hits.flatMap((hit) => {
       const item = current.get(hit.key);
-      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, sessionId: item.sessionId, createdAtMs: item.createdAtMs, record: item.record }] : [];
+      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs, record: item.record }] : [];
     });
   }
 

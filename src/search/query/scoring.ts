@@ -133,7 +133,7 @@ export function ownStatistics(
  * match does: the item's text, and the conversation around it with its lower weights,
  * each saturated against its own length (the owner's text statistics for all three).
  */
-export function bm25(item: ItemTerms, queryTerms: string[], stats: GroupStats, contextless?: ReadonlySet<string>, keep = 0): number {
+export function bm25(item: ItemTerms, queryTerms: string[], stats: GroupStats): number {
   const items = Math.max(stats.items, 1);
   const average = stats.length > 0 ? stats.length / items : 1;
   const saturated = (field: FieldTerms | null, term: string) => {
@@ -142,8 +142,7 @@ export function bm25(item: ItemTerms, queryTerms: string[], stats: GroupStats, c
   };
   let score = 0;
   for (const term of queryTerms) {
-    const around = FIELD_WEIGHTS.before * saturated(item.before, term) + FIELD_WEIGHTS.after * saturated(item.after, term);
-    const tf = saturated(item.text, term) + (contextless?.has(term) ? keep * around : around);
+    const tf = saturated(item.text, term) + FIELD_WEIGHTS.before * saturated(item.before, term) + FIELD_WEIGHTS.after * saturated(item.after, term);
     if (!tf) continue;
     const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
     score += Math.log(1 + (items - df + 0.5) / (df + 0.5)) * tf;
