@@ -319,8 +319,10 @@ async function runSet(data: string, conversations: Conversation[]): Promise<SetF
         evidence: { rewritten, dropped, noEvidence: noEvidence.length },
         data,
         baseline: { name: BASELINE, ...recallOf(perSetFigures.get(BASELINE)!) },
-        // Each question's R@5 in order, for paired comparisons of two runs (sign test, bootstrap).
+        // Each question's R@5 (and R@1, and category) in order, for paired comparisons of two runs (sign test, bootstrap).
         r5: all.map((q) => q.hits[1]),
+        r1: all.map((q) => q.hits[0]),
+        categories: all.map((q) => q.category),
       }),
   );
   return { data, perSet: perSetFigures };

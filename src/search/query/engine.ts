@@ -13,7 +13,7 @@ import { analyzeQuery, candidateQuery } from "../analysis/analyzer";
 import { timeFit, timeRanges } from "../analysis/dates";
 import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms";
 import { readWordVectors } from "../analysis/word-vectors";
-import { order, type RankedHit } from "./ranking";
+import { lowerQuestionTurns, order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
 import { bm25, fuse, ownStatistics, textScore, vectorTrust, wordsScore } from "./scoring";
 import type { SearchTimings } from "./server-timing";
@@ -167,7 +167,8 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       }
       ranked.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       // Ties go to the newer item: every hit tied with the last candidate is read back too, then ordered.
-      const hits = order(await readBack(ownerId, ranked, request.limit, known), request.limit) as Array<HitOf<RecordsOf<S>, K>>;
+      // Question turns rank a little lower on that page (ranking.ts lowerQuestionTurns).
+      const hits = order(lowerQuestionTurns(await readBack(ownerId, ranked, request.limit, known), request.minScore), request.limit) as Array<HitOf<RecordsOf<S>, K>>;
       const embedMs = found.embedMs();
       const timings = { own: afterOwn - started, embed: embedMs, search: performance.now() - afterOwn - embedMs };
       log.debug("search timings", { kinds: request.kinds.join(","), ownMs: round(timings.own), embedMs: round(timings.embed), searchMs: round(timings.search), pending: pending.length });

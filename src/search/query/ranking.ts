@@ -11,6 +11,29 @@ export interface RankedHit {
   key: string;
 }
 
+/**
+ * A conversation turn (a memory or a chat message) whose text ends by asking ("Wow, that's
+ * awesome! What's your best camping memory?") asks for what a query looks for rather than
+ * holding it: on the page read back it ranks this much lower (its score times the factor).
+ * Chosen on the development set (bench/recall.ts; docs/retrieval.md): there a question turn is
+ * the evidence half as often as turns are on the whole (13% of its evidence turns, 25% of its turns).
+ */
+export const QUESTION_TURN_FACTOR = 0.9;
+const TURN_KINDS: ReadonlySet<SearchKind> = new Set(["memory", "message"]);
+const ASKS = /[?\uff1f]\s*$/u;
+
+/**
+ * The hits read back with each question turn's score lowered (QUESTION_TURN_FACTOR), and
+ * those then below `minScore` left out. It needs the text, so it applies to the page read
+ * back (the first `limit` and ties), no further: no store read is added. A function of the
+ * items' current text, so the same whether they are pending, indexed or compacted.
+ */
+export function lowerQuestionTurns<T extends { kind: SearchKind; score: number; text: string }>(hits: T[], minScore = 0): T[] {
+  return hits
+    .map((hit) => (TURN_KINDS.has(hit.kind) && ASKS.test(hit.text) ? { ...hit, score: hit.score * QUESTION_TURN_FACTOR } : hit))
+    .filter((hit) => hit.score > 0 && hit.score >= minScore);
+}
+
 const byKeyOrder = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 /**
