@@ -1,6 +1,6 @@
 /**
  * `npm run bench:recall -- --data ../shared/bench/locomo`: LoCoMo recall of
- * POST /v1/memories/search, exactly as issue 3 describes it.
+ * POST /v1/memories/search, as docs/retrieval.md#retrieval-quality describes the protocol.
  *
  *   bun bench/recall.ts --data DIR [--provider none|openai|local] [--embeddings-url URL]
  *                       [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search]
@@ -15,7 +15,7 @@
  * does by itself after 20 s of quiet), to measure the steady state rather than fresh rows.
  * Every turn is also stored with `session_id: "<conversation>-<session>"`, as a chat client
  * stores the turns of one conversation (the server treats neighbouring turns of a session_id
- * as each other's context). `--without-session-id` stores exactly issue 3's protocol fields
+ * as each other's context). `--without-session-id` stores exactly the protocol's fields
  * only, for comparison. Every turn carries its session's date (`session_N_date_time`, read as
  * UTC) as the memory's `timestamp`, so dates in questions can match when things were said;
  * `--without-timestamp` leaves it out (the memories are then dated when stored).

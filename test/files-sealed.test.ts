@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { openSealedRange, plainSize, SEALED_CHUNK_BYTES, sealedSize, SealedFileError, sealStream } from "../src/crypto/file-seal";
 import { all, sql } from "../src/db/store";
 import { fromRecord, TABLE_BY_TYPE, toRecord } from "../src/transfer/tables";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, } from "./helpers/server";
 import { apiError, createWorkspace } from "./helpers/workspaces";
 
 /** Files in reverse-proxy mode (MNEMO_PROXY_ENCRYPTION=1): sealed at rest with the caller's client key. */

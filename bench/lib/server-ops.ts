@@ -59,7 +59,7 @@ export function createCountingLogger(echo = 10): Logger & { counts: { warn: numb
     counts[level]++;
     if (first.length >= echo) return;
     const detail = Object.entries(fields).map(([k, v]) => `${k}=${v instanceof Error ? v.message : JSON.stringify(v)}`).join(" ");
-    const line = `${level.toUpperCase()} ${message}${detail ? " " + detail : ""}`;
+    const line = `${level.toUpperCase()} ${message}${detail ? ` ${detail}` : ""}`;
     first.push(line);
     process.stderr.write(`[server] ${line}\n`);
   };

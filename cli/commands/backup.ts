@@ -43,7 +43,7 @@ Example:
       if (options.json) return printJson(result);
       const parts = [result.manifest.database ? "store of record" : null, result.manifest.blobs ? "file bytes" : null, result.manifest.masterKey ? "master key" : null];
       process.stdout.write(`backed up ${parts.filter(Boolean).join(", ") || "nothing"} to ${result.dir} (${(result.bytes / 1024 / 1024).toFixed(1)} MB)\n`);
-      for (const line of result.guidance) process.stdout.write(chalk.yellow(`next: ${line}`) + "\n");
+      for (const line of result.guidance) process.stdout.write(`${chalk.yellow(`next: ${line}`)}\n`);
     });
 
   program
@@ -99,6 +99,6 @@ Example:
       const summary = { restored: dir, dataDir: config.dataDir, store: manifest.store, blobs: manifest.blobs, masterKey: manifest.masterKey, indexedSources: sources, guidance };
       if (options.json) return printJson(summary);
       process.stdout.write(`restored ${dir} into ${config.dataDir}${manifest.store === "sqlite" ? `; search index rebuilt (${plural(sources, "source")})` : ""}\n`);
-      for (const line of guidance) process.stdout.write(chalk.yellow(`next: ${line}`) + "\n");
+      for (const line of guidance) process.stdout.write(`${chalk.yellow(`next: ${line}`)}\n`);
     });
 }

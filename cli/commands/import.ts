@@ -121,8 +121,8 @@ Examples:
       }
       if (options.json) printJson(report);
       else {
-        for (const problem of report.problems.slice(0, SHOWN_PROBLEMS)) process.stderr.write(chalk.yellow(`${path}: ${problem.place}: ${problem.message}`) + "\n");
-        if (report.problems.length > SHOWN_PROBLEMS) process.stderr.write(chalk.yellow(`… and ${report.problems.length - SHOWN_PROBLEMS} more problems (see --json)`) + "\n");
+        for (const problem of report.problems.slice(0, SHOWN_PROBLEMS)) process.stderr.write(`${chalk.yellow(`${path}: ${problem.place}: ${problem.message}`)}\n`);
+        if (report.problems.length > SHOWN_PROBLEMS) process.stderr.write(`${chalk.yellow(`… and ${report.problems.length - SHOWN_PROBLEMS} more problems (see --json)`)}\n`);
         const types = Object.entries(report.byType).map(([type, n]) => typeCount(type, n)).join(", ");
         const what = "extractionJobs" in report ? ` ${report.inserted === 1 ? "conversation" : "conversations"}` : "";
         process.stdout.write(

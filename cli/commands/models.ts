@@ -176,7 +176,7 @@ if (import.meta.main) {
   } catch (error) {
     if (error instanceof CommanderError) process.exit(error.exitCode);
     if (!(error instanceof CliError)) throw error;
-    process.stderr.write(chalk.red(`mnemo: ${error.message}`) + "\n");
+    process.stderr.write(`${chalk.red(`mnemo: ${error.message}`)}\n`);
     process.exit(error.exitCode);
   }
 }

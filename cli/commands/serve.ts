@@ -88,5 +88,5 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
 async function warnIfExposed(dataDir: string): Promise<void> {
   const { permissionsCheck } = await import("../../src/transfer/doctor");
   const check = await permissionsCheck({ dataDir });
-  if (check.status === "warn") process.stderr.write(chalk.yellow(`mnemo: warning: data dir ${dataDir} is ${check.detail}; run ${check.hint}`) + "\n");
+  if (check.status === "warn") process.stderr.write(`${chalk.yellow(`mnemo: warning: data dir ${dataDir} is ${check.detail}; run ${check.hint}`)}\n`);
 }

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { BOUND_TAG, bindingAad, type SealBinding } from "./binding";
 
-/** The `format` of an encrypted envelope (spec §2). */
+/** The `format` of an encrypted envelope (docs/encryption.md#cryptography). */
 export const ENVELOPE_FORMAT = "svc.om.encrypted";
 
 /** 96-bit IV (the GCM standard size) and 128-bit tag. */

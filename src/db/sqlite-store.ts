@@ -1,4 +1,4 @@
-import { Database, type Statement } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { translateError } from "./errors";
 import type { Executor, QueryResult } from "./executor";

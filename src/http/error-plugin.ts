@@ -1,4 +1,4 @@
-import { Elysia, ValidationError } from "elysia";
+import { Elysia, type ValidationError } from "elysia";
 import { redactSecrets, type Logger } from "../lib/log";
 import { ConstraintError, StoreFullError, StoreUnavailableError } from "../db/errors";
 import { AppError, methodNotAllowed } from "../shared/app-error";

@@ -1,5 +1,5 @@
 /**
- * Issue 14 §2, faults, each against a real server process: a corrupted SQLite file, a
+ * Faults (docs/reliability.md#faults), each against a real server process: a corrupted SQLite file, a
  * missing or corrupted index directory, a read-only data dir, a full disk (a small
  * tmpfs), an unreachable database, the embeddings endpoint down, and (PostgreSQL) the
  * database connection cut under load through a local TCP proxy (the shared PostgreSQL

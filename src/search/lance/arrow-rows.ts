@@ -6,7 +6,7 @@ import { Message } from "apache-arrow/fb/message";
 import { MessageHeader } from "apache-arrow/fb/message-header";
 import { Precision } from "apache-arrow/fb/precision";
 import { RecordBatch } from "apache-arrow/fb/record-batch";
-import { Schema } from "apache-arrow/fb/schema";
+import type { Schema } from "apache-arrow/fb/schema";
 import { Type } from "apache-arrow/fb/type";
 import { ByteBuffer } from "flatbuffers";
 

@@ -1,5 +1,5 @@
 /**
- * The crash loop of issue 14 §1, shared by crash.test.ts (one server) and
+ * The crash loop (docs/reliability.md#crash-loop), shared by crash.test.ts (one server) and
  * crash-replicas.test.ts (two replicas on one PostgreSQL database and one index dir).
  * Server processes under 8 concurrent writers (memory creates and deletes, document
  * creates, updates and deletes, chat appends, file uploads, metered completions) are
