@@ -56,9 +56,8 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-let parsed;
-try {
-  parsed = parseArgs({
+function parse() {
+  return parseArgs({
     options: {
       data: { type: "string", multiple: true },
       provider: { type: "string", default: "none" },
@@ -73,6 +72,10 @@ try {
       "no-ablations": { type: "boolean", default: false },
     },
   });
+}
+let parsed: ReturnType<typeof parse>;
+try {
+  parsed = parse();
 } catch (error) {
   fail((error as Error).message);
 }

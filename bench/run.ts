@@ -65,7 +65,7 @@ const OPTIONS = {
   "per-user": { type: "string", default: "10000" },
   hybrid: { type: "string" },
 } as const;
-let parsed;
+let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowNegative: true }>>;
 try {
   parsed = parseArgs({ options: OPTIONS, allowNegative: true });
 } catch (error) {

@@ -18,7 +18,7 @@ const { root, dataDir } = cliDataDirs("mnemo-privacy-");
 function notOwnerOnly(path: string): string[] {
   const found: string[] = [];
   const walk = (at: string) => {
-    let info;
+    let info: ReturnType<typeof lstatSync>;
     try {
       info = lstatSync(at);
     } catch {

@@ -34,7 +34,7 @@ Example:
     .action(async (options: { out: string; data?: string; json?: boolean }) => {
       const config = await loadCliConfig(options.data);
       const { backup } = await import("../../src/transfer/backup");
-      let result;
+      let result: Awaited<ReturnType<typeof backup>>;
       try {
         result = await backup(config, options.out);
       } catch (error) {
@@ -68,7 +68,7 @@ Example:
       const config = await loadCliConfig(options.data);
       const { readManifest, restoreFiles } = await import("../../src/transfer/backup");
       let guidance: string[];
-      let manifest;
+      let manifest: Awaited<ReturnType<typeof readManifest>>;
       try {
         manifest = await readManifest(dir);
         guidance = await restoreFiles(config, dir, manifest);

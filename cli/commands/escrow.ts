@@ -95,7 +95,7 @@ ${examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow s
         : (await import("../../src/crypto/client-key")).generateClientKey();
       const [{ EscrowReplaceRefused }, { countSealedWith, describeUsage }] = await Promise.all([import("../../src/crypto/escrow"), import("../../src/crypto/key-usage")]);
       await withEscrow(options.data, async ({ record, escrow }) => {
-        let outcome;
+        let outcome: Awaited<ReturnType<typeof escrow.set>>;
         let replacedUsage = null;
         try {
           outcome = await escrow.set(options.user, key);

@@ -33,7 +33,7 @@ export async function previewChatImport(path: string, exported: ChatExport, opti
     const [{ loadConfig }, { openServices }, { checkDataDir }, { cliErrorOf }, { MAX_EXTRACT_MESSAGES, MAX_MESSAGE_CHARS }] = await Promise.all([
       import("../../src/config"), import("../../src/compose"), import("../preflight"), import("../memory-access"), import("../../src/formation/model"),
     ]);
-    let config;
+    let config: ReturnType<typeof loadConfig>;
     try {
       // Similar memories are found by their words: a dry run loads no embedding model.
       config = loadConfig({ dataDir: options.data, logLevel: "error", embeddings: { provider: "none" } });

@@ -107,7 +107,7 @@ Examples:
         throw new CliError("--extract: memory extraction is off in reverse-proxy encryption mode (its memories would be stored in plaintext); the operator enables it with MNEMO_EXTRACTION_IN_PROXY_MODE=1");
       }
       const bar = options.json ? null : progressBar("importing");
-      let report;
+      let report: Awaited<ReturnType<typeof importChatExport>> | Awaited<ReturnType<typeof importPath>>;
       try {
         const common = { userId: options.user, workspaceId: options.workspace, onProgress: (done: number, total: number) => bar?.update(done, total) };
         report = conversations

@@ -171,7 +171,7 @@ ${examples("mnemo recall \"what does alice drink\" --user alice", "mnemo recall 
       if (page.data.length === 0) return void process.stderr.write("no memories\n");
       const rows = page.data.map((m) => ({ id: printable(m.id), created: m.createdAt.slice(0, 19).replace("T", " "), workspace: printable(m.workspaceId ?? ""), content: "" }));
       const used = Math.max(...rows.map((r) => r.id.length)) + 19 + Math.max(9, ...rows.map((r) => r.workspace.length)) + 6;
-      rows.forEach((row, i) => (row.content = oneLine(page.data[i].content, textWidth(used))));
+      for (const [i, row] of rows.entries()) row.content = oneLine(page.data[i].content, textWidth(used));
       printTable(rows, ["id", "created", "workspace", "content"]);
       if (page.hasMore) process.stderr.write(chalk.dim(`more: --cursor ${page.nextCursor}\n`));
     });

@@ -30,7 +30,7 @@ async function withServices<T>(options: Common, use: (services: Services, user: 
   const [{ loadConfig }, { openServices }, { checkDataDir }, { cliErrorOf }] = await Promise.all([
     import("../../src/config"), import("../../src/compose"), import("../preflight"), import("../memory-access"),
   ]);
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig({ dataDir: options.data, logLevel: "warn", embeddings: { provider: "none" as const } });
   } catch (error) {

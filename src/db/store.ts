@@ -111,7 +111,7 @@ function postgresModules() {
 }
 
 /** Queries through Kysely, which owns PostgreSQL's pool, connections and transactions. */
-function kyselyExecutor(db: Kysely<any>): Executor {
+function kyselyExecutor(db: Kysely<unknown>): Executor {
   const { CompiledQuery } = postgresModules().kysely;
   return {
     dialect: "postgres",
@@ -125,7 +125,7 @@ function kyselyExecutor(db: Kysely<any>): Executor {
 /** The shared store: PostgreSQL, for several replicas. */
 export function openPostgresStore(url: string, poolSize = 10): Store {
   const { kysely: { Kysely }, pg: { createPostgresPool, createSessionLock, postgresDialect } } = postgresModules();
-  const db = new Kysely<any>({ dialect: postgresDialect(createPostgresPool({ url, poolSize })) });
+  const db = new Kysely<unknown>({ dialect: postgresDialect(createPostgresPool({ url, poolSize })) });
   return {
     dialect: "postgres",
     db: kyselyExecutor(db),

@@ -10,7 +10,7 @@ export interface Logger {
 }
 
 /** Field names whose values are secrets (client and master keys, wrapped keys, credentials). */
-const SECRET_NAME = String.raw`mnemo_session|cookie|x-client-key|client_?key|clientkey|master_?key|server_master_key|wrapped_?key|authorization|secret|password|api_?key`;
+const SECRET_NAME = "mnemo_session|cookie|x-client-key|client_?key|clientkey|master_?key|server_master_key|wrapped_?key|authorization|secret|password|api_?key";
 /**
  * A secret-named field and what follows it: the separator (with the quote that opens a
  * quoted value, escaped too when the line holds JSON inside a string) and the value, an

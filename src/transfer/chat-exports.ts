@@ -95,7 +95,10 @@ function chatgptPath(conversation: Record<string, unknown>): unknown[] | string 
     for (const [id, node] of Object.entries(mapping)) {
       if (!isObject(node) || (Array.isArray(node.children) && node.children.length)) continue;
       const time = isObject(node.message) && typeof node.message.create_time === "number" ? node.message.create_time : 0;
-      if (time >= latest) (latest = time), (at = id);
+      if (time >= latest) {
+        latest = time;
+        at = id;
+      }
     }
   }
   const path: unknown[] = [];
@@ -158,9 +161,11 @@ export function readChatExport(value: unknown[], source: ChatExportSource, now: 
     throw new Error(`the export holds ${value.length} conversations; the limit is ${CHAT_EXPORT_LIMITS.conversations}`);
   }
   const fallbackTitle = source === "chatgpt" ? "ChatGPT conversation" : "Claude conversation";
-  value.forEach((item, i) => {
+  const readOne = (item: unknown, i: number): void => {
     const place = `conversations[${i}]`;
-    const problem = (message: string) => result.problems.push({ place, message });
+    const problem = (message: string): void => {
+      result.problems.push({ place, message });
+    };
     if (!isObject(item)) return problem("expected a JSON object");
     const sourceId = source === "chatgpt" ? text(item.conversation_id) ?? text(item.id) : text(item.uuid);
     const idField = source === "chatgpt" ? "conversation_id" : "uuid";
@@ -183,6 +188,7 @@ export function readChatExport(value: unknown[], source: ChatExportSource, now: 
       title: titleOf(source === "chatgpt" ? item.title : item.name, messages, fallbackTitle),
       updatedAt: isoTime(source === "chatgpt" ? item.update_time : item.updated_at, messages.at(-1)?.createdAt ?? createdAt),
     });
-  });
+  };
+  for (const [i, item] of value.entries()) readOne(item, i);
   return result;
 }

@@ -18,11 +18,11 @@ export function loadAppAssets(): Promise<AppAssets | null> {
   loaded ??= (async () => {
     try {
       const [html, js, css] = await Promise.all([
-        // @ts-expect-error web/dist exists once scripts/build-app.ts ran; the text import is what the compiler embeds.
+        // @ts-ignore web/dist exists once scripts/build-app.ts ran; the text import is what the compiler embeds.
         import("../../web/dist/index.html", { with: { type: "text" } }),
-        // @ts-expect-error see above
+        // @ts-ignore see above
         import("../../web/dist/app.js", { with: { type: "text" } }),
-        // @ts-expect-error see above
+        // @ts-ignore see above
         import("../../web/dist/app.css", { with: { type: "text" } }),
       ]);
       return { "index.html": String(html.default), "app.js": String(js.default), "app.css": String(css.default) };

@@ -114,7 +114,10 @@ export class CompactionPolicy {
 
   private outside(table: string): Outside {
     let outside = this.tables.get(table);
-    if (!outside) this.tables.set(table, (outside = { fragments: 0, rows: 0, paid: 0 }));
+    if (!outside) {
+      outside = { fragments: 0, rows: 0, paid: 0 };
+      this.tables.set(table, outside);
+    }
     return outside;
   }
 }

@@ -254,7 +254,7 @@ export class IndexWriter {
 
   /** When the configured embedder changed, old vectors are dropped and every source re-embedded. */
   async reconcileVectorSpace(): Promise<void> {
-    const { store, settings, outbox, lance, embedder } = this.o;
+    const { store, settings, lance, embedder } = this.o;
     const space = embedder?.spaceId ?? "";
     if (((await settings.get(store.db, "vector_space")) ?? "") === space) return;
     for (const name of await lance.tableNames()) if (isVectorTable(name)) await lance.dropTable(name);
@@ -370,7 +370,10 @@ function byPartition(deletes: SourceRef[], items: AnyItem[], tableOf: (ref: Sour
   const parts = new Map<string, { deleteKeys: string[]; items: AnyItem[] }>();
   const part = (table: string) => {
     let entry = parts.get(table);
-    if (!entry) parts.set(table, (entry = { deleteKeys: [], items: [] }));
+    if (!entry) {
+      entry = { deleteKeys: [], items: [] };
+      parts.set(table, entry);
+    }
     return entry;
   };
   for (const ref of deletes) part(tableOf(ref)).deleteKeys.push(sourceKey(ref));

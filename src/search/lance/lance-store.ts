@@ -347,7 +347,7 @@ export class LanceStore {
     const table = await this.table(name);
     if (!table) return false;
     this.rewriting.add(name);
-    let rewritten;
+    let rewritten: Awaited<ReturnType<typeof rewriteWithoutDeleted>>;
     try {
       rewritten = await rewriteWithoutDeleted(table, sole);
     } finally {

@@ -57,7 +57,7 @@ export class RowKeys {
     if (unknown.length) {
       const read = (await table.takeRowIds(unknown.map((row) => row._rowid)).select(["item_id"]).withRowId().toArray()) as Array<{ item_id: string; _rowid: number | bigint }>;
       const byRowId = new Map(read.map((row) => [Number(row._rowid), row.item_id]));
-      rows.forEach((row, i) => (itemIds[i] ??= byRowId.get(Number(row._rowid))));
+      for (const [i, row] of rows.entries()) itemIds[i] ??= byRowId.get(Number(row._rowid));
       this.loadLater(name, table, keys, unknown.map((row) => Number(row._rowaddr)));
     }
     return rows.flatMap((row, i) => {
@@ -69,7 +69,10 @@ export class RowKeys {
   /** The map of table `name` (empty at first). */
   private of(name: string): TableKeys {
     let keys = this.tables.get(name);
-    if (!keys) this.tables.set(name, (keys = { fragments: new Map(), loading: new Set() }));
+    if (!keys) {
+      keys = { fragments: new Map(), loading: new Set() };
+      this.tables.set(name, keys);
+    }
     return keys;
   }
 

@@ -119,7 +119,7 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
       draw();
       showHistory(versions);
     } catch (error) {
-      // No history on this server (404): the panel stays hidden.
+      // The memory is gone (404): the panel stays hidden.
       if (!(error instanceof ApiError && error.notFound) && !signal.aborted) {
         replace(historySection, h("h2", { id: "history-heading" }, "History"), h("p", { class: "muted" }, (error as Error).message));
         historySection.hidden = false;
