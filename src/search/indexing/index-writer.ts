@@ -27,7 +27,8 @@ export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
 /**
  * Optimizes between renewals of the LanceDB connection, which keeps memory for each
- * full-text index update (at 10,000 rows ~1.5 MB per optimize): 64 bound it to tens of MB.
+ * full-text index update (`bun bench/lance-fts-leak.ts`): renewing bounds what it keeps
+ * (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 const RECYCLE_AFTER_OPTIMIZES = 64;
 export interface IndexWriterOptions {

@@ -5,8 +5,8 @@ import type { RawHit } from "./lance-schema";
 /**
  * Item ids of a memory table's rows by row address, kept in memory, so a full-text
  * search asks LanceDB for addresses and scores only. Reading a column back costs a
- * random read per hit (at 100,000 rows, 40 hits: 1.3 ms with `item_id` against 0.7 ms
- * for addresses and scores alone, which come from the full-text index itself).
+ * random read per hit, while addresses and scores come from the full-text index itself
+ * (docs/performance.md#why-the-code-is-tuned-as-it-is).
  *
  * Why an address → id map can be kept: a row address is (fragment id << 32 | offset),
  * and Mnemo's tables only ever add and delete rows (never update in place): a fragment's
