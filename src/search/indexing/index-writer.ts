@@ -66,7 +66,7 @@ export class IndexWriter {
   /**
    * `searchesWaiting`: whether searches wait for the writer now. A compaction the searches
    * paid for waits for a quiet moment then (every job of the writer runs in turn, so a
-   * compaction of ~100 ms under load would hold up their commits); the fragment bound
+   * compaction under load would hold up their commits); the fragment bound
    * does not wait.
    */
   constructor(
