@@ -344,7 +344,8 @@ function ablationTable(results: ConversationResult[]) {
       const qs = results.flatMap((r) => r.perSet.get(name)!.perQuestion).filter(keep);
       row[1] = qs.length;
       const recall = recallOf(qs);
-      (json[name] ??= {})[label] = recall;
+      json[name] ??= {};
+      json[name][label] = recall;
       row.push(KS.map((k) => recall[`R@${k}`].toFixed(3)).join(" / "));
     }
     if (Number(row[1]) > 0) rows.push(row);

@@ -63,7 +63,10 @@ try {
     await until(tab.page, `performance.getEntriesByName("mnemo:sign-in-to-memories").length > 0`);
     signInTimes.push((await tab.page.evaluate(`performance.getEntriesByName("mnemo:sign-in-to-memories")[0].duration`)) as number);
     const entries = (await tab.page.evaluate(`performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/")).map((e) => [new URL(e.name).pathname, e.duration])`)) as Array<[string, number]>;
-    for (const [path, duration] of entries) (signInRequests[path] ??= []).push(duration);
+    for (const [path, duration] of entries) {
+      signInRequests[path] ??= [];
+      signInRequests[path].push(duration);
+    }
     await tab.close();
   }
 

@@ -135,7 +135,12 @@ describe("presigned uploads in reverse-proxy mode", () => {
       const putTo = async (bytes: Uint8Array) => {
         const [, issued] = await small.call("POST", `/v1/workspaces/${ws}/files/upload-url`, { body: { filename: "b.bin", contentType: "application/octet-stream" }, headers: { "x-client-key": KEY } });
         // Streamed, so no Content-Length is checked first: the limit applies while sealing.
-        const body = new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+        const body = new ReadableStream({
+      start: (c) => {
+        c.enqueue(bytes);
+        c.close();
+      },
+    });
         return put(issued.url, body as unknown as Uint8Array, "application/octet-stream");
       };
       expect((await putTo(bytesOf(1000)))[0]).toBe(201);

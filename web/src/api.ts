@@ -125,7 +125,8 @@ export async function me(): Promise<Me> {
 /** Exchanges a one-time sign-in link's token for a session cookie (HttpOnly: this page never sees it). */
 export async function signInWithToken(token: string): Promise<string> {
   sessionUser = null;
-  return (sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId);
+  sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId;
+  return sessionUser;
 }
 
 /** Whom a sign-in link's token signs in, without using it (asked before it replaces an open session). */
@@ -134,7 +135,8 @@ export const signInLinkUser = (token: string) => json<{ userId: string; expiresA
 /** Exchanges a pasted API key for a session cookie of the same user and scopes; the key is not kept. */
 export async function signInWithKey(apiKey: string): Promise<string> {
   sessionUser = null;
-  return (sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId);
+  sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId;
+  return sessionUser;
 }
 
 /** Forgets every secret this page holds (the client key for encrypted notes). */

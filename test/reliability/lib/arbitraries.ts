@@ -57,7 +57,7 @@ export const HOSTILE_STRINGS = [
   "[]",
   "{}",
   "<script>alert(1)</script>",
-  "${7*7}",
+  "\u0024{7*7}", // a template-injection probe: the characters `${7*7}`
   "{{7*7}}",
   "\r\nX-Injected: 1",
   "a".repeat(257),
