@@ -25,7 +25,7 @@ export interface PassThroughOptions {
   onUpstreamError?(event: string): void;
 }
 
-/** What the client sees for anything in a stream that is not a completion chunk: the spec's error shape, nothing of the upstream's text. */
+/** What the client sees for anything in a stream that is not a completion chunk: the error shape (docs/api.md#errors), nothing of the upstream's text. */
 export const UPSTREAM_ERROR_EVENT = `data: ${JSON.stringify({ error: { code: "upstream_error", message: "the model gateway reported an error mid-stream" } })}`;
 
 /** What an SSE comment becomes: a bare `:` keeps a proxy's idle timer reset without its text. */

@@ -39,7 +39,7 @@ export function openBytes(parts: { iv: Buffer; tag: Buffer; ciphertext: Buffer }
   return Buffer.concat([decipher.update(parts.ciphertext), decipher.final()]);
 }
 
-/** The spec's string form of a sealed value. */
+/** The string form of a sealed value (docs/encryption.md#cryptography). */
 export function formatSealed(parts: { iv: Buffer; tag: Buffer; ciphertext: Buffer }): string {
   return `${parts.iv.toString("hex")}:${parts.tag.toString("hex")}:${parts.ciphertext.toString("hex")}`;
 }

@@ -115,7 +115,7 @@ const SummaryFields = {
 /** The document summary (docs/api.md#documents). */
 export const DocumentSummary = t.Object(SummaryFields);
 export type DocumentSummary = typeof DocumentSummary.static;
-/** The workspace-scoped create answers a summary that also satisfies the spec's other description. */
+/** The workspace-scoped create answers a summary that also satisfies the other documented shape (docs/api.md#documents). */
 export const CreatedSummary = t.Object({ ...SummaryFields, workspace_id: t.String(), markdown: t.String() });
 
 export const DocumentEnvelope = t.Object({ document: FullDocument });

@@ -47,7 +47,7 @@ const SEALED_FIELDS: Record<string, "documentPayload" | "blocksPayload" | "markd
 
 /**
  * Where a document's sealed fields sit in `fields` (`{document_payload, blocks_payload,
- * markdown}` or the spec's `{document, blocks, markdown}`), bound to `documentId`.
+ * markdown}` or the legacy `{document, blocks, markdown}`), bound to `documentId`.
  */
 export function documentFieldSeals(ownerId: string, documentId: string, names: Record<string, string> = SEALED_FIELDS): SealLocator {
   const bind = bindingFor(ownerId, "document", documentId);
