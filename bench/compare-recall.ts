@@ -38,7 +38,10 @@ function signTest(up: number, down: number): number {
 
 function bootstrap(diffs: number[], seed = 1): [number, number] {
   let state = seed;
-  const next = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const next = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
   const means: number[] = [];
   for (let r = 0; r < 10_000; r++) {
     let sum = 0;

@@ -1,6 +1,6 @@
 /**
  * `bun bench/import.ts [--n 100000] [--seed 42] [--no-postgres] [--postgres-url postgres://…]`:
- * the throughput of `mnemo import` (issue 12: 100,000 memories in well under a minute).
+ * the throughput of `mnemo import` (target: 100,000 memories in well under a minute).
  * Writes N `{content, metadata}` lines to a temp file, then runs the real CLI as a
  * subprocess on a fresh embedded data dir (and on a fresh PostgreSQL database when one
  * answers): a first import, and a re-run that must add nothing. Prints a table and one
@@ -37,7 +37,7 @@ const dir = tempDir("mnemo-bench-import-");
 try {
   const file = join(dir, "memories.jsonl");
   const texts = memoryTexts(Number(values.seed), n);
-  await Bun.write(file, texts.map((content, i) => JSON.stringify({ content, metadata: { i, source: "bench" } })).join("\n") + "\n");
+  await Bun.write(file, `${texts.map((content, i) => JSON.stringify({ content, metadata: { i, source: "bench" } })).join("\n")}\n`);
   const rows: Array<Record<string, unknown>> = [];
   const sqliteDir = join(dir, "sqlite");
   rows.push({ backend: "sqlite", run: "first", ...(await runImport(file, sqliteDir, {})) });

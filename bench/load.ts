@@ -1,6 +1,6 @@
 /**
  * `bun bench/load.ts [--duration 60] [--clients 16] [--backend embedded|replicas|both] [--memories 2000] [--mix 80,15,5]`:
- * issue 14 §6, a mixed load on loopback: 80% memory search, 15% memory add, 5% document
+ * a mixed load (docs/performance.md#mixed-load) on loopback: 80% memory search, 15% memory add, 5% document
  * update (`--mix` changes the percentages), from a closed loop of `--clients` concurrent Bun HTTP clients spread over
  * 8 users (the rate is the highest the server sustains at that concurrency), for
  * `--duration` seconds. Prints throughput, p50/p99 per operation and overall, the error

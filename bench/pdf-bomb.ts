@@ -1,6 +1,6 @@
 /**
  * `bun bench/pdf-bomb.ts [--checkout DIR] [--inflated-mb 20]`: what a PDF decompression bomb
- * costs a running server (issue 22, finding 1). Starts `mnemo serve` from DIR (default this
+ * costs a running server (docs/performance.md#pdf-text-extraction). Starts `mnemo serve` from DIR (default this
  * checkout; point it at another to compare builds) as a process of its own on a temp data
  * dir, warms it with one small PDF, then uploads the bomb with a presigned PUT and prints:
  * the PUT's time, the time until the file's text is settled (its `indexing` leaves

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:proxy`: what Mnemo's chat-completions proxy adds to a request (issue 11
+ * `npm run bench:proxy`: what Mnemo's chat-completions proxy adds to a request (docs/completions.md
  * "Benchmark"). One run: a fake upstream with a fixed reply (its own process), a Mnemo
  * server (its own process) whose user holds `--memories` memories, and one client that
  * alternates, per query, a direct call to the upstream and the same call through Mnemo,

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:recall -- --data ../shared/bench/locomo`: LoCoMo recall of
- * POST /v1/memories/search, exactly as issue 3 describes it.
+ * POST /v1/memories/search, as docs/retrieval.md#retrieval-quality describes the protocol.
  *
  *   bun bench/recall.ts --data DIR [--provider none|openai|local] [--embeddings-url URL]
  *                       [--embeddings-model NAME] [--models-dir DIR] [--in-process] [--compact-before-search]
@@ -15,7 +15,7 @@
  * does by itself after 20 s of quiet), to measure the steady state rather than fresh rows.
  * Every turn is also stored with `session_id: "<conversation>-<session>"`, as a chat client
  * stores the turns of one conversation (the server treats neighbouring turns of a session_id
- * as each other's context). `--without-session-id` stores exactly issue 3's protocol fields
+ * as each other's context). `--without-session-id` stores exactly the protocol's fields
  * only, for comparison. Every turn carries its session's date (`session_N_date_time`, read as
  * UTC) as the memory's `timestamp`, so dates in questions can match when things were said;
  * `--without-timestamp` leaves it out (the memories are then dated when stored).
@@ -56,9 +56,8 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-let parsed;
-try {
-  parsed = parseArgs({
+function parse() {
+  return parseArgs({
     options: {
       data: { type: "string", multiple: true },
       provider: { type: "string", default: "none" },
@@ -73,6 +72,10 @@ try {
       "no-ablations": { type: "boolean", default: false },
     },
   });
+}
+let parsed: ReturnType<typeof parse>;
+try {
+  parsed = parse();
 } catch (error) {
   fail((error as Error).message);
 }
@@ -343,7 +346,8 @@ function ablationTable(results: ConversationResult[]) {
       const qs = results.flatMap((r) => r.perSet.get(name)!.perQuestion).filter(keep);
       row[1] = qs.length;
       const recall = recallOf(qs);
-      (json[name] ??= {})[label] = recall;
+      json[name] ??= {};
+      json[name][label] = recall;
       row.push(KS.map((k) => recall[`R@${k}`].toFixed(3)).join(" / "));
     }
     if (Number(row[1]) > 0) rows.push(row);

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: ingest rate, index catch-up, LanceDB fragment counts and search
- * latency over HTTP (issue 2 "Benchmark"; `--scale N` adds issue 3's single-user run).
+ * latency over HTTP (`--scale N` adds the single-user run at scale).
  *
  *   bun bench/run.ts [--n 10000] [--queries 500] [--warmup 50] [--mode fulltext|fake|all|none]
  *                    [--scale 100000] [--seed 42] [--in-process]
@@ -65,7 +65,7 @@ const OPTIONS = {
   "per-user": { type: "string", default: "10000" },
   hybrid: { type: "string" },
 } as const;
-let parsed;
+let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowNegative: true }>>;
 try {
   parsed = parseArgs({ options: OPTIONS, allowNegative: true });
 } catch (error) {
@@ -221,7 +221,7 @@ function printSearch(title: string, rows: Array<{ label: string; clients: number
 
 function printTargets(runs: ModeRun[]) {
   const check = (ok: boolean) => (ok ? "ok" : "MISSED");
-  console.log("\nIssue 2 targets");
+  console.log("\nTargets");
   for (const run of runs.filter((r) => r.clients === 8 && r.search)) {
     console.log(`  ${run.mode}: ≥1000 mem/s with 8 clients: ${run.ingest.perSecond} ${check(run.ingest.perSecond >= 1000)}; ` +
       `search p99 ≤20 ms: ${ms(run.search!.http.p99)} ${check(run.search!.http.p99 <= 20)}; ` +
@@ -230,7 +230,7 @@ function printTargets(runs: ModeRun[]) {
   }
 }
 
-/** Issue 3's single-user run: `count` memories with the fake embedder, hybrid search, RSS. */
+/** The single-user run: `count` memories with the fake embedder, hybrid search, RSS. */
 async function runScale(count: number) {
   const fake = await startFakeEmbedderProcess(384);
   const dir = tempDir();
@@ -309,11 +309,11 @@ async function main() {
     console.log(`  vector index: ${v ? `${v.vectorIndex}; the server's vector search vs an exact scan, recall@${v.k} ${r3(v.recallAtK)} (counting exact-distance ties as hits ${r3(v.recallAtKTieAware)}) over ${v.queries} queries` : "no vector table"}`);
     const excl = scale.run.search!.httpExclEmbed;
     const again = scale.restartedRun.search!.httpExclEmbed;
-    console.log(`  issue 3 targets: search excl. query embedding p50 ≤5 ms: ${ms(excl?.p50)} (restarted ${ms(again?.p50)}), p99 ≤15 ms: ${ms(excl?.p99)} (restarted ${ms(again?.p99)}); RSS ≤500 MB: ${scale.rssMB} MB after ingesting and searching in one process (peak ${scale.peakRssMB ?? "-"} MB), ${scale.restartedRssMB} MB in a restarted server after ${QUERIES + WARMUP} searches`);
+    console.log(`  targets: search excl. query embedding p50 ≤5 ms: ${ms(excl?.p50)} (restarted ${ms(again?.p50)}), p99 ≤15 ms: ${ms(excl?.p99)} (restarted ${ms(again?.p99)}); RSS ≤500 MB: ${scale.rssMB} MB after ingesting and searching in one process (peak ${scale.peakRssMB ?? "-"} MB), ${scale.restartedRssMB} MB in a restarted server after ${QUERIES + WARMUP} searches`);
   }
   const totalS = round((performance.now() - started) / 1000, 1);
   console.log(`\ntotal ${totalS} s; load average at end: ${load()}`);
-  console.log("BENCH_JSON " + JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, runs, backends, scale, totalS }));
+  console.log(`BENCH_JSON ${JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, runs, backends, scale, totalS })}`);
 }
 
 /** `--mode tenancy`: the tenancy bench alone (the header lines are main's). */
@@ -325,7 +325,7 @@ async function tenancyMain(o: TenancyOptions) {
   printTenancy(tenancy);
   const totalS = round((performance.now() - started) / 1000, 1);
   console.log(`\ntotal ${totalS} s; load average at end: ${load()}`);
-  console.log("BENCH_JSON " + JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", mode: "tenancy", tenancy, totalS }));
+  console.log(`BENCH_JSON ${JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", mode: "tenancy", tenancy, totalS })}`);
 }
 
 try {

@@ -1,6 +1,6 @@
 /**
  * `bun bench/secure-delete.ts [--memories 20000] [--rounds 3]`: what SQLite's
- * `secure_delete` (on since issue 22: a deleted row's bytes are zeroed) costs the embedded
+ * `secure_delete` (on: a deleted row's bytes are zeroed) costs the embedded
  * store. The store of record alone (no index, no HTTP): `--memories` memories of ~600
  * bytes written one per transaction (as the API writes them, group commit included, 8 at a
  * time) and then deleted the same way; and the same rows written and deleted in
@@ -95,5 +95,5 @@ const cpuRows = ["oneWrite", "oneDelete", "batchWrite", "batchDelete"].map((key)
   const [off, on] = [per("off"), per("on")];
   return [key, spread(off), spread(on), `${round((median(on) / median(off) - 1) * 100, 1)} %`];
 });
-console.log("\n" + table(["CPU µs per row: median (min–max)", "secure_delete off", "secure_delete on", "change of medians"], cpuRows));
+console.log(`\n${table(["CPU µs per row: median (min–max)", "secure_delete off", "secure_delete on", "change of medians"], cpuRows)}`);
 console.log(`\nfile size after: off ${round(median(results.off.map((r) => r.bytes)) / 1e6, 1)} MB, on ${round(median(results.on.map((r) => r.bytes)) / 1e6, 1)} MB`);

@@ -1,6 +1,6 @@
 /**
- * `bun bench/soak.ts [--writes 100000] [--clients 8] [--every 10000] [--searches 50] [--bytes 300] [--settle 65]`: issue 14
- * §7, a soak of single-memory writes against one embedded `mnemo serve` (a child process).
+ * `bun bench/soak.ts [--writes 100000] [--clients 8] [--every 10000] [--searches 50] [--bytes 300] [--settle 65]`: a
+ * soak (docs/performance.md#soak) of single-memory writes against one embedded `mnemo serve` (a child process).
  * At the start and after every `--every` writes it prints: LanceDB fragments (data files
  * of live versions) and versions kept per table, the data dir's disk use against the raw
  * bytes written, search p95 over `--searches` queries, and the server's RSS. At the end

@@ -63,7 +63,10 @@ try {
     await until(tab.page, `performance.getEntriesByName("mnemo:sign-in-to-memories").length > 0`);
     signInTimes.push((await tab.page.evaluate(`performance.getEntriesByName("mnemo:sign-in-to-memories")[0].duration`)) as number);
     const entries = (await tab.page.evaluate(`performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/")).map((e) => [new URL(e.name).pathname, e.duration])`)) as Array<[string, number]>;
-    for (const [path, duration] of entries) (signInRequests[path] ??= []).push(duration);
+    for (const [path, duration] of entries) {
+      signInRequests[path] ??= [];
+      signInRequests[path].push(duration);
+    }
     await tab.close();
   }
 
@@ -92,7 +95,7 @@ try {
   await tab.close();
 
   const ms = (s: ReturnType<typeof summarize>) => `p50 ${s.p50} ms, p95 ${s.p95} ms, max ${s.max} ms (n=${s.n})`;
-  process.stdout.write([
+  process.stdout.write(`${[
     `app.js: ${(built.jsBytes / 1024).toFixed(1)} KB, ${(built.jsGzipBytes / 1024).toFixed(1)} KB gzipped (budget 200 KB)`,
     `seeded ${MEMORIES} memories in ${(seeded.wallMs / 1000).toFixed(1)} s; search: ${config.embeddings.provider === "none" ? "full text" : config.embeddings.provider}`,
     `sign-in → first memories rendered: ${ms(summarize(signInTimes))} (budget 500 ms)`,
@@ -100,7 +103,7 @@ try {
     `search keystroke → results rendered at ${MEMORIES} memories: ${ms(summarize(keystrokes))} (budget 100 ms; includes the debounce)`,
     `  of which the search request (browser → server → browser): ${ms(summarize(requests))}`,
     `  and rendering the results: ${ms(summarize(renders))}`,
-  ].join("\n") + "\n");
+  ].join("\n")}\n`);
 } finally {
   await browser.close();
   await server.stop();

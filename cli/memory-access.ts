@@ -56,7 +56,7 @@ export interface MemoryAccessOptions {
 /** Opens the services on the data dir, runs `use`, and closes them (as the index writer: after indexing what is pending). */
 export async function withMemories<T>(options: MemoryAccessOptions, use: (access: MemoryAccess) => Promise<T>): Promise<T> {
   const [{ loadConfig }, { openServices }, { checkDataDir }] = await Promise.all([import("../src/config"), import("../src/compose"), import("./preflight")]);
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     // Without a search, no embedding model is loaded: nothing here embeds.
     config = loadConfig({ dataDir: options.data, logLevel: "warn", ...(options.search ? {} : { embeddings: { provider: "none" as const } }) });

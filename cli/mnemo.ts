@@ -81,12 +81,12 @@ if (import.meta.main) {
     if (isClosedPipe(error)) process.exit(0);
     if (error instanceof CommanderError) {
       const line = usage.messageFor(error);
-      if (line) process.stderr.write(chalk.red(`mnemo: ${line}`) + "\n");
+      if (line) process.stderr.write(`${chalk.red(`mnemo: ${line}`)}\n`);
       process.exit(error.exitCode);
     }
     // Expected failures (our refusals, a bad configuration, a path or port refused) are one line; anything else is a bug, with its stack.
     const message = expectedFailureMessage(error) ?? `unexpected error: ${(error as Error).stack ?? error}`;
-    process.stderr.write(chalk.red(`mnemo: ${message}`) + "\n");
+    process.stderr.write(`${chalk.red(`mnemo: ${message}`)}\n`);
     // Ending by itself, not by process.exit, lets LanceDB's native objects be dropped (each removes
     // the temp dir it made); should a handle stay open, the process exits after EXIT_GRACE_MS anyway.
     const exitCode = error instanceof CliError ? error.exitCode : 1;

@@ -63,15 +63,15 @@ export function examples(...lines: string[]): string {
 export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export function printTable(rows: Array<Record<string, string>>, columns: string[]): void {
   if (rows.length === 0) return;
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? "").length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd();
-  process.stdout.write(chalk.bold(line(columns.map((c) => c.toUpperCase()))) + "\n");
-  for (const row of rows) process.stdout.write(line(columns.map((c) => row[c] ?? "")) + "\n");
+  process.stdout.write(`${chalk.bold(line(columns.map((c) => c.toUpperCase())))}\n`);
+  for (const row of rows) process.stdout.write(`${line(columns.map((c) => row[c] ?? ""))}\n`);
 }
 
 /**

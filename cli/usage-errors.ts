@@ -14,9 +14,19 @@ export function oneLineUsageErrors(program: Command) {
   /** The command whose parse failed: commander says which only through its output hooks. */
   let failing: Command = program;
   const watch = (command: Command) => {
-    command.configureOutput({ outputError: () => void (failing = command) });
+    command.configureOutput({
+      outputError: () => {
+        failing = command;
+      },
+    });
     // Only the help shown for a command run without its subcommand comes here; a bare `mnemo` still shows it whole.
-    if (command !== program) command.configureOutput({ writeErr: () => void (failing = command) });
+    if (command !== program) {
+      command.configureOutput({
+        writeErr: () => {
+          failing = command;
+        },
+      });
+    }
     for (const sub of command.commands) watch(sub);
   };
   watch(program);

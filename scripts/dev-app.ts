@@ -81,7 +81,11 @@ async function startMnemo(dataDir: string): Promise<{ url: string; stop(): Promi
     const match = /Mnemo listening on (\S+)/.exec(text);
     if (match) {
       reader.releaseLock();
-      return { url: match[1], stop: async () => void (child.kill("SIGTERM"), await child.exited) };
+      const stop = async () => {
+        child.kill("SIGTERM");
+        await child.exited;
+      };
+      return { url: match[1], stop };
     }
   }
 }

@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Schema } from "../clients/codegen/operations";
 import { renderPython } from "../clients/codegen/python";
 import { renderTypeScript } from "../clients/codegen/typescript";
 import { loadConfig } from "../src/config";
@@ -19,20 +20,20 @@ export const GENERATED = {
 };
 
 /** The OpenAPI document as a server of this tree serves it. */
-export async function fetchOpenApiDocument(): Promise<Record<string, any>> {
+export async function fetchOpenApiDocument(): Promise<Schema> {
   const config = loadConfig({ port: 0, logLevel: "error" }, { STORAGE_PROVIDER: "memory", EMBEDDINGS_PROVIDER: "none" });
   const server = await startServer(config, { log: createLogger("error") });
   try {
     const response = await fetch(`${server.url}/openapi/json`);
     if (!response.ok) throw new Error(`GET /openapi/json answered ${response.status}`);
-    return (await response.json()) as Record<string, any>;
+    return (await response.json()) as Schema;
   } finally {
     await server.stop();
   }
 }
 
 /** Each generated file's path and the text it should hold. */
-export function renderClients(doc: Record<string, any>): Array<[string, string]> {
+export function renderClients(doc: Schema): Array<[string, string]> {
   return [
     [GENERATED.typescript, renderTypeScript(doc)],
     [GENERATED.python, renderPython(doc)],
@@ -40,7 +41,7 @@ export function renderClients(doc: Record<string, any>): Array<[string, string]>
 }
 
 /** The generated files whose text differs from what `doc` renders. */
-export function staleClients(doc: Record<string, any>): string[] {
+export function staleClients(doc: Schema): string[] {
   const read = (path: string) => {
     try {
       return readFileSync(path, "utf8");

@@ -1,5 +1,5 @@
 /**
- * `npm run stress`: the full form of issue 14's reliability suites, printing their figures.
+ * `npm run stress`: the full form of the reliability suites (docs/reliability.md), printing their figures.
  *
  * 1. test/reliability/ at full size (MNEMO_RELIABILITY=full: 50 SIGKILLs, 20,000 fuzz
  *    cases) and strict (MNEMO_RELIABILITY_STRICT=1: open findings fail instead of being
@@ -82,7 +82,7 @@ if (flags.has("--full-run-logs")) {
   const line = `[reliability] secrets (full npm test run, debug logs): ${logLines.length} server log lines scanned, ${hits.length} with a credential`;
   console.log(line);
   for (const hit of hits.slice(0, 20)) console.log(`  ${hit}`);
-  await Bun.write(figures, (await Bun.file(figures).text().catch(() => "")) + line + "\n");
+  await Bun.write(figures, `${(await Bun.file(figures).text().catch(() => "")) + line}\n`);
   // The run's own failures are `npm test`'s business; this step fails only on a credential.
   if (code !== 0) console.log(`(npm test itself exited ${code}: see its output above)`);
   results.push(["secrets in a full run's logs", hits.length ? 1 : 0]);

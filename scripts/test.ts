@@ -5,8 +5,10 @@
  * database there, named after the test process that owns it (test/helpers/database.ts),
  * so concurrent runs on one server coexist. Without a reachable PostgreSQL the second run
  * is skipped with one line saying so, except under CI, where that is a failure.
- * Arguments are passed to `bun test` (e.g. a file filter).
+ * Before either, `biome check` (lint and format, biome.jsonc) runs over the tree: a finding
+ * fails the run before any test starts. Arguments are passed to `bun test` (e.g. a file filter).
  */
+import { join } from "node:path";
 import { postgresProblem } from "../test/helpers/database";
 import { ensureWebApp } from "./build-app";
 
@@ -39,6 +41,18 @@ async function runSuite(label: string, env: Record<string, string | undefined>):
   return { passed: count("pass"), failed: count("fail"), exitCode };
 }
 
+/** `npm run lint`: Biome's lint and format check; warnings count as findings. */
+async function lint(): Promise<number> {
+  process.stderr.write("\n=== lint and format (biome check) ===\n");
+  const biome = join(import.meta.dir, "..", "node_modules", ".bin", "biome");
+  const proc = Bun.spawn([biome, "check", "--error-on-warnings"], { cwd: join(import.meta.dir, ".."), stdout: "inherit", stderr: "inherit" });
+  return proc.exited;
+}
+
+if ((await lint()) !== 0) {
+  process.stderr.write("lint or format findings: `npm run lint` lists them, `npm run format` formats\n");
+  process.exit(1);
+}
 
 // The server embeds the web app's build (web/dist, not committed): a fresh clone builds it here.
 await ensureWebApp();

@@ -30,7 +30,7 @@ import { workspaceRoutes } from "./workspaces";
 import { appPages, webAppRoutes } from "./web-app";
 import { keyRoutes } from "./keys";
 
-/** Request headers a browser may send (spec §5), exactly. */
+/** Request headers a browser may send (docs/security.md), exactly. */
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
 /** What MCP's Streamable HTTP transport adds (`/mcp`), so that a browser-based MCP client works too. */
 export const CORS_MCP_HEADERS = ["Mcp-Session-Id", "Mcp-Protocol-Version"];
@@ -69,7 +69,7 @@ function openApiDocument(catalog: RouteCatalog) {
 export function buildApp(services: Services, publicUrl: () => string) {
   // The catalog reads the finished app's routes at request time (405 Allow, who takes a body).
   const catalog = createRouteCatalog(() => app.routes);
-  // The PKMS routes' `decrypt: true` option (spec §4 decryption rules, reverse-proxy writes).
+  // The PKMS routes' `decrypt: true` option (docs/encryption.md#reverse-proxy-mode).
   const encryption = {
     keys: services.clientKeys, proxyMode: services.config.encryption.proxyMode,
     tagCheck: (bindings: SealBinding[]) => services.sealTags.checker(services.store.db, bindings),

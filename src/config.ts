@@ -1,4 +1,4 @@
-import { Type as T, type Static } from "@sinclair/typebox";
+import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { mkdtempSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -194,8 +194,8 @@ export class ConfigError extends Error {
 const FLAG_OVERRIDES = ["dataDir", "host", "port", "allowMockTokens", "logLevel"] as const;
 
 /** The schema node at a TypeBox error path (`/indexer/batchSize`), with the nearest description on the way. */
-function describedSchemaAt(path: string): { schema: Record<string, any>; description: string } {
-  let schema: Record<string, any> = ConfigSchema;
+function describedSchemaAt(path: string): { schema: TSchema; description: string } {
+  let schema: TSchema = ConfigSchema;
   let description = "";
   for (const segment of path.split("/").filter(Boolean)) {
     const next = schema.properties?.[segment] ?? (schema.type === "array" ? schema.items : undefined);
@@ -207,13 +207,13 @@ function describedSchemaAt(path: string): { schema: Record<string, any>; descrip
 }
 
 /** What a schema node takes, in words: `a whole number from 0 to 65535`, `one of: debug, info`. */
-function expectation(schema: Record<string, any>): string {
+function expectation(schema: TSchema): string {
   if (schema.expected) return schema.expected;
   if (schema.type === "integer" || schema.type === "number") {
     const { minimum: min, maximum: max } = schema;
     return `a whole number${min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` of at least ${min}` : max !== undefined ? ` of at most ${max}` : ""}`;
   }
-  if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: any) => "const" in s)) return `one of: ${schema.anyOf.map((s: any) => s.const).join(", ")}`;
+  if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: TSchema) => "const" in s)) return `one of: ${schema.anyOf.map((s: TSchema) => s.const).join(", ")}`;
   if (schema.type === "string" && schema.minLength) return "a non-empty value";
   return `a valid ${schema.type ?? "value"}`;
 }

@@ -112,7 +112,7 @@ describe("mnemo export", () => {
   test("--out - writes to stdout; an unknown user exports only the header", async () => {
     const dir = dataDir("empty");
     const result = await runCli(["export", "--user", "nobody", "--out", "-", "--data", dir]);
-    expect([result.exitCode, result.stdout]).toEqual([0, JSON.stringify({ type: "header", format: "mnemo-export", version: 1, userId: "nobody" }) + "\n"]);
+    expect([result.exitCode, result.stdout]).toEqual([0, `${JSON.stringify({ type: "header", format: "mnemo-export", version: 1, userId: "nobody" })}\n`]);
     expect(result.stderr).toContain("exported nothing");
   });
 });

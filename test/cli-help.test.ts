@@ -11,7 +11,11 @@ function allCommands(command: Command, path: string[] = []): Array<{ name: strin
 /** What `--help` prints, text added after the options included. */
 function helpOf(command: Command): string {
   let out = "";
-  command.configureOutput({ writeOut: (text) => void (out += text) });
+  command.configureOutput({
+    writeOut: (text) => {
+      out += text;
+    },
+  });
   command.outputHelp();
   return out;
 }

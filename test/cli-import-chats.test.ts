@@ -161,7 +161,7 @@ describe("mnemo import: a bad or oversized export fails in one line, writing not
   });
 
   test("--extract, --dry-run and --limit name themselves on a file that is not a chat export; --extract where extraction is off", async () => {
-    const path = write("memories.jsonl", JSON.stringify({ content: "a memory" }) + "\n");
+    const path = write("memories.jsonl", `${JSON.stringify({ content: "a memory" })}\n`);
     for (const flag of ["--extract", "--dry-run"]) {
       const result = await runCli(["import", path, "--user", "alice", flag, "--data", dataDir(`flag${flag}`)]);
       expect({ exitCode: result.exitCode, stderr: result.stderr }).toEqual({ exitCode: 1, stderr: `mnemo: ${flag}: applies to ChatGPT's or Claude's export; ${path} is not one\n` });

@@ -39,13 +39,13 @@ describe("mnemo import: memory formats", () => {
     const supermemory = write("supermemory.json", JSON.stringify({
       documents: [{ id: "sm_1", customId: "c1", content: "Quarterly report draft is due Friday", title: "Report", containerTags: ["work"], createdAt: "2025-01-02T03:04:05.000Z" }],
     }));
-    const lines = write("lines.jsonl", [
+    const lines = write("lines.jsonl", `${[
       JSON.stringify({ content: "Owls hunt at night", metadata: { topic: "birds" } }),
       "{not json",
       JSON.stringify({ content: "   " }),
       JSON.stringify({ text: "no content field" }),
       JSON.stringify({ content: "Herons wade in shallow water" }),
-    ].join("\n") + "\n");
+    ].join("\n")}\n`);
 
     const first = await importJson(mem0, data);
     expect(first).toEqual({ exitCode: 0, stderr: expect.any(String), report: expect.objectContaining({ format: "mem0-export", read: 2, inserted: 2, existing: 0, failed: 0 }) });
@@ -96,7 +96,7 @@ describe("mnemo import: memory formats", () => {
 
   test("--workspace puts memories there (creating it); another user's workspace is refused", async () => {
     const data = dataDir("workspace");
-    const lines = write("ws.jsonl", JSON.stringify({ content: "in a workspace" }) + "\n");
+    const lines = write("ws.jsonl", `${JSON.stringify({ content: "in a workspace" })}\n`);
     const r = await importJson(lines, data, "--workspace", "ws_alice_import");
     expect([r.exitCode, r.report.workspaceId, r.report.inserted]).toEqual([0, "ws_alice_import", 1]);
     const refused = await runCli(["import", lines, "--user", "bob", "--workspace", "ws_alice_import", "--data", data]);
@@ -109,7 +109,7 @@ describe("mnemo import: memory formats", () => {
 describe("mnemo import: the web app's export", () => {
   test("is its own format: ids, workspaces, sessions and times kept; the summary counts in plurals", async () => {
     const data = dataDir("app-export");
-    expect((await runCli(["import", write("ws.jsonl", JSON.stringify({ content: "makes the workspace" }) + "\n"), "--user", "alice", "--workspace", "ws_app", "--data", data])).exitCode).toBe(0);
+    expect((await runCli(["import", write("ws.jsonl", `${JSON.stringify({ content: "makes the workspace" })}\n`), "--user", "alice", "--workspace", "ws_app", "--data", data])).exitCode).toBe(0);
     const memory = (id: string, content: string, workspaceId: string | null) => ({
       id, ownerId: "someone-else", projectId: workspaceId ?? "default", content, metadata: { from: "app" }, status: "active", workspaceId,
       session_id: "s-1", createdAt: "2025-02-03T04:05:06.000Z", updatedAt: "2025-02-03T04:05:06.000Z",
@@ -139,10 +139,10 @@ describe("mnemo import: a file in no known format", () => {
     'Supermemory\'s export {"documents"|"memories": […]}, JSON Lines of {"content": …}, or a folder of Markdown files';
 
   test.each([
-    ["notes.txt", "hello\nworld\n", "format not recognised: it is neither JSON nor JSON Lines; " + KNOWN],
-    ["settings.json", '{\n  "theme": "dark"\n}\n', 'format not recognised: it is a JSON object with none of "memories", "results", "documents", "content" or "memory"; ' + KNOWN],
-    ["rows.json", '[{"title": "a"}, {"title": "b"}]', 'format not recognised: it is a JSON list whose entries have neither "content" nor "memory"; ' + KNOWN],
-    ["events.jsonl", '{"event": "a"}\n{"event": "b"}\n', 'format not recognised: no line is a Mnemo export record or has "content" or "memory"; ' + KNOWN],
+    ["notes.txt", "hello\nworld\n", `format not recognised: it is neither JSON nor JSON Lines; ${KNOWN}`],
+    ["settings.json", '{\n  "theme": "dark"\n}\n', `format not recognised: it is a JSON object with none of "memories", "results", "documents", "content" or "memory"; ${KNOWN}`],
+    ["rows.json", '[{"title": "a"}, {"title": "b"}]', `format not recognised: it is a JSON list whose entries have neither "content" nor "memory"; ${KNOWN}`],
+    ["events.jsonl", '{"event": "a"}\n{"event": "b"}\n', `format not recognised: no line is a Mnemo export record or has "content" or "memory"; ${KNOWN}`],
     ["empty.jsonl", "", "the file is empty; nothing to import"],
     ["blank.json", " \n\n", "the file is empty; nothing to import"],
   ])("%s: exit 1, one line saying why; nothing is written, not even the --workspace", async (name, text, message) => {

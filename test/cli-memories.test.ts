@@ -171,7 +171,7 @@ describe("mnemo remember / recall / memories, no server running", () => {
     for (const command of [["remember"], ["recall"], ["memories"], ["memories", "list"], ["memories", "show"], ["memories", "forget"]]) {
       const help = await runCli([...command, "--help"]);
       expect(help.exitCode).toBe(0);
-      expect(help.stdout).toMatch(/\nExamples?:\n  mnemo (remember|recall|memories) /);
+      expect(help.stdout).toMatch(/\nExamples?:\n {2}mnemo (remember|recall|memories) /);
     }
     const data = dataDir("colours");
     await cli(data, ["remember", "Colourful memory about tea", "--user", "alice"]);

@@ -22,11 +22,12 @@ afterAll(async () => {
 let runs = 0;
 async function loadedModules(args: string[], dataDir?: string) {
   const out = join(root, `loaded-${++runs}.json`);
+  if (dataDir) dataDirs.add(dataDir);
   const proc = Bun.spawn([process.execPath, "--preload", PRELOAD, join(ROOT, "cli", "mnemo.ts"), ...args], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "", HOME: root, EMBEDDINGS_PROVIDER: "none", MNEMO_LOADED_MODULES_OUT: out,
-      ...(dataDir ? (dataDirs.add(dataDir), await databaseEnvFor(dataDir)) : {}),
+      ...(dataDir ? await databaseEnvFor(dataDir) : {}),
     },
     stdout: "pipe",
     stderr: "pipe",

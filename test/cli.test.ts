@@ -128,7 +128,7 @@ describe("what a run leaves in $TMPDIR", () => {
       stdin: "pipe", stdout: "pipe", stderr: "pipe",
     });
     const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
-    proc.stdin.write(JSON.stringify(initialize) + "\n");
+    proc.stdin.write(`${JSON.stringify(initialize)}\n`);
     await proc.stdin.flush();
     const reader = proc.stdout.getReader();
     let answer = "";

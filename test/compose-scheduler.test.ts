@@ -14,7 +14,12 @@ describe("background work runs on the one scheduler", () => {
     const scheduler = createScheduler();
     let sweeps = 0;
     const swept = Promise.withResolvers<void>();
-    const files = { sweepOrphanBlobs: async () => (++sweeps === 2 && swept.resolve(), []) } as unknown as FileService;
+    const files = {
+    sweepOrphanBlobs: async () => {
+      if (++sweeps === 2) swept.resolve();
+      return [];
+    },
+  } as unknown as FileService;
     scheduleOrphanSweep({ files, isSweeper: () => true, log: createLogger("error"), scheduler, everyMs: 1, minAgeMs: 0 });
     expect(scheduler.pendingCount).toBe(1);
     await swept.promise;

@@ -5,7 +5,7 @@ import { CORS_ALLOWED_HEADERS, CORS_MCP_HEADERS } from "../src/app";
 import { killSpawnedServers, runCli, spawnServer } from "./helpers/cli";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
-/** A server without mock tokens (CORS as spec §5 says) and one with them (loopback origins only). */
+/** A server without mock tokens (CORS as docs/security.md says) and one with them (loopback origins only). */
 let spec: TestServer;
 let mock: TestServer;
 let specKey: string;
@@ -41,14 +41,14 @@ describe("without mock tokens: any origin, as the spec says", () => {
 
   test("responses say Access-Control-Allow-Origin: * and expose Mnemo's headers; the answer does not vary by Origin, so no Vary", async () => {
     for (const headers of [{ origin: "https://app.example" }, {}] as Record<string, string>[]) {
-      const response = await fetch(spec.url + "/v1/memories", { headers: { authorization: `Bearer ${specKey}`, ...headers } });
+      const response = await fetch(`${spec.url}/v1/memories`, { headers: { authorization: `Bearer ${specKey}`, ...headers } });
       expect(cors(response)).toEqual({ status: 200, allowOrigin: "*", vary: null });
       expect(response.headers.get("access-control-expose-headers")).toContain("X-Request-Id");
     }
   });
 
   test("a refusal before routing (a path that does not decode) is readable by a page too", async () => {
-    const response = await fetch(spec.url + "/v1/memories/%E0%A4%A", { headers: { origin: "https://app.example" } });
+    const response = await fetch(`${spec.url}/v1/memories/%E0%A4%A`, { headers: { origin: "https://app.example" } });
     expect(cors(response)).toEqual({ status: 400, allowOrigin: "*", vary: null });
   });
 });
@@ -61,7 +61,7 @@ describe("with mock tokens: pages on this machine only", () => {
   });
 
   test("an actual request from another origin is refused before it runs: nothing is written", async () => {
-    const response = await fetch(mock.url + "/v1/memories", {
+    const response = await fetch(`${mock.url}/v1/memories`, {
       method: "POST", headers: { origin: "https://evil.example", authorization: "Bearer mock-token-victim", "content-type": "application/json" }, body: '{"content":"planted"}',
     });
     expect(cors(response)).toEqual({ status: 403, allowOrigin: null, vary: "Origin" });
@@ -70,12 +70,12 @@ describe("with mock tokens: pages on this machine only", () => {
 
   test.each(["http://localhost:5173", "http://127.0.0.1:3000", "http://[::1]:8080", "https://localhost"])("a page on %s may call it: its origin is echoed, Vary: Origin", async (origin) => {
     expect(cors(await preflight(mock, origin))).toEqual({ status: 204, allowOrigin: origin, vary: "Origin" });
-    const response = await fetch(mock.url + "/v1/memories", { headers: { origin, authorization: "Bearer mock-token-local" } });
+    const response = await fetch(`${mock.url}/v1/memories`, { headers: { origin, authorization: "Bearer mock-token-local" } });
     expect(cors(response)).toEqual({ status: 200, allowOrigin: origin, vary: "Origin" });
   });
 
   test("a request without Origin (curl, an SDK) is served, and says it varies by Origin", async () => {
-    expect(cors(await fetch(mock.url + "/v1/memories", { headers: { authorization: "Bearer mock-token-local" } }))).toEqual({ status: 200, allowOrigin: null, vary: "Origin" });
+    expect(cors(await fetch(`${mock.url}/v1/memories`, { headers: { authorization: "Bearer mock-token-local" } }))).toEqual({ status: 200, allowOrigin: null, vary: "Origin" });
   });
 });
 

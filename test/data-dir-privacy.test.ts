@@ -7,7 +7,7 @@ import { TEST_DATABASE_URL } from "./helpers/database";
 import { startTestServer } from "./helpers/server";
 
 /**
- * Issue 22, finding 5: everything Mnemo writes is its user's only (0700 directories, 0600
+ * Everything Mnemo writes is its user's only (0700 directories, 0600
  * files: the data dir, SQLite and its WAL, LanceDB's index and blobs, the master key,
  * backups, exports), and a deleted memory's text does not stay readable in SQLite's pages.
  */
@@ -18,7 +18,7 @@ const { root, dataDir } = cliDataDirs("mnemo-privacy-");
 function notOwnerOnly(path: string): string[] {
   const found: string[] = [];
   const walk = (at: string) => {
-    let info;
+    let info: ReturnType<typeof lstatSync>;
     try {
       info = lstatSync(at);
     } catch {

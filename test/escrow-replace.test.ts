@@ -12,7 +12,7 @@ import { tempDir, withClient, type TestServer } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
 
 /**
- * Issue 22, finding 14: an escrowed client key is never replaced silently. `mnemo escrow
+ * An escrowed client key is never replaced silently. `mnemo escrow
  * set` refuses a different key without --force and the onboarding webhook answers 409
  * naming `clientKey`, both saying what would stop opening through escrow.
  */

@@ -146,7 +146,7 @@ describe("mnemo escrow", () => {
     const oldMaster = remember(randomBytes(32)).toString("hex");
     const newMaster = remember(randomBytes(32));
     const newKeyFile = join(dataDir, "new.key");
-    writeFileSync(newKeyFile, newMaster.toString("hex") + "\n");
+    writeFileSync(newKeyFile, `${newMaster.toString("hex")}\n`);
     const keys = { alice: remember(randomBytes(32)), bob: remember(randomBytes(32)) };
 
     let server = await start({ SERVER_MASTER_KEY: oldMaster }, dataDir);
@@ -199,7 +199,7 @@ describe("mnemo escrow", () => {
   });
 });
 
-describe("rotate-master while a server runs (issue 22, finding 11)", () => {
+describe("rotate-master while a server runs", () => {
   afterEach(killSpawnedServers);
 
   /** A document sealed with `clientKey` through a running server, and how it reads back with X-Proxy-Decrypt and no X-Client-Key (the escrowed key). */

@@ -44,7 +44,12 @@ describe(`files across two replicas on ${backend}`, () => {
     const joined = await fetch(`${a.url}/v1/workspaces/${ws.id}/files/${done.key}`, { headers: auth });
     expect(await joined.text()).toBe("hello world");
 
-    await Promise.all([a, b].map((server) => (server.proc.kill(), server.proc.exited)));
+    await Promise.all(
+      [a, b].map((server) => {
+        server.proc.kill();
+        return server.proc.exited;
+      }),
+    );
     rmSync(dir, { recursive: true, force: true });
     await dropDatabaseFor(dir);
   });

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { openSealedRange, plainSize, SEALED_CHUNK_BYTES, sealedSize, SealedFileError, sealStream } from "../src/crypto/file-seal";
 import { all, sql } from "../src/db/store";
 import { fromRecord, TABLE_BY_TYPE, toRecord } from "../src/transfer/tables";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, } from "./helpers/server";
 import { apiError, createWorkspace } from "./helpers/workspaces";
 
 /** Files in reverse-proxy mode (MNEMO_PROXY_ENCRYPTION=1): sealed at rest with the caller's client key. */
@@ -135,7 +135,12 @@ describe("presigned uploads in reverse-proxy mode", () => {
       const putTo = async (bytes: Uint8Array) => {
         const [, issued] = await small.call("POST", `/v1/workspaces/${ws}/files/upload-url`, { body: { filename: "b.bin", contentType: "application/octet-stream" }, headers: { "x-client-key": KEY } });
         // Streamed, so no Content-Length is checked first: the limit applies while sealing.
-        const body = new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+        const body = new ReadableStream({
+      start: (c) => {
+        c.enqueue(bytes);
+        c.close();
+      },
+    });
         return put(issued.url, body as unknown as Uint8Array, "application/octet-stream");
       };
       expect((await putTo(bytesOf(1000)))[0]).toBe(201);

@@ -109,7 +109,7 @@ describe("the log redactor hides values, never the words of a message", () => {
   });
 
   test("prose after a key's name stays; a value after it goes, however it is written", () => {
-    const key = "q".repeat(8) + "Z9+/" + "a".repeat(32);
+    const key = `${"q".repeat(8)}Z9+/${"a".repeat(32)}`;
     expect(["clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string"].map(redactSecrets)).toEqual([
       "clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string",
     ]);
@@ -167,7 +167,7 @@ describe("the OpenAPI document", () => {
     expect(statuses("/v1/memories/{id}/history", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
   });
 
-  // Every route of the spec's route tables (§4), so a route cannot silently go missing.
+  // Every route of the API contract (docs/api.md), so a route cannot silently go missing.
   test.each([
     ["get", "/health"], ["get", "/v1/me"], ["post", "/api/v1/webhooks/{webhookId}/sync"],
     ["get", "/v1/workspaces"], ["post", "/v1/workspaces"], ["get", "/v1/workspaces/{workspaceId}"],

@@ -17,7 +17,7 @@ const badRequest = (message: string | RegExp): [number, unknown] => [400, apiErr
 
 /** Raw JSON text with `depth` nested arrays, as a hostile client would send it. */
 const nestedArrays = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
-const nestedObjects = (depth: number) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+const nestedObjects = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 
 /** A request with exactly these bytes and headers (fetch would fix up Content-Length). */
 function rawRequest(head: string, body = ""): Promise<string> {
@@ -97,7 +97,7 @@ describe("unpaired UTF-16 surrogates are refused, never stored as U+FFFD", () =>
   });
 
   test("bytes that are not UTF-8 → 400", async () => {
-    const response = await fetch(server.url + "/v1/memories", {
+    const response = await fetch(`${server.url}/v1/memories`, {
       method: "POST",
       headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
       body: new Uint8Array([...Buffer.from('{"content":"'), 0xed, 0xa0, 0x80, ...Buffer.from('"}')]),
@@ -126,7 +126,7 @@ describe("body size limits, enforced before parsing; every 413 has the error sha
         else controller.close();
       },
     });
-    const response = await fetch(server.url + "/v1/memories", {
+    const response = await fetch(`${server.url}/v1/memories`, {
       method: "POST",
       headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
       body,
@@ -171,7 +171,7 @@ describe("content types and paths", () => {
   });
 
   test("a body without Content-Type → 415; no body at all → 400 that says a body is required", async () => {
-    const response = await fetch(server.url + "/v1/memories", { method: "POST", headers: { authorization: "Bearer mock-token-alice" }, body: new Blob(['{"content":"x"}']) });
+    const response = await fetch(`${server.url}/v1/memories`, { method: "POST", headers: { authorization: "Bearer mock-token-alice" }, body: new Blob(['{"content":"x"}']) });
     expect([response.status, await response.json()]).toEqual([415, apiError("unsupported_media_type", "content-type: must be application/json, not missing")]);
     expect(await server.call("POST", "/v1/memories")).toEqual(badRequest("body: is required; send a JSON object with Content-Type: application/json"));
   });

@@ -39,9 +39,19 @@ function watchWrites(server: TestServer) {
   const writes: string[] = [];
   for (const method of WRITES) {
     const original = (lance[method] as (...args: unknown[]) => Promise<unknown>).bind(lance);
-    Object.assign(lance, { [method]: (...args: unknown[]) => (stopped && writes.push(method), original(...args)) });
+    Object.assign(lance, {
+      [method]: (...args: unknown[]) => {
+        if (stopped) writes.push(method);
+        return original(...args);
+      },
+    });
   }
-  return { from: () => void (stopped = true), writes };
+  return {
+    from: () => {
+      stopped = true;
+    },
+    writes,
+  };
 }
 
 /** `count` memories written one after another. */

@@ -19,7 +19,12 @@ describe("the large-body gate", () => {
     const gate = createGate(1);
     const order: string[] = [];
     const first = await gate.acquire();
-    const waiters = ["b", "c"].map((name) => gate.acquire().then((release) => (order.push(name), release)));
+    const waiters = ["b", "c"].map((name) =>
+      gate.acquire().then((release) => {
+        order.push(name);
+        return release;
+      }),
+    );
     expect(gate.state()).toEqual({ active: 1, waiting: 2 });
     first();
     first(); // a second release of the same place changes nothing
@@ -63,9 +68,15 @@ describe(`large bodies over HTTP on ${backend}`, () => {
     try {
       await client.query("BEGIN");
       await client.query("SELECT id FROM documents WHERE id = $1 FOR UPDATE", [held]);
-      const first = patch(held, { markdown: largeMarkdown("held") }).then((r) => (finished.push("held"), r.status));
+      const first = patch(held, { markdown: largeMarkdown("held") }).then((r) => {
+      finished.push("held");
+      return r.status;
+    });
       await waitFor(async () => (await client.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rowCount! > 0 || null, { what: "the held PATCH to wait on the row lock" });
-      const second = patch(queued, { markdown: largeMarkdown("queued") }).then((r) => (finished.push("queued"), r.status));
+      const second = patch(queued, { markdown: largeMarkdown("queued") }).then((r) => {
+      finished.push("queued");
+      return r.status;
+    });
       expect((await patch(small, { markdown: "a small edit" })).status).toBe(200);
       finished.push("small");
       await client.query("COMMIT");

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createSessionRegistry, DEFAULT_SESSION_LIMITS, SESSION_BYTES_ESTIMATE, SESSION_MEMORY_BUDGET } from "../src/mcp/sessions";
 import { callTool as call, connectMcpHttp, errorOf, ok } from "./helpers/mcp";
 import { startTestServer, type TestServer } from "./helpers/server";

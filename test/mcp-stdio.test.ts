@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
 import { callTool as call, errorOf, ok } from "./helpers/mcp";
-import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { startTestServer, tempDir, } from "./helpers/server";
 import { createWorkspace } from "./helpers/workspaces";
 
 const ROOT = join(import.meta.dir, "..");
@@ -98,7 +98,7 @@ describe("mnemo mcp (stdio)", () => {
     const reader = proc.stdout.getReader();
     let stdout = "";
     for (const message of messages) {
-      proc.stdin.write(JSON.stringify(message) + "\n");
+      proc.stdin.write(`${JSON.stringify(message)}\n`);
       await proc.stdin.flush();
       if (!("id" in message)) continue;
       while (!stdout.includes(`"id":${message.id}`)) {

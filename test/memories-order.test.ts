@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { importFile } from "../src/transfer/import";
 import { startTestServer, type TestServer } from "./helpers/server";
 
-/** Issue 22, finding 13: `GET /v1/memories` is newest first by `createdAt` (spec §4), ties by id, not in insertion order. */
+/** `GET /v1/memories` is newest first by `createdAt` (docs/api.md#core-and-memories), ties by id, not in insertion order. */
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer();

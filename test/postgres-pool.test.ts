@@ -22,7 +22,10 @@ describe("a PostgreSQL pool with no free connection", () => {
     const busy = await pool.connect();
     try {
       const error = await pool.connect().then(
-        (client) => (client.release(), null),
+        (client) => {
+          client.release();
+          return null;
+        },
         (e: unknown) => e,
       );
       expect(error).toBeInstanceOf(Error);

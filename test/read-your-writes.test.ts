@@ -57,7 +57,10 @@ describe("with no index writer at all (MNEMO_INDEX_WRITER=never)", () => {
 /** Sixty memories with overlapping words (a fixed pseudo-random draw), so that scores spread and ties happen. */
 const WORDS = ["garden", "tomato", "river", "boat", "winter", "coat", "violin", "lesson", "bakery", "bread", "sister", "wedding", "gardening", "boats", "lessons"];
 let seed = 7;
-const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+const next = () => {
+  seed = (seed * 1103515245 + 12345) % 2 ** 31;
+  return seed / 2 ** 31;
+};
 const corpus = Array.from({ length: 60 }, (_, i) => {
   const picked = Array.from({ length: 2 + Math.floor(next() * 5) }, () => WORDS[Math.floor(next() * WORDS.length)]);
   return `${i % 4 === 0 ? "note:" : "I said"} ${picked.join(i % 2 ? " and the " : " ")}${i % 9 === 0 ? "" : ` (${i})`}`;

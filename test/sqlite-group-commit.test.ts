@@ -57,7 +57,9 @@ test("writes are shared between commits: 40 concurrent transactions take fewer c
       await run(tx, sql`INSERT INTO notes (body) VALUES (${`note ${i}`})`);
       if (i === 10) {
         // A statement issued while the group is open waits for its COMMIT: it sees whole groups only.
-        reading = bodies(store).then((rows) => void (readDuring = rows));
+        reading = bodies(store).then((rows) => {
+          readDuring = rows;
+        });
       }
     }),
   );

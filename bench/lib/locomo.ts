@@ -9,7 +9,7 @@ export interface Turn {
   diaId: string;
   session: number;
   speaker: string;
-  /** The memory as issue 3 specifies it: "<speaker>: <text>" plus " [shares <caption>]". */
+  /** The memory as the benchmark protocol writes it: "<speaker>: <text>" plus " [shares <caption>]". */
   content: string;
   /** The session's date and time (`session_N_date_time`) as ISO 8601 UTC; null when absent or unreadable. */
   timestamp: string | null;

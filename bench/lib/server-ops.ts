@@ -59,7 +59,7 @@ export function createCountingLogger(echo = 10): Logger & { counts: { warn: numb
     counts[level]++;
     if (first.length >= echo) return;
     const detail = Object.entries(fields).map(([k, v]) => `${k}=${v instanceof Error ? v.message : JSON.stringify(v)}`).join(" ");
-    const line = `${level.toUpperCase()} ${message}${detail ? " " + detail : ""}`;
+    const line = `${level.toUpperCase()} ${message}${detail ? ` ${detail}` : ""}`;
     first.push(line);
     process.stderr.write(`[server] ${line}\n`);
   };
@@ -121,7 +121,8 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
   let searches: SearchTiming[] = [];
   let work: WorkTotals = {};
   const addWork = (stage: string, ms: number, items: number) => {
-    const entry = (work[stage] ??= { calls: 0, ms: 0, items: 0 });
+    work[stage] ??= { calls: 0, ms: 0, items: 0 };
+    const entry = work[stage];
     entry.calls++;
     entry.ms += ms;
     entry.items += items;
@@ -139,22 +140,31 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
   });
   wrap(services.indexer, "flush", (call) => {
     const record = current;
-    return measure(call, (ms) => record && (record.flushMs += ms));
+    return measure(call, (ms) => {
+      if (record) record.flushMs += ms;
+    });
   });
   if (services.embedder) {
     wrap(services.embedder, "embed", (call, args) => {
       const [texts, purpose] = args as [string[], string];
       const record = purpose === "query" ? current : null;
-      return measure(call, (ms) => (record ? (record.embedMs += ms) : addWork(`embed:${purpose}`, ms, texts.length)));
+      return measure(call, (ms) => {
+        if (record) record.embedMs += ms;
+        else addWork(`embed:${purpose}`, ms, texts.length);
+      });
     });
   }
   wrap(services.search.internals.lance, "searchText", (call) => {
     const record = current;
-    return measure(call, (ms) => record && (record.textMs += ms));
+    return measure(call, (ms) => {
+      if (record) record.textMs += ms;
+    });
   });
   wrap(services.search.internals.lance, "searchVectors", (call) => {
     const record = current;
-    return measure(call, (ms) => record && (record.vectorMs += ms));
+    return measure(call, (ms) => {
+      if (record) record.vectorMs += ms;
+    });
   });
   wrap(services.search.internals.lance, "replaceItems", (call, args) => measure(call, (ms) => addWork("lance:replaceItems", ms, (args[1] as unknown[]).length)));
   wrap(services.search.internals.lance, "replaceVectors", (call, args) => measure(call, (ms) => addWork("lance:replaceVectors", ms, (args[3] as unknown[]).length)));

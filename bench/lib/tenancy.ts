@@ -154,7 +154,10 @@ async function ingestMany(url: string, jobs: Array<[string, string]>, concurrenc
       for (let i = next++; i < jobs.length; i = next++) {
         const [user, text] = jobs[i];
         let api = apis.get(user);
-        if (!api) apis.set(user, (api = client(url, user)));
+        if (!api) {
+          api = client(url, user);
+          apis.set(user, api);
+        }
         const t0 = performance.now();
         await api.addMemory(text);
         latencies[i] = performance.now() - t0;

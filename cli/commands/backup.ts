@@ -34,7 +34,7 @@ Example:
     .action(async (options: { out: string; data?: string; json?: boolean }) => {
       const config = await loadCliConfig(options.data);
       const { backup } = await import("../../src/transfer/backup");
-      let result;
+      let result: Awaited<ReturnType<typeof backup>>;
       try {
         result = await backup(config, options.out);
       } catch (error) {
@@ -43,7 +43,7 @@ Example:
       if (options.json) return printJson(result);
       const parts = [result.manifest.database ? "store of record" : null, result.manifest.blobs ? "file bytes" : null, result.manifest.masterKey ? "master key" : null];
       process.stdout.write(`backed up ${parts.filter(Boolean).join(", ") || "nothing"} to ${result.dir} (${(result.bytes / 1024 / 1024).toFixed(1)} MB)\n`);
-      for (const line of result.guidance) process.stdout.write(chalk.yellow(`next: ${line}`) + "\n");
+      for (const line of result.guidance) process.stdout.write(`${chalk.yellow(`next: ${line}`)}\n`);
     });
 
   program
@@ -68,7 +68,7 @@ Example:
       const config = await loadCliConfig(options.data);
       const { readManifest, restoreFiles } = await import("../../src/transfer/backup");
       let guidance: string[];
-      let manifest;
+      let manifest: Awaited<ReturnType<typeof readManifest>>;
       try {
         manifest = await readManifest(dir);
         guidance = await restoreFiles(config, dir, manifest);
@@ -99,6 +99,6 @@ Example:
       const summary = { restored: dir, dataDir: config.dataDir, store: manifest.store, blobs: manifest.blobs, masterKey: manifest.masterKey, indexedSources: sources, guidance };
       if (options.json) return printJson(summary);
       process.stdout.write(`restored ${dir} into ${config.dataDir}${manifest.store === "sqlite" ? `; search index rebuilt (${plural(sources, "source")})` : ""}\n`);
-      for (const line of guidance) process.stdout.write(chalk.yellow(`next: ${line}`) + "\n");
+      for (const line of guidance) process.stdout.write(`${chalk.yellow(`next: ${line}`)}\n`);
     });
 }

@@ -54,7 +54,7 @@ export function registerDevTokenCommand(program: Command): void {
         const now = Date.now();
         printTable(
           list.map((token) => ({
-            id: token.id, user: token.userId, prefix: token.prefix + "…", issued: token.issuedBy ?? "cli", created: token.createdAt, expires: token.expiresAt,
+            id: token.id, user: token.userId, prefix: `${token.prefix}…`, issued: token.issuedBy ?? "cli", created: token.createdAt, expires: token.expiresAt,
             status: token.revokedAt ? chalk.red("revoked") : Date.parse(token.expiresAt) <= now ? chalk.dim("expired") : chalk.green("active"),
           })),
           ["id", "user", "prefix", "issued", "created", "expires", "status"],

@@ -33,7 +33,7 @@ Example:
     )
     .action(async (options: { data?: string; json?: boolean }) => {
       const { loadConfig } = await import("../../src/config");
-      let config;
+      let config: ReturnType<typeof loadConfig>;
       try {
         config = loadConfig({ dataDir: options.data, logLevel: "warn" });
       } catch (error) {

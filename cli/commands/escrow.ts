@@ -95,7 +95,7 @@ ${examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow s
         : (await import("../../src/crypto/client-key")).generateClientKey();
       const [{ EscrowReplaceRefused }, { countSealedWith, describeUsage }] = await Promise.all([import("../../src/crypto/escrow"), import("../../src/crypto/key-usage")]);
       await withEscrow(options.data, async ({ record, escrow }) => {
-        let outcome;
+        let outcome: Awaited<ReturnType<typeof escrow.set>>;
         let replacedUsage = null;
         try {
           outcome = await escrow.set(options.user, key);
@@ -116,7 +116,7 @@ ${examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow s
           unchanged: `this client key is already escrowed for ${options.user}; nothing changed`,
           replaced: `replaced the escrowed client key of ${options.user}${replacedUsage ? ` (${describeUsage(replacedUsage)} sealed with the old key no longer open through escrow)` : ""}`,
         };
-        process.stdout.write(lines[outcome] + "\n");
+        process.stdout.write(`${lines[outcome]}\n`);
       });
     });
 
@@ -192,7 +192,7 @@ ${examples("openssl rand -hex 32 > new-master.key", "mnemo escrow rotate-master 
         // so a crash in between leaves it on disk beside the old one.
         const { STAGED_KEY_SUFFIX } = await import("../../src/crypto/master-key");
         const staged = master.source === "file" ? `${master.path}${STAGED_KEY_SUFFIX}` : null;
-        if (staged) writeFileSync(staged, newKey.toString("hex") + "\n", { mode: 0o600 });
+        if (staged) writeFileSync(staged, `${newKey.toString("hex")}\n`, { mode: 0o600 });
         let rotated: number;
         try {
           ({ rotated } = await escrow.rotateMaster(newKey));

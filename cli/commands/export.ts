@@ -46,7 +46,7 @@ Example:
         : null;
       const fileBytes = blobs ? (blobId: string, size: number) => blobs.read(blobId, size) : undefined;
       try {
-        for await (const line of exportLines(opened.store.db, options.user, counts, { fileBytes })) sink.write(line + "\n");
+        for await (const line of exportLines(opened.store.db, options.user, counts, { fileBytes })) sink.write(`${line}\n`);
         await sink.end();
         if (!toStdout) await rename(partial, options.out);
       } catch (error) {
@@ -58,7 +58,7 @@ Example:
       }
       const summary = { user: options.user, out: options.out, records: counts };
       // With --out -, stdout holds the export: the summary goes to stderr.
-      if (options.json) (toStdout ? process.stderr : process.stdout).write(JSON.stringify(summary, null, 2) + "\n");
+      if (options.json) (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(summary, null, 2)}\n`);
       else {
         const text = Object.entries(counts).map(([type, n]) => `${n} ${type}`).join(", ");
         process.stderr.write(`exported ${text || "nothing (the user has no data)"}${toStdout ? "" : ` to ${options.out}`}\n`);

@@ -33,7 +33,7 @@ export async function previewChatImport(path: string, exported: ChatExport, opti
     const [{ loadConfig }, { openServices }, { checkDataDir }, { cliErrorOf }, { MAX_EXTRACT_MESSAGES, MAX_MESSAGE_CHARS }] = await Promise.all([
       import("../../src/config"), import("../../src/compose"), import("../preflight"), import("../memory-access"), import("../../src/formation/model"),
     ]);
-    let config;
+    let config: ReturnType<typeof loadConfig>;
     try {
       // Similar memories are found by their words: a dry run loads no embedding model.
       config = loadConfig({ dataDir: options.data, logLevel: "error", embeddings: { provider: "none" } });
@@ -61,7 +61,7 @@ export async function previewChatImport(path: string, exported: ChatExport, opti
     }
   }
   if (options.json) return printJson({ dryRun: true, ...summary, ...(options.extract ? { extraction: formed } : {}) });
-  for (const problem of exported.problems.slice(0, 50)) process.stderr.write(chalk.yellow(`${path}: ${problem.place}: ${problem.message}`) + "\n");
+  for (const problem of exported.problems.slice(0, 50)) process.stderr.write(`${chalk.yellow(`${path}: ${problem.place}: ${problem.message}`)}\n`);
   process.stdout.write(`would import ${plural(summary.conversations, "conversation")} (${plural(summary.messages, "message")}) of ${summary.read} read (${exported.source === "chatgpt" ? "ChatGPT" : "Claude"} export); nothing was written\n`);
   for (const conversation of formed) {
     process.stdout.write(`\n${chalk.bold(printable(conversation.title))} ${chalk.dim(`(${plural(conversation.messages, "message")})`)}\n`);

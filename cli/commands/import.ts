@@ -107,7 +107,7 @@ Examples:
         throw new CliError("--extract: memory extraction is off in reverse-proxy encryption mode (its memories would be stored in plaintext); the operator enables it with MNEMO_EXTRACTION_IN_PROXY_MODE=1");
       }
       const bar = options.json ? null : progressBar("importing");
-      let report;
+      let report: Awaited<ReturnType<typeof importChatExport>> | Awaited<ReturnType<typeof importPath>>;
       try {
         const common = { userId: options.user, workspaceId: options.workspace, onProgress: (done: number, total: number) => bar?.update(done, total) };
         report = conversations
@@ -121,8 +121,8 @@ Examples:
       }
       if (options.json) printJson(report);
       else {
-        for (const problem of report.problems.slice(0, SHOWN_PROBLEMS)) process.stderr.write(chalk.yellow(`${path}: ${problem.place}: ${problem.message}`) + "\n");
-        if (report.problems.length > SHOWN_PROBLEMS) process.stderr.write(chalk.yellow(`… and ${report.problems.length - SHOWN_PROBLEMS} more problems (see --json)`) + "\n");
+        for (const problem of report.problems.slice(0, SHOWN_PROBLEMS)) process.stderr.write(`${chalk.yellow(`${path}: ${problem.place}: ${problem.message}`)}\n`);
+        if (report.problems.length > SHOWN_PROBLEMS) process.stderr.write(`${chalk.yellow(`… and ${report.problems.length - SHOWN_PROBLEMS} more problems (see --json)`)}\n`);
         const types = Object.entries(report.byType).map(([type, n]) => typeCount(type, n)).join(", ");
         const what = "extractionJobs" in report ? ` ${report.inserted === 1 ? "conversation" : "conversations"}` : "";
         process.stdout.write(

@@ -62,7 +62,7 @@ ${examples("mnemo keys create --user alice --scopes memory:read,chat --name lapt
         if (list.length === 0) return void process.stderr.write("no keys\n");
         printTable(
           list.map((k) => ({
-            id: k.id, user: k.userId, name: k.name ?? "", prefix: k.prefix + "…", scopes: k.scopes.join(","),
+            id: k.id, user: k.userId, name: k.name ?? "", prefix: `${k.prefix}…`, scopes: k.scopes.join(","),
             created: k.createdAt, status: k.revokedAt ? chalk.red("revoked") : chalk.green("active"),
           })),
           ["id", "user", "name", "prefix", "scopes", "created", "status"],

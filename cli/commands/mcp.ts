@@ -30,7 +30,7 @@ ${examples("mnemo mcp --user alice --workspace notes")}`)
       keepStdoutForProtocol();
       const { loadConfig } = await import("../../src/config");
       const { openServices } = await import("../../src/compose");
-      let config;
+      let config: ReturnType<typeof loadConfig>;
       try {
         config = loadConfig({ dataDir: options.data, logLevel: "warn" });
       } catch (error) {

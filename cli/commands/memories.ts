@@ -104,11 +104,11 @@ ${examples(
       // An exact duplicate stores nothing: the id printed is the memory already stored, as the API answers it.
       const said = duplicate ? `already remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""}: nothing stored (${created.createdAt})` : `remembered for ${user}${created.workspaceId ? ` in ${created.workspaceId}` : ""} (${created.createdAt})`;
       if (options.json) {
-        if (duplicate) process.stderr.write(chalk.dim(printable(said)) + "\n");
+        if (duplicate) process.stderr.write(`${chalk.dim(printable(said))}\n`);
         return printJson(created);
       }
       process.stdout.write(`${created.id}\n`);
-      process.stderr.write(chalk.dim(printable(said)) + "\n");
+      process.stderr.write(`${chalk.dim(printable(said))}\n`);
     });
 
   program
@@ -171,7 +171,7 @@ ${examples("mnemo recall \"what does alice drink\" --user alice", "mnemo recall 
       if (page.data.length === 0) return void process.stderr.write("no memories\n");
       const rows = page.data.map((m) => ({ id: printable(m.id), created: m.createdAt.slice(0, 19).replace("T", " "), workspace: printable(m.workspaceId ?? ""), content: "" }));
       const used = Math.max(...rows.map((r) => r.id.length)) + 19 + Math.max(9, ...rows.map((r) => r.workspace.length)) + 6;
-      rows.forEach((row, i) => (row.content = oneLine(page.data[i].content, textWidth(used))));
+      for (const [i, row] of rows.entries()) row.content = oneLine(page.data[i].content, textWidth(used));
       printTable(rows, ["id", "created", "workspace", "content"]);
       if (page.hasMore) process.stderr.write(chalk.dim(`more: --cursor ${page.nextCursor}\n`));
     });
@@ -226,7 +226,7 @@ ${examples("mnemo memories forget mem_01J… mem_01K… --user alice")}`)
       if (missing.length) process.exitCode = 1;
       if (options.json) return printJson(outcomes);
       for (const outcome of outcomes) {
-        if ("error" in outcome) process.stderr.write(chalk.red(`mnemo: ${outcome.error.message}`) + "\n");
+        if ("error" in outcome) process.stderr.write(`${chalk.red(`mnemo: ${outcome.error.message}`)}\n`);
         else process.stdout.write(`forgot ${outcome.id}\n`);
       }
     });
@@ -263,7 +263,7 @@ function registerProposalCommands(memoriesCommand: Command): void {
         process.stdout.write(`${chalk.dim(printable(p.id))}  ${p.action} ${printable(p.memoryId)}  ${chalk.dim(p.createdAt.slice(0, 19).replace("T", " "))}\n`);
         process.stdout.write(`  now:      ${p.memory ? oneLine(p.memory.content, textWidth(12)) : chalk.dim("(deleted)")}\n`);
         if (p.action === "update") process.stdout.write(`  proposed: ${oneLine(p.content ?? "", textWidth(12))}\n`);
-        process.stdout.write(chalk.dim(printable(`  from thread ${p.threadId ?? "-"}, model ${p.model ?? "-"}`)) + "\n");
+        process.stdout.write(`${chalk.dim(printable(`  from thread ${p.threadId ?? "-"}, model ${p.model ?? "-"}`))}\n`);
       }
       if (page.hasMore) process.stderr.write(chalk.dim(`more: --cursor ${page.nextCursor}\n`));
     });

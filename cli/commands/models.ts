@@ -77,7 +77,7 @@ async function pullAction(name: string | undefined, options: ModelsOptions): Pro
   const modelsDir = resolveModelsDir(options.data);
   const hubUrl = options.hub ?? modelHubUrl() ?? DEFAULT_HUB_URL;
   const bar = byteProgressBar(!options.json && Boolean(process.stderr.isTTY));
-  let result;
+  let result: Awaited<ReturnType<typeof pullModel>>;
   try {
     result = await pullModel({ modelsDir, model, hubUrl, force: options.force, pins: modelPinsEnabled(), onProgress: bar.update });
   } catch (error) {
@@ -98,7 +98,7 @@ async function installAction(name: string | undefined, options: ModelsOptions): 
     throw new CliError((error as Error).message);
   }
   const modelsDir = resolveModelsDir(options.data);
-  let result;
+  let result: Awaited<ReturnType<typeof installModelFromDir>>;
   try {
     result = await installModelFromDir({ modelsDir, model, from: options.from!, pins: modelPinsEnabled() });
   } catch (error) {
@@ -176,7 +176,7 @@ if (import.meta.main) {
   } catch (error) {
     if (error instanceof CommanderError) process.exit(error.exitCode);
     if (!(error instanceof CliError)) throw error;
-    process.stderr.write(chalk.red(`mnemo: ${error.message}`) + "\n");
+    process.stderr.write(`${chalk.red(`mnemo: ${error.message}`)}\n`);
     process.exit(error.exitCode);
   }
 }

@@ -50,7 +50,7 @@ ${examples("mnemo open --user alice", "mnemo open --user alice --url http://127.
       const base = appBaseUrl(options.url);
       const { openRecordStore } = await import("../../src/record-store");
       const store = await openRecordStore(options.data);
-      let link;
+      let link: Awaited<ReturnType<typeof store.appSessions.createLink>>;
       try {
         link = await store.appSessions.createLink(options.user);
       } finally {

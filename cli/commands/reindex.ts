@@ -25,7 +25,7 @@ ${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
     .action(async (options: { data?: string; embeddings?: boolean; json?: boolean }) => {
       // Services open LanceDB (a 200 MB native module): imported only when this command runs.
       const [{ loadConfig }, { openServices }] = await Promise.all([import("../../src/config"), import("../../src/compose")]);
-      let config;
+      let config: ReturnType<typeof loadConfig>;
       try {
         config = loadConfig({ dataDir: options.data, logLevel: "warn" });
       } catch (error) {

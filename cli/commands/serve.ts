@@ -39,7 +39,7 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
         import("../../src/db/migrate"),
         import("../../src/server"),
       ]);
-      let config;
+      let config: ReturnType<typeof loadConfig>;
       try {
         config = loadConfig({
           host: options.host, port, dataDir: options.data,
@@ -48,7 +48,7 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
       } catch (error) {
         throw new CliError((error as Error).message);
       }
-      let server;
+      let server: Awaited<ReturnType<typeof startServer>>;
       try {
         // What can be checked is, before the store, the data dir or a master key is created.
         const { checkDataDir, checkPortFree } = await import("../preflight");
@@ -88,5 +88,5 @@ ${examples("mnemo serve --port 8787 --data ~/.mnemo")}`)
 async function warnIfExposed(dataDir: string): Promise<void> {
   const { permissionsCheck } = await import("../../src/transfer/doctor");
   const check = await permissionsCheck({ dataDir });
-  if (check.status === "warn") process.stderr.write(chalk.yellow(`mnemo: warning: data dir ${dataDir} is ${check.detail}; run ${check.hint}`) + "\n");
+  if (check.status === "warn") process.stderr.write(`${chalk.yellow(`mnemo: warning: data dir ${dataDir} is ${check.detail}; run ${check.hint}`)}\n`);
 }

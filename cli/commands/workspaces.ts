@@ -30,7 +30,7 @@ async function withServices<T>(options: Common, use: (services: Services, user: 
   const [{ loadConfig }, { openServices }, { checkDataDir }, { cliErrorOf }] = await Promise.all([
     import("../../src/config"), import("../../src/compose"), import("../preflight"), import("../memory-access"),
   ]);
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig({ dataDir: options.data, logLevel: "warn", embeddings: { provider: "none" as const } });
   } catch (error) {
@@ -111,7 +111,7 @@ export function registerWorkspaceCommands(program: Command): void {
       if (name.length > 200) throw new CliError("NAME: must be at most 200 characters");
       const workspace = await withServices(options, (services, user) => services.workspaces.rename(user, id, name));
       if (options.json) return printJson({ workspace });
-      process.stderr.write(chalk.dim(printable(`renamed ${workspace.id} to '${workspace.name}'`)) + "\n");
+      process.stderr.write(`${chalk.dim(printable(`renamed ${workspace.id} to '${workspace.name}'`))}\n`);
     });
 
   workspaces
@@ -141,6 +141,6 @@ ${examples("mnemo workspaces delete ws_01J… --user alice", "mnemo workspaces d
       if (!outcome) return void process.stderr.write("nothing deleted\n");
       if (options.json) return printJson(outcome);
       process.stdout.write(`${outcome.id}\n`);
-      process.stderr.write(chalk.dim(`deleted, with ${describeContents(outcome.removed)}`) + "\n");
+      process.stderr.write(`${chalk.dim(`deleted, with ${describeContents(outcome.removed)}`)}\n`);
     });
 }

@@ -1,4 +1,4 @@
-/** The spec's scopes (§5): what a user's credential may do. Keys carry a subset; other credentials carry all. */
+/** The scopes (docs/api.md#authentication): what a user's credential may do. Keys carry a subset; other credentials carry all. */
 export const ALL_SCOPES = ["chat", "memory:read", "memory:write", "files:write", "usage:read"] as const;
 /**
  * The scope of a credential made for operating the server (`mnemo keys create --operator`):

@@ -61,7 +61,7 @@ export const APP_HEADER = "x-mnemo-app";
  */
 export const APP_USER_HEADER = "x-mnemo-user";
 
-/** Resolves bearer tokens in the spec's order (§5) and checks scopes. */
+/** Resolves bearer tokens in the documented order (docs/api.md#authentication) and checks scopes. */
 export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log, appSessions }: AuthServiceOptions) {
   const lastTouched = new Map<string, number>();
 

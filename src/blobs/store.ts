@@ -229,10 +229,10 @@ function batchOf(rows: Array<{ seq: number; data: Uint8Array }>): ArrowTable {
 
 /**
  * Every LanceDB write and read copies each byte a few times (row → Arrow → IPC → native
- * and back), and the collector runs late for large external buffers: a 100 MB upload
- * peaked ~190 MB over idle without help. A full collection every 4 MB (counted across
- * all streams of the process) keeps it near 40 MB, at about half the throughput; every
- * 8 MB gave ~70 MB, an asynchronous collection ~100 MB (bench/files.ts).
+ * and back), and the collector runs late for large external buffers: a large upload's
+ * peak memory grows with its size without help. A full collection every 4 MB (counted
+ * across all streams of the process) keeps the peak lowest, at a cost in throughput;
+ * wider intervals or an asynchronous collection keep more (bench/files.ts, docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 const GC_EVERY_BYTES = 4 * 1024 * 1024;
 let bytesSinceGc = 0;

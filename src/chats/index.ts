@@ -20,7 +20,7 @@ const messageSeals: SealMap = ({ response, userId }) => (path) => {
   return path.length === 2 && path[1] === "encryptedContent" && typeof message?.id === "string" ? bindingFor(userId, "chat-message", message.id)("encryptedContent") : null;
 };
 
-/** Routes of spec §4 "Chat threads" (scope `chat`). */
+/** Routes of chat threads (docs/api.md#chat-threads) (scope `chat`). */
 export function chatRoutes(auth: AuthService, chats: ChatService, encryption: EncryptionOptions) {
   return createRouter()
     .use(authPlugin(auth))

@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { MB, type BodyLimit } from "../lib/body-limits";
 import { FreeObject, WorkspaceId } from "../shared/schemas";
 
-/** Message content limit (issue 4): 200 KB of UTF-8. */
+/** Message content limit (docs/api.md#requests-and-limits): 200 KB of UTF-8. */
 export const MAX_MESSAGE_BYTES = 200 * 1024;
 /** A message's body: 200 KB of content, up to several times that once escaped. */
 export const MESSAGE_BODY_LIMIT: BodyLimit = { bytes: 2 * MB };

@@ -93,8 +93,8 @@ type Attempt = { admitted: Admitted } | { refused: AppError; byQuota: boolean };
  * hold and the rate-limit counts. Memory gets what fits of its budget; below the minimum
  * it is skipped rather than the request refused.
  *
- * The prompt is first bounded by its bytes, which spares loading the tokenizer (~90 MB)
- * while the quota has room; only a request that the bound does not fit is counted with
+ * The prompt is first bounded by its bytes, which spares loading the tokenizer (large:
+ * docs/performance.md#why-the-code-is-tuned-as-it-is) while the quota has room; only a request that the bound does not fit is counted with
  * it and tried again.
  */
 export function createAdmission({ store, limiter, usage, holdTtlMs }: { store: Store; limiter: RateLimiter; usage: UsageService; holdTtlMs: number }) {

@@ -41,7 +41,7 @@ function rememberHeaders(request: Request): { threadId: string | null } | false 
   return { threadId: thread };
 }
 
-/** `POST /v1/chat/completions` and `GET /v1/models` (spec §4; scope chat). */
+/** `POST /v1/chat/completions` and `GET /v1/models` (docs/completions.md#routes; scope chat). */
 export function completionRoutes(auth: AuthService, completions: CompletionService, models: ModelCatalog) {
   return createRouter({ prefix: "/v1" })
     .use(authPlugin(auth))

@@ -1,6 +1,6 @@
 import { contentText, countTextTokens, textTokenBound } from "../usage/tokens";
 
-/** `X-Svc-Shimmer` (spec §3): what memory did for this completion. */
+/** `X-Svc-Shimmer` (docs/completions.md#memory-injection): what memory did for this completion. */
 export type Shimmer = "injected" | "skipped" | "timeout" | "no-context";
 
 export interface InjectedMemory {

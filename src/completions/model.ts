@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 
-/** Spec §4: memory.limit defaults to 5 (the machine-readable value; the prose says 8). */
+/** memory.limit defaults to 5 (docs/completions.md#memory-injection). */
 export const DEFAULT_MEMORY_LIMIT = 5;
 export const MAX_MEMORY_LIMIT = 50;
 

@@ -6,6 +6,7 @@ import type { WindowSpec } from "../rate-limits/service";
 import type { QuotaHold, UsageService } from "../usage/service";
 import { contentText, countPromptTokens, countTextTokens } from "../usage/tokens";
 import { newId } from "../lib/ids";
+import { pick } from "../lib/json-path";
 import type { WorkspaceService } from "../workspaces/service";
 import { boundedUpstream, completionBound, estimateCost, type Admit } from "./admission";
 import { beforeDeadline, injectIntoSystem, memoryQuery, renderMemoryBlock, TIMED_OUT, withinBudget, type Retrieved, type Shimmer } from "./injection";
@@ -100,11 +101,20 @@ async function tokensOf(usage: { prompt_tokens?: unknown; completion_tokens?: un
   return { promptTokens: Math.max(0, Math.round(prompt)), completionTokens: Math.max(0, Math.round(completion)) };
 }
 
+/** A non-streaming completion's `usage`, when it is an object (its counts are checked where they are read). */
+function usageOf(reply: unknown): StreamTally["usage"] {
+  const usage = pick(reply, "usage");
+  return typeof usage === "object" && usage !== null ? (usage as StreamTally["usage"]) : null;
+}
+
 /** The text of a non-streaming completion's choices (content and tool-call arguments). */
-function replyText(reply: any): string {
-  const choices = Array.isArray(reply?.choices) ? reply.choices : [];
-  return choices
-    .map((c: any) => [contentText(c?.message?.content), ...(Array.isArray(c?.message?.tool_calls) ? c.message.tool_calls.map((t: any) => String(t?.function?.arguments ?? "")) : [])].join(""))
+function replyText(reply: unknown): string {
+  const choices = pick(reply, "choices");
+  return (Array.isArray(choices) ? choices : [])
+    .map((c) => {
+      const calls = pick(c, "message", "tool_calls");
+      return [contentText(pick(c, "message", "content")), ...(Array.isArray(calls) ? calls.map((t) => String(pick(t, "function", "arguments") ?? "")) : [])].join("");
+    })
     .join("\n");
 }
 
@@ -150,8 +160,9 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
    * A 2xx reply that is not a completion object (an `{"object": "error"}`, plain text) is
    * answered 502 with a generic message: its text goes to the log only, redacted.
    */
-  function notACompletion(parsed: any, text: string) {
-    const completion = typeof parsed === "object" && parsed !== null && Array.isArray(parsed.choices) && parsed.error === undefined && (parsed.object === undefined || parsed.object === "chat.completion");
+  function notACompletion(parsed: unknown, text: string) {
+    const object = pick(parsed, "object");
+    const completion = Array.isArray(pick(parsed, "choices")) && pick(parsed, "error") === undefined && (object === undefined || object === "chat.completion");
     if (completion) return;
     log.warn("the model gateway answered something that is not a completion", { upstream: redactUpstreamText(text, config.gatewayApiKey) });
     throw new AppError(502, "upstream_error", "the model gateway answered something that is not a completion");
@@ -238,12 +249,12 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
           const sent = performance.now();
           const reply = await upstream.json("POST", "/chat/completions", upstreamBody, r.signal);
           const back = performance.now();
-          let parsed: any = null;
+          let parsed: unknown = null;
           try {
             parsed = JSON.parse(reply.text);
           } catch {}
           notACompletion(parsed, reply.text);
-          await quota.settle(messages, parsed?.usage ?? null, replyText(parsed));
+          await quota.settle(messages, usageOf(parsed), replyText(parsed));
           if (remember && reply.status < 300) remember(replyText(parsed));
           headers["x-svc-overhead-ms"] = ms(ours + (performance.now() - back));
           log.debug("completion", { shimmer, upstreamMs: ms(back - sent) });
@@ -258,12 +269,12 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
         if (!type.includes("text/event-stream") || !body) {
           // An upstream that ignored `stream: true` answered one JSON object: passed on as it is.
           const text = await call.response.text();
-          let parsed: any = null;
+          let parsed: unknown = null;
           try {
             parsed = JSON.parse(text);
           } catch {}
           notACompletion(parsed, text);
-          await quota.settle(messages, parsed?.usage ?? null, replyText(parsed));
+          await quota.settle(messages, usageOf(parsed), replyText(parsed));
           return { status: call.response.status, headers: { ...headers, "content-type": type || "application/json", "x-svc-overhead-ms": ms(ours + performance.now() - headersIn) }, body: text };
         }
         const events = passThrough(body, {

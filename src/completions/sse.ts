@@ -1,3 +1,5 @@
+import { pick } from "../lib/json-path";
+
 /** What a stream told us about its cost, for metering. */
 export interface StreamTally {
   /** The upstream's `usage` (from `stream_options.include_usage`), when it sent one. */
@@ -23,7 +25,7 @@ export interface PassThroughOptions {
   onUpstreamError?(event: string): void;
 }
 
-/** What the client sees for anything in a stream that is not a completion chunk: the spec's error shape, nothing of the upstream's text. */
+/** What the client sees for anything in a stream that is not a completion chunk: the error shape (docs/api.md#errors), nothing of the upstream's text. */
 export const UPSTREAM_ERROR_EVENT = `data: ${JSON.stringify({ error: { code: "upstream_error", message: "the model gateway reported an error mid-stream" } })}`;
 
 /** What an SSE comment becomes: a bare `:` keeps a proxy's idle timer reset without its text. */
@@ -38,9 +40,14 @@ interface Classified {
   out: string | null;
 }
 
-const isChunk = (chunk: any) =>
-  typeof chunk === "object" && chunk !== null && !Array.isArray(chunk) && Array.isArray(chunk.choices) &&
-  chunk.error === undefined && (chunk.object === undefined || chunk.object === "chat.completion.chunk");
+interface Chunk {
+  choices: unknown[];
+  usage?: unknown;
+}
+
+const isChunk = (chunk: unknown): chunk is Chunk =>
+  typeof chunk === "object" && chunk !== null && !Array.isArray(chunk) && Array.isArray(pick(chunk, "choices")) &&
+  pick(chunk, "error") === undefined && (pick(chunk, "object") === undefined || pick(chunk, "object") === "chat.completion.chunk");
 
 /**
  * Reads one upstream event. Only a well-formed completion chunk (JSON with a `choices`
@@ -73,19 +80,21 @@ function classify(event: string, tally: StreamTally): Classified {
   if (type !== "message" || data.length === 0) return error;
   const text = data.join("\n");
   if (text === "[DONE]") return { kind: "done", out: "data: [DONE]" };
-  let chunk: any;
+  let chunk: unknown;
   try {
     chunk = JSON.parse(text);
   } catch {
     return error;
   }
   if (!isChunk(chunk)) return error;
-  if (chunk.usage && typeof chunk.usage === "object") tally.usage = chunk.usage;
+  if (chunk.usage && typeof chunk.usage === "object") tally.usage = chunk.usage as StreamTally["usage"];
   for (const choice of chunk.choices) {
-    const delta = choice?.delta;
-    if (typeof delta?.content === "string") tally.text += delta.content;
-    for (const call of Array.isArray(delta?.tool_calls) ? delta.tool_calls : []) {
-      if (typeof call?.function?.arguments === "string") tally.text += call.function.arguments;
+    const content = pick(choice, "delta", "content");
+    if (typeof content === "string") tally.text += content;
+    const calls = pick(choice, "delta", "tool_calls");
+    for (const call of Array.isArray(calls) ? calls : []) {
+      const args = pick(call, "function", "arguments");
+      if (typeof args === "string") tally.text += args;
     }
   }
   const out = data.map((line) => `data: ${line}`).join("\n");

@@ -5,7 +5,7 @@ import { createRouter } from "../lib/router";
 import { BuildContextBody, BuiltContext } from "./model";
 import type { ContextService } from "./service";
 
-/** `POST /v1/context/build` (spec §4). */
+/** `POST /v1/context/build` (docs/api.md#core-and-memories). */
 export function contextRoutes(auth: AuthService, context: ContextService) {
   return createRouter({ prefix: "/v1/context" })
     .use(authPlugin(auth))

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { BOUND_TAG, bindingAad, type SealBinding } from "./binding";
 
-/** The `format` of an encrypted envelope (spec §2). */
+/** The `format` of an encrypted envelope (docs/encryption.md#cryptography). */
 export const ENVELOPE_FORMAT = "svc.om.encrypted";
 
 /** 96-bit IV (the GCM standard size) and 128-bit tag. */
@@ -39,7 +39,7 @@ export function openBytes(parts: { iv: Buffer; tag: Buffer; ciphertext: Buffer }
   return Buffer.concat([decipher.update(parts.ciphertext), decipher.final()]);
 }
 
-/** The spec's string form of a sealed value. */
+/** The string form of a sealed value (docs/encryption.md#cryptography). */
 export function formatSealed(parts: { iv: Buffer; tag: Buffer; ciphertext: Buffer }): string {
   return `${parts.iv.toString("hex")}:${parts.tag.toString("hex")}:${parts.ciphertext.toString("hex")}`;
 }

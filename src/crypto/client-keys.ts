@@ -3,7 +3,7 @@ import { parseClientKey } from "./client-key";
 import type { EscrowService } from "./escrow";
 
 /**
- * Resolves the client key of a request (spec §4 rule 2): the `X-Client-Key` header when
+ * Resolves the client key of a request (docs/encryption.md#the-client-key): the `X-Client-Key` header when
  * sent (a malformed one is a 400 naming the header), else the user's escrowed key, else
  * null. An escrow blob that does not open is logged (never its content) and treated as
  * no key: the caller then gets stored values unchanged.

@@ -29,7 +29,7 @@ export function resolveMasterKey(options: { configured?: string; dataDir: string
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   try {
     // 'wx' fails when the file exists, so two processes starting together keep one key.
-    writeFileSync(path, generateClientKey().toString("hex") + "\n", { flag: "wx", mode: 0o600 });
+    writeFileSync(path, `${generateClientKey().toString("hex")}\n`, { flag: "wx", mode: 0o600 });
     options.log?.info("created a server master key for client-key escrow (keep it: escrowed keys cannot be opened without it)", { path });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;

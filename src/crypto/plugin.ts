@@ -20,7 +20,7 @@ export interface EncryptionOptions {
 const wantsDecrypt = (request: Request) => request.headers.get("x-proxy-decrypt")?.trim().toLowerCase() === "true";
 
 /**
- * The `decrypt: true` route option of the PKMS routes (spec §4 "Decryption rules").
+ * The `decrypt: true` route option of the PKMS routes (docs/encryption.md#reading).
  *
  * Reading: with `X-Proxy-Decrypt: true` the response is decrypted with the caller's key
  * (`X-Client-Key`, else the escrowed one; none: unchanged). It runs in `mapResponse`, after

@@ -72,7 +72,7 @@ export function postgresDialect(pool: pg.Pool): Dialect {
   return {
     createAdapter: () => inner.createAdapter(),
     createDriver: () => new TranslatingDriver(inner.createDriver()),
-    createIntrospector: (kysely: Kysely<any>) => inner.createIntrospector(kysely),
+    createIntrospector: (kysely: Kysely<unknown>) => inner.createIntrospector(kysely),
     createQueryCompiler: () => inner.createQueryCompiler(),
   };
 }

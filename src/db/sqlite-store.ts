@@ -1,4 +1,4 @@
-import { Database, type Statement } from "bun:sqlite";
+import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { translateError } from "./errors";
 import type { Executor, QueryResult } from "./executor";
@@ -123,7 +123,10 @@ export class SqliteConnection {
 
   /** A failed member's writes undone; if its failure already ended the transaction (SQLITE_FULL), the group's are too. */
   private undoMember(group: Group): void {
-    if (!this.database.inTransaction) return this.failGroup(group, new Error("the transaction was rolled back by the engine"));
+    if (!this.database.inTransaction) {
+      this.failGroup(group, new Error("the transaction was rolled back by the engine"));
+      return;
+    }
     try {
       this.runNow("ROLLBACK TO member", []);
       this.runNow("RELEASE member", []);
@@ -147,7 +150,10 @@ export class SqliteConnection {
       next.resume();
       return;
     }
-    if (next || group.members.length >= GROUP_MAX) return this.commit(group);
+    if (next || group.members.length >= GROUP_MAX) {
+      this.commit(group);
+      return;
+    }
     if (group.commitScheduled) return;
     group.commitScheduled = true;
     setImmediate(() => {
@@ -164,11 +170,13 @@ export class SqliteConnection {
       // A failed COMMIT (e.g. SQLITE_FULL) may already have rolled back.
       if (this.database.inTransaction) this.database.run("ROLLBACK");
       for (const member of group.members) member.reject(error);
-      return this.release();
+      this.release();
+      return;
     }
     if (!this.wal) {
       for (const member of group.members) member.resolve();
-      return this.release();
+      this.release();
+      return;
     }
     // Acknowledged once the WAL is on disk; the connection serves other statements and
     // transactions meanwhile (a later commit's fsync covers this one's frames too).
@@ -242,8 +250,8 @@ export class SqliteConnection {
   private runNow<R>(text: string, params: unknown[]): QueryResult<R> {
     try {
       const statement = this.prepare(text);
-      if (statement.columnNames.length > 0) return { rows: statement.all(...(params as any[])) as R[], affected: 0 };
-      return { rows: [], affected: statement.run(...(params as any[])).changes };
+      if (statement.columnNames.length > 0) return { rows: statement.all(...(params as SQLQueryBindings[])) as R[], affected: 0 };
+      return { rows: [], affected: statement.run(...(params as SQLQueryBindings[])).changes };
     } catch (error) {
       throw translateError(error);
     }

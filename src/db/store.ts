@@ -75,14 +75,13 @@ export function openSqliteStore(path: string): Store {
     database.exec("PRAGMA synchronous = NORMAL");
     // The WAL is restarted after each checkpoint (every ~4 MB written) but keeps its
     // largest size on disk unless told otherwise: cut back to 8 MB at each restart. Not
-    // lower: a WAL truncated below its steady ~4 MB grows again at every checkpoint, and
-    // growing it under synchronous=FULL cost a third of the write rate (1 MB: 20,000
-    // memories by 8 clients in 17.6-18.9 s against 11.7-13.3 s at 8 MB or unlimited).
+    // lower: a WAL truncated below its steady size grows again at every checkpoint, and
+    // growing it costs writes (docs/performance.md#why-the-code-is-tuned-as-it-is).
     database.exec("PRAGMA journal_size_limit = 8388608");
     database.exec("PRAGMA foreign_keys = ON");
     // Reads through a memory map instead of a read() per page: a search reads its hits
-    // back by id, ~15 rows at random in a table larger than SQLite's 2 MB page cache
-    // (100,000 memories: 0.3 ms less per search). Writes still go through the WAL.
+    // back by id, rows at random in a table larger than SQLite's page cache
+    // (docs/performance.md#why-the-code-is-tuned-as-it-is). Writes still go through the WAL.
     database.exec("PRAGMA mmap_size = 268435456");
     // Another process (the CLI, a second server) may hold the write lock briefly.
     database.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -104,14 +103,14 @@ export function openSqliteStore(path: string): Store {
 
 /**
  * Kysely and the pg driver, loaded (synchronously) only when a PostgreSQL store opens: on
- * SQLite they would cost `mnemo keys` ~15 MB of its 50 MB (README "Single binary").
+ * SQLite they would weigh on every light command (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 function postgresModules() {
   return { kysely: require("kysely") as typeof import("kysely"), pg: require("./postgres-dialect") as typeof import("./postgres-dialect") };
 }
 
 /** Queries through Kysely, which owns PostgreSQL's pool, connections and transactions. */
-function kyselyExecutor(db: Kysely<any>): Executor {
+function kyselyExecutor(db: Kysely<unknown>): Executor {
   const { CompiledQuery } = postgresModules().kysely;
   return {
     dialect: "postgres",
@@ -125,7 +124,7 @@ function kyselyExecutor(db: Kysely<any>): Executor {
 /** The shared store: PostgreSQL, for several replicas. */
 export function openPostgresStore(url: string, poolSize = 10): Store {
   const { kysely: { Kysely }, pg: { createPostgresPool, createSessionLock, postgresDialect } } = postgresModules();
-  const db = new Kysely<any>({ dialect: postgresDialect(createPostgresPool({ url, poolSize })) });
+  const db = new Kysely<unknown>({ dialect: postgresDialect(createPostgresPool({ url, poolSize })) });
   return {
     dialect: "postgres",
     db: kyselyExecutor(db),

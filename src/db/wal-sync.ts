@@ -5,7 +5,7 @@ import { closeSync, fsync, openSync, statSync } from "node:fs";
  * `synchronous = NORMAL` (a COMMIT writes the WAL but does not fsync it) and then fsyncs
  * the WAL file itself through Node's thread pool before it acknowledges the commit: every
  * acknowledged commit is on disk, as with `synchronous = FULL`, without the main thread
- * blocked in the fsync (measured ~15 % of it under a mixed load). Other statements may
+ * blocked in the fsync (docs/performance.md#why-the-code-is-tuned-as-it-is). Other statements may
  * read a committed write while its fsync runs, before its writer is answered.
  */
 export class WalSync {

@@ -12,7 +12,7 @@ export interface BlockEdge {
 }
 
 // [[Title]], [[Title|alias]], [[Title#heading]]: the title is what links.
-const WIKI_LINK = /\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]/g;
+const WIKI_LINK = /\[\[([^[\]|#\n]+)(?:#[^[\]|\n]*)?(?:\|[^[\]\n]*)?\]\]/g;
 const BLOCK_REF = /\(\(([A-Za-z0-9][A-Za-z0-9_.:-]*)\)\)/g;
 
 /**

@@ -15,7 +15,7 @@ const tags = ["derived index"];
 const base = "/v1/workspaces/:workspaceId";
 const params = WorkspaceParams;
 
-/** Routes of spec §4 "Derived index, manifests" (files come with the files feature). */
+/** Routes of the derived index and manifests (docs/api.md#derived-index-and-manifests) (files come with the files feature). */
 export function derivedIndexRoutes(auth: AuthService, index: DerivedIndexService, encryption: EncryptionOptions) {
   return createRouter()
     .use(authPlugin(auth))

@@ -7,7 +7,7 @@ export const MAX_ARTIFACT_BYTES = 5 * 1024 * 1024;
 
 const Count = t.Integer({ minimum: 0 });
 
-/** The spec leaves LegacyIndexStatus open (§2 "Gaps"); this is Mnemo's definition. */
+/** The contract leaves LegacyIndexStatus open; this is Mnemo's definition (docs/api.md#derived-index-and-manifests). */
 export const LegacyIndexStatus = t.Object({
   workspaceId: t.String(),
   status: t.Union([t.Literal("ready"), t.Literal("indexing")], {

@@ -5,7 +5,7 @@ import { createRouter } from "../lib/router";
 import { DocumentsQueryBody, DocumentsQueryResponse } from "./model";
 import type { DocumentsQueryService } from "./service";
 
-/** `POST /v1/documents/query` (spec §4 "Unified documents"). */
+/** `POST /v1/documents/query` (docs/api.md#documents-query). */
 export function documentsQueryRoutes(auth: AuthService, service: DocumentsQueryService) {
   return createRouter()
     .use(authPlugin(auth))

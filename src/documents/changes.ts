@@ -19,7 +19,7 @@ export interface DocumentChanges {
   indexableBlocks?: IndexedBlock[];
   /**
    * Seal `documentPayload`, `blocksPayload` and `markdown` with this client key before
-   * storing (spec §4 rule 5); limits are checked on the plaintext first.
+   * storing (docs/encryption.md#what-is-sealed-on-write); limits are checked on the plaintext first.
    */
   encryptionKey?: Buffer;
 }
@@ -92,7 +92,7 @@ const MB = (n: number) => `${n} bytes (${n / 1024 / 1024} MB)`;
 export const SNAKE_NAMES = { documentPayload: "document_payload", markdown: "markdown", blocksPayload: "blocks_payload" };
 export const CAMEL_NAMES = { documentPayload: "documentPayload", markdown: "markdown", blocksPayload: "blocksPayload" };
 
-/** The size limits of issue 4 (413 naming the field); indexable block counts are checked by `toBlocks`. */
+/** The size limits (413 naming the field; docs/api.md#requests-and-limits); indexable block counts are checked by `toBlocks`. */
 export function checkLimits(changes: DocumentChanges, names = SNAKE_NAMES): void {
   if (changes.documentPayload !== undefined) {
     const size = bytes(changes.documentPayload);

@@ -29,7 +29,7 @@ async function changesOf(
   return changes;
 }
 
-/** Routes of spec §4 "Unified documents": every write keeps the derived index in step. */
+/** Routes of unified documents (docs/api.md#documents): every write keeps the derived index in step. */
 export function documentRoutes(auth: AuthService, documents: DocumentService, encryption: EncryptionOptions) {
   return createRouter()
     .use(authPlugin(auth))

@@ -2,7 +2,7 @@ import { LIMITS } from "./model";
 import type { IndexedBlock } from "./repository";
 
 /**
- * An encrypted blob string, `iv_hex:auth_tag_hex:ciphertext_hex` (spec §2 "Encrypted
+ * An encrypted blob string, `iv_hex:auth_tag_hex:ciphertext_hex` (docs/encryption.md#cryptography "Encrypted
  * envelope"), or the server's bound form `v2:iv_hex:auth_tag_hex:ciphertext_hex` (crypto/binding.ts).
  */
 export const ENCRYPTED_BLOB = /^(?:v2:)?[0-9a-f]+:[0-9a-f]+:[0-9a-f]*$/i; // empty plaintext seals to an empty ciphertext

@@ -3,7 +3,7 @@ import { MB, type BodyLimit } from "../lib/body-limits";
 import { FreeObject, WorkspaceId } from "../shared/schemas";
 import { PageQueryFields } from "../shared/pagination";
 
-/** Body limits (issue 4): larger bodies answer 413 naming the field. */
+/** Body limits (docs/api.md#requests-and-limits): larger bodies answer 413 naming the field. */
 export const LIMITS = {
   documentPayloadBytes: 5 * 1024 * 1024,
   markdownBytes: 5 * 1024 * 1024,
@@ -82,7 +82,7 @@ export const PatchDocumentBody = t.Object({
 });
 export type PatchDocumentBody = typeof PatchDocumentBody.static;
 
-/** Spec §2 "Unified document record (full form)", plus `notebook_id`. */
+/** The unified document record, full form, plus `notebook_id` (docs/api.md#documents). */
 export const FullDocument = t.Object({
   id: t.String(),
   project_id: t.String({ description: "the workspace id" }),
@@ -112,10 +112,10 @@ const SummaryFields = {
   updatedAt: t.String({ format: "date-time" }),
   _meta: FreeObject,
 };
-/** Spec §2 "Document summary". */
+/** The document summary (docs/api.md#documents). */
 export const DocumentSummary = t.Object(SummaryFields);
 export type DocumentSummary = typeof DocumentSummary.static;
-/** The workspace-scoped create answers a summary that also satisfies the spec's other description. */
+/** The workspace-scoped create answers a summary that also satisfies the other documented shape (docs/api.md#documents). */
 export const CreatedSummary = t.Object({ ...SummaryFields, workspace_id: t.String(), markdown: t.String() });
 
 export const DocumentEnvelope = t.Object({ document: FullDocument });

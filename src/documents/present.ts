@@ -2,7 +2,7 @@ import { bindingFor, type SealLocator, type SealMap } from "../crypto/binding";
 import type { DocumentSummary, FullDocument } from "./model";
 import type { DocumentHead, DocumentRow } from "./repository";
 
-/** Spec §2 full form: every field listed, payloads exactly as stored. */
+/** The full form (docs/api.md#documents): every field listed, payloads exactly as stored. */
 export function toFullDocument(row: DocumentRow): FullDocument {
   return {
     id: row.id,
@@ -22,7 +22,7 @@ export function toFullDocument(row: DocumentRow): FullDocument {
   };
 }
 
-/** Spec §2 summary form; `_meta` is the document's metadata. */
+/** The summary form (docs/api.md#documents); `_meta` is the document's metadata. */
 export function toSummary(row: DocumentHead): DocumentSummary {
   return {
     id: row.id,
@@ -47,7 +47,7 @@ const SEALED_FIELDS: Record<string, "documentPayload" | "blocksPayload" | "markd
 
 /**
  * Where a document's sealed fields sit in `fields` (`{document_payload, blocks_payload,
- * markdown}` or the spec's `{document, blocks, markdown}`), bound to `documentId`.
+ * markdown}` or the legacy `{document, blocks, markdown}`), bound to `documentId`.
  */
 export function documentFieldSeals(ownerId: string, documentId: string, names: Record<string, string> = SEALED_FIELDS): SealLocator {
   const bind = bindingFor(ownerId, "document", documentId);

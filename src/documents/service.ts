@@ -33,7 +33,7 @@ const UNIQUE_RETRIES = 5;
 /**
  * Which view a write comes through. `unified` writes keep the derived index in step
  * (index view + outbox, in the same transaction); `legacy` writes touch only the stored
- * document, as the spec's legacy routes do.
+ * document, as the legacy routes do (docs/api.md#legacy-notes-and-notebooks).
  */
 export type WriteView = "unified" | "legacy";
 

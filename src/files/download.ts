@@ -86,7 +86,7 @@ export async function downloadResponse(download: Download, headers: Headers): Pr
   return new Response(stream, { status: range ? 206 : 200, headers: out });
 }
 
-/** Whether an `If-None-Match` value names `etag` (weak comparison, RFC 9110 §13.1.2), or is `*`. */
+/** Whether an `If-None-Match` value names `etag` (weak comparison, RFC 9110, section 13.1.2), or is `*`. */
 export function matchesAny(header: string | null, etag: string): boolean {
   if (!header) return false;
   if (header.trim() === "*") return true;

@@ -10,7 +10,7 @@ import { fileSealKeys } from "./seal-keys";
 import type { FileService } from "./service";
 
 /**
- * Files of a workspace (spec §4 upload-url; list, download and delete beyond the spec).
+ * Files of a workspace (docs/files.md#routes).
  * The presigned PUT carries no bearer token: its signature is the authorization.
  * `publicUrl` is where clients reach this server (MNEMO_PUBLIC_URL, else the listening
  * address): presigned URLs are built on it, never on the request's `Host`.

@@ -15,7 +15,7 @@ type PageReader = ReadableStreamDefaultReader<{ items: Array<{ str?: string; has
 /** The text of `bytes`, page by page, stopping at the first limit it passes (time counts from `startedAt`). */
 export async function readPdfText(bytes: Uint8Array, limits: PdfTextBudget, startedAt = performance.now()): Promise<{ answer: PdfChildAnswer; text: string }> {
   const { getDocumentProxy } = await import("unpdf");
-  let pdf;
+  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     pdf = await getDocumentProxy(bytes, { verbosity: 0 });
   } catch (error) {

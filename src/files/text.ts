@@ -12,9 +12,8 @@ export const MAX_PDF_BYTES = 20 * 1024 * 1024;
 /** PDFs of more pages are stored, not indexed. */
 export const MAX_PDF_PAGES = 2_000;
 /**
- * What reading one PDF's text may cost the child process it runs in. Measured on a loaded
- * 2-core machine: a 2,000-page book of 3.7 MB of text took 25 s and 270 MB; a content
- * stream inflating to 20 MB of text operators reaches the text cap at ~170 MB.
+ * What reading one PDF's text may cost the child process it runs in: room for the largest
+ * book the page limit admits, with a margin (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 export const PDF_TEXT_BUDGET: PdfTextBudget = {
   maxPages: MAX_PDF_PAGES, maxTextBytes: MAX_INDEXED_TEXT_BYTES, memoryBytes: 512 * 1024 * 1024, timeMs: 120_000,

@@ -66,7 +66,7 @@ export function createFormationApply(memories: Pick<MemoryService, "writes" | "p
       }
       // Extraction's delete keeps the text in the history, for the person to see what the model removed.
       const deleted = await memories.writes.delete(tx, ownerId, op.id, source, { erase: false });
-      if (!deleted || !deleted.deleted) return { action: "none", memoryId: op.id, content: null, previous: null, reason: "missing" };
+      if (deleted === false || !deleted.deleted) return { action: "none", memoryId: op.id, content: null, previous: null, reason: "missing" };
       return { action: "delete", memoryId: op.id, content: null, previous: deleted.deleted.content };
     },
 

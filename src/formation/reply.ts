@@ -1,6 +1,7 @@
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../shared/app-error";
+import { pick } from "../lib/json-path";
 
 /** Facts one extraction may yield, and characters of each: a longer reply is refused whole. */
 export const MAX_FACTS = 20;
@@ -37,13 +38,13 @@ export const invalidReply = (why: string) => new AppError(502, "upstream_error",
 
 /** The JSON object of a chat completion's first choice, checked against `schema`; throws `invalidReply` otherwise. */
 export function parseReply<S extends typeof FactsReply | typeof DecisionsReply>(completionText: string, schema: S): Static<S> {
-  let completion: any;
+  let completion: unknown;
   try {
     completion = JSON.parse(completionText);
   } catch {
     throw invalidReply("not a chat completion");
   }
-  const content = completion?.choices?.[0]?.message?.content;
+  const content = pick(completion, "choices", 0, "message", "content");
   if (typeof content !== "string") throw invalidReply("no message content");
   if (content.length > MAX_REPLY_CHARS) throw invalidReply(`longer than ${MAX_REPLY_CHARS} characters`);
   // A model may wrap its JSON in a Markdown code fence; nothing else around it is accepted.

@@ -1,6 +1,7 @@
 import type { Admit } from "../completions/admission";
 import type { Upstream } from "../completions/upstream";
 import type { Config } from "../config";
+import { pick } from "../lib/json-path";
 import { looksEncrypted } from "../crypto/stored-text";
 import type { Executor, Store } from "../db/store";
 import type { Logger } from "../lib/log";
@@ -72,13 +73,15 @@ export function createFormationService(d: FormationDeps) {
 
   async function call(messages: unknown[], used: { prompt: number; completion: number; requests: number }) {
     const reply = await d.upstream.json("POST", "/chat/completions", { model, messages, temperature: 0, max_tokens: CALL_MAX_TOKENS, response_format: { type: "json_object" } }, undefined);
-    let reported: any = null;
+    let reported: unknown = null;
     try {
-      reported = JSON.parse(reply.text)?.usage;
+      reported = pick(JSON.parse(reply.text), "usage");
     } catch {}
     used.requests++;
-    used.prompt += typeof reported?.prompt_tokens === "number" ? reported.prompt_tokens : await countPromptTokens(messages);
-    used.completion += typeof reported?.completion_tokens === "number" ? reported.completion_tokens : await countTextTokens(reply.text.slice(0, 64_000));
+    const promptTokens = pick(reported, "prompt_tokens");
+    const completionTokens = pick(reported, "completion_tokens");
+    used.prompt += typeof promptTokens === "number" ? promptTokens : await countPromptTokens(messages);
+    used.completion += typeof completionTokens === "number" ? completionTokens : await countTextTokens(reply.text.slice(0, 64_000));
     return reply.text;
   }
 

@@ -5,7 +5,7 @@ import { isLoopbackOrigin } from "../lib/loopback";
 export interface CorsOptions {
   /**
    * Who may call from a browser page on another origin: `any` answers
-   * `Access-Control-Allow-Origin: *` (spec §5); `loopback` (a server accepting mock tokens)
+   * `Access-Control-Allow-Origin: *` (docs/security.md); `loopback` (a server accepting mock tokens)
    * echoes pages served from this machine and refuses every other origin with a 403.
    */
   origins: "any" | "loopback";

@@ -1,4 +1,4 @@
-import { Elysia, ValidationError } from "elysia";
+import { Elysia, type ValidationError } from "elysia";
 import { redactSecrets, type Logger } from "../lib/log";
 import { ConstraintError, StoreFullError, StoreUnavailableError } from "../db/errors";
 import { AppError, methodNotAllowed } from "../shared/app-error";
@@ -11,7 +11,7 @@ export interface ErrorPluginOptions {
 
 /**
  * The one error handler, registered globally so every plugin's routes answer in the
- * spec's `{error: {code, message}}` shape. Unknown errors are logged with the request
+ * `{error: {code, message}}` shape (docs/api.md#errors). Unknown errors are logged with the request
  * id and answered with a generic 500 that leaks nothing.
  */
 export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {

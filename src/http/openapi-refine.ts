@@ -1,7 +1,7 @@
 import { ERROR_STATUSES } from "../shared/error-body";
 
 /**
- * The optional decryption headers of the PKMS routes (spec §4), as OpenAPI parameters.
+ * The optional decryption headers of the PKMS routes (docs/encryption.md#reading), as OpenAPI parameters.
  * Route files may spread them into their `detail.parameters`; the app adds them to every
  * `/v1/workspaces…` and `/v1/documents…` operation anyway.
  */

@@ -17,7 +17,7 @@ const scalarBundlePath = async (): Promise<string> =>
   // @ts-expect-error a 4 MB browser script, imported for its path, with no declaration
   (await import("../../node_modules/@scalar/api-reference/dist/browser/standalone.js", { with: { type: "file" } })).default as string;
 
-/** The asset route, relative to the page like the spec's `openapi/json`. */
+/** The asset route, relative to the page like `openapi/json`. */
 export const SCALAR_ASSET_PATH = "/openapi/scalar.js";
 
 const escapeHtml = (text: string) =>

@@ -30,13 +30,13 @@ export interface IdentityDeps {
 const view = (p: Profile | null) => ({ userName: p?.userName ?? null, display_name: p?.displayName ?? null, age: p?.age ?? null });
 
 /**
- * The identity-provider webhooks (spec §4 Core): onboarding saves a profile and escrows
+ * The identity-provider webhooks (docs/api.md#identity-and-webhooks): onboarding saves a profile and escrows
  * a client key; sync tells a signed-in client where it stands and hands back its escrowed
  * key wrapped for a temporary public key, with a fresh developer token.
  */
 export function createIdentityService({ auth, store, profiles, escrow, credentials, webhooks, log }: IdentityDeps) {
   /**
-   * Onboarding does not replace an escrowed key (spec §4 only says it escrows one): what
+   * Onboarding does not replace an escrowed key (the contract only says it escrows one): what
    * was sealed with that key would no longer open through escrow. Throws a 409 naming
    * `clientKey` and what would become unreadable; the same key again passes.
    */

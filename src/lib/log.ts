@@ -10,7 +10,7 @@ export interface Logger {
 }
 
 /** Field names whose values are secrets (client and master keys, wrapped keys, credentials). */
-const SECRET_NAME = String.raw`mnemo_session|cookie|x-client-key|client_?key|clientkey|master_?key|server_master_key|wrapped_?key|authorization|secret|password|api_?key`;
+const SECRET_NAME = "mnemo_session|cookie|x-client-key|client_?key|clientkey|master_?key|server_master_key|wrapped_?key|authorization|secret|password|api_?key";
 /**
  * A secret-named field and what follows it: the separator (with the quote that opens a
  * quoted value, escaped too when the line holds JSON inside a string) and the value, an
@@ -39,13 +39,13 @@ export function redactSecrets(line: string): string {
   return out;
 }
 
-export function createLogger(level: LogLevel = "info", sink: (line: string) => void = (l) => process.stderr.write(l + "\n")): Logger {
+export function createLogger(level: LogLevel = "info", sink: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Logger {
   const emit = (at: LogLevel) => (message: string, fields: Record<string, unknown> = {}) => {
     if (ORDER[at] < ORDER[level]) return;
     const extras = Object.entries(fields)
       .map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(v) : v instanceof Error ? JSON.stringify(v.stack ?? v.message) : JSON.stringify(v)}`)
       .join(" ");
-    sink(redactSecrets(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${extras ? " " + extras : ""}`));
+    sink(redactSecrets(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${extras ? ` ${extras}` : ""}`));
   };
   return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }

@@ -4,7 +4,7 @@ import { dlopen, FFIType } from "bun:ffi";
  * Hands memory freed by native code back to the operating system. LanceDB's threads
  * allocate through the C library's malloc, which keeps freed pages in its arenas: after
  * a compaction (old index versions dropped) the process stays as large as at its peak.
- * glibc's `malloc_trim` returns them (measured: 40–95 MB after 10,000-write rounds).
+ * glibc's `malloc_trim` returns them (docs/performance.md#why-the-code-is-tuned-as-it-is).
  * Elsewhere (musl, macOS) there is no such call and nothing happens.
  */
 let trim: (() => void) | null | undefined;

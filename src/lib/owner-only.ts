@@ -45,7 +45,7 @@ export async function exposedEntries(root: string, limit = 50_000): Promise<{ ex
   while (pending.length) {
     if (seen++ >= limit) return { exposed, complete: false };
     const path = pending.pop()!;
-    let info;
+    let info: Awaited<ReturnType<typeof lstat>>;
     try {
       info = await lstat(path);
     } catch {

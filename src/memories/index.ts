@@ -11,7 +11,7 @@ import type { MemoryService } from "./service";
 /** Where a write over HTTP comes from: the web app's session, else the API. */
 const sourceOf = (principal: Principal): MemorySource => ({ kind: principal.method === "app_session" ? "app" : "api" });
 
-/** Routes of spec §4 "Memories". */
+/** Routes of memories (docs/api.md#core-and-memories). */
 export function memoryRoutes(auth: AuthService, memories: MemoryService) {
   return createRouter({ prefix: "/v1/memories" })
     .use(authPlugin(auth))

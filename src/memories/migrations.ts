@@ -1,7 +1,7 @@
 import type { Migration } from "../db/migrate";
 
 /**
- * The memory list is newest first by `created_at` (spec §4), ties by id: an import keeps
+ * The memory list is newest first by `created_at` (docs/api.md#core-and-memories), ties by id: an import keeps
  * each memory's own creation date, so insertion order (`seq`) is not creation order.
  */
 export const memoryMigrations: Migration[] = [

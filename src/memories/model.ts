@@ -4,7 +4,7 @@ import { IntegerParam, StrictInteger } from "../shared/query";
 import { FreeObject, HitSignalScores, Mode, RankedBy, SearchSignals, Strategy, Timestamp } from "../shared/schemas";
 import { SearchFilters } from "../shared/search-filters";
 
-/** Memory content limit (spec §8): 50 KB of UTF-8. */
+/** Memory content limit (docs/api.md#requests-and-limits): 50 KB of UTF-8. */
 export const MAX_CONTENT_BYTES = 51_200;
 export const MAX_METADATA_BYTES = 16_384;
 /** A memory's body: 51,200 bytes of content plus 16 KB of metadata, each up to twice its size once escaped. */

@@ -36,7 +36,7 @@ export interface MemoryServiceDeps {
 const encoder = new TextEncoder();
 
 type ScoredRecord = MemoryRecord & { score: number; signals: HitSignals };
-/** Both of the spec's descriptions at once: `results` and `data` hold the same list. */
+/** Both documented shapes at once (docs/api.md#core-and-memories): `results` and `data` hold the same list. */
 export type MemorySearchResponse = { results: ScoredRecord[]; data: ScoredRecord[]; mode: SearchMode; strategy: SearchStrategy; signals: SearchSignal[] };
 
 /** A version as the history route answers it: the source's kind, and where it came from beside it. */

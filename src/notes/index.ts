@@ -28,7 +28,7 @@ const noteListSeals: SealMap = ({ response, userId }) => (path) => {
 /** `{ciphertext}`: the workspace's notebook registry. */
 const registrySeals: SealMap = ({ userId, params }) => (path) => (path.length === 1 && path[0] === "ciphertext" ? registryBinding(userId, params.workspaceId ?? "") : null);
 
-/** Routes of spec §4 "Legacy notes and notebooks": they never update the derived index. */
+/** Routes of legacy notes and notebooks (docs/api.md#legacy-notes-and-notebooks): they never update the derived index. */
 export function noteRoutes(auth: AuthService, notes: NoteService, encryption: EncryptionOptions) {
   return createRouter()
     .use(authPlugin(auth))

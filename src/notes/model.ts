@@ -23,7 +23,7 @@ export const PatchNoteBody = t.Object({
   notebookId: t.Optional(t.Union([NotebookId, t.Null()], { description: "null detaches" })),
 });
 
-/** Spec §2 "Legacy note entry": `format`/`ciphertext` of an encrypted note; plaintext notes carry `document`. */
+/** A legacy note entry (docs/api.md#legacy-notes-and-notebooks): `format`/`ciphertext` of an encrypted note; plaintext notes carry `document`. */
 export const LegacyNoteEntry = t.Object({
   id: t.String(),
   format: t.String({ description: "svc.om.encrypted for envelopes and iv:tag:ct strings; json or text for plaintext" }),

@@ -22,7 +22,7 @@ const MeFailure = t.Object({
 });
 
 /**
- * `GET /v1/me`. Its failures use the spec's own shape (§4), not the common error
+ * `GET /v1/me`. Its 401s use their own shape (docs/api.md#errors), not the common error
  * body, so it authenticates by hand instead of through the auth macro.
  */
 export function meRoutes(auth: AuthService, profiles: ProfileService) {

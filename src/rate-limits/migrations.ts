@@ -1,7 +1,7 @@
 import type { Migration } from "../db/migrate";
 
 /**
- * Sliding-window rate limits in the store of record (issue 11): one row per admitted
+ * Sliding-window rate limits in the store of record (docs/completions.md#rate-limits): one row per admitted
  * request per window key, so a restart keeps the windows and replicas share them. The
  * `rate_limit_keys` row is what a check locks first (an upsert takes its row lock on
  * PostgreSQL; SQLite serializes write transactions), so count-then-insert is atomic.

@@ -133,7 +133,7 @@ export interface SearchHit<T = unknown, K extends SearchKind = SearchKind> {
 /** The hits of the kinds `K`, each with its own kind's record type (a union by kind). */
 export type HitOf<R extends SearchRecords, K extends SearchKind & keyof R> = K extends SearchKind ? SearchHit<R[K], K> : never;
 
-/** `semantic` when vectors took part in ranking, `fulltext_fallback` otherwise (spec §4). */
+/** `semantic` when vectors took part in ranking, `fulltext_fallback` otherwise (docs/retrieval.md#ranking). */
 export type SearchMode = "semantic" | "fulltext_fallback";
 export type SearchStrategy = "hybrid" | "vector" | "fulltext";
 

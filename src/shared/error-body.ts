@@ -1,6 +1,6 @@
 import { t } from "elysia";
 
-/** The spec's error body (§7), used as the response schema of every error status. */
+/** The error body of every error (docs/api.md#errors), used as the response schema of every error status. */
 export const ErrorBody = t.Object(
   {
     error: t.Object({

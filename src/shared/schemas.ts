@@ -11,7 +11,7 @@ export const WorkspaceId = t.String({ minLength: 1, maxLength: 256, description:
 /** The path parameter of every route under `/v1/workspaces/:workspaceId`. */
 export const WorkspaceParams = t.Object({ workspaceId: WorkspaceId });
 
-/** How a search ranked (spec §4): `semantic` when vectors took part, `fulltext_fallback` otherwise. */
+/** How a search ranked (docs/retrieval.md#ranking): `semantic` when vectors took part, `fulltext_fallback` otherwise. */
 export const Mode = t.Union([t.Literal("semantic"), t.Literal("fulltext_fallback")]);
 export const Strategy = t.Union([t.Literal("hybrid"), t.Literal("vector"), t.Literal("fulltext")]);
 

@@ -87,7 +87,7 @@ export async function backup(config: Config, outDir: string): Promise<BackupResu
   const manifest: BackupManifest = {
     format: "mnemo-backup", version: BACKUP_VERSION, createdAt: new Date().toISOString(), store: postgres ? "postgres" : "sqlite", database, blobs, masterKey,
   };
-  await writeFile(join(outDir, BACKUP_MANIFEST), JSON.stringify(manifest, null, 2) + "\n", { mode: OWNER_ONLY_FILE });
+  await writeFile(join(outDir, BACKUP_MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: OWNER_ONLY_FILE });
   // A backup holds everything the data dir does: owner-only, whatever the modes of what it copied.
   // A directory the operator made beforehand keeps its own mode; what is in it does not.
   if (createdDir) await makeOwnerOnly(outDir);

@@ -95,7 +95,10 @@ function chatgptPath(conversation: Record<string, unknown>): unknown[] | string 
     for (const [id, node] of Object.entries(mapping)) {
       if (!isObject(node) || (Array.isArray(node.children) && node.children.length)) continue;
       const time = isObject(node.message) && typeof node.message.create_time === "number" ? node.message.create_time : 0;
-      if (time >= latest) (latest = time), (at = id);
+      if (time >= latest) {
+        latest = time;
+        at = id;
+      }
     }
   }
   const path: unknown[] = [];
@@ -158,31 +161,36 @@ export function readChatExport(value: unknown[], source: ChatExportSource, now: 
     throw new Error(`the export holds ${value.length} conversations; the limit is ${CHAT_EXPORT_LIMITS.conversations}`);
   }
   const fallbackTitle = source === "chatgpt" ? "ChatGPT conversation" : "Claude conversation";
-  value.forEach((item, i) => {
-    const place = `conversations[${i}]`;
-    const problem = (message: string) => result.problems.push({ place, message });
-    if (!isObject(item)) return problem("expected a JSON object");
+  /** Reads one conversation into the result; answers what is wrong with it instead, if anything. */
+  const readOne = (item: unknown, place: string): string | null => {
+    if (!isObject(item)) return "expected a JSON object";
     const sourceId = source === "chatgpt" ? text(item.conversation_id) ?? text(item.id) : text(item.uuid);
     const idField = source === "chatgpt" ? "conversation_id" : "uuid";
-    if (!sourceId) return problem(`${idField}: is required (a string)`);
+    if (!sourceId) return `${idField}: is required (a string)`;
     // Kept in the thread's metadata, which stays small.
-    if (sourceId.length > MAX_ID_CHARS) return problem(`${idField}: is longer than ${MAX_ID_CHARS} characters`);
-    if (source === "chatgpt" && !isObject(item.mapping)) return problem("mapping: is required (an object)");
-    if (source === "claude" && !Array.isArray(item.chat_messages)) return problem("chat_messages: is required (a list)");
+    if (sourceId.length > MAX_ID_CHARS) return `${idField}: is longer than ${MAX_ID_CHARS} characters`;
+    if (source === "chatgpt" && !isObject(item.mapping)) return "mapping: is required (an object)";
+    if (source === "claude" && !Array.isArray(item.chat_messages)) return "chat_messages: is required (a list)";
     const createdAt = isoTime(source === "chatgpt" ? item.create_time : item.created_at, now);
     const path = source === "chatgpt" ? chatgptPath(item) : claudePath(item);
-    if (typeof path === "string") return problem(path);
+    if (typeof path === "string") return path;
     const messages: ExportedMessage[] = [];
     for (const [index, raw] of path.entries()) {
       const message = source === "chatgpt" ? chatgptMessage(raw, index, messages.at(-1)?.createdAt ?? createdAt) : claudeMessage(raw, index, messages.at(-1)?.createdAt ?? createdAt);
       if (message) messages.push(message);
     }
-    if (messages.length > CHAT_EXPORT_LIMITS.messages) return problem(`${messages.length} messages; the limit is ${CHAT_EXPORT_LIMITS.messages} per conversation`);
+    if (messages.length > CHAT_EXPORT_LIMITS.messages) return `${messages.length} messages; the limit is ${CHAT_EXPORT_LIMITS.messages} per conversation`;
     result.conversations.push({
       place, sourceId, messages, createdAt,
       title: titleOf(source === "chatgpt" ? item.title : item.name, messages, fallbackTitle),
       updatedAt: isoTime(source === "chatgpt" ? item.update_time : item.updated_at, messages.at(-1)?.createdAt ?? createdAt),
     });
-  });
+    return null;
+  };
+  for (const [i, item] of value.entries()) {
+    const place = `conversations[${i}]`;
+    const message = readOne(item, place);
+    if (message !== null) result.problems.push({ place, message });
+  }
   return result;
 }

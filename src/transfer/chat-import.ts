@@ -128,7 +128,9 @@ export async function importChatExport(deps: Deps, exported: ChatExport, options
     format: `${exported.source}-export`, read: exported.read, inserted: 0, existing: 0, failed: exported.problems.length, problems: [...exported.problems],
     byType: {}, queued: 0, workspaceId, extractionJobs: 0,
   };
-  const count = (type: string, n: number) => n && (report.byType[type] = (report.byType[type] ?? 0) + n);
+  const count = (type: string, n: number) => {
+    if (n) report.byType[type] = (report.byType[type] ?? 0) + n;
+  };
   let done = 0;
   for (let start = 0; start < conversations.length; ) {
     let messages = 0;
@@ -192,7 +194,12 @@ async function writeConversation(
   }
   const held = new Set<string>();
   if (!newThread) {
-    for (let after = 0, page; (page = await chats.messageKeysPage(tx, userId, threadId, after, 1_000)).length; after = page.at(-1)!.seq) for (const key of page) held.add(key.id);
+    for (let after = 0; ; ) {
+      const page = await chats.messageKeysPage(tx, userId, threadId, after, 1_000);
+      if (!page.length) break;
+      for (const key of page) held.add(key.id);
+      after = page.at(-1)!.seq;
+    }
   }
   let parentId: string | null = null;
   let newMessages = 0;

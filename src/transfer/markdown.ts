@@ -88,7 +88,7 @@ export function parseFrontMatter(text: string): { data: Record<string, unknown>;
   return { data, body: text.slice(match[0].length) };
 }
 
-const WIKI = /\[\[([^\[\]|#\n]+)((?:#[^\[\]|\n]*)?)((?:\|[^\[\]\n]*)?)\]\]/g;
+const WIKI = /\[\[([^[\]|#\n]+)((?:#[^[\]|\n]*)?)((?:\|[^[\]\n]*)?)\]\]/g;
 
 /**
  * Obsidian links name a file (`[[My Note]]`), while edges resolve a link by the linked

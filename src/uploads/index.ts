@@ -8,7 +8,7 @@ import { PART_BODY_LIMIT, PartUploaded, StartUploadBody, UploadCompleted, Upload
 import type { UploadService } from "./service";
 
 /**
- * Upload sessions (spec §4). Deviation: the spec serves them without authentication;
+ * Upload sessions (docs/files.md#upload-sessions). Deviation: the contract serves them without authentication;
  * here they need a bearer with `files:write`, and a session is its starter's alone.
  * In reverse-proxy mode a session's parts and its file are sealed with the caller's client
  * key: every request of the session needs it (X-Client-Key, or escrowed).

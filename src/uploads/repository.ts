@@ -71,7 +71,7 @@ export function createUploadRepository() {
       await run(tx, sql`UPDATE upload_sessions SET completing = 0 WHERE id = ${id}`);
     },
     async completing(tx: Executor, id: string): Promise<boolean> {
-      return (await first<{ c: number | string }>(tx, sql`SELECT completing AS c FROM upload_sessions WHERE id = ${id}`))?.c == 1;
+      return (await first<{ c: number | string }>(tx, sql`SELECT completing AS c FROM upload_sessions WHERE id = ${id}`))?.c === 1;
     },
     /** Removes a session and its parts; returns the parts' blob ids (to free after commit). */
     async delete(tx: Executor, id: string): Promise<string[]> {

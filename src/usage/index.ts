@@ -5,7 +5,7 @@ import { createRouter } from "../lib/router";
 import { CreditsResponse, DailyUsageResponse, UsageResponse } from "./model";
 import type { UsageService } from "./service";
 
-/** `GET /v1/usage` and `GET /v1/credits` (spec §4 "Models, usage, credits"; scope usage:read). */
+/** `GET /v1/usage` and `GET /v1/credits` (docs/completions.md#usage-and-quota; scope usage:read). */
 export function usageRoutes(auth: AuthService, usage: UsageService) {
   return createRouter({ prefix: "/v1" })
     .use(authPlugin(auth))

@@ -1,7 +1,7 @@
 import type { Migration } from "../db/migrate";
 
 /**
- * Usage metering (issue 11): one counter row per user per UTC month, incremented by a
+ * Usage metering (docs/completions.md#usage-and-quota): one counter row per user per UTC month, incremented by a
  * single `INSERT … ON CONFLICT DO UPDATE` so concurrent completions (and replicas)
  * never lose an increment; and per-user overrides of the monthly token limit.
  */

@@ -4,8 +4,8 @@
  * gpt-tokenizer's default encoding (o200k_base, GPT-4o's): exact for OpenAI's current
  * models, an estimate for others (Llama, Mistral, … use their own vocabularies).
  * Per message it adds OpenAI's documented framing: 3 tokens per message plus 3 for the
- * reply's priming. The tokenizer (its ranks take ~90 MB of memory) is loaded on first
- * need only; `promptTokenBound` answers without it.
+ * reply's priming. The tokenizer (its ranks take much memory:
+ * docs/performance.md#why-the-code-is-tuned-as-it-is) is loaded on first need only; `promptTokenBound` answers without it.
  */
 type Tokenizer = { countTokens(text: string): number };
 let tokenizer: Promise<Tokenizer> | null = null;

@@ -180,7 +180,9 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
       if (request.method === "POST" && path === "/v1/chat/completions") {
         let seen = false;
         const onAbort = () => {
-          if (!seen) (seen = true), noteAbort();
+          if (seen) return;
+          seen = true;
+          noteAbort();
         };
         request.signal.addEventListener("abort", onAbort, { once: true });
         const body = await request.json();

@@ -1,5 +1,5 @@
 /**
- * Issue 14 §1 on PostgreSQL with two replicas (one database, one index dir): the crash
+ * The crash loop (docs/reliability.md#crash-loop) on PostgreSQL with two replicas (one database, one index dir): the crash
  * loop of lib/crash-loop.ts, killing either replica, and every other round the one that
  * holds the index writer lease, so the other must take the lease over and the index
  * still catch up. PostgreSQL only. Reduced: 2 kills; `npm run stress`: 20.

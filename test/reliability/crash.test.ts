@@ -1,5 +1,5 @@
 /**
- * Issue 14 §1, the crash loop on one server (see lib/crash-loop.ts for what is written
+ * The crash loop (docs/reliability.md#crash-loop) on one server (see lib/crash-loop.ts for what is written
  * and checked): SIGKILL at random moments under 8 writers, restart, nothing
  * acknowledged lost, nothing deleted back, counts agree, the index catches up.
  * Reduced: 5 kills; `npm run stress`: 50. The kill moments replay with MNEMO_FUZZ_SEED.

@@ -1,5 +1,5 @@
 /**
- * Issue 14 §2, faults, each against a real server process: a corrupted SQLite file, a
+ * Faults (docs/reliability.md#faults), each against a real server process: a corrupted SQLite file, a
  * missing or corrupted index directory, a read-only data dir, a full disk (a small
  * tmpfs), an unreachable database, the embeddings endpoint down, and (PostgreSQL) the
  * database connection cut under load through a local TCP proxy (the shared PostgreSQL
@@ -165,7 +165,7 @@ describe(`faults (${BACKEND})`, () => {
       try {
         const server = await startChild(mountPoint, roEnv, 30_000);
         const [read] = await call(server, "GET", "/v1/memories");
-        const [write, body] = await call(server, "POST", "/v1/memories", { content: "cannot be stored" });
+        const [write] = await call(server, "POST", "/v1/memories", { content: "cannot be stored" });
         const found = await waitForSearch(server, "stored", 1, 5_000);
         const errors = server.output().split("\n").filter((l) => / (ERROR|WARN) /.test(l) && !/mock tokens/.test(l)).map((l) => l.replace(/^\S+ /, "").slice(0, 140));
         outcome = `started; list ${read}, write ${write}, the write findable: ${found === 1 ? "yes" : found < 0 ? `search answers ${-found}` : "no"}; logged: ${errors[0] ?? "nothing"}`;

@@ -1,5 +1,5 @@
 /**
- * Issue 14 §3, property-based fuzzing of every route of the OpenAPI document (fast-check):
+ * Property-based fuzzing (docs/reliability.md#hostile-input) of every route of the OpenAPI document (fast-check):
  * schema-guided and hostile bodies, params, query strings and headers, sent as user B
  * while user A's data exists. For every response: no 5xx (501 only on a pending route),
  * an error is `{error: {code, message}}`, a success matches its declared schema, and

@@ -1,5 +1,5 @@
 /**
- * Issue 14 §4, the isolation matrix, generated from the server's OpenAPI document: user
+ * The isolation matrix (docs/reliability.md#isolation), generated from the server's OpenAPI document: user
  * B presents user A's ids on every route that takes one and gets 404 (never 403, never
  * A's data), nothing of A's changes, and A's marker and ids appear in none of B's
  * responses (lists, searches, documents query, context build, B's own workspace).

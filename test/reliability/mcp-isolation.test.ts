@@ -1,12 +1,12 @@
 /**
- * Issue 14 §4 for MCP, generated from the server's own tool and resource lists: user B's
+ * Isolation for MCP (docs/reliability.md#isolation), generated from the server's own tool and resource lists: user B's
  * MCP session presenting user A's ids in any id argument of any tool, or A's resource
  * URIs, gets an error and none of A's data; B's own calls (recall, search, context,
  * listings, resources/list) never show A's marker or ids. Skipped while no /mcp route
  * exists.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { connectMcpHttp } from "../helpers/mcp";
 import { startTestServer, type TestServer } from "../helpers/server";
 import { figure } from "./lib/mode";

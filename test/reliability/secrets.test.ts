@@ -1,5 +1,5 @@
 /**
- * Issue 14 §5, secrets: a server process logging at debug level is driven with every
+ * Secrets (docs/reliability.md#secrets): a server process logging at debug level is driven with every
  * kind of credential and key the API takes (mock tokens, an API key, an IdP ID token,
  * the developer token the sync webhook hands out, client keys in X-Client-Key, the
  * `clientKey` query and request bodies, an escrowed client key, the master key, the
@@ -139,7 +139,7 @@ describe(`secrets never logged nor stored in the clear (${BACKEND})`, () => {
         ["POST", "/v1/documents", secrets.apiKey, { workspace_id: ws.id, id: "enc-doc", title: "sealed", markdown: "secret text", client_key: secrets.clientKeyBase64 }],
         ["GET", `/v1/workspaces/${ws.id}/documents/enc-doc?clientKey=${encodeURIComponent(secrets.clientKeyBase64Url)}`, secrets.apiKey, undefined, { "x-proxy-decrypt": "true" }],
         ["GET", `/v1/workspaces/${ws.id}/documents/enc-doc`, secrets.apiKey, undefined, decrypt],
-        ["GET", `/v1/workspaces/${ws.id}/documents/enc-doc`, secrets.apiKey, undefined, { "x-proxy-decrypt": "true", "x-client-key": "not-a-key-" + secrets.clientKeyHex.slice(0, 20) }],
+        ["GET", `/v1/workspaces/${ws.id}/documents/enc-doc`, secrets.apiKey, undefined, { "x-proxy-decrypt": "true", "x-client-key": `not-a-key-${secrets.clientKeyHex.slice(0, 20)}` }],
         ["GET", `/v1/workspaces/${ws.id}/documents`, secrets.mockToken, undefined, decrypt],
         ["POST", "/v1/chat/completions", secrets.apiKey, { model: "fake", messages: [{ role: "user", content: "hello" }] }],
         ["GET", "/v1/usage", secrets.apiKey],

@@ -2,8 +2,8 @@
  * The app's one HTTP client: the only module that calls fetch (or XMLHttpRequest, for
  * upload progress). Every request is same-origin, carries `X-Mnemo-App: 1` (a header a
  * cross-site form cannot send, so a cookie session stays CSRF-safe) and the session
- * cookie. A pasted API key, when the server has no cookie sessions, is held in this
- * module's memory only and sent as `Authorization`; so is a client key for encrypted notes.
+ * cookie (made from a sign-in link or a pasted API key). A client key for encrypted notes
+ * is held in this module's memory only and sent as `X-Client-Key`.
  */
 import type {
   ApiKey, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentSummary, DocumentWithContent, ExtractionJob, FileInfo, Health, Me, Memory, MemoryFilters, MemoryProposal,
@@ -13,10 +13,6 @@ import type {
 export class ApiError extends Error {
   constructor(readonly status: number, readonly code: string, message: string) {
     super(message);
-  }
-  /** The server has no such route (an older server): the UI hides or explains the feature. */
-  get unsupported(): boolean {
-    return this.status === 405 || this.status === 501 || (this.status === 404 && /no such route/i.test(this.message));
   }
   get notFound(): boolean {
     return this.status === 404;
@@ -129,7 +125,8 @@ export async function me(): Promise<Me> {
 /** Exchanges a one-time sign-in link's token for a session cookie (HttpOnly: this page never sees it). */
 export async function signInWithToken(token: string): Promise<string> {
   sessionUser = null;
-  return (sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId);
+  sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId;
+  return sessionUser;
 }
 
 /** Whom a sign-in link's token signs in, without using it (asked before it replaces an open session). */
@@ -138,7 +135,8 @@ export const signInLinkUser = (token: string) => json<{ userId: string; expiresA
 /** Exchanges a pasted API key for a session cookie of the same user and scopes; the key is not kept. */
 export async function signInWithKey(apiKey: string): Promise<string> {
   sessionUser = null;
-  return (sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId);
+  sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId;
+  return sessionUser;
 }
 
 /** Forgets every secret this page holds (the client key for encrypted notes). */
@@ -187,19 +185,13 @@ export const decideProposal = (id: string, decision: "accept" | "reject") => jso
 
 /**
  * Puts a forgotten memory back: same id, content, metadata, workspace, session and its
- * original time. A server that does not take `timestamp` yet gets the memory without it.
+ * original time.
  */
 export async function restoreMemory(memory: Memory): Promise<Memory> {
   const body: NewMemory = { id: memory.id, content: memory.content, metadata: memory.metadata, timestamp: memory.createdAt };
   if (memory.workspaceId) body.workspaceId = memory.workspaceId;
   if (memory.session_id) body.session_id = memory.session_id;
-  try {
-    return await createMemory(body);
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.status !== 400 || !error.message.startsWith("timestamp")) throw error;
-    const { timestamp: _, ...withoutTime } = body;
-    return createMemory(withoutTime);
-  }
+  return createMemory(body);
 }
 
 export type { ScoredMemory };

@@ -45,7 +45,10 @@ export function confirmDialog(title: string, message: string, confirmLabel: stri
       h("p", null, message),
       h("div", { class: "dialog-actions" },
         h("button", { type: "button", class: "button", onClick: () => handle.close() }, "Cancel"),
-        h("button", { type: "button", class: danger ? "button button-danger" : "button button-primary", onClick: () => ((answer = true), handle.close()) }, confirmLabel),
+        h("button", { type: "button", class: danger ? "button button-danger" : "button button-primary", onClick: () => {
+          answer = true;
+          handle.close();
+        } }, confirmLabel),
       ),
     ]);
     void handle.closed.then(() => resolve(answer));

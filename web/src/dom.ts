@@ -5,7 +5,8 @@
  */
 
 export type Child = Node | string | number | null | undefined | false | Child[];
-type Listener = (event: any) => void;
+/** A handler of any event type: declared as a method so that `(e: KeyboardEvent) => void` fits (parameter bivariance). */
+type Listener = { handle(event: Event): void }["handle"];
 export type Attrs = Record<string, string | number | boolean | null | undefined | Listener>;
 
 function apply(element: Element, attrs: Attrs | null | undefined): void {

@@ -31,7 +31,10 @@ export function bytes(n: number): string {
   const units = ["KB", "MB", "GB", "TB"];
   let value = n / 1024;
   let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) (value /= 1024), unit++;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 

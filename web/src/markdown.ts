@@ -69,6 +69,12 @@ function underscoreInsideWord(text: string, start: number, end: number, delimite
   return WORD_CHARACTER.test(text[start - 1] ?? "") || WORD_CHARACTER.test(text[end] ?? "");
 }
 
+/** `element` with `text` rendered inside it. */
+function inline(text: string, element: HTMLElement): HTMLElement {
+  renderInline(text, element);
+  return element;
+}
+
 /** Renders inline Markdown into `parent`. */
 export function renderInline(text: string, parent: Node): void {
   const pattern = new RegExp(INLINE.source, "g");
@@ -89,9 +95,9 @@ export function renderInline(text: string, parent: Node): void {
     else if (m[5] !== undefined) node = wikiLink(m[5].split("|")[0].trim());
     else if (m[6] !== undefined) node = link(m[7], m[8], (a) => renderInline(m[6], a), m[0]);
     else if (m[9] !== undefined) node = link(m[9], undefined, (a) => a.appendChild(document.createTextNode(m[9])), m[0]);
-    else if (m[10] !== undefined) renderInline(m[11], (node = h("strong")));
-    else if (m[12] !== undefined) renderInline(m[13], (node = h("em")));
-    else if (m[14] !== undefined) renderInline(m[14], (node = h("del")));
+    else if (m[10] !== undefined) node = inline(m[11], h("strong"));
+    else if (m[12] !== undefined) node = inline(m[13], h("em"));
+    else if (m[14] !== undefined) node = inline(m[14], h("del"));
     else if (m[15] !== undefined) node = link(m[15], undefined, (a) => a.appendChild(document.createTextNode(m[15])), m[0]);
     else if (m[16] !== undefined) node = document.createTextNode(m[16]);
     else node = h("br");

@@ -43,7 +43,10 @@ function match(path: string): { view: View; params: Record<string, string> } | n
     if (candidate.segments.length !== parts.length) continue;
     const params: Record<string, string> = {};
     const ok = candidate.segments.every((segment, i) => {
-      if (segment.startsWith(":")) return (params[segment.slice(1)] = parts[i]), true;
+      if (segment.startsWith(":")) {
+        params[segment.slice(1)] = parts[i];
+        return true;
+      }
       return segment === parts[i];
     });
     if (ok) return { view: candidate.view, params };
@@ -64,7 +67,8 @@ export const href = (...parts: string[]) => `${BASE}/${parts.map((part) => part.
 export async function render(focusMain = false): Promise<void> {
   if (!outlet) return;
   current?.abort();
-  const controller = (current = new AbortController());
+  const controller = new AbortController();
+  current = controller;
   const found = match(appPath());
   rendered = location.pathname + location.search;
   outlet.replaceChildren();

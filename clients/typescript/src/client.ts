@@ -3,7 +3,7 @@ import { paginate } from "./pagination.js";
 import { Transport, type CallArgs, type ClientOptions } from "./transport.js";
 
 type Api = MnemoApi;
-type Operation = { [K in keyof Api]: Api[K] extends (...args: any[]) => any ? K : never }[keyof Api];
+type Operation = { [K in keyof Api]: Api[K] extends (...args: never[]) => unknown ? K : never }[keyof Api];
 type Args<K extends Operation> = NonNullable<Parameters<Api[K]>[0]>;
 /** An operation's request body. */
 export type Body<K extends Operation> = Args<K> extends { body?: infer B } ? B : never;

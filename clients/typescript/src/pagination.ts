@@ -1,7 +1,7 @@
 import type { Sent } from "./transport.js";
 
 /** A page as the API answers it: an object with `nextCursor`, or an array with the cursor in `X-Next-Cursor`. */
-export type PageFetcher<T> = (cursor: string | undefined) => Promise<Sent<unknown>>;
+export type PageFetcher = (cursor: string | undefined) => Promise<Sent<unknown>>;
 
 /**
  * Every item of a cursor-paged list, fetching pages as the loop asks for them.
@@ -10,7 +10,7 @@ export type PageFetcher<T> = (cursor: string | undefined) => Promise<Sent<unknow
  * @example
  * for await (const memory of mnemo.memories.list()) console.log(memory.content);
  */
-export async function* paginate<T>(fetchPage: PageFetcher<T>, field?: string): AsyncGenerator<T> {
+export async function* paginate<T>(fetchPage: PageFetcher, field?: string): AsyncGenerator<T> {
   let cursor: string | undefined;
   do {
     const { body, response } = await fetchPage(cursor);

@@ -122,7 +122,7 @@ const RULES: Rule[] = [
     const from = which === "this" ? saturday : which === "next" ? saturday + 7 * DAY : saturday - 7 * DAY;
     return { from, to: from + 2 * DAY };
   }],
-  [new RegExp(`\\b(last|past|previous|this|next)\\s+(week|month|year)\\b`, "g"), ([which, unit], now) => {
+  [/\b(last|past|previous|this|next)\s+(week|month|year)\b/g, ([which, unit], now) => {
     const offset = which === "this" ? 0 : which === "next" ? 1 : -1;
     return unitRange(unit as Unit, shift(unitRange(unit as Unit, now).from, unit as Unit, offset));
   }],

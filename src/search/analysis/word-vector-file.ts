@@ -44,13 +44,18 @@ export function encodeWordVectors(tables: WordVectorTables): Uint8Array {
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
   out.set(new TextEncoder().encode(WORD_VECTOR_MAGIC), 0);
-  [WORD_VECTOR_VERSION, count, tables.dims, tables.vocabularySize, wordBytes.length].forEach((value, i) =>
-    view.setUint32(4 + i * 4, value, true),
-  );
+  for (const [i, value] of [WORD_VECTOR_VERSION, count, tables.dims, tables.vocabularySize, wordBytes.length].entries()) {
+    view.setUint32(4 + i * 4, value, true);
+  }
   let offset = HEADER_BYTES;
-  for (const value of tables.commonComponent) (view.setFloat32(offset, value, true), (offset += 4));
-  for (const value of tables.scales) (view.setFloat32(offset, value, true), (offset += 4));
-  for (const value of tables.ranks) (view.setUint32(offset, value, true), (offset += 4));
+  for (const value of [...tables.commonComponent, ...tables.scales]) {
+    view.setFloat32(offset, value, true);
+    offset += 4;
+  }
+  for (const value of tables.ranks) {
+    view.setUint32(offset, value, true);
+    offset += 4;
+  }
   out.set(new Uint8Array(tables.quantised.buffer, tables.quantised.byteOffset, tables.quantised.length), offset);
   offset += tables.quantised.length;
   out.set(wordBytes, offset);

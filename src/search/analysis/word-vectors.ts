@@ -38,7 +38,7 @@ class LoadedWordVectors implements WordVectors {
     this.size = tables.words.length;
     this.dims = tables.dims;
     this.commonComponent = tables.commonComponent;
-    tables.words.forEach((word, row) => this.rows.set(word, row));
+    for (const [row, word] of tables.words.entries()) this.rows.set(word, row);
   }
 
   /** The row of a word; a possessive ("caroline's") falls back to its noun as GloVe split it. */
@@ -126,7 +126,11 @@ export function textVector(vectors: WordVectors, words: string[]): Float32Array 
 /** Cosine of two vectors of the same length (0 when either is zero). */
 export function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0, na = 0, nb = 0;
-  for (let i = 0; i < a.length; i++) (dot += a[i]! * b[i]!), (na += a[i]! * a[i]!), (nb += b[i]! * b[i]!);
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
   return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
 }
 

@@ -13,7 +13,7 @@ export interface OpenAiEmbedderOptions {
  * Failures surface as EmbedderUnavailableError so writes and searches degrade.
  */
 export function createOpenAiEmbedder({ url, model, apiKey, timeoutMs }: OpenAiEmbedderOptions): Embedder {
-  const endpoint = url.replace(/\/+$/, "") + "/embeddings";
+  const endpoint = `${url.replace(/\/+$/, "")}/embeddings`;
   return {
     provider: "openai",
     spaceId: `openai:${model}`,

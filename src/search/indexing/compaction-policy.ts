@@ -1,12 +1,11 @@
 import type { LanceStore } from "../lance/lance-store";
 
 /**
- * What rows outside a table's full-text index cost, against what folding them in costs
- * (LanceDB 0.39, measured on the 2-core bench machine, see README "Compaction"): every
- * search scans the rows written since the last compaction flat, ~0.3 ms per fragment
- * plus ~0.01 ms per row (a 1,000-row fragment: +11 ms); a compaction costs ~40 ms plus
- * ~0.01 ms per row of the table (the index is rewritten). A table is compacted once its
- * searches have paid what compacting it costs: rent, then buy.
+ * What rows outside a table's full-text index cost, against what folding them in costs:
+ * every search scans the rows written since the last compaction flat, a cost per fragment
+ * plus one per row; a compaction costs a fixed part plus one per row of the table (the
+ * index is rewritten). A table is compacted once its searches have paid what compacting
+ * it costs: rent, then buy. The constants below are measured (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 const FLAT_FRAGMENT_SEARCH_MS = 0.3;
 const FLAT_ROW_SEARCH_MS = 0.01;
@@ -114,7 +113,10 @@ export class CompactionPolicy {
 
   private outside(table: string): Outside {
     let outside = this.tables.get(table);
-    if (!outside) this.tables.set(table, (outside = { fragments: 0, rows: 0, paid: 0 }));
+    if (!outside) {
+      outside = { fragments: 0, rows: 0, paid: 0 };
+      this.tables.set(table, outside);
+    }
     return outside;
   }
 }

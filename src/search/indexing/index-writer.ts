@@ -27,7 +27,8 @@ export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
 /**
  * Optimizes between renewals of the LanceDB connection, which keeps memory for each
- * full-text index update (at 10,000 rows ~1.5 MB per optimize): 64 bound it to tens of MB.
+ * full-text index update (`bun bench/lance-fts-leak.ts`): renewing bounds what it keeps
+ * (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 const RECYCLE_AFTER_OPTIMIZES = 64;
 export interface IndexWriterOptions {
@@ -65,7 +66,7 @@ export class IndexWriter {
   /**
    * `searchesWaiting`: whether searches wait for the writer now. A compaction the searches
    * paid for waits for a quiet moment then (every job of the writer runs in turn, so a
-   * compaction of ~100 ms under load would hold up their commits); the fragment bound
+   * compaction under load would hold up their commits); the fragment bound
    * does not wait.
    */
   constructor(
@@ -254,7 +255,7 @@ export class IndexWriter {
 
   /** When the configured embedder changed, old vectors are dropped and every source re-embedded. */
   async reconcileVectorSpace(): Promise<void> {
-    const { store, settings, outbox, lance, embedder } = this.o;
+    const { store, settings, lance, embedder } = this.o;
     const space = embedder?.spaceId ?? "";
     if (((await settings.get(store.db, "vector_space")) ?? "") === space) return;
     for (const name of await lance.tableNames()) if (isVectorTable(name)) await lance.dropTable(name);
@@ -370,7 +371,10 @@ function byPartition(deletes: SourceRef[], items: AnyItem[], tableOf: (ref: Sour
   const parts = new Map<string, { deleteKeys: string[]; items: AnyItem[] }>();
   const part = (table: string) => {
     let entry = parts.get(table);
-    if (!entry) parts.set(table, (entry = { deleteKeys: [], items: [] }));
+    if (!entry) {
+      entry = { deleteKeys: [], items: [] };
+      parts.set(table, entry);
+    }
     return entry;
   };
   for (const ref of deletes) part(tableOf(ref)).deleteKeys.push(sourceKey(ref));

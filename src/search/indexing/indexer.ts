@@ -94,7 +94,10 @@ export class Indexer implements IndexingControl {
       outbox: o.outbox, embedder: o.embedder, writer: this.writer, log: o.log, tasks: this.tasks, building: () => this.builds.running, kick: () => this.kick(),
     });
     this.waiters = createWaiters({
-      outbox: o.outbox, settings: o.settings, db: o.store.db, scheduler: this.tasks, isWriter: () => this.isWriter, onWait: () => (this.tasks.wake(), this.kick()),
+      outbox: o.outbox, settings: o.settings, db: o.store.db, scheduler: this.tasks, isWriter: () => this.isWriter, onWait: () => {
+        this.tasks.wake();
+        this.kick();
+      },
     });
     this.purge = new IndexPurge({ withinMs: o.purgeWithinMs, scheduler: this.tasks, runner: this.runner, writer: this.writer, lance: o.lance, db: o.store.db, log: o.log, isWriter: () => this.isWriter, kick: () => this.kick() });
   }

@@ -1,7 +1,7 @@
 import { all, chunks, list, run, sql, type Executor } from "../../db/store";
 import { decodeContext, decodeField, decodeVector, encodeContext, encodeField, encodeVector, type FieldTerms, type ItemTerms } from "../analysis/item-terms";
 import { GROUP_KINDS, partitionGroup, type PartitionGroup } from "../lance/partitions";
-import { type AnyItem, type SearchKind, type SourceRef } from "../types";
+import type { AnyItem, SearchKind, SourceRef } from "../types";
 
 /**
  * Each owner's full-text statistics, kept in the store of record beside the outbox:

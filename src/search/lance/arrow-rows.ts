@@ -6,25 +6,24 @@ import { Message } from "apache-arrow/fb/message";
 import { MessageHeader } from "apache-arrow/fb/message-header";
 import { Precision } from "apache-arrow/fb/precision";
 import { RecordBatch } from "apache-arrow/fb/record-batch";
-import { Schema } from "apache-arrow/fb/schema";
+import type { Schema } from "apache-arrow/fb/schema";
 import { Type } from "apache-arrow/fb/type";
 import { ByteBuffer } from "flatbuffers";
 
 /**
  * Numeric columns of a LanceDB query's result, read straight from the Arrow IPC bytes the
  * native query hands over. The SDK's `toArray` parses each result through apache-arrow's
- * generic IPC reader and builds a proxy object per row: for a full-text search returning 40
- * addresses and scores that was ~0.2-0.3 ms of a ~2 ms search, more than the reading itself.
+ * generic IPC reader and builds a proxy object per row: for a full-text search returning
+ * addresses and scores that cost more than the reading itself (docs/performance.md#why-the-code-is-tuned-as-it-is).
  * Here the footer and batch header are read with Arrow's own flatbuffer classes and the
- * values straight from the body with a DataView: a few microseconds.
+ * values straight from the body with a DataView.
  *
  * Only what this needs is understood: uncompressed batches of non-null unsigned 64-bit
  * integer and 32-bit float columns. Anything else (and a query object without the native
  * hook) returns null and the caller reads the result the SDK's way.
  *
  * Reading stops as soon as `limit` rows are in hand: a query with a limit cannot return
- * more, and asking the stream for its end costs one more round trip to LanceDB's threads
- * (~0.1 ms).
+ * more, and asking the stream for its end costs one more round trip to LanceDB's threads.
  */
 export type Column = Float64Array;
 

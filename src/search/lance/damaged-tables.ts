@@ -7,9 +7,8 @@ const CHECKS_AT_ONCE = 8;
 /**
  * Tables that exist but cannot be read (damaged files), each with its error, in name
  * order: a writer taking over checks them once, so a damaged index is rebuilt instead of
- * failing every search. One open and one row count per table, eight at a time (10,000
- * tables: 1.9 s one by one, 0.5 s eight at a time; README "Many users"). `atOnce` is for
- * the bench that measures this.
+ * failing every search. One open and one row count per table, eight at a time, which
+ * shortens a restart with many tables (docs/performance.md#why-the-code-is-tuned-as-it-is). `atOnce` is for the bench that measures this.
  */
 export async function unreadableTables(connection: lancedb.Connection, atOnce = CHECKS_AT_ONCE): Promise<Array<{ name: string; reason: string }>> {
   const damaged: Array<{ name: string; reason: string }> = [];

@@ -15,17 +15,14 @@ import { isMissing, TableHandles } from "./table-handles";
 const VECTOR_EF = 96;
 /**
  * The index ranks by quantized vectors; the best `limit × VECTOR_REFINE` candidates are
- * re-ranked by their exact distances. Measured at 100,000 fake-embedder vectors (`npm run
- * bench -- --mode none --scale 100000`): ×2 recall@10 against an exact scan 0.842 (0.911
- * counting exact ties), vector query p50 6.6 ms; ×1 0.780 (0.899), 5.3 ms. Kept at ×2:
- * recall over 1.3 ms (on 100,000 clustered random vectors the two found the same).
+ * re-ranked by their exact distances. ×2 buys recall for a little latency
+ * (docs/performance.md#vector-index-recall).
  */
 const VECTOR_REFINE = 2;
 /**
  * What a search reads back: the keys only. Text, workspace and time come from the store
  * of record, which every hit is read back from anyway. Every column read costs a random
- * read per hit (at 100,000 rows, 40 hits: ~0.4 ms per column, whatever its type, against
- * ~0.7 ms for the whole match). A memory table holds one kind, whose item is its source:
+ * read per hit, whatever its type (docs/performance.md#why-the-code-is-tuned-as-it-is). A memory table holds one kind, whose item is its source:
  * one column says it all.
  */
 const HIT_COLUMNS = { memories: ["item_id"], mixed: ["kind", "source_id", "item_id"] };
@@ -212,14 +209,14 @@ export class LanceStore {
   /**
    * BM25 full-text search of one table, within `where` (null: every row). `indexedOnly`: the caller knows every row of the table is in its full-text index (the
    * index writer, which compacted it and wrote nothing since), so LanceDB skips planning
-   * the flat scan of unindexed rows (~0.2 ms of a ~2 ms search).
+   * the flat scan of unindexed rows (docs/performance.md#why-the-code-is-tuned-as-it-is).
    */
   async searchText(name: string, where: string | null, query: string, limit: number, options: { context: boolean; memories: boolean; indexedOnly?: boolean } = { context: true, memories: false }): Promise<RawHit[]> {
     if (!query.trim()) return [];
     return this.reading(name, async (table) => {
       // Without context in the table, its context columns score 0 for every row: a match
-      // on the text column alone gives the same scores (measured 2–3× faster than a
-      // multi-column match, which costs as much with one column as with three).
+      // on the text column alone gives the same scores, faster than a multi-column match,
+      // which costs as much with one column as with three.
       const match = options.context
         ? new lancedb.MultiMatchQuery(query, TEXT_COLUMNS, { boosts: TEXT_BOOSTS })
         : new lancedb.MatchQuery(query, TEXT_COLUMNS[0]);
@@ -347,7 +344,7 @@ export class LanceStore {
     const table = await this.table(name);
     if (!table) return false;
     this.rewriting.add(name);
-    let rewritten;
+    let rewritten: Awaited<ReturnType<typeof rewriteWithoutDeleted>>;
     try {
       rewritten = await rewriteWithoutDeleted(table, sole);
     } finally {

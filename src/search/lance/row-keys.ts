@@ -5,8 +5,8 @@ import type { RawHit } from "./lance-schema";
 /**
  * Item ids of a memory table's rows by row address, kept in memory, so a full-text
  * search asks LanceDB for addresses and scores only. Reading a column back costs a
- * random read per hit (at 100,000 rows, 40 hits: 1.3 ms with `item_id` against 0.7 ms
- * for addresses and scores alone, which come from the full-text index itself).
+ * random read per hit, while addresses and scores come from the full-text index itself
+ * (docs/performance.md#why-the-code-is-tuned-as-it-is).
  *
  * Why an address → id map can be kept: a row address is (fragment id << 32 | offset),
  * and Mnemo's tables only ever add and delete rows (never update in place): a fragment's
@@ -57,7 +57,7 @@ export class RowKeys {
     if (unknown.length) {
       const read = (await table.takeRowIds(unknown.map((row) => row._rowid)).select(["item_id"]).withRowId().toArray()) as Array<{ item_id: string; _rowid: number | bigint }>;
       const byRowId = new Map(read.map((row) => [Number(row._rowid), row.item_id]));
-      rows.forEach((row, i) => (itemIds[i] ??= byRowId.get(Number(row._rowid))));
+      for (const [i, row] of rows.entries()) itemIds[i] ??= byRowId.get(Number(row._rowid));
       this.loadLater(name, table, keys, unknown.map((row) => Number(row._rowaddr)));
     }
     return rows.flatMap((row, i) => {
@@ -69,7 +69,10 @@ export class RowKeys {
   /** The map of table `name` (empty at first). */
   private of(name: string): TableKeys {
     let keys = this.tables.get(name);
-    if (!keys) this.tables.set(name, (keys = { fragments: new Map(), loading: new Set() }));
+    if (!keys) {
+      keys = { fragments: new Map(), loading: new Set() };
+      this.tables.set(name, keys);
+    }
     return keys;
   }
 

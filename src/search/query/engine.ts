@@ -4,7 +4,7 @@ import type { Embedder } from "../embedders/embedder";
 import { itemKey, type TermStats } from "../indexing/term-stats";
 import { itemMatches, partitionWhere } from "../lance/filters";
 import type { LanceStore } from "../lance/lance-store";
-import { partitionGroup, textTable, type PartitionGroup } from "../lance/partitions";
+import { partitionGroup, textTable, } from "../lance/partitions";
 import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters, type SearchKind, type SearchRecords, type SearchRequest, type SearchResult, type SearchSources, type HitSignals, SEARCH_SIGNALS } from "../types";
 import type { IndexView } from "./index-view";
 import { loadPending } from "./pending";

@@ -57,7 +57,7 @@ export const HOSTILE_STRINGS = [
   "[]",
   "{}",
   "<script>alert(1)</script>",
-  "${7*7}",
+  "\u0024{7*7}", // a template-injection probe: the characters `${7*7}`
   "{{7*7}}",
   "\r\nX-Injected: 1",
   "a".repeat(257),
@@ -127,7 +127,6 @@ function validish(schema: JsonSchema, pools: Pools, depth: number, name: string)
         fc.constant([]),
         fc.integer({ min: 100, max: 12_000 }).map((n) => Array.from({ length: n }, (_, i) => ({ id: `b${i}`, content: "x" }))),
       );
-    case "object":
     default:
       return objectFor(schema, pools, depth);
   }
@@ -211,7 +210,7 @@ export function headersFor(op: Operation, token: string): fc.Arbitrary<Record<st
   const auth = fc.oneof(
     { weight: 12, arbitrary: fc.constant(`Bearer ${token}`) },
     { weight: 1, arbitrary: fc.constant("") },
-    { weight: 1, arbitrary: fc.constantFrom("Bearer", "Bearer ", "Basic YTpi", "Bearer mock-token-", "Bearer mock-token-iso-alice' OR 1=1", "bearer mock-token-" + "a".repeat(5000), "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJpc28tYWxpY2UifQ.", "Bearer mnk_" + "0".repeat(40)) },
+    { weight: 1, arbitrary: fc.constantFrom("Bearer", "Bearer ", "Basic YTpi", "Bearer mock-token-", "Bearer mock-token-iso-alice' OR 1=1", `bearer mock-token-${"a".repeat(5000)}`, "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJpc28tYWxpY2UifQ.", `Bearer mnk_${"0".repeat(40)}`) },
   );
   const extra = fc.record(
     Object.fromEntries([...op.headerParams.map((h) => h.name), "X-Backend-Project", "X-Request-Id", "Accept"].map((name) => [name, fc.constantFrom("true", "false", "1", "", "x".repeat(300), "' OR 1=1", "../..", "*/*")])),

@@ -1,5 +1,5 @@
 /**
- * The crash loop of issue 14 §1, shared by crash.test.ts (one server) and
+ * The crash loop (docs/reliability.md#crash-loop), shared by crash.test.ts (one server) and
  * crash-replicas.test.ts (two replicas on one PostgreSQL database and one index dir).
  * Server processes under 8 concurrent writers (memory creates and deletes, document
  * creates, updates and deletes, chat appends, file uploads, metered completions) are
@@ -26,7 +26,10 @@ const headers = { authorization: `Bearer mock-token-${USER}`, "content-type": "a
 /** A small seeded generator, so a failing run's kill moments can be replayed with MNEMO_FUZZ_SEED. */
 function rng(seed: number) {
   let s = seed >>> 0 || 1;
-  return () => ((s = (s * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32);
+  return () => {
+    s = (s * 1_103_515_245 + 12_345) >>> 0;
+    return s / 2 ** 32;
+  };
 }
 
 /** One crash loop's state (ledger, writers, checks); `seed` makes its randomness replayable. */
@@ -104,7 +107,10 @@ export function createCrashLoop(seed: number) {
           const entry = ledger.documents.get(id)!;
           await ledger.write(
             () => api("POST", "/v1/documents", { workspace_id: workspaceId, id, title: `doc ${id}`, markdown: `# ${id}\n\nversion ${token}` }),
-            () => ((entry.created = "acked"), (entry.versions[0].state = "acked")),
+            () => {
+              entry.created = "acked";
+              entry.versions[0].state = "acked";
+            },
             () => {},
           );
         } else if (roll < 0.85) {
@@ -137,7 +143,10 @@ export function createCrashLoop(seed: number) {
         completions.uncertain++;
         await ledger.write(
           () => api("POST", "/v1/chat/completions", { model: "fake", messages: [{ role: "user", content: `crash ${word("ask")}` }] }),
-          () => (completions.acked++, completions.uncertain--),
+          () => {
+            completions.acked++;
+            completions.uncertain--;
+          },
           () => {},
         );
       } else if (kind === "chat") {
@@ -146,7 +155,10 @@ export function createCrashLoop(seed: number) {
         thread.uncertain++;
         await ledger.write(
           () => api("POST", `/v1/workspaces/${thread.workspaceId}/chats/${threadId}/messages`, { role: random() < 0.5 ? "user" : "assistant", content: `chat ${word("msg")}` }),
-          (body) => (thread.acked.add(body.id), thread.uncertain--),
+          (body) => {
+            thread.acked.add(body.id);
+            thread.uncertain--;
+          },
           () => {},
         );
       }
@@ -166,8 +178,10 @@ export function createCrashLoop(seed: number) {
         if (!present) problems.push(`memory ${id}: acknowledged but missing after kill ${round}`);
       } else {
         // uncertain create or delete: settle to what the server holds
-        if (present) (entry.created = "acked"), (entry.deleted = undefined);
-        else if (entry.created === "acked") entry.deleted = "acked";
+        if (present) {
+          entry.created = "acked";
+          entry.deleted = undefined;
+        } else if (entry.created === "acked") entry.deleted = "acked";
         else ledger.memories.delete(id);
       }
       memories.delete(id);
@@ -185,7 +199,10 @@ export function createCrashLoop(seed: number) {
         if (entry.created === "acked") entry.deleted = "acked";
         else ledger.documents.delete(id);
         continue;
-      } else (entry.created = "acked"), (entry.deleted = undefined);
+      } else {
+        entry.created = "acked";
+        entry.deleted = undefined;
+      }
       if (!present) continue;
       const [, full] = await json("GET", `/v1/workspaces/${entry.workspaceId}/documents/${id}`);
       const holds = /version (\S+)/.exec(full?.document?.markdown ?? "")?.[1];

@@ -20,5 +20,5 @@ export const SEED = Number.isInteger(Number(process.env.MNEMO_FUZZ_SEED)) && pro
 export function figure(suite: string, text: string): void {
   const line = `[reliability ${BACKEND}] ${suite}: ${text}`;
   console.log(line);
-  if (process.env.MNEMO_RELIABILITY_FIGURES) appendFileSync(process.env.MNEMO_RELIABILITY_FIGURES, line + "\n");
+  if (process.env.MNEMO_RELIABILITY_FIGURES) appendFileSync(process.env.MNEMO_RELIABILITY_FIGURES, `${line}\n`);
 }

@@ -150,7 +150,10 @@ function sentStrings(sent: string): string[] {
   const json = sent.indexOf("{");
   if (json >= 0) {
     try {
-      JSON.stringify(JSON.parse(sent.slice(json)), (_, value) => (typeof value === "string" && out.add(value), value));
+      JSON.stringify(JSON.parse(sent.slice(json)), (_, value) => {
+        if (typeof value === "string") out.add(value);
+        return value;
+      });
     } catch {}
   }
   return [...out];

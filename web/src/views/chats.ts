@@ -62,7 +62,11 @@ async function threadPage({ workspace, itemId, container, signal }: TabContext):
     const actions = h("div", { class: "row-actions" },
       h("button", { type: "button", class: "button button-small", onClick: async () => {
         const renamed = await promptRename(workspace.id, current);
-        if (renamed) (current.title = renamed), (heading.textContent = renamed), setTitle(renamed, workspace.name);
+        if (renamed) {
+        current.title = renamed;
+        heading.textContent = renamed;
+        setTitle(renamed, workspace.name);
+      }
       } }, "Rename chat"),
       h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
         if (await confirmDelete(workspace.id, current)) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/chats`);
@@ -109,10 +113,16 @@ export async function chatsTab(context: TabContext): Promise<void> {
           h("div", { class: "row-actions" },
             h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${thread.title}`, onClick: async () => {
               const title = await promptRename(workspace.id, thread);
-              if (title) (threads = threads.map((t) => (t.id === thread.id ? { ...t, title } : t))), draw();
+              if (title) {
+        threads = threads.map((t) => (t.id === thread.id ? { ...t, title } : t));
+        draw();
+      }
             } }, "Rename"),
             h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${thread.title}`, onClick: async () => {
-              if (await confirmDelete(workspace.id, thread)) (threads = threads.filter((t) => t.id !== thread.id)), draw();
+              if (await confirmDelete(workspace.id, thread)) {
+        threads = threads.filter((t) => t.id !== thread.id);
+        draw();
+      }
             } }, "Delete"),
           ),
         )))

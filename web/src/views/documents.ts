@@ -71,7 +71,11 @@ async function documentPage({ workspace, itemId, container, signal }: TabContext
           h("div", { class: "row-actions" },
             h("button", { type: "button", class: "button button-small", onClick: async () => {
               const title = await promptRename(workspace.id, current);
-              if (title) (current.title = title), (heading.textContent = title), setTitle(title, workspace.name);
+              if (title) {
+        current.title = title;
+        heading.textContent = title;
+        setTitle(title, workspace.name);
+      }
             } }, "Rename document"),
             h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
               if (await confirmDeleteDocument(workspace.id, current)) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/documents`);
@@ -165,7 +169,10 @@ export async function documentsTab(context: TabContext): Promise<void> {
     replace(body, items.length ? [list, more] : empty(notebookFilter.value ? "No documents in this notebook." : "No documents yet."));
   }
   async function load(reset: boolean): Promise<void> {
-    if (reset) (items = []), (cursor = null);
+    if (reset) {
+      items = [];
+      cursor = null;
+    }
     try {
       const page = await listDocuments(workspace.id, { cursor: cursor ?? undefined, notebookId: notebookFilter.value || undefined }, signal);
       items.push(...page.documents);

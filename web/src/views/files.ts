@@ -32,7 +32,10 @@ export async function filesTab({ workspace, container, signal }: TabContext): Pr
 
   let files: FileInfo[] = [];
   function draw(): void {
-    if (!files.length) return replace(body, empty("No files yet.", h("p", { class: "muted" }, "Uploaded files are stored on this server and their text becomes searchable.")));
+    if (!files.length) {
+      replace(body, empty("No files yet.", h("p", { class: "muted" }, "Uploaded files are stored on this server and their text becomes searchable.")));
+      return;
+    }
     replace(body, h("ul", { class: "entity-list", "aria-label": "Files" }, files.map((file) => h("li", { class: "entity-row" },
       h("div", { class: "entity-main entity-stack" },
         h("span", { class: "entity-title" }, file.name),

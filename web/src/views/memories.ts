@@ -106,7 +106,10 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
     replace(selectionBar,
       h("span", null, `${plural(visible.length, "memory", "memories")} selected`),
       h("button", { type: "button", class: "button button-small button-danger", onClick: () => void forget(visible) }, "Forget selected"),
-      h("button", { type: "button", class: "button button-small", onClick: () => (state.selected.clear(), render()) }, "Clear selection"),
+      h("button", { type: "button", class: "button button-small", onClick: () => {
+          state.selected.clear();
+          render();
+        } }, "Clear selection"),
     );
   }
 
@@ -193,7 +196,8 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
       state.results = null;
       return render();
     }
-    const controller = (searchController = new AbortController());
+    const controller = new AbortController();
+    searchController = controller;
     const abort = () => controller.abort();
     signal.addEventListener("abort", abort, { once: true });
     searching = true;

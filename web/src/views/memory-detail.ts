@@ -1,4 +1,4 @@
-/** One memory: its text, metadata, where it came from, its history (when the server keeps one). */
+/** One memory: its text, metadata, where it came from, its history. */
 import { ApiError, getMemory, listWorkspaces, memoryHistory } from "../api";
 import type { Memory, MemoryVersion, Workspace } from "../api-types";
 import { empty, h, loading, replace } from "../dom";
@@ -10,17 +10,16 @@ import { forgetMemories, memoryEvents, type MemoryChange } from "./memory-undo";
 
 /**
  * Where the memory came from: the source its history recorded for its creation (what the
- * History panel says as "from …"), else `metadata.source` (a server without history).
+ * History panel says as "from …").
  */
-function sourceOf(memory: Memory, versions: MemoryVersion[] | null): string | null {
+function sourceOf(versions: MemoryVersion[] | null): string | null {
   const created = versions?.find((version) => version.event === "created") ?? versions?.[0];
-  if (created?.source) return created.source;
-  return typeof memory.metadata.source === "string" ? memory.metadata.source : null;
+  return created?.source ?? null;
 }
 
 function provenance(memory: Memory, workspaces: Workspace[], versions: MemoryVersion[] | null): HTMLElement {
   const workspace = memory.workspaceId ? workspaces.find((w) => w.id === memory.workspaceId) : null;
-  const source = sourceOf(memory, versions);
+  const source = sourceOf(versions);
   const rows: Array<[string, Node | string]> = [
     ["Id", h("span", { class: "mono" }, memory.id)],
     ["Workspace", memory.workspaceId ? h("a", { href: href("/workspaces", memory.workspaceId) }, workspace?.name ?? memory.workspaceId) : "None"],
@@ -119,7 +118,7 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
       draw();
       showHistory(versions);
     } catch (error) {
-      // No history on this server (404): the panel stays hidden.
+      // The memory is gone (404): the panel stays hidden.
       if (!(error instanceof ApiError && error.notFound) && !signal.aborted) {
         replace(historySection, h("h2", { id: "history-heading" }, "History"), h("p", { class: "muted" }, (error as Error).message));
         historySection.hidden = false;

@@ -1,5 +1,5 @@
 /** The dialog that adds a memory or edits one's content and metadata. */
-import { addMemory, ApiError, updateMemory } from "../api";
+import { addMemory, updateMemory } from "../api";
 import type { JsonObject, Memory, NewMemory, Workspace } from "../api-types";
 import { openDialog } from "../dialog";
 import { field, h } from "../dom";
@@ -19,9 +19,7 @@ export function parseMetadata(text: string): { value?: JsonObject; error?: strin
   }
 }
 
-function explain(error: unknown, editing: boolean): string {
-  if (error instanceof ApiError && error.unsupported && editing) return "This server cannot edit memories yet (it has no PATCH /v1/memories/:id). Forget it and add it again instead.";
-  if (error instanceof ApiError && error.status === 400 && error.message.startsWith("timestamp")) return "This server does not take a time for new memories yet: leave “When” empty.";
+function explain(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -86,7 +84,7 @@ export function openMemoryEditor(options: { memory?: Memory; workspaces: Workspa
       }
       dialog.close();
     } catch (error) {
-      formError.textContent = explain(error, Boolean(editing));
+      formError.textContent = explain(error);
       formError.hidden = false;
       save.disabled = false;
     }

@@ -74,7 +74,11 @@ async function notePage({ workspace, itemId, container, signal }: TabContext): P
     const actions = h("div", { class: "row-actions" },
       plain ? h("button", { type: "button", class: "button button-small", onClick: async () => {
         const renamed = await promptRename(workspace.id, itemId!, plain, current);
-        if (renamed) (current = renamed), (heading.textContent = renamed), setTitle(renamed, workspace.name);
+        if (renamed) {
+        current = renamed;
+        heading.textContent = renamed;
+        setTitle(renamed, workspace.name);
+      }
       } }, "Rename note") : null,
       h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
         if (await confirmDeleteDocument(workspace.id, { id: itemId!, title: current }, "note")) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/notes`);
@@ -140,10 +144,17 @@ export async function notesTab(context: TabContext): Promise<void> {
             // An encrypted note's title is inside its ciphertext: only the client that holds the key renames it.
             payload ? h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${shown}`, onClick: async () => {
               const renamed = await promptRename(workspace.id, note.id, payload, title ?? "");
-              if (renamed) (note.document = { ...payload, title: renamed }), titles.set(note.id, renamed), draw();
+              if (renamed) {
+        note.document = { ...payload, title: renamed };
+        titles.set(note.id, renamed);
+        draw();
+      }
             } }, "Rename") : null,
             h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${shown}`, onClick: async () => {
-              if (await confirmDeleteDocument(workspace.id, { id: note.id, title: shown }, "note")) notes.splice(notes.indexOf(note), 1), draw();
+              if (await confirmDeleteDocument(workspace.id, { id: note.id, title: shown }, "note")) {
+        notes.splice(notes.indexOf(note), 1);
+        draw();
+      }
             } }, "Delete"),
           ),
         );

@@ -1,5 +1,5 @@
 /** Memory extraction: captured conversations whose extraction failed or is failing, each with why and a retry. */
-import { ApiError, extractionJobs, retryExtractionJob } from "../api";
+import { extractionJobs, retryExtractionJob } from "../api";
 import type { ExtractionJob } from "../api-types";
 import { h, loading, replace } from "../dom";
 import { ago, count, time } from "../format";
@@ -45,8 +45,6 @@ export async function jobsSection(section: HTMLElement, signal: AbortSignal): Pr
       )));
     } catch (error) {
       if (signal.aborted) return;
-      // An older server has no jobs route: nothing to show.
-      if (error instanceof ApiError && error.unsupported) return replace(body, h("p", { class: "muted" }, "This server does not report extraction jobs."));
       replace(body, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
     }
   }

@@ -1,5 +1,5 @@
 /** API keys: list, create (the secret is shown once, with a copy button), revoke. */
-import { ApiError, createKey, listKeys, revokeKey } from "../api";
+import { createKey, listKeys, revokeKey } from "../api";
 import type { ApiKey } from "../api-types";
 import { confirmDialog } from "../dialog";
 import { field, h, loading, replace } from "../dom";
@@ -89,9 +89,6 @@ export async function keysSection(section: HTMLElement, signal: AbortSignal): Pr
     draw();
   } catch (error) {
     if (signal.aborted) return;
-    if (error instanceof ApiError && error.unsupported) {
-      form.remove();
-      replace(body, h("p", { class: "muted" }, "This server manages keys from the terminal: ", h("code", null, "mnemo keys create --user <id>"), "."));
-    } else replace(body, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
+    replace(body, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
   }
 }

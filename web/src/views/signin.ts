@@ -20,7 +20,6 @@ export interface SignInOptions {
 /** Words for a failed sign-in link: expired, already used, unknown. */
 export function describeLinkFailure(error: unknown): string {
   if (!(error instanceof ApiError)) return "Signing in failed. Try again, or paste an API key.";
-  if (error.unsupported) return "This server does not accept sign-in links yet. Paste an API key instead.";
   if (error.status === 0) return error.message;
   const text = `${error.code} ${error.message}`.toLowerCase();
   if (text.includes("expired")) return "This sign-in link has expired. Run `mnemo open` again for a new one.";

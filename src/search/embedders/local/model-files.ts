@@ -73,7 +73,7 @@ function fileSize(path: string): number | undefined {
 
 /**
  * Inspects a model directory. With `verify` (the default) every file listed in the
- * manifest or pinned in the registry is hashed; that costs ≈ 0.1 s for a 23 MB model.
+ * manifest or pinned in the registry is hashed (the cost: docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 export async function checkModelFiles(
   modelsDir: string,

@@ -79,7 +79,7 @@ export class WordPieceTokenizer {
     const vocab = new Map<string, number>();
     const lines = text.split(/\r?\n/);
     if (lines.at(-1) === "") lines.pop();
-    lines.forEach((token, id) => vocab.set(token, id));
+    for (const [id, token] of lines.entries()) vocab.set(token, id);
     return new WordPieceTokenizer(vocab, options);
   }
 
