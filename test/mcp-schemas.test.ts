@@ -51,5 +51,12 @@ describe("MCP tool schemas derived from TypeBox", () => {
 
   test("a keyword the converter does not know fails at once instead of being dropped", () => {
     expect(() => toZod(Type.Array(Type.String(), { uniqueItems: true }))).toThrow("toZod: the keyword 'uniqueItems' is not supported");
+    expect(() => toZod(Type.Record(Type.Number(), Type.String()))).toThrow("toZod: the key patterns");
+  });
+
+  test("typed extra keys of an object are checked, as TypeBox checks them", () => {
+    const schema = Type.Object({ named: Type.Optional(Type.String()) }, { additionalProperties: Type.Number() });
+    const values = [{ named: "x", extra: 1 }, { named: "x", extra: "1" }, { extra: null }];
+    expect(values.map((value) => toZod(schema).safeParse(value).success)).toEqual(values.map((value) => Value.Check(schema, value)));
   });
 });

@@ -13,8 +13,12 @@ type Json = Record<string, any>;
 
 const KNOWN = new Set([
   "type", "description", "const", "anyOf", "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
-  "items", "minLength", "maxLength", "pattern", "minimum", "maximum", "minItems", "maxItems", "format", "title", "default",
+  "items", "minLength", "maxLength", "pattern", "minimum", "maximum", "minItems", "maxItems", "title",
+  // Not checked: only outputs carry a format (dates), and a tool's output is its service's answer, already checked by REST's schema.
+  "format",
 ]);
+/** TypeBox's pattern for a record keyed by any string (`t.Record(t.String(), …)`). */
+const ANY_KEY = "^(.*)$";
 
 /** The zod type that accepts what `schema` accepts (and lists as the same JSON Schema). */
 export function toZod(schema: TSchema): z.ZodType {
@@ -82,8 +86,11 @@ function union(parts: Json[]): z.ZodType {
 }
 
 function object(s: Json): z.ZodType {
-  const values = s.patternProperties ? Object.values(s.patternProperties)[0] : null;
+  const patterns = Object.keys(s.patternProperties ?? {});
+  if (patterns.some((pattern) => pattern !== ANY_KEY)) throw new Error(`toZod: the key patterns ${JSON.stringify(patterns)} are not supported`);
+  const values = patterns.length ? s.patternProperties[ANY_KEY] : null;
   const properties: Json = s.properties ?? {};
+  if (values && Object.keys(properties).length) throw new Error("toZod: an object with both properties and a record's values is not supported");
   if (Object.keys(properties).length === 0) {
     // A record: free-form (`additionalProperties: true`) or with typed values (TypeBox's `t.Record`).
     const key = s.propertyNames ? (toZod(s.propertyNames as TSchema) as z.ZodString) : z.string();
@@ -93,5 +100,6 @@ function object(s: Json): z.ZodType {
   const shape = toZodShape(s as TObject);
   if (s.additionalProperties === true) return z.looseObject(shape);
   if (s.additionalProperties === false) return z.strictObject(shape);
+  if (typeof s.additionalProperties === "object") return z.object(shape).catchall(toZod(s.additionalProperties));
   return z.object(shape);
 }
