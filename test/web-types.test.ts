@@ -1,10 +1,7 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { renderWebTypes } from "../clients/codegen/web-types";
 import type { MemoryRecord } from "../src/memories/model";
 import type { Memory, NewMemory } from "../web/src/api-types";
-import { startTestServer, type TestServer } from "./helpers/server";
 
 /*
  * The web app's API types are generated from the OpenAPI document (web/src/api-schema.ts);
@@ -12,18 +9,12 @@ import { startTestServer, type TestServer } from "./helpers/server";
  * fails here, and `bun x tsc --noEmit -p web` then shows what in the app the change touches.
  */
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.destroy();
-});
-
-test("web/src/api-schema.ts is what the server's OpenAPI document renders (npm run generate:clients when this fails)", async () => {
-  const [status, doc] = await server.call("GET", "/openapi/json");
-  expect(status).toBe(200);
-  expect(readFileSync(join(import.meta.dir, "../web/src/api-schema.ts"), "utf8")).toBe(renderWebTypes(doc));
+test("the generated files are what the server's OpenAPI document renders (npm run generate:clients when this fails)", () => {
+  // A fresh process, as the generator runs: once a server of this process has answered, Elysia
+  // has added `additionalProperties: false` to the response schemas it compiled, and a later
+  // server of the same process lists them so.
+  const check = Bun.spawnSync([process.execPath, "scripts/generate-clients.ts", "--check"], { cwd: join(import.meta.dir, "..") });
+  expect({ exitCode: check.exitCode, stdout: check.stdout.toString(), stderr: check.stderr.toString() }).toEqual({ exitCode: 0, stdout: "", stderr: "" });
 });
 
 /** true when A and B are the same type (checked by the compiler: `bun x tsc --noEmit`). */
