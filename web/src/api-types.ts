@@ -6,7 +6,9 @@
  */
 import type { Api } from "./api-schema";
 
-type Response<K extends keyof Api> = Api[K]["response"];
+/** What an operation answers (its success response), by operationId. */
+export type ApiResponse<K extends keyof Api> = Api[K]["response"];
+type Response<K extends keyof Api> = ApiResponse<K>;
 type Body<K extends keyof Api> = Api[K]["body"];
 type Query<K extends keyof Api> = Api[K]["query"];
 /** The element type of a list: a bare array, or the array in a field of the answer. */
