@@ -6,7 +6,7 @@ import { FullDocument } from "../documents/model";
 import { QueryItem } from "../documents-query/model";
 import { ExtractMessage, ExtractResponse } from "../formation/model";
 import { MemoryProposal, MemoryRecord } from "../memories/model";
-import { FreeObject, Mode, Scalar, Strategy, Timestamp } from "../shared/schemas";
+import { Mode, Scalar, Strategy, Timestamp } from "../shared/schemas";
 import { MAX_FILTER_KEYS } from "../shared/search-filters";
 
 /*
