@@ -1,14 +1,15 @@
 /**
  * `npm run generate:clients`: regenerates the typed clients' generated layers from the
  * OpenAPI document of this tree's server (an ephemeral server on port 0, fetched once):
- * clients/typescript/src/generated.ts and clients/python/mnemo_client/_generated.py.
- * `--check` writes nothing and exits 1 when either file is stale.
+ * clients/typescript/src/generated.ts, clients/python/mnemo_client/_generated.py, and the
+ * web app's types, web/src/api-schema.ts. `--check` writes nothing and exits 1 when any is stale.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Schema } from "../clients/codegen/operations";
 import { renderPython } from "../clients/codegen/python";
 import { renderTypeScript } from "../clients/codegen/typescript";
+import { renderWebTypes } from "../clients/codegen/web-types";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/lib/log";
 import { startServer } from "../src/server";
@@ -17,6 +18,7 @@ const ROOT = join(import.meta.dir, "..");
 export const GENERATED = {
   typescript: join(ROOT, "clients/typescript/src/generated.ts"),
   python: join(ROOT, "clients/python/mnemo_client/_generated.py"),
+  web: join(ROOT, "web/src/api-schema.ts"),
 };
 
 /** The OpenAPI document as a server of this tree serves it. */
@@ -37,6 +39,7 @@ export function renderClients(doc: Schema): Array<[string, string]> {
   return [
     [GENERATED.typescript, renderTypeScript(doc)],
     [GENERATED.python, renderPython(doc)],
+    [GENERATED.web, renderWebTypes(doc)],
   ];
 }
 

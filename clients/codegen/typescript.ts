@@ -1,4 +1,4 @@
-/** Renders the TypeScript client's generated layer (clients/typescript/src/generated.ts). */
+/** Renders the TypeScript client's generated layer (clients/typescript/src/generated.ts), and the types it shares with the web app's. */
 import { isNamedObject, readOperations, SchemaNames, unionParts, type Operation, type Schema } from "./operations";
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -6,7 +6,12 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const comment = (text: string | undefined, indent = "") =>
   text ? `${indent}/** ${text.replace(/\*\//g, "*\\/").replace(/\s*\n\s*/g, " ")} */\n` : "";
 
-export function renderTypeScript(doc: Schema): string {
+/**
+ * Renders schemas as TypeScript types: `type(schema, name)` answers a type expression and
+ * declares each named object shape once (inner shapes first) in `declarations`.
+ * Shared by the client's generated layer and the web app's generated types.
+ */
+export function typeRenderer() {
   const declarations: string[] = [];
   const names = new SchemaNames((name, schema) => declarations.push(`${comment(schema.description)}export interface ${name} ${objectBody(schema, name)}\n`));
 
@@ -52,6 +57,11 @@ export function renderTypeScript(doc: Schema): string {
     return `{\n${lines.join("\n")}\n}`;
   }
 
+  return { type, declarations };
+}
+
+export function renderTypeScript(doc: Schema): string {
+  const { type, declarations } = typeRenderer();
   const methods: string[] = [];
   const table: string[] = [];
   for (const op of readOperations(doc)) {

@@ -183,5 +183,7 @@ export const THREAD_TABLE: OwnedTable = {
 export const MESSAGE_TABLE: OwnedTable = {
   table: "chat_messages", owner: "owner_id",
   columns: ["owner_id", "thread_id", "id", "parent_id", "role", "content", "encrypted_content", "created_at"],
+  // encrypted_content came with the encryption feature: older exports lack it.
+  defaults: { encrypted_content: null },
   orderBy: "seq", idColumns: ["id"],
 };

@@ -23,6 +23,11 @@ export interface OwnedTable {
    * pointers that mean nothing in another data dir (a file's blob id).
    */
   hidden?: Record<string, unknown>;
+  /**
+   * Columns added after exports began, with the value an import gives a record that lacks
+   * them (an older export, a memory from a plain-lines file): a new stored column adds itself here.
+   */
+  defaults?: Record<string, unknown>;
 }
 
 /** Every row of `spec`'s table owned by `ownerId`, in pages (no long-lived cursor). */

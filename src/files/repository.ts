@@ -201,7 +201,8 @@ export type FileRepository = ReturnType<typeof createFileRepository>;
 export const FILE_TABLE: OwnedTable = {
   table: "files", owner: "owner_id",
   columns: ["owner_id", "workspace_id", "key", "name", "content_type", "size", "sha256", "blob_id", "created_at", "updated_at", "sealed"],
-  hidden: { blob_id: "" }, orderBy: "seq", idColumns: ["key"],
+  // `sealed` came with reverse-proxy mode: older exports lack it.
+  hidden: { blob_id: "" }, defaults: { sealed: 0 }, orderBy: "seq", idColumns: ["key"],
 };
 
 /** The text extracted from files (what the search index is rebuilt from), as a user's export carries it. */

@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import type * as z from "zod";
+import type { Static, TObject } from "@sinclair/typebox";
 import type { Scope } from "../auth/scopes";
 import { AppendMessageBody, CreateThreadBody, MAX_MESSAGE_BYTES } from "../chats/model";
 import { BuildContextBody } from "../context/model";
@@ -14,6 +14,7 @@ import { ExtractBody } from "../formation/model";
 import { CreateMemoryBody, SearchMemoriesBody, type MemoryProposalRecord, type MemoryRecord } from "../memories/model";
 import { checkBody, proxyWriteKey, requireScopes, requireWorkspace, runTool, workspaceOf, type McpContext, type McpPrincipal, type McpServices, type ToolExtra } from "./context";
 import * as S from "./schemas";
+import { toZod, toZodShape } from "./typebox-zod";
 
 const READ = ["memory:read"] as const;
 const WRITE = ["memory:write"] as const;
@@ -24,17 +25,9 @@ const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: t
 const additive = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 
 /** The memory as a tool returns it: without the storage-only fields (ownerId, projectId, status). */
-const memoryOut = (m: MemoryRecord) => ({
-  id: m.id, content: m.content, metadata: m.metadata, workspaceId: m.workspaceId, session_id: m.session_id, createdAt: m.createdAt, updatedAt: m.updatedAt,
-});
+const memoryOut = (m: MemoryRecord) => S.pick(S.MemoryOutput, m);
 
-export const documentOut = (row: DocumentRow) => {
-  const d = toFullDocument(row);
-  return {
-    id: d.id, workspace_id: d.workspace_id, title: d.title, slug: d.slug, document_type: d.document_type, notebook_id: d.notebook_id,
-    markdown: d.markdown, metadata: d.metadata, created_at: d.created_at, updated_at: d.updated_at,
-  };
-};
+export const documentOut = (row: DocumentRow) => S.pick(S.DocumentOutput, toFullDocument(row));
 
 /** Drops undefined values, so the REST schema check sees only what was given. */
 const defined = <T extends Record<string, unknown>>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -47,17 +40,17 @@ interface ToolCall {
 }
 
 /** One tool: what a client sees (name, description, schemas, hints), the scopes it needs, and what it does. */
-interface Tool<I extends z.ZodRawShape = z.ZodRawShape> {
+interface Tool<I extends TObject = TObject> {
   name: string;
   title: string;
   description: string;
   input: I;
-  output: z.ZodType;
+  output: TObject;
   annotations: ToolAnnotations;
   scopes: readonly Scope[];
-  run(args: z.infer<z.ZodObject<I>>, call: ToolCall): Promise<Record<string, unknown>>;
+  run(args: Static<I>, call: ToolCall): Promise<Record<string, unknown>>;
 }
-const tool = <I extends z.ZodRawShape>(spec: Tool<I>) => spec as unknown as Tool;
+const tool = <I extends TObject>(spec: Tool<I>) => spec as unknown as Tool;
 
 /** A proposal as a tool returns it: its memory without the storage-only fields. */
 const proposalOut = (p: MemoryProposalRecord) => ({ ...p, memory: p.memory ? memoryOut(p.memory) : null });
@@ -298,6 +291,9 @@ export const TOOLS: Tool[] = [
   }),
 ];
 
+/** Each tool's schemas as the SDK takes them, converted once (at import: an unsupported schema fails there). */
+const ZOD_SCHEMAS = new Map(TOOLS.map((t) => [t.name, { input: toZodShape(t.input), output: toZod(t.output) }]));
+
 /**
  * Registers every tool of TOOLS on a session's server: each call is checked for the
  * tool's scopes, then run, its failure answered as the REST error body (`runTool`).
@@ -305,9 +301,10 @@ export const TOOLS: Tool[] = [
 export function registerTools(server: McpServer, ctx: McpContext): void {
   const call: ToolCall = { s: ctx.services, user: ctx.principal.userId, p: ctx.principal };
   for (const t of TOOLS) {
+    const schemas = ZOD_SCHEMAS.get(t.name)!;
     server.registerTool(
       t.name,
-      { title: t.title, description: t.description, inputSchema: t.input, outputSchema: t.output, annotations: t.annotations },
+      { title: t.title, description: t.description, inputSchema: schemas.input, outputSchema: schemas.output, annotations: t.annotations },
       (args: unknown, extra: ToolExtra) =>
         runTool(ctx, t.name, args, async () => {
           requireScopes(ctx.principal, extra, t.scopes);

@@ -29,15 +29,34 @@ export interface ListPosition {
   id: string;
 }
 
-type Stored = {
-  content_key?: string | null;
-  seq: number; owner_id: string; id: string; content: string; metadata: string; workspace_id: string | null;
-  session_id: string | null; status: "active"; created_at: string; updated_at: string;
+/**
+ * The table's columns, each with the row field it holds: the one list that reading a row,
+ * the insert and a user's export (`MEMORY_TABLE`) follow. A stored field is added here and
+ * to `MemoryRow`; the check below fails to compile while one lacks the other.
+ */
+const COLUMNS = {
+  owner_id: "ownerId", id: "id", content: "content", metadata: "metadata", workspace_id: "workspaceId",
+  session_id: "sessionId", status: "status", created_at: "createdAt", updated_at: "updatedAt",
+} as const satisfies Record<string, Exclude<keyof MemoryRow, "seq">>;
+type Column = keyof typeof COLUMNS;
+// Compiles only while every field of `MemoryRow` but `seq` has a column.
+const everyFieldStored: Exclude<keyof MemoryRow, "seq" | (typeof COLUMNS)[Column]> extends never ? true : never = true;
+void everyFieldStored;
+const STORED_COLUMNS = Object.keys(COLUMNS) as Column[];
+/** Columns holding JSON text. */
+const JSON_COLUMNS: readonly Column[] = ["metadata"] as const;
+type JsonColumn = "metadata";
+
+/** A row as the driver answers it: each column of its field's type, JSON columns as text. */
+type Stored = { [C in Column]: C extends JsonColumn ? string : MemoryRow[(typeof COLUMNS)[C]] } & { seq: number; content_key?: string | null };
+const toRow = (r: Stored): MemoryRow => {
+  const row: Record<string, unknown> = { seq: r.seq };
+  for (const column of STORED_COLUMNS) row[COLUMNS[column]] = JSON_COLUMNS.includes(column) ? JSON.parse(r[column] as string) : r[column];
+  return row as unknown as MemoryRow;
 };
-const toRow = (r: Stored): MemoryRow => ({
-  seq: r.seq, ownerId: r.owner_id, id: r.id, content: r.content, metadata: JSON.parse(r.metadata),
-  workspaceId: r.workspace_id, sessionId: r.session_id, status: r.status, createdAt: r.created_at, updatedAt: r.updated_at,
-});
+/** The stored values of a row, in `STORED_COLUMNS` order. */
+const toValues = (row: Omit<MemoryRow, "seq">) =>
+  STORED_COLUMNS.map((column) => (JSON_COLUMNS.includes(column) ? JSON.stringify(row[COLUMNS[column]]) : row[COLUMNS[column]]));
 
 /**
  * The stored `content_key`: the exact-duplicate key, or `enc:<id>` for client-encrypted
@@ -54,12 +73,10 @@ export function createMemoryRepository() {
      * indexes decide, so concurrent writers cannot both insert.
      */
     async insert(tx: Executor, row: Omit<MemoryRow, "seq" | "status">): Promise<MemoryRow | null> {
+      const values = [...toValues({ ...row, status: "active" }), storedContentKey(row.id, row.content)];
       const inserted = await first<{ seq: number }>(
         tx,
-        sql`INSERT INTO memories (owner_id, id, content, metadata, workspace_id, session_id, status, created_at, updated_at, content_key)
-            VALUES (${row.ownerId}, ${row.id}, ${row.content}, ${JSON.stringify(row.metadata)}, ${row.workspaceId}, ${row.sessionId},
-                    'active', ${row.createdAt}, ${row.updatedAt}, ${storedContentKey(row.id, row.content)})
-            ON CONFLICT DO NOTHING RETURNING seq`,
+        sql`INSERT INTO memories (${sql.raw([...STORED_COLUMNS, "content_key"].join(", "))}) VALUES ${list(values)} ON CONFLICT DO NOTHING RETURNING seq`,
       );
       return inserted ? { ...row, seq: inserted.seq, status: "active" } : null;
     },
@@ -204,6 +221,6 @@ export type MemoryRepository = ReturnType<typeof createMemoryRepository>;
 /** Memories, as a user's export carries them. */
 export const MEMORY_TABLE: OwnedTable = {
   table: "memories", owner: "owner_id",
-  columns: ["owner_id", "id", "content", "metadata", "workspace_id", "session_id", "status", "created_at", "updated_at"],
-  json: ["metadata"], orderBy: "seq", idColumns: ["id"],
+  columns: STORED_COLUMNS,
+  json: [...JSON_COLUMNS], orderBy: "seq", idColumns: ["id"],
 };

@@ -48,11 +48,8 @@ export function fromRecord(spec: TableSpec, record: Record<string, unknown>, own
   return spec.columns.map((column) => {
     if (column === spec.owner) return ownerId;
     if (spec.hidden && column in spec.hidden) return spec.hidden[column];
-    // encrypted_content came with the encryption feature: older exports lack it.
     if (!(column in record)) {
-      if (column === "encrypted_content") return null;
-      // So did a file's `sealed` flag (reverse-proxy mode).
-      if (column === "sealed") return 0;
+      if (spec.defaults && column in spec.defaults) return spec.defaults[column];
       throw new Error(`${spec.type}: missing field '${column}'`);
     }
     const value = record[column];

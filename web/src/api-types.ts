@@ -1,185 +1,63 @@
 /**
- * The shapes the app reads from Mnemo's HTTP API (see /openapi). Routes marked "later"
- * are answered by a newer server; the app degrades when they answer 404.
+ * The shapes the app reads from Mnemo's HTTP API, by the names the app uses. Each is the
+ * generated type of the route that answers it (web/src/api-schema.ts, generated from the
+ * OpenAPI document by `npm run generate:clients`), so a field added to a route's schema
+ * reaches the app's types without an edit here.
  */
+import type { Api } from "./api-schema";
+
+/** What an operation answers (its success response), by operationId. */
+export type ApiResponse<K extends keyof Api> = Api[K]["response"];
+type Response<K extends keyof Api> = ApiResponse<K>;
+type Body<K extends keyof Api> = Api[K]["body"];
+type Query<K extends keyof Api> = Api[K]["query"];
+/** The element type of a list: a bare array, or the array in a field of the answer. */
+type Item<T> = T extends Array<infer I> ? I : never;
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-export interface Me {
-  userId: string;
-  clientKeyEscrow: { present: boolean };
-}
+export type Me = Response<"getV1Me">;
 
-export interface Memory {
-  id: string;
-  ownerId: string;
-  projectId: string;
-  content: string;
-  metadata: JsonObject;
-  status: string;
-  workspaceId: string | null;
-  session_id: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
+export type Memory = Response<"getV1MemoriesById">;
+export type SearchResponse = Response<"postV1MemoriesSearch">;
+export type ScoredMemory = Item<SearchResponse["results"]>;
 /** A hit's score by each signal that ranked it: `{text, words, time, vector}`, each in [0, 1]. */
-export type Signals = Record<string, number>;
-export interface ScoredMemory extends Memory {
-  score: number;
-  signals?: Signals;
-}
-export interface SearchResponse {
-  results: ScoredMemory[];
-  mode: string;
-  strategy?: string;
-  /** The signals that ranked (text, words, time, vector). */
-  signals?: string[];
-}
+export type Signals = ScoredMemory["signals"];
 
+/** A page of a list answered as `{data, nextCursor, hasMore}`. */
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
   hasMore: boolean;
 }
 
-export interface MemoryFilters {
-  workspaceId?: string;
-  session_id?: string;
-  /** YYYY-MM-DD or an ISO time (later). */
-  from?: string;
-  to?: string;
-}
-
-export interface NewMemory {
-  content: string;
-  id?: string;
-  metadata?: JsonObject;
-  workspaceId?: string;
-  session_id?: string;
-  /** ISO time the memory is about (later). */
-  timestamp?: string;
-}
-
-export interface MemoryVersion {
-  version: number;
-  content: string;
-  metadata: JsonObject;
-  changedAt: string;
-  event?: "created" | "updated" | "deleted";
-  reason: string;
-  source?: string;
-}
-
+/** The filters of `GET /v1/memories` (its query less the page). */
+export type MemoryFilters = Omit<Query<"getV1Memories">, "limit" | "cursor">;
+export type NewMemory = Body<"postV1Memories">;
+export type MemoryVersion = Item<Response<"getV1MemoriesByIdHistory">["data"]>;
 /** A change automatic formation (capture) proposed to a memory the person wrote (`GET /v1/memories/proposals`). */
-export interface MemoryProposal {
-  id: string;
-  memoryId: string;
-  /** The memory as it is now; null once deleted. */
-  memory: Memory | null;
-  workspaceId: string | null;
-  action: "update" | "delete";
-  /** update: the proposed text. */
-  content: string | null;
-  threadId: string | null;
-  messageIds: string[];
-  model: string | null;
-  createdAt: string;
-  status: "pending" | "accepted" | "rejected";
-}
+export type MemoryProposal = Item<Response<"getV1MemoriesProposals">["data"]>;
+/** GET /v1/memories/extract/jobs: an extraction job of a captured conversation. */
+export type ExtractionJob = Item<Response<"getV1MemoriesExtractJobs">["data"]>;
 
-export interface Workspace {
-  id: string;
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
+export type Workspace = Item<Response<"getV1Workspaces">>;
 /** What a workspace holds (`GET /v1/workspaces/:id/contents`): what a delete removes. */
-export interface WorkspaceContents {
-  workspaceId: string;
-  documents: number;
-  threads: number;
-  messages: number;
-  files: number;
-  memories: number;
-  jobs: number;
-}
+export type WorkspaceContents = Response<"getV1WorkspacesByWorkspaceIdContents">;
 
-export interface DocumentSummary {
-  id: string;
-  workspaceId: string;
-  notebookId: string | null;
-  title: string;
-  slug: string;
-  createdAt: string;
-  updatedAt: string;
-  _meta: JsonObject;
-}
+export type DocumentSummary = Item<Response<"getV1WorkspacesByWorkspaceIdDocuments">["documents"]>;
+export type DocumentWithContent = Response<"getV1WorkspacesByWorkspaceIdDocumentsByDocumentId">;
+export type FullDocument = DocumentWithContent["document"];
+export type NoteEntry = Item<Response<"getV1WorkspacesByWorkspaceIdNotes">>;
+export type Note = Response<"getV1WorkspacesByWorkspaceIdNotesByNoteId">;
 
-export interface FullDocument {
-  id: string;
-  workspace_id: string;
-  document_type: string;
-  title: string;
-  notebook_id: string | null;
-  markdown: string;
-  metadata: JsonObject;
-  created_at: string;
-  updated_at: string;
-}
-export interface DocumentWithContent {
-  document: FullDocument;
-  blocks: Json;
-  markdown: string;
-}
+export type Thread = Item<Response<"getV1WorkspacesByWorkspaceIdChats">>;
+export type Message = Item<Response<"getV1WorkspacesByWorkspaceIdChatsByThreadIdMessages">>;
 
-export interface NoteEntry {
-  id: string;
-  format: string;
-  ciphertext: string | null;
-  document?: Json;
-  _meta: JsonObject;
-}
-export interface Note {
-  document: Json;
-  blocks: Json;
-  markdown: string;
-}
+export type FileInfo = Response<"putV1WorkspacesByWorkspaceIdFilesByKey">;
+export type UploadUrl = Response<"postV1WorkspacesByWorkspaceIdFilesUploadUrl">;
 
-export interface Thread {
-  id: string;
-  title: string;
-  messageCount: number;
-  metadata: JsonObject;
-  createdAt: string;
-  updatedAt: string;
-}
-export interface Message {
-  id: string;
-  role: "user" | "assistant";
-  content?: string;
-  encryptedContent?: string;
-  parentId: string | null;
-  createdAt: string;
-}
-
-export interface FileInfo {
-  key: string;
-  name: string;
-  type: string;
-  size: number;
-  sha256: string;
-  createdAt: string;
-}
-export interface UploadUrl {
-  url: string;
-  key: string;
-  method: "PUT";
-  expiresAt: string;
-}
-
+/** An edge of `GET …/graph/block-edges` when the server derived them (an array); the app reads only these fields. */
 export interface BlockEdge {
   type: string;
   from: { documentId: string; blockId: string };
@@ -187,66 +65,13 @@ export interface BlockEdge {
   target: string;
 }
 
-export interface ApiKey {
-  id: string;
-  /** Null for a key made in the terminal without --name. */
-  name: string | null;
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-export interface CreatedKey extends ApiKey {
-  /** The secret, shown once. */
-  key: string;
-}
+export type ApiKey = Item<Response<"getV1Keys">["data"]>;
+/** A new key: `key` is the secret, shown once. */
+export type CreatedKey = Response<"postV1Keys">;
 
-export interface Usage {
-  month: string;
-  usage: { totalTokens: number; requestCount: number };
-}
-export interface Credits {
-  used: number;
-  limit: number;
-  remaining: number;
-  month: string;
-}
-export interface DailyUsage {
-  month: string;
-  days: Array<{ day: string; totalTokens: number; requestCount: number }>;
-}
+export type Usage = Response<"getV1Usage">;
+export type Credits = Response<"getV1Credits">;
+export type DailyUsage = Response<"getV1UsageDaily">;
 
 /** GET /health with the app's session: the user's own backlog; the server's details only for an operator's credential. */
-export interface Health {
-  status: string;
-  store: string;
-  /** `off`, `ok`, or `unavailable: <reason>` while the embedding model's vectors cannot be made. */
-  vectors?: string;
-  index: {
-    status: string;
-    pending: number | null;
-    pendingVectors: number | null;
-    oldestPendingAt: string | null;
-    writer?: boolean;
-    lastIndexedAt?: string | null;
-    lastError?: string | null;
-    failingSince?: string | null;
-    consecutiveFailures?: number;
-  };
-}
-
-/** GET /v1/memories/extract/jobs: an extraction job of a captured conversation. */
-export interface ExtractionJob {
-  id: string;
-  /** retrying: its last attempt failed, the next is due at nextAttemptAt. */
-  status: "pending" | "running" | "retrying" | "done" | "failed";
-  attempts: number;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  /** false: the conversation could not be stored; nothing to retry. */
-  captured: boolean;
-  retryable: boolean;
-  threadId: string;
-  workspaceId: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type Health = Response<"getHealth">;

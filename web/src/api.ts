@@ -6,8 +6,8 @@
  * is held in this module's memory only and sent as `X-Client-Key`.
  */
 import type {
-  ApiKey, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentSummary, DocumentWithContent, ExtractionJob, FileInfo, Health, Me, Memory, MemoryFilters, MemoryProposal,
-  MemoryVersion, Message, NewMemory, Note, NoteEntry, Page, ScoredMemory, SearchResponse, Thread, UploadUrl, Usage, Workspace, WorkspaceContents, JsonObject,
+  ApiResponse, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentWithContent, ExtractionJob, FileInfo, Health, Me, Memory, MemoryFilters, MemoryProposal, Message,
+  NewMemory, Note, NoteEntry, ScoredMemory, SearchResponse, Thread, UploadUrl, Usage, Workspace, WorkspaceContents, JsonObject,
 } from "./api-types";
 
 export class ApiError extends Error {
@@ -125,17 +125,17 @@ export async function me(): Promise<Me> {
 /** Exchanges a one-time sign-in link's token for a session cookie (HttpOnly: this page never sees it). */
 export async function signInWithToken(token: string): Promise<string> {
   sessionUser = null;
-  sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId;
+  sessionUser = (await json<ApiResponse<"postV1AppSession">>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId;
   return sessionUser;
 }
 
 /** Whom a sign-in link's token signs in, without using it (asked before it replaces an open session). */
-export const signInLinkUser = (token: string) => json<{ userId: string; expiresAt: string }>("POST", "/v1/app/link", { body: { token }, authAttempt: true });
+export const signInLinkUser = (token: string) => json<ApiResponse<"postV1AppLink">>("POST", "/v1/app/link", { body: { token }, authAttempt: true });
 
 /** Exchanges a pasted API key for a session cookie of the same user and scopes; the key is not kept. */
 export async function signInWithKey(apiKey: string): Promise<string> {
   sessionUser = null;
-  sessionUser = (await json<{ userId: string }>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId;
+  sessionUser = (await json<ApiResponse<"postV1AppSession">>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId;
   return sessionUser;
 }
 
@@ -161,7 +161,7 @@ export async function signOut(): Promise<void> {
 // ── Memories ───────────────────────────────────────────────────────────────────────
 
 export const listMemories = (page: { limit?: number; cursor?: string } & MemoryFilters, signal?: AbortSignal) =>
-  json<Page<Memory>>("GET", "/v1/memories", { query: { ...page }, signal });
+  json<ApiResponse<"getV1Memories">>("GET", "/v1/memories", { query: { ...page }, signal });
 
 export const searchMemories = (query: string, options: { limit?: number; filters?: { workspaceId?: string; session_id?: string } }, signal?: AbortSignal) =>
   json<SearchResponse>("POST", "/v1/memories/search", { body: { query, limit: options.limit ?? 50, filters: options.filters }, signal });
@@ -175,11 +175,11 @@ export async function addMemory(memory: NewMemory): Promise<{ memory: Memory; du
 }
 export const updateMemory = (id: string, changes: { content?: string; metadata?: JsonObject }) =>
   json<Memory>("PATCH", `/v1/memories/${seg(id)}`, { body: changes });
-export const deleteMemory = (id: string) => json<{ id: string }>("DELETE", `/v1/memories/${seg(id)}`);
-export const memoryHistory = (id: string, signal?: AbortSignal) => json<{ data: MemoryVersion[] }>("GET", `/v1/memories/${seg(id)}/history`, { signal });
+export const deleteMemory = (id: string) => json<ApiResponse<"deleteV1MemoriesById">>("DELETE", `/v1/memories/${seg(id)}`);
+export const memoryHistory = (id: string, signal?: AbortSignal) => json<ApiResponse<"getV1MemoriesByIdHistory">>("GET", `/v1/memories/${seg(id)}/history`, { signal });
 /** Pending proposals of automatic formation, oldest first. */
 export const listProposals = (cursor?: string, signal?: AbortSignal) =>
-  json<Page<MemoryProposal>>("GET", "/v1/memories/proposals", { query: { limit: 50, cursor }, signal });
+  json<ApiResponse<"getV1MemoriesProposals">>("GET", "/v1/memories/proposals", { query: { limit: 50, cursor }, signal });
 /** Accepts (applies) or rejects a proposal; 409 when its memory changed since. */
 export const decideProposal = (id: string, decision: "accept" | "reject") => json<MemoryProposal>("POST", `/v1/memories/proposals/${seg(id)}/${decision}`);
 
@@ -197,22 +197,22 @@ export async function restoreMemory(memory: Memory): Promise<Memory> {
 export type { ScoredMemory };
 
 /** Extraction jobs of captured conversations, newest first (the latest 100). */
-export const extractionJobs = (signal?: AbortSignal) => json<{ data: ExtractionJob[] }>("GET", "/v1/memories/extract/jobs", { signal });
+export const extractionJobs = (signal?: AbortSignal) => json<ApiResponse<"getV1MemoriesExtractJobs">>("GET", "/v1/memories/extract/jobs", { signal });
 /** Runs a failed (or retrying) job again now; answers the job, pending. */
 export const retryExtractionJob = (id: string) => json<ExtractionJob>("POST", `/v1/memories/extract/jobs/${seg(id)}/retry`);
 
 // ── Workspaces and what they hold ──────────────────────────────────────────────────
 
 export const listWorkspaces = (cursor?: string, signal?: AbortSignal) => arrayPage<Workspace>("/v1/workspaces", cursor, { query: { limit: 200 }, signal });
-export const getWorkspace = (id: string, signal?: AbortSignal) => json<{ workspace: Workspace }>("GET", ws(id), { signal }).then((r) => r.workspace);
+export const getWorkspace = (id: string, signal?: AbortSignal) => json<ApiResponse<"getV1WorkspacesByWorkspaceId">>("GET", ws(id), { signal }).then((r) => r.workspace);
 export const createWorkspace = (name: string) => json<Workspace>("POST", "/v1/workspaces", { body: { name } });
-export const renameWorkspace = (id: string, name: string) => json<{ workspace: Workspace }>("PATCH", ws(id), { body: { name } }).then((r) => r.workspace);
+export const renameWorkspace = (id: string, name: string) => json<ApiResponse<"patchV1WorkspacesByWorkspaceId">>("PATCH", ws(id), { body: { name } }).then((r) => r.workspace);
 export const workspaceContents = (id: string, signal?: AbortSignal) => json<WorkspaceContents>("GET", `${ws(id)}/contents`, { signal });
 /** Deletes the workspace and everything in it. */
-export const deleteWorkspace = (id: string) => json<{ id: string; deleted: true; removed: Omit<WorkspaceContents, "workspaceId"> }>("DELETE", ws(id));
+export const deleteWorkspace = (id: string) => json<ApiResponse<"deleteV1WorkspacesByWorkspaceId">>("DELETE", ws(id));
 
 export const listDocuments = (workspaceId: string, options: { cursor?: string; notebookId?: string }, signal?: AbortSignal) =>
-  json<{ documents: DocumentSummary[]; nextCursor: string | null; hasMore: boolean }>("GET", `${ws(workspaceId)}/documents`, {
+  json<ApiResponse<"getV1WorkspacesByWorkspaceIdDocuments">>("GET", `${ws(workspaceId)}/documents`, {
     query: { limit: 200, cursor: options.cursor, notebookId: options.notebookId }, signal, decrypt: true,
   });
 
@@ -222,16 +222,16 @@ export async function getDocument(workspaceId: string, documentId: string, signa
   return { ...((await response.json()) as DocumentWithContent), decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0) };
 }
 export const createDocument = (workspaceId: string, document: { title: string; markdown: string }) =>
-  json<{ document: DocumentSummary }>("POST", `${ws(workspaceId)}/documents`, { body: document });
+  json<ApiResponse<"postV1WorkspacesByWorkspaceIdDocuments">>("POST", `${ws(workspaceId)}/documents`, { body: document });
 
 /** Renames a document (its title). */
 export const renameDocument = (workspaceId: string, documentId: string, title: string) =>
-  json<{ document: DocumentSummary }>("PUT", `${ws(workspaceId)}/documents/${seg(documentId)}`, { body: { title } });
+  json<ApiResponse<"putV1WorkspacesByWorkspaceIdDocumentsByDocumentId">>("PUT", `${ws(workspaceId)}/documents/${seg(documentId)}`, { body: { title } });
 /** Deletes a document (a note too: notes are documents) and its search entries. */
-export const deleteDocument = (workspaceId: string, documentId: string) => json<{ deleted: true }>("DELETE", `${ws(workspaceId)}/documents/${seg(documentId)}`);
+export const deleteDocument = (workspaceId: string, documentId: string) => json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdDocumentsByDocumentId">>("DELETE", `${ws(workspaceId)}/documents/${seg(documentId)}`);
 /** Rewrites a plaintext note's payload (a rename sets its `title`, which is also the document's title). */
 export const patchNote = (workspaceId: string, noteId: string, documentPayload: JsonObject) =>
-  json<{ success: true }>("PATCH", `${ws(workspaceId)}/notes/${seg(noteId)}`, { body: { documentPayload } });
+  json<ApiResponse<"patchV1WorkspacesByWorkspaceIdNotesByNoteId">>("PATCH", `${ws(workspaceId)}/notes/${seg(noteId)}`, { body: { documentPayload } });
 
 export const listNotes = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<NoteEntry>(`${ws(workspaceId)}/notes`, cursor, { query: { limit: 200 }, signal, decrypt: true });
@@ -245,10 +245,10 @@ export const getNotebooks = (workspaceId: string, signal?: AbortSignal) =>
 export const listThreads = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<Thread>(`${ws(workspaceId)}/chats`, cursor, { query: { limit: 200 }, signal, decrypt: true });
 export const renameThread = (workspaceId: string, threadId: string, title: string) =>
-  json<{ success: true }>("PATCH", `${ws(workspaceId)}/chats/${seg(threadId)}`, { body: { title } });
+  json<ApiResponse<"patchV1WorkspacesByWorkspaceIdChatsByThreadId">>("PATCH", `${ws(workspaceId)}/chats/${seg(threadId)}`, { body: { title } });
 /** Deletes a thread, its messages and their search entries. */
 export const deleteThread = (workspaceId: string, threadId: string) =>
-  json<{ id: string; deleted: true; removed: { messages: number; jobs: number } }>("DELETE", `${ws(workspaceId)}/chats/${seg(threadId)}`);
+  json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdChatsByThreadId">>("DELETE", `${ws(workspaceId)}/chats/${seg(threadId)}`);
 export const listMessages = (workspaceId: string, threadId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<Message>(`${ws(workspaceId)}/chats/${seg(threadId)}/messages`, cursor, { query: { limit: 200 }, signal, decrypt: true });
 
@@ -258,8 +258,8 @@ export const blockEdges = (workspaceId: string, signal?: AbortSignal) =>
 // ── Files ──────────────────────────────────────────────────────────────────────────
 
 export const listFiles = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
-  json<{ files: FileInfo[]; nextCursor: string | null; hasMore: boolean }>("GET", `${ws(workspaceId)}/files`, { query: { limit: 200, cursor }, signal });
-export const deleteFile = (workspaceId: string, key: string) => json<{ deleted: true }>("DELETE", `${ws(workspaceId)}/files/${seg(key)}`);
+  json<ApiResponse<"getV1WorkspacesByWorkspaceIdFiles">>("GET", `${ws(workspaceId)}/files`, { query: { limit: 200, cursor }, signal });
+export const deleteFile = (workspaceId: string, key: string) => json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdFilesByKey">>("DELETE", `${ws(workspaceId)}/files/${seg(key)}`);
 
 /** The file's bytes, for a download link made from a Blob URL. */
 export async function downloadFile(workspaceId: string, key: string): Promise<Blob> {
@@ -291,7 +291,7 @@ export async function uploadFile(workspaceId: string, file: File, onProgress: (f
 
 // ── Your server ────────────────────────────────────────────────────────────────────
 
-export const listKeys = (signal?: AbortSignal) => json<{ data: ApiKey[] }>("GET", "/v1/keys", { signal });
+export const listKeys = (signal?: AbortSignal) => json<ApiResponse<"getV1Keys">>("GET", "/v1/keys", { signal });
 export const createKey = (input: { name: string; scopes?: string[] }) => json<CreatedKey>("POST", "/v1/keys", { body: input });
 export const revokeKey = (id: string) => json<unknown>("DELETE", `/v1/keys/${seg(id)}`);
 export const usage = (signal?: AbortSignal) => json<Usage>("GET", "/v1/usage", { signal });

@@ -1,5 +1,5 @@
 /** One memory in a list: its text (as text), where it belongs, when, and for a search its ranking. */
-import type { Memory, ScoredMemory, Signals } from "../api-types";
+import type { Memory, ScoredMemory } from "../api-types";
 import { h } from "../dom";
 import { excerpt, time } from "../format";
 import { href } from "../router";
@@ -29,11 +29,10 @@ function bar(label: string, value: number, className = ""): HTMLElement {
 }
 
 function ranking(memory: ScoredMemory): HTMLElement {
-  const signals: Signals = memory.signals ?? {};
-  const names = Object.keys(signals).filter((name) => typeof signals[name] === "number");
+  const signals = Object.entries(memory.signals ?? {}).filter((entry): entry is [string, number] => typeof entry[1] === "number");
   return h("div", { class: "ranking", "aria-label": "Ranking" },
     bar("score", memory.score, "bar-score"),
-    names.map((name) => bar(name, signals[name], "bar-signal")),
+    signals.map(([name, score]) => bar(name, score, "bar-signal")),
   );
 }
 

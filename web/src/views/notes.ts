@@ -61,15 +61,17 @@ async function notePage({ workspace, itemId, container, signal }: TabContext): P
   replace(container, loading("Loading the note"));
   try {
     const note = await getNote(workspace.id, itemId!, signal);
-    const payload = note.document as { title?: Json } | string;
+    // The API types a payload as any JSON value: what the helpers below take.
+    const document = note.document as Json;
+    const payload = document as { title?: Json } | string;
     const title = typeof payload === "object" && payload && typeof payload.title === "string" ? payload.title : itemId!;
     setTitle(title, workspace.name);
     const article = h("article", { class: "markdown-body", "aria-labelledby": "note-title" });
-    if (isEncrypted(note.markdown) || isEncrypted(note.document)) article.append(lockedNotice("note"));
+    if (isEncrypted(note.markdown) || isEncrypted(document)) article.append(lockedNotice("note"));
     else if (!note.markdown.trim()) article.append(h("p", { class: "muted" }, "This note has no Markdown."));
     else article.append(renderMarkdown(note.markdown, { headingOffset: 2 }));
     const heading = h("h2", { id: "note-title" }, title);
-    const plain = plainPayload(note.document);
+    const plain = plainPayload(document);
     let current = title;
     const actions = h("div", { class: "row-actions" },
       plain ? h("button", { type: "button", class: "button button-small", onClick: async () => {
@@ -132,7 +134,7 @@ export async function notesTab(context: TabContext): Promise<void> {
         const shown = title ?? (isEncrypted(note.ciphertext ?? undefined) || note.format === "svc.om.encrypted" ? "Encrypted note" : note.id);
         const notebookId = typeof note._meta.notebookId === "string" ? note._meta.notebookId : null;
         const updated = typeof note._meta.updatedAt === "string" ? note._meta.updatedAt : null;
-        const payload = plainPayload(note.document);
+        const payload = plainPayload(note.document as Json | undefined);
         return h("li", { class: "entity-row" },
           h("div", { class: "entity-main" },
             h("a", { href: href("/workspaces", workspace.id, "notes", note.id), class: "entity-title" }, shown),

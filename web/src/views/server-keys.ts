@@ -74,7 +74,7 @@ export async function keysSection(section: HTMLElement, signal: AbortSignal): Pr
     try {
       const created = await createKey({ name: name.value.trim(), scopes: scopeBoxes.filter((b) => b.checked).map((b) => b.value) });
       name.value = "";
-      keys = [...keys, { id: created.id, name: created.name, scopes: created.scopes ?? [], createdAt: created.createdAt, lastUsedAt: null }];
+      keys = [...keys, { id: created.id, name: created.name, prefix: created.prefix, scopes: created.scopes ?? [], createdAt: created.createdAt, lastUsedAt: null }];
       draw();
       replace(reveal, revealed(created.key, () => replace(reveal)));
       reveal.querySelector<HTMLInputElement>("input")?.focus();

@@ -64,7 +64,7 @@ export async function usageSection(section: HTMLElement, signal: AbortSignal): P
   }
 }
 
-function lag(info: Health["index"]): string {
+function lag(info: NonNullable<Health["index"]>): string {
   if (!info.oldestPendingAt) return "none";
   const seconds = Math.max(0, Math.round((Date.now() - Date.parse(info.oldestPendingAt)) / 1000));
   return seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
@@ -80,6 +80,8 @@ export async function statusSection(section: HTMLElement, signal: AbortSignal): 
     try {
       const info = await health(signal);
       const index = info.index;
+      // A credential always gets the index status; only an anonymous /health omits it.
+      if (!index) throw new Error("The server did not report the index status.");
       const tone = index.status === "ok" ? "ok" : index.status === "behind" ? "warn" : "bad";
       replace(body,
         h("p", { class: "status-summary" }, h("span", { class: `dot dot-${tone}`, "aria-hidden": "true" }),
