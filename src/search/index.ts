@@ -21,7 +21,7 @@ export { createOutbox, type Outbox, type OutboxOp } from "./indexing/outbox";
 export type { IndexingControl } from "./indexing/control";
 export { recordedIndexFailure, type IndexHealth } from "./indexing/index-health";
 export { indexStatus } from "./indexing/write-failures";
-export { searchMigrations } from "./indexing/migrations";
+export { searchCoreTables, searchMigrations } from "./indexing/migrations";
 export { indexLocation, type LanceLocation } from "./lance/index-location";
 export { INDEX_SCHEMA_VERSION } from "./lance/layout";
 export type { Embedder } from "./embedders/embedder";
