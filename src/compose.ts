@@ -26,7 +26,7 @@ import { serverSecret } from "./db/secrets";
 import type { Executor, Store } from "./db/store";
 import { createDerivedIndexRepository } from "./derived-index/repository";
 import { createDerivedIndexService } from "./derived-index/service";
-import { createIndexViewRepository } from "./documents/index-view";
+import { createIndexViewRepository } from "./documents/index-view-repository";
 import { createDocumentRepository } from "./documents/repository";
 import { blockSearchSource } from "./documents/search-source";
 import { createDocumentService } from "./documents/service";

@@ -1,6 +1,7 @@
 import type { ChatRepository } from "../chats/repository";
 import type { Executor, Store } from "../db/store";
-import { snapshotOf, type IndexViewRepository } from "../documents/index-view";
+import { snapshotOf } from "../documents/index-view";
+import type { IndexViewRepository } from "../documents/index-view-repository";
 import type { DocumentRepository } from "../documents/repository";
 import type { Outbox } from "../search";
 import type { DerivedIndexRepository } from "./repository";

@@ -1,6 +1,6 @@
 import type { ChatRepository } from "../chats/repository";
 import type { Executor, Store } from "../db/store";
-import type { IndexViewRepository } from "../documents/index-view";
+import type { IndexViewRepository } from "../documents/index-view-repository";
 import type { DocumentRepository } from "../documents/repository";
 import { oneOf } from "../shared/aliases";
 import type { SearchEngine, SearchFilters, SearchHit, SearchKind } from "../search";

@@ -9,7 +9,8 @@ import type { WorkspaceService } from "../workspaces/service";
 import { bindingFor } from "../crypto/binding";
 import type { SealTags } from "../crypto/seal-tags";
 import { checkLimits, nextMetadata, sealChanges, type DocumentChanges } from "./changes";
-import { snapshotOf, type IndexViewRepository } from "./index-view";
+import { snapshotOf } from "./index-view";
+import type { IndexViewRepository } from "./index-view-repository";
 import type { DocumentHead, DocumentRepository, DocumentRow } from "./repository";
 import { slugify, uniqueSlug } from "./slug";
 
