@@ -50,6 +50,7 @@ import { createCaptureSettingsRepository, createFormationJobRepository } from ".
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { migrateAll } from "./migrations";
+import { openKeyUsage } from "./record-store";
 import { createNoteService } from "./notes/service";
 import { createProfileRepository } from "./profiles/repository";
 import { createProfileService } from "./profiles/service";
@@ -188,7 +189,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     clientKeys,
     /** Seal tags of stored fields sealed with clients' keys (crypto/seal-tags.ts). */
     sealTags,
-    identity: createIdentityService({ auth, store, escrow, log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
+    identity: createIdentityService({ auth, store, escrow, keyUsage: openKeyUsage(), log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
     memories,
     ...workspaceServices,
     workspaceRemoval,
