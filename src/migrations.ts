@@ -5,6 +5,7 @@ import { chatMigrations } from "./chats/migrations";
 import { encryptionMigrations, escrowCoreTables } from "./crypto/migrations";
 import { documentMigrations } from "./documents/migrations";
 import { fileMigrations } from "./files/migrations";
+import { uploadMigrations } from "./uploads/migrations";
 import { searchCoreTables, searchMigrations } from "./search";
 import { workspaceMigrations } from "./workspaces/migrations";
 import { memoryCoreTables, memoryMigrations } from "./memories/migrations";
@@ -24,7 +25,7 @@ const coreMigration: Migration = {
 };
 
 /** Every migration of every domain; `migrate` orders them by id. */
-export const allMigrations: Migration[] = [coreMigration, ...memoryMigrations, ...searchMigrations, ...workspaceMigrations, ...documentMigrations, ...chatMigrations, ...fileMigrations, ...encryptionMigrations, ...usageMigrations, ...rateLimitMigrations, ...authMigrations, ...formationMigrations];
+export const allMigrations: Migration[] = [coreMigration, ...memoryMigrations, ...searchMigrations, ...workspaceMigrations, ...documentMigrations, ...chatMigrations, ...fileMigrations, ...uploadMigrations, ...encryptionMigrations, ...usageMigrations, ...rateLimitMigrations, ...authMigrations, ...formationMigrations];
 
 /** Brings a just-opened store up to date with every migration; closes it when one fails. */
 export async function migrateAll(store: Store): Promise<Store> {

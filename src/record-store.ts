@@ -6,6 +6,7 @@ import { loadConfig, recordStoreConfig, resolveDataDir } from "./config";
 import { createEscrowService } from "./crypto/escrow";
 import { createKeyUsage } from "./crypto/key-usage";
 import { checkMasterKeyConfig, resolveMasterKey } from "./crypto/master-key";
+import { tagExistingFields } from "./crypto/seal-tags-existing";
 import { openStoreFor } from "./db/open";
 import { documentSealedFields } from "./documents/sealed-fields-repository";
 import { migrateAll } from "./migrations";
@@ -31,10 +32,16 @@ export async function openRecordStore(dataDirOption?: string) {
   };
 }
 
+/** The domains' records that may hold sealed values, as crypto reads them. */
+export const SEALED_FIELD_SOURCES = { documents: documentSealedFields, chatMessages: messageSealedFields, notebookRegistries: registrySealedFields };
+
 /** What a client key sealed, counted over the domains that hold sealed values (escrow asks before replacing a key). */
 export function openKeyUsage() {
-  return createKeyUsage({ documents: documentSealedFields, chatMessages: messageSealedFields, notebookRegistries: registrySealedFields });
+  return createKeyUsage(SEALED_FIELD_SOURCES);
 }
+
+/** Tags the sealed fields stored before seal tags existed, once, when the store gets its tag key. */
+export const tagExistingSealedFields = tagExistingFields(Object.values(SEALED_FIELD_SOURCES));
 
 /** The store of record and the usage service (`mnemo usage`): monthly tokens and per-user limits. */
 export async function openUsageStore(dataDirOption?: string) {

@@ -8,12 +8,15 @@ export interface StoredField {
 }
 
 /**
- * How a domain shows crypto a user's records that may hold sealed values, without crypto
+ * How a domain shows crypto its records that may hold sealed values, without crypto
  * knowing its tables: each record as its stored fields, a page at a time.
  */
 export interface SealedFieldSource {
-  /** Up to `limit` of the owner's records after `after` (a position this source gave; null first), and the position of the last. */
-  page(tx: Executor, ownerId: string, after: string | null, limit: number): Promise<{ records: StoredField[][]; last: string | null }>;
+  /**
+   * Up to `limit` records after `after` (a position this source gave; null first), and the
+   * position of the last: the owner's, or every user's when `ownerId` is null.
+   */
+  page(tx: Executor, ownerId: string | null, after: string | null, limit: number): Promise<{ records: StoredField[][]; last: string | null }>;
 }
 
 /** A stored JSON text as the value it holds; text that is not JSON as itself. */

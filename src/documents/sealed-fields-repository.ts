@@ -2,16 +2,17 @@ import { bindingFor } from "../crypto/binding";
 import { parsedField, type SealedFieldSource } from "../crypto/sealed-fields";
 import { all, sql } from "../db/store";
 
-/** A user's documents as crypto counts what a key sealed: the payloads and the markdown, in insertion order. */
+/** Documents as crypto sees what a key sealed: the payloads and the markdown, in insertion order. */
 export const documentSealedFields: SealedFieldSource = {
   async page(tx, ownerId, after, limit) {
-    const rows = await all<{ seq: number; id: string; document_payload: string; blocks_payload: string; markdown: string }>(
+    const owned = ownerId === null ? sql`` : sql`owner_id = ${ownerId} AND`;
+    const rows = await all<{ seq: number; owner_id: string; id: string; document_payload: string; blocks_payload: string; markdown: string }>(
       tx,
-      sql`SELECT seq, id, document_payload, blocks_payload, markdown FROM documents WHERE owner_id = ${ownerId} AND seq > ${Number(after ?? 0)} ORDER BY seq LIMIT ${limit}`,
+      sql`SELECT seq, owner_id, id, document_payload, blocks_payload, markdown FROM documents WHERE ${owned} seq > ${Number(after ?? 0)} ORDER BY seq LIMIT ${limit}`,
     );
     return {
       records: rows.map((row) => {
-        const bind = bindingFor(ownerId, "document", row.id);
+        const bind = bindingFor(row.owner_id, "document", row.id);
         return [
           { value: parsedField(row.document_payload), binding: bind("documentPayload") },
           { value: parsedField(row.blocks_payload), binding: bind("blocksPayload") },
