@@ -7,7 +7,7 @@ import { notFound, payloadTooLarge } from "../shared/app-error";
 import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
 import { ENCRYPTED_BLOB } from "../documents/markdown-blocks";
 import { toFullDocument } from "../documents/present";
-import type { DocumentRow } from "../documents/repository";
+import type { DocumentRow } from "../documents/record";
 import type { DocumentService } from "../documents/service";
 import type { Page, PageRequest } from "../shared/pagination";
 import type { ArtifactRepository } from "../workspaces/repository";
