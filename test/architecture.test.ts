@@ -101,10 +101,8 @@ const REPOSITORY_ALLOWED: Record<string, string> = {
 
 /** Files outside repositories and the store that hold SQL, each with why. */
 const SQL_ALLOWED: Record<string, string> = {
-  "src/search/indexing/outbox.ts": "the outbox's repository, named for the table it keeps",
   "src/search/indexing/embedding-cache.ts": "the embedding cache's repository, named for the table it keeps",
   "src/search/indexing/term-stats.ts": "the term statistics' repository: its one-statement snapshot is the read-your-writes guarantee",
-  "src/search/indexing/purges.ts": "the index purges' repository, named for the table it keeps",
 };
 
 /** Tables a file touches that another domain owns, as "file: table", each with why. */
@@ -117,7 +115,6 @@ const TABLES_ALLOWED: Record<string, string> = {
   "src/crypto/seal-tags-repository.ts: settings": "the tag key is a row of the store's key-value settings",
   "src/crypto/escrow-repository.ts: settings": "the master key's check value is a row of the store's key-value settings",
   "src/files/repository.ts: upload_parts": "completing an upload turns its parts into the file's blobs in one transaction",
-  "src/transfer/diagnostics-repository.ts: outbox": "doctor reports the outbox backlog; search exports no count for it yet",
 };
 
 /** Files besides src/config.ts that read `process.env`, each with why. */

@@ -17,7 +17,7 @@ export { groupByOwner, SEARCH_SIGNALS, sourceKey } from "./types";
 export type { Search, SearchDeps } from "./open-search";
 export type { SearchEngine, SearchResponse } from "./query/engine";
 export { searchHeaders, type SearchTimings } from "./query/server-timing";
-export { createOutbox, type Outbox, type OutboxOp } from "./indexing/outbox";
+export { createOutbox, outboxBacklog, type Outbox, type OutboxOp } from "./indexing/outbox-repository";
 export type { IndexingControl } from "./indexing/control";
 export { recordedIndexFailure, type IndexHealth } from "./indexing/index-health";
 export { indexStatus } from "./indexing/write-failures";

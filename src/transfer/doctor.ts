@@ -12,10 +12,9 @@ import { createSettings, liveLeaseHolder } from "../db/leases";
 import { appliedMigrationCount } from "../db/migrate";
 import type { Store } from "../db/store";
 import { exposedEntries } from "../lib/owner-only";
-import { outboxBacklog } from "./diagnostics-repository";
 import { createFormationJobRepository } from "../formation/jobs-repository";
 import { findNearDuplicates } from "../memories/near-duplicates";
-import { INDEX_SCHEMA_VERSION, indexStatus, recordedIndexFailure } from "../search";
+import { INDEX_SCHEMA_VERSION, indexStatus, outboxBacklog, recordedIndexFailure } from "../search";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
