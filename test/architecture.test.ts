@@ -81,10 +81,6 @@ const REPOSITORY_ALLOWED: Record<string, string> = {
     "as above: export columns",
   "src/transfer/tables.ts -> src/workspaces/repository.ts":
     "as above: export columns",
-  "src/transfer/doctor.ts -> src/crypto/escrow-repository.ts":
-    "doctor checks the master key against the escrowed keys; crypto exports no check for it yet",
-  "src/transfer/doctor.ts -> src/formation/jobs-repository.ts":
-    "doctor counts failed extraction jobs; formation exports no count for it yet",
   "src/transfer/import.ts -> src/documents/repository.ts":
     "the import writes rows as exported, in its own transactions",
   "src/transfer/import.ts -> src/files/repository.ts":
