@@ -1,5 +1,7 @@
 import { first, run, sql, type Executor } from "../db/store";
-import type { SessionVia } from "./app-sessions";
+
+/** What made a session: a sign-in link, or a pasted credential of one of the auth kinds. */
+export type SessionVia = "link" | "api_key" | "mock" | "dev_token" | "id_token";
 
 /** A session's row, with whether the credential it was made from was revoked or is gone. */
 export type SessionRecord = {

@@ -1,6 +1,6 @@
 import type { Executor, Store } from "../db/store";
 import { randomSecret } from "../lib/ids";
-import { createAppSessionRepository } from "./app-sessions-repository";
+import { createAppSessionRepository, type SessionVia } from "./app-sessions-repository";
 import type { Scope } from "./scopes";
 import { hashSecret } from "./secrets";
 
@@ -15,8 +15,7 @@ export const MAX_SESSIONS_PER_USER = 20;
 /** last_seen_at is written at most this often per session (it moves the idle expiry only). */
 const TOUCH_INTERVAL_MS = 60_000;
 
-/** What made a session: a sign-in link, or a pasted credential of one of the auth kinds. */
-export type SessionVia = "link" | "api_key" | "mock" | "dev_token" | "id_token";
+export type { SessionVia } from "./app-sessions-repository";
 
 export interface AppSession {
   userId: string;
