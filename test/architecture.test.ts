@@ -31,10 +31,6 @@ const UPWARD_ALLOWED: Record<string, string> = {
 
 /** Imports of another domain's repository, each with why it stays. */
 const REPOSITORY_ALLOWED: Record<string, string> = {
-  "src/identity/service.ts -> src/profiles/repository.ts":
-    "onboarding writes the profile in the identity transaction; profiles exports no write interface yet",
-  "src/notes/service.ts -> src/workspaces/repository.ts":
-    "notes keep the notebook registry as a workspace artifact; workspaces exports no artifact interface yet",
   "src/derived-index/rebuild.ts -> src/chats/repository.ts":
     "the derived index is rebuilt from chat messages; chats export no read interface for it yet",
   "src/derived-index/rebuild.ts -> src/documents/index-view-repository.ts":
@@ -49,8 +45,6 @@ const REPOSITORY_ALLOWED: Record<string, string> = {
     "as rebuild.ts: reads documents",
   "src/derived-index/service.ts -> src/workspaces/repository.ts":
     "the derived index keeps its manifest and edges as workspace artifacts",
-  "src/files/workspace-purge.ts -> src/uploads/repository.ts":
-    "a workspace delete removes its unfinished uploads with its files, in one transaction",
   "src/documents-query/service.ts -> src/chats/repository.ts":
     "the documents query reads hits' messages back; chats export no read interface for it yet",
   "src/documents-query/service.ts -> src/documents/index-view-repository.ts":

@@ -9,7 +9,7 @@ import { ConstraintError } from "../db/errors";
 import type { Store } from "../db/store";
 import { badRequest, conflict, notFound, unauthorized } from "../shared/app-error";
 import type { Logger } from "../lib/log";
-import type { Profile, ProfileRepository } from "../profiles/repository";
+import type { Profile, ProfileAccess } from "../profiles/service";
 import { MAX_AGE, MAX_DISPLAY_NAME, USERNAME, type OnboardingResult, type SyncResult, type WebhookBody } from "./model";
 
 const DEV_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
@@ -20,7 +20,7 @@ const NOT_ID_TOKEN = [PREFIX.mockToken, PREFIX.mockKey, PREFIX.mockDevToken, PRE
 export interface IdentityDeps {
   auth: AuthService;
   store: Store;
-  profiles: ProfileRepository;
+  profiles: ProfileAccess;
   escrow: EscrowService;
   /** What a client key sealed, told before a different key replaces it. */
   keyUsage: KeyUsageCounter;
