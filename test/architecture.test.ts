@@ -45,12 +45,6 @@ const REPOSITORY_ALLOWED: Record<string, string> = {
     "as rebuild.ts: reads documents",
   "src/derived-index/service.ts -> src/workspaces/repository.ts":
     "the derived index keeps its manifest and edges as workspace artifacts",
-  "src/documents-query/service.ts -> src/chats/repository.ts":
-    "the documents query reads hits' messages back; chats export no read interface for it yet",
-  "src/documents-query/service.ts -> src/documents/index-view-repository.ts":
-    "the documents query reads hits' blocks back from the index view",
-  "src/documents-query/service.ts -> src/documents/repository.ts":
-    "the documents query reads hits' titles back",
   "src/formation/capture.ts -> src/chats/repository.ts":
     "capture stores a conversation's messages in the capture transaction",
   "src/formation/capture.ts -> src/workspaces/repository.ts":

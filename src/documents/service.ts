@@ -12,6 +12,10 @@ import { checkLimits, nextMetadata, sealChanges, type DocumentChanges } from "./
 import { snapshotOf } from "./index-view";
 import type { IndexViewRepository } from "./index-view-repository";
 import type { DocumentHead, DocumentRepository, DocumentRow } from "./repository";
+
+/** What another domain may read of documents in its own reads: titles, and entries of the index view (the documents query's hits). */
+export type DocumentReads = Pick<DocumentRepository, "titles">;
+export type IndexViewReads = Pick<IndexViewRepository, "getMany">;
 import { slugify, uniqueSlug } from "./slug";
 
 export interface DocumentServiceDeps {
