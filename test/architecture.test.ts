@@ -96,8 +96,6 @@ const TABLES_ALLOWED: Record<string, string> = {
   "src/derived-index/repository.ts: outbox": "as above: queues the index view's changes in the same statement",
   "src/derived-index/repository.ts: chat_messages": "as above: chat messages",
   "src/derived-index/repository.ts: chat_threads": "as above: chat threads",
-  "src/crypto/seal-tags-repository.ts: settings": "the tag key is a row of the store's key-value settings",
-  "src/crypto/escrow-repository.ts: settings": "the master key's check value is a row of the store's key-value settings",
   "src/files/repository.ts: upload_parts": "completing an upload turns its parts into the file's blobs in one transaction",
 };
 
