@@ -91,12 +91,12 @@ const SQL_ALLOWED: Record<string, string> = {
 
 /** Tables a file touches that another domain owns, as "file: table", each with why. */
 const TABLES_ALLOWED: Record<string, string> = {
-  "src/derived-index/repository.ts: documents": "the derived index reads documents in its own statements; to move behind documents' read interface",
+  "src/derived-index/repository.ts: documents": "the derived index's status counts a workspace's documents, view entries and their pending outbox rows in single statements",
   "src/derived-index/repository.ts: indexed_documents": "as above: the documents' index view",
-  "src/derived-index/repository.ts: outbox": "as above: queues the index view's changes in the same statement",
-  "src/derived-index/repository.ts: chat_messages": "as above: chat messages",
-  "src/derived-index/repository.ts: chat_threads": "as above: chat threads",
-  "src/files/repository.ts: upload_parts": "completing an upload turns its parts into the file's blobs in one transaction",
+  "src/derived-index/repository.ts: outbox": "as above, and a clear drops the pending outbox rows of the sources it removes",
+  "src/derived-index/repository.ts: chat_messages": "as above: a workspace's chat messages",
+  "src/derived-index/repository.ts: chat_threads": "as above: a workspace's chat threads",
+  "src/files/repository.ts: upload_parts": "the orphan-blob sweep asks in one statement whether files or upload parts hold a blob",
 };
 
 /** Files besides src/config.ts that read `process.env`, each with why. */
