@@ -31,20 +31,6 @@ const UPWARD_ALLOWED: Record<string, string> = {
 
 /** Imports of another domain's repository, each with why it stays. */
 const REPOSITORY_ALLOWED: Record<string, string> = {
-  "src/derived-index/rebuild.ts -> src/chats/repository.ts":
-    "the derived index is rebuilt from chat messages; chats export no read interface for it yet",
-  "src/derived-index/rebuild.ts -> src/documents/index-view-repository.ts":
-    "the derived index writes the documents' index view; documents export no interface for it yet",
-  "src/derived-index/rebuild.ts -> src/documents/repository.ts":
-    "the derived index is rebuilt from documents; documents export no read interface for it yet",
-  "src/derived-index/service.ts -> src/chats/repository.ts":
-    "as rebuild.ts: reads chat messages",
-  "src/derived-index/service.ts -> src/documents/index-view-repository.ts":
-    "as rebuild.ts: reads and clears the index view",
-  "src/derived-index/service.ts -> src/documents/repository.ts":
-    "as rebuild.ts: reads documents",
-  "src/derived-index/service.ts -> src/workspaces/repository.ts":
-    "the derived index keeps its manifest and edges as workspace artifacts",
   "src/formation/capture.ts -> src/chats/repository.ts":
     "capture stores a conversation's messages in the capture transaction",
   "src/formation/capture.ts -> src/workspaces/repository.ts":

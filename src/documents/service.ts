@@ -13,9 +13,12 @@ import { snapshotOf } from "./index-view";
 import type { IndexViewRepository } from "./index-view-repository";
 import type { DocumentHead, DocumentRepository, DocumentRow } from "./repository";
 
-/** What another domain may read of documents in its own reads: titles, and entries of the index view (the documents query's hits). */
-export type DocumentReads = Pick<DocumentRepository, "titles">;
-export type IndexViewReads = Pick<IndexViewRepository, "getMany">;
+/** What another domain may read of documents in its own reads: titles (the documents query's hits), ids and index sources (the derived index's rebuilds). */
+export type DocumentReads = Pick<DocumentRepository, "titles" | "existing" | "listIndexSourcesPage">;
+/** Entries of the index view as other domains read them. */
+export type IndexViewReads = Pick<IndexViewRepository, "getMany" | "listByWorkspace" | "pageByWorkspace">;
+/** The index view as the derived index's reindex and clear write it, inside their own transactions. */
+export type IndexViewAccess = IndexViewReads & Pick<IndexViewRepository, "put" | "delete" | "idsByWorkspace">;
 import { slugify, uniqueSlug } from "./slug";
 
 export interface DocumentServiceDeps {

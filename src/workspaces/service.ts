@@ -6,8 +6,9 @@ import { pager, seqAfter, type Page, type PageRequest } from "../shared/paginati
 import type { Workspace } from "./model";
 import type { ArtifactRepository, WorkspaceRepository, WorkspaceRow } from "./repository";
 
-/** What another domain may do with a workspace's artifacts, inside its own transaction: notes keep the notebook registry there. */
-export type ArtifactAccess = Pick<ArtifactRepository, "get" | "put">;
+/** What another domain may do with a workspace's artifacts, inside its own transaction: notes keep the notebook registry there, the derived index its manifest and edges. */
+export type ArtifactAccess = Pick<ArtifactRepository, "get" | "put" | "delete">;
+export type { ArtifactKind } from "./repository";
 
 const toWorkspace = (row: WorkspaceRow): Workspace => ({ id: row.id, name: row.name, createdAt: row.createdAt, updatedAt: row.updatedAt });
 
