@@ -32,9 +32,9 @@ const UPWARD_ALLOWED: Record<string, string> = {
 /** Imports of another domain's repository, each with why it stays. */
 const REPOSITORY_ALLOWED: Record<string, string> = {
   "src/formation/capture.ts -> src/chats/repository.ts":
-    "capture stores a conversation's messages in the capture transaction",
+    "capture writes a conversation's thread and messages in its own transaction; chats has no write module that takes a caller's transaction yet",
   "src/formation/capture.ts -> src/workspaces/repository.ts":
-    "capture creates the conversation's workspace in the capture transaction",
+    "capture creates and locks the conversation's workspace in its own transaction; same reason",
   "src/mcp/tools.ts -> src/documents/repository.ts":
     "a type-only import of the document row; src/mcp is being reshaped elsewhere",
   "src/transfer/chat-import.ts -> src/chats/repository.ts":
