@@ -18,7 +18,6 @@ import { createClientKeys, type ClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
 import { checkMasterKeyConfig, resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
 import { openSealTags, type SealTags } from "./crypto/seal-tags";
-import { tagExistingFields } from "./crypto/seal-tags-existing";
 import { looksEncrypted, noteDecryptor } from "./crypto/stored-text";
 import { openStoreFor } from "./db/open";
 import { scheduleWalTruncate } from "./db/wal-truncate";
@@ -26,7 +25,7 @@ import { serverSecret } from "./db/secrets";
 import type { Executor, Store } from "./db/store";
 import { createDerivedIndexRepository } from "./derived-index/repository";
 import { createDerivedIndexService } from "./derived-index/service";
-import { createIndexViewRepository } from "./documents/index-view";
+import { createIndexViewRepository } from "./documents/index-view-repository";
 import { createDocumentRepository } from "./documents/repository";
 import { blockSearchSource } from "./documents/search-source";
 import { createDocumentService } from "./documents/service";
@@ -50,6 +49,7 @@ import { createCaptureSettingsRepository, createFormationJobRepository } from ".
 import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { migrateAll } from "./migrations";
+import { openKeyUsage, tagExistingSealedFields } from "./record-store";
 import { createNoteService } from "./notes/service";
 import { createProfileRepository } from "./profiles/repository";
 import { createProfileService } from "./profiles/service";
@@ -119,7 +119,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const escrow = await createEscrowService(store, masterKey.key, masterKey.path ? { reloadKeys: () => rotatedKeyCandidates(masterKey.path!) } : {});
   const clientKeys = createClientKeys(escrow, log);
   // The key of the seal tags beside values sealed with clients' keys; a store from before them is tagged as found, once.
-  const { tags: sealTags, created: tagKeyCreated } = await openSealTags(store, masterKey.key, tagExistingFields);
+  const { tags: sealTags, created: tagKeyCreated } = await openSealTags(store, masterKey.key, tagExistingSealedFields);
   if (tagKeyCreated) log.info("seal tags: created the tag key; stored fields holding ciphertext were tagged as found");
   const profileRepo = createProfileRepository();
 
@@ -188,7 +188,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     clientKeys,
     /** Seal tags of stored fields sealed with clients' keys (crypto/seal-tags.ts). */
     sealTags,
-    identity: createIdentityService({ auth, store, escrow, log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
+    identity: createIdentityService({ auth, store, escrow, keyUsage: openKeyUsage(), log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
     memories,
     ...workspaceServices,
     workspaceRemoval,

@@ -12,24 +12,8 @@ interface Common {
  * `--help` stays fast.
  */
 async function openEscrow(dataOption: string | undefined) {
-  const [{ loadConfig, resolveDataDir }, { openRecordStore }, { checkMasterKeyConfig, resolveMasterKey }, { createEscrowService }] = await Promise.all([
-    import("../../src/config"),
-    import("../../src/record-store"),
-    import("../../src/crypto/master-key"),
-    import("../../src/crypto/escrow"),
-  ]);
-  const config = loadConfig({ dataDir: resolveDataDir(dataOption) });
-  const keyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl };
-  // The key's configuration is checked before the store opens; the key file is made only after.
-  checkMasterKeyConfig(keyOptions);
-  const record = await openRecordStore(config.dataDir);
-  try {
-    const master = resolveMasterKey(keyOptions);
-    return { record, master, escrow: await createEscrowService(record.store, master.key) };
-  } catch (error) {
-    await record.close();
-    throw new CliError((error as Error).message);
-  }
+  const { openEscrowStore } = await import("../../src/record-store");
+  return openEscrowStore(dataOption, (message) => new CliError(message));
 }
 
 /** Runs `work` with the escrow service open, closing the store however it ends. */
@@ -93,8 +77,8 @@ ${examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow s
       const key = options.keyFile
         ? await readKeyFile(options.keyFile, "--key-file")
         : (await import("../../src/crypto/client-key")).generateClientKey();
-      const [{ EscrowReplaceRefused }, { countSealedWith, describeUsage }] = await Promise.all([import("../../src/crypto/escrow"), import("../../src/crypto/key-usage")]);
-      await withEscrow(options.data, async ({ record, escrow }) => {
+      const [{ EscrowReplaceRefused }, { describeUsage }] = await Promise.all([import("../../src/crypto/escrow"), import("../../src/crypto/key-usage")]);
+      await withEscrow(options.data, async ({ record, escrow, keyUsage }) => {
         let outcome: Awaited<ReturnType<typeof escrow.set>>;
         let replacedUsage = null;
         try {
@@ -102,7 +86,7 @@ ${examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow s
         } catch (error) {
           if (!(error instanceof EscrowReplaceRefused)) throw new CliError((error as Error).message);
           const old = error.opens ? await escrow.get(options.user) : null;
-          replacedUsage = old ? await countSealedWith(record.store.db, options.user, old) : null;
+          replacedUsage = old ? await keyUsage.countSealedWith(record.store.db, options.user, old) : null;
           const what = replacedUsage
             ? `${describeUsage(replacedUsage)} hold values sealed with it, which escrow could no longer open`
             : "it does not open under the master key, so what it sealed cannot be counted";

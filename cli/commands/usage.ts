@@ -3,18 +3,8 @@ import { CliError, examples, printJson, printTable } from "../output";
 
 /** Opens the store of record and the usage service; lazily, so `--help` stays fast. */
 async function openUsage(data: string | undefined) {
-  const [{ openRecordStore }, { loadConfig }, { createUsageRepository }, { createUsageService }] = await Promise.all([
-    import("../../src/record-store"),
-    import("../../src/config"),
-    import("../../src/usage/repository"),
-    import("../../src/usage/service"),
-  ]);
-  const record = await openRecordStore(data);
-  const config = loadConfig({ dataDir: record.dataDir });
-  return {
-    usage: createUsageService({ store: record.store, repo: createUsageRepository(), defaultMonthlyLimit: config.completions.monthlyTokenLimit }),
-    close: () => record.close(),
-  };
+  const { openUsageStore } = await import("../../src/record-store");
+  return openUsageStore(data);
 }
 
 function parseTokens(value: string): number {

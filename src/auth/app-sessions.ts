@@ -1,5 +1,6 @@
-import { first, run, sql, type Executor, type Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import { randomSecret } from "../lib/ids";
+import { createAppSessionRepository, type SessionVia } from "./app-sessions-repository";
 import type { Scope } from "./scopes";
 import { hashSecret } from "./secrets";
 
@@ -14,8 +15,7 @@ export const MAX_SESSIONS_PER_USER = 20;
 /** last_seen_at is written at most this often per session (it moves the idle expiry only). */
 const TOUCH_INTERVAL_MS = 60_000;
 
-/** What made a session: a sign-in link, or a pasted credential of one of the auth kinds. */
-export type SessionVia = "link" | "api_key" | "mock" | "dev_token" | "id_token";
+export type { SessionVia } from "./app-sessions-repository";
 
 export interface AppSession {
   userId: string;
@@ -28,11 +28,6 @@ export interface AppSession {
   expiresAt: string;
 }
 
-type SessionRecord = {
-  user_id: string; scopes: string; via: SessionVia; key_id: string | null; dev_token_id: string | null;
-  created_at: string; last_seen_at: string; expires_at: string; credential_ended: number | null;
-};
-
 export type LinkOutcome = { ok: true; userId: string } | { ok: false; reason: "expired" | "used" | "unknown" };
 
 /**
@@ -40,6 +35,7 @@ export type LinkOutcome = { ok: true; userId: string } | { ok: false; reason: "e
  * cookie's value, the link's token) never reach the store: rows are keyed by SHA-256.
  */
 export function createAppSessions(store: Store, now: () => number = Date.now) {
+  const repo = createAppSessionRepository();
   const lastTouched = new Map<string, number>();
   const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -57,23 +53,14 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
       const expiresAt = iso(Math.min(at + SESSION_ABSOLUTE_MS, input.notAfter?.getTime() ?? Infinity));
       await store.transaction(async (tx) => {
         // Expired sessions of this user authenticate nothing: they go when the user signs in again.
-        await run(tx, sql`DELETE FROM app_sessions WHERE user_id = ${input.userId} AND (expires_at <= ${iso(at)} OR last_seen_at <= ${iso(at - SESSION_IDLE_MS)})`);
-        await run(
-          tx,
-          sql`INSERT INTO app_sessions (id_hash, user_id, scopes, via, key_id, dev_token_id, created_at, last_seen_at, expires_at)
-              VALUES (${idHash}, ${input.userId}, ${JSON.stringify(input.scopes)}, ${input.via}, ${input.keyId ?? null}, ${input.devTokenId ?? null},
-                      ${iso(at)}, ${iso(at)}, ${expiresAt})`,
-        );
+        await repo.deleteEnded(tx, input.userId, iso(at), iso(at - SESSION_IDLE_MS));
+        await repo.insert(tx, {
+          idHash, userId: input.userId, scopes: JSON.stringify(input.scopes), via: input.via, keyId: input.keyId ?? null, devTokenId: input.devTokenId ?? null,
+          at: iso(at), expiresAt,
+        });
         // Signing in again and again mints no pile of live sessions: beyond the cap the oldest end.
         // The new one is never among them, whatever the order of equal timestamps.
-        await run(
-          tx,
-          sql`DELETE FROM app_sessions WHERE user_id = ${input.userId} AND id_hash <> ${idHash}
-                AND id_hash NOT IN (
-                  SELECT id_hash FROM app_sessions WHERE user_id = ${input.userId} AND id_hash <> ${idHash}
-                  ORDER BY created_at DESC, id_hash DESC LIMIT ${MAX_SESSIONS_PER_USER - 1}
-                )`,
-        );
+        await repo.deleteBeyond(tx, input.userId, idHash, MAX_SESSIONS_PER_USER - 1);
       });
       return { id, expiresAt };
     },
@@ -84,20 +71,13 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
      */
     async find(id: string): Promise<AppSession | null> {
       const idHash = hashSecret(id);
-      const row = await first<SessionRecord>(
-        store.db,
-        sql`SELECT s.user_id, s.scopes, s.via, s.key_id, s.dev_token_id, s.created_at, s.last_seen_at, s.expires_at,
-                   CASE WHEN (s.key_id IS NOT NULL AND (k.id IS NULL OR k.revoked_at IS NOT NULL))
-                          OR (s.dev_token_id IS NOT NULL AND (d.id IS NULL OR d.revoked_at IS NOT NULL)) THEN 1 ELSE 0 END AS credential_ended
-            FROM app_sessions s LEFT JOIN api_keys k ON k.id = s.key_id LEFT JOIN dev_tokens d ON d.id = s.dev_token_id
-            WHERE s.id_hash = ${idHash}`,
-      );
+      const row = await repo.find(store.db, idHash);
       if (!row) return null;
       const at = now();
       if (Date.parse(row.expires_at) <= at || Date.parse(row.last_seen_at) + SESSION_IDLE_MS <= at || Number(row.credential_ended) === 1) return null;
       if ((lastTouched.get(idHash) ?? Date.parse(row.last_seen_at)) + TOUCH_INTERVAL_MS <= at) {
         lastTouched.set(idHash, at);
-        await run(store.db, sql`UPDATE app_sessions SET last_seen_at = ${iso(at)} WHERE id_hash = ${idHash}`);
+        await repo.touch(store.db, idHash, iso(at));
       }
       return {
         userId: row.user_id, scopes: JSON.parse(row.scopes), via: row.via, keyId: row.key_id, devTokenId: row.dev_token_id,
@@ -109,7 +89,7 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
     async end(id: string): Promise<boolean> {
       const idHash = hashSecret(id);
       lastTouched.delete(idHash);
-      return (await run(store.db, sql`DELETE FROM app_sessions WHERE id_hash = ${idHash}`)) > 0;
+      return repo.delete(store.db, idHash);
     },
 
     /** A one-time sign-in link's token for `userId`, valid for {@link LINK_TTL_MS}. */
@@ -117,8 +97,8 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
       const token = randomSecret(43);
       const at = now();
       const expiresAt = iso(at + LINK_TTL_MS);
-      await run(tx, sql`DELETE FROM app_sign_in_links WHERE user_id = ${userId} AND (expires_at <= ${iso(at)} OR used_at IS NOT NULL)`);
-      await run(tx, sql`INSERT INTO app_sign_in_links (token_hash, user_id, created_at, expires_at) VALUES (${hashSecret(token)}, ${userId}, ${iso(at)}, ${expiresAt})`);
+      await repo.deleteSpentLinks(tx, userId, iso(at));
+      await repo.insertLink(tx, { tokenHash: hashSecret(token), userId, at: iso(at), expiresAt });
       return { token, expiresAt };
     },
 
@@ -127,10 +107,7 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
      * session a browser holds. Refused alike when unknown, used or expired.
      */
     async peekLink(token: string): Promise<LinkOutcome & { expiresAt?: string }> {
-      const row = await first<{ user_id: string; used_at: string | null; expires_at: string }>(
-        store.db,
-        sql`SELECT user_id, used_at, expires_at FROM app_sign_in_links WHERE token_hash = ${hashSecret(token)}`,
-      );
+      const row = await repo.findLink(store.db, hashSecret(token));
       if (!row) return { ok: false, reason: "unknown" };
       if (row.used_at) return { ok: false, reason: "used" };
       if (Date.parse(row.expires_at) <= now()) return { ok: false, reason: "expired" };
@@ -144,12 +121,9 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
     async useLink(token: string): Promise<LinkOutcome> {
       const tokenHash = hashSecret(token);
       const at = iso(now());
-      const used = await run(store.db, sql`UPDATE app_sign_in_links SET used_at = ${at} WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${at}`);
-      const row = await first<{ user_id: string; used_at: string | null; expires_at: string }>(
-        store.db,
-        sql`SELECT user_id, used_at, expires_at FROM app_sign_in_links WHERE token_hash = ${tokenHash}`,
-      );
-      if (used > 0 && row) return { ok: true, userId: row.user_id };
+      const used = await repo.useLink(store.db, tokenHash, at);
+      const row = await repo.findLink(store.db, tokenHash);
+      if (used && row) return { ok: true, userId: row.user_id };
       if (!row) return { ok: false, reason: "unknown" };
       return { ok: false, reason: row.used_at ? "used" : "expired" };
     },

@@ -8,6 +8,14 @@ import type { Migration } from "../db/migrate";
  */
 export const authMigrations: Migration[] = [
   {
+    // Who issued a developer token: 'sync' for the sign-in webhook (bounded per user), NULL for the CLI.
+    id: "0004_dev_token_issuer",
+    sql: `
+      ALTER TABLE dev_tokens ADD COLUMN issued_by TEXT;
+      CREATE INDEX dev_tokens_by_issuer ON dev_tokens (user_id, issued_by, created_at);
+    `,
+  },
+  {
     id: "0500_app_sessions",
     sql: `
       CREATE TABLE app_sessions (
@@ -38,3 +46,30 @@ export const authMigrations: Migration[] = [
     sql: `ALTER TABLE app_sessions ADD COLUMN dev_token_id TEXT;`,
   },
 ];
+
+/** API keys and developer tokens, this domain's part of the first migration (`0001_core`, in `src/migrations.ts`). */
+export const credentialCoreTables = `
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        name TEXT,
+        mode TEXT NOT NULL,
+        lookup TEXT NOT NULL UNIQUE,
+        secret_hash TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      );
+      CREATE INDEX api_keys_by_user ON api_keys (user_id);
+
+      CREATE TABLE dev_tokens (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        lookup TEXT NOT NULL UNIQUE,
+        secret_hash TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+`;

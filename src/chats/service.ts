@@ -15,6 +15,9 @@ import {
   type Thread,
 } from "./model";
 import type { ChatRepository, MessageRow, ThreadRow } from "./repository";
+
+/** What another domain may read of chats in its own reads: threads and messages by id or in pages (the documents query's hits, the derived index's rebuilds). */
+export type ChatReads = Pick<ChatRepository, "getThreads" | "getMessages" | "listThreadsPage" | "messageKeysPage">;
 import { unindexMessages } from "./workspace-purge";
 
 export interface ChatServiceDeps {

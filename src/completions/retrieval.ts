@@ -1,7 +1,7 @@
 import type { NoteDecryptor } from "../crypto/stored-text";
 import type { DocumentsQueryService } from "../documents-query/service";
 import type { Logger } from "../lib/log";
-import type { MemoryRow } from "../memories/repository";
+import type { MemoryRow } from "../memories/record";
 import type { SearchEngine } from "../search";
 import type { InjectedNote, Retrieved } from "./injection";
 

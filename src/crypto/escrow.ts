@@ -1,4 +1,4 @@
-import type { Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import { formatSealed, openBytes, parseSealed, sealBytes } from "./aes-gcm";
 import { KEY_BYTES } from "./client-key";
 import { createEscrowRepository, ESCROW_CHECK_KEY } from "./escrow-repository";
@@ -183,3 +183,8 @@ export async function createEscrowService(store: Store, masterKey: Buffer, optio
   };
 }
 export type EscrowService = Awaited<ReturnType<typeof createEscrowService>>;
+
+/** How many client keys are escrowed under the master key, over every user (`mnemo doctor` warns before a missing key file loses them). */
+export function countEscrowedKeys(tx: Executor): Promise<number> {
+  return createEscrowRepository().count(tx);
+}

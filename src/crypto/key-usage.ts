@@ -1,6 +1,7 @@
-import { all, sql, type Executor } from "../db/store";
+import type { Executor } from "../db/store";
 import { decryptString, isCiphertextString, isEnvelope } from "./aes-gcm";
-import { bindingFor, type SealBinding } from "./binding";
+import type { SealBinding } from "./binding";
+import type { SealedFieldSource } from "./sealed-fields";
 
 /** Rows read per query, and in all: past the cap the counts are lower bounds (`complete: false`). */
 const PAGE = 500;
@@ -35,14 +36,12 @@ function opensAny(value: unknown, key: Buffer, binding: SealBinding | null, dept
   return false;
 }
 
-const parsed = (text: string | null): unknown => {
-  if (text === null) return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-};
+/** Where the records that may hold sealed values live: each domain gives its own (compose.ts wires them). */
+export interface KeyUsageSources {
+  documents: SealedFieldSource;
+  chatMessages: SealedFieldSource;
+  notebookRegistries: SealedFieldSource;
+}
 
 /**
  * How many of a user's records hold values sealed with `key` (by the server, or by a
@@ -50,47 +49,26 @@ const parsed = (text: string | null): unknown => {
  * Trial decryption of the user's documents, chat messages and notebook registries, in
  * keyset pages, at most 20,000 rows. File bytes are not counted.
  */
-export async function countSealedWith(db: Executor, ownerId: string, key: Buffer): Promise<KeyUsage> {
-  const usage: KeyUsage = { documents: 0, chatMessages: 0, notebookRegistries: 0, complete: true };
-  let budget = MAX_ROWS;
-  for (let after = 0; budget > 0; ) {
-    const rows = await all<{ seq: number; id: string; document_payload: string; blocks_payload: string; markdown: string }>(
-      db,
-      sql`SELECT seq, id, document_payload, blocks_payload, markdown FROM documents WHERE owner_id = ${ownerId} AND seq > ${after} ORDER BY seq LIMIT ${Math.min(PAGE, budget)}`,
-    );
-    for (const row of rows) {
-      const bind = bindingFor(ownerId, "document", row.id);
-      const fields: Array<[unknown, string]> = [[parsed(row.document_payload), "documentPayload"], [parsed(row.blocks_payload), "blocksPayload"], [row.markdown, "markdown"]];
-      if (fields.some(([value, field]) => opensAny(value, key, bind(field)))) usage.documents++;
-    }
-    budget -= rows.length;
-    if (rows.length < PAGE) break;
-    after = rows[rows.length - 1].seq;
-  }
-  for (let after = 0; budget > 0; ) {
-    const rows = await all<{ seq: number; id: string; content: string; encrypted_content: string | null }>(
-      db,
-      sql`SELECT seq, id, content, encrypted_content FROM chat_messages WHERE owner_id = ${ownerId} AND seq > ${after} ORDER BY seq LIMIT ${Math.min(PAGE, budget)}`,
-    );
-    for (const row of rows) {
-      if (opensAny(row.encrypted_content, key, bindingFor(ownerId, "chat-message", row.id)("encryptedContent")) || opensAny(row.content, key, null)) usage.chatMessages++;
-    }
-    budget -= rows.length;
-    if (rows.length < PAGE) break;
-    after = rows[rows.length - 1].seq;
-  }
-  if (budget > 0) {
-    const registries = await all<{ workspace_id: string; value: string }>(
-      db, sql`SELECT workspace_id, value FROM workspace_artifacts WHERE owner_id = ${ownerId} AND kind = ${"notebooks"} LIMIT ${budget}`,
-    );
-    for (const row of registries) {
-      if (opensAny(parsed(row.value), key, bindingFor(ownerId, "notebook-registry", row.workspace_id)("ciphertext"))) usage.notebookRegistries++;
-    }
-    budget -= registries.length;
-  }
-  usage.complete = budget > 0;
-  return usage;
+export function createKeyUsage(sources: KeyUsageSources) {
+  return {
+    async countSealedWith(tx: Executor, ownerId: string, key: Buffer): Promise<KeyUsage> {
+      const usage: KeyUsage = { documents: 0, chatMessages: 0, notebookRegistries: 0, complete: true };
+      let budget = MAX_ROWS;
+      for (const kind of ["documents", "chatMessages", "notebookRegistries"] as const) {
+        for (let after: string | null = null; budget > 0; ) {
+          const { records, last } = await sources[kind].page(tx, ownerId, after, Math.min(PAGE, budget));
+          for (const fields of records) if (fields.some((field) => opensAny(field.value, key, field.binding))) usage[kind]++;
+          budget -= records.length;
+          if (records.length < PAGE) break;
+          after = last;
+        }
+      }
+      usage.complete = budget > 0;
+      return usage;
+    },
+  };
 }
+export type KeyUsageCounter = ReturnType<typeof createKeyUsage>;
 
 /** "3 documents, 1 chat message and no notebook registry" (with "at least" past the cap). */
 export function describeUsage(usage: KeyUsage): string {

@@ -27,3 +27,13 @@ export const encryptionMigrations: Migration[] = [
     `,
   },
 ];
+
+/** Escrowed client keys, this domain's part of the first migration (`0001_core`, in `src/migrations.ts`). */
+export const escrowCoreTables = `
+      CREATE TABLE client_key_escrow (
+        user_id TEXT PRIMARY KEY,
+        wrapped_key TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+`;

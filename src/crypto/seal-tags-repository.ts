@@ -1,17 +1,17 @@
-import { all, first, list, run, sql, type Executor } from "../db/store";
+import { createSettings } from "../db/leases";
+import { all, list, run, sql, type Executor } from "../db/store";
 import type { SealBinding, SealKind } from "./binding";
 
 /** The settings row of the seal tag key (sealed under the master key). */
 const TAG_KEY_ROW = "seal-tags:key";
+const settings = createSettings();
 
 /** Rows of `seal_tags` (one per stored field holding ciphertext) and the sealed tag key's settings row. */
 export const sealTagRepository = {
-  tagKey: async (tx: Executor) => (await first<{ value: string }>(tx, sql`SELECT value FROM settings WHERE key = ${TAG_KEY_ROW}`))?.value ?? null,
-  putTagKey: (tx: Executor, sealed: string) =>
-    run(tx, sql`INSERT INTO settings (key, value) VALUES (${TAG_KEY_ROW}, ${sealed}) ON CONFLICT (key) DO UPDATE SET value = ${sealed}`),
+  tagKey: (tx: Executor) => settings.get(tx, TAG_KEY_ROW),
+  putTagKey: (tx: Executor, sealed: string) => settings.set(tx, TAG_KEY_ROW, sealed),
   /** Stores the sealed key unless one is there; true when this call stored it. */
-  putTagKeyIfAbsent: async (tx: Executor, sealed: string) =>
-    (await run(tx, sql`INSERT INTO settings (key, value) VALUES (${TAG_KEY_ROW}, ${sealed}) ON CONFLICT (key) DO NOTHING`)) > 0,
+  putTagKeyIfAbsent: async (tx: Executor, sealed: string) => (await settings.setIfAbsent(tx, TAG_KEY_ROW, sealed)) > 0,
   put: (tx: Executor, b: SealBinding, tag: string) =>
     run(tx, sql`INSERT INTO seal_tags (owner_id, kind, record_id, field, tag) VALUES (${b.ownerId}, ${b.kind}, ${b.recordId}, ${b.field}, ${tag})
                 ON CONFLICT (owner_id, kind, record_id, field) DO UPDATE SET tag = ${tag}`),

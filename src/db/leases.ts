@@ -106,6 +106,14 @@ export function createSettings() {
     async set(tx: Executor, key: string, value: string): Promise<void> {
       await run(tx, sql`INSERT INTO settings (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
     },
+    /** Stores the value unless the key has one (replicas starting together agree on the first); how many rows it stored (0 or 1). */
+    setIfAbsent(tx: Executor, key: string, value: string): Promise<number> {
+      return run(tx, sql`INSERT INTO settings (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO NOTHING`);
+    },
+    /** Locks the key's row until the transaction ends: a no-op write, as SQLite has no `FOR UPDATE` (and serializes writers anyway). */
+    async lock(tx: Executor, key: string): Promise<void> {
+      await run(tx, sql`UPDATE settings SET value = value WHERE key = ${key}`);
+    },
   };
 }
 export type Settings = ReturnType<typeof createSettings>;

@@ -1,7 +1,7 @@
-import type { ChatRepository } from "../chats/repository";
+import type { ChatReads } from "../chats/service";
 import type { Executor, Store } from "../db/store";
-import { snapshotOf, type IndexViewRepository } from "../documents/index-view";
-import type { DocumentRepository } from "../documents/repository";
+import { snapshotOf } from "../documents/index-view";
+import type { DocumentReads, IndexViewAccess } from "../documents/service";
 import type { Outbox } from "../search";
 import type { DerivedIndexRepository } from "./repository";
 
@@ -15,9 +15,9 @@ export const REBUILD_BATCH = 200;
 const REBUILD_BATCH_BYTES = 16 * 1024 * 1024;
 
 export interface RebuildDeps {
-  documents: DocumentRepository;
-  view: IndexViewRepository;
-  chats: ChatRepository;
+  documents: DocumentReads;
+  view: IndexViewAccess;
+  chats: ChatReads;
   repo: DerivedIndexRepository;
   outbox: Outbox;
   store: Store;

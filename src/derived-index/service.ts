@@ -1,13 +1,12 @@
 import type { Store } from "../db/store";
 import { payloadTooLarge } from "../shared/app-error";
 import type { Cursors } from "../shared/cursors";
-import type { ChatRepository } from "../chats/repository";
-import type { IndexedDocument, IndexViewRepository } from "../documents/index-view";
-import type { DocumentRepository } from "../documents/repository";
+import type { ChatReads } from "../chats/service";
+import type { IndexedDocument } from "../documents/index-view";
+import type { DocumentReads, IndexViewAccess } from "../documents/service";
 import { pager, type PageRequest } from "../shared/pagination";
 import type { IndexingControl, Outbox, SearchEngine } from "../search";
-import type { ArtifactKind, ArtifactRepository } from "../workspaces/repository";
-import type { WorkspaceService } from "../workspaces/service";
+import type { ArtifactAccess, ArtifactKind, WorkspaceService } from "../workspaces/service";
 import { deriveEdges } from "./edges";
 import { MAX_ARTIFACT_BYTES, type DerivedBlockIndex, type LegacyIndexStatus } from "./model";
 import { createRebuilds } from "./rebuild";
@@ -18,10 +17,10 @@ type EdgesValue = Record<string, unknown> | unknown[];
 
 export interface DerivedIndexDeps {
   workspaces: WorkspaceService;
-  documents: DocumentRepository;
-  view: IndexViewRepository;
-  chats: ChatRepository;
-  artifacts: ArtifactRepository;
+  documents: DocumentReads;
+  view: IndexViewAccess;
+  chats: ChatReads;
+  artifacts: ArtifactAccess;
   repo: DerivedIndexRepository;
   outbox: Outbox;
   indexer: IndexingControl;

@@ -1,7 +1,6 @@
-import type { ChatRepository } from "../chats/repository";
+import type { ChatReads } from "../chats/service";
 import type { Executor, Store } from "../db/store";
-import type { IndexViewRepository } from "../documents/index-view";
-import type { DocumentRepository } from "../documents/repository";
+import type { DocumentReads, IndexViewReads } from "../documents/service";
 import { oneOf } from "../shared/aliases";
 import type { SearchEngine, SearchFilters, SearchHit, SearchKind } from "../search";
 import type { WorkspaceService } from "../workspaces/service";
@@ -14,9 +13,9 @@ import { snippet } from "./snippet";
 export interface DocumentsQueryDeps {
   engine: SearchEngine;
   workspaces: WorkspaceService;
-  documents: DocumentRepository;
-  view: IndexViewRepository;
-  chats: ChatRepository;
+  documents: DocumentReads;
+  view: IndexViewReads;
+  chats: ChatReads;
   store: Store;
   fileNames(tx: Executor, ownerId: string, keys: string[]): Promise<Map<string, string>>;
 }

@@ -1,32 +1,8 @@
 import type { OwnedTable } from "../db/owned-tables";
 import { all, first, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
+import type { DocumentRow } from "./record";
 
-/** A block as stored in the sidecar and in the index view. */
-export interface IndexedBlock {
-  id: string;
-  type: string;
-  content: string;
-  [extra: string]: unknown;
-}
-
-/** A stored document: one row whichever view (unified or legacy) wrote it. */
-export interface DocumentRow {
-  ownerId: string;
-  workspaceId: string;
-  id: string;
-  documentType: string;
-  title: string;
-  slug: string;
-  rootBlockId: string;
-  notebookId: string | null;
-  documentPayload: unknown;
-  blocksPayload: unknown;
-  markdown: string;
-  metadata: Record<string, unknown>;
-  indexableBlocks: IndexedBlock[];
-  createdAt: string;
-  updatedAt: string;
-}
+export type { DocumentRow, IndexedBlock } from "./record";
 
 type Stored = {
   owner_id: string; workspace_id: string; id: string; document_type: string; title: string; slug: string; root_block_id: string;

@@ -1,6 +1,7 @@
 import type { Executor } from "../db/store";
 import { groupByOwner, sourceKey, type SearchItem, type SearchSource, type SourceRef } from "../search";
-import type { IndexedDocument, IndexViewRepository } from "./index-view";
+import type { IndexedDocument } from "./index-view";
+import type { IndexViewRepository } from "./index-view-repository";
 
 /** The id a document's title is indexed under: its root block (the block that is the document itself). */
 export const titleItemId = (doc: Pick<IndexedDocument, "rootBlockId" | "documentId">) => doc.rootBlockId ?? doc.documentId;

@@ -9,8 +9,16 @@ import type { WorkspaceService } from "../workspaces/service";
 import { bindingFor } from "../crypto/binding";
 import type { SealTags } from "../crypto/seal-tags";
 import { checkLimits, nextMetadata, sealChanges, type DocumentChanges } from "./changes";
-import { snapshotOf, type IndexViewRepository } from "./index-view";
+import { snapshotOf } from "./index-view";
+import type { IndexViewRepository } from "./index-view-repository";
 import type { DocumentHead, DocumentRepository, DocumentRow } from "./repository";
+
+/** What another domain may read of documents in its own reads: titles (the documents query's hits), ids and index sources (the derived index's rebuilds). */
+export type DocumentReads = Pick<DocumentRepository, "titles" | "existing" | "listIndexSourcesPage">;
+/** Entries of the index view as other domains read them. */
+export type IndexViewReads = Pick<IndexViewRepository, "getMany" | "listByWorkspace" | "pageByWorkspace">;
+/** The index view as the derived index's reindex and clear write it, inside their own transactions. */
+export type IndexViewAccess = IndexViewReads & Pick<IndexViewRepository, "put" | "delete" | "idsByWorkspace">;
 import { slugify, uniqueSlug } from "./slug";
 
 export interface DocumentServiceDeps {

@@ -1,6 +1,6 @@
 import type { Outbox } from "../search";
 import type { WorkspaceContents } from "../workspaces/contents";
-import type { IndexViewRepository } from "./index-view";
+import type { IndexViewRepository } from "./index-view-repository";
 import type { DocumentRepository } from "./repository";
 
 /**

@@ -4,7 +4,7 @@ import type { Logger } from "../lib/log";
 import type { Scheduler } from "../lib/scheduler";
 import type { Outbox } from "../search";
 import { extractPdfText, type PdfTextBudget, type PdfTextResult } from "./pdf-text";
-import { roundRobin, type PendingPdf } from "./pdf-text-queue";
+import { roundRobin, type PendingPdf } from "./pdf-text-queue-repository";
 import type { FileRepository } from "./repository";
 import { MAX_PDF_BYTES, PDF_TEXT_BUDGET, splitBlocks } from "./text";
 
@@ -25,7 +25,7 @@ const CLAIM_MARGIN_MS = 60_000;
 
 /**
  * Reads the text of pending PDFs, one at a time, round robin between their owners
- * (pdf-text-queue.ts), each in a child process within the budget
+ * (pdf-text-queue-repository.ts), each in a child process within the budget
  * (src/files/pdf-text.ts), then stores the blocks and queues the file for the index in one
  * transaction, or records why it is not indexed. Pending files are found in the store of
  * record, so a file whose reading was cut short (a restart) is read at the next `start`.

@@ -1,7 +1,7 @@
 import type { BlobStore } from "../blobs/store";
 import type { Logger } from "../lib/log";
 import type { Outbox } from "../search";
-import type { UploadRepository } from "../uploads/repository";
+import type { UploadPurge } from "../uploads/service";
 import type { WorkspaceContents } from "../workspaces/contents";
 import type { FileRepository } from "./repository";
 
@@ -11,7 +11,7 @@ import type { FileRepository } from "./repository";
  * bytes are removed from the blob store after it, as a single file delete does. Bytes a
  * crash left behind belong to no file from then on, and the orphan sweep removes them.
  */
-export function fileWorkspaceContents(d: { repo: FileRepository; uploads: UploadRepository; blobs: BlobStore; outbox: Outbox; log: Logger }): WorkspaceContents {
+export function fileWorkspaceContents(d: { repo: FileRepository; uploads: UploadPurge; blobs: BlobStore; outbox: Outbox; log: Logger }): WorkspaceContents {
   return {
     name: "files",
     count: async (tx, ownerId, workspaceId) => ({ files: await d.repo.countWorkspace(tx, ownerId, workspaceId) }),

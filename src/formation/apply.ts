@@ -1,6 +1,6 @@
 import type { Executor, Store } from "../db/store";
 import { newId } from "../lib/ids";
-import type { MemorySource } from "../memories/history-repository";
+import type { MemorySource } from "../memories/record";
 import type { MemoryService } from "../memories/service";
 
 /** One change to a user's memories, as memory formation decides it. */

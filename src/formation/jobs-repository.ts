@@ -174,3 +174,20 @@ export function createCaptureSettingsRepository() {
   };
 }
 export type CaptureSettingsRepository = ReturnType<typeof createCaptureSettingsRepository>;
+
+/** A workspace's jobs: those of its threads, and those whose memories were meant for it. */
+const ofWorkspace = (ownerId: string, workspaceId: string) =>
+  sql`owner_id = ${ownerId} AND (thread_workspace_id = ${workspaceId} OR workspace_id = ${workspaceId})`;
+
+/** Jobs as a workspace or thread delete removes them. */
+export const workspaceJobs = {
+  async deleteOfThread(tx: Executor, ownerId: string, workspaceId: string, threadId: string): Promise<number> {
+    return run(tx, sql`DELETE FROM formation_jobs WHERE owner_id = ${ownerId} AND thread_workspace_id = ${workspaceId} AND thread_id = ${threadId}`);
+  },
+  async count(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
+    return Number((await first<{ n: number }>(tx, sql`SELECT COUNT(*) AS n FROM formation_jobs WHERE ${ofWorkspace(ownerId, workspaceId)}`))?.n ?? 0);
+  },
+  async delete(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
+    return run(tx, sql`DELETE FROM formation_jobs WHERE ${ofWorkspace(ownerId, workspaceId)}`);
+  },
+};

@@ -6,7 +6,7 @@ import { looksEncrypted } from "../crypto/stored-text";
 import type { Executor, Store } from "../db/store";
 import type { Logger } from "../lib/log";
 import type { MemoryService } from "../memories/service";
-import type { MemorySource } from "../memories/history-repository";
+import type { MemorySource } from "../memories/record";
 import { oneOf } from "../shared/aliases";
 import { AppError, badRequest } from "../shared/app-error";
 import type { UsageService } from "../usage/service";

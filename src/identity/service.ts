@@ -3,13 +3,13 @@ import type { CredentialsService } from "../auth/credentials-service";
 import type { Config } from "../config";
 import { parseClientKey } from "../crypto/client-key";
 import { EscrowReplaceRefused, type EscrowService } from "../crypto/escrow";
-import { countSealedWith, describeUsage } from "../crypto/key-usage";
+import { describeUsage, type KeyUsageCounter } from "../crypto/key-usage";
 import { parseTempPublicKey, wrapClientKey } from "../crypto/wrap";
 import { ConstraintError } from "../db/errors";
 import type { Store } from "../db/store";
 import { badRequest, conflict, notFound, unauthorized } from "../shared/app-error";
 import type { Logger } from "../lib/log";
-import type { Profile, ProfileRepository } from "../profiles/repository";
+import type { Profile, ProfileAccess } from "../profiles/service";
 import { MAX_AGE, MAX_DISPLAY_NAME, USERNAME, type OnboardingResult, type SyncResult, type WebhookBody } from "./model";
 
 const DEV_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
@@ -20,8 +20,10 @@ const NOT_ID_TOKEN = [PREFIX.mockToken, PREFIX.mockKey, PREFIX.mockDevToken, PRE
 export interface IdentityDeps {
   auth: AuthService;
   store: Store;
-  profiles: ProfileRepository;
+  profiles: ProfileAccess;
   escrow: EscrowService;
+  /** What a client key sealed, told before a different key replaces it. */
+  keyUsage: KeyUsageCounter;
   credentials: CredentialsService;
   webhooks: Config["webhooks"];
   log: Logger;
@@ -34,7 +36,7 @@ const view = (p: Profile | null) => ({ userName: p?.userName ?? null, display_na
  * a client key; sync tells a signed-in client where it stands and hands back its escrowed
  * key wrapped for a temporary public key, with a fresh developer token.
  */
-export function createIdentityService({ auth, store, profiles, escrow, credentials, webhooks, log }: IdentityDeps) {
+export function createIdentityService({ auth, store, profiles, escrow, keyUsage, credentials, webhooks, log }: IdentityDeps) {
   /**
    * Onboarding does not replace an escrowed key (the contract only says it escrows one): what
    * was sealed with that key would no longer open through escrow. Throws a 409 naming
@@ -48,7 +50,7 @@ export function createIdentityService({ auth, store, profiles, escrow, credentia
       throw conflict("clientKey: this user already has an escrowed client key (it does not open under the server master key); an operator can replace it with `mnemo escrow set --force`");
     }
     if (!current || current.equals(key)) return;
-    const usage = describeUsage(await countSealedWith(store.db, userId, current));
+    const usage = describeUsage(await keyUsage.countSealedWith(store.db, userId, current));
     throw conflict(
       `clientKey: a different client key is already escrowed for this user; replacing it would leave ${usage} sealed with it unreadable through escrow. ` +
         "Send the escrowed key, or have an operator replace it with `mnemo escrow set --force`",

@@ -1,17 +1,7 @@
 import { all, list, run, sql, type Executor } from "../db/store";
+import type { MemorySource } from "./record";
 
-/** Where a version of a memory came from. */
-export interface MemorySource {
-  /** `unknown`: stored before history was kept. */
-  kind: "api" | "app" | "mcp" | "cli" | "import" | "extraction" | "unknown";
-  /** The chat thread and messages it was extracted from (extraction). */
-  threadId?: string | null;
-  messageIds?: string[];
-  /** The model that proposed it (extraction). */
-  model?: string | null;
-  /** Extraction the person accepted: the proposal they accepted (automatic formation does not change what a person wrote by itself). */
-  proposalId?: string;
-}
+export type { MemorySource } from "./record";
 
 export type MemoryEvent = "created" | "updated" | "deleted";
 

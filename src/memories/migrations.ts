@@ -6,6 +6,10 @@ import type { Migration } from "../db/migrate";
  */
 export const memoryMigrations: Migration[] = [
   {
+    id: "0002_memory_sessions",
+    sql: `CREATE INDEX memories_by_session ON memories (owner_id, session_id, seq) WHERE session_id IS NOT NULL;`,
+  },
+  {
     id: "0004_memories_by_created_at",
     sql: `CREATE INDEX memories_by_created_at ON memories (owner_id, created_at, id);`,
   },
@@ -65,3 +69,21 @@ export const memoryMigrations: Migration[] = [
     `,
   },
 ];
+
+/** The memories table, this domain's part of the first migration (`0001_core`, in `src/migrations.ts`). */
+export const memoryCoreTables = `
+      CREATE TABLE memories (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        workspace_id TEXT,
+        session_id TEXT,
+        status TEXT NOT NULL DEFAULT 'active',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (owner_id, id)
+      );
+      CREATE INDEX memories_by_owner ON memories (owner_id, seq);
+`;

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { looksEncrypted } from "../crypto/stored-text";
-import { all, sql, type Executor } from "../db/store";
+import type { Executor } from "../db/store";
 import { normaliseMemoryText } from "./content-key";
+import { createMemoryScanRepository } from "./scan-repository";
 
 /** Memories of one user and workspace that say the same thing in different words (`mnemo doctor`). */
 export interface NearDuplicateGroup {
@@ -29,23 +30,21 @@ export async function findNearDuplicates(tx: Executor, maxGroups = 1_000): Promi
   const seen = new Map<string, string[]>();
   let after = 0;
   let scanned = 0;
+  const scan = createMemoryScanRepository();
   for (;;) {
-    const rows = await all<{ seq: number; owner_id: string; id: string; workspace_id: string | null; content: string }>(
-      tx,
-      sql`SELECT seq, owner_id, id, workspace_id, content FROM memories WHERE seq > ${after} ORDER BY seq LIMIT 1000`,
-    );
+    const rows = await scan.page(tx, after, 1000);
     for (const r of rows) {
       scanned++;
       if (looksEncrypted(r.content)) continue;
       const words = nearDuplicateKey(r.content);
       if (!words) continue;
-      const key = createHash("sha1").update(`${r.owner_id}\u001f${r.workspace_id ?? ""}\u001f${words}`).digest("base64");
+      const key = createHash("sha1").update(`${r.ownerId}\u001f${r.workspaceId ?? ""}\u001f${words}`).digest("base64");
       const ids = seen.get(key);
-      if (ids) ids.push(`${r.owner_id}\u001f${r.workspace_id ?? ""}\u001f${r.id}`);
-      else seen.set(key, [`${r.owner_id}\u001f${r.workspace_id ?? ""}\u001f${r.id}`]);
+      if (ids) ids.push(`${r.ownerId}\u001f${r.workspaceId ?? ""}\u001f${r.id}`);
+      else seen.set(key, [`${r.ownerId}\u001f${r.workspaceId ?? ""}\u001f${r.id}`]);
     }
     if (rows.length < 1000) break;
-    after = Number(rows[rows.length - 1].seq);
+    after = rows[rows.length - 1].seq;
   }
   const groups: NearDuplicateGroup[] = [];
   let total = 0;

@@ -1,19 +1,10 @@
 import type { OwnedTable } from "../db/owned-tables";
 import { all, first, list, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
 import { memoryContentKey } from "./content-key";
+import type { MemoryRow } from "./record";
 
-export interface MemoryRow {
-  seq: number;
-  ownerId: string;
-  id: string;
-  content: string;
-  metadata: Record<string, unknown>;
-  workspaceId: string | null;
-  sessionId: string | null;
-  status: "active";
-  createdAt: string;
-  updatedAt: string;
-}
+export type { MemoryRow } from "./record";
+
 
 /** The memory list's filters, as stored values (times as ISO strings). */
 export interface ListFilters {

@@ -7,11 +7,10 @@ import { notFound, payloadTooLarge } from "../shared/app-error";
 import { CAMEL_NAMES, checkLimits, toBlocks, type DocumentChanges } from "../documents/changes";
 import { ENCRYPTED_BLOB } from "../documents/markdown-blocks";
 import { toFullDocument } from "../documents/present";
-import type { DocumentRow } from "../documents/repository";
+import type { DocumentRow } from "../documents/record";
 import type { DocumentService } from "../documents/service";
 import type { Page, PageRequest } from "../shared/pagination";
-import type { ArtifactRepository } from "../workspaces/repository";
-import type { WorkspaceService } from "../workspaces/service";
+import type { ArtifactAccess, WorkspaceService } from "../workspaces/service";
 import type { CreateNoteBody, LegacyNoteEntry, PatchNoteBody } from "./model";
 
 const ENCRYPTED_FORMAT = ENVELOPE_FORMAT;
@@ -101,7 +100,7 @@ function findNotebook(registry: string, notebookId: string): Record<string, unkn
  * The legacy notes view of the document store: writes go straight to the stored
  * document and never touch the derived index (see documents/service.ts).
  */
-export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactRepository, store: Store, sealTags: SealTags) {
+export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactAccess, store: Store, sealTags: SealTags) {
   return {
     /** A page of notes, oldest first: at most `limit`, and fewer once they hold 8 MB of stored content. */
     async list(ownerId: string, workspaceId: string, request: PageRequest): Promise<Page<LegacyNoteEntry>> {

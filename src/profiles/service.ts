@@ -2,6 +2,11 @@ import type { EscrowService } from "../crypto/escrow";
 import type { Store } from "../db/store";
 import type { Profile, ProfileRepository } from "./repository";
 
+export type { Profile } from "./repository";
+
+/** What another domain may do with profiles, inside its own transaction: identity's webhooks write them at sign-up. */
+export type ProfileAccess = Pick<ProfileRepository, "get" | "put" | "userWithName">;
+
 /** What `GET /v1/me` tells a user about themself. */
 export interface OwnProfile {
   profile: Profile | null;

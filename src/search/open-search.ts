@@ -9,7 +9,7 @@ import { createContextFlags } from "./indexing/context-flags";
 import type { IndexingControl } from "./indexing/control";
 import { createEmbeddingCache } from "./indexing/embedding-cache";
 import { Indexer, LEASE_TTL_MS } from "./indexing/indexer";
-import { createOutbox, type Outbox } from "./indexing/outbox";
+import { createOutbox, type Outbox } from "./indexing/outbox-repository";
 import { createTermStats } from "./indexing/term-stats";
 import { indexLocation } from "./lance/index-location";
 import { LanceStore } from "./lance/lance-store";

@@ -6,16 +6,15 @@ import { MASTER_KEY_FILE, parseMasterKey } from "../crypto/master-key";
 import { dataPaths } from "../data-paths";
 import { allMigrations } from "../migrations";
 import { openStoreFor } from "../db/open";
-import { createEscrowRepository } from "../crypto/escrow-repository";
+import { countEscrowedKeys } from "../crypto/escrow";
 import { integrityProblems } from "../db/integrity";
 import { createSettings, liveLeaseHolder } from "../db/leases";
 import { appliedMigrationCount } from "../db/migrate";
 import type { Store } from "../db/store";
 import { exposedEntries } from "../lib/owner-only";
-import { outboxBacklog } from "./diagnostics-repository";
-import { createFormationJobRepository } from "../formation/jobs-repository";
+import { extractionJobHealth } from "../formation/job-health";
 import { findNearDuplicates } from "../memories/near-duplicates";
-import { INDEX_SCHEMA_VERSION, indexStatus, recordedIndexFailure } from "../search";
+import { INDEX_SCHEMA_VERSION, indexStatus, outboxBacklog, recordedIndexFailure } from "../search";
 
 /** `ok` green, `warn` yellow (reported, does not fail), `fail` red (exit code 1), `skip` when a check it needs failed. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
@@ -219,7 +218,7 @@ async function masterKeyCheck(config: Config, store: Store | null): Promise<Chec
       return { name, status: "fail", detail: (error as Error).message, hint: "restore master.key from a backup" };
     }
   }
-  const escrowed = store ? await createEscrowRepository().count(store.db).catch(() => 0) : 0;
+  const escrowed = store ? await countEscrowedKeys(store.db).catch(() => 0) : 0;
   return escrowed > 0
     ? { name, status: "fail", detail: `${path} is missing and ${escrowed} client keys are escrowed under it`, hint: "restore master.key from a backup; without it those keys cannot be opened" }
     : { name, status: "ok", detail: `none yet (created at ${path} when the server first starts)` };
@@ -250,12 +249,11 @@ async function nearDuplicatesCheck(store: Store): Promise<Check> {
  */
 async function extractionJobsCheck(store: Store): Promise<Check> {
   const name = "memory extraction";
-  const jobs = createFormationJobRepository();
-  const counts = await jobs.counts(store.db);
+  const { counts, latestError } = await extractionJobHealth(store.db);
   const retrying = counts.retrying ?? 0;
   const detail = `${plural((counts.pending ?? 0) - retrying, "job")} pending, ${counts.running ?? 0} running, ${retrying} retrying, ${counts.failed ?? 0} failed, ${counts.done ?? 0} done`;
   if (!counts.failed && !retrying) return { name, status: "ok", detail };
-  const latest = await jobs.latestError(store.db);
+  const latest = await latestError();
   return {
     name, status: "warn", detail: latest ? `${detail}; latest error: ${latest}` : detail,
     hint: "check the memory model (MNEMO_MEMORY_MODEL) and the gateway; users see why and retry in GET /v1/memories/extract/jobs, `mnemo memories jobs` or the app",

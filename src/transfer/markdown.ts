@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
 import { markdownBlocks } from "../documents/markdown-blocks";
-import type { IndexedBlock } from "../documents/repository";
+import type { IndexedBlock } from "../documents/record";
 import { slugify } from "../documents/slug";
 
 /** One Markdown file of a folder (an Obsidian vault), as a unified document to store. */

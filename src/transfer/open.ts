@@ -4,7 +4,7 @@ import { openStoreFor } from "../db/open";
 import { createOutbox } from "../search";
 import { checkMasterKeyConfig, resolveMasterKey } from "../crypto/master-key";
 import { openSealTags } from "../crypto/seal-tags";
-import { tagExistingFields } from "../crypto/seal-tags-existing";
+import { tagExistingSealedFields } from "../record-store";
 
 /**
  * The store of record and its outbox, without LanceDB or an embedder: import and
@@ -18,6 +18,6 @@ export async function openTransferStore(dataDir?: string, config: Config = loadC
   if (withKey) checkMasterKeyConfig(masterKeyOptions);
   const store = await migrateAll(openStoreFor(config.storage, config.dataDir));
   // Imported sealed fields are tagged in their new place (crypto/seal-tags.ts), so they open through the server.
-  const sealTags = withKey ? (await openSealTags(store, resolveMasterKey(masterKeyOptions).key, tagExistingFields)).tags : undefined;
+  const sealTags = withKey ? (await openSealTags(store, resolveMasterKey(masterKeyOptions).key, tagExistingSealedFields)).tags : undefined;
   return { config, store, outbox: createOutbox(store), sealTags, close: () => store.close() };
 }

@@ -10,6 +10,9 @@ import type { Logger } from "../lib/log";
 import type { WorkspaceService } from "../workspaces/service";
 import type { UploadRepository, UploadSession } from "./repository";
 
+/** What a workspace delete asks of uploads, in its transaction: remove the workspace's open uploads and name their parts' blobs. */
+export type UploadPurge = Pick<UploadRepository, "deleteWorkspace">;
+
 /** Bounds of upload sessions, so no client can exhaust the server. */
 export const UPLOAD_LIMITS = {
   /** Decoded bytes of one part. */

@@ -4,7 +4,11 @@ import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
 import { pager, seqAfter, type Page, type PageRequest } from "../shared/pagination";
 import type { Workspace } from "./model";
-import type { WorkspaceRepository, WorkspaceRow } from "./repository";
+import type { ArtifactRepository, WorkspaceRepository, WorkspaceRow } from "./repository";
+
+/** What another domain may do with a workspace's artifacts, inside its own transaction: notes keep the notebook registry there, the derived index its manifest and edges. */
+export type ArtifactAccess = Pick<ArtifactRepository, "get" | "put" | "delete">;
+export type { ArtifactKind } from "./repository";
 
 const toWorkspace = (row: WorkspaceRow): Workspace => ({ id: row.id, name: row.name, createdAt: row.createdAt, updatedAt: row.updatedAt });
 

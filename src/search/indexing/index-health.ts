@@ -1,6 +1,6 @@
 import type { Lease, Settings } from "../../db/leases";
 import type { Executor } from "../../db/store";
-import type { IndexOutbox } from "./outbox";
+import type { IndexOutbox } from "./outbox-repository";
 import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure, type IndexFailure, type IndexStatus } from "./write-failures";
 
 /** The index's progress, for status routes, `/health` and the CLI. */

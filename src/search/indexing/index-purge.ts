@@ -4,7 +4,7 @@ import type { ScheduledTask, Scheduler } from "../../lib/scheduler";
 import type { LanceStore } from "../lance/lance-store";
 import type { IndexWriter } from "./index-writer";
 import { RunnerClosed, type JobRunner } from "./job-runner";
-import { createPurgeLog } from "./purges";
+import { createPurgeLog } from "./purges-repository";
 
 /**
  * A table is rewritten this far into the bound after its earliest delete: the deletes of

@@ -10,14 +10,14 @@ import { WORD_VECTOR_DIMS, type IndexRow } from "../lance/lance-schema";
 import type { LanceStore } from "../lance/lance-store";
 import { INDEX_SCHEMA_VERSION } from "../lance/layout";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
-import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox";
+import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox-repository";
 import { loadSourceItems, sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
 import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
 import type { TermStats } from "./term-stats";
 import { dequantise, itemTerms } from "../analysis/item-terms";
 import { readWordVectors } from "../analysis/word-vectors";
-import { createPurgeLog } from "./purges";
+import { createPurgeLog } from "./purges-repository";
 
 export const EMBED_CHUNK = 64;
 /** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */

@@ -71,3 +71,33 @@ export const searchMigrations: Migration[] = [
     `,
   },
 ];
+
+/** The outbox and the embedding cache, the search side's part of the first migration (`0001_core`, in `src/migrations.ts`). */
+export const searchCoreTables = `
+      -- Changes waiting to reach the search index. A row names a source (a memory, a
+      -- document, a thread); the indexer re-reads its current state, so replaying a row
+      -- is harmless. Rows move from stage 'text' to 'vector' (embedding) and are deleted.
+      CREATE TABLE outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        op TEXT NOT NULL,
+        stage TEXT NOT NULL DEFAULT 'text',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        available_at INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX outbox_by_stage ON outbox (stage, seq);
+      CREATE INDEX outbox_by_owner ON outbox (owner_id, stage);
+
+
+      -- Vectors already computed, keyed by vector space and text hash: a reindex or a
+      -- retry after an embedder outage does not pay for the model again.
+      CREATE TABLE embedding_cache (
+        space_id TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (space_id, text_hash)
+      ) WITHOUT ROWID;
+`;

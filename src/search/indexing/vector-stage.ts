@@ -2,7 +2,7 @@ import type { Logger } from "../../lib/log";
 import type { Scheduler } from "../../lib/scheduler";
 import type { Embedder } from "../embedders/embedder";
 import type { IndexWriter } from "./index-writer";
-import type { IndexOutbox } from "./outbox";
+import type { IndexOutbox } from "./outbox-repository";
 
 /**
  * The vector stage of the index writer: embedding batches while the embedder answers,

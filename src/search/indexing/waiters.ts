@@ -1,7 +1,7 @@
 import type { Settings } from "../../db/leases";
 import type { Executor } from "../../db/store";
 import type { Scheduler } from "../../lib/scheduler";
-import type { IndexOutbox } from "./outbox";
+import type { IndexOutbox } from "./outbox-repository";
 
 /** What a search learnt waiting for the index: `lag` rows of the owner not yet indexed at its deadline. */
 export interface FlushResult {

@@ -1,7 +1,7 @@
 import type { Settings } from "../../db/leases";
 import type { Executor } from "../../db/store";
 import type { Logger } from "../../lib/log";
-import type { IndexOutbox } from "./outbox";
+import type { IndexOutbox } from "./outbox-repository";
 
 /**
  * Past this age, a change still waiting for the full-text index means the index is not
