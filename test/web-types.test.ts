@@ -9,7 +9,7 @@ import type { Memory, NewMemory } from "../web/src/api-types";
  * fails here, and `bun x tsc --noEmit -p web` then shows what in the app the change touches.
  */
 
-test("the generated files are what the server's OpenAPI document renders (npm run generate:clients when this fails)", () => {
+test("the generated files (both clients and the web app's types) are what the server's OpenAPI document renders (npm run generate:clients when this fails)", () => {
   // A fresh process, as the generator runs: once a server of this process has answered, Elysia
   // has added `additionalProperties: false` to the response schemas it compiled, and a later
   // server of the same process lists them so.

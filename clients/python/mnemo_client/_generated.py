@@ -1811,7 +1811,7 @@ class MnemoApi:
         )
 
     def delete_v1_workspaces_by_workspace_id_notes_by_note_id(self, workspace_id: str, note_id: str, *, headers: Mapping[str, str] | None = None) -> DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse:
-        """Delete a note (its block-index entries stay until reindex): DELETE /v1/workspaces/{workspaceId}/notes/{noteId}"""
+        """Delete a note (it leaves search at once, as a document delete does): DELETE /v1/workspaces/{workspaceId}/notes/{noteId}"""
         return cast(
             "DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse",
             self._transport.request(

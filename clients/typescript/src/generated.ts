@@ -1552,7 +1552,7 @@ export class MnemoApi {
     return this.transport.request(operations.patchV1WorkspacesByWorkspaceIdNotesByNoteId, args ?? {}) as Promise<PostV1WorkspacesByWorkspaceIdNotesResponse>;
   }
 
-  /** Delete a note (its block-index entries stay until reindex): `DELETE /v1/workspaces/{workspaceId}/notes/{noteId}` */
+  /** Delete a note (it leaves search at once, as a document delete does): `DELETE /v1/workspaces/{workspaceId}/notes/{noteId}` */
   deleteV1WorkspacesByWorkspaceIdNotesByNoteId(args: { path: { workspaceId: string; noteId: string }; headers?: Record<string, string> }): Promise<DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse> {
     return this.transport.request(operations.deleteV1WorkspacesByWorkspaceIdNotesByNoteId, args ?? {}) as Promise<DeleteV1WorkspacesByWorkspaceIdNotesByNoteIdResponse>;
   }
