@@ -17,7 +17,11 @@ function readRun(path: string): Run {
   for (const line of readFileSync(path, "utf8").split("\n")) {
     if (!line.startsWith("RECALL_JSON ")) continue;
     const json = JSON.parse(line.slice("RECALL_JSON ".length)) as Figures & { data: string };
-    run.set(json.data.replace(/^.*\/(shared\/bench\/|bench\/)/, ""), { r5: json.r5, r1: json.r1, categories: json.categories });
+    run.set(json.data.replace(/^.*\/(shared\/bench\/|bench\/)/, ""), {
+      r5: json.r5,
+      r1: json.r1,
+      categories: json.categories,
+    });
   }
   return run;
 }
@@ -65,7 +69,9 @@ function judge(label: string, a: number[], b: number[]) {
   const down = diffs.filter((d) => d < 0).length;
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / (xs.length || 1);
   const [low, high] = bootstrap(diffs);
-  console.log(`${label} ${mean(a).toFixed(3)} → ${mean(b).toFixed(3)} (${(mean(diffs) >= 0 ? "+" : "") + mean(diffs).toFixed(3)}); questions up ${up}, down ${down}; sign test p ${signTest(up, down).toFixed(3)}; 95% bootstrap [${low.toFixed(3)}, ${high.toFixed(3)}]`);
+  console.log(
+    `${label} ${mean(a).toFixed(3)} → ${mean(b).toFixed(3)} (${(mean(diffs) >= 0 ? "+" : "") + mean(diffs).toFixed(3)}); questions up ${up}, down ${down}; sign test p ${signTest(up, down).toFixed(3)}; 95% bootstrap [${low.toFixed(3)}, ${high.toFixed(3)}]`,
+  );
 }
 
 for (const [set, a] of before) {
@@ -75,7 +81,12 @@ for (const [set, a] of before) {
   const categories = a.categories ?? b.categories;
   if (categories) {
     const multiHop = categories.flatMap((category, i) => (category === 1 ? [i] : []));
-    if (multiHop.length) judge(`${set}: multi-hop R@5 (${multiHop.length} q)`, multiHop.map((i) => a.r5[i]!), multiHop.map((i) => b.r5[i]!));
+    if (multiHop.length)
+      judge(
+        `${set}: multi-hop R@5 (${multiHop.length} q)`,
+        multiHop.map((i) => a.r5[i]!),
+        multiHop.map((i) => b.r5[i]!),
+      );
   }
   if (a.r1 && b.r1) judge(`${set}: R@1`, a.r1, b.r1);
 }

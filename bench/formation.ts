@@ -22,12 +22,22 @@ if (process.env.MNEMO_BENCH_FAKE_MEMORY_MODEL) {
   await new Promise(() => {});
 }
 
-const { values: args } = parseArgs({ options: { requests: { type: "string", default: "200" }, concurrency: { type: "string", default: "1,4" }, seed: { type: "string", default: "42" } } });
+const { values: args } = parseArgs({
+  options: {
+    requests: { type: "string", default: "200" },
+    concurrency: { type: "string", default: "1,4" },
+    seed: { type: "string", default: "42" },
+  },
+});
 const REQUESTS = Number(args.requests);
 const LEVELS = args.concurrency!.split(",").map(Number);
 
 async function startFake(): Promise<{ url: string; stop(): void }> {
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "formation.ts")], { env: { ...process.env, MNEMO_BENCH_FAKE_MEMORY_MODEL: "1" }, stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, "formation.ts")], {
+    env: { ...process.env, MNEMO_BENCH_FAKE_MEMORY_MODEL: "1" },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   trackChild(child);
   const reader = child.stdout.getReader();
   let text = "";
@@ -48,7 +58,10 @@ const fake = await startFake();
 const server = await startBenchServer({
   dataDir: tempDir(),
   env: {
-    EMBEDDINGS_PROVIDER: "none", LLM_GATEWAY_URL: fake.url, MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR: "1000000", MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "1000000",
+    EMBEDDINGS_PROVIDER: "none",
+    LLM_GATEWAY_URL: fake.url,
+    MNEMO_RATE_LIMIT_PRINCIPAL_PER_HOUR: "1000000",
+    MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "1000000",
     MONTHLY_TOKEN_LIMIT: "1000000000000",
   },
 });
@@ -65,13 +78,21 @@ try {
         for (let i = next++; i < REQUESTS; i = next++) {
           const body = {
             messages: [
-              { role: "user", content: `My locker number at gym ${args.seed}-${concurrency}-${i} is ${i * 7 + k}. I train there on day ${i % 7} with coach number ${i}.` },
+              {
+                role: "user",
+                content: `My locker number at gym ${args.seed}-${concurrency}-${i} is ${i * 7 + k}. I train there on day ${i % 7} with coach number ${i}.`,
+              },
               { role: "assistant", content: "Got it." },
             ],
           };
           const t0 = performance.now();
           const response = await fetch(`${server.url}/v1/memories/extract`, {
-            method: "POST", headers: { authorization: `Bearer mock-token-bench-formation-${concurrency}`, "content-type": "application/json" }, body: JSON.stringify(body),
+            method: "POST",
+            headers: {
+              authorization: `Bearer mock-token-bench-formation-${concurrency}`,
+              "content-type": "application/json",
+            },
+            body: JSON.stringify(body),
           });
           const answer = (await response.json()) as { decisions?: Array<{ action: string }> };
           if (response.status !== 200) throw new Error(`extract: ${response.status} ${JSON.stringify(answer)}`);
@@ -83,7 +104,11 @@ try {
     const seconds = (performance.now() - started) / 1000;
     const s = summarize(latencies);
     rows.push([concurrency, round(REQUESTS / seconds, 1), round(facts / seconds, 1), s.p50, s.p99]);
-    report[`c${concurrency}`] = { extractionsPerSecond: round(REQUESTS / seconds, 1), memoriesPerSecond: round(facts / seconds, 1), latency: s };
+    report[`c${concurrency}`] = {
+      extractionsPerSecond: round(REQUESTS / seconds, 1),
+      memoriesPerSecond: round(facts / seconds, 1),
+      latency: s,
+    };
   }
   console.log(`\n${REQUESTS} extractions per level (2 facts each, all added), SQLite, full-text search:`);
   console.log(table(["clients", "extractions/s", "memories/s", "p50 ms", "p99 ms"], rows));

@@ -31,14 +31,34 @@ const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 const manyKeys = (count: number) => `{${Array.from({ length: count }, (_, i) => `"key${i}":"value${i}"`).join(",")}}`;
 
 const cases: Array<{ name: string; path: string; body: string }> = [
-  { name: "30,000 nested arrays in search filters", path: "/v1/memories/search", body: `{"query":"x","filters":{"k":${nested(30_000)}}}` },
-  { name: "100,000 nested arrays in memory metadata", path: "/v1/memories", body: `{"content":"x","metadata":${nested(100_000)}}` },
-  { name: "20,000 keys in search filters", path: "/v1/memories/search", body: `{"query":"x","filters":${manyKeys(20_000)}}` },
+  {
+    name: "30,000 nested arrays in search filters",
+    path: "/v1/memories/search",
+    body: `{"query":"x","filters":{"k":${nested(30_000)}}}`,
+  },
+  {
+    name: "100,000 nested arrays in memory metadata",
+    path: "/v1/memories",
+    body: `{"content":"x","metadata":${nested(100_000)}}`,
+  },
+  {
+    name: "20,000 keys in search filters",
+    path: "/v1/memories/search",
+    body: `{"query":"x","filters":${manyKeys(20_000)}}`,
+  },
 ];
 
-async function post(base: string, path: string, body: string): Promise<{ ms: number; status: number; message: string }> {
+async function post(
+  base: string,
+  path: string,
+  body: string,
+): Promise<{ ms: number; status: number; message: string }> {
   const start = performance.now();
-  const response = await fetch(base + path, { method: "POST", headers: { authorization: `Bearer ${args.token}`, "content-type": "application/json" }, body });
+  const response = await fetch(base + path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${args.token}`, "content-type": "application/json" },
+    body,
+  });
   const text = await response.text();
   const ms = performance.now() - start;
   let message = text.slice(0, 80);
@@ -58,7 +78,15 @@ try {
     const runs = [];
     for (let i = 0; i < repeat; i++) runs.push(await post(base, path, body));
     const summary = summarize(runs.map((run) => run.ms));
-    rows.push([name, `${Math.round(body.length / 1024)} KB`, String(runs[0].status), runs[0].message, String(round(summary.p50, 2)), String(round(summary.p99, 2)), String(round(summary.max, 2))]);
+    rows.push([
+      name,
+      `${Math.round(body.length / 1024)} KB`,
+      String(runs[0].status),
+      runs[0].message,
+      String(round(summary.p50, 2)),
+      String(round(summary.p99, 2)),
+      String(round(summary.max, 2)),
+    ]);
   }
   console.log(table(["body", "size", "status", "answer", "p50 ms", "p99 ms", "max ms"], rows));
 

@@ -14,19 +14,31 @@ import { machineLine } from "./lib/machine";
 import { createBenchDatabase, DEFAULT_POSTGRES_URL, postgresUnavailable } from "./lib/postgres";
 
 const { values } = parseArgs({
-  options: { n: { type: "string", default: "100000" }, seed: { type: "string", default: "42" }, "no-postgres": { type: "boolean" }, "postgres-url": { type: "string" } },
+  options: {
+    n: { type: "string", default: "100000" },
+    seed: { type: "string", default: "42" },
+    "no-postgres": { type: "boolean" },
+    "postgres-url": { type: "string" },
+  },
 });
 const n = Number(values.n);
 const ROOT = join(import.meta.dir, "..");
 
 async function runImport(file: string, dataDir: string, env: Record<string, string>) {
   const started = performance.now();
-  const proc = Bun.spawn([process.execPath, join(ROOT, "cli", "mnemo.ts"), "import", file, "--user", "bench", "--data", dataDir, "--json"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(
+    [process.execPath, join(ROOT, "cli", "mnemo.ts"), "import", file, "--user", "bench", "--data", dataDir, "--json"],
+    {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", ...env },
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`import exited ${code}: ${stderr}`);
   const report = JSON.parse(stdout) as { inserted: number; existing: number; failed: number };
@@ -37,7 +49,10 @@ const dir = tempDir("mnemo-bench-import-");
 try {
   const file = join(dir, "memories.jsonl");
   const texts = memoryTexts(Number(values.seed), n);
-  await Bun.write(file, `${texts.map((content, i) => JSON.stringify({ content, metadata: { i, source: "bench" } })).join("\n")}\n`);
+  await Bun.write(
+    file,
+    `${texts.map((content, i) => JSON.stringify({ content, metadata: { i, source: "bench" } })).join("\n")}\n`,
+  );
   const rows: Array<Record<string, unknown>> = [];
   const sqliteDir = join(dir, "sqlite");
   rows.push({ backend: "sqlite", run: "first", ...(await runImport(file, sqliteDir, {})) });
@@ -56,7 +71,9 @@ try {
     }
   }
   console.log(machineLine());
-  console.log(`mnemo import of ${n} memories (one {content, metadata} per line, CLI subprocess, process start included)`);
+  console.log(
+    `mnemo import of ${n} memories (one {content, metadata} per line, CLI subprocess, process start included)`,
+  );
   console.log("backend   run     seconds  memories/s  inserted  existing  failed");
   for (const r of rows) {
     console.log(

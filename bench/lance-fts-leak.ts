@@ -18,7 +18,9 @@ import { machineLine, treeLine } from "./lib/machine";
 import { statusKb } from "./lib/proc";
 import { table } from "./lib/stats";
 
-const { values: args } = parseArgs({ options: { ops: { type: "string", default: "1200" }, tables: { type: "string", default: "1" } } });
+const { values: args } = parseArgs({
+  options: { ops: { type: "string", default: "1200" }, tables: { type: "string", default: "1" } },
+});
 const OPS = Number(args.ops);
 const TABLES = Number(args.tables);
 const STEPS = 6;
@@ -61,9 +63,17 @@ try {
   const plain = await run(false);
   const header = ["ops", ...indexed.map((_, i) => (i === 0 ? "0" : String(Math.min(OPS, i * Math.ceil(OPS / STEPS)))))];
   console.log(`\nanonymous RSS of this process (MB) after n ops (malloc_trim before each reading)`);
-  console.log(table(header, [["full-text index", ...indexed], ["the same, connection renewed every 64", ...renewed], ["no index", ...plain]]));
+  console.log(
+    table(header, [
+      ["full-text index", ...indexed],
+      ["the same, connection renewed every 64", ...renewed],
+      ["no index", ...plain],
+    ]),
+  );
   const growth = (s: number[]) => (((s[s.length - 1] - s[1]) / (OPS - Math.ceil(OPS / STEPS))) * 1024).toFixed(0);
-  console.log(`\nkept per optimize after the first reading: ${growth(indexed)} KB with the full-text index, ${growth(renewed)} KB with the connection renewed every 64, ${growth(plain)} KB without an index (each run starts where the one before ended: its memory goes once its connection is closed)`);
+  console.log(
+    `\nkept per optimize after the first reading: ${growth(indexed)} KB with the full-text index, ${growth(renewed)} KB with the connection renewed every 64, ${growth(plain)} KB without an index (each run starts where the one before ended: its memory goes once its connection is closed)`,
+  );
 } finally {
   cleanup();
 }

@@ -42,8 +42,12 @@ const [SEARCH_PCT, ADD_PCT] = args.mix!.split(",").map(Number);
 
 /** The i-th search's query: two topic words (the engine-alone run sends the same). */
 const queryOf = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 5) % WORDS.length]}`;
-const sentence = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]} note ${i} about ${WORDS[(i * 13 + 5) % WORDS.length]}`;
-const headersFor = (user: number) => ({ authorization: `Bearer mock-token-load${user}`, "content-type": "application/json" });
+const sentence = (i: number) =>
+  `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]} note ${i} about ${WORDS[(i * 13 + 5) % WORDS.length]}`;
+const headersFor = (user: number) => ({
+  authorization: `Bearer mock-token-load${user}`,
+  "content-type": "application/json",
+});
 
 async function post(url: string, method: string, path: string, user: number, body: unknown): Promise<number> {
   const response = await fetch(url + path, { method, headers: headersFor(user), body: JSON.stringify(body) });
@@ -59,12 +63,21 @@ interface Setup {
 async function prepare(urls: string[]): Promise<Setup> {
   const setup: Setup = { workspaces: [], documents: [] };
   for (let user = 0; user < USERS; user++) {
-    const response = await fetch(`${urls[0]}/v1/workspaces`, { method: "POST", headers: headersFor(user), body: JSON.stringify({ name: `load ${user}` }) });
+    const response = await fetch(`${urls[0]}/v1/workspaces`, {
+      method: "POST",
+      headers: headersFor(user),
+      body: JSON.stringify({ name: `load ${user}` }),
+    });
     const ws = (await response.json()) as { id: string };
     setup.workspaces.push(ws.id);
     for (let d = 0; d < 10; d++) {
       const id = `load-doc-${d}`;
-      await post(urls[0], "POST", "/v1/documents", user, { workspace_id: ws.id, id, title: `document ${d}`, markdown: sentence(d) });
+      await post(urls[0], "POST", "/v1/documents", user, {
+        workspace_id: ws.id,
+        id,
+        title: `document ${d}`,
+        markdown: sentence(d),
+      });
       setup.documents.push({ user, workspaceId: ws.id, id });
     }
   }
@@ -105,12 +118,17 @@ async function run(label: string, urls: string[], pids: number[]) {
         const t0 = performance.now();
         let status = 0;
         try {
-          if (op === "search") status = await post(url, "POST", "/v1/memories/search", user, { query: queryOf(i), limit: 10 });
-          else if (op === "add") status = await post(url, "POST", "/v1/memories", user, { content: sentence(SEED_MEMORIES + i) });
+          if (op === "search")
+            status = await post(url, "POST", "/v1/memories/search", user, { query: queryOf(i), limit: 10 });
+          else if (op === "add")
+            status = await post(url, "POST", "/v1/memories", user, { content: sentence(SEED_MEMORIES + i) });
           else {
             const docs = setup.documents.filter((d) => d.user === user);
             const doc = docs[i % docs.length];
-            status = await post(url, "PATCH", `/v1/documents/${doc.id}`, user, { workspace_id: doc.workspaceId, markdown: sentence(i) });
+            status = await post(url, "PATCH", `/v1/documents/${doc.id}`, user, {
+              workspace_id: doc.workspaceId,
+              markdown: sentence(i),
+            });
           }
         } catch (error) {
           errors[(error as Error).message.slice(0, 60)] = (errors[(error as Error).message.slice(0, 60)] ?? 0) + 1;
@@ -131,7 +149,9 @@ async function run(label: string, urls: string[], pids: number[]) {
   const total = summarize(all);
   rows.push(["all", total.n, round(total.n / seconds, 0), total.p50, total.p99, total.max]);
   const errorCount = Object.values(errors).reduce((a, b) => a + b, 0);
-  console.log(`\n${label}: ${round(total.n / seconds, 0)} req/s mixed over ${round(seconds, 1)} s, ${CLIENTS} clients, ${errorCount} errors${errorCount ? ` ${JSON.stringify(errors)}` : ""}`);
+  console.log(
+    `\n${label}: ${round(total.n / seconds, 0)} req/s mixed over ${round(seconds, 1)} s, ${CLIENTS} clients, ${errorCount} errors${errorCount ? ` ${JSON.stringify(errors)}` : ""}`,
+  );
   console.log(table(["op", "requests", "req/s", "p50 ms", "p99 ms", "max ms"], rows));
   console.log(`RSS (MB) before → after: ${pids.map((_, i) => `${rssBefore[i]} → ${rssAfter[i]}`).join(", ")}`);
   return { errors: errorCount, searchRate: latencies.search.length / seconds };
@@ -145,7 +165,11 @@ async function run(label: string, urls: string[], pids: number[]) {
  */
 async function engineCeiling(indexDir: string, seconds: number) {
   const db = await lancedb.connect(indexDir);
-  const tables = await Promise.all((await db.tableNames()).filter((name) => name.startsWith("mem_") && !name.includes("__v_")).map((name) => db.openTable(name)));
+  const tables = await Promise.all(
+    (await db.tableNames())
+      .filter((name) => name.startsWith("mem_") && !name.includes("__v_"))
+      .map((name) => db.openTable(name)),
+  );
   const latencies: number[] = [];
   let counter = 0;
   const deadline = performance.now() + seconds * 1000;
@@ -156,7 +180,11 @@ async function engineCeiling(indexDir: string, seconds: number) {
         const i = counter++;
         const query = fullTextQuery(queryOf(i));
         const t0 = performance.now();
-        await tables[(client + i) % tables.length].search(new lancedb.MatchQuery(query, "text"), "fts").select(["item_id", "_score"]).limit(40).toArray();
+        await tables[(client + i) % tables.length]
+          .search(new lancedb.MatchQuery(query, "text"), "fts")
+          .select(["item_id", "_score"])
+          .limit(40)
+          .toArray();
         latencies.push(performance.now() - t0);
       }
     }),
@@ -165,7 +193,9 @@ async function engineCeiling(indexDir: string, seconds: number) {
   for (const table of tables) table.close();
   db.close();
   const s = summarize(latencies);
-  console.log(`LanceDB full-text alone on the same ${tables.length} tables, ${CLIENTS} callers, ${seconds} s: ${round(s.n / elapsed, 0)} queries/s, p50/p99 ${s.p50} / ${s.p99} ms`);
+  console.log(
+    `LanceDB full-text alone on the same ${tables.length} tables, ${CLIENTS} callers, ${seconds} s: ${round(s.n / elapsed, 0)} queries/s, p50/p99 ${s.p50} / ${s.p99} ms`,
+  );
   return s.n / elapsed;
 }
 
@@ -192,11 +222,22 @@ try {
     if (problem) console.log(`replicas: skipped, no PostgreSQL at ${DEFAULT_POSTGRES_URL} (${problem})`);
     else {
       const db = await createBenchDatabase(DEFAULT_POSTGRES_URL);
-      const env = { MNEMO_DATABASE_URL: db.url, MNEMO_INDEX_URI: tempDir("mnemo-load-index-"), SERVER_MASTER_KEY: "1d".repeat(32), MNEMO_LOG_LEVEL: "warn" };
+      const env = {
+        MNEMO_DATABASE_URL: db.url,
+        MNEMO_INDEX_URI: tempDir("mnemo-load-index-"),
+        SERVER_MASTER_KEY: "1d".repeat(32),
+        MNEMO_LOG_LEVEL: "warn",
+      };
       const replicas: Replica[] = [];
       try {
         for (const name of ["A", "B"]) replicas.push(await spawnReplica(name, tempDir(), env));
-        failures += (await run("PostgreSQL, 2 replicas", replicas.map((r) => r.url), replicas.map((r) => r.pid))).errors;
+        failures += (
+          await run(
+            "PostgreSQL, 2 replicas",
+            replicas.map((r) => r.url),
+            replicas.map((r) => r.pid),
+          )
+        ).errors;
       } finally {
         for (const r of replicas) await r.stop();
         await db.drop();

@@ -34,7 +34,13 @@ const RESTARTS = Number(args.restarts);
 const IDLE_S = Number(args.idle);
 
 async function pending(server: Replica): Promise<number> {
-  return ((await (await fetch(`${server.url}/health`, { headers: { authorization: "Bearer mock-token-bench" } })).json()) as any).index.pending ?? Infinity;
+  return (
+    (
+      (await (
+        await fetch(`${server.url}/health`, { headers: { authorization: "Bearer mock-token-bench" } })
+      ).json()) as any
+    ).index.pending ?? Infinity
+  );
 }
 
 /** The server's own damaged-table check on the index, `atOnce` tables at a time, alone in this process: its ms. */
@@ -55,7 +61,12 @@ try {
   let server = await spawnReplica("many", dataDir, {});
   const writeStart = performance.now();
   const users = Array.from({ length: USERS }, (_, user) => user);
-  await inParallel(users, CLIENTS, async (user) => void (await client(server.url, `u${user}`).addMemory(`user ${user} waters the ferns on the balcony`)));
+  await inParallel(
+    users,
+    CLIENTS,
+    async (user) =>
+      void (await client(server.url, `u${user}`).addMemory(`user ${user} waters the ferns on the balcony`)),
+  );
   const writeS = (performance.now() - writeStart) / 1000;
   while ((await pending(server)) > 0) await Bun.sleep(200);
   const caughtUpS = (performance.now() - writeStart) / 1000 - writeS;
@@ -81,17 +92,22 @@ try {
     const fresh = await api.search(`quince restart ${restart}`);
     const written = performance.now() - started;
     if (found.results.length < 1) throw new Error(`user ${user}'s memory was not found`);
-    if (!fresh.results.some((r) => r.content.includes(`restart ${restart}`))) throw new Error("the fresh write was not found");
+    if (!fresh.results.some((r) => r.content.includes(`restart ${restart}`)))
+      throw new Error("the fresh write was not found");
     rows.push([restart, round(listening, 0), round(searched, 0), round(written, 0), rssMB(server.pid)]);
     await server.stop();
   }
   console.log("\nrestarts (ms from spawning `mnemo serve`)");
-  console.log(table(["restart", "listening", "first search answered", "a fresh write found by search", "RSS MB"], rows));
+  console.log(
+    table(["restart", "listening", "first search answered", "a fresh write found by search", "RSS MB"], rows),
+  );
 
   const indexDir = join(dataDir, "index");
   const serial = await timeCheck(indexDir, 1);
   const parallel = await timeCheck(indexDir, 8);
-  console.log(`\nLanceDB alone, every one of the ${tables} tables opened and counted (the writer's damaged-table check at takeover): one by one ${round(serial, 0)} ms, eight at a time ${round(parallel, 0)} ms`);
+  console.log(
+    `\nLanceDB alone, every one of the ${tables} tables opened and counted (the writer's damaged-table check at takeover): one by one ${round(serial, 0)} ms, eight at a time ${round(parallel, 0)} ms`,
+  );
 } finally {
   cleanup();
 }

@@ -16,16 +16,38 @@ import { machineLine } from "./lib/machine";
 import { statusKb } from "./lib/proc";
 
 const { values: args } = parseArgs({
-  options: { checkout: { type: "string", default: resolve(import.meta.dir, "..") }, "inflated-mb": { type: "string", default: "20" } },
+  options: {
+    checkout: { type: "string", default: resolve(import.meta.dir, "..") },
+    "inflated-mb": { type: "string", default: "20" },
+  },
 });
 const inflatedMb = Number(args["inflated-mb"]);
 if (!(inflatedMb > 0)) throw new Error("--inflated-mb must be a positive number");
 
 const dataDir = tempDir("mnemo-pdf-bomb-");
-const proc = Bun.spawn([process.execPath, join(args.checkout!, "cli", "mnemo.ts"), "serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], {
-  cwd: args.checkout, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn" },
-  stdout: "pipe", stderr: "inherit",
-});
+const proc = Bun.spawn(
+  [
+    process.execPath,
+    join(args.checkout!, "cli", "mnemo.ts"),
+    "serve",
+    "--port",
+    "0",
+    "--data",
+    dataDir,
+    "--allow-mock-tokens",
+  ],
+  {
+    cwd: args.checkout,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      EMBEDDINGS_PROVIDER: "none",
+      MNEMO_LOG_LEVEL: "warn",
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  },
+);
 trackChild(proc);
 let out = "";
 const reader = proc.stdout.getReader();
@@ -38,11 +60,18 @@ const url = /listening on (\S+)/.exec(out)![1];
 const mb = (kb: number) => Math.round(kb / 1024);
 
 async function call(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(url + path, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: { authorization: "Bearer mock-token-bench", "content-type": "application/json" } });
+  const response = await fetch(url + path, {
+    method,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: { authorization: "Bearer mock-token-bench", "content-type": "application/json" },
+  });
   return response.json();
 }
 async function upload(ws: string, name: string, bytes: Uint8Array): Promise<{ key: string; putMs: number }> {
-  const issued = await call("POST", `/v1/workspaces/${ws}/files/upload-url`, { filename: name, contentType: "application/pdf" });
+  const issued = await call("POST", `/v1/workspaces/${ws}/files/upload-url`, {
+    filename: name,
+    contentType: "application/pdf",
+  });
   const started = performance.now();
   const put = await fetch(issued.url, { method: "PUT", body: bytes, headers: { "content-type": "application/pdf" } });
   if (put.status !== 201) throw new Error(`PUT ${put.status}: ${await put.text()}`);
@@ -51,7 +80,9 @@ async function upload(ws: string, name: string, bytes: Uint8Array): Promise<{ ke
 /** Waits for the file's text to settle; a build without `indexing` settled during the PUT. */
 async function settled(ws: string, key: string): Promise<string> {
   for (;;) {
-    const file = (await call("GET", `/v1/workspaces/${ws}/files?limit=100`)).files.find((f: { key: string }) => f.key === key);
+    const file = (await call("GET", `/v1/workspaces/${ws}/files?limit=100`)).files.find(
+      (f: { key: string }) => f.key === key,
+    );
     if (!file.indexing) return "(no indexing field)";
     if (file.indexing.status !== "pending") return JSON.stringify(file.indexing);
     await Bun.sleep(25);
@@ -71,13 +102,21 @@ try {
   const { key, putMs } = await upload(ws, "bomb.pdf", bomb);
   const state = await settled(ws, key);
   // Text that was indexed costs the index writer too: wait until a search finds it.
-  const search = async () => (await call("POST", "/v1/documents/query", { workspace_id: ws, query: "dull boy", include: { files: true } })).items.length;
+  const search = async () =>
+    (await call("POST", "/v1/documents/query", { workspace_id: ws, query: "dull boy", include: { files: true } })).items
+      .length;
   let found = await search();
   while (!found && !state.includes("not_indexed")) found = await search();
   const totalMs = performance.now() - started;
-  console.log(`PDF bomb (${Math.round(bomb.byteLength / 1024)} KB, content inflating to ${inflatedMb} MB) against ${args.checkout}; ${machineLine()}`);
-  console.log(`PUT ${Math.round(putMs)} ms; settled and searched after ${Math.round(totalMs)} ms; indexing ${state}; search hits ${found}`);
-  console.log(`server RSS: idle ${mb(idleKb)} MB, peak ${mb(statusKb(proc.pid, "VmHWM"))} MB, after ${mb(statusKb(proc.pid, "VmRSS"))} MB`);
+  console.log(
+    `PDF bomb (${Math.round(bomb.byteLength / 1024)} KB, content inflating to ${inflatedMb} MB) against ${args.checkout}; ${machineLine()}`,
+  );
+  console.log(
+    `PUT ${Math.round(putMs)} ms; settled and searched after ${Math.round(totalMs)} ms; indexing ${state}; search hits ${found}`,
+  );
+  console.log(
+    `server RSS: idle ${mb(idleKb)} MB, peak ${mb(statusKb(proc.pid, "VmHWM"))} MB, after ${mb(statusKb(proc.pid, "VmRSS"))} MB`,
+  );
 } finally {
   proc.kill("SIGTERM");
   await proc.exited;

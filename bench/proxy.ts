@@ -25,14 +25,25 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ingest } from "./lib/client";
 import { memoryTexts, queryTexts } from "./lib/corpus";
-import { cleanup, fakeEmbedderEnv, giveUpAfter, startBenchServer, startFakeEmbedderProcess, tempDir, trackChild } from "./lib/harness";
+import {
+  cleanup,
+  fakeEmbedderEnv,
+  giveUpAfter,
+  startBenchServer,
+  startFakeEmbedderProcess,
+  tempDir,
+  trackChild,
+} from "./lib/harness";
 import { machineLine, treeLine } from "./lib/machine";
 import { round, summarize, table } from "./lib/stats";
 
 // Child mode: serve the fake upstream and print its URL.
 if (process.env.MNEMO_BENCH_FAKE_UPSTREAM) {
   const { startFakeUpstream } = await import("../test/helpers/fake-upstream");
-  const fake = startFakeUpstream({ record: false, reply: "Sure. Here is a short, fixed answer from the fake upstream model." });
+  const fake = startFakeUpstream({
+    record: false,
+    reply: "Sure. Here is a short, fixed answer from the fake upstream model.",
+  });
   console.log(`FAKE_UPSTREAM ${fake.url}`);
   await new Promise(() => {});
 }
@@ -54,12 +65,18 @@ const WARMUP = Number(args.warmup);
 const SEED = Number(args.seed);
 const USER = "bench-proxy";
 if (![MEMORIES, REQUESTS, WARMUP, SEED].every(Number.isInteger) || !["none", "fake"].includes(args.embeddings!)) {
-  console.error("usage: bun bench/proxy.ts [--memories 10000] [--requests 500] [--warmup 50] [--seed 42] [--embeddings none|fake] [--in-process]");
+  console.error(
+    "usage: bun bench/proxy.ts [--memories 10000] [--requests 500] [--warmup 50] [--seed 42] [--embeddings none|fake] [--in-process]",
+  );
   process.exit(2);
 }
 
 async function startFakeUpstreamProcess(): Promise<{ url: string; stop(): void }> {
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "proxy.ts")], { env: { ...process.env, MNEMO_BENCH_FAKE_UPSTREAM: "1" }, stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, "proxy.ts")], {
+    env: { ...process.env, MNEMO_BENCH_FAKE_UPSTREAM: "1" },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   trackChild(child);
   const reader = child.stdout.getReader();
   let text = "";
@@ -72,12 +89,21 @@ async function startFakeUpstreamProcess(): Promise<{ url: string; stop(): void }
   return { url: /FAKE_UPSTREAM (\S+)/.exec(text)![1], stop: () => child.kill() };
 }
 
-const chatBody = (query: string, stream: boolean) => JSON.stringify({ model: "bench-model", messages: [{ role: "user", content: query }], ...(stream ? { stream: true } : {}) });
+const chatBody = (query: string, stream: boolean) =>
+  JSON.stringify({
+    model: "bench-model",
+    messages: [{ role: "user", content: query }],
+    ...(stream ? { stream: true } : {}),
+  });
 
 /** One call: whole reply (non-streaming) or first body bytes (streaming); ms, and the proxy's headers. */
 async function call(url: string, headers: Record<string, string>, query: string, stream: boolean) {
   const started = performance.now();
-  const response = await fetch(`${url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: chatBody(query, stream) });
+  const response = await fetch(`${url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: chatBody(query, stream),
+  });
   if (response.status !== 200) throw new Error(`${url}: ${response.status} ${await response.text()}`);
   let ms: number;
   if (stream) {
@@ -89,7 +115,12 @@ async function call(url: string, headers: Record<string, string>, query: string,
     await response.text();
     ms = performance.now() - started;
   }
-  return { ms, shimmer: response.headers.get("x-svc-shimmer"), overhead: Number(response.headers.get("x-svc-overhead-ms") ?? NaN), memories: Number(response.headers.get("x-svc-memory-count") ?? 0) };
+  return {
+    ms,
+    shimmer: response.headers.get("x-svc-shimmer"),
+    overhead: Number(response.headers.get("x-svc-overhead-ms") ?? NaN),
+    memories: Number(response.headers.get("x-svc-memory-count") ?? 0),
+  };
 }
 
 giveUpAfter(30, "bench:proxy");
@@ -118,7 +149,9 @@ try {
   await server.ops.drain();
   await server.ops.settle();
   const seedSeconds = (performance.now() - seedStarted) / 1000;
-  console.log(`seeded ${MEMORIES} memories for ${USER} in ${round(seedSeconds, 1)} s (${server.where}, embeddings: ${args.embeddings})`);
+  console.log(
+    `seeded ${MEMORIES} memories for ${USER} in ${round(seedSeconds, 1)} s (${server.where}, embeddings: ${args.embeddings})`,
+  );
 
   const proxy = { url: `${server.url}/v1`, headers: { authorization: `Bearer mock-token-${USER}` } };
   const REMEMBER = args.remember;
@@ -151,8 +184,24 @@ try {
     }
   }
   const report = Object.fromEntries(
-    Object.entries(results).map(([mode, r]) => [mode, { direct: summarize(r.direct), proxy: summarize(r.proxy), added: summarize(r.diff), serverOverhead: summarize(r.overhead) }]),
-  ) as Record<keyof typeof results, { direct: ReturnType<typeof summarize>; proxy: ReturnType<typeof summarize>; added: ReturnType<typeof summarize>; serverOverhead: ReturnType<typeof summarize> }>;
+    Object.entries(results).map(([mode, r]) => [
+      mode,
+      {
+        direct: summarize(r.direct),
+        proxy: summarize(r.proxy),
+        added: summarize(r.diff),
+        serverOverhead: summarize(r.overhead),
+      },
+    ]),
+  ) as Record<
+    keyof typeof results,
+    {
+      direct: ReturnType<typeof summarize>;
+      proxy: ReturnType<typeof summarize>;
+      added: ReturnType<typeof summarize>;
+      serverOverhead: ReturnType<typeof summarize>;
+    }
+  >;
   const rows = Object.entries(report).flatMap(([mode, r]) => [
     [mode, REMEMBER ? "through Mnemo, not captured" : "direct to upstream", r.direct.p50, r.direct.p99],
     [mode, REMEMBER ? "through Mnemo, captured" : "through Mnemo", r.proxy.p50, r.proxy.p99],
@@ -162,10 +211,21 @@ try {
   console.log(`\n${REQUESTS} requests per mode after ${WARMUP} warm-up, 1 client, memory on (limit 5):`);
   console.log(table(["mode", "ms", "p50", "p99"], rows));
   const total = REQUESTS * 2;
-  console.log(`shimmer: ${Object.entries(shimmers).map(([k, v]) => `${k} ${v}`).join(", ")}; memories injected per request: ${round(injectedMemories / total, 2)}`);
-  const targets = { p50: report.nonStreaming.added.p50 <= 5 && report.streamingTtfb.added.p50 <= 5, p99: report.nonStreaming.added.p99 <= 20 && report.streamingTtfb.added.p99 <= 20 };
-  console.log(`targets (added p50 ≤ 5 ms, p99 ≤ 20 ms): p50 ${targets.p50 ? "met" : "missed"}, p99 ${targets.p99 ? "met" : "missed"}`);
-  console.log(`BENCH_JSON ${JSON.stringify({ remember: REMEMBER, memories: MEMORIES, requests: REQUESTS, warmup: WARMUP, embeddings: args.embeddings, where: server.where, seedSeconds: round(seedSeconds, 1), report, shimmers, targets })}`);
+  console.log(
+    `shimmer: ${Object.entries(shimmers)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}; memories injected per request: ${round(injectedMemories / total, 2)}`,
+  );
+  const targets = {
+    p50: report.nonStreaming.added.p50 <= 5 && report.streamingTtfb.added.p50 <= 5,
+    p99: report.nonStreaming.added.p99 <= 20 && report.streamingTtfb.added.p99 <= 20,
+  };
+  console.log(
+    `targets (added p50 ≤ 5 ms, p99 ≤ 20 ms): p50 ${targets.p50 ? "met" : "missed"}, p99 ${targets.p99 ? "met" : "missed"}`,
+  );
+  console.log(
+    `BENCH_JSON ${JSON.stringify({ remember: REMEMBER, memories: MEMORIES, requests: REQUESTS, warmup: WARMUP, embeddings: args.embeddings, where: server.where, seedSeconds: round(seedSeconds, 1), report, shimmers, targets })}`,
+  );
 } finally {
   await server.stop();
   upstream.stop();

@@ -24,8 +24,10 @@ import { round, table } from "./lib/stats";
 
 const { values: args } = parseArgs({
   options: {
-    memories: { type: "string", default: "2000" }, rounds: { type: "string", default: "3" },
-    "within-ms": { type: "string", default: "60000" }, sizes: { type: "string", default: "1000,10000,50000" },
+    memories: { type: "string", default: "2000" },
+    rounds: { type: "string", default: "3" },
+    "within-ms": { type: "string", default: "60000" },
+    sizes: { type: "string", default: "1000,10000,50000" },
   },
 });
 const MEMORIES = Number(args.memories);
@@ -34,9 +36,14 @@ const WITHIN_MS = Number(args["within-ms"]);
 const SIZES = args.sizes!.split(",").map(Number);
 const GIVE_UP_MS = Math.max(3 * WITHIN_MS, 120_000);
 
-const word = (prefix: string) => prefix + Array.from({ length: 14 }, () => String.fromCharCode(97 + randomInt(26))).join("");
+const word = (prefix: string) =>
+  prefix + Array.from({ length: 14 }, () => String.fromCharCode(97 + randomInt(26))).join("");
 const filesUnder = (path: string): string[] =>
-  existsSync(path) ? readdirSync(path, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(path, entry.name)) : [join(path, entry.name)])) : [];
+  existsSync(path)
+    ? readdirSync(path, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? filesUnder(join(path, entry.name)) : [join(path, entry.name)],
+      )
+    : [];
 /** Which of the data dir's parts hold `text` now. */
 function holders(dataDir: string, text: string): { sqlite: boolean; index: boolean } {
   const holds = (paths: string[]) =>
@@ -47,17 +54,25 @@ function holders(dataDir: string, text: string): { sqlite: boolean; index: boole
         return false; // removed while scanned
       }
     });
-  return { sqlite: holds([join(dataDir, "mnemo.sqlite"), join(dataDir, "mnemo.sqlite-wal")].filter(existsSync)), index: holds(filesUnder(join(dataDir, "index"))) };
+  return {
+    sqlite: holds([join(dataDir, "mnemo.sqlite"), join(dataDir, "mnemo.sqlite-wal")].filter(existsSync)),
+    index: holds(filesUnder(join(dataDir, "index"))),
+  };
 }
 
 async function call(url: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(url + path, { method, headers: { authorization: "Bearer mock-token-purge", "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(url + path, {
+    method,
+    headers: { authorization: "Bearer mock-token-purge", "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${await response.text()}`);
   return response.json();
 }
 
 async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (const started = Date.now(); !(await probe()); await Bun.sleep(100)) if (Date.now() - started > GIVE_UP_MS) throw new Error(`gave up waiting for ${what}`);
+  for (const started = Date.now(); !(await probe()); await Bun.sleep(100))
+    if (Date.now() - started > GIVE_UP_MS) throw new Error(`gave up waiting for ${what}`);
 }
 
 /** Seconds from the delete until the word left the SQLite files, the index, and both. */
@@ -86,11 +101,23 @@ async function rewriteMs(rows: number): Promise<number> {
   const created = await db.createEmptyTable("t", itemsSchema());
   await created.createIndex("text", { config: fullTextIndex() });
   const row = (i: number) => ({
-    source_key: `memory|m${i}`, owner_id: "u", kind: "memory", source_id: `m${i}`, item_id: `m${i}`, workspace_id: null, session_id: null, document_type: null, meta: [],
-    created_at: i, text: `memory ${i} about ferns and ${i % 97} quinces on day ${i % 31} ${"with a few more words ".repeat(20)}`, context_before: "", context_after: "",
+    source_key: `memory|m${i}`,
+    owner_id: "u",
+    kind: "memory",
+    source_id: `m${i}`,
+    item_id: `m${i}`,
+    workspace_id: null,
+    session_id: null,
+    document_type: null,
+    meta: [],
+    created_at: i,
+    text: `memory ${i} about ferns and ${i % 97} quinces on day ${i % 31} ${"with a few more words ".repeat(20)}`,
+    context_before: "",
+    context_after: "",
     wvec: Array.from({ length: WORD_VECTOR_DIMS }, (_, d) => ((i * 31 + d) % 17) / 17),
   });
-  for (let from = 0; from < rows; from += 5_000) await created.add(Array.from({ length: Math.min(5_000, rows - from) }, (_, k) => row(from + k)));
+  for (let from = 0; from < rows; from += 5_000)
+    await created.add(Array.from({ length: Math.min(5_000, rows - from) }, (_, k) => row(from + k)));
   await created.optimize({ cleanupOlderThan: new Date() });
   await created.delete("source_key = 'memory|m1'");
   const started = performance.now();
@@ -101,11 +128,18 @@ async function rewriteMs(rows: number): Promise<number> {
   return round(ms, 0);
 }
 
-console.log(`purge: ${MEMORIES} memories of one user, ${ROUNDS} rounds, MNEMO_PURGE_WITHIN_MS=${WITHIN_MS}; ${machineLine()}`);
+console.log(
+  `purge: ${MEMORIES} memories of one user, ${ROUNDS} rounds, MNEMO_PURGE_WITHIN_MS=${WITHIN_MS}; ${machineLine()}`,
+);
 try {
   const dataDir = tempDir("mnemo-bench-purge-");
   const server = await spawnReplica("purge", dataDir, { MNEMO_PURGE_WITHIN_MS: String(WITHIN_MS) });
-  await ingest(server.url, "purge", Array.from({ length: MEMORIES }, (_, i) => `memory ${i} about ferns and ${i % 97} quinces on day ${i % 31}`), 8);
+  await ingest(
+    server.url,
+    "purge",
+    Array.from({ length: MEMORIES }, (_, i) => `memory ${i} about ferns and ${i % 97} quinces on day ${i % 31}`),
+    8,
+  );
   const rows: Array<Array<string | number>> = [];
   for (let r = 1; r <= ROUNDS; r++) rows.push([r, ...(await oneRound(server.url, dataDir))]);
   await server.stop();
@@ -113,7 +147,9 @@ try {
   console.log(table(["round", "SQLite file + WAL", "search index", "data dir"], rows));
   const sizes: Array<Array<string | number>> = [];
   for (const size of SIZES) sizes.push([size, await rewriteMs(size)]);
-  console.log(`\nthe purge's rewrite of one table (LanceDB alone: live rows written again, full-text index rebuilt, old versions removed)`);
+  console.log(
+    `\nthe purge's rewrite of one table (LanceDB alone: live rows written again, full-text index rebuilt, old versions removed)`,
+  );
   console.log(table(["rows", "ms"], sizes));
 } finally {
   cleanup();

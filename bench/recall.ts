@@ -80,11 +80,16 @@ try {
   fail((error as Error).message);
 }
 const args = parsed.values;
-const DEFAULT_SETS = [join(import.meta.dir, "..", "..", "shared", "bench", "locomo"), join(import.meta.dir, "heldout"), join(import.meta.dir, "heldout-chats")];
+const DEFAULT_SETS = [
+  join(import.meta.dir, "..", "..", "shared", "bench", "locomo"),
+  join(import.meta.dir, "heldout"),
+  join(import.meta.dir, "heldout-chats"),
+];
 const dataDirs = args.data?.length ? args.data : DEFAULT_SETS.filter((dir) => existsSync(dir));
 const provider = args.provider!;
 if (!["none", "openai", "local"].includes(provider)) fail(`--provider must be none, openai or local (got ${provider})`);
-if (provider === "openai" && !args["embeddings-url"]) fail("--provider openai needs --embeddings-url (an OpenAI-compatible …/v1 base URL)");
+if (provider === "openai" && !args["embeddings-url"])
+  fail("--provider openai needs --embeddings-url (an OpenAI-compatible …/v1 base URL)");
 
 const sets: Array<{ data: string; conversations: Conversation[] }> = dataDirs.map((data) => {
   let conversations: Conversation[] = [];
@@ -101,11 +106,22 @@ const conversationCount = sets.reduce((n, set) => n + set.conversations.length, 
 /** The signal sets to search with, by name; "all" (null: no `signals` field) first. */
 const signalSets = new Map<string, string[] | null>([["all", null]]);
 if (!args["no-ablations"]) {
-  const chosen = args.signals?.map((list) => list.split(",").map((s) => s.trim()).filter(Boolean));
-  const defaults = [["text"], ...SIGNALS.filter((s) => s !== "vector" || provider !== "none").map((left) => SIGNALS.filter((s) => s !== left && (s !== "vector" || provider !== "none")))];
+  const chosen = args.signals?.map((list) =>
+    list
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  const defaults = [
+    ["text"],
+    ...SIGNALS.filter((s) => s !== "vector" || provider !== "none").map((left) =>
+      SIGNALS.filter((s) => s !== left && (s !== "vector" || provider !== "none")),
+    ),
+  ];
   for (const set of chosen ?? defaults) {
     const unknown = set.filter((s) => !(SIGNALS as readonly string[]).includes(s));
-    if (unknown.length || !set.length) fail(`--signals takes a comma list of ${SIGNALS.join(", ")} (got "${set.join(",")}")`);
+    if (unknown.length || !set.length)
+      fail(`--signals takes a comma list of ${SIGNALS.join(", ")} (got "${set.join(",")}")`);
     const name = [...new Set(set)].join("+");
     signalSets.set(name, [...new Set(set)]);
   }
@@ -115,12 +131,23 @@ giveUpAfter(5 + conversationCount * 5 * signalSets.size, "bench:recall");
 function serverEnv(): Record<string, string> {
   if (provider === "openai") {
     const url = args["embeddings-url"]!;
-    if (!/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(url)) console.warn(`note: ${url} is not on this machine; the bench will use the network`);
-    return { EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: url, EMBEDDINGS_MODEL: args["embeddings-model"]!, ...(process.env.EMBEDDINGS_API_KEY ? { EMBEDDINGS_API_KEY: process.env.EMBEDDINGS_API_KEY } : {}) };
+    if (!/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|\/|$)/.test(url))
+      console.warn(`note: ${url} is not on this machine; the bench will use the network`);
+    return {
+      EMBEDDINGS_PROVIDER: "openai",
+      EMBEDDINGS_URL: url,
+      EMBEDDINGS_MODEL: args["embeddings-model"]!,
+      ...(process.env.EMBEDDINGS_API_KEY ? { EMBEDDINGS_API_KEY: process.env.EMBEDDINGS_API_KEY } : {}),
+    };
   }
   if (provider === "local") {
     const modelsDir = args["models-dir"] ?? process.env.MNEMO_MODELS_DIR;
-    return { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", ...(modelsDir ? { MNEMO_MODELS_DIR: modelsDir } : {}), ...(process.env.MNEMO_LOCAL_MODEL ? { MNEMO_LOCAL_MODEL: process.env.MNEMO_LOCAL_MODEL } : {}) };
+    return {
+      EMBEDDINGS_PROVIDER: "local",
+      MNEMO_MODEL_DOWNLOAD: "0",
+      ...(modelsDir ? { MNEMO_MODELS_DIR: modelsDir } : {}),
+      ...(process.env.MNEMO_LOCAL_MODEL ? { MNEMO_LOCAL_MODEL: process.env.MNEMO_LOCAL_MODEL } : {}),
+    };
   }
   return { EMBEDDINGS_PROVIDER: "none" };
 }
@@ -143,9 +170,19 @@ interface ConversationResult {
   index: IndexState;
 }
 
-type Ops = { drain(): Promise<number>; settle(): Promise<number>; compact(): Promise<number>; state(ownerId: string): Promise<IndexState> };
+type Ops = {
+  drain(): Promise<number>;
+  settle(): Promise<number>;
+  compact(): Promise<number>;
+  state(ownerId: string): Promise<IndexState>;
+};
 
-async function runConversation(url: string, ops: Ops, conversation: Conversation, runTag: string): Promise<ConversationResult> {
+async function runConversation(
+  url: string,
+  ops: Ops,
+  conversation: Conversation,
+  runTag: string,
+): Promise<ConversationResult> {
   const user = `locomo-${conversation.name}-${runTag}`;
   const api = client(url, user);
   const ingestStart = performance.now();
@@ -176,7 +213,10 @@ async function runConversation(url: string, ops: Ops, conversation: Conversation
       const ranked = response.results.map((r) => String(r.metadata.dia_id));
       const evidence = new Set(q.evidence);
       // fraction of evidence found in the top k, for each k
-      perQuestion.push({ category: q.category, hits: KS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size) });
+      perQuestion.push({
+        category: q.category,
+        hits: KS.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size),
+      });
     }
     perSet.set(name, { perQuestion, modes });
   }
@@ -199,7 +239,9 @@ async function runConversation(url: string, ops: Ops, conversation: Conversation
 }
 
 function recallOf(perQuestion: Array<{ hits: number[] }>): Record<string, number> {
-  return Object.fromEntries(KS.map((k, i) => [`R@${k}`, round(perQuestion.reduce((s, q) => s + q.hits[i], 0) / (perQuestion.length || 1), 3)]));
+  return Object.fromEntries(
+    KS.map((k, i) => [`R@${k}`, round(perQuestion.reduce((s, q) => s + q.hits[i], 0) / (perQuestion.length || 1), 3)]),
+  );
 }
 
 function byCategory(perQuestion: Array<{ category: number; hits: number[] }>) {
@@ -211,7 +253,10 @@ function byCategory(perQuestion: Array<{ category: number; hits: number[] }>) {
   return out;
 }
 
-const fmtModes = (modes: Record<string, number>) => Object.entries(modes).map(([k, v]) => `${k}×${v}`).join(" ");
+const fmtModes = (modes: Record<string, number>) =>
+  Object.entries(modes)
+    .map(([k, v]) => `${k}×${v}`)
+    .join(" ");
 
 /** One set's figures for the summary: per signal set and for the LanceDB baseline, each question's hits. */
 type SetFigures = { data: string; perSet: Map<string, Array<{ category: number; hits: number[] }>> };
@@ -221,14 +266,23 @@ async function main() {
   console.log(treeLine());
   const figures: SetFigures[] = [];
   for (const set of sets) figures.push(await runSet(set.data, set.conversations));
-  console.log(`\nSummary: every set, every signal set, and LanceDB's own full-text search on the same texts (limit 10)`);
+  console.log(
+    `\nSummary: every set, every signal set, and LanceDB's own full-text search on the same texts (limit 10)`,
+  );
   const rows: (string | number)[][] = [];
   for (const { data, perSet } of figures) {
     const baseline = recallOf(perSet.get(BASELINE)!)["R@5"];
     for (const [name, qs] of perSet) {
       const r = recallOf(qs);
       const multiHop = qs.filter((q) => q.category === 1);
-      rows.push([data.replace(/^.*\/(shared\/bench\/|bench\/)/, ""), name, qs.length, ...KS.map((k) => r[`R@${k}`].toFixed(3)), multiHop.length ? recallOf(multiHop)["R@5"].toFixed(3) : "-", name === BASELINE ? "" : (r["R@5"] - baseline >= 0 ? "+" : "") + (r["R@5"] - baseline).toFixed(3)]);
+      rows.push([
+        data.replace(/^.*\/(shared\/bench\/|bench\/)/, ""),
+        name,
+        qs.length,
+        ...KS.map((k) => r[`R@${k}`].toFixed(3)),
+        multiHop.length ? recallOf(multiHop)["R@5"].toFixed(3) : "-",
+        name === BASELINE ? "" : (r["R@5"] - baseline >= 0 ? "+" : "") + (r["R@5"] - baseline).toFixed(3),
+      ]);
     }
   }
   console.log(table(["set", "signals", "questions", "R@1", "R@5", "R@10", "multi-hop R@5", "R@5 − lancedb-fts"], rows));
@@ -239,19 +293,25 @@ const BASELINE = "lancedb-fts";
 async function runSet(data: string, conversations: Conversation[]): Promise<SetFigures> {
   const dir = tempDir("mnemo-recall-");
   const server = await startBenchServer({ dataDir: dir, env: serverEnv(), inProcess: args["in-process"] });
-  console.log(`\nserver: ${server.where}; provider ${provider}; ${args["compact-before-search"] ? "index compacted after each drain; " : ""}${args["without-session-id"] ? "no session_id (issue protocol fields only); " : "session_id per LoCoMo session; "}${args["without-timestamp"] ? "no timestamp; " : "timestamp = session date; "}signal sets ${[...signalSets.keys()].join(", ")}; data ${data} (${conversations.length} conversations)`);
+  console.log(
+    `\nserver: ${server.where}; provider ${provider}; ${args["compact-before-search"] ? "index compacted after each drain; " : ""}${args["without-session-id"] ? "no session_id (issue protocol fields only); " : "session_id per LoCoMo session; "}${args["without-timestamp"] ? "no timestamp; " : "timestamp = session date; "}signal sets ${[...signalSets.keys()].join(", ")}; data ${data} (${conversations.length} conversations)`,
+  );
   const results: ConversationResult[] = [];
   try {
     const runTag = Date.now().toString(36);
     for (const conversation of conversations) {
-      process.stderr.write(`  ${conversation.name}: ${conversation.turns.length} turns, ${conversation.questions.length} questions…\n`);
+      process.stderr.write(
+        `  ${conversation.name}: ${conversation.turns.length} turns, ${conversation.questions.length} questions…\n`,
+      );
       results.push(await runConversation(server.url, server.ops, conversation, runTag));
     }
   } finally {
     await server.stop();
     removeDir(dir);
   }
-  const perSetFigures: SetFigures["perSet"] = new Map([...signalSets.keys()].map((name) => [name, results.flatMap((r) => r.perSet.get(name)!.perQuestion)]));
+  const perSetFigures: SetFigures["perSet"] = new Map(
+    [...signalSets.keys()].map((name) => [name, results.flatMap((r) => r.perSet.get(name)!.perQuestion)]),
+  );
   perSetFigures.set(BASELINE, await lanceFtsBaseline(conversations, KS));
 
   const all = results.flatMap((r) => r.perQuestion);
@@ -265,30 +325,75 @@ async function runSet(data: string, conversations: Conversation[]): Promise<SetF
   const ms1 = (v: number) => v.toFixed(1);
   console.log(
     table(
-      ["conversation", "turns", "questions", "R@1", "R@5", "R@10", "p50", "p99", "ingest ms", "drain ms", "mode/strategy"],
       [
-        ...results.map((r) => [r.name, r.turns, r.questions, r3(r.recall["R@1"]), r3(r.recall["R@5"]), r3(r.recall["R@10"]), ms1(r.search.p50), ms1(r.search.p99), r.ingestMs, r.drainMs, fmtModes(r.modes)]),
-        ["overall", results.reduce((s, r) => s + r.turns, 0), all.length, r3(overall.recall["R@1"]), r3(overall.recall["R@5"]), r3(overall.recall["R@10"]), ms1(latencies.p50), ms1(latencies.p99), "", "", fmtModes(modes)],
+        "conversation",
+        "turns",
+        "questions",
+        "R@1",
+        "R@5",
+        "R@10",
+        "p50",
+        "p99",
+        "ingest ms",
+        "drain ms",
+        "mode/strategy",
+      ],
+      [
+        ...results.map((r) => [
+          r.name,
+          r.turns,
+          r.questions,
+          r3(r.recall["R@1"]),
+          r3(r.recall["R@5"]),
+          r3(r.recall["R@10"]),
+          ms1(r.search.p50),
+          ms1(r.search.p99),
+          r.ingestMs,
+          r.drainMs,
+          fmtModes(r.modes),
+        ]),
+        [
+          "overall",
+          results.reduce((s, r) => s + r.turns, 0),
+          all.length,
+          r3(overall.recall["R@1"]),
+          r3(overall.recall["R@5"]),
+          r3(overall.recall["R@10"]),
+          ms1(latencies.p50),
+          ms1(latencies.p99),
+          "",
+          "",
+          fmtModes(modes),
+        ],
       ],
     ),
   );
   const indexLine = (r: ConversationResult) => {
     const items = r.index.items;
     const fts = items?.indices.map((i) => `${i.name} ${i.indexed}/${i.unindexed}`).join(", ") ?? "none";
-    const vectors = r.index.vectors ? `; ${r.index.vectorTable} ${r.index.vectors.rows} rows, ${r.index.vectors.fragments} fragments` : "";
+    const vectors = r.index.vectors
+      ? `; ${r.index.vectorTable} ${r.index.vectors.rows} rows, ${r.index.vectors.fragments} fragments`
+      : "";
     return `  ${r.name}: items ${items?.rows ?? 0} rows (this user's partition), ${items?.fragments ?? 0} fragments; FTS indexed/unindexed rows: ${fts}${vectors}`;
   };
   console.log("\nIndex while the questions ran (after drain):");
   for (const r of results) console.log(indexLine(r));
-  console.log(`\nRecall per category and signal set (R@1 / R@5 / R@10; "all" sends no signals field; a server that ignores signals gives equal columns):`);
+  console.log(
+    `\nRecall per category and signal set (R@1 / R@5 / R@10; "all" sends no signals field; a server that ignores signals gives equal columns):`,
+  );
   const ablations = ablationTable(results);
   console.log(table(["category", "questions", ...ablations.names], ablations.rows));
   for (const name of ablations.names) {
     const modesOf: Record<string, number> = {};
-    for (const r of results) for (const [k, v] of Object.entries(r.perSet.get(name)!.modes)) modesOf[k] = (modesOf[k] ?? 0) + v;
+    for (const r of results)
+      for (const [k, v] of Object.entries(r.perSet.get(name)!.modes)) modesOf[k] = (modesOf[k] ?? 0) + v;
     console.log(`  ${name}: ${fmtModes(modesOf)}`);
   }
-  console.log(`\nR@5 by category (overall): ${Object.entries(overall.byCategory).map(([c, v]) => `${c} ${CATEGORY[c]} ${v.r5.toFixed(3)} (${v.questions} q)`).join("; ")}`);
+  console.log(
+    `\nR@5 by category (overall): ${Object.entries(overall.byCategory)
+      .map(([c, v]) => `${c} ${CATEGORY[c]} ${v.r5.toFixed(3)} (${v.questions} q)`)
+      .join("; ")}`,
+  );
   console.log("overall = mean over all questions of all conversations (not a mean of conversation means)");
 
   const notes = conversations.map((c) => c.evidenceNotes);
@@ -303,9 +408,14 @@ async function runSet(data: string, conversations: Conversation[]): Promise<SetF
   const ran = Object.keys(modes).join(", ");
   // The target depends on what actually ran: a missing model falls back to full text.
   const semantic = Object.keys(modes).some((m) => m.startsWith("semantic"));
-  const [target, goal] = semantic ? ["with vectors (local MiniLM) target R@5 ≥ 0.75", 0.75] : ["full-text only target R@5 ≥ 0.62", 0.62];
-  const fellBack = provider !== "none" && !semantic ? ` (provider ${provider} was asked for but no vectors took part)` : "";
-  console.log(`mode that ran: ${ran}${fellBack}; ${target}: ${overall.recall["R@5"].toFixed(3)} ${overall.recall["R@5"] >= goal ? "ok" : "MISSED"}`);
+  const [target, goal] = semantic
+    ? ["with vectors (local MiniLM) target R@5 ≥ 0.75", 0.75]
+    : ["full-text only target R@5 ≥ 0.62", 0.62];
+  const fellBack =
+    provider !== "none" && !semantic ? ` (provider ${provider} was asked for but no vectors took part)` : "";
+  console.log(
+    `mode that ran: ${ran}${fellBack}; ${target}: ${overall.recall["R@5"].toFixed(3)} ${overall.recall["R@5"] >= goal ? "ok" : "MISSED"}`,
+  );
   console.log(
     "RECALL_JSON " +
       JSON.stringify({
@@ -317,7 +427,13 @@ async function runSet(data: string, conversations: Conversation[]): Promise<SetF
         withTimestamp: !args["without-timestamp"],
         ablations: ablations.json,
         modes,
-        overall: { ...overall.recall, p50: latencies.p50, p99: latencies.p99, questions: all.length, byCategory: overall.byCategory },
+        overall: {
+          ...overall.recall,
+          p50: latencies.p50,
+          p99: latencies.p99,
+          questions: all.length,
+          byCategory: overall.byCategory,
+        },
         conversations: results.map(({ perQuestion: _q, perSet: _s, latencies: _l, ...r }) => r),
         evidence: { rewritten, dropped, noEvidence: noEvidence.length },
         data,
@@ -337,7 +453,10 @@ function ablationTable(results: ConversationResult[]) {
   const json: Record<string, Record<string, Record<string, number>>> = {};
   const rows: (string | number)[][] = [];
   const groups: [string, (q: { category: number }) => boolean][] = [
-    ...[1, 2, 3, 4].map((c): [string, (q: { category: number }) => boolean] => [`${c} ${CATEGORY[c]}`, (q) => q.category === c]),
+    ...[1, 2, 3, 4].map((c): [string, (q: { category: number }) => boolean] => [
+      `${c} ${CATEGORY[c]}`,
+      (q) => q.category === c,
+    ]),
     ["overall", () => true],
   ];
   for (const [label, keep] of groups) {

@@ -36,17 +36,33 @@ import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { memoryTexts, queryTexts } from "./lib/corpus";
 import { compareBackends, printBackends, type BackendComparison, type BackendOptions } from "./lib/backends";
-import { cleanup, fakeEmbedderEnv, giveUpAfter, removeDir, startBenchServer, startFakeEmbedderProcess, tempDir } from "./lib/harness";
+import {
+  cleanup,
+  fakeEmbedderEnv,
+  giveUpAfter,
+  removeDir,
+  startBenchServer,
+  startFakeEmbedderProcess,
+  tempDir,
+} from "./lib/harness";
 import { machine, machineLine, treeLine } from "./lib/machine";
 import { DEFAULT_POSTGRES_URL } from "./lib/postgres";
-import { measureFirstSearchAfterWrites, measureIngest, measureSearch, type IngestResult, type SearchResult } from "./lib/speed";
+import {
+  measureFirstSearchAfterWrites,
+  measureIngest,
+  measureSearch,
+  type IngestResult,
+  type SearchResult,
+} from "./lib/speed";
 import { round, table } from "./lib/stats";
 import { runTenancy, type TenancyOptions } from "./lib/tenancy";
 import { printTenancy } from "./lib/tenancy-report";
 
 function usage(message: string): never {
-  console.error(`bench: ${message}\nusage: npm run bench -- [--n 10000] [--queries 500] [--warmup 50] [--mode fulltext|fake|all|none] [--scale 100000] [--seed 42] [--in-process] [--no-backends] [--no-postgres] [--postgres-url URL]\n` +
-    `       npm run bench -- --mode tenancy [--users 50] [--per-user 10000] [--scale 100000] [--hybrid N] [--queries 500] [--warmup 50] [--seed 42] [--in-process]`);
+  console.error(
+    `bench: ${message}\nusage: npm run bench -- [--n 10000] [--queries 500] [--warmup 50] [--mode fulltext|fake|all|none] [--scale 100000] [--seed 42] [--in-process] [--no-backends] [--no-postgres] [--postgres-url URL]\n` +
+      `       npm run bench -- --mode tenancy [--users 50] [--per-user 10000] [--scale 100000] [--hybrid N] [--queries 500] [--warmup 50] [--seed 42] [--in-process]`,
+  );
   process.exit(2);
 }
 
@@ -83,26 +99,60 @@ const N = positive("n", args.n);
 const QUERIES = positive("queries", args.queries);
 const WARMUP = positive("warmup", args.warmup, 0);
 const SEED = positive("seed", args.seed, 0);
-const MODE_SETS: Record<string, string[]> = { all: ["fulltext", "fake"], fulltext: ["fulltext"], fake: ["fake"], none: [], tenancy: [] };
+const MODE_SETS: Record<string, string[]> = {
+  all: ["fulltext", "fake"],
+  fulltext: ["fulltext"],
+  fake: ["fake"],
+  none: [],
+  tenancy: [],
+};
 const MODES = MODE_SETS[args.mode!] ?? [];
 if (!(args.mode! in MODE_SETS)) usage(`--mode must be fulltext, fake, all, none or tenancy (got ${args.mode})`);
 const IN_PROCESS = args["in-process"]!;
 const TENANCY: TenancyOptions | null = args.mode === "tenancy" ? tenancyOptions() : null;
 // In tenancy mode --scale is the single-user run of the tenancy bench, not runScale.
 const SCALE = args.scale === undefined || TENANCY ? null : positive("scale", args.scale);
-const BACKENDS: BackendOptions | null = args.backends && !TENANCY
-  ? { n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, clients: 8, inProcess: IN_PROCESS, postgresUrl: args.postgres ? args["postgres-url"]! : null }
-  : null;
+const BACKENDS: BackendOptions | null =
+  args.backends && !TENANCY
+    ? {
+        n: N,
+        queries: QUERIES,
+        warmup: WARMUP,
+        seed: SEED,
+        clients: 8,
+        inProcess: IN_PROCESS,
+        postgresUrl: args.postgres ? args["postgres-url"]! : null,
+      }
+    : null;
 // Generous: the default run takes about a minute on 2 cores, 100k memories about two.
 if (!TENANCY) giveUpAfter(Math.ceil(15 + (N / 10_000) * (BACKENDS ? 9 : 5) + ((SCALE ?? 0) / 100_000) * 20), "bench");
 // Tenancy: about 15 minutes with the defaults (500k memories in the many-user server) on 2 cores.
-else giveUpAfter(Math.ceil(20 + ((TENANCY.users + 1) * TENANCY.perUser / 100_000) * 8 + (TENANCY.scale / 100_000) * 10 + (TENANCY.hybrid / 100_000) * 20), "bench");
+else
+  giveUpAfter(
+    Math.ceil(
+      20 +
+        (((TENANCY.users + 1) * TENANCY.perUser) / 100_000) * 8 +
+        (TENANCY.scale / 100_000) * 10 +
+        (TENANCY.hybrid / 100_000) * 20,
+    ),
+    "bench",
+  );
 
 function tenancyOptions(): TenancyOptions {
   const users = positive("users", args.users, 2);
   const scale = positive("scale", args.scale ?? "100000");
   const hybrid = args.hybrid === undefined ? scale : positive("hybrid", args.hybrid, 0);
-  return { users, perUser: positive("per-user", args["per-user"]), scale, hybrid, queries: QUERIES, warmup: WARMUP, seed: SEED, clients: 8, inProcess: IN_PROCESS };
+  return {
+    users,
+    perUser: positive("per-user", args["per-user"]),
+    scale,
+    hybrid,
+    queries: QUERIES,
+    warmup: WARMUP,
+    seed: SEED,
+    clients: 8,
+    inProcess: IN_PROCESS,
+  };
 }
 
 interface ModeRun {
@@ -132,7 +182,13 @@ async function runOne(mode: string, clients: number, env: Record<string, string>
   try {
     const user = `bench-${mode}-${clients}`;
     process.stderr.write(`  ${mode}, ${clients} client(s)${mixed ? " + 1 searching" : ""}: ingesting ${N}…\n`);
-    const ingest = await measureIngest(server, user, memoryTexts(SEED, N), clients, mixed ? queryTexts(SEED, QUERIES) : undefined);
+    const ingest = await measureIngest(
+      server,
+      user,
+      memoryTexts(SEED, N),
+      clients,
+      mixed ? queryTexts(SEED, QUERIES) : undefined,
+    );
     if (mixed) return { mode, clients, mixed, ingest, search: null, readYourWrites: [] };
     process.stderr.write(`  ${mode}, ${clients} client(s): searching ${QUERIES} (+${WARMUP} warm-up)…\n`);
     const search = await measureSearch(server, user, queryTexts(SEED, WARMUP + QUERIES), WARMUP);
@@ -149,20 +205,49 @@ async function runOne(mode: string, clients: number, env: Record<string, string>
 }
 
 function printIngest(runs: ModeRun[], count = N) {
-  console.log(`\nIngest of ${count} memories over HTTP (one user; POST /v1/memories), then index catch-up (outbox drained)`);
+  console.log(
+    `\nIngest of ${count} memories over HTTP (one user; POST /v1/memories), then index catch-up (outbox drained)`,
+  );
   console.log(
     table(
-      ["mode", "clients", "mem/s", "req p50 ms", "req p99 ms", "search during p50/p99", "pending after", "catch-up ms", "+ vector index wait ms", "items frags ingest→drain", "vector frags ingest→drain", "items versions", "index MB", "server RSS MB"],
-      runs.map((run) => [run, run.ingest] as const).map(([run, r]) => [
-        run.mode, label(run), r.perSecond, ms(r.latency.p50), ms(r.latency.p99),
-        r.searchDuringIngest ? `${ms(r.searchDuringIngest.http.p50)}/${ms(r.searchDuringIngest.http.p99)} (${r.searchDuringIngest.queries})` : "-",
-        `${r.afterIngest.outbox.pendingText}t/${r.afterIngest.outbox.pendingVector}v`,
-        r.catchUpMs,
-        r.indexBuildWaitMs,
-        `${r.afterIngest.items?.fragments ?? 0}→${r.afterDrain.items?.fragments ?? 0}`,
-        r.afterDrain.vectorTable ? `${r.afterIngest.vectors?.fragments ?? 0}→${r.afterDrain.vectors?.fragments ?? 0}` : "-",
-        r.afterDrain.items?.versions, r.afterDrain.lanceMB, r.afterDrain.rssMB,
-      ]),
+      [
+        "mode",
+        "clients",
+        "mem/s",
+        "req p50 ms",
+        "req p99 ms",
+        "search during p50/p99",
+        "pending after",
+        "catch-up ms",
+        "+ vector index wait ms",
+        "items frags ingest→drain",
+        "vector frags ingest→drain",
+        "items versions",
+        "index MB",
+        "server RSS MB",
+      ],
+      runs
+        .map((run) => [run, run.ingest] as const)
+        .map(([run, r]) => [
+          run.mode,
+          label(run),
+          r.perSecond,
+          ms(r.latency.p50),
+          ms(r.latency.p99),
+          r.searchDuringIngest
+            ? `${ms(r.searchDuringIngest.http.p50)}/${ms(r.searchDuringIngest.http.p99)} (${r.searchDuringIngest.queries})`
+            : "-",
+          `${r.afterIngest.outbox.pendingText}t/${r.afterIngest.outbox.pendingVector}v`,
+          r.catchUpMs,
+          r.indexBuildWaitMs,
+          `${r.afterIngest.items?.fragments ?? 0}→${r.afterDrain.items?.fragments ?? 0}`,
+          r.afterDrain.vectorTable
+            ? `${r.afterIngest.vectors?.fragments ?? 0}→${r.afterDrain.vectors?.fragments ?? 0}`
+            : "-",
+          r.afterDrain.items?.versions,
+          r.afterDrain.lanceMB,
+          r.afterDrain.rssMB,
+        ]),
     ),
   );
   console.log("\nIndexer work while ingesting | while catching up (calls, summed ms, rows or texts)");
@@ -172,7 +257,17 @@ function printIngest(runs: ModeRun[], count = N) {
     for (const stage of new Set([...Object.keys(during), ...Object.keys(catchUp)])) {
       const a = during[stage];
       const b = catchUp[stage];
-      rows.push([run.mode, label(run), stage, a?.calls ?? 0, a?.ms ?? 0, a?.items ?? 0, b?.calls ?? 0, b?.ms ?? 0, b?.items ?? 0]);
+      rows.push([
+        run.mode,
+        label(run),
+        stage,
+        a?.calls ?? 0,
+        a?.ms ?? 0,
+        a?.items ?? 0,
+        b?.calls ?? 0,
+        b?.ms ?? 0,
+        b?.items ?? 0,
+      ]);
     }
   }
   console.log(table(["mode", "clients", "stage", "calls", "ms", "rows", "| calls", "ms", "rows"], rows));
@@ -180,9 +275,15 @@ function printIngest(runs: ModeRun[], count = N) {
   const indexRows: Array<Array<string | number>> = [];
   for (const run of runs) {
     const r = run.ingest;
-    for (const [name, state] of [["items", r.afterDrain.items], [r.afterDrain.vectorTable ?? "", r.afterDrain.vectors]] as const) {
+    for (const [name, state] of [
+      ["items", r.afterDrain.items],
+      [r.afterDrain.vectorTable ?? "", r.afterDrain.vectors],
+    ] as const) {
       if (!state) continue;
-      const indices = state.indices.map((i) => `${i.type} ${i.indexed}/${i.unindexed}${i.parts ? ` in ${i.parts} part(s)` : ""}`).join(", ") || "none";
+      const indices =
+        state.indices
+          .map((i) => `${i.type} ${i.indexed}/${i.unindexed}${i.parts ? ` in ${i.parts} part(s)` : ""}`)
+          .join(", ") || "none";
       indexRows.push([run.mode, label(run), name, state.rows, state.fragments, state.smallFragments, indices]);
     }
   }
@@ -190,7 +291,9 @@ function printIngest(runs: ModeRun[], count = N) {
   for (const run of runs) {
     const d = run.ingest.searchDuringIngest;
     if (!d) continue;
-    console.log(`search during ingest (${run.mode}, ${d.queries} searches): p50/p99 ms — HTTP ${ms(d.http.p50)}/${ms(d.http.p99)}, waiting for the user's pending rows to be indexed (flush) ${ms(d.flush.p50)}/${ms(d.flush.p99)}, full-text ${ms(d.text.p50)}/${ms(d.text.p99)}, vector ${ms(d.vector.p50)}/${ms(d.vector.p99)}`);
+    console.log(
+      `search during ingest (${run.mode}, ${d.queries} searches): p50/p99 ms — HTTP ${ms(d.http.p50)}/${ms(d.http.p99)}, waiting for the user's pending rows to be indexed (flush) ${ms(d.flush.p50)}/${ms(d.flush.p99)}, full-text ${ms(d.text.p50)}/${ms(d.text.p99)}, vector ${ms(d.vector.p50)}/${ms(d.vector.p99)}`,
+    );
   }
   const unwrapped = new Set(runs.flatMap((r) => r.ingest.afterDrain.unwrapped));
   if (unwrapped.size) console.log(`note: no timings for ${[...unwrapped].join(", ")} (not found on this server build)`);
@@ -200,9 +303,31 @@ function printSearch(title: string, rows: Array<{ label: string; clients: number
   console.log(`\n${title}`);
   console.log(
     table(
-      ["mode", "ingested by", "queries", "p50", "p95", "p99", "max", "excl. embed p50/p99", "engine p50/p99", "flush p99", "embed p50/p99", "fts p50/p99", "vector p50/p99", "outside engine p50/p99", "mode/strategy"],
+      [
+        "mode",
+        "ingested by",
+        "queries",
+        "p50",
+        "p95",
+        "p99",
+        "max",
+        "excl. embed p50/p99",
+        "engine p50/p99",
+        "flush p99",
+        "embed p50/p99",
+        "fts p50/p99",
+        "vector p50/p99",
+        "outside engine p50/p99",
+        "mode/strategy",
+      ],
       rows.map(({ label, clients, search: s }) => [
-        label, `${clients} client(s)`, s.queries, ms(s.http.p50), ms(s.http.p95), ms(s.http.p99), ms(s.http.max),
+        label,
+        `${clients} client(s)`,
+        s.queries,
+        ms(s.http.p50),
+        ms(s.http.p95),
+        ms(s.http.p99),
+        ms(s.http.max),
         s.httpExclEmbed ? `${ms(s.httpExclEmbed.p50)}/${ms(s.httpExclEmbed.p99)}` : "-",
         s.engine ? `${ms(s.engine.p50)}/${ms(s.engine.p99)}` : "-",
         s.flush ? ms(s.flush.p99) : "-",
@@ -210,12 +335,16 @@ function printSearch(title: string, rows: Array<{ label: string; clients: number
         s.text ? `${ms(s.text.p50)}/${ms(s.text.p99)}` : "-",
         s.vector ? `${ms(s.vector.p50)}/${ms(s.vector.p99)}` : "-",
         s.outsideEngine ? `${ms(s.outsideEngine.p50)}/${ms(s.outsideEngine.p99)}` : "-",
-        Object.entries(s.modes).map(([k, v]) => `${k}×${v}`).join(" "),
+        Object.entries(s.modes)
+          .map(([k, v]) => `${k}×${v}`)
+          .join(" "),
       ]),
     ),
   );
   for (const { label, clients, search: s } of rows) {
-    console.log(`  ${label}/${clients}: mean results ${s.meanResults}; slowest: ${s.slowest.map((q) => `${q.ms} ms "${q.query}"`).join("; ")}`);
+    console.log(
+      `  ${label}/${clients}: mean results ${s.meanResults}; slowest: ${s.slowest.map((q) => `${q.ms} ms "${q.query}"`).join("; ")}`,
+    );
   }
 }
 
@@ -223,10 +352,12 @@ function printTargets(runs: ModeRun[]) {
   const check = (ok: boolean) => (ok ? "ok" : "MISSED");
   console.log("\nTargets");
   for (const run of runs.filter((r) => r.clients === 8 && r.search)) {
-    console.log(`  ${run.mode}: ≥1000 mem/s with 8 clients: ${run.ingest.perSecond} ${check(run.ingest.perSecond >= 1000)}; ` +
-      `search p99 ≤20 ms: ${ms(run.search!.http.p99)} ${check(run.search!.http.p99 <= 20)}; ` +
-      `fragments ≤100 after ingest: items ${run.ingest.afterIngest.items?.fragments ?? 0}${run.ingest.afterIngest.vectorTable ? `, vectors ${run.ingest.afterIngest.vectors?.fragments ?? 0}` : ""} ` +
-      `${check(Math.max(run.ingest.afterIngest.items?.fragments ?? 0, run.ingest.afterIngest.vectors?.fragments ?? 0) <= 100)}`);
+    console.log(
+      `  ${run.mode}: ≥1000 mem/s with 8 clients: ${run.ingest.perSecond} ${check(run.ingest.perSecond >= 1000)}; ` +
+        `search p99 ≤20 ms: ${ms(run.search!.http.p99)} ${check(run.search!.http.p99 <= 20)}; ` +
+        `fragments ≤100 after ingest: items ${run.ingest.afterIngest.items?.fragments ?? 0}${run.ingest.afterIngest.vectorTable ? `, vectors ${run.ingest.afterIngest.vectors?.fragments ?? 0}` : ""} ` +
+        `${check(Math.max(run.ingest.afterIngest.items?.fragments ?? 0, run.ingest.afterIngest.vectors?.fragments ?? 0) <= 100)}`,
+    );
   }
 }
 
@@ -251,8 +382,22 @@ async function runScale(count: number) {
     server = await startBenchServer({ dataDir: dir, env: fakeEmbedderEnv(fake.url), inProcess: IN_PROCESS });
     const restartedSearch = await measureSearch(server, user, queryTexts(SEED + 3, WARMUP + QUERIES), WARMUP);
     const restarted = await server.ops.state(user);
-    const restartedRun: ModeRun = { mode: `fake@${count} restarted`, clients: 8, mixed: false, ingest, search: restartedSearch, readYourWrites: [] };
-    return { run, restartedRun, vectorRecall, rssMB: state.rssMB, peakRssMB: state.peakRssMB, restartedRssMB: restarted.rssMB };
+    const restartedRun: ModeRun = {
+      mode: `fake@${count} restarted`,
+      clients: 8,
+      mixed: false,
+      ingest,
+      search: restartedSearch,
+      readYourWrites: [],
+    };
+    return {
+      run,
+      restartedRun,
+      vectorRecall,
+      rssMB: state.rssMB,
+      peakRssMB: state.peakRssMB,
+      restartedRssMB: restarted.rssMB,
+    };
   } finally {
     await server.stop();
     removeDir(dir);
@@ -260,16 +405,31 @@ async function runScale(count: number) {
   }
 }
 
-const load = () => loadavg().map((v) => v.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((v) => v.toFixed(2))
+    .join(" ");
 
 async function main() {
   console.log(machineLine());
   console.log(treeLine());
-  console.log(`load average before the bench: ${load()} (other processes on this machine skew the figures; the bench itself keeps about 2 cores busy)`);
-  console.log(`server: ${IN_PROCESS ? "in-process (same Bun process as the client)" : "separate Bun process (bench/lib/server-child.ts → startServer), client in this process"}; fake embedder in its own process`);
+  console.log(
+    `load average before the bench: ${load()} (other processes on this machine skew the figures; the bench itself keeps about 2 cores busy)`,
+  );
+  console.log(
+    `server: ${IN_PROCESS ? "in-process (same Bun process as the client)" : "separate Bun process (bench/lib/server-child.ts → startServer), client in this process"}; fake embedder in its own process`,
+  );
   if (TENANCY) return tenancyMain(TENANCY);
-  const sizes = [MODES.length ? `${N} per mode run` : "", BACKENDS ? `${N} per backend run` : "", SCALE ? `${SCALE} for the scale run` : ""].filter(Boolean).join(", ");
-  console.log(`corpus: generated memories (seed ${SEED}; ${sizes}); ${QUERIES} distinct queries after ${WARMUP} warm-up; limit 10`);
+  const sizes = [
+    MODES.length ? `${N} per mode run` : "",
+    BACKENDS ? `${N} per backend run` : "",
+    SCALE ? `${SCALE} for the scale run` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
+  console.log(
+    `corpus: generated memories (seed ${SEED}; ${sizes}); ${QUERIES} distinct queries after ${WARMUP} warm-up; limit 10`,
+  );
   const started = performance.now();
   const runs: ModeRun[] = [];
   for (const mode of MODES) {
@@ -284,10 +444,17 @@ async function main() {
   }
   if (runs.length) {
     printIngest(runs);
-    const searched = runs.filter((r) => r.search).map((r) => ({ label: r.mode, clients: r.clients, search: r.search! }));
+    const searched = runs
+      .filter((r) => r.search)
+      .map((r) => ({ label: r.mode, clients: r.clients, search: r.search! }));
     printSearch(`Search latency over HTTP at ${N} memories (ms; sequential, one client; after catch-up)`, searched);
     console.log("\nRead-your-writes: first search right after fresh writes (ms; includes indexing them)");
-    console.log(table(["mode", "ingested by", "fresh writes", "first search ms", "mode"], runs.flatMap((r) => r.readYourWrites.map((p) => [r.mode, r.clients, p.writes, p.firstSearchMs, p.mode]))));
+    console.log(
+      table(
+        ["mode", "ingested by", "fresh writes", "first search ms", "mode"],
+        runs.flatMap((r) => r.readYourWrites.map((p) => [r.mode, r.clients, p.writes, p.firstSearchMs, p.mode])),
+      ),
+    );
     printTargets(runs);
   }
   let backends: BackendComparison | null = null;
@@ -300,32 +467,45 @@ async function main() {
     scale = await runScale(SCALE);
     console.log(`\n=== Scale: one user, ${SCALE} memories, fake embedder 384-d (hybrid), ingested with 8 clients ===`);
     printIngest([scale.run], SCALE);
-    printSearch(`Search latency over HTTP at ${SCALE} memories (ms; sequential, one client; after catch-up, then in a restarted server)`, [
-      { label: scale.run.mode, clients: 8, search: scale.run.search! },
-      { label: scale.restartedRun.mode, clients: 8, search: scale.restartedRun.search! },
-    ]);
+    printSearch(
+      `Search latency over HTTP at ${SCALE} memories (ms; sequential, one client; after catch-up, then in a restarted server)`,
+      [
+        { label: scale.run.mode, clients: 8, search: scale.run.search! },
+        { label: scale.restartedRun.mode, clients: 8, search: scale.restartedRun.search! },
+      ],
+    );
     const v = scale.vectorRecall;
     const r3 = (x: number | null) => (x === null ? "-" : x.toFixed(3));
-    console.log(`  vector index: ${v ? `${v.vectorIndex}; the server's vector search vs an exact scan, recall@${v.k} ${r3(v.recallAtK)} (counting exact-distance ties as hits ${r3(v.recallAtKTieAware)}) over ${v.queries} queries` : "no vector table"}`);
+    console.log(
+      `  vector index: ${v ? `${v.vectorIndex}; the server's vector search vs an exact scan, recall@${v.k} ${r3(v.recallAtK)} (counting exact-distance ties as hits ${r3(v.recallAtKTieAware)}) over ${v.queries} queries` : "no vector table"}`,
+    );
     const excl = scale.run.search!.httpExclEmbed;
     const again = scale.restartedRun.search!.httpExclEmbed;
-    console.log(`  targets: search excl. query embedding p50 ≤5 ms: ${ms(excl?.p50)} (restarted ${ms(again?.p50)}), p99 ≤15 ms: ${ms(excl?.p99)} (restarted ${ms(again?.p99)}); RSS ≤500 MB: ${scale.rssMB} MB after ingesting and searching in one process (peak ${scale.peakRssMB ?? "-"} MB), ${scale.restartedRssMB} MB in a restarted server after ${QUERIES + WARMUP} searches`);
+    console.log(
+      `  targets: search excl. query embedding p50 ≤5 ms: ${ms(excl?.p50)} (restarted ${ms(again?.p50)}), p99 ≤15 ms: ${ms(excl?.p99)} (restarted ${ms(again?.p99)}); RSS ≤500 MB: ${scale.rssMB} MB after ingesting and searching in one process (peak ${scale.peakRssMB ?? "-"} MB), ${scale.restartedRssMB} MB in a restarted server after ${QUERIES + WARMUP} searches`,
+    );
   }
   const totalS = round((performance.now() - started) / 1000, 1);
   console.log(`\ntotal ${totalS} s; load average at end: ${load()}`);
-  console.log(`BENCH_JSON ${JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, runs, backends, scale, totalS })}`);
+  console.log(
+    `BENCH_JSON ${JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", n: N, queries: QUERIES, warmup: WARMUP, seed: SEED, runs, backends, scale, totalS })}`,
+  );
 }
 
 /** `--mode tenancy`: the tenancy bench alone (the header lines are main's). */
 async function tenancyMain(o: TenancyOptions) {
-  console.log(`corpus: generated memories; the measured user's from seed ${o.seed}, the other users' from seeds ${o.seed + 1001}…; ` +
-    `${o.queries} distinct queries (seed ${o.seed + 3}) after ${o.warmup} warm-up, the same in every search phase; limit 10`);
+  console.log(
+    `corpus: generated memories; the measured user's from seed ${o.seed}, the other users' from seeds ${o.seed + 1001}…; ` +
+      `${o.queries} distinct queries (seed ${o.seed + 3}) after ${o.warmup} warm-up, the same in every search phase; limit 10`,
+  );
   const started = performance.now();
   const tenancy = await runTenancy(o);
   printTenancy(tenancy);
   const totalS = round((performance.now() - started) / 1000, 1);
   console.log(`\ntotal ${totalS} s; load average at end: ${load()}`);
-  console.log(`BENCH_JSON ${JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", mode: "tenancy", tenancy, totalS })}`);
+  console.log(
+    `BENCH_JSON ${JSON.stringify({ machine: machine(), server: IN_PROCESS ? "in-process" : "child-process", mode: "tenancy", tenancy, totalS })}`,
+  );
 }
 
 try {

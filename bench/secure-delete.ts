@@ -17,7 +17,9 @@ import { cleanup, diskBytes, removeDir, tempDir } from "./lib/harness";
 import { machineLine } from "./lib/machine";
 import { round, table } from "./lib/stats";
 
-const { values: args } = parseArgs({ options: { memories: { type: "string", default: "20000" }, rounds: { type: "string", default: "3" } } });
+const { values: args } = parseArgs({
+  options: { memories: { type: "string", default: "20000" }, rounds: { type: "string", default: "3" } },
+});
 const N = Number(args.memories);
 const ROUNDS = Number(args.rounds);
 const BATCH = 500;
@@ -41,7 +43,16 @@ async function oneRun(secureDelete: boolean): Promise<Record<string, number>> {
   // Every connection of the store turns it on; off here for the comparison.
   if (!secureDelete) await run(store.db, sql`PRAGMA secure_delete = OFF`);
   const now = new Date().toISOString();
-  const row = (owner: string, i: number) => ({ ownerId: owner, id: `m${i}`, content: text(i), metadata: {}, workspaceId: null, sessionId: null, createdAt: now, updatedAt: now });
+  const row = (owner: string, i: number) => ({
+    ownerId: owner,
+    id: `m${i}`,
+    content: text(i),
+    metadata: {},
+    workspaceId: null,
+    sessionId: null,
+    createdAt: now,
+    updatedAt: now,
+  });
   const ids = Array.from({ length: N }, (_, i) => i);
   const cpu: Record<string, number> = {};
   const phase = async (name: string, fn: () => Promise<unknown>) => {
@@ -50,23 +61,37 @@ async function oneRun(secureDelete: boolean): Promise<Record<string, number>> {
     return wall;
   };
   const one = {
-    write: await phase("oneWrite", () => inParallel(ids, 8, async (i) => void (await store.transaction((tx) => repo.insert(tx, row("a", i)))))),
-    delete: await phase("oneDelete", () => inParallel(ids, 8, async (i) => void (await store.transaction((tx) => repo.delete(tx, "a", `m${i}`))))),
+    write: await phase("oneWrite", () =>
+      inParallel(ids, 8, async (i) => void (await store.transaction((tx) => repo.insert(tx, row("a", i))))),
+    ),
+    delete: await phase("oneDelete", () =>
+      inParallel(ids, 8, async (i) => void (await store.transaction((tx) => repo.delete(tx, "a", `m${i}`)))),
+    ),
   };
   const batches = Array.from({ length: Math.ceil(N / BATCH) }, (_, b) => ids.slice(b * BATCH, (b + 1) * BATCH));
   const batched = {
     write: await phase("batchWrite", async () => {
-      for (const batch of batches) await store.transaction(async (tx) => { for (const i of batch) await repo.insert(tx, row("b", i)); });
+      for (const batch of batches)
+        await store.transaction(async (tx) => {
+          for (const i of batch) await repo.insert(tx, row("b", i));
+        });
     }),
     delete: await phase("batchDelete", async () => {
-      for (const batch of batches) await store.transaction(async (tx) => { for (const i of batch) await repo.delete(tx, "b", `m${i}`); });
+      for (const batch of batches)
+        await store.transaction(async (tx) => {
+          for (const i of batch) await repo.delete(tx, "b", `m${i}`);
+        });
     }),
   };
   await store.close();
   const bytes = diskBytes(dir);
   removeDir(dir);
   return {
-    oneWrite: one.write, oneDelete: one.delete, batchWrite: batched.write, batchDelete: batched.delete, bytes,
+    oneWrite: one.write,
+    oneDelete: one.delete,
+    batchWrite: batched.write,
+    batchDelete: batched.delete,
+    bytes,
     ...Object.fromEntries(Object.entries(cpu).map(([name, ms]) => [`cpu:${name}`, ms])),
   };
 }
@@ -76,7 +101,8 @@ console.log(`${N} memories of ~${text(0).length} bytes; ${ROUNDS} rounds, secure
 const results: Record<"off" | "on", Array<Record<string, number>>> = { off: [], on: [] };
 try {
   for (let r = 0; r < ROUNDS; r++) {
-    for (const mode of r % 2 ? (["on", "off"] as const) : (["off", "on"] as const)) results[mode].push(await oneRun(mode === "on"));
+    for (const mode of r % 2 ? (["on", "off"] as const) : (["off", "on"] as const))
+      results[mode].push(await oneRun(mode === "on"));
   }
 } finally {
   cleanup();
@@ -86,7 +112,12 @@ const rates = (mode: "off" | "on", key: string) => results[mode].map((r) => roun
 const spread = (values: number[]) => `${median(values)} (${Math.min(...values)}–${Math.max(...values)})`;
 const rows = ["oneWrite", "oneDelete", "batchWrite", "batchDelete"].map((key) => {
   const [off, on] = [rates("off", key), rates("on", key)];
-  const label = { oneWrite: "write, 1 per transaction", oneDelete: "delete, 1 per transaction", batchWrite: `write, ${BATCH} per transaction`, batchDelete: `delete, ${BATCH} per transaction` }[key];
+  const label = {
+    oneWrite: "write, 1 per transaction",
+    oneDelete: "delete, 1 per transaction",
+    batchWrite: `write, ${BATCH} per transaction`,
+    batchDelete: `delete, ${BATCH} per transaction`,
+  }[key];
   return [label, spread(off), spread(on), `${round((median(on) / median(off) - 1) * 100, 1)} %`];
 });
 console.log(table(["rows/s: median (min–max)", "secure_delete off", "secure_delete on", "change of medians"], rows));
@@ -95,5 +126,9 @@ const cpuRows = ["oneWrite", "oneDelete", "batchWrite", "batchDelete"].map((key)
   const [off, on] = [per("off"), per("on")];
   return [key, spread(off), spread(on), `${round((median(on) / median(off) - 1) * 100, 1)} %`];
 });
-console.log(`\n${table(["CPU µs per row: median (min–max)", "secure_delete off", "secure_delete on", "change of medians"], cpuRows)}`);
-console.log(`\nfile size after: off ${round(median(results.off.map((r) => r.bytes)) / 1e6, 1)} MB, on ${round(median(results.on.map((r) => r.bytes)) / 1e6, 1)} MB`);
+console.log(
+  `\n${table(["CPU µs per row: median (min–max)", "secure_delete off", "secure_delete on", "change of medians"], cpuRows)}`,
+);
+console.log(
+  `\nfile size after: off ${round(median(results.off.map((r) => r.bytes)) / 1e6, 1)} MB, on ${round(median(results.on.map((r) => r.bytes)) / 1e6, 1)} MB`,
+);

@@ -46,7 +46,9 @@ const headers = { authorization: "Bearer mock-token-soak", "content-type": "appl
  * older than 90 s (the writer keeps 60 s of versions: older ones should be gone), the
  * largest per table, read as a second process would.
  */
-async function lanceShape(indexDir: string): Promise<{ fragments: number; versions: number; old: number; tables: number }> {
+async function lanceShape(
+  indexDir: string,
+): Promise<{ fragments: number; versions: number; old: number; tables: number }> {
   const db = await lancedb.connect(indexDir);
   let fragments = 0;
   let versions = 0;
@@ -76,21 +78,37 @@ function diskBreakdown(dir: string): string {
   let sqlite = "";
   try {
     const db = new Database(join(dir, "mnemo.sqlite"), { readonly: true });
-    const objects = db.query<{ name: string; bytes: number }, []>("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 6").all();
-    const free = db.query<{ freelist_count: number }, []>("PRAGMA freelist_count").get()!.freelist_count * db.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
+    const objects = db
+      .query<{ name: string; bytes: number }, []>(
+        "SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 6",
+      )
+      .all();
+    const free =
+      db.query<{ freelist_count: number }, []>("PRAGMA freelist_count").get()!.freelist_count *
+      db.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
     db.close();
     sqlite = `; in mnemo.sqlite: ${objects.map((o) => `${o.name} ${mb(o.bytes)}`).join(", ")}, free pages ${mb(free)}`;
   } catch (error) {
     sqlite = `; mnemo.sqlite not inspected (${(error as Error).message})`;
   }
-  return parts.filter(([, bytes]) => bytes > 0).sort((a, b) => b[1] - a[1]).map(([name, bytes]) => `${name} ${mb(bytes)}`).join(", ") + sqlite;
+  return (
+    parts
+      .filter(([, bytes]) => bytes > 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, bytes]) => `${name} ${mb(bytes)}`)
+      .join(", ") + sqlite
+  );
 }
 
 async function searchP95(url: string): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < SEARCHES; i++) {
     const t0 = performance.now();
-    const response = await fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: `${WORDS[i % WORDS.length]} ${WORDS[(i * 3) % WORDS.length]}`, limit: 10 }) });
+    const response = await fetch(`${url}/v1/memories/search`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ query: `${WORDS[i % WORDS.length]} ${WORDS[(i * 3) % WORDS.length]}`, limit: 10 }),
+    });
     await response.arrayBuffer();
     times.push(performance.now() - t0);
   }
@@ -108,11 +126,26 @@ let written = 0;
 let oldVersions = 0;
 let gate: Promise<void> | null = null;
 const checkpoint = async (label: string) => {
-  const shape = await lanceShape(join(dataDir, "index")).catch(() => ({ fragments: NaN, versions: NaN, old: NaN, tables: 0 }));
+  const shape = await lanceShape(join(dataDir, "index")).catch(() => ({
+    fragments: NaN,
+    versions: NaN,
+    old: NaN,
+    tables: 0,
+  }));
   oldVersions = shape.old;
   const disk = diskBytes(dataDir);
   const index = diskBytes(join(dataDir, "index"));
-  const row = [label, written, shape.fragments, shape.versions, round(disk / 2 ** 20, 1), round(index / 2 ** 20, 1), raw ? round(disk / raw, 2) : "-", await searchP95(server.url), rssMB(server.pid)];
+  const row = [
+    label,
+    written,
+    shape.fragments,
+    shape.versions,
+    round(disk / 2 ** 20, 1),
+    round(index / 2 ** 20, 1),
+    raw ? round(disk / raw, 2) : "-",
+    await searchP95(server.url),
+    rssMB(server.pid),
+  ];
   rows.push(row);
   process.stderr.write(`  ${row.join("  ")}\n`);
   return row;
@@ -129,9 +162,14 @@ try {
         while (gate) await gate;
         const i = next++;
         let content = `soak memory ${i} ${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}`;
-        for (let w = i; content.length < BYTES; w = (w * 31 + 7) % 9973) content += ` ${WORDS[w % WORDS.length]}${w % 97}`;
+        for (let w = i; content.length < BYTES; w = (w * 31 + 7) % 9973)
+          content += ` ${WORDS[w % WORDS.length]}${w % 97}`;
         raw += Buffer.byteLength(content);
-        const response = await fetch(`${server.url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) });
+        const response = await fetch(`${server.url}/v1/memories`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ content }),
+        });
         await response.arrayBuffer();
         if (response.status !== 201) errors++;
         written++;
@@ -154,14 +192,33 @@ try {
   await Bun.sleep(SETTLE_S * 1000);
   // One at a time, paced, so each is its own index commit: enough commits for a compaction.
   for (let i = 0; i < 40; i++) {
-    const response = await fetch(`${server.url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content: `settle ${i}` }) });
+    const response = await fetch(`${server.url}/v1/memories`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ content: `settle ${i}` }),
+    });
     await response.arrayBuffer();
     await Bun.sleep(100);
   }
   // The writer's idle optimize runs 5 s after its last batch (src/search/indexing/indexer.ts).
   await Bun.sleep(15_000);
   const last = await checkpoint(`end (+${SETTLE_S + 19} s)`);
-  console.log(table(["checkpoint", "writes", "fragments", "versions kept", "disk MB", "of it index MB", "disk/raw", "search p95 ms", "RSS MB"], rows));
+  console.log(
+    table(
+      [
+        "checkpoint",
+        "writes",
+        "fragments",
+        "versions kept",
+        "disk MB",
+        "of it index MB",
+        "disk/raw",
+        "search p95 ms",
+        "RSS MB",
+      ],
+      rows,
+    ),
+  );
   const start = rows[1] ?? first;
   const verdicts: string[] = [
     `fragments ≤ 100: ${Number(last[2]) <= 100 ? "yes" : "NO"} (${last[2]})`,
@@ -180,9 +237,15 @@ try {
   const freshP95 = await searchP95(fresh.url);
   const freshRss = rssMB(fresh.pid);
   await fresh.stop();
-  console.log(`a fresh server on the same data, after the same searches: RSS ${freshRss} MB, search p95 ${freshP95} ms`);
-  verdicts.push(`RSS at the end within 1.25× of a fresh server's on the same data (no leak): ${Number(last[8]) <= freshRss * 1.25 ? "yes" : "NO"} (${last[8]} vs ${freshRss} MB)`);
-  console.log(`${written} writes in ${round(writeSeconds, 1)} s (${round(written / writeSeconds, 0)}/s), ${errors} errors`);
+  console.log(
+    `a fresh server on the same data, after the same searches: RSS ${freshRss} MB, search p95 ${freshP95} ms`,
+  );
+  verdicts.push(
+    `RSS at the end within 1.25× of a fresh server's on the same data (no leak): ${Number(last[8]) <= freshRss * 1.25 ? "yes" : "NO"} (${last[8]} vs ${freshRss} MB)`,
+  );
+  console.log(
+    `${written} writes in ${round(writeSeconds, 1)} s (${round(written / writeSeconds, 0)}/s), ${errors} errors`,
+  );
   for (const v of verdicts) console.log(`- ${v}`);
 } finally {
   await server.stop().catch(() => {});

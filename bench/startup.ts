@@ -16,7 +16,11 @@ import { buildBinary } from "../scripts/build-binary";
 
 const ROOT = resolve(import.meta.dir, "..");
 const { values } = parseArgs({
-  options: { binary: { type: "string", default: "dist/mnemo" }, build: { type: "boolean", default: false }, runs: { type: "string", default: "7" } },
+  options: {
+    binary: { type: "string", default: "dist/mnemo" },
+    build: { type: "boolean", default: false },
+    runs: { type: "string", default: "7" },
+  },
 });
 const runs = Math.max(1, Number(values.runs));
 const binary = resolve(ROOT, values.binary!);
@@ -30,11 +34,20 @@ const work = mkdtempSync(join(tmpdir(), "mnemo-bench-startup-"));
 const dataDirs: Record<string, string> = { binary: join(work, "data-binary"), source: join(work, "data-source") };
 /** A private TMPDIR: the first binary run that needs LanceDB extracts it here (Bun's cache). */
 const binTmp = mkdtempSync(join(work, "tmp-"));
-const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, TMPDIR: binTmp, EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn" };
+const env = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: work,
+  TMPDIR: binTmp,
+  EMBEDDINGS_PROVIDER: "none",
+  MNEMO_LOG_LEVEL: "warn",
+};
 /** The binary copied alone into the work dir, as it would be installed. */
 const installed = join(work, "mnemo");
 copyFileSync(binary, installed);
-const launchers: Record<string, string[]> = { binary: [installed], source: [process.execPath, join(ROOT, "cli", "mnemo.ts")] };
+const launchers: Record<string, string[]> = {
+  binary: [installed],
+  source: [process.execPath, join(ROOT, "cli", "mnemo.ts")],
+};
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
@@ -53,11 +66,18 @@ function measure(argv: string[]): { ms: number; rss: number } {
 }
 
 // A key to list, so `keys list` reads a row.
-for (const [name, launcher] of Object.entries(launchers)) Bun.spawnSync([...launcher, "keys", "create", "--user", "bench", "--data", dataDirs[name]], { env, cwd: work });
+for (const [name, launcher] of Object.entries(launchers))
+  Bun.spawnSync([...launcher, "keys", "create", "--user", "bench", "--data", dataDirs[name]], { env, cwd: work });
 const help = Bun.spawnSync([installed, "--help"], { env }).stdout.toString();
 const DIR = "<data>";
-const commands: string[][] = [["--help"], ["keys", "--help"], ["keys", "list", "--data", DIR], ["dev-token", "create", "--user", "bench", "--data", DIR]];
-for (const extra of ["escrow", "usage"]) if (new RegExp(`^ {2}${extra}\\b`, "m").test(help)) commands.push([extra, "--help"]);
+const commands: string[][] = [
+  ["--help"],
+  ["keys", "--help"],
+  ["keys", "list", "--data", DIR],
+  ["dev-token", "create", "--user", "bench", "--data", DIR],
+];
+for (const extra of ["escrow", "usage"])
+  if (new RegExp(`^ {2}${extra}\\b`, "m").test(help)) commands.push([extra, "--help"]);
 
 process.stdout.write(`\nlight commands, median of ${runs} runs (wall ms) and peak RSS\n`);
 process.stdout.write(`${"command".padEnd(46)} ${"binary".padStart(16)} ${"bun cli/mnemo.ts".padStart(18)}\n`);
@@ -82,12 +102,20 @@ function freePort(): number {
 async function start(launcher: string[], data: string, measureRss = false): Promise<{ ms: number; idleRss: number }> {
   const port = freePort();
   const started = performance.now();
-  const proc = Bun.spawn([...launcher, "serve", "--port", String(port), "--data", data], { cwd: work, env, stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([...launcher, "serve", "--port", String(port), "--data", data], {
+    cwd: work,
+    env,
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   let ms = 0;
   try {
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`serve exited: ${await new Response(proc.stderr).text()}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       await Bun.sleep(2);
     }
@@ -103,7 +131,9 @@ async function start(launcher: string[], data: string, measureRss = false): Prom
   }
 }
 
-process.stdout.write(`\nserve: spawn to first 200 on /health; first start on an empty data dir, then median of ${runs} on it warm; RSS after 2 s idle\n`);
+process.stdout.write(
+  `\nserve: spawn to first 200 on /health; first start on an empty data dir, then median of ${runs} on it warm; RSS after 2 s idle\n`,
+);
 for (const [name, launcher] of Object.entries(launchers)) {
   const data = mkdtempSync(join(work, `serve-${name}-`));
   const first = await start(launcher, data);
@@ -111,23 +141,30 @@ for (const [name, launcher] of Object.entries(launchers)) {
   for (let i = 0; i < runs; i++) warm.push(await start(launcher, data, i === runs - 1));
   const firstNote = name === "binary" ? " (extracts LanceDB into an empty TMPDIR)" : "";
   const warmMs = warm.map((r) => r.ms.toFixed(0)).join(", ");
-  process.stdout.write(`${name.padEnd(8)} first ${first.ms.toFixed(0)} ms${firstNote}; warm median ${median(warm.map((r) => r.ms)).toFixed(0)} ms [${warmMs}]; idle RSS ${mb(warm.at(-1)!.idleRss)}\n`);
+  process.stdout.write(
+    `${name.padEnd(8)} first ${first.ms.toFixed(0)} ms${firstNote}; warm median ${median(warm.map((r) => r.ms)).toFixed(0)} ms [${warmMs}]; idle RSS ${mb(warm.at(-1)!.idleRss)}\n`,
+  );
 }
 
 // What the binary is made of: the native modules it embeds, and Bun itself. LanceDB's is
 // measured as embedded (stripped or not): the copy `serve` extracted into the private TMPDIR.
 const sizeOf = (path: string) => (existsSync(path) ? statSync(path).size : 0);
-const extracted = readdirSync(binTmp).filter((name) => name.endsWith(".node")).map((name) => sizeOf(join(binTmp, name)));
+const extracted = readdirSync(binTmp)
+  .filter((name) => name.endsWith(".node"))
+  .map((name) => sizeOf(join(binTmp, name)));
 const parts = {
   "LanceDB native module": Math.max(0, ...extracted),
   "libonnxruntime.so.1": sizeOf(join(ROOT, "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1")),
-  "onnxruntime_binding.node": sizeOf(join(ROOT, "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/onnxruntime_binding.node")),
+  "onnxruntime_binding.node": sizeOf(
+    join(ROOT, "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/onnxruntime_binding.node"),
+  ),
   "Bun runtime (its executable)": sizeOf(process.execPath),
   "Scalar bundle (OpenAPI page)": sizeOf(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")),
 };
 const total = sizeOf(binary);
 process.stdout.write(`\nbinary ${mb(total)}\n`);
-for (const [part, bytes] of Object.entries(parts)) process.stdout.write(`  ${part.padEnd(30)} ${mb(bytes).padStart(7)}\n`);
+for (const [part, bytes] of Object.entries(parts))
+  process.stdout.write(`  ${part.padEnd(30)} ${mb(bytes).padStart(7)}\n`);
 const rest = total - Object.values(parts).reduce((a, b) => a + b, 0);
 process.stdout.write(`  ${"rest (our JS and its deps)".padEnd(30)} ${mb(rest).padStart(7)}\n`);
 rmSync(work, { recursive: true, force: true });

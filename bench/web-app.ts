@@ -40,7 +40,10 @@ async function until(page: import("playwright-core").Page, expression: string): 
 const dataDir = mkdtempSync(join(tmpdir(), "mnemo-measure-app-"));
 // web/dist, which the server serves at /app: built before it starts.
 const built = await buildWebApp();
-const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "error" }, { EMBEDDINGS_PROVIDER: "none", ...process.env });
+const config = loadConfig(
+  { dataDir, port: 0, allowMockTokens: true, logLevel: "error" },
+  { EMBEDDINGS_PROVIDER: "none", ...process.env },
+);
 const server = await startServer(config, { log: createLogger("error") });
 const app = { url: server.url };
 const browser = await launchBrowser();
@@ -50,7 +53,9 @@ try {
   const seeded = await ingest(server.url, USER, memoryTexts(26, MEMORIES), 8);
   // Searches are measured against a caught-up index, as a person would meet it.
   for (;;) {
-    const health = (await (await fetch(`${server.url}/health`, { headers: { authorization: `Bearer mock-token-${USER}` } })).json()) as { index: { pending: number | null } };
+    const health = (await (
+      await fetch(`${server.url}/health`, { headers: { authorization: `Bearer mock-token-${USER}` } })
+    ).json()) as { index: { pending: number | null } };
     if (health.index.pending === 0) break;
     await Bun.sleep(200);
   }
@@ -61,8 +66,12 @@ try {
     const tab = await openTab(browser);
     await signIn(tab, app.url, `mock-token-${USER}`);
     await until(tab.page, `performance.getEntriesByName("mnemo:sign-in-to-memories").length > 0`);
-    signInTimes.push((await tab.page.evaluate(`performance.getEntriesByName("mnemo:sign-in-to-memories")[0].duration`)) as number);
-    const entries = (await tab.page.evaluate(`performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/")).map((e) => [new URL(e.name).pathname, e.duration])`)) as Array<[string, number]>;
+    signInTimes.push(
+      (await tab.page.evaluate(`performance.getEntriesByName("mnemo:sign-in-to-memories")[0].duration`)) as number,
+    );
+    const entries = (await tab.page.evaluate(
+      `performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/")).map((e) => [new URL(e.name).pathname, e.duration])`,
+    )) as Array<[string, number]>;
     for (const [path, duration] of entries) {
       signInRequests[path] ??= [];
       signInRequests[path].push(duration);
@@ -86,24 +95,32 @@ try {
       if (!query.slice(0, query.indexOf(key) + 1).trim()) continue;
       await until(tab.page, `${measured} > ${before}`);
     }
-    const durations = (await tab.page.evaluate(`performance.getEntriesByName("mnemo:search-keystroke-to-results").map((e) => e.duration)`)) as number[];
+    const durations = (await tab.page.evaluate(
+      `performance.getEntriesByName("mnemo:search-keystroke-to-results").map((e) => e.duration)`,
+    )) as number[];
     keystrokes.push(...durations.slice(keystrokes.length));
-    const fetches = (await tab.page.evaluate(`performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/v1/memories/search")).map((e) => e.duration)`)) as number[];
+    const fetches = (await tab.page.evaluate(
+      `performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/v1/memories/search")).map((e) => e.duration)`,
+    )) as number[];
     requests.push(...fetches.slice(requests.length));
-    renders = (await tab.page.evaluate(`performance.getEntriesByName("mnemo:search-render").map((e) => e.duration)`)) as number[];
+    renders = (await tab.page.evaluate(
+      `performance.getEntriesByName("mnemo:search-render").map((e) => e.duration)`,
+    )) as number[];
   }
   await tab.close();
 
   const ms = (s: ReturnType<typeof summarize>) => `p50 ${s.p50} ms, p95 ${s.p95} ms, max ${s.max} ms (n=${s.n})`;
-  process.stdout.write(`${[
-    `app.js: ${(built.jsBytes / 1024).toFixed(1)} KB, ${(built.jsGzipBytes / 1024).toFixed(1)} KB gzipped (budget 200 KB)`,
-    `seeded ${MEMORIES} memories in ${(seeded.wallMs / 1000).toFixed(1)} s; search: ${config.embeddings.provider === "none" ? "full text" : config.embeddings.provider}`,
-    `sign-in → first memories rendered: ${ms(summarize(signInTimes))} (budget 500 ms)`,
-    ...Object.entries(signInRequests).map(([path, times]) => `  ${path}: ${ms(summarize(times))}`),
-    `search keystroke → results rendered at ${MEMORIES} memories: ${ms(summarize(keystrokes))} (budget 100 ms; includes the debounce)`,
-    `  of which the search request (browser → server → browser): ${ms(summarize(requests))}`,
-    `  and rendering the results: ${ms(summarize(renders))}`,
-  ].join("\n")}\n`);
+  process.stdout.write(
+    `${[
+      `app.js: ${(built.jsBytes / 1024).toFixed(1)} KB, ${(built.jsGzipBytes / 1024).toFixed(1)} KB gzipped (budget 200 KB)`,
+      `seeded ${MEMORIES} memories in ${(seeded.wallMs / 1000).toFixed(1)} s; search: ${config.embeddings.provider === "none" ? "full text" : config.embeddings.provider}`,
+      `sign-in → first memories rendered: ${ms(summarize(signInTimes))} (budget 500 ms)`,
+      ...Object.entries(signInRequests).map(([path, times]) => `  ${path}: ${ms(summarize(times))}`),
+      `search keystroke → results rendered at ${MEMORIES} memories: ${ms(summarize(keystrokes))} (budget 100 ms; includes the debounce)`,
+      `  of which the search request (browser → server → browser): ${ms(summarize(requests))}`,
+      `  and rendering the results: ${ms(summarize(renders))}`,
+    ].join("\n")}\n`,
+  );
 } finally {
   await browser.close();
   await server.stop();

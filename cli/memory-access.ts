@@ -17,9 +17,19 @@ import { CliError } from "./output";
 
 /** What a failed service call names (a body field), as the command line names it (an option or argument). */
 const OPTION_NAMES: Record<string, string> = {
-  content: "TEXT", query: "QUERY", limit: "--limit", cursor: "--cursor", metadata: "--metadata", timestamp: "--timestamp",
-  workspaceId: "--workspace", workspace_id: "--workspace", session_id: "--session", sessionId: "--session", id: "ID",
-  "filters.workspace_id": "--workspace", "filters.workspaceId": "--workspace",
+  content: "TEXT",
+  query: "QUERY",
+  limit: "--limit",
+  cursor: "--cursor",
+  metadata: "--metadata",
+  timestamp: "--timestamp",
+  workspaceId: "--workspace",
+  workspace_id: "--workspace",
+  session_id: "--session",
+  sessionId: "--session",
+  id: "ID",
+  "filters.workspace_id": "--workspace",
+  "filters.workspaceId": "--workspace",
 };
 
 /** How long `recall`, as the index writer with an embedding model, lets pending vectors be made before answering. */
@@ -37,13 +47,19 @@ export function cliErrorOf(error: unknown): unknown {
 
 /** Checks a body built from the command line against the API route's own TypeBox schema: the API's limits and messages. */
 export async function checkBody<T>(schema: import("@sinclair/typebox").TSchema, body: unknown): Promise<T> {
-  const [{ Value }, { ValidationError }, { describeValidation }, { findNul, NUL_PROBLEM }, { badRequest }] = await Promise.all([
-    import("@sinclair/typebox/value"), import("elysia"), import("../src/shared/validation"), import("../src/lib/nul-text"), import("../src/shared/app-error"),
-  ]);
+  const [{ Value }, { ValidationError }, { describeValidation }, { findNul, NUL_PROBLEM }, { badRequest }] =
+    await Promise.all([
+      import("@sinclair/typebox/value"),
+      import("elysia"),
+      import("../src/shared/validation"),
+      import("../src/lib/nul-text"),
+      import("../src/shared/app-error"),
+    ]);
   // As the API refuses it at its edge: PostgreSQL text cannot hold U+0000.
   const nulAt = findNul(body);
   if (nulAt !== null) throw cliErrorOf(badRequest(`${nulAt}: ${NUL_PROBLEM}`));
-  if (!Value.Check(schema, body)) throw cliErrorOf(badRequest(describeValidation(new ValidationError("body", schema, body))));
+  if (!Value.Check(schema, body))
+    throw cliErrorOf(badRequest(describeValidation(new ValidationError("body", schema, body))));
   return body as T;
 }
 
@@ -54,12 +70,23 @@ export interface MemoryAccessOptions {
 }
 
 /** Opens the services on the data dir, runs `use`, and closes them (as the index writer: after indexing what is pending). */
-export async function withMemories<T>(options: MemoryAccessOptions, use: (access: MemoryAccess) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { openServices }, { checkDataDir }] = await Promise.all([import("../src/config"), import("../src/compose"), import("./preflight")]);
+export async function withMemories<T>(
+  options: MemoryAccessOptions,
+  use: (access: MemoryAccess) => Promise<T>,
+): Promise<T> {
+  const [{ loadConfig }, { openServices }, { checkDataDir }] = await Promise.all([
+    import("../src/config"),
+    import("../src/compose"),
+    import("./preflight"),
+  ]);
   let config: ReturnType<typeof loadConfig>;
   try {
     // Without a search, no embedding model is loaded: nothing here embeds.
-    config = loadConfig({ dataDir: options.data, logLevel: "warn", ...(options.search ? {} : { embeddings: { provider: "none" as const } }) });
+    config = loadConfig({
+      dataDir: options.data,
+      logLevel: "warn",
+      ...(options.search ? {} : { embeddings: { provider: "none" as const } }),
+    });
   } catch (error) {
     throw new CliError((error as Error).message);
   }

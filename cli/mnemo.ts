@@ -33,9 +33,12 @@ export function buildProgram(): Command {
     .description("Mnemo: a local-first knowledge and memory server")
     .version("0.1.0")
     .exitOverride()
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 Every command takes --help. Settings come from the environment (MNEMO_DATA_DIR, MNEMO_PORT, …); flags override them.
-${examples("mnemo serve", "mnemo open --user alice", "mnemo remember \"Alice prefers green tea\" --user alice", "mnemo recall tea --user alice", "mnemo doctor")}`);
+${examples("mnemo serve", "mnemo open --user alice", 'mnemo remember "Alice prefers green tea" --user alice', "mnemo recall tea --user alice", "mnemo doctor")}`,
+    );
   registerServeCommand(program);
   registerOpenCommand(program);
   registerKeysCommand(program);

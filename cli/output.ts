@@ -2,24 +2,57 @@ import chalk from "chalk";
 
 /** Thrown by commands for expected failures: printed to stderr, exit code 1 (or `exitCode`). */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
 
 /** Errors of our own that name what the operator can fix (src/config, src/db): one line each. */
-const ONE_LINE_ERRORS = new Set(["ConfigError", "StoreOpenError", "StoreFullError", "SchemaTooNewError", "ImportFormatError"]);
+const ONE_LINE_ERRORS = new Set([
+  "ConfigError",
+  "StoreOpenError",
+  "StoreFullError",
+  "SchemaTooNewError",
+  "ImportFormatError",
+]);
 
 /** What a system call failed to do, in words (`mkdir` → create). */
 const ACTIONS: Record<string, string> = {
-  mkdir: "create", open: "open", write: "write", read: "read", rename: "rename", unlink: "remove", rmdir: "remove", rm: "remove",
-  scandir: "read", readdir: "read", stat: "read", lstat: "read", access: "access", copyfile: "copy", chmod: "change the mode of", listen: "listen on",
+  mkdir: "create",
+  open: "open",
+  write: "write",
+  read: "read",
+  rename: "rename",
+  unlink: "remove",
+  rmdir: "remove",
+  rm: "remove",
+  scandir: "read",
+  readdir: "read",
+  stat: "read",
+  lstat: "read",
+  access: "access",
+  copyfile: "copy",
+  chmod: "change the mode of",
+  listen: "listen on",
 };
 const REASONS: Record<string, string> = {
-  EACCES: "permission denied", EPERM: "operation not permitted", ENOENT: "no such file or directory", EEXIST: "it already exists",
-  ENOTDIR: "a part of the path is a file, not a directory", EISDIR: "it is a directory", EROFS: "the file system is read-only",
-  ENOSPC: "no space left on the device", EDQUOT: "disk quota exceeded", ENAMETOOLONG: "the name is too long", ELOOP: "too many symbolic links",
-  EMFILE: "too many open files", EADDRINUSE: "the address is in use", EADDRNOTAVAIL: "the address is not one of this machine's",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  ENOENT: "no such file or directory",
+  EEXIST: "it already exists",
+  ENOTDIR: "a part of the path is a file, not a directory",
+  EISDIR: "it is a directory",
+  EROFS: "the file system is read-only",
+  ENOSPC: "no space left on the device",
+  EDQUOT: "disk quota exceeded",
+  ENAMETOOLONG: "the name is too long",
+  ELOOP: "too many symbolic links",
+  EMFILE: "too many open files",
+  EADDRINUSE: "the address is in use",
+  EADDRNOTAVAIL: "the address is not one of this machine's",
 };
 
 /**
@@ -31,7 +64,8 @@ export function expectedFailureMessage(error: unknown): string | null {
   if (error instanceof CliError) return error.message;
   if (!(error instanceof Error)) return null;
   // Raised by the PostgreSQL driver, whose message names only the address.
-  if (error.name === "StoreUnavailableError") return `the PostgreSQL store of record (MNEMO_DATABASE_URL) cannot be reached: ${error.message}`;
+  if (error.name === "StoreUnavailableError")
+    return `the PostgreSQL store of record (MNEMO_DATABASE_URL) cannot be reached: ${error.message}`;
   if (ONE_LINE_ERRORS.has(error.name) || ONE_LINE_ERRORS.has(error.constructor?.name)) return error.message;
   return systemFailureMessage(error);
 }
@@ -45,7 +79,8 @@ export function systemFailureMessage(error: unknown, subject?: string): string |
   const reason = code ? REASONS[code] : undefined;
   if (!reason) return null;
   const action = ACTIONS[syscall ?? ""] ?? syscall ?? "use";
-  if (code === "EADDRINUSE" || code === "EADDRNOTAVAIL") return `cannot ${action} the configured address: ${reason} (${message}); choose another with --host/--port`;
+  if (code === "EADDRINUSE" || code === "EADDRNOTAVAIL")
+    return `cannot ${action} the configured address: ${reason} (${message}); choose another with --host/--port`;
   return `cannot ${action} ${subject ?? path ?? "a file"}: ${reason}`;
 }
 
@@ -69,7 +104,11 @@ export function printJson(value: unknown): void {
 export function printTable(rows: Array<Record<string, string>>, columns: string[]): void {
   if (rows.length === 0) return;
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? "").length)));
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
   process.stdout.write(`${chalk.bold(line(columns.map((c) => c.toUpperCase())))}\n`);
   for (const row of rows) process.stdout.write(`${line(columns.map((c) => row[c] ?? ""))}\n`);
 }
@@ -87,7 +126,9 @@ export function progressBar(label: string) {
       if (tty) {
         const width = 30;
         const filled = Math.round(fraction * width);
-        process.stderr.write(`\r${label} ${chalk.cyan("█".repeat(filled))}${"░".repeat(width - filled)} ${done}/${total}`);
+        process.stderr.write(
+          `\r${label} ${chalk.cyan("█".repeat(filled))}${"░".repeat(width - filled)} ${done}/${total}`,
+        );
       } else {
         const decile = Math.floor(fraction * 10);
         if (decile !== lastDecile) {

@@ -25,7 +25,9 @@ function notWritable(path: string): string | null {
     accessSync(path, constants.W_OK);
     return null;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EROFS" ? "is on a read-only file system" : "is not writable by this user";
+    return (error as NodeJS.ErrnoException).code === "EROFS"
+      ? "is on a read-only file system"
+      : "is not writable by this user";
   }
 }
 
@@ -79,9 +81,18 @@ export function checkPortFree(host: string, port: number, source = "--port / MNE
     listener = Bun.listen({ hostname: host, port, socket: { data() {} } });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") throw new CliError(`cannot listen on ${host}:${port}: the port is in use; stop what listens there or choose another with ${source}`);
-    if (code === "EADDRNOTAVAIL") throw new CliError(`cannot listen on ${host}:${port}: ${host} is not an address of this machine; choose another with --host / MNEMO_HOST`);
-    if (code === "EACCES") throw new CliError(`cannot listen on ${host}:${port}: permission denied (ports below 1024 need privileges); choose another with ${source}`);
+    if (code === "EADDRINUSE")
+      throw new CliError(
+        `cannot listen on ${host}:${port}: the port is in use; stop what listens there or choose another with ${source}`,
+      );
+    if (code === "EADDRNOTAVAIL")
+      throw new CliError(
+        `cannot listen on ${host}:${port}: ${host} is not an address of this machine; choose another with --host / MNEMO_HOST`,
+      );
+    if (code === "EACCES")
+      throw new CliError(
+        `cannot listen on ${host}:${port}: permission denied (ports below 1024 need privileges); choose another with ${source}`,
+      );
     throw error;
   } finally {
     listener?.stop(true);

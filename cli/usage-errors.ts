@@ -31,14 +31,17 @@ export function oneLineUsageErrors(program: Command) {
   };
   watch(program);
 
-  const pathOf = (command: Command): string => (command.parent ? `${pathOf(command.parent)} ${command.name()}` : command.name());
+  const pathOf = (command: Command): string =>
+    command.parent ? `${pathOf(command.parent)} ${command.name()}` : command.name();
   const quoted = (message: string) => /'([^']+)'/.exec(message)?.[1] ?? "";
   const suggestion = (message: string) => {
     const match = /\(Did you mean (.+)\?\)/.exec(message);
     return match ? `; did you mean ${match[1]}?` : "";
   };
   const argumentNames = (command: Command) =>
-    command.registeredArguments.map((a) => (a.variadic ? `${a.name().replace(/s$/, "").toUpperCase()}...` : a.name().toUpperCase()));
+    command.registeredArguments.map((a) =>
+      a.variadic ? `${a.name().replace(/s$/, "").toUpperCase()}...` : a.name().toUpperCase(),
+    );
 
   return {
     /** The line to print (without the `mnemo: ` prefix), or null when commander ended normally (help, version). */
@@ -68,7 +71,9 @@ export function oneLineUsageErrors(program: Command) {
         case "commander.unknownCommand":
           return `'${quoted(message)}' is not a command of ${path}${suggestion(message)} (see ${path} --help)`;
         case "commander.help":
-          return failing === program ? null : `${path.replace(/^\S+ /, "")}: needs a command: ${failing.commands.map((c) => c.name()).join(", ")} (see ${path} --help)`;
+          return failing === program
+            ? null
+            : `${path.replace(/^\S+ /, "")}: needs a command: ${failing.commands.map((c) => c.name()).join(", ")} (see ${path} --help)`;
         default:
           return message.split("\n")[0];
       }

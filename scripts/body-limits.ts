@@ -14,7 +14,10 @@ import { DEFAULT_BODY_LIMITS, OUTER_BODY_LIMIT, type JsonLimits } from "../src/l
 import { describeBytes } from "../src/lib/bytes";
 import { rmSync } from "node:fs";
 
-const config = loadConfig({ logLevel: "error", storage: { provider: "memory" }, embeddings: { provider: "none" } }, { ...process.env, MNEMO_DATA_DIR: undefined, MNEMO_DATABASE_URL: undefined });
+const config = loadConfig(
+  { logLevel: "error", storage: { provider: "memory" }, embeddings: { provider: "none" } },
+  { ...process.env, MNEMO_DATA_DIR: undefined, MNEMO_DATABASE_URL: undefined },
+);
 const services = await openServices(config, { startIndexer: false });
 try {
   const app = buildApp(services, () => "http://127.0.0.1");
@@ -29,7 +32,9 @@ try {
     row("every other route", DEFAULT_BODY_LIMITS),
     ...catalog.bodyLimitTable().map(({ route, limits }) => row(route, limits)),
   ];
-  process.stdout.write(`${lines.join("\n")}\n\nNo request may declare a body over ${describeBytes(OUTER_BODY_LIMIT)} (checked on Content-Length before routing).\n`);
+  process.stdout.write(
+    `${lines.join("\n")}\n\nNo request may declare a body over ${describeBytes(OUTER_BODY_LIMIT)} (checked on Content-Length before routing).\n`,
+  );
 } finally {
   await services.close();
   rmSync(config.dataDir, { recursive: true, force: true });

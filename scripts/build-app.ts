@@ -49,7 +49,10 @@ export async function buildWebApp(outDir: string = WEB_DIST): Promise<BuiltApp> 
     const bytes = new Uint8Array(await output.arrayBuffer());
     if (output.kind === "entry-point" && output.path.endsWith(".js")) js = bytes;
     else if (output.path.endsWith(".css")) css = bytes;
-    else throw new Error(`web app build: unexpected output ${output.path} (${output.kind}); the app must stay ${APP_FILES.join(", ")}`);
+    else
+      throw new Error(
+        `web app build: unexpected output ${output.path} (${output.kind}); the app must stay ${APP_FILES.join(", ")}`,
+      );
   }
   if (!js || !css) throw new Error("web app build: expected one script and one stylesheet");
   rmSync(outDir, { recursive: true, force: true });
@@ -57,7 +60,13 @@ export async function buildWebApp(outDir: string = WEB_DIST): Promise<BuiltApp> 
   writeFileSync(join(outDir, "app.js"), js);
   writeFileSync(join(outDir, "app.css"), css);
   copyFileSync(join(ROOT, "web", "index.html"), join(outDir, "index.html"));
-  return { dir: outDir, jsBytes: js.byteLength, jsGzipBytes: gzipSync(js, { level: 9 }).byteLength, cssBytes: css.byteLength, cssGzipBytes: gzipSync(css, { level: 9 }).byteLength };
+  return {
+    dir: outDir,
+    jsBytes: js.byteLength,
+    jsGzipBytes: gzipSync(js, { level: 9 }).byteLength,
+    cssBytes: css.byteLength,
+    cssGzipBytes: gzipSync(css, { level: 9 }).byteLength,
+  };
 }
 
 /** True when `dir` holds every file of a build. */
@@ -73,7 +82,9 @@ if (import.meta.main) {
   const outIndex = process.argv.indexOf("--out");
   const built = await buildWebApp(outIndex > 0 ? resolve(process.argv[outIndex + 1]) : WEB_DIST);
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
-  process.stdout.write(`web app → ${built.dir}\n  app.js  ${kb(built.jsBytes)} (${kb(built.jsGzipBytes)} gzipped; budget ${kb(JS_BUDGET_GZIP_BYTES)})\n  app.css ${kb(built.cssBytes)} (${kb(built.cssGzipBytes)} gzipped)\n`);
+  process.stdout.write(
+    `web app → ${built.dir}\n  app.js  ${kb(built.jsBytes)} (${kb(built.jsGzipBytes)} gzipped; budget ${kb(JS_BUDGET_GZIP_BYTES)})\n  app.css ${kb(built.cssBytes)} (${kb(built.cssGzipBytes)} gzipped)\n`,
+  );
   if (built.jsGzipBytes > JS_BUDGET_GZIP_BYTES) {
     process.stderr.write("app.js is over its gzipped budget\n");
     process.exit(1);

@@ -48,7 +48,9 @@ const started = performance.now();
 const source = JSON.parse(await Bun.file(values.from).text()) as WinkEmbeddings;
 const dims = source.dimensions;
 const vocabularySize = source.words.length;
-process.stdout.write(`read ${vocabularySize} words × ${dims} dims in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+process.stdout.write(
+  `read ${vocabularySize} words × ${dims} dims in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+);
 
 // Keep the most frequent entries that are single words for the analyzer.
 const kept: { word: string; rank: number; vector: number[] }[] = [];
@@ -56,7 +58,8 @@ for (let index = 0; index < source.words.length && kept.length < wanted; index++
   const word = source.words[index]!;
   const vector = source.vectors[word];
   if (!vector) continue;
-  if (vector[source.wordIndex] !== index) throw new Error(`"${word}": stored index ${vector[source.wordIndex]} ≠ its place ${index}`);
+  if (vector[source.wordIndex] !== index)
+    throw new Error(`"${word}": stored index ${vector[source.wordIndex]} ≠ its place ${index}`);
   const split = splitWords(word);
   if (split.length !== 1 || split[0] !== word) continue;
   kept.push({ word, rank: index + 1, vector: vector.slice(0, dims) });
@@ -74,9 +77,19 @@ kept.forEach(({ rank, vector }, i) => {
 });
 
 const commonComponent = pseudoSentenceComponent();
-const bytes = encodeWordVectors({ dims, vocabularySize, commonComponent, scales, ranks, quantised, words: kept.map((k) => k.word) });
+const bytes = encodeWordVectors({
+  dims,
+  vocabularySize,
+  commonComponent,
+  scales,
+  ranks,
+  quantised,
+  words: kept.map((k) => k.word),
+});
 await Bun.write(values.out!, bytes);
-process.stdout.write(`wrote ${values.out} (${count} words, last rank ${ranks[count - 1]}, ${(bytes.length / 1e6).toFixed(2)} MB)\n`);
+process.stdout.write(
+  `wrote ${values.out} (${count} words, last rank ${ranks[count - 1]}, ${(bytes.length / 1e6).toFixed(2)} MB)\n`,
+);
 
 /** A seeded 32-bit generator (mulberry32): the same file on every build. */
 function random(seed: number): () => number {

@@ -57,7 +57,8 @@ export function serveWebApp(options: { apiUrl: string; distDir?: string; port?: 
       }
       if (path === "/") return Response.redirect("/app/", 302);
       if (path !== "/app" && !path.startsWith("/app/")) return new Response("not found", { status: 404 });
-      if (request.method !== "GET" && request.method !== "HEAD") return new Response("method not allowed", { status: 405 });
+      if (request.method !== "GET" && request.method !== "HEAD")
+        return new Response("method not allowed", { status: 405 });
       const name = APP_FILES.find((file) => file !== "index.html" && path === `/app/${file}`) ?? "index.html";
       return new Response(Bun.file(join(distDir, name)), { headers: { ...APP_HEADERS, "content-type": TYPES[name] } });
     },
@@ -67,11 +68,23 @@ export function serveWebApp(options: { apiUrl: string; distDir?: string; port?: 
 
 /** Starts `mnemo serve` as a child process; resolves with its URL once it listens. */
 async function startMnemo(dataDir: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = Bun.spawn(["bun", join(import.meta.dir, "..", "cli", "mnemo.ts"), "serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], {
-    env: { EMBEDDINGS_PROVIDER: "none", ...process.env },
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const child = Bun.spawn(
+    [
+      "bun",
+      join(import.meta.dir, "..", "cli", "mnemo.ts"),
+      "serve",
+      "--port",
+      "0",
+      "--data",
+      dataDir,
+      "--allow-mock-tokens",
+    ],
+    {
+      env: { EMBEDDINGS_PROVIDER: "none", ...process.env },
+      stdout: "pipe",
+      stderr: "inherit",
+    },
+  );
   const reader = child.stdout.getReader();
   let text = "";
   for (;;) {
@@ -101,13 +114,22 @@ if (import.meta.main) {
   process.stderr.write(`built app.js: ${(built.jsGzipBytes / 1024).toFixed(1)} KB gzipped\n`);
   const mnemo = await startMnemo(dataDir);
   const app = serveWebApp({ apiUrl: mnemo.url, port: Number(arg("--port") ?? 0) });
-  process.stdout.write(`Mnemo app: ${app.url}/app/  (API ${mnemo.url}, data ${dataDir})\nSign in by pasting mock-token-alice (or any mock-token-<user>).\n`);
+  process.stdout.write(
+    `Mnemo app: ${app.url}/app/  (API ${mnemo.url}, data ${dataDir})\nSign in by pasting mock-token-alice (or any mock-token-<user>).\n`,
+  );
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   const watcher = watch(join(import.meta.dir, "..", "web"), { recursive: true }, (_, file) => {
     if (!file || file.startsWith("dist")) return;
     clearTimeout(timer);
-    timer = setTimeout(() => buildWebApp().then(() => process.stderr.write("rebuilt\n"), (error) => process.stderr.write(`${error.message}\n`)), 100);
+    timer = setTimeout(
+      () =>
+        buildWebApp().then(
+          () => process.stderr.write("rebuilt\n"),
+          (error) => process.stderr.write(`${error.message}\n`),
+        ),
+      100,
+    );
   });
   const shutdown = async () => {
     watcher.close();

@@ -22,7 +22,9 @@ const embedder = createLocalEmbedder({
 });
 try {
   const [vector] = await embedder.embed([text], "document");
-  process.stdout.write(`${JSON.stringify({ spaceId: embedder.spaceId, ...embedder.status(), vector: Array.from(vector) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ spaceId: embedder.spaceId, ...embedder.status(), vector: Array.from(vector) })}\n`,
+  );
 } catch (error) {
   process.stderr.write(`embed-smoke: ${(error as Error).message}\n`);
   process.exitCode = 1;

@@ -23,7 +23,10 @@ export const GENERATED = {
 
 /** The OpenAPI document as a server of this tree serves it. */
 export async function fetchOpenApiDocument(): Promise<Schema> {
-  const config = loadConfig({ port: 0, logLevel: "error" }, { STORAGE_PROVIDER: "memory", EMBEDDINGS_PROVIDER: "none" });
+  const config = loadConfig(
+    { port: 0, logLevel: "error" },
+    { STORAGE_PROVIDER: "memory", EMBEDDINGS_PROVIDER: "none" },
+  );
   const server = await startServer(config, { log: createLogger("error") });
   try {
     const response = await fetch(`${server.url}/openapi/json`);
@@ -67,7 +70,11 @@ if (import.meta.main) {
     }
   } else {
     for (const [path, text] of renderClients(doc)) writeFileSync(path, text);
-    console.log(`wrote ${Object.values(GENERATED).map((path) => path.slice(ROOT.length + 1)).join(", ")}`);
+    console.log(
+      `wrote ${Object.values(GENERATED)
+        .map((path) => path.slice(ROOT.length + 1))
+        .join(", ")}`,
+    );
   }
   process.exit(0);
 }

@@ -28,7 +28,12 @@ const DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const work = mkdtempSync(join(tmpdir(), "mnemo-stress-"));
 const figures = join(work, "figures.txt");
 
-async function run(label: string, cmd: string[], env: Record<string, string | undefined>, capture = false): Promise<{ code: number; output: string }> {
+async function run(
+  label: string,
+  cmd: string[],
+  env: Record<string, string | undefined>,
+  capture = false,
+): Promise<{ code: number; output: string }> {
   process.stderr.write(`\n=== ${label} ===\n$ ${cmd.join(" ")}\n`);
   const proc = Bun.spawn(cmd, { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
   let output = "";
@@ -71,24 +76,64 @@ const hasPg = await postgresReachable(pgUrl);
 const full = { MNEMO_RELIABILITY: "full", MNEMO_RELIABILITY_STRICT: "1", MNEMO_RELIABILITY_FIGURES: figures };
 const bunTest = [process.execPath, "test", "--timeout", "0", ...testArgs];
 
-results.push(["reliability, SQLite", (await run("reliability suites, full form, SQLite", bunTest, { ...full, MNEMO_TEST_DATABASE_URL: undefined })).code]);
-if (hasPg) results.push(["reliability, PostgreSQL", (await run(`reliability suites, full form, PostgreSQL (${pgUrl.replace(/:[^:@/]*@/, "@")})`, bunTest, { ...full, MNEMO_TEST_DATABASE_URL: pgUrl })).code]);
+results.push([
+  "reliability, SQLite",
+  (await run("reliability suites, full form, SQLite", bunTest, { ...full, MNEMO_TEST_DATABASE_URL: undefined })).code,
+]);
+if (hasPg)
+  results.push([
+    "reliability, PostgreSQL",
+    (
+      await run(`reliability suites, full form, PostgreSQL (${pgUrl.replace(/:[^:@/]*@/, "@")})`, bunTest, {
+        ...full,
+        MNEMO_TEST_DATABASE_URL: pgUrl,
+      })
+    ).code,
+  ]);
 else process.stderr.write(`PostgreSQL form skipped: no PostgreSQL at ${pgUrl}\n`);
 
 if (flags.has("--full-run-logs")) {
-  const { code, output } = await run("npm test with every server logging at debug level", [process.execPath, "scripts/test.ts"], { MNEMO_TEST_LOG: "debug" }, true);
+  const { code, output } = await run(
+    "npm test with every server logging at debug level",
+    [process.execPath, "scripts/test.ts"],
+    { MNEMO_TEST_LOG: "debug" },
+    true,
+  );
   const logLines = output.split("\n").filter((line) => LOG_LINE.test(line.replace(/^\[[^\]]*\]\s*/, "")));
-  const hits = logLines.flatMap((line) => SECRET_PATTERNS.filter(([, re]) => re.test(line)).map(([name]) => `${name}: ${line.slice(0, 200)}`));
+  const hits = logLines.flatMap((line) =>
+    SECRET_PATTERNS.filter(([, re]) => re.test(line)).map(([name]) => `${name}: ${line.slice(0, 200)}`),
+  );
   const line = `[reliability] secrets (full npm test run, debug logs): ${logLines.length} server log lines scanned, ${hits.length} with a credential`;
   console.log(line);
   for (const hit of hits.slice(0, 20)) console.log(`  ${hit}`);
-  await Bun.write(figures, `${(await Bun.file(figures).text().catch(() => "")) + line}\n`);
+  await Bun.write(
+    figures,
+    `${
+      (await Bun.file(figures)
+        .text()
+        .catch(() => "")) + line
+    }\n`,
+  );
   // The run's own failures are `npm test`'s business; this step fails only on a credential.
   if (code !== 0) console.log(`(npm test itself exited ${code}: see its output above)`);
   results.push(["secrets in a full run's logs", hits.length ? 1 : 0]);
 }
-if (flags.has("--load")) results.push(["bench/load.ts", (await run("load, 60 s, embedded and two replicas", [process.execPath, "bench/load.ts", "--duration", "60", "--backend", hasPg ? "both" : "embedded"], {})).code]);
-if (flags.has("--soak")) results.push(["bench/soak.ts", (await run("soak, 100,000 writes", [process.execPath, "bench/soak.ts", "--writes", "100000"], {})).code]);
+if (flags.has("--load"))
+  results.push([
+    "bench/load.ts",
+    (
+      await run(
+        "load, 60 s, embedded and two replicas",
+        [process.execPath, "bench/load.ts", "--duration", "60", "--backend", hasPg ? "both" : "embedded"],
+        {},
+      )
+    ).code,
+  ]);
+if (flags.has("--soak"))
+  results.push([
+    "bench/soak.ts",
+    (await run("soak, 100,000 writes", [process.execPath, "bench/soak.ts", "--writes", "100000"], {})).code,
+  ]);
 
 console.log("\n=== figures ===");
 try {

@@ -42,15 +42,21 @@ const count = (name: string, value: string, min: number): number => {
 const runs = count("runs", values.runs!, 1);
 const burnerCount = count("burners", values.burners!, 0);
 const copies = count("copies", values.copies!, 1);
-if (!["both", "sqlite", "postgres"].includes(values.backend!)) throw new Error(`--backend: '${values.backend}' is not both, sqlite or postgres`);
-const files = [...values.files!.split(",").map((f) => f.trim()).filter(Boolean), ...positionals];
+if (!["both", "sqlite", "postgres"].includes(values.backend!))
+  throw new Error(`--backend: '${values.backend}' is not both, sqlite or postgres`);
+const files = [
+  ...values
+    .files!.split(",")
+    .map((f) => f.trim())
+    .filter(Boolean),
+  ...positionals,
+];
 
 /** One store pass of `bun test`: its label and the environment that selects the store. */
 interface Backend {
   label: string;
   env: Record<string, string | undefined>;
 }
-
 
 async function backends(): Promise<Backend[]> {
   const chosen: Backend[] = [];
@@ -88,14 +94,33 @@ async function runPass(label: string, backend: Backend): Promise<PassResult> {
     stderr: "pipe",
   });
   children.add(proc);
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   children.delete(proc);
   const output = `${stdout}\n${stderr}`;
   const log = join(logDir, `${label.replace(/[^\w-]+/g, "-")}.log`);
   writeFileSync(log, output);
   const summary = (word: string) => Number(new RegExp(`^\\s*(\\d+) ${word}\\s*$`, "m").exec(stderr)?.[1] ?? 0);
-  const failures = [...new Set(output.split("\n").filter((line) => /^\(fail\) |^# Unhandled error/.test(line.trim())).map((line) => line.trim().replace(/ \[[\d.]+m?s\]$/, "")))];
-  return { label, passed: summary("pass"), failed: summary("fail"), errors: summary("errors?"), exitCode, failures, log };
+  const failures = [
+    ...new Set(
+      output
+        .split("\n")
+        .filter((line) => /^\(fail\) |^# Unhandled error/.test(line.trim()))
+        .map((line) => line.trim().replace(/ \[[\d.]+m?s\]$/, "")),
+    ),
+  ];
+  return {
+    label,
+    passed: summary("pass"),
+    failed: summary("fail"),
+    errors: summary("errors?"),
+    exitCode,
+    failures,
+    log,
+  };
 }
 
 /** Busy-looping processes, one core each; stopped at the end by their own ids. */
@@ -119,7 +144,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 
 const chosen = await backends();
 const scope = files.length ? `${files.length} file(s)` : "the whole suite";
-process.stdout.write(`test:busy: ${scope}, ${runs} run(s), ${copies} cop${copies === 1 ? "y" : "ies"} at a time, ${burnerCount} CPU burner(s) on ${availableParallelism()} core(s); backends: ${chosen.map((b) => b.label).join(", ")}\nlogs: ${logDir}\n`);
+process.stdout.write(
+  `test:busy: ${scope}, ${runs} run(s), ${copies} cop${copies === 1 ? "y" : "ies"} at a time, ${burnerCount} CPU burner(s) on ${availableParallelism()} core(s); backends: ${chosen.map((b) => b.label).join(", ")}\nlogs: ${logDir}\n`,
+);
 
 const burners = startBurners(burnerCount);
 let inARow = 0;
@@ -131,14 +158,18 @@ try {
     for (const backend of chosen) {
       const started = performance.now();
       const passes = await Promise.all(
-        Array.from({ length: copies }, (_, copy) => runPass(`run${run}-${backend.label}${copies > 1 ? `-copy${copy + 1}` : ""}`, backend)),
+        Array.from({ length: copies }, (_, copy) =>
+          runPass(`run${run}-${backend.label}${copies > 1 ? `-copy${copy + 1}` : ""}`, backend),
+        ),
       );
       const seconds = ((performance.now() - started) / 1000).toFixed(0);
       for (const pass of passes) {
         results.push(pass);
         const ok = pass.exitCode === 0 && pass.failed === 0;
         const errors = pass.errors ? `, ${pass.errors} error(s)` : "";
-        process.stdout.write(`run ${run}/${runs} ${pass.label}: ${ok ? "ok" : "FAILED"} — ${pass.passed} pass, ${pass.failed} fail${errors}, exit ${pass.exitCode} (${seconds} s)\n`);
+        process.stdout.write(
+          `run ${run}/${runs} ${pass.label}: ${ok ? "ok" : "FAILED"} — ${pass.passed} pass, ${pass.failed} fail${errors}, exit ${pass.exitCode} (${seconds} s)\n`,
+        );
         for (const failure of pass.failures) process.stdout.write(`    ${failure}\n`);
         if (!ok) process.stdout.write(`    log: ${pass.log}\n`);
       }
@@ -154,5 +185,7 @@ try {
   for (const proc of burners) proc.kill("SIGKILL");
   stopChildren();
 }
-process.stdout.write(`\n${runs - failedRuns} of ${runs} run(s) passed; longest streak ${longestRow} in a row${failedRuns ? "" : " (all)"}\n`);
+process.stdout.write(
+  `\n${runs - failedRuns} of ${runs} run(s) passed; longest streak ${longestRow} in a row${failedRuns ? "" : " (all)"}\n`,
+);
 process.exit(failedRuns ? 1 : 0);

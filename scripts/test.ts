@@ -45,7 +45,11 @@ async function runSuite(label: string, env: Record<string, string | undefined>):
 async function lint(): Promise<number> {
   process.stderr.write("\n=== lint and format (biome check) ===\n");
   const biome = join(import.meta.dir, "..", "node_modules", ".bin", "biome");
-  const proc = Bun.spawn([biome, "check", "--error-on-warnings"], { cwd: join(import.meta.dir, ".."), stdout: "inherit", stderr: "inherit" });
+  const proc = Bun.spawn([biome, "check", "--error-on-warnings"], {
+    cwd: join(import.meta.dir, ".."),
+    stdout: "inherit",
+    stderr: "inherit",
+  });
   return proc.exited;
 }
 
@@ -71,7 +75,9 @@ if (problem === null) {
   process.stderr.write(`PostgreSQL suite FAILED to start: no PostgreSQL at ${url} (${problem}); CI requires it\n`);
   exitCode ||= 1;
 } else {
-  process.stderr.write(`PostgreSQL suite skipped: no PostgreSQL at ${url} (${problem}); start one or set MNEMO_TEST_DATABASE_URL to run it\n`);
+  process.stderr.write(
+    `PostgreSQL suite skipped: no PostgreSQL at ${url} (${problem}); start one or set MNEMO_TEST_DATABASE_URL to run it\n`,
+  );
 }
 
 const passed = results.reduce((n, r) => n + r.passed, 0);

@@ -31,7 +31,14 @@ import { appPages, webAppRoutes } from "./web-app";
 import { keyRoutes } from "./keys";
 
 /** Request headers a browser may send (docs/security.md), exactly. */
-export const CORS_ALLOWED_HEADERS = ["Content-Type", "Authorization", "X-Backend-Project", "X-Backend-Key", "X-Proxy-Decrypt", "X-Client-Key"];
+export const CORS_ALLOWED_HEADERS = [
+  "Content-Type",
+  "Authorization",
+  "X-Backend-Project",
+  "X-Backend-Key",
+  "X-Proxy-Decrypt",
+  "X-Client-Key",
+];
 /** What MCP's Streamable HTTP transport adds (`/mcp`), so that a browser-based MCP client works too. */
 export const CORS_MCP_HEADERS = ["Mcp-Session-Id", "Mcp-Protocol-Version"];
 
@@ -45,7 +52,9 @@ const OPENAPI_JSON = "/openapi/json";
 function openApiDocument(catalog: RouteCatalog) {
   return new Elysia({ name: "openapi-document" })
     .onAfterHandle(({ response }) =>
-      response && typeof response === "object" && "paths" in response ? refineOpenApi(response as Record<string, unknown>, catalog.bodySchema) : undefined,
+      response && typeof response === "object" && "paths" in response
+        ? refineOpenApi(response as Record<string, unknown>, catalog.bodySchema)
+        : undefined,
     )
     .use(
       openapi({
@@ -71,13 +80,18 @@ export function buildApp(services: Services, publicUrl: () => string) {
   const catalog = createRouteCatalog(() => app.routes);
   // The PKMS routes' `decrypt: true` option (docs/encryption.md#reverse-proxy-mode).
   const encryption = {
-    keys: services.clientKeys, proxyMode: services.config.encryption.proxyMode,
+    keys: services.clientKeys,
+    proxyMode: services.config.encryption.proxyMode,
     tagCheck: (bindings: SealBinding[]) => services.sealTags.checker(services.store.db, bindings),
   };
   const app = new Elysia({ normalize: false })
     .use(errorPlugin(services.log, { allowedMethods: catalog.allowedMethods }))
     // Before anything else: with mock tokens, a request to a name that is not this machine's (DNS rebinding) is refused.
-    .use(services.config.allowMockTokens ? hostCheck({ alsoAllowed: namesOfThisServer(services.config) }) : new Elysia({ name: "host-check" }))
+    .use(
+      services.config.allowMockTokens
+        ? hostCheck({ alsoAllowed: namesOfThisServer(services.config) })
+        : new Elysia({ name: "host-check" }),
+    )
     // Before the request guards, so that their refusals (413, 400) are readable by a page too.
     .use(
       corsPlugin({
@@ -85,14 +99,40 @@ export function buildApp(services: Services, publicUrl: () => string) {
         origins: services.config.allowMockTokens ? "loopback" : "any",
         methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         allowedHeaders: [...CORS_ALLOWED_HEADERS, ...CORS_MCP_HEADERS],
-        exposeHeaders: ["Mcp-Session-Id", "X-Request-Id", "Server-Timing", "Retry-After", "X-Svc-Index-Lag", "X-Svc-Shimmer", "X-Svc-Memory-Count", "X-Svc-Notes-Count", "X-Svc-Overhead-Ms", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Svc-Decrypt-Errors", "X-Svc-Duplicate", "X-Svc-Remember", "X-Svc-Thread"],
+        exposeHeaders: [
+          "Mcp-Session-Id",
+          "X-Request-Id",
+          "Server-Timing",
+          "Retry-After",
+          "X-Svc-Index-Lag",
+          "X-Svc-Shimmer",
+          "X-Svc-Memory-Count",
+          "X-Svc-Notes-Count",
+          "X-Svc-Overhead-Ms",
+          "X-RateLimit-Limit",
+          "X-RateLimit-Remaining",
+          "X-RateLimit-Reset",
+          "X-Svc-Decrypt-Errors",
+          "X-Svc-Duplicate",
+          "X-Svc-Remember",
+          "X-Svc-Thread",
+        ],
         maxAgeSeconds: 600,
       }),
     )
     .use(requestGuards(catalog))
     .use(openApiDocument(catalog))
     .use(
-      healthRoutes(services.auth, createHealth({ store: services.store, indexer: services.indexer, outbox: createOutbox(services.store), embedder: services.embedder !== null, extractionJobs: services.capture.counts })),
+      healthRoutes(
+        services.auth,
+        createHealth({
+          store: services.store,
+          indexer: services.indexer,
+          outbox: createOutbox(services.store),
+          embedder: services.embedder !== null,
+          extractionJobs: services.capture.counts,
+        }),
+      ),
     )
     .use(meRoutes(services.auth, services.profiles))
     .use(webhookRoutes(services.identity))

@@ -29,7 +29,11 @@ import { createIndexViewRepository } from "./documents/index-view-repository";
 import { createDocumentRepository } from "./documents/repository";
 import { blockSearchSource } from "./documents/search-source";
 import { createDocumentService } from "./documents/service";
-import { createDocumentsQueryService, type DocumentsQueryDeps, type DocumentsQueryService } from "./documents-query/service";
+import {
+  createDocumentsQueryService,
+  type DocumentsQueryDeps,
+  type DocumentsQueryService,
+} from "./documents-query/service";
 import { scheduleOrphanSweep } from "./files/orphan-sweep";
 import { createPdfTextRunner } from "./files/pdf-text-runner";
 import { createPresigner } from "./files/presign";
@@ -85,11 +89,18 @@ export async function openServices(config: Config, options: { log?: Logger; star
   restrictNewFiles();
   // Checked before anything is created (PostgreSQL without SERVER_MASTER_KEY stops here); the
   // key file is made only once the store opened, so a refused start leaves no key behind.
-  const masterKeyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl, log };
+  const masterKeyOptions = {
+    configured: config.encryption.masterKey,
+    dataDir: config.dataDir,
+    postgres: !!config.storage.databaseUrl,
+    log,
+  };
   checkMasterKeyConfig(masterKeyOptions);
   const store = await migrateAll(openStoreFor(config.storage, config.dataDir));
   const masterKey = resolveMasterKey(masterKeyOptions);
-  const scheduler = createScheduler({ onError: (task, error) => log.warn("background task failed", { task, reason: (error as Error).message }) });
+  const scheduler = createScheduler({
+    onError: (task, error) => log.warn("background task failed", { task, reason: (error as Error).message }),
+  });
 
   const cursors = createCursors(await serverSecret(store, "cursors"));
   const memoryRepo = createMemoryRepository();
@@ -98,8 +109,15 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const workspaceRepos = openWorkspaceRepositories();
   const fileRepo = createFileRepository();
   const search = await createSearch({
-    config, store, log, scheduler,
-    sources: { memory: memorySearchSource(memoryRepo), ...workspaceSearchSources(workspaceRepos), file: fileSearchSource(fileRepo) },
+    config,
+    store,
+    log,
+    scheduler,
+    sources: {
+      memory: memorySearchSource(memoryRepo),
+      ...workspaceSearchSources(workspaceRepos),
+      file: fileSearchSource(fileRepo),
+    },
   });
   const { engine, outbox, indexing: indexer, embedder } = search;
 
@@ -116,50 +134,124 @@ export async function openServices(config: Config, options: { log?: Logger; star
     appSessions,
   });
   // A key kept in the data dir is re-read after a rotation by the CLI (see createEscrowService).
-  const escrow = await createEscrowService(store, masterKey.key, masterKey.path ? { reloadKeys: () => rotatedKeyCandidates(masterKey.path!) } : {});
+  const escrow = await createEscrowService(
+    store,
+    masterKey.key,
+    masterKey.path ? { reloadKeys: () => rotatedKeyCandidates(masterKey.path!) } : {},
+  );
   const clientKeys = createClientKeys(escrow, log);
   // The key of the seal tags beside values sealed with clients' keys; a store from before them is tagged as found, once.
   const { tags: sealTags, created: tagKeyCreated } = await openSealTags(store, masterKey.key, tagExistingSealedFields);
   if (tagKeyCreated) log.info("seal tags: created the tag key; stored fields holding ciphertext were tagged as found");
   const profileRepo = createProfileRepository();
 
-  const fileNames = async (tx: Executor, ownerId: string, keys: string[]) => new Map((await fileRepo.getMany(tx, ownerId, keys)).map((f) => [f.key, f.name]));
-  const workspaceServices = createWorkspaceServices({ repos: workspaceRepos, outbox, engine, indexer, embedder, store, cursors, fileNames, sealTags });
+  const fileNames = async (tx: Executor, ownerId: string, keys: string[]) =>
+    new Map((await fileRepo.getMany(tx, ownerId, keys)).map((f) => [f.key, f.name]));
+  const workspaceServices = createWorkspaceServices({
+    repos: workspaceRepos,
+    outbox,
+    engine,
+    indexer,
+    embedder,
+    store,
+    cursors,
+    fileNames,
+    sealTags,
+  });
   const { workspaces } = workspaceServices;
   // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
   const blobs = await BlobStore.open(blobsLocation(config));
   const pdfText = createPdfTextRunner({ repo: fileRepo, blobs, store, outbox, log, scheduler });
   const files = createFileService({
-    repo: fileRepo, blobs, presigner: createPresigner(await serverSecret(store, "presign")), outbox, workspaces,
-    store, cursors, log, maxFileBytes: config.files.maxFileBytes, onTextPending: pdfText.wake,
+    repo: fileRepo,
+    blobs,
+    presigner: createPresigner(await serverSecret(store, "presign")),
+    outbox,
+    workspaces,
+    store,
+    cursors,
+    log,
+    maxFileBytes: config.files.maxFileBytes,
+    onTextPending: pdfText.wake,
   });
   const uploadRepo = createUploadRepository();
-  const uploads = createUploadService({ repo: uploadRepo, files, blobs, workspaces, store, log, maxFileBytes: config.files.maxFileBytes });
+  const uploads = createUploadService({
+    repo: uploadRepo,
+    files,
+    blobs,
+    workspaces,
+    store,
+    log,
+    maxFileBytes: config.files.maxFileBytes,
+  });
   scheduleOrphanSweep({
-    files, isSweeper: () => indexer.isWriter, log, scheduler, everyMs: config.files.orphanSweepMs, minAgeMs: config.files.orphanAgeMs,
+    files,
+    isSweeper: () => indexer.isWriter,
+    log,
+    scheduler,
+    everyMs: config.files.orphanSweepMs,
+    minAgeMs: config.files.orphanAgeMs,
   });
   // Deleted text leaves the WAL within the bound (the index writer purges the index: search/indexing/index-purge.ts).
-  if (store.truncateWal) scheduleWalTruncate({ truncate: store.truncateWal, scheduler, withinMs: config.storage.purgeWithinMs, log });
+  if (store.truncateWal)
+    scheduleWalTruncate({ truncate: store.truncateWal, scheduler, withinMs: config.storage.purgeWithinMs, log });
   const memoryHistory = createMemoryHistoryRepository();
-  const memories = createMemoryService({ repo: memoryRepo, history: memoryHistory, outbox, engine, store, cursors, workspaces });
+  const memories = createMemoryService({
+    repo: memoryRepo,
+    history: memoryHistory,
+    outbox,
+    engine,
+    store,
+    cursors,
+    workspaces,
+  });
   // Capture needs memory formation, which needs the completions' upstream: bound once both exist.
   let capture: ReturnType<typeof createCapture> | null = null;
   const captureEnabled = !config.encryption.proxyMode || config.completions.extractionInProxyMode;
   const completionServices = createCompletionServices({
-    config, store, engine, log, workspaces, documentsQuery: workspaceServices.documentsQuery, clientKeys,
-    capture: { enabled: captureEnabled, record: (exchange) => capture?.record(exchange), rememberByDefault: (userId) => capture?.rememberByDefault(userId) ?? Promise.resolve(false) },
+    config,
+    store,
+    engine,
+    log,
+    workspaces,
+    documentsQuery: workspaceServices.documentsQuery,
+    clientKeys,
+    capture: {
+      enabled: captureEnabled,
+      record: (exchange) => capture?.record(exchange),
+      rememberByDefault: (userId) => capture?.rememberByDefault(userId) ?? Promise.resolve(false),
+    },
   });
   const formation = createFormationService({
-    config, upstream: completionServices.upstream, admit: completionServices.admit, usage: completionServices.usage, memories, workspaces, store, log,
+    config,
+    upstream: completionServices.upstream,
+    admit: completionServices.admit,
+    usage: completionServices.usage,
+    memories,
+    workspaces,
+    store,
+    log,
   });
   capture = createCapture({
-    store, chats: workspaceRepos.chats, workspaces: workspaceRepos.workspaces, jobs: createFormationJobRepository(), settings: createCaptureSettingsRepository(),
-    outbox, formation, scheduler, log,
-    enabled: captureEnabled, isWorker: () => indexer.isWriter, backoffMs: config.completions.extractionRetryMs,
+    store,
+    chats: workspaceRepos.chats,
+    workspaces: workspaceRepos.workspaces,
+    jobs: createFormationJobRepository(),
+    settings: createCaptureSettingsRepository(),
+    outbox,
+    formation,
+    scheduler,
+    log,
+    enabled: captureEnabled,
+    isWorker: () => indexer.isWriter,
+    backoffMs: config.completions.extractionRetryMs,
   });
   // Deleting a workspace: each domain purges its own part, in one transaction.
   const workspaceRemoval = createWorkspaceRemoval({
-    store, repo: workspaceRepos.workspaces, artifacts: workspaceRepos.artifacts, log,
+    store,
+    repo: workspaceRepos.workspaces,
+    artifacts: workspaceRepos.artifacts,
+    log,
     contents: [
       documentWorkspaceContents(workspaceRepos.documents, workspaceRepos.view, outbox),
       chatWorkspaceContents(workspaceRepos.chats, outbox),
@@ -188,7 +280,16 @@ export async function openServices(config: Config, options: { log?: Logger; star
     clientKeys,
     /** Seal tags of stored fields sealed with clients' keys (crypto/seal-tags.ts). */
     sealTags,
-    identity: createIdentityService({ auth, store, escrow, keyUsage: openKeyUsage(), log, profiles: profileRepo, webhooks: config.webhooks, credentials }),
+    identity: createIdentityService({
+      auth,
+      store,
+      escrow,
+      keyUsage: openKeyUsage(),
+      log,
+      profiles: profileRepo,
+      webhooks: config.webhooks,
+      credentials,
+    }),
     memories,
     ...workspaceServices,
     workspaceRemoval,
@@ -272,17 +373,51 @@ function createWorkspaceServices(d: {
 }) {
   const { repos, outbox, engine, store, cursors } = d;
   const workspaces = createWorkspaceService({ repo: repos.workspaces, store, cursors });
-  const documents = createDocumentService({ repo: repos.documents, view: repos.view, outbox, workspaces, store, cursors, sealTags: d.sealTags });
+  const documents = createDocumentService({
+    repo: repos.documents,
+    view: repos.view,
+    outbox,
+    workspaces,
+    store,
+    cursors,
+    sealTags: d.sealTags,
+  });
   return {
     workspaces,
     documents,
     notes: createNoteService(documents, workspaces, repos.artifacts, store, d.sealTags),
-    chats: createChatService({ repo: repos.chats, outbox, workspaces, store, cursors, purgeThreadJobs, sealTags: d.sealTags }),
-    derivedIndex: createDerivedIndexService({
-      workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, artifacts: repos.artifacts, repo: repos.derived,
-      outbox, indexer: d.indexer, engine, embedderSpace: d.embedder?.spaceId ?? null, store, cursors,
+    chats: createChatService({
+      repo: repos.chats,
+      outbox,
+      workspaces,
+      store,
+      cursors,
+      purgeThreadJobs,
+      sealTags: d.sealTags,
     }),
-    documentsQuery: createDocumentsQueryService({ engine, workspaces, documents: repos.documents, view: repos.view, chats: repos.chats, store, fileNames: d.fileNames }),
+    derivedIndex: createDerivedIndexService({
+      workspaces,
+      documents: repos.documents,
+      view: repos.view,
+      chats: repos.chats,
+      artifacts: repos.artifacts,
+      repo: repos.derived,
+      outbox,
+      indexer: d.indexer,
+      engine,
+      embedderSpace: d.embedder?.spaceId ?? null,
+      store,
+      cursors,
+    }),
+    documentsQuery: createDocumentsQueryService({
+      engine,
+      workspaces,
+      documents: repos.documents,
+      view: repos.view,
+      chats: repos.chats,
+      store,
+      fileNames: d.fileNames,
+    }),
     context: createContextService(engine, workspaces),
   };
 }
@@ -303,17 +438,47 @@ function createCompletionServices(d: {
   capture: Capture;
 }) {
   const c = d.config.completions;
-  const upstream = createUpstream({ baseUrl: c.gatewayUrl, apiKey: c.gatewayApiKey, timeoutMs: c.gatewayTimeoutMs, log: d.log });
-  const usage = createUsageService({ store: d.store, repo: createUsageRepository(), defaultMonthlyLimit: c.monthlyTokenLimit });
+  const upstream = createUpstream({
+    baseUrl: c.gatewayUrl,
+    apiKey: c.gatewayApiKey,
+    timeoutMs: c.gatewayTimeoutMs,
+    log: d.log,
+  });
+  const usage = createUsageService({
+    store: d.store,
+    repo: createUsageRepository(),
+    defaultMonthlyLimit: c.monthlyTokenLimit,
+  });
   const limiter = createRateLimiter({ store: d.store, repo: createRateLimitRepository() });
   // A hold outlives any answer the gateway may still give; past it (its server died) it stops counting.
   const admit = createAdmission({ store: d.store, limiter, usage, holdTtlMs: c.gatewayTimeoutMs + HOLD_GRACE_MS });
-  const retriever = createRetriever({ engine: d.engine, documentsQuery: d.documentsQuery, log: d.log, decryptor: noteDecryptor(d.clientKeys), looksEncrypted });
+  const retriever = createRetriever({
+    engine: d.engine,
+    documentsQuery: d.documentsQuery,
+    log: d.log,
+    decryptor: noteDecryptor(d.clientKeys),
+    looksEncrypted,
+  });
   return {
     usage,
     upstream,
     admit,
-    models: createModelCatalog({ upstream, curated: c.models, defaultModel: c.defaultModel, timeoutMs: c.gatewayTimeoutMs, log: d.log }),
-    completions: createCompletionService({ config: c, upstream, retriever, usage, admit, workspaces: d.workspaces, log: d.log, capture: d.capture }),
+    models: createModelCatalog({
+      upstream,
+      curated: c.models,
+      defaultModel: c.defaultModel,
+      timeoutMs: c.gatewayTimeoutMs,
+      log: d.log,
+    }),
+    completions: createCompletionService({
+      config: c,
+      upstream,
+      retriever,
+      usage,
+      admit,
+      workspaces: d.workspaces,
+      log: d.log,
+      capture: d.capture,
+    }),
   };
 }

@@ -21,11 +21,32 @@ import { profileCoreTables } from "./profiles/migrations";
  */
 const coreMigration: Migration = {
   id: "0001_core",
-  sql: [memoryCoreTables, searchCoreTables, credentialCoreTables, profileCoreTables, escrowCoreTables, storeCoreTables].join("\n"),
+  sql: [
+    memoryCoreTables,
+    searchCoreTables,
+    credentialCoreTables,
+    profileCoreTables,
+    escrowCoreTables,
+    storeCoreTables,
+  ].join("\n"),
 };
 
 /** Every migration of every domain; `migrate` orders them by id. */
-export const allMigrations: Migration[] = [coreMigration, ...memoryMigrations, ...searchMigrations, ...workspaceMigrations, ...documentMigrations, ...chatMigrations, ...fileMigrations, ...uploadMigrations, ...encryptionMigrations, ...usageMigrations, ...rateLimitMigrations, ...authMigrations, ...formationMigrations];
+export const allMigrations: Migration[] = [
+  coreMigration,
+  ...memoryMigrations,
+  ...searchMigrations,
+  ...workspaceMigrations,
+  ...documentMigrations,
+  ...chatMigrations,
+  ...fileMigrations,
+  ...uploadMigrations,
+  ...encryptionMigrations,
+  ...usageMigrations,
+  ...rateLimitMigrations,
+  ...authMigrations,
+  ...formationMigrations,
+];
 
 /** Brings a just-opened store up to date with every migration; closes it when one fails. */
 export async function migrateAll(store: Store): Promise<Store> {

@@ -33,7 +33,11 @@ export async function openRecordStore(dataDirOption?: string) {
 }
 
 /** The domains' records that may hold sealed values, as crypto reads them. */
-export const SEALED_FIELD_SOURCES = { documents: documentSealedFields, chatMessages: messageSealedFields, notebookRegistries: registrySealedFields };
+export const SEALED_FIELD_SOURCES = {
+  documents: documentSealedFields,
+  chatMessages: messageSealedFields,
+  notebookRegistries: registrySealedFields,
+};
 
 /** What a client key sealed, counted over the domains that hold sealed values (escrow asks before replacing a key). */
 export function openKeyUsage() {
@@ -48,7 +52,11 @@ export async function openUsageStore(dataDirOption?: string) {
   const record = await openRecordStore(dataDirOption);
   const config = loadConfig({ dataDir: record.dataDir });
   return {
-    usage: createUsageService({ store: record.store, repo: createUsageRepository(), defaultMonthlyLimit: config.completions.monthlyTokenLimit }),
+    usage: createUsageService({
+      store: record.store,
+      repo: createUsageRepository(),
+      defaultMonthlyLimit: config.completions.monthlyTokenLimit,
+    }),
     close: () => record.close(),
   };
 }
@@ -61,7 +69,11 @@ export async function openUsageStore(dataDirOption?: string) {
  */
 export async function openEscrowStore(dataDirOption: string | undefined, refused: (message: string) => Error) {
   const config = loadConfig({ dataDir: resolveDataDir(dataDirOption) });
-  const keyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl };
+  const keyOptions = {
+    configured: config.encryption.masterKey,
+    dataDir: config.dataDir,
+    postgres: !!config.storage.databaseUrl,
+  };
   // The key's configuration is checked before the store opens; the key file is made only after.
   checkMasterKeyConfig(keyOptions);
   const record = await openRecordStore(config.dataDir);

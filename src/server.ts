@@ -45,10 +45,14 @@ export async function startServer(config: Config, options: { log?: Logger } = {}
   checkMockTokenExposure(config);
   const services = await openServices(config, options);
   if (config.storage.provider === "memory") {
-    services.log.warn("STORAGE_PROVIDER=memory: an ephemeral server; everything is deleted when it stops", { dataDir: config.dataDir });
+    services.log.warn("STORAGE_PROVIDER=memory: an ephemeral server; everything is deleted when it stops", {
+      dataDir: config.dataDir,
+    });
   }
   if (config.allowMockTokens && !isLoopbackHost(config.host)) {
-    services.log.warn(`mock tokens are accepted (mock-token-<uid>) on ${config.host}, a non-loopback address: anyone who reaches it can act as any user`);
+    services.log.warn(
+      `mock tokens are accepted (mock-token-<uid>) on ${config.host}, a non-loopback address: anyone who reaches it can act as any user`,
+    );
   } else if (config.allowMockTokens) {
     services.log.warn("mock tokens are accepted (mock-token-<uid>): never expose this server");
   }
@@ -63,7 +67,10 @@ export async function startServer(config: Config, options: { log?: Logger } = {}
     error: (error) => {
       // Only what escapes the app's own error handler lands here; it still answers in shape.
       if ((error as { status?: number }).status === 413) {
-        return Response.json({ error: { code: "payload_too_large", message: `body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}` } }, { status: 413 });
+        return Response.json(
+          { error: { code: "payload_too_large", message: `body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}` } },
+          { status: 413 },
+        );
       }
       services.log.error("request failed outside the app", { error });
       return Response.json({ error: { code: "error", message: "internal error" } }, { status: 500 });
@@ -72,7 +79,10 @@ export async function startServer(config: Config, options: { log?: Logger } = {}
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   listeningUrl = `http://${host}:${server.port}`;
   if (!config.publicUrl && /^(0\.0\.0\.0|::|\[::\])$/.test(config.host)) {
-    services.log.warn("presigned upload URLs name the listening address, which clients cannot use as such; set MNEMO_PUBLIC_URL", { url: listeningUrl });
+    services.log.warn(
+      "presigned upload URLs name the listening address, which clients cannot use as such; set MNEMO_PUBLIC_URL",
+      { url: listeningUrl },
+    );
   }
   let stopping: Promise<void> | null = null;
   return {

@@ -10,7 +10,17 @@ describe("fold", () => {
 describe("words", () => {
   test("keeps inner apostrophes (straight or curly), splits on everything else, in order", () => {
     expect(words("I don’t like Café-au-lait! Caroline's 'quoted' 3.5kg 2023")).toEqual([
-      "i", "don't", "like", "cafe", "au", "lait", "caroline's", "quoted", "3", "5kg", "2023",
+      "i",
+      "don't",
+      "like",
+      "cafe",
+      "au",
+      "lait",
+      "caroline's",
+      "quoted",
+      "3",
+      "5kg",
+      "2023",
     ]);
   });
 
@@ -35,7 +45,13 @@ describe("analyze", () => {
 
   test("drops Lucene's English stop words, keeps numbers and accented words folded", () => {
     expect(analyze("The trip to the café was in May 2023, and it cost 40 euros")).toEqual([
-      "trip", "cafe", "may", "2023", "cost", "40", "euro",
+      "trip",
+      "cafe",
+      "may",
+      "2023",
+      "cost",
+      "40",
+      "euro",
     ]);
   });
 
@@ -56,7 +72,13 @@ describe("analyze", () => {
 describe("analyzeQuery", () => {
   test("keeps a question's content words only", () => {
     expect(analyzeQuery("What did I say about my allergies?")).toEqual(["say", "allerg"]);
-    expect(analyzeQuery("When did Caroline go to the LGBTQ support group?")).toEqual(["carolin", "go", "lgbtq", "support", "group"]);
+    expect(analyzeQuery("When did Caroline go to the LGBTQ support group?")).toEqual([
+      "carolin",
+      "go",
+      "lgbtq",
+      "support",
+      "group",
+    ]);
   });
 
   test("falls back to the index stop list when every word is a query stop word", () => {

@@ -26,7 +26,8 @@ const LAYERS: Array<{ name: string; members: string[] }> = [
 
 /** Imports that run up a layer, each with why it stays. */
 const UPWARD_ALLOWED: Record<string, string> = {
-  "src/transfer/doctor.ts -> src/migrations.ts": "doctor reports how many migrations are pending; the count could be handed in by its CLI command",
+  "src/transfer/doctor.ts -> src/migrations.ts":
+    "doctor reports how many migrations are pending; the count could be handed in by its CLI command",
 };
 
 /** Imports of another domain's repository, each with why it stays. */
@@ -41,30 +42,20 @@ const REPOSITORY_ALLOWED: Record<string, string> = {
     "the import writes rows as exported, in its own transactions",
   "src/transfer/chat-import.ts -> src/formation/jobs-repository.ts":
     "the import queues extraction jobs for imported conversations",
-  "src/transfer/chat-import.ts -> src/workspaces/repository.ts":
-    "the import creates the workspaces it writes into",
+  "src/transfer/chat-import.ts -> src/workspaces/repository.ts": "the import creates the workspaces it writes into",
   "src/transfer/tables.ts -> src/chats/repository.ts":
     "export columns are declared beside each table's SQL; they move with the TypeBox-derived export shapes",
-  "src/transfer/tables.ts -> src/documents/repository.ts":
-    "as above: export columns",
-  "src/transfer/tables.ts -> src/files/repository.ts":
-    "as above: export columns",
-  "src/transfer/tables.ts -> src/memories/repository.ts":
-    "as above: export columns",
-  "src/transfer/tables.ts -> src/profiles/repository.ts":
-    "as above: export columns",
-  "src/transfer/tables.ts -> src/workspaces/repository.ts":
-    "as above: export columns",
+  "src/transfer/tables.ts -> src/documents/repository.ts": "as above: export columns",
+  "src/transfer/tables.ts -> src/files/repository.ts": "as above: export columns",
+  "src/transfer/tables.ts -> src/memories/repository.ts": "as above: export columns",
+  "src/transfer/tables.ts -> src/profiles/repository.ts": "as above: export columns",
+  "src/transfer/tables.ts -> src/workspaces/repository.ts": "as above: export columns",
   "src/transfer/import.ts -> src/documents/repository.ts":
     "the import writes rows as exported, in its own transactions",
-  "src/transfer/import.ts -> src/files/repository.ts":
-    "as above: the import writes rows",
-  "src/transfer/import.ts -> src/workspaces/repository.ts":
-    "as above: the import writes rows",
-  "src/transfer/import.ts -> src/memories/history-repository.ts":
-    "as above: the import writes memories' history",
-  "src/transfer/import.ts -> src/memories/proposals-repository.ts":
-    "as above: the import writes proposals",
+  "src/transfer/import.ts -> src/files/repository.ts": "as above: the import writes rows",
+  "src/transfer/import.ts -> src/workspaces/repository.ts": "as above: the import writes rows",
+  "src/transfer/import.ts -> src/memories/history-repository.ts": "as above: the import writes memories' history",
+  "src/transfer/import.ts -> src/memories/proposals-repository.ts": "as above: the import writes proposals",
   "src/transfer/import.ts -> src/memories/repository.ts":
     "as above: the import writes memories (their writes module does not take imported ids and dates)",
 };
@@ -72,17 +63,21 @@ const REPOSITORY_ALLOWED: Record<string, string> = {
 /** Files outside repositories and the store that hold SQL, each with why. */
 const SQL_ALLOWED: Record<string, string> = {
   "src/search/indexing/embedding-cache.ts": "the embedding cache's repository, named for the table it keeps",
-  "src/search/indexing/term-stats.ts": "the term statistics' repository: its one-statement snapshot is the read-your-writes guarantee",
+  "src/search/indexing/term-stats.ts":
+    "the term statistics' repository: its one-statement snapshot is the read-your-writes guarantee",
 };
 
 /** Tables a file touches that another domain owns, as "file: table", each with why. */
 const TABLES_ALLOWED: Record<string, string> = {
-  "src/derived-index/repository.ts: documents": "the derived index's status counts a workspace's documents, view entries and their pending outbox rows in single statements",
+  "src/derived-index/repository.ts: documents":
+    "the derived index's status counts a workspace's documents, view entries and their pending outbox rows in single statements",
   "src/derived-index/repository.ts: indexed_documents": "as above: the documents' index view",
-  "src/derived-index/repository.ts: outbox": "as above, and a clear drops the pending outbox rows of the sources it removes",
+  "src/derived-index/repository.ts: outbox":
+    "as above, and a clear drops the pending outbox rows of the sources it removes",
   "src/derived-index/repository.ts: chat_messages": "as above: a workspace's chat messages",
   "src/derived-index/repository.ts: chat_threads": "as above: a workspace's chat threads",
-  "src/files/repository.ts: upload_parts": "the orphan-blob sweep asks in one statement whether files or upload parts hold a blob",
+  "src/files/repository.ts: upload_parts":
+    "the orphan-blob sweep asks in one statement whether files or upload parts hold a blob",
 };
 
 /** Files besides src/config.ts that read `process.env`, each with why. */
@@ -107,7 +102,9 @@ const TEXT = new Map(FILES.map((file) => [file, readFileSync(join(ROOT, file), "
 
 /** The text without comments, so that a comment naming SQL or `process.env` is no finding. */
 function code(file: string): string {
-  return TEXT.get(file)!.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[\s;{}(),])\/\/[^\n]*/g, "$1");
+  return TEXT.get(file)!
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/(^|[\s;{}(),])\/\/[^\n]*/g, "$1");
 }
 
 /** Resolves a relative specifier to a file of the tree (null for packages and assets). */
@@ -135,7 +132,14 @@ const EDGES: Edge[] = FILES.flatMap((file) => {
   for (const m of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
     const to = resolveImport(file, m[1]);
     // `import("x").T` in a type position is a type; `await import("x")` loads the module.
-    if (to) found.push({ from: file, to, typeOnly: !/await\s*$|Promise\.all\(\[[^\]]*$|=>\s*$/.test(text.slice(0, m.index)) && text[m.index! + m[0].length] === "." });
+    if (to)
+      found.push({
+        from: file,
+        to,
+        typeOnly:
+          !/await\s*$|Promise\.all\(\[[^\]]*$|=>\s*$/.test(text.slice(0, m.index)) &&
+          text[m.index! + m[0].length] === ".",
+      });
   }
   return found;
 });
@@ -160,7 +164,8 @@ function domainOf(file: string): string | null {
 /** The folder that owns each table: the one whose migrations.ts creates it (search for src/search). */
 const TABLE_OWNER = new Map<string, string>();
 for (const file of FILES.filter((f) => /(^|\/)migrations\.ts$/.test(f) && f !== "src/migrations.ts")) {
-  for (const m of code(file).matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)) TABLE_OWNER.set(m[1], file.split("/")[1]);
+  for (const m of code(file).matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g))
+    TABLE_OWNER.set(m[1], file.split("/")[1]);
 }
 const folderOf = (file: string) => file.split("/")[1];
 
@@ -183,7 +188,9 @@ describe("architecture", () => {
   });
 
   test("outside search/, only search/index.ts is imported", () => {
-    const inside = EDGES.filter((e) => e.to.startsWith("src/search/") && e.to !== "src/search/index.ts" && !e.from.startsWith("src/search/"))
+    const inside = EDGES.filter(
+      (e) => e.to.startsWith("src/search/") && e.to !== "src/search/index.ts" && !e.from.startsWith("src/search/"),
+    )
       .map((e) => `${e.from} -> ${e.to}`)
       .filter((edge) => !(edge in UPWARD_ALLOWED));
     expect(inside).toEqual([]);
@@ -210,35 +217,50 @@ describe("architecture", () => {
   });
 
   test("a domain never imports another domain's repository", () => {
-    const reaching = EDGES.filter((e) => isRepository(e.to) && domainOf(e.from) && domainOf(e.to) && domainOf(e.from) !== domainOf(e.to))
+    const reaching = EDGES.filter(
+      (e) => isRepository(e.to) && domainOf(e.from) && domainOf(e.to) && domainOf(e.from) !== domainOf(e.to),
+    )
       .map((e) => `${e.from} -> ${e.to}`)
       .filter((edge) => !(edge in REPOSITORY_ALLOWED));
     expect(reaching).toEqual([]);
   });
 
   test("SQL only in repositories, migrations and the store", () => {
-    const sqlText = /\bsql`|\bsql\.raw\(|["'`]\s*(SELECT\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX)\s|ALTER\s+TABLE\s)/;
-    const holders = FILES.filter((file) => !file.startsWith("src/db/") && !isRepository(file) && !/(^|\/)migrations\.ts$/.test(file))
+    const sqlText =
+      /\bsql`|\bsql\.raw\(|["'`]\s*(SELECT\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX)\s|ALTER\s+TABLE\s)/;
+    const holders = FILES.filter(
+      (file) => !file.startsWith("src/db/") && !isRepository(file) && !/(^|\/)migrations\.ts$/.test(file),
+    )
       .filter((file) => sqlText.test(code(file)))
       .filter((file) => !(file in SQL_ALLOWED));
     expect(holders).toEqual([]);
   });
 
   test("the store's migrations create only the store's own tables", () => {
-    expect([...TABLE_OWNER].filter(([table, owner]) => owner === "db" && !["leases", "settings"].includes(table)).map(([table]) => table)).toEqual([]);
+    expect(
+      [...TABLE_OWNER]
+        .filter(([table, owner]) => owner === "db" && !["leases", "settings"].includes(table))
+        .map(([table]) => table),
+    ).toEqual([]);
   });
 
   test("SQL touches only its own domain's tables", () => {
-    const foreign = FILES.filter((file) => file.startsWith("src/") && !/(^|\/)migrations\.ts$/.test(file) && !file.startsWith("src/db/"))
-      .flatMap((file) => [...new Set([...code(file).matchAll(/\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(\w+)/g)].map((m) => m[1]))]
-        .filter((table) => TABLE_OWNER.has(table) && TABLE_OWNER.get(table) !== folderOf(file))
-        .map((table) => `${file}: ${table}`))
+    const foreign = FILES.filter(
+      (file) => file.startsWith("src/") && !/(^|\/)migrations\.ts$/.test(file) && !file.startsWith("src/db/"),
+    )
+      .flatMap((file) =>
+        [...new Set([...code(file).matchAll(/\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(\w+)/g)].map((m) => m[1]))]
+          .filter((table) => TABLE_OWNER.has(table) && TABLE_OWNER.get(table) !== folderOf(file))
+          .map((table) => `${file}: ${table}`),
+      )
       .filter((entry) => !(entry in TABLES_ALLOWED));
     expect(foreign).toEqual([]);
   });
 
   test("only src/config.ts reads process.env", () => {
-    const readers = FILES.filter((file) => file !== "src/config.ts" && /\bprocess\.env\b/.test(code(file))).filter((file) => !(file in ENV_ALLOWED));
+    const readers = FILES.filter((file) => file !== "src/config.ts" && /\bprocess\.env\b/.test(code(file))).filter(
+      (file) => !(file in ENV_ALLOWED),
+    );
     expect(readers).toEqual([]);
   });
 
@@ -246,8 +268,11 @@ describe("architecture", () => {
     const builders = FILES.filter((file) => file.startsWith("cli/"))
       .filter((file) => {
         const imports = EDGES.filter((e) => e.from === file && !e.typeOnly).map((e) => e.to);
-        return imports.some((to) => /\/(service|[\w-]+-service)\.ts$/.test(to) || isRepository(to) || to === "src/db/open.ts")
-          || /\bcreate\w*(Service|Repository)\(/.test(code(file));
+        return (
+          imports.some(
+            (to) => /\/(service|[\w-]+-service)\.ts$/.test(to) || isRepository(to) || to === "src/db/open.ts",
+          ) || /\bcreate\w*(Service|Repository)\(/.test(code(file))
+        );
       })
       .filter((file) => !(file in CLI_BUILDS_ALLOWED));
     expect(builders).toEqual([]);
@@ -259,7 +284,9 @@ describe("architecture", () => {
       ...Object.keys(UPWARD_ALLOWED).filter((edge) => !upward.has(edge)),
       ...Object.keys(REPOSITORY_ALLOWED).filter((edge) => !upward.has(edge)),
       ...Object.keys(TABLES_ALLOWED).filter((entry) => !code(entry.split(":")[0]).includes(entry.split(": ")[1])),
-      ...[...Object.keys(SQL_ALLOWED), ...Object.keys(ENV_ALLOWED), ...Object.keys(CLI_BUILDS_ALLOWED)].filter((file) => !TEXT.has(file)),
+      ...[...Object.keys(SQL_ALLOWED), ...Object.keys(ENV_ALLOWED), ...Object.keys(CLI_BUILDS_ALLOWED)].filter(
+        (file) => !TEXT.has(file),
+      ),
     ];
     expect(stale).toEqual([]);
   });

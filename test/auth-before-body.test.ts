@@ -21,7 +21,11 @@ const CHUNKS = 256; // 16 MB, under the 20 MB limit of a document write
  * connection pulls one, and reports how many chunks had been pulled when the response
  * arrived. A server that reads the body before answering has pulled all of them.
  */
-async function streamedPost(path: string, headers: Record<string, string>, { chunks = CHUNKS, workspaceId = "ws_x" } = {}) {
+async function streamedPost(
+  path: string,
+  headers: Record<string, string>,
+  { chunks = CHUNKS, workspaceId = "ws_x" } = {},
+) {
   let pulled = 0;
   const head = new TextEncoder().encode(`{"workspace_id":"${workspaceId}","title":"big","markdown":"`);
   const body = new ReadableStream<Uint8Array>(
@@ -37,7 +41,11 @@ async function streamedPost(path: string, headers: Record<string, string>, { chu
     },
     { highWaterMark: 0 },
   );
-  const response = await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  const response = await fetch(server.url + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
   const pulledAtResponse = pulled;
   const json: any = await response.json();
   return { status: response.status, body: json, pulledAtResponse };
@@ -48,7 +56,11 @@ const apiError = (code: string, message: string) => ({ error: { code, message } 
 describe("a refused caller's body is never read", () => {
   test("no token: 401 while the 16 MB body is still being sent", async () => {
     const result = await streamedPost("/v1/documents", {});
-    expect(result).toEqual({ status: 401, body: apiError("unauthorized", "missing Authorization header (expected 'Bearer <token>')"), pulledAtResponse: expect.any(Number) });
+    expect(result).toEqual({
+      status: 401,
+      body: apiError("unauthorized", "missing Authorization header (expected 'Bearer <token>')"),
+      pulledAtResponse: expect.any(Number),
+    });
     expect(result.pulledAtResponse).toBeLessThan(CHUNKS);
   });
 
@@ -61,7 +73,10 @@ describe("a refused caller's body is never read", () => {
   test("a key without the route's scope: 403 before the body", async () => {
     const { key } = await server.services.credentials.createApiKey({ userId: "reader", scopes: ["memory:read"] });
     const result = await streamedPost("/v1/documents", { authorization: `Bearer ${key}` });
-    expect([result.status, result.body]).toEqual([403, apiError("forbidden", "this credential lacks the 'memory:write' scope")]);
+    expect([result.status, result.body]).toEqual([
+      403,
+      apiError("forbidden", "this credential lacks the 'memory:write' scope"),
+    ]);
     expect(result.pulledAtResponse).toBeLessThan(CHUNKS);
   });
 
@@ -75,18 +90,32 @@ describe("a refused caller's body is never read", () => {
   });
 
   test("an authorised caller's streamed body is read whole and stored", async () => {
-    const { key } = await server.services.credentials.createApiKey({ userId: "writer", scopes: ["memory:read", "memory:write"] });
+    const { key } = await server.services.credentials.createApiKey({
+      userId: "writer",
+      scopes: ["memory:read", "memory:write"],
+    });
     const [, workspace] = await server.call("POST", "/v1/workspaces", { token: key, body: { name: "Big" } });
     const head = `{"workspace_id":"${workspace.id}","title":"big","markdown":"`.length;
-    const result = await streamedPost("/v1/documents", { authorization: `Bearer ${key}` }, { chunks: 32, workspaceId: workspace.id });
+    const result = await streamedPost(
+      "/v1/documents",
+      { authorization: `Bearer ${key}` },
+      { chunks: 32, workspaceId: workspace.id },
+    );
     expect([result.status, result.pulledAtResponse]).toEqual([201, 32]);
-    expect([result.body.document.title, result.body.document.markdown.length]).toEqual(["big", 32 * CHUNK_BYTES - head - 2]);
+    expect([result.body.document.title, result.body.document.markdown.length]).toEqual([
+      "big",
+      32 * CHUNK_BYTES - head - 2,
+    ]);
   });
 
   test("every route that takes a JSON body checks its caller before the body is read", () => {
     const routes = buildApp(server.services, () => server.url).routes.filter((route) => route.hooks?.body);
     expect(routes.length).toBeGreaterThan(20);
-    expect(routes.filter((route) => headerChecksOf(route.hooks?.transform).length === 0).map((route) => `${route.method} ${route.path}`)).toEqual([]);
+    expect(
+      routes
+        .filter((route) => headerChecksOf(route.hooks?.transform).length === 0)
+        .map((route) => `${route.method} ${route.path}`),
+    ).toEqual([]);
   });
 
   test("a route without a body still authenticates (GET, DELETE)", async () => {

@@ -14,31 +14,52 @@ afterAll(async () => {
   idp.stop();
 });
 
-const unauthorized = (message: string | RegExp): [number, unknown] => [401, { error: { code: "unauthorized", message: expect.stringMatching(message) } }];
+const unauthorized = (message: string | RegExp): [number, unknown] => [
+  401,
+  { error: { code: "unauthorized", message: expect.stringMatching(message) } },
+];
 
 describe("bearer resolution", () => {
   test("no Authorization header is 401 unauthorized", async () => {
-    expect(await server.call("GET", "/v1/memories", { token: null })).toEqual(unauthorized(/missing Authorization header/));
+    expect(await server.call("GET", "/v1/memories", { token: null })).toEqual(
+      unauthorized(/missing Authorization header/),
+    );
   });
 
   test("a non-Bearer header is 401", async () => {
-    expect(await server.call("GET", "/v1/memories", { token: null, headers: { authorization: "Basic abc" } })).toEqual(unauthorized(/malformed Authorization/));
+    expect(await server.call("GET", "/v1/memories", { token: null, headers: { authorization: "Basic abc" } })).toEqual(
+      unauthorized(/malformed Authorization/),
+    );
   });
 
   test("authentication comes before body validation", async () => {
-    expect(await server.call("POST", "/v1/memories", { token: null, body: { wrong: true } })).toEqual(unauthorized(/missing Authorization/));
+    expect(await server.call("POST", "/v1/memories", { token: null, body: { wrong: true } })).toEqual(
+      unauthorized(/missing Authorization/),
+    );
   });
 
   test("garbage is verified as an ID token and rejected", async () => {
-    expect(await server.call("GET", "/v1/memories", { token: "garbage" })).toEqual(unauthorized(/invalid token: not a valid JWT/));
+    expect(await server.call("GET", "/v1/memories", { token: "garbage" })).toEqual(
+      unauthorized(/invalid token: not a valid JWT/),
+    );
   });
 
   test("live and test API keys work, scoped to their user", async () => {
-    const live = await server.services.credentials.createApiKey({ userId: "key-user", scopes: ["memory:read", "memory:write"] });
-    const testKey = await server.services.credentials.createApiKey({ userId: "key-user", scopes: ["memory:read"], test: true });
+    const live = await server.services.credentials.createApiKey({
+      userId: "key-user",
+      scopes: ["memory:read", "memory:write"],
+    });
+    const testKey = await server.services.credentials.createApiKey({
+      userId: "key-user",
+      scopes: ["memory:read"],
+      test: true,
+    });
     expect(live.key).toMatch(/^svc_sk_live_[0-9A-Za-z]{40}$/);
     expect(testKey.key).toMatch(/^svc_sk_test_[0-9A-Za-z]{40}$/);
-    const [status, created] = await server.call("POST", "/v1/memories", { token: live.key, body: { content: "via key" } });
+    const [status, created] = await server.call("POST", "/v1/memories", {
+      token: live.key,
+      body: { content: "via key" },
+    });
     expect([status, created.ownerId]).toEqual([201, "key-user"]);
     const [listStatus, list] = await server.call("GET", "/v1/memories", { token: testKey.key });
     expect([listStatus, list.data.map((m: { id: string }) => m.id)]).toEqual([200, [created.id]]);
@@ -48,7 +69,9 @@ describe("bearer resolution", () => {
     const { key } = await server.services.credentials.createApiKey({ userId: "u", scopes: ["memory:read"] });
     const forged = key.slice(0, -4) + (key.endsWith("AAAA") ? "BBBB" : "AAAA");
     expect(await server.call("GET", "/v1/memories", { token: forged })).toEqual(unauthorized(/invalid API key/));
-    expect(await server.call("GET", "/v1/memories", { token: "svc_sk_live_nope" })).toEqual(unauthorized(/invalid API key/));
+    expect(await server.call("GET", "/v1/memories", { token: "svc_sk_live_nope" })).toEqual(
+      unauthorized(/invalid API key/),
+    );
   });
 
   test("a revoked key stops working at once", async () => {
@@ -64,8 +87,12 @@ describe("bearer resolution", () => {
     expect(valid.token).toMatch(/^svc_dev_[0-9A-Za-z]{40}$/);
     const [status, me] = await server.call("GET", "/v1/me", { token: valid.token });
     expect([status, me.userId]).toEqual([200, "dev-user"]);
-    expect(await server.call("GET", "/v1/memories", { token: expired.token })).toEqual(unauthorized(/developer token has expired/));
-    expect(await server.call("GET", "/v1/memories", { token: "svc_dev_unknown0000000000" })).toEqual(unauthorized(/invalid developer token/));
+    expect(await server.call("GET", "/v1/memories", { token: expired.token })).toEqual(
+      unauthorized(/developer token has expired/),
+    );
+    expect(await server.call("GET", "/v1/memories", { token: "svc_dev_unknown0000000000" })).toEqual(
+      unauthorized(/invalid developer token/),
+    );
   });
 
   test("mock key and mock dev-token prefixes act for the user in their suffix", async () => {
@@ -116,9 +143,13 @@ describe("identity-provider ID tokens (RS256 against the JWKS)", () => {
 describe("mock tokens are off by default", () => {
   test("mock-token-* is 401 unless --allow-mock-tokens", async () => {
     const strict = await startTestServer({ overrides: { allowMockTokens: false } });
-    expect(await strict.call("GET", "/v1/memories", { token: "mock-token-alice" })).toEqual(unauthorized(/mock tokens are disabled/));
+    expect(await strict.call("GET", "/v1/memories", { token: "mock-token-alice" })).toEqual(
+      unauthorized(/mock tokens are disabled/),
+    );
     // The mock key prefixes say so too, rather than failing as a malformed ID token.
-    expect(await strict.call("GET", "/v1/memories", { token: "svc_sk_mock_alice" })).toEqual(unauthorized(/mock keys \(svc_sk_mock_…\) are disabled/));
+    expect(await strict.call("GET", "/v1/memories", { token: "svc_sk_mock_alice" })).toEqual(
+      unauthorized(/mock keys \(svc_sk_mock_…\) are disabled/),
+    );
     await strict.destroy();
   });
 });
@@ -130,14 +161,20 @@ describe("scopes", () => {
   test("memory:write can create but not read", async () => {
     const token = await keyWith("memory:write");
     expect((await server.call("POST", "/v1/memories", { token, body: { content: "w" } }))[0]).toBe(201);
-    expect(await server.call("GET", "/v1/memories", { token })).toEqual([403, { error: { code: "forbidden", message: "this credential lacks the 'memory:read' scope" } }]);
+    expect(await server.call("GET", "/v1/memories", { token })).toEqual([
+      403,
+      { error: { code: "forbidden", message: "this credential lacks the 'memory:read' scope" } },
+    ]);
     expect((await server.call("POST", "/v1/memories/search", { token, body: { query: "w" } }))[0]).toBe(403);
     expect((await server.call("POST", "/v1/context/build", { token, body: { query: "w" } }))[0]).toBe(403);
   });
 
   test("memory:read can read, search, build context and delete (as the spec says), not create", async () => {
     const token = await keyWith("memory:read");
-    expect(await server.call("POST", "/v1/memories", { token, body: { content: "r" } })).toEqual([403, { error: { code: "forbidden", message: "this credential lacks the 'memory:write' scope" } }]);
+    expect(await server.call("POST", "/v1/memories", { token, body: { content: "r" } })).toEqual([
+      403,
+      { error: { code: "forbidden", message: "this credential lacks the 'memory:write' scope" } },
+    ]);
     expect((await server.call("GET", "/v1/memories", { token }))[0]).toBe(200);
     expect((await server.call("POST", "/v1/memories/search", { token, body: { query: "w" } }))[0]).toBe(200);
     expect((await server.call("POST", "/v1/context/build", { token, body: { query: "w" } }))[0]).toBe(200);
@@ -171,7 +208,10 @@ describe("GET /v1/me and /health", () => {
       401,
       { ok: false, error: "Missing Token", details: "missing Authorization header (expected 'Bearer <token>')" },
     ]);
-    expect(await server.call("GET", "/v1/me", { token: "svc_sk_live_bogus" })).toEqual([401, { ok: false, error: "Invalid token", details: "invalid API key" }]);
+    expect(await server.call("GET", "/v1/me", { token: "svc_sk_live_bogus" })).toEqual([
+      401,
+      { ok: false, error: "Invalid token", details: "invalid API key" },
+    ]);
   });
 
   test("/health is public, with liveness only: no index path, host, pid or error", async () => {
@@ -182,25 +222,63 @@ describe("GET /v1/me and /health", () => {
   test("/health shows the index's details to an operator key and mock tokens; a user's key sees only its own backlog", async () => {
     const { key } = await server.services.credentials.createApiKey({ userId: "ops", scopes: ["usage:read"] });
     const { key: operator } = await server.services.credentials.createApiKey({ userId: "ops", scopes: ["operator"] });
-    const details = expect.objectContaining({ writer: true, uri: server.services.search.internals.lance.uri, replicaId: expect.any(String), lastError: null });
+    const details = expect.objectContaining({
+      writer: true,
+      uri: server.services.search.internals.lance.uri,
+      replicaId: expect.any(String),
+      lastError: null,
+    });
     for (const token of [operator, "mock-token-ops"]) {
-      expect(await server.call("GET", "/health", { token })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: details, vectors: "off", extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
+      expect(await server.call("GET", "/health", { token })).toEqual([
+        200,
+        {
+          status: "ok",
+          store: server.services.store.dialect,
+          index: details,
+          vectors: "off",
+          extractionJobs: { pending: 0, running: 0, failed: 0 },
+        },
+      ]);
     }
     const own = { status: "ok", pending: 0, pendingVectors: 0, oldestPendingAt: null };
-    expect(await server.call("GET", "/health", { token: key })).toEqual([200, { status: "ok", store: server.services.store.dialect, index: own, vectors: "off", extractionJobs: { pending: 0, running: 0, failed: 0 } }]);
+    expect(await server.call("GET", "/health", { token: key })).toEqual([
+      200,
+      {
+        status: "ok",
+        store: server.services.store.dialect,
+        index: own,
+        vectors: "off",
+        extractionJobs: { pending: 0, running: 0, failed: 0 },
+      },
+    ]);
   });
 
   test("/health with a token that does not authenticate is 401, not a quiet public answer", async () => {
-    expect(await server.call("GET", "/health", { token: "svc_sk_live_bogus" })).toEqual([401, { error: { code: "unauthorized", message: "invalid API key" } }]);
+    expect(await server.call("GET", "/health", { token: "svc_sk_live_bogus" })).toEqual([
+      401,
+      { error: { code: "unauthorized", message: "invalid API key" } },
+    ]);
   });
 
   test("unknown routes answer the error shape", async () => {
-    expect(await server.call("GET", "/v1/nope")).toEqual([404, { error: { code: "not_found", message: "no such route" } }]);
+    expect(await server.call("GET", "/v1/nope")).toEqual([
+      404,
+      { error: { code: "not_found", message: "no such route" } },
+    ]);
   });
 
   test("the OpenAPI document lists the routes", async () => {
     const [status, doc] = await server.call("GET", "/openapi/json", { token: null });
     expect(status).toBe(200);
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/memories", "/v1/memories/search", "/v1/memories/{id}", "/v1/context/build", "/v1/me", "/health"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/v1/memories",
+        "/v1/memories/search",
+        "/v1/memories/{id}",
+        "/v1/context/build",
+        "/v1/me",
+        "/health",
+      ]),
+    );
   });
 });

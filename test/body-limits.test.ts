@@ -17,7 +17,8 @@ afterAll(async () => {
   await server.destroy();
 });
 
-const post = (path: string, body: string) => new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+const post = (path: string, body: string) =>
+  new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/json" }, body });
 
 describe("a route's body limit is declared on the route", () => {
   test("the parser applies the route's own bodyLimit option, the defaults for what it leaves out", async () => {
@@ -26,24 +27,35 @@ describe("a route's body limit is declared on the route", () => {
       .post("/flat", ({ body }) => body, { body: t.Any(), bodyLimit: { nodes: 3 } })
       .post("/plain", ({ body }) => body, { body: t.Object({ text: t.String() }) });
     const catalog = createRouteCatalog(() => app.routes);
-    const app = createRouter().use(errorPlugin(createLogger("error"), {})).use(requestGuards(catalog)).use(routes);
+    const app = createRouter()
+      .use(errorPlugin(createLogger("error"), {}))
+      .use(requestGuards(catalog))
+      .use(routes);
     const answer = async (request: Request) => {
       const response = await app.handle(request);
       return [response.status, await response.json()];
     };
     expect(await answer(post("/small", JSON.stringify({ text: "fits" })))).toEqual([200, { text: "fits" }]);
     expect(await answer(post("/small", JSON.stringify({ text: "x".repeat(40) })))).toEqual([
-      413, { error: { code: "payload_too_large", message: "body: is larger than 32 bytes, the limit of this route" } },
+      413,
+      { error: { code: "payload_too_large", message: "body: is larger than 32 bytes, the limit of this route" } },
     ]);
     expect((await answer(post("/flat", JSON.stringify([1, 2, 3]))))[0]).toBe(400);
-    expect(await answer(post("/plain", JSON.stringify({ text: "x".repeat(40) })))).toEqual([200, { text: "x".repeat(40) }]);
+    expect(await answer(post("/plain", JSON.stringify({ text: "x".repeat(40) })))).toEqual([
+      200,
+      { text: "x".repeat(40) },
+    ]);
     expect(catalog.routeFor("POST", "/flat")?.limits).toEqual({ ...DEFAULT_BODY_LIMITS, nodes: 3 });
     expect(catalog.routeFor("POST", "/plain")?.limits).toEqual(DEFAULT_BODY_LIMITS);
   });
 
   test("the app's table of limits is read from its routes", () => {
     const app = buildApp(server.services, () => server.url);
-    const table = Object.fromEntries(createRouteCatalog(() => app.routes).bodyLimitTable().map(({ route, limits }) => [route, limits]));
+    const table = Object.fromEntries(
+      createRouteCatalog(() => app.routes)
+        .bodyLimitTable()
+        .map(({ route, limits }) => [route, limits]),
+    );
     const MB = 1024 * 1024;
     const documents = { bytes: 20 * MB, depth: 32, nodes: 1_000_000 };
     const artifacts = { bytes: 12 * MB, depth: 32, nodes: 1_000_000 };

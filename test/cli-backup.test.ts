@@ -8,22 +8,37 @@ afterEach(killSpawnedServers);
 const { root, dataDir } = cliDataDirs("mnemo-cli-backup-");
 
 const post = (url: string, path: string, body: unknown) =>
-  fetch(url + path, { method: "POST", headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(url + path, {
+    method: "POST",
+    headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 describe.skipIf(Boolean(TEST_DATABASE_URL))("mnemo backup and restore (SQLite)", () => {
   test("a backup taken while the server writes restores into an empty data dir, searchable at once", async () => {
     const source = dataDir("live");
     const server = await spawnServer(["--data", source, "--allow-mock-tokens"]);
-    for (let i = 0; i < 20; i++) expect((await post(server.url, "/v1/memories", { content: `heron sighting number ${i}` })).status).toBe(201);
+    for (let i = 0; i < 20; i++)
+      expect((await post(server.url, "/v1/memories", { content: `heron sighting number ${i}` })).status).toBe(201);
     const ws = (await (await post(server.url, "/v1/workspaces", { name: "Files" })).json()) as { id: string };
-    const upload = (await (await post(server.url, `/v1/workspaces/${ws.id}/files/upload-url`, { filename: "a.txt", contentType: "text/plain" })).json()) as { url: string; key: string };
-    expect((await fetch(upload.url, { method: "PUT", headers: { "content-type": "text/plain" }, body: "kingfishers dive" })).status).toBe(201);
+    const upload = (await (
+      await post(server.url, `/v1/workspaces/${ws.id}/files/upload-url`, {
+        filename: "a.txt",
+        contentType: "text/plain",
+      })
+    ).json()) as { url: string; key: string };
+    expect(
+      (await fetch(upload.url, { method: "PUT", headers: { "content-type": "text/plain" }, body: "kingfishers dive" }))
+        .status,
+    ).toBe(201);
 
     // Writes keep arriving while the backup runs.
     let writing = true;
     let written = 0;
     const writer = (async () => {
-      while (writing) if ((await post(server.url, "/v1/memories", { content: `egret during backup ${written}` })).status === 201) written++;
+      while (writing)
+        if ((await post(server.url, "/v1/memories", { content: `egret during backup ${written}` })).status === 201)
+          written++;
     })();
     const out = join(root, "backup-1");
     const backup = await runCli(["backup", "--out", out, "--json", "--data", source]);
@@ -31,7 +46,13 @@ describe.skipIf(Boolean(TEST_DATABASE_URL))("mnemo backup and restore (SQLite)",
     await writer;
     expect(backup.exitCode).toBe(0);
     expect(JSON.parse(backup.stdout).manifest).toEqual({
-      format: "mnemo-backup", version: 1, createdAt: expect.any(String), store: "sqlite", database: "mnemo.sqlite", blobs: true, masterKey: true,
+      format: "mnemo-backup",
+      version: 1,
+      createdAt: expect.any(String),
+      store: "sqlite",
+      database: "mnemo.sqlite",
+      blobs: true,
+      masterKey: true,
     });
     expect(written).toBeGreaterThan(0);
     server.proc.kill("SIGTERM");
@@ -39,21 +60,34 @@ describe.skipIf(Boolean(TEST_DATABASE_URL))("mnemo backup and restore (SQLite)",
 
     const target = dataDir("restored");
     const restored = await runCli(["restore", out, "--data", target]);
-    expect([restored.exitCode, restored.stdout]).toEqual([0, expect.stringContaining(`restored ${out} into ${target}; search index rebuilt`)]);
+    expect([restored.exitCode, restored.stdout]).toEqual([
+      0,
+      expect.stringContaining(`restored ${out} into ${target}; search index rebuilt`),
+    ]);
     expect(readFileSync(join(target, "master.key"), "utf8")).toBe(readFileSync(join(source, "master.key"), "utf8"));
     const doctor = JSON.parse((await runCli(["doctor", "--json", "--data", target])).stdout);
-    expect(doctor.checks.find((c: any) => c.name === "index lag").detail).toStartWith("0 changes waiting for full-text");
+    expect(doctor.checks.find((c: any) => c.name === "index lag").detail).toStartWith(
+      "0 changes waiting for full-text",
+    );
 
     const again = await spawnServer(["--data", target, "--allow-mock-tokens"]);
-    const list = (await (await fetch(`${again.url}/v1/memories?limit=1000`, { headers: { authorization: "Bearer mock-token-alice" } })).json()) as any;
+    const list = (await (
+      await fetch(`${again.url}/v1/memories?limit=1000`, { headers: { authorization: "Bearer mock-token-alice" } })
+    ).json()) as any;
     const herons = list.data.filter((m: any) => m.content.startsWith("heron"));
     expect(herons.length).toBe(20);
     expect(list.data.length).toBeLessThanOrEqual(20 + written);
-    const found = (await (await post(again.url, "/v1/memories/search", { query: "heron sighting number 7" })).json()) as any;
+    const found = (await (
+      await post(again.url, "/v1/memories/search", { query: "heron sighting number 7" })
+    ).json()) as any;
     expect(found.results[0].content).toBe("heron sighting number 7");
-    const file = await fetch(`${again.url}/v1/workspaces/${ws.id}/files/${upload.key}`, { headers: { authorization: "Bearer mock-token-alice" } });
+    const file = await fetch(`${again.url}/v1/workspaces/${ws.id}/files/${upload.key}`, {
+      headers: { authorization: "Bearer mock-token-alice" },
+    });
     expect([file.status, await file.text()]).toEqual([200, "kingfishers dive"]);
-    const bob = (await (await fetch(`${again.url}/v1/memories`, { headers: { authorization: "Bearer mock-token-bob" } })).json()) as any;
+    const bob = (await (
+      await fetch(`${again.url}/v1/memories`, { headers: { authorization: "Bearer mock-token-bob" } })
+    ).json()) as any;
     expect(bob.data).toEqual([]);
   });
 
@@ -80,8 +114,16 @@ describe.skipIf(!TEST_DATABASE_URL)("mnemo backup and restore (PostgreSQL)", () 
     const source = dataDir("pg");
     const server = await spawnServer(["--data", source, "--allow-mock-tokens"]);
     const ws = (await (await post(server.url, "/v1/workspaces", { name: "Files" })).json()) as { id: string };
-    const upload = (await (await post(server.url, `/v1/workspaces/${ws.id}/files/upload-url`, { filename: "a.txt", contentType: "text/plain" })).json()) as { url: string };
-    expect((await fetch(upload.url, { method: "PUT", headers: { "content-type": "text/plain" }, body: "kingfishers dive" })).status).toBe(201);
+    const upload = (await (
+      await post(server.url, `/v1/workspaces/${ws.id}/files/upload-url`, {
+        filename: "a.txt",
+        contentType: "text/plain",
+      })
+    ).json()) as { url: string };
+    expect(
+      (await fetch(upload.url, { method: "PUT", headers: { "content-type": "text/plain" }, body: "kingfishers dive" }))
+        .status,
+    ).toBe(201);
     const out = join(root, "pg-backup");
     const backup = await runCli(["backup", "--out", out, "--data", source]);
     expect(backup.exitCode).toBe(0);
@@ -92,7 +134,10 @@ describe.skipIf(!TEST_DATABASE_URL)("mnemo backup and restore (PostgreSQL)", () 
     await server.proc.exited;
     const target = dataDir("pg-restored");
     const restored = await runCli(["restore", out, "--data", target]);
-    expect([restored.exitCode, restored.stdout]).toEqual([0, expect.stringContaining("next: first restore the database: pg_restore")]);
+    expect([restored.exitCode, restored.stdout]).toEqual([
+      0,
+      expect.stringContaining("next: first restore the database: pg_restore"),
+    ]);
     expect(existsSync(join(target, "blobs"))).toBe(true);
   });
 });

@@ -33,13 +33,25 @@ describe("mnemo --help", () => {
   const commands = allCommands(buildProgram());
 
   test("walks every command and subcommand", () => {
-    expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(["mnemo", "mnemo serve", "mnemo keys create", "mnemo mcp", "mnemo reindex", "mnemo escrow rotate-master"]));
+    expect(commands.map((c) => c.name)).toEqual(
+      expect.arrayContaining([
+        "mnemo",
+        "mnemo serve",
+        "mnemo keys create",
+        "mnemo mcp",
+        "mnemo reindex",
+        "mnemo escrow rotate-master",
+      ]),
+    );
     expect(commands.length).toBeGreaterThan(20);
   });
 
-  test.each(allCommands(buildProgram()).map((c) => [c.name, c.command] as const))("%s --help ends with an example of the command", (name, command) => {
-    const example = closingExample(helpOf(command));
-    expect({ name, endsWithExample: example !== null }).toEqual({ name, endsWithExample: true });
-    expect(example!.some((line) => line.startsWith(`  ${name}`))).toBe(true);
-  });
+  test.each(allCommands(buildProgram()).map((c) => [c.name, c.command] as const))(
+    "%s --help ends with an example of the command",
+    (name, command) => {
+      const example = closingExample(helpOf(command));
+      expect({ name, endsWithExample: example !== null }).toEqual({ name, endsWithExample: true });
+      expect(example!.some((line) => line.startsWith(`  ${name}`))).toBe(true);
+    },
+  );
 });

@@ -9,7 +9,9 @@ let fake: FakeUpstream;
 let server: TestServer;
 beforeAll(async () => {
   fake = startFakeUpstream();
-  server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, MNEMO_MEMORY_MODEL: "memory-model", MNEMO_EXTRACTION_RETRY_MS: "0" } });
+  server = await startTestServer({
+    env: { LLM_GATEWAY_URL: fake.url, MNEMO_MEMORY_MODEL: "memory-model", MNEMO_EXTRACTION_RETRY_MS: "0" },
+  });
 });
 afterAll(async () => {
   await server.destroy();
@@ -40,29 +42,45 @@ describe("mnemo memories proposals", () => {
 
     const listed = await cli(["memories", "proposals", "--user", "cu", "--json"]);
     expect([listed.exitCode, listed.stderr]).toEqual([0, ""]);
-    expect(listed.json.data.map((p: any) => [p.memoryId, p.action, p.content])).toEqual([[cat, "update", "The user's cat is called Tomás"], [car, "delete", null]]);
+    expect(listed.json.data.map((p: any) => [p.memoryId, p.action, p.content])).toEqual([
+      [cat, "update", "The user's cat is called Tomás"],
+      [car, "delete", null],
+    ]);
     const [update, del] = listed.json.data;
 
     const text = await cli(["memories", "proposals", "--user", "cu"]);
     expect(text.exitCode).toBe(0);
     expect(text.stdout).toContain(`${update.id}  update ${cat}`);
-    expect(text.stdout).toContain("  now:      The user's cat is called Tom\n  proposed: The user's cat is called Tomás\n");
+    expect(text.stdout).toContain(
+      "  now:      The user's cat is called Tom\n  proposed: The user's cat is called Tomás\n",
+    );
     expect(text.stdout).toContain(`${del.id}  delete ${car}`);
 
     const empty = await cli(["memories", "proposals", "--user", "cv"]);
     expect([empty.exitCode, empty.stdout, empty.stderr]).toEqual([0, "", "no proposals\n"]);
     const foreign = await cli(["memories", "proposals", "accept", update.id, "--user", "cv"]);
-    expect([foreign.exitCode, foreign.stdout, foreign.stderr]).toEqual([1, "", `mnemo: proposal '${update.id}' not found\n`]);
+    expect([foreign.exitCode, foreign.stdout, foreign.stderr]).toEqual([
+      1,
+      "",
+      `mnemo: proposal '${update.id}' not found\n`,
+    ]);
 
     const accepted = await cli(["memories", "proposals", "accept", update.id, "--user", "cu"]);
     expect([accepted.exitCode, accepted.stdout, accepted.stderr]).toEqual([0, `accepted ${update.id}\n`, ""]);
     const rejected = await cli(["memories", "proposals", "reject", del.id, "--user", "cu", "--json"]);
-    expect([rejected.exitCode, rejected.json.status, rejected.json.memory.content]).toEqual([0, "rejected", "The user drives a green car"]);
+    expect([rejected.exitCode, rejected.json.status, rejected.json.memory.content]).toEqual([
+      0,
+      "rejected",
+      "The user drives a green car",
+    ]);
     const again = await cli(["memories", "proposals", "reject", del.id, "--user", "cu"]);
     expect([again.exitCode, again.stderr]).toEqual([1, `mnemo: proposal '${del.id}': was rejected already\n`]);
 
     const [, memories] = await server.call("GET", "/v1/memories", { token: mock("cu") });
-    expect(memories.data.map((m: any) => m.content).sort()).toEqual(["The user drives a green car", "The user's cat is called Tomás"]);
+    expect(memories.data.map((m: any) => m.content).sort()).toEqual([
+      "The user drives a green car",
+      "The user's cat is called Tomás",
+    ]);
     const none = await cli(["memories", "proposals", "--user", "cu", "--json"]);
     expect(none.json).toEqual({ data: [], nextCursor: null, hasMore: false });
   });

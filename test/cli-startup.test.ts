@@ -11,7 +11,14 @@ import { databaseEnvFor, dropDatabaseFor } from "./helpers/database";
  */
 const ROOT = join(import.meta.dir, "..");
 const PRELOAD = join(import.meta.dir, "cli-startup-preload.ts");
-const HEAVY = [/node_modules\/@lancedb\//, /node_modules\/onnxruntime-node\//, /node_modules\/apache-arrow\//, /node_modules\/elysia\//, /\/src\/services\.ts$/, /\/src\/server\.ts$/];
+const HEAVY = [
+  /node_modules\/@lancedb\//,
+  /node_modules\/onnxruntime-node\//,
+  /node_modules\/apache-arrow\//,
+  /node_modules\/elysia\//,
+  /\/src\/services\.ts$/,
+  /\/src\/server\.ts$/,
+];
 const root = mkdtempSync(join(tmpdir(), "mnemo-cli-startup-"));
 const dataDirs = new Set<string>();
 afterAll(async () => {
@@ -26,13 +33,20 @@ async function loadedModules(args: string[], dataDir?: string) {
   const proc = Bun.spawn([process.execPath, "--preload", PRELOAD, join(ROOT, "cli", "mnemo.ts"), ...args], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH ?? "", HOME: root, EMBEDDINGS_PROVIDER: "none", MNEMO_LOADED_MODULES_OUT: out,
+      PATH: process.env.PATH ?? "",
+      HOME: root,
+      EMBEDDINGS_PROVIDER: "none",
+      MNEMO_LOADED_MODULES_OUT: out,
       ...(dataDir ? await databaseEnvFor(dataDir) : {}),
     },
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   expect({ args, exitCode, stderr: exitCode === 0 ? "" : stderr }).toEqual({ args, exitCode: 0, stderr: "" });
   const modules = JSON.parse(readFileSync(out, "utf8")) as string[];
   return { stdout, modules, heavy: modules.filter((m) => HEAVY.some((re) => re.test(m))) };
@@ -56,7 +70,10 @@ describe("CLI startup loads no server and no native modules", () => {
       expect({ command, heavy: help.heavy }).toEqual({ command, heavy: [] });
       for (const sub of listedCommands(help.stdout)) {
         const subHelp = await loadedModules([command, sub, "--help"]);
-        expect({ command: `${command} ${sub}`, heavy: subHelp.heavy }).toEqual({ command: `${command} ${sub}`, heavy: [] });
+        expect({ command: `${command} ${sub}`, heavy: subHelp.heavy }).toEqual({
+          command: `${command} ${sub}`,
+          heavy: [],
+        });
       }
     }
   });
@@ -66,7 +83,11 @@ describe("CLI startup loads no server and no native modules", () => {
     const created = await loadedModules(["keys", "create", "--user", "alice", "--json", "--data", dataDir], dataDir);
     expect(created.heavy).toEqual([]);
     const key = JSON.parse(created.stdout) as { id: string };
-    for (const args of [["keys", "list", "--json"], ["keys", "revoke", key.id], ["dev-token", "create", "--user", "alice"]]) {
+    for (const args of [
+      ["keys", "list", "--json"],
+      ["keys", "revoke", key.id],
+      ["dev-token", "create", "--user", "alice"],
+    ]) {
       const run = await loadedModules([...args, "--data", dataDir], dataDir);
       expect({ args, heavy: run.heavy }).toEqual({ args, heavy: [] });
     }

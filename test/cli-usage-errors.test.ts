@@ -7,7 +7,11 @@ import { databaseEnvFor } from "./helpers/database";
 const { root, dataDir } = cliDataDirs("mnemo-cli-usage-");
 
 /** Exit code, stdout and stderr's lines: an expected failure is exit 1, nothing on stdout, one line. */
-const outcome = (result: { exitCode: number; stdout: string; stderr: string }) => ({ exitCode: result.exitCode, stdout: result.stdout, lines: result.stderr.trimEnd().split("\n") });
+const outcome = (result: { exitCode: number; stdout: string; stderr: string }) => ({
+  exitCode: result.exitCode,
+  stdout: result.stdout,
+  lines: result.stderr.trimEnd().split("\n"),
+});
 
 describe("a command line that is missing something, or has too much, is one line naming it", () => {
   test.each([
@@ -17,8 +21,14 @@ describe("a command line that is missing something, or has too much, is one line
     [["memories", "show", "--user", "a"], "mnemo: ID: is required"],
     [["memories", "forget", "--user", "a"], "mnemo: ID...: is required"],
     [["memories"], "mnemo: memories: needs a command: jobs, list, show, forget, proposals (see mnemo memories --help)"],
-    [["remember", "a", "b", "--user", "a"], "mnemo: too many arguments: mnemo remember takes TEXT (see mnemo remember --help)"],
-    [["remember", "a", "--user", "a", "--bogus"], "mnemo: --bogus: is not an option of mnemo remember (see mnemo remember --help)"],
+    [
+      ["remember", "a", "b", "--user", "a"],
+      "mnemo: too many arguments: mnemo remember takes TEXT (see mnemo remember --help)",
+    ],
+    [
+      ["remember", "a", "--user", "a", "--bogus"],
+      "mnemo: --bogus: is not an option of mnemo remember (see mnemo remember --help)",
+    ],
     [["memories", "list", "--user", "a", "--limit"], "mnemo: --limit: needs a value"],
     [["remembr", "x"], "mnemo: 'remembr' is not a command of mnemo; did you mean remember? (see mnemo --help)"],
     [["keys"], "mnemo: keys: needs a command: create, list, revoke (see mnemo keys --help)"],
@@ -41,13 +51,25 @@ describe("a command line that is missing something, or has too much, is one line
 
   test("an empty TEXT or QUERY is named in our words, not TypeBox's", async () => {
     const data = dataDir("empty");
-    expect(outcome(await runCli(["remember", "", "--user", "a", "--data", data]))).toEqual({ exitCode: 1, stdout: "", lines: ["mnemo: TEXT: must not be empty"] });
-    expect(outcome(await runCli(["recall", "", "--user", "a", "--data", data]))).toEqual({ exitCode: 1, stdout: "", lines: ["mnemo: QUERY: must not be empty"] });
+    expect(outcome(await runCli(["remember", "", "--user", "a", "--data", data]))).toEqual({
+      exitCode: 1,
+      stdout: "",
+      lines: ["mnemo: TEXT: must not be empty"],
+    });
+    expect(outcome(await runCli(["recall", "", "--user", "a", "--data", data]))).toEqual({
+      exitCode: 1,
+      stdout: "",
+      lines: ["mnemo: QUERY: must not be empty"],
+    });
   });
 
   test("--help still prints the help, exit 0", async () => {
     const result = await runCli(["memories", "list", "--help"]);
-    expect({ exitCode: result.exitCode, usage: result.stdout.split("\n")[0], stderr: result.stderr }).toEqual({ exitCode: 0, usage: "Usage: mnemo memories list [options]", stderr: "" });
+    expect({ exitCode: result.exitCode, usage: result.stdout.split("\n")[0], stderr: result.stderr }).toEqual({
+      exitCode: 0,
+      usage: "Usage: mnemo memories list [options]",
+      stderr: "",
+    });
   });
 });
 
@@ -55,14 +77,35 @@ describe("output into a closed pipe (`mnemo memories list | head -3`)", () => {
   test("ends quietly: exit 0, no stack trace", async () => {
     const data = dataDir("epipe");
     // More than a pipe's buffer (64 KB), so writes go on after the reader has gone.
-    const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ content: `memory number ${i} with enough words to fill a line of the listing` }));
+    const lines = Array.from({ length: 1000 }, (_, i) =>
+      JSON.stringify({ content: `memory number ${i} with enough words to fill a line of the listing` }),
+    );
     writeFileSync(join(root, "many.jsonl"), lines.join("\n"));
     expect((await runCli(["import", join(root, "many.jsonl"), "--user", "a", "--data", data])).exitCode).toBe(0);
-    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "cli", "mnemo.ts"), "memories", "list", "--user", "a", "--limit", "1000", "--data", data], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(data)) },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn(
+      [
+        process.execPath,
+        join(import.meta.dir, "..", "cli", "mnemo.ts"),
+        "memories",
+        "list",
+        "--user",
+        "a",
+        "--limit",
+        "1000",
+        "--data",
+        data,
+      ],
+      {
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? "/tmp",
+          EMBEDDINGS_PROVIDER: "none",
+          ...(await databaseEnvFor(data)),
+        },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     const reader = proc.stdout.getReader();
     const first = await reader.read();
     await reader.cancel();

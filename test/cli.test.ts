@@ -12,12 +12,32 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe("mnemo keys", () => {
   test("create prints the key once; list never shows secrets; revoke marks it", async () => {
-    const created = await runCli(["keys", "create", "--user", "u1", "--scopes", "memory:read,chat", "--name", "laptop", "--json", "--data", dataDir]);
+    const created = await runCli([
+      "keys",
+      "create",
+      "--user",
+      "u1",
+      "--scopes",
+      "memory:read,chat",
+      "--name",
+      "laptop",
+      "--json",
+      "--data",
+      dataDir,
+    ]);
     expect({ exitCode: created.exitCode, stderr: created.stderr }).toEqual({ exitCode: 0, stderr: "" });
     const key = JSON.parse(created.stdout);
     expect(key).toEqual({
-      id: expect.stringMatching(/^key_/), userId: "u1", name: "laptop", mode: "live", prefix: expect.stringMatching(/^svc_sk_live_[0-9A-Za-z]{8}$/),
-      scopes: ["memory:read", "chat"], createdAt: expect.any(String), lastUsedAt: null, revokedAt: null, key: expect.stringMatching(/^svc_sk_live_/),
+      id: expect.stringMatching(/^key_/),
+      userId: "u1",
+      name: "laptop",
+      mode: "live",
+      prefix: expect.stringMatching(/^svc_sk_live_[0-9A-Za-z]{8}$/),
+      scopes: ["memory:read", "chat"],
+      createdAt: expect.any(String),
+      lastUsedAt: null,
+      revokedAt: null,
+      key: expect.stringMatching(/^svc_sk_live_/),
     });
 
     const listed = await runCli(["keys", "list", "--json", "--data", dataDir]);
@@ -62,7 +82,13 @@ describe("mnemo dev-token", () => {
     const result = await runCli(["dev-token", "create", "--user", "dev", "--ttl", "2h", "--json", "--data", dataDir]);
     expect(result.exitCode).toBe(0);
     const token = JSON.parse(result.stdout);
-    expect(token).toEqual({ id: expect.stringMatching(/^dev_/), userId: "dev", token: expect.stringMatching(/^svc_dev_/), expiresAt: expect.any(String), createdAt: expect.any(String) });
+    expect(token).toEqual({
+      id: expect.stringMatching(/^dev_/),
+      userId: "dev",
+      token: expect.stringMatching(/^svc_dev_/),
+      expiresAt: expect.any(String),
+      createdAt: expect.any(String),
+    });
     const ttl = Date.parse(token.expiresAt) - Date.parse(token.createdAt);
     expect(ttl).toBe(2 * 3600 * 1000);
   });
@@ -75,7 +101,11 @@ describe("mnemo serve with the CLI beside it", () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const { stdout: key } = await runCli(["keys", "create", "--user", "live-user", "--data", dir]);
     const auth = { authorization: `Bearer ${key.trim()}`, "content-type": "application/json" };
-    const created = await fetch(`${server.url}/v1/memories`, { method: "POST", headers: auth, body: JSON.stringify({ content: "written through a CLI key" }) });
+    const created = await fetch(`${server.url}/v1/memories`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ content: "written through a CLI key" }),
+    });
     expect(created.status).toBe(201);
 
     const { stdout: list } = await runCli(["keys", "list", "--json", "--data", dir]);
@@ -90,12 +120,16 @@ describe("mnemo serve with the CLI beside it", () => {
   test("mock tokens are refused unless --allow-mock-tokens, which logs a warning", async () => {
     const dir = tempDir("mnemo-serve-");
     const strict = await spawnServer(["--data", dir]);
-    expect((await fetch(`${strict.url}/v1/memories`, { headers: { authorization: "Bearer mock-token-a" } })).status).toBe(401);
+    expect(
+      (await fetch(`${strict.url}/v1/memories`, { headers: { authorization: "Bearer mock-token-a" } })).status,
+    ).toBe(401);
     strict.proc.kill("SIGINT");
     expect(await strict.proc.exited).toBe(0);
 
     const lax = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
-    expect((await fetch(`${lax.url}/v1/memories`, { headers: { authorization: "Bearer mock-token-a" } })).status).toBe(200);
+    expect((await fetch(`${lax.url}/v1/memories`, { headers: { authorization: "Bearer mock-token-a" } })).status).toBe(
+      200,
+    );
     lax.proc.kill("SIGTERM");
     expect(await lax.proc.exited).toBe(0);
     expect(await lax.stderr()).toContain("mock tokens are accepted");
@@ -123,11 +157,27 @@ describe("what a run leaves in $TMPDIR", () => {
     const tmp = join(dir, "tmp");
     mkdirSync(tmp);
     const data = join(dir, "data");
-    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "cli", "mnemo.ts"), "mcp", "--user", "t", "--data", data], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", TMPDIR: tmp, ...(await databaseEnvFor(data)) },
-      stdin: "pipe", stdout: "pipe", stderr: "pipe",
-    });
-    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+    const proc = Bun.spawn(
+      [process.execPath, join(import.meta.dir, "..", "cli", "mnemo.ts"), "mcp", "--user", "t", "--data", data],
+      {
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? "/tmp",
+          EMBEDDINGS_PROVIDER: "none",
+          TMPDIR: tmp,
+          ...(await databaseEnvFor(data)),
+        },
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    };
     proc.stdin.write(`${JSON.stringify(initialize)}\n`);
     await proc.stdin.flush();
     const reader = proc.stdout.getReader();
@@ -147,12 +197,17 @@ describe("what a run leaves in $TMPDIR", () => {
 
 describe("mnemo reindex", () => {
   const post = (url: string, path: string, body: unknown) =>
-    fetch(url + path, { method: "POST", headers: { authorization: "Bearer mock-token-r", "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    fetch(url + path, {
+      method: "POST",
+      headers: { authorization: "Bearer mock-token-r", "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<any>);
 
   test("offline: rebuilds a deleted index from SQLite", async () => {
     const dir = tempDir("mnemo-reindex-");
     const first = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
-    for (const content of ["alpha lighthouse", "beta lighthouse", "gamma harbour"]) await post(first.url, "/v1/memories", { content });
+    for (const content of ["alpha lighthouse", "beta lighthouse", "gamma harbour"])
+      await post(first.url, "/v1/memories", { content });
     first.proc.kill("SIGTERM");
     await first.proc.exited;
 
@@ -163,7 +218,10 @@ describe("mnemo reindex", () => {
 
     const second = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
     const found = await post(second.url, "/v1/memories/search", { query: "lighthouse", signals: ["text"] });
-    expect(found.results.map((r: { content: string }) => r.content).sort()).toEqual(["alpha lighthouse", "beta lighthouse"]);
+    expect(found.results.map((r: { content: string }) => r.content).sort()).toEqual([
+      "alpha lighthouse",
+      "beta lighthouse",
+    ]);
     second.proc.kill("SIGTERM");
     await second.proc.exited;
     rmSync(dir, { recursive: true, force: true });
@@ -180,7 +238,11 @@ describe("mnemo reindex", () => {
     const message = `mnemo: the full-text index is rebuilt, but vectors cannot be made: ${reason}; 2 wait in the queue and are filled in once the embedder answers`;
 
     const online = await runCli(["reindex", "--embeddings", "--json", "--data", join(dir, "data")], env);
-    expect({ exitCode: online.exitCode, stdout: online.stdout, stderr: online.stderr.trimEnd() }).toEqual({ exitCode: 1, stdout: "", stderr: message });
+    expect({ exitCode: online.exitCode, stdout: online.stdout, stderr: online.stderr.trimEnd() }).toEqual({
+      exitCode: 1,
+      stdout: "",
+      stderr: message,
+    });
     // The full-text index was rebuilt all the same.
     const found = await post(server.url, "/v1/memories/search", { query: "meadow" });
     expect(found.results).toHaveLength(2);
@@ -188,7 +250,11 @@ describe("mnemo reindex", () => {
     expect(await server.proc.exited).toBe(0);
 
     const offline = await runCli(["reindex", "--embeddings", "--json", "--data", join(dir, "data")], env);
-    expect({ exitCode: offline.exitCode, stdout: offline.stdout, stderr: offline.stderr.trimEnd() }).toEqual({ exitCode: 1, stdout: "", stderr: message });
+    expect({ exitCode: offline.exitCode, stdout: offline.stdout, stderr: offline.stderr.trimEnd() }).toEqual({
+      exitCode: 1,
+      stdout: "",
+      stderr: message,
+    });
     rmSync(dir, { recursive: true, force: true });
   });
 

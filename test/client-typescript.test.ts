@@ -36,13 +36,20 @@ async function thrown(call: Promise<unknown>): Promise<MnemoError> {
 
 describe("TypeScript client against a real server", () => {
   test("memories: add with a timestamp, list page by page, get, update, history, search, context, delete", async () => {
-    const first = await mnemo.memories.add("Ana prefers window seats on trains", { timestamp: "2023-05-07", metadata: { topic: "travel" } });
+    const first = await mnemo.memories.add("Ana prefers window seats on trains", {
+      timestamp: "2023-05-07",
+      metadata: { topic: "travel" },
+    });
     expect(first.createdAt.startsWith("2023-05-07")).toBe(true);
     await mnemo.memories.add("Ana's sister lives in Porto");
     await mnemo.memories.add("Ana plays the cello on Sundays");
     const listed: string[] = [];
     for await (const memory of mnemo.memories.list({ pageSize: 2 })) listed.push(memory.content);
-    expect(listed.sort()).toEqual(["Ana plays the cello on Sundays", "Ana prefers window seats on trains", "Ana's sister lives in Porto"]);
+    expect(listed.sort()).toEqual([
+      "Ana plays the cello on Sundays",
+      "Ana prefers window seats on trains",
+      "Ana's sister lives in Porto",
+    ]);
 
     expect((await mnemo.memories.get(first.id)).content).toBe("Ana prefers window seats on trains");
     const updated = await mnemo.memories.update(first.id, { content: "Ana prefers aisle seats on trains" });
@@ -72,8 +79,14 @@ describe("TypeScript client against a real server", () => {
   });
 
   test("extraction (a dry run through the model) and its jobs", async () => {
-    fake.script.push({ facts: ["Ana keeps bees"] }, { decisions: [{ fact: 0, action: "add", content: "Ana keeps bees" }] });
-    const dry = await mnemo.memories.extract({ messages: [{ role: "user", content: "I keep bees now." }] }, { dryRun: true });
+    fake.script.push(
+      { facts: ["Ana keeps bees"] },
+      { decisions: [{ fact: 0, action: "add", content: "Ana keeps bees" }] },
+    );
+    const dry = await mnemo.memories.extract(
+      { messages: [{ role: "user", content: "I keep bees now." }] },
+      { dryRun: true },
+    );
     expect([dry.applied, dry.facts]).toEqual([false, ["Ana keeps bees"]]);
     expect(await mnemo.memories.extractionJobs()).toEqual([]);
     const noJob = await thrown(mnemo.memories.retryExtractionJob("job_unknown"));
@@ -104,7 +117,10 @@ describe("TypeScript client against a real server", () => {
     expect((await mnemo.workspaces.get(workspace.id)).name).toBe("Garden");
 
     const space = mnemo.workspace(workspace.id);
-    const { document } = await space.documents.create({ title: "Planting", markdown: "# Planting\n\nTomatoes in May." });
+    const { document } = await space.documents.create({
+      title: "Planting",
+      markdown: "# Planting\n\nTomatoes in May.",
+    });
     expect((await space.documents.get(document.id)).markdown).toContain("Tomatoes in May.");
     const titles: string[] = [];
     for await (const d of space.documents.list()) titles.push(d.title);

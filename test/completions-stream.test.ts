@@ -19,9 +19,17 @@ describe(`what a stream passes on, on ${backend}`, () => {
   beforeAll(async () => {
     fake = startFakeUpstream({ reply: "one two three" });
     const dataDir = tempDir();
-    const env = { EMBEDDINGS_PROVIDER: "none", LLM_GATEWAY_URL: fake.url, LLM_GATEWAY_API_KEY: GATEWAY_KEY, ...(await databaseEnvFor(dataDir)) };
+    const env = {
+      EMBEDDINGS_PROVIDER: "none",
+      LLM_GATEWAY_URL: fake.url,
+      LLM_GATEWAY_API_KEY: GATEWAY_KEY,
+      ...(await databaseEnvFor(dataDir)),
+    };
     const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "debug" }, env);
-    server = withClient(await startServer(config, { log: createLogger("debug", (line) => logLines.push(line)) }), dataDir);
+    server = withClient(
+      await startServer(config, { log: createLogger("debug", (line) => logLines.push(line)) }),
+      dataDir,
+    );
   });
   afterAll(async () => {
     await server.destroy();
@@ -57,19 +65,40 @@ describe(`what a stream passes on, on ${backend}`, () => {
     for (const raw of shapes) {
       const before = logLines.length;
       const { status, text } = await streamWith(raw);
-      expect([status, leaked(text), text.split(ERROR_EVENT).length - 1, text.endsWith("data: [DONE]\n\n")]).toEqual([200, [], 1, true]);
+      expect([status, leaked(text), text.split(ERROR_EVENT).length - 1, text.endsWith("data: [DONE]\n\n")]).toEqual([
+        200,
+        [],
+        1,
+        true,
+      ]);
       const logged = logLines.slice(before).filter((line) => line.includes("mid-stream"));
       expect([logged.length, leaked(logged.join("\n")).filter((s) => s !== "10.20.30.40")]).toEqual([1, []]);
     }
   });
 
   test("SSE comments never reach the caller: alone they become a bare keepalive, beside a chunk they are dropped; the reply is whole", async () => {
-    const chunk = { id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "zero " }, finish_reason: null }] };
-    const { status, text } = await streamWith(`: proxied by ${leaky}\n\n: ${leaky}\ndata: ${JSON.stringify(chunk)}\n\n`);
+    const chunk = {
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, delta: { content: "zero " }, finish_reason: null }],
+    };
+    const { status, text } = await streamWith(
+      `: proxied by ${leaky}\n\n: ${leaky}\ndata: ${JSON.stringify(chunk)}\n\n`,
+    );
     expect([status, leaked(text), text.includes(ERROR_EVENT)]).toEqual([200, [], false]);
-    const contents = text.split("\n\n").filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? "").join("");
+    const contents = text
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: {"))
+      .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? "")
+      .join("");
     expect(contents).toBe("zero one two three");
-    expect(text.startsWith(`data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1_700_000_000, model: "llama3.2", choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n:\n\n`)).toBe(true);
+    expect(
+      text.startsWith(
+        `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1_700_000_000, model: "llama3.2", choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n:\n\n`,
+      ),
+    ).toBe(true);
   });
 
   test("a 200 reply that is no completion object is answered 502 with a generic message", async () => {
@@ -77,11 +106,20 @@ describe(`what a stream passes on, on ${backend}`, () => {
       fake.rawReply = raw;
       try {
         const { status, text } = await ask(false);
-        expect([status, JSON.parse(text)]).toEqual([502, { error: { code: "upstream_error", message: "the model gateway answered something that is not a completion" } }]);
+        expect([status, JSON.parse(text)]).toEqual([
+          502,
+          {
+            error: { code: "upstream_error", message: "the model gateway answered something that is not a completion" },
+          },
+        ]);
       } finally {
         fake.rawReply = null;
       }
     }
-    expect(leaked(logLines.filter((line) => line.includes("not a completion")).join("\n")).filter((s) => s !== "10.20.30.40")).toEqual([]);
+    expect(
+      leaked(logLines.filter((line) => line.includes("not a completion")).join("\n")).filter(
+        (s) => s !== "10.20.30.40",
+      ),
+    ).toEqual([]);
   });
 });

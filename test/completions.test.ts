@@ -9,7 +9,8 @@ import { startTestServer, tempDir, withClient, type TestServer } from "./helpers
 import { waitFor } from "./helpers/wait";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
-const client = (server: TestServer, user = "alice") => new OpenAI({ apiKey: `mock-token-${user}`, baseURL: `${server.url}/v1`, maxRetries: 0 });
+const client = (server: TestServer, user = "alice") =>
+  new OpenAI({ apiKey: `mock-token-${user}`, baseURL: `${server.url}/v1`, maxRetries: 0 });
 const lastBody = (fake: FakeUpstream) => fake.requests.at(-1)!.body;
 
 const until = <T>(what: string, probe: () => Promise<T>) => waitFor(probe, { what });
@@ -19,7 +20,9 @@ describe(`chat completions proxy on ${backend}`, () => {
   let server: TestServer;
   beforeAll(async () => {
     fake = startFakeUpstream();
-    server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, LLM_GATEWAY_API_KEY: "upstream-secret", DEFAULT_MODEL: "llama3.2" } });
+    server = await startTestServer({
+      env: { LLM_GATEWAY_URL: fake.url, LLM_GATEWAY_API_KEY: "upstream-secret", DEFAULT_MODEL: "llama3.2" },
+    });
   });
   afterAll(async () => {
     await server.destroy();
@@ -68,14 +71,21 @@ describe(`chat completions proxy on ${backend}`, () => {
   });
 
   test("no model: DEFAULT_MODEL is sent", async () => {
-    const [status] = await server.call("POST", "/v1/chat/completions", { body: { messages: [{ role: "user", content: "hi" }], memory: { enabled: false } } });
+    const [status] = await server.call("POST", "/v1/chat/completions", {
+      body: { messages: [{ role: "user", content: "hi" }], memory: { enabled: false } },
+    });
     expect(status).toBe(200);
     expect(lastBody(fake).model).toBe("llama3.2");
   });
 
   test("streaming: chunks pass through, usage is asked for upstream and hidden unless the client asked", async () => {
     const { data: stream, response } = await client(server)
-      .chat.completions.create({ model: "m", messages: [{ role: "user", content: "stream please" }], stream: true, memory: { enabled: false } } as any)
+      .chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "stream please" }],
+        stream: true,
+        memory: { enabled: false },
+      } as any)
       .withResponse();
     expect(response.headers.get("content-type")).toContain("text/event-stream");
     expect(response.headers.get("x-svc-shimmer")).toBe("skipped");
@@ -88,7 +98,11 @@ describe(`chat completions proxy on ${backend}`, () => {
     expect(lastBody(fake).memory).toBeUndefined();
 
     const withUsage = await client(server).chat.completions.create({
-      model: "m", messages: [{ role: "user", content: "stream please" }], stream: true, stream_options: { include_usage: true }, memory: { enabled: false },
+      model: "m",
+      messages: [{ role: "user", content: "stream please" }],
+      stream: true,
+      stream_options: { include_usage: true },
+      memory: { enabled: false },
     } as any);
     const all: any[] = [];
     for await (const chunk of withUsage as any) all.push(chunk);
@@ -99,7 +113,10 @@ describe(`chat completions proxy on ${backend}`, () => {
     const ask = { messages: [{ role: "user", content: "bounded" }], memory: { enabled: false } };
     const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
       // A gateway honouring max_tokens used 50,010 tokens while 100 were held.
-      [{ max_completion_tokens: 100, max_tokens: 50_000 }, { max_completion_tokens: 100, max_tokens: 100 }],
+      [
+        { max_completion_tokens: 100, max_tokens: 50_000 },
+        { max_completion_tokens: 100, max_tokens: 100 },
+      ],
       // -1 ("no limit") and nothing at all hold the reserve, and send it.
       [{ max_tokens: -1 }, { max_tokens: 1024 }],
       [{}, { max_tokens: 1024 }],
@@ -115,7 +132,10 @@ describe(`chat completions proxy on ${backend}`, () => {
         });
         await response.text();
         const got = lastBody(fake);
-        expect([response.status, { max_tokens: got.max_tokens, max_completion_tokens: got.max_completion_tokens }]).toEqual([200, { max_tokens: undefined, max_completion_tokens: undefined, ...expected }]);
+        expect([
+          response.status,
+          { max_tokens: got.max_tokens, max_completion_tokens: got.max_completion_tokens },
+        ]).toEqual([200, { max_tokens: undefined, max_completion_tokens: undefined, ...expected }]);
       }
     }
   });
@@ -128,7 +148,11 @@ describe(`chat completions proxy on ${backend}`, () => {
     expect(ids).toContain("claude-3-5-haiku-latest");
     expect(ids).toContain("upstream-model-a");
     expect(ids.filter((id) => id === "llama3.2")).toHaveLength(1);
-    expect(models.find((m) => m.id === "upstream-model-a") as unknown).toEqual({ id: "upstream-model-a", object: "model", owned_by: "upstream-lab" });
+    expect(models.find((m) => m.id === "upstream-model-a") as unknown).toEqual({
+      id: "upstream-model-a",
+      object: "model",
+      owned_by: "upstream-lab",
+    });
     expect(new Set(models.map((m) => m.owned_by)).size).toBeGreaterThanOrEqual(4);
   });
 
@@ -137,14 +161,19 @@ describe(`chat completions proxy on ${backend}`, () => {
     expect(s1).toBe(400);
     expect(b1.error.code).toBe("invalid_request");
     expect(b1.error.message).toContain("messages");
-    const [s2, b2] = await server.call("POST", "/v1/chat/completions", { body: { messages: [{ role: "user", content: "x" }], memory: { limit: 0 } } });
+    const [s2, b2] = await server.call("POST", "/v1/chat/completions", {
+      body: { messages: [{ role: "user", content: "x" }], memory: { limit: 0 } },
+    });
     expect(s2).toBe(400);
     expect(b2.error.message).toContain("limit");
   });
 
   test("scopes: completions and models need chat", async () => {
     const key = await server.services.credentials.createApiKey({ userId: "alice", scopes: ["usage:read"] });
-    const [status, body] = await server.call("POST", "/v1/chat/completions", { token: key.key, body: { messages: [{ role: "user", content: "x" }] } });
+    const [status, body] = await server.call("POST", "/v1/chat/completions", {
+      token: key.key,
+      body: { messages: [{ role: "user", content: "x" }] },
+    });
     expect(status).toBe(403);
     expect(body.error.code).toBe("forbidden");
     expect((await server.call("GET", "/v1/models", { token: key.key }))[0]).toBe(403);
@@ -153,7 +182,20 @@ describe(`chat completions proxy on ${backend}`, () => {
   test("the OpenAPI document lists what the routes answer, 429/502/504 included", async () => {
     const [, doc] = await server.call("GET", "/openapi/json", { token: null });
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
-    expect(statuses("/v1/chat/completions", "post")).toEqual(["200", "400", "401", "403", "404", "413", "415", "429", "500", "502", "503", "504"]);
+    expect(statuses("/v1/chat/completions", "post")).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "404",
+      "413",
+      "415",
+      "429",
+      "500",
+      "502",
+      "503",
+      "504",
+    ]);
     expect(statuses("/v1/models", "get")).toEqual(["200", "401", "403", "500", "503"]);
     expect(statuses("/v1/usage", "get")).toEqual(["200", "401", "403", "500", "503"]);
     expect(statuses("/v1/credits", "get")).toEqual(["200", "401", "403", "500", "503"]);
@@ -167,7 +209,11 @@ describe(`chat completions proxy on ${backend}`, () => {
       const response = await fetch(`${server.url}/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: "Bearer mock-token-hal", "content-type": "application/json" },
-        body: JSON.stringify({ messages: [{ role: "user", content: "hang" }], stream: true, memory: { enabled: false } }),
+        body: JSON.stringify({
+          messages: [{ role: "user", content: "hang" }],
+          stream: true,
+          memory: { enabled: false },
+        }),
         signal: controller.signal,
       });
       expect(response.status).toBe(200);
@@ -222,9 +268,17 @@ describe(`gateway errors on ${backend}`, () => {
   beforeAll(async () => {
     fake = startFakeUpstream();
     const dataDir = tempDir();
-    const env = { EMBEDDINGS_PROVIDER: "none", LLM_GATEWAY_URL: fake.url, LLM_GATEWAY_API_KEY: GATEWAY_KEY, ...(await databaseEnvFor(dataDir)) };
+    const env = {
+      EMBEDDINGS_PROVIDER: "none",
+      LLM_GATEWAY_URL: fake.url,
+      LLM_GATEWAY_API_KEY: GATEWAY_KEY,
+      ...(await databaseEnvFor(dataDir)),
+    };
     const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "debug" }, env);
-    server = withClient(await startServer(config, { log: createLogger("debug", (line) => logLines.push(line)) }), dataDir);
+    server = withClient(
+      await startServer(config, { log: createLogger("debug", (line) => logLines.push(line)) }),
+      dataDir,
+    );
   });
   afterAll(async () => {
     await server.destroy();
@@ -241,7 +295,12 @@ describe(`gateway errors on ${backend}`, () => {
           headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
           body: JSON.stringify({ messages: [{ role: "user", content: "x" }], memory: { enabled: false }, stream }),
         });
-        return { status: response.status, text: await response.text(), retryAfter: response.headers.get("retry-after"), limit: response.headers.get("x-ratelimit-limit") };
+        return {
+          status: response.status,
+          text: await response.text(),
+          retryAfter: response.headers.get("retry-after"),
+          limit: response.headers.get("x-ratelimit-limit"),
+        };
       };
       return [await answer(false), await answer(true)];
     } finally {
@@ -261,26 +320,49 @@ describe(`gateway errors on ${backend}`, () => {
     ];
     for (const [upstreamStatus, status, code, message] of expected) {
       for (const answer of await failing(upstreamStatus)) {
-        expect([answer.status, JSON.parse(answer.text), answer.limit]).toEqual([status, { error: { code, message } }, "60"]);
+        expect([answer.status, JSON.parse(answer.text), answer.limit]).toEqual([
+          status,
+          { error: { code, message } },
+          "60",
+        ]);
       }
     }
     const limited = await failing(429, { "retry-after": "7" });
     for (const answer of limited) {
-      expect([answer.status, JSON.parse(answer.text), answer.retryAfter]).toEqual([429, { error: { code: "rate_limited", message: "the model gateway refused the request (status 429); retry in 7 s" } }, "7"]);
+      expect([answer.status, JSON.parse(answer.text), answer.retryAfter]).toEqual([
+        429,
+        {
+          error: { code: "rate_limited", message: "the model gateway refused the request (status 429); retry in 7 s" },
+        },
+        "7",
+      ]);
     }
     // Through the SDK: a BadRequestError carrying only our message.
     fake.failWith = { status: 400, body: { error: { message: leaky } } };
     try {
-      const error = await client(server).chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], memory: { enabled: false } } as any).catch((e) => e);
+      const error = await client(server)
+        .chat.completions.create({
+          model: "m",
+          messages: [{ role: "user", content: "x" }],
+          memory: { enabled: false },
+        } as any)
+        .catch((e) => e);
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-      expect(error.error).toEqual({ code: "invalid_request", message: "the model gateway refused the request (status 400)" });
+      expect(error.error).toEqual({
+        code: "invalid_request",
+        message: "the model gateway refused the request (status 400)",
+      });
     } finally {
       fake.failWith = null;
     }
     // The operator finds the upstream's words in the log, without its secrets.
     const logged = logLines.filter((line) => line.includes("the model gateway answered an error"));
     expect(logged.length).toBeGreaterThanOrEqual(expected.length * 2);
-    expect(logged.every((line) => line.includes("Incorrect API key provided") && line.includes("http://[redacted]@10.20.30.40:4000"))).toBe(true);
+    expect(
+      logged.every(
+        (line) => line.includes("Incorrect API key provided") && line.includes("http://[redacted]@10.20.30.40:4000"),
+      ),
+    ).toBe(true);
     for (const secret of secrets) expect(logLines.filter((line) => line.includes(secret))).toEqual([]);
   });
 
@@ -294,16 +376,25 @@ describe(`gateway errors on ${backend}`, () => {
       });
       const text = await response.text();
       expect(response.status).toBe(200);
-      expect(text).toContain(`data: ${JSON.stringify({ error: { code: "upstream_error", message: "the model gateway reported an error mid-stream" } })}\n\n`);
+      expect(text).toContain(
+        `data: ${JSON.stringify({ error: { code: "upstream_error", message: "the model gateway reported an error mid-stream" } })}\n\n`,
+      );
       for (const secret of [...secrets, "10.20.30.40", "Incorrect API key"]) expect(text).not.toContain(secret);
       // The SDK raises it as an API error with our message.
-      const stream = await client(server).chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true, memory: { enabled: false } } as any);
+      const stream = await client(server).chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+        stream: true,
+        memory: { enabled: false },
+      } as any);
       const error = await (async () => {
         for await (const _ of stream as any);
       })().catch((e) => e);
       expect(error).toBeInstanceOf(OpenAI.APIError);
       expect(error.message).toContain("the model gateway reported an error mid-stream");
-      expect(logLines.some((line) => line.includes("mid-stream") && line.includes("Incorrect API key provided"))).toBe(true);
+      expect(logLines.some((line) => line.includes("mid-stream") && line.includes("Incorrect API key provided"))).toBe(
+        true,
+      );
       for (const secret of secrets) expect(logLines.filter((line) => line.includes(secret))).toEqual([]);
     } finally {
       fake.streamError = null;
@@ -319,10 +410,18 @@ describe(`upstream failures on ${backend}`, () => {
     const late = await startTestServer({ env: { LLM_GATEWAY_URL: slow.url, LLM_GATEWAY_TIMEOUT_MS: "100" } });
     try {
       const body = { messages: [{ role: "user", content: "anyone there?" }], memory: { enabled: false } };
-      expect(await down.call("POST", "/v1/chat/completions", { body })).toEqual([502, { error: { code: "upstream_error", message: "the upstream model server could not be reached" } }]);
-      const error = await client(down).chat.completions.create({ model: "m", messages: [{ role: "user", content: "anyone there?" }], stream: true }).catch((e) => e);
+      expect(await down.call("POST", "/v1/chat/completions", { body })).toEqual([
+        502,
+        { error: { code: "upstream_error", message: "the upstream model server could not be reached" } },
+      ]);
+      const error = await client(down)
+        .chat.completions.create({ model: "m", messages: [{ role: "user", content: "anyone there?" }], stream: true })
+        .catch((e) => e);
       expect(error.status).toBe(502);
-      expect(await late.call("POST", "/v1/chat/completions", { body })).toEqual([504, { error: { code: "upstream_timeout", message: "the upstream model server did not answer within 100 ms" } }]);
+      expect(await late.call("POST", "/v1/chat/completions", { body })).toEqual([
+        504,
+        { error: { code: "upstream_timeout", message: "the upstream model server did not answer within 100 ms" } },
+      ]);
       expect(await late.call("POST", "/v1/chat/completions", { body: { ...body, stream: true } })).toEqual([
         504,
         { error: { code: "upstream_timeout", message: "the upstream model server did not answer within 100 ms" } },

@@ -15,12 +15,19 @@ describe("background work runs on the one scheduler", () => {
     let sweeps = 0;
     const swept = Promise.withResolvers<void>();
     const files = {
-    sweepOrphanBlobs: async () => {
-      if (++sweeps === 2) swept.resolve();
-      return [];
-    },
-  } as unknown as FileService;
-    scheduleOrphanSweep({ files, isSweeper: () => true, log: createLogger("error"), scheduler, everyMs: 1, minAgeMs: 0 });
+      sweepOrphanBlobs: async () => {
+        if (++sweeps === 2) swept.resolve();
+        return [];
+      },
+    } as unknown as FileService;
+    scheduleOrphanSweep({
+      files,
+      isSweeper: () => true,
+      log: createLogger("error"),
+      scheduler,
+      everyMs: 1,
+      minAgeMs: 0,
+    });
     expect(scheduler.pendingCount).toBe(1);
     await swept.promise;
     await scheduler.stop();
@@ -30,14 +37,26 @@ describe("background work runs on the one scheduler", () => {
     expect([sweeps, scheduler.pendingCount]).toEqual([after, 0]);
     // A sweep interval of 0 schedules nothing.
     const idle = createScheduler();
-    scheduleOrphanSweep({ files, isSweeper: () => true, log: createLogger("error"), scheduler: idle, everyMs: 0, minAgeMs: 0 });
+    scheduleOrphanSweep({
+      files,
+      isSweeper: () => true,
+      log: createLogger("error"),
+      scheduler: idle,
+      everyMs: 0,
+      minAgeMs: 0,
+    });
     expect(idle.pendingCount).toBe(0);
   });
 
   test("the MCP session sweeper is a task of the scheduler it is given, only while sessions are open", async () => {
     const scheduler = createScheduler();
     const registry = createSessionRegistry({ maxPerUser: 2, maxTotal: 10, idleMs: 60_000 }, Date.now, scheduler);
-    const session = (id: string) => ({ id, userId: "alice", transport: {} as never, server: { close: async () => {} } as never });
+    const session = (id: string) => ({
+      id,
+      userId: "alice",
+      transport: {} as never,
+      server: { close: async () => {} } as never,
+    });
     await registry.add(session("s1"));
     expect([registry.sweeping, scheduler.pendingCount]).toEqual([true, 1]);
     registry.forget("s1");

@@ -38,21 +38,42 @@ function notOwnerOnly(path: string): string[] {
 
 /** Every file path under `path`. */
 const filesUnder = (path: string): string[] =>
-  readdirSync(path, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(path, entry.name)) : [join(path, entry.name)]));
+  readdirSync(path, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(path, entry.name)) : [join(path, entry.name)],
+  );
 
 const call = (url: string, method: string, path: string, body?: unknown) =>
-  fetch(url + path, { method, headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(url + path, {
+    method,
+    headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 /** A memory, a document and an uploaded file, then waits until the index has taken them in. */
 async function writeEverything(url: string): Promise<string> {
   expect((await call(url, "POST", "/v1/memories", { content: "owner only memory" })).status).toBe(201);
   const ws = (await (await call(url, "POST", "/v1/workspaces", { name: "Private" })).json()) as { id: string };
-  expect((await call(url, "POST", "/v1/documents", { workspace_id: ws.id, title: "Doc", markdown: "owner only document" })).status).toBe(201);
-  const upload = (await (await call(url, "POST", `/v1/workspaces/${ws.id}/files/upload-url`, { filename: "a.txt", contentType: "text/plain" })).json()) as { url: string };
-  expect((await fetch(upload.url, { method: "PUT", headers: { "content-type": "text/plain" }, body: "owner only file" })).status).toBe(201);
+  expect(
+    (await call(url, "POST", "/v1/documents", { workspace_id: ws.id, title: "Doc", markdown: "owner only document" }))
+      .status,
+  ).toBe(201);
+  const upload = (await (
+    await call(url, "POST", `/v1/workspaces/${ws.id}/files/upload-url`, {
+      filename: "a.txt",
+      contentType: "text/plain",
+    })
+  ).json()) as { url: string };
+  expect(
+    (await fetch(upload.url, { method: "PUT", headers: { "content-type": "text/plain" }, body: "owner only file" }))
+      .status,
+  ).toBe(201);
   for (let i = 0; i < 400; i++) {
-    const status = (await (await call(url, "GET", `/v1/workspaces/${ws.id}/index/status`)).json()) as { pending: { text: number } };
-    const found = (await (await call(url, "POST", "/v1/memories/search", { query: "owner only memory" })).json()) as { results: unknown[] };
+    const status = (await (await call(url, "GET", `/v1/workspaces/${ws.id}/index/status`)).json()) as {
+      pending: { text: number };
+    };
+    const found = (await (await call(url, "POST", "/v1/memories/search", { query: "owner only memory" })).json()) as {
+      results: unknown[];
+    };
     if (status.pending.text === 0 && found.results.length > 0) return ws.id;
     await Bun.sleep(25);
   }
@@ -66,7 +87,11 @@ describe("owner-only files", () => {
     const server = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
     await writeEverything(server.url);
     const names = readdirSync(dir);
-    expect(names).toEqual(expect.arrayContaining(TEST_DATABASE_URL ? ["index", "blobs"] : ["index", "blobs", "master.key", "mnemo.sqlite", "mnemo.sqlite-wal"]));
+    expect(names).toEqual(
+      expect.arrayContaining(
+        TEST_DATABASE_URL ? ["index", "blobs"] : ["index", "blobs", "master.key", "mnemo.sqlite", "mnemo.sqlite-wal"],
+      ),
+    );
     expect(filesUnder(join(dir, "index")).length).toBeGreaterThan(0);
     expect(filesUnder(join(dir, "blobs")).length).toBeGreaterThan(0);
     expect(notOwnerOnly(dir)).toEqual([]);
@@ -104,7 +129,10 @@ describe("owner-only files", () => {
 
     const exported = join(root, "alice.jsonl");
     const result = await runCli(["export", "--user", "alice", "--out", exported, "--data", dir]);
-    expect([result.exitCode, readFileSync(exported, "utf8")]).toEqual([0, expect.stringContaining("owner only memory")]);
+    expect([result.exitCode, readFileSync(exported, "utf8")]).toEqual([
+      0,
+      expect.stringContaining("owner only memory"),
+    ]);
     expect((statSync(exported).mode & 0o777).toString(8)).toBe("600");
 
     if (!TEST_DATABASE_URL) {
@@ -130,7 +158,10 @@ describe.skipIf(Boolean(TEST_DATABASE_URL))("deleted text (SQLite secure_delete)
       const db = server.services.store.db;
       // The pages go home to the database file (nothing written after the delete reuses the freed space).
       await run(db, sql`PRAGMA wal_checkpoint(TRUNCATE)`);
-      const bytes = [join(dir, "mnemo.sqlite"), join(dir, "mnemo.sqlite-wal")].filter(existsSync).map((path) => readFileSync(path).toString("latin1")).join("");
+      const bytes = [join(dir, "mnemo.sqlite"), join(dir, "mnemo.sqlite-wal")]
+        .filter(existsSync)
+        .map((path) => readFileSync(path).toString("latin1"))
+        .join("");
       expect([bytes.includes(control), bytes.includes(marker)]).toEqual([true, false]);
     } finally {
       await server.destroy();

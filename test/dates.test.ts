@@ -3,8 +3,14 @@ import { timeFit, timeRanges, type TimeRange } from "../src/search/analysis/date
 
 /** Wednesday 12 June 2024, 15:00 UTC. */
 const now = new Date("2024-06-12T15:00:00Z");
-const day = (iso: string, days = 1): TimeRange => ({ from: Date.parse(`${iso}T00:00:00Z`), to: Date.parse(`${iso}T00:00:00Z`) + days * 86_400_000 });
-const span = (from: string, to: string): TimeRange => ({ from: Date.parse(`${from}T00:00:00Z`), to: Date.parse(`${to}T00:00:00Z`) });
+const day = (iso: string, days = 1): TimeRange => ({
+  from: Date.parse(`${iso}T00:00:00Z`),
+  to: Date.parse(`${iso}T00:00:00Z`) + days * 86_400_000,
+});
+const span = (from: string, to: string): TimeRange => ({
+  from: Date.parse(`${from}T00:00:00Z`),
+  to: Date.parse(`${to}T00:00:00Z`),
+});
 const ranges = (query: string) => timeRanges(query, now);
 
 describe("timeRanges", () => {
@@ -83,7 +89,10 @@ describe("timeRanges", () => {
   });
 
   test("long input is bounded", () => {
-    expect(ranges(`${"yesterday, in May 2023.  ".repeat(100_000)}`)).toEqual([day("2024-06-11"), span("2023-05-01", "2023-06-01")]);
+    expect(ranges(`${"yesterday, in May 2023.  ".repeat(100_000)}`)).toEqual([
+      day("2024-06-11"),
+      span("2023-05-01", "2023-06-01"),
+    ]);
   });
 });
 

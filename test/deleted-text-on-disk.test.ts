@@ -28,10 +28,15 @@ afterAll(async () => {
 });
 
 /** A word no text holds by chance: letters only, so the analyzer keeps it one token. */
-const word = (prefix: string) => prefix + Array.from({ length: 14 }, () => String.fromCharCode(97 + randomInt(26))).join("");
+const word = (prefix: string) =>
+  prefix + Array.from({ length: 14 }, () => String.fromCharCode(97 + randomInt(26))).join("");
 
 const filesUnder = (path: string): string[] =>
-  existsSync(path) ? readdirSync(path, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(path, entry.name)) : [join(path, entry.name)])) : [];
+  existsSync(path)
+    ? readdirSync(path, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? filesUnder(join(path, entry.name)) : [join(path, entry.name)],
+      )
+    : [];
 
 /**
  * The words found in any file under `dir`, as raw UTF-8 bytes. A word is looked for
@@ -53,9 +58,13 @@ function foundOnDisk(dir: string, words: string[]): string[] {
 
 /** Uploads `text` as a text file through a presigned URL; returns its key. */
 async function putFile(server: TestServer, ws: string, text: string): Promise<string> {
-  const [status, issued] = await server.call("POST", `/v1/workspaces/${ws}/files/upload-url`, { body: { filename: "secret.txt", contentType: "text/plain" } });
+  const [status, issued] = await server.call("POST", `/v1/workspaces/${ws}/files/upload-url`, {
+    body: { filename: "secret.txt", contentType: "text/plain" },
+  });
   expect(status).toBe(200);
-  expect((await fetch(issued.url, { method: "PUT", headers: { "content-type": "text/plain" }, body: text })).status).toBe(201);
+  expect(
+    (await fetch(issued.url, { method: "PUT", headers: { "content-type": "text/plain" }, body: text })).status,
+  ).toBe(201);
   return issued.key;
 }
 
@@ -68,19 +77,40 @@ async function ok(server: TestServer, method: string, path: string, body?: unkno
 /** One of everything, each with a word of its own; returns the words and how to delete each. */
 async function writeEverything(server: TestServer, ws: string) {
   const w = {
-    memoryBefore: word("memoryold"), memory: word("memorynew"), document: word("document"), note: word("notebody"),
-    legacyDeleted: word("legacydel"), file: word("filebytes"), keptMemory: word("keptmemory"), keptMessage: word("keptmessage"),
+    memoryBefore: word("memoryold"),
+    memory: word("memorynew"),
+    document: word("document"),
+    note: word("notebody"),
+    legacyDeleted: word("legacydel"),
+    file: word("filebytes"),
+    keptMemory: word("keptmemory"),
+    keptMessage: word("keptmessage"),
   };
   const memory = await ok(server, "POST", "/v1/memories", { content: `the old secret is ${w.memoryBefore}` });
   // Its earlier text goes to its history: a delete takes it too.
   await ok(server, "PATCH", `/v1/memories/${memory.id}`, { content: `the secret is ${w.memory}` });
   await ok(server, "POST", "/v1/memories", { content: `kept: ${w.keptMemory}` });
-  const document = await ok(server, "POST", "/v1/documents", { workspace_id: ws, title: "Secret", markdown: `# Secret\n\nthe document says ${w.document}` });
+  const document = await ok(server, "POST", "/v1/documents", {
+    workspace_id: ws,
+    title: "Secret",
+    markdown: `# Secret\n\nthe document says ${w.document}`,
+  });
   // Indexed by a unified write, deleted through the legacy notes route.
-  const legacy = await ok(server, "POST", "/v1/documents", { workspace_id: ws, title: "Legacy", markdown: `# Legacy\n\nthe legacy note says ${w.legacyDeleted}` });
-  const note = await ok(server, "POST", `/v1/workspaces/${ws}/notes`, { documentPayload: { text: w.note }, blocksPayload: [{ id: "b", content: w.note }], markdown: `note ${w.note}` });
+  const legacy = await ok(server, "POST", "/v1/documents", {
+    workspace_id: ws,
+    title: "Legacy",
+    markdown: `# Legacy\n\nthe legacy note says ${w.legacyDeleted}`,
+  });
+  const note = await ok(server, "POST", `/v1/workspaces/${ws}/notes`, {
+    documentPayload: { text: w.note },
+    blocksPayload: [{ id: "b", content: w.note }],
+    markdown: `note ${w.note}`,
+  });
   const thread = await ok(server, "POST", `/v1/workspaces/${ws}/chats`, { title: "Chat" });
-  await ok(server, "POST", `/v1/workspaces/${ws}/chats/${thread.id}/messages`, { role: "user", content: `kept message ${w.keptMessage}` });
+  await ok(server, "POST", `/v1/workspaces/${ws}/chats/${thread.id}/messages`, {
+    role: "user",
+    content: `kept message ${w.keptMessage}`,
+  });
   const fileKey = await putFile(server, ws, `the file says ${w.file}`);
   const deleteAll = async () => {
     await ok(server, "DELETE", `/v1/memories/${memory.id}`);
@@ -97,8 +127,14 @@ async function writeEverything(server: TestServer, ws: string) {
 
 /** Until the index has taken in every write: every indexed word is in its files. */
 async function untilIndexed(server: TestServer, ws: string, indexed: string[]): Promise<void> {
-  await waitFor(async () => (await server.call("GET", `/v1/workspaces/${ws}/index/status`))[1].pending.text === 0, { what: "the index to take in the writes" });
-  await waitUntil(() => foundOnDisk(join(server.dataDir, "index"), indexed), (found) => found.length === indexed.length, { what: "every indexed word in the index's files", everyMs: 100 });
+  await waitFor(async () => (await server.call("GET", `/v1/workspaces/${ws}/index/status`))[1].pending.text === 0, {
+    what: "the index to take in the writes",
+  });
+  await waitUntil(
+    () => foundOnDisk(join(server.dataDir, "index"), indexed),
+    (found) => found.length === indexed.length,
+    { what: "every indexed word in the index's files", everyMs: 100 },
+  );
 }
 
 describe("deleted text leaves the data dir", () => {
@@ -109,17 +145,34 @@ describe("deleted text leaves the data dir", () => {
     const { deleted, kept, indexed, deleteAll } = await writeEverything(server, ws);
     await untilIndexed(server, ws, indexed);
     // The text was on disk: in the store of record's files (SQLite) and the index.
-    expect(foundOnDisk(server.dataDir, [...deleted, ...kept])).toEqual(expect.arrayContaining(TEST_DATABASE_URL ? indexed : [...deleted, ...kept]));
+    expect(foundOnDisk(server.dataDir, [...deleted, ...kept])).toEqual(
+      expect.arrayContaining(TEST_DATABASE_URL ? indexed : [...deleted, ...kept]),
+    );
     await deleteAll();
     // Nothing else is written from here on.
-    const left = await waitUntil(() => foundOnDisk(server.dataDir, deleted), (found) => found.length === 0, { what: "no file under the data dir to hold deleted text", everyMs: 200 });
-    expect({ deletedFound: left, keptFound: foundOnDisk(server.dataDir, kept) }).toEqual({ deletedFound: [], keptFound: kept });
+    const left = await waitUntil(
+      () => foundOnDisk(server.dataDir, deleted),
+      (found) => found.length === 0,
+      { what: "no file under the data dir to hold deleted text", everyMs: 200 },
+    );
+    expect({ deletedFound: left, keptFound: foundOnDisk(server.dataDir, kept) }).toEqual({
+      deletedFound: [],
+      keptFound: kept,
+    });
     // The full-text index stores its terms where a byte scan cannot read them: what shows
     // that they went is that every file left belongs to each table's one current version,
     // written from the live rows alone (no older manifest, no deletion file).
     const tables = readdirSync(join(server.dataDir, "index")).filter((name) => name.endsWith(".lance"));
-    const versions = () => tables.map((table) => ({ table, manifests: filesUnder(join(server.dataDir, "index", table, "_versions")).filter((f) => f.endsWith(".manifest")).length, deletionFiles: filesUnder(join(server.dataDir, "index", table, "_deletions")).length }));
-    await waitUntil(versions, (now) => now.every((t) => t.manifests === 1 && t.deletionFiles === 0), { what: "every index table to keep its current version alone" });
+    const versions = () =>
+      tables.map((table) => ({
+        table,
+        manifests: filesUnder(join(server.dataDir, "index", table, "_versions")).filter((f) => f.endsWith(".manifest"))
+          .length,
+        deletionFiles: filesUnder(join(server.dataDir, "index", table, "_deletions")).length,
+      }));
+    await waitUntil(versions, (now) => now.every((t) => t.manifests === 1 && t.deletionFiles === 0), {
+      what: "every index table to keep its current version alone",
+    });
     // And what is kept is still found by search, from the rewritten index.
     const [, found] = await server.call("POST", "/v1/memories/search", { body: { query: kept[0], signals: ["text"] } });
     expect(found.results.map((r: { content: string }) => r.content)).toEqual([`kept: ${kept[0]}`]);
@@ -140,12 +193,23 @@ describe("deleted text leaves the data dir", () => {
     expect(foundOnDisk(join(dataDir, "index"), [secret, kept])).toEqual([secret, kept]);
     const second = await startTestServer({ dataDir, env: PURGE_WITHIN });
     servers.push(second);
-    const left = await waitUntil(() => foundOnDisk(dataDir, [secret]), (found) => found.length === 0, { what: "the restarted server to purge the deleted text", everyMs: 200 });
+    const left = await waitUntil(
+      () => foundOnDisk(dataDir, [secret]),
+      (found) => found.length === 0,
+      { what: "the restarted server to purge the deleted text", everyMs: 200 },
+    );
     expect({ left, kept: foundOnDisk(join(dataDir, "index"), [kept]) }).toEqual({ left: [], kept: [kept] });
   }, 60_000);
 
   test("with an embedding model: the vector tables, which hold the text beside its vector, let go of it too", async () => {
-    const server = await startTestServer({ env: { ...PURGE_WITHIN, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: embedder.url, EMBEDDINGS_MODEL: "fake-64" } });
+    const server = await startTestServer({
+      env: {
+        ...PURGE_WITHIN,
+        EMBEDDINGS_PROVIDER: "openai",
+        EMBEDDINGS_URL: embedder.url,
+        EMBEDDINGS_MODEL: "fake-64",
+      },
+    });
     servers.push(server);
     const ws = await createWorkspace(server, "Vectors");
     const secret = word("vectorsecret");
@@ -154,9 +218,17 @@ describe("deleted text leaves the data dir", () => {
     await ok(server, "POST", "/v1/memories", { content: `kept: ${kept}` });
     await untilIndexed(server, ws, [secret, kept]);
     const vectorTables = () => readdirSync(join(server.dataDir, "index")).filter((name) => name.includes("__v_"));
-    await waitUntil(() => vectorTables().flatMap((table) => foundOnDisk(join(server.dataDir, "index", table), [secret])), (found) => found.length === 1, { what: "the text in a vector table" });
+    await waitUntil(
+      () => vectorTables().flatMap((table) => foundOnDisk(join(server.dataDir, "index", table), [secret])),
+      (found) => found.length === 1,
+      { what: "the text in a vector table" },
+    );
     await ok(server, "DELETE", `/v1/memories/${memory.id}`);
-    const left = await waitUntil(() => foundOnDisk(server.dataDir, [secret]), (found) => found.length === 0, { what: "no file under the data dir to hold deleted text", everyMs: 200 });
+    const left = await waitUntil(
+      () => foundOnDisk(server.dataDir, [secret]),
+      (found) => found.length === 0,
+      { what: "no file under the data dir to hold deleted text", everyMs: 200 },
+    );
     const keptInVectors = vectorTables().flatMap((table) => foundOnDisk(join(server.dataDir, "index", table), [kept]));
     expect({ left, keptInVectors }).toEqual({ left: [], keptInVectors: [kept] });
   }, 60_000);

@@ -8,7 +8,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "..");
-const PAGES = [join(ROOT, "README.md"), ...readdirSync(join(ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => join(ROOT, "docs", name))];
+const PAGES = [
+  join(ROOT, "README.md"),
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => join(ROOT, "docs", name)),
+];
 
 /** The text outside fenced code blocks and inline code, where a link is a link. */
 function prose(markdown: string): string {
@@ -53,7 +58,8 @@ function brokenLinks(page: string): string[] {
       continue;
     }
     if (anchor === undefined || !path.endsWith(".md") || statSync(path).isDirectory()) continue;
-    if (!anchorsOf(path).has(decodeURIComponent(anchor))) broken.push(`${target}: no heading with that anchor in ${relative(ROOT, path)}`);
+    if (!anchorsOf(path).has(decodeURIComponent(anchor)))
+      broken.push(`${target}: no heading with that anchor in ${relative(ROOT, path)}`);
   }
   return broken;
 }
@@ -81,7 +87,14 @@ function codeCitations(): Array<{ where: string; page: string; anchor?: string }
 
 describe("links between the docs", () => {
   test("the slug of a heading is GitHub's", () => {
-    expect(["Read-your-writes by construction", "`mnemo open`: a sign-in link", "Capture (`X-Svc-Remember: true`)", "Files & uploads"].map(slug)).toEqual([
+    expect(
+      [
+        "Read-your-writes by construction",
+        "`mnemo open`: a sign-in link",
+        "Capture (`X-Svc-Remember: true`)",
+        "Files & uploads",
+      ].map(slug),
+    ).toEqual([
       "read-your-writes-by-construction",
       "mnemo-open-a-sign-in-link",
       "capture-x-svc-remember-true",

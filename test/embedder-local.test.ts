@@ -44,7 +44,15 @@ function modelsDir(): string {
 
 function embedderOn(dir: string, overrides: Partial<LocalEmbedderOptions> = {}) {
   const logs: string[] = [];
-  const embedder = createLocalEmbedder({ modelsDir: dir, model: MINILM, hubUrl: hub.url, autoDownload: false, pins: false, log: (line) => logs.push(line), ...overrides });
+  const embedder = createLocalEmbedder({
+    modelsDir: dir,
+    model: MINILM,
+    hubUrl: hub.url,
+    autoDownload: false,
+    pins: false,
+    log: (line) => logs.push(line),
+    ...overrides,
+  });
   return { embedder, logs };
 }
 
@@ -119,7 +127,22 @@ describe("WordPiece tokenizer", () => {
       sameFromVocabTxt: fromVocabTxt.encode(sentence, 256),
     }).toEqual({
       hello: [101, 7592, 2088, 102],
-      sentence: ids(["[CLS]", "hello", ",", "world", "!", "don", "'", "t", "una", "##ffa", "##ble", "token", "##ization", "[SEP]"]),
+      sentence: ids([
+        "[CLS]",
+        "hello",
+        ",",
+        "world",
+        "!",
+        "don",
+        "'",
+        "t",
+        "una",
+        "##ffa",
+        "##ble",
+        "token",
+        "##ization",
+        "[SEP]",
+      ]),
       email: ids(["[CLS]", "e", "-", "mail", "bob", "@", "example", ".", "com", "[SEP]"]),
       truncated: [101, 7592, 102],
       sameFromVocabTxt: real.encode(sentence, 256),
@@ -165,7 +188,9 @@ describe("local embedder on the tiny model", () => {
     const inThread = embedderOn(dir, { useWorker: false }).embedder;
     const together = await batched.embed(texts, "document");
     const alone = await Promise.all(texts.map(async (text) => (await inThread.embed([text], "document"))[0]));
-    const largestDifference = Math.max(...together.flatMap((vector, i) => Array.from(vector, (value, j) => Math.abs(value - alone[i][j]))));
+    const largestDifference = Math.max(
+      ...together.flatMap((vector, i) => Array.from(vector, (value, j) => Math.abs(value - alone[i][j]))),
+    );
     expect({ count: together.length, inWorker: inThread.status().inWorker, close: largestDifference < 1e-5 }).toEqual({
       count: 11,
       inWorker: false,
@@ -190,7 +215,12 @@ describe("local embedder on the tiny model", () => {
       queryIsPrefixedDocument: cosine(bgeQuery, bgePrefixed) > 0.99999,
       queryDiffersFromDocument: cosine(bgeQuery, bgeDocument) < 0.999,
       miniLmSymmetric: cosine(miniQuery, miniDocument) > 0.99999,
-    }).toEqual({ spaceId: "local:bge-small-en-v1.5", queryIsPrefixedDocument: true, queryDiffersFromDocument: true, miniLmSymmetric: true });
+    }).toEqual({
+      spaceId: "local:bge-small-en-v1.5",
+      queryIsPrefixedDocument: true,
+      queryDiffersFromDocument: true,
+      miniLmSymmetric: true,
+    });
     await Promise.all([bgeEmbedder.close(), miniEmbedder.close()]);
   });
 
@@ -239,7 +269,10 @@ describe("model download from the hub", () => {
       manifestFiles: {
         "tokenizer.json": { sha256: sha256(files["tokenizer.json"]), size: files["tokenizer.json"].byteLength },
         "config.json": { sha256: sha256(files["config.json"]), size: files["config.json"].byteLength },
-        "onnx/model_quantized.onnx": { sha256: sha256(files["onnx/model_quantized.onnx"]), size: files["onnx/model_quantized.onnx"].byteLength },
+        "onnx/model_quantized.onnx": {
+          sha256: sha256(files["onnx/model_quantized.onnx"]),
+          size: files["onnx/model_quantized.onnx"].byteLength,
+        },
       },
       hub: hub.url,
       leftovers: [],
@@ -286,7 +319,9 @@ describe("model download from the hub", () => {
       stateAtCreation: "loading",
       unavailable: true,
       message: `local embedder: ${reason}`,
-      failureLogs: [`local embedder: ${reason}; search uses full text until \`mnemo models pull all-MiniLM-L6-v2\` succeeds`],
+      failureLogs: [
+        `local embedder: ${reason}; search uses full text until \`mnemo models pull all-MiniLM-L6-v2\` succeeds`,
+      ],
       downloaded: true,
       dimension: 384,
     });
@@ -304,7 +339,12 @@ describe("model download from the hub", () => {
     const retried = await embedder.whenSettled();
     const [vector] = await embedder.embed(["cat"], "query");
     const progress = /\((starting|\d+%)\)$/;
-    expect({ firstAttempt, duringRetry: duringRetry.message.replace(progress, "(…)"), retried, dimension: vector.length }).toEqual({
+    expect({
+      firstAttempt,
+      duringRetry: duringRetry.message.replace(progress, "(…)"),
+      retried,
+      dimension: vector.length,
+    }).toEqual({
       firstAttempt: false,
       duringRetry: "local embedder: model all-MiniLM-L6-v2 is downloading (…)",
       retried: true,
@@ -343,23 +383,35 @@ describe("model download from the hub", () => {
 });
 
 describe("compiled binary", () => {
-  test.skipIf(process.platform !== "linux")("runs the model with the embedded onnxruntime library and worker", async () => {
-    const dir = modelsDir();
-    writeTinyModel(join(dir, MINILM));
-    const { outfile } = await buildBinary({ entry: "scripts/embed-smoke.ts", outfile: join(root, "embed-smoke") });
-    // Run from an empty dir, far from node_modules, so nothing can be loaded from disk.
-    const cwd = mkdtempSync(join(root, "cwd-"));
-    const run = Bun.spawnSync([outfile, dir, MINILM, "my cat and dog", "off"], { cwd, env: { PATH: process.env.PATH ?? "" } });
-    const { embedder } = embedderOn(dir);
-    const [expected] = await embedder.embed(["my cat and dog"], "document");
-    const output = run.exitCode === 0 ? JSON.parse(run.stdout.toString()) : {};
-    expect({ exitCode: run.exitCode, stderr: run.stderr.toString().replace(/\d+ ms/, "N ms"), spaceId: output.spaceId, inWorker: output.inWorker, same: output.vector?.every((v: number, i: number) => Math.abs(v - expected[i]) < 1e-6) }).toEqual({
-      exitCode: 0,
-      stderr: "local embedder: model all-MiniLM-L6-v2 ready (384-d, loaded in N ms)\n",
-      spaceId: "local:all-MiniLM-L6-v2",
-      inWorker: true,
-      same: true,
-    });
-    await embedder.close();
-  });
+  test.skipIf(process.platform !== "linux")(
+    "runs the model with the embedded onnxruntime library and worker",
+    async () => {
+      const dir = modelsDir();
+      writeTinyModel(join(dir, MINILM));
+      const { outfile } = await buildBinary({ entry: "scripts/embed-smoke.ts", outfile: join(root, "embed-smoke") });
+      // Run from an empty dir, far from node_modules, so nothing can be loaded from disk.
+      const cwd = mkdtempSync(join(root, "cwd-"));
+      const run = Bun.spawnSync([outfile, dir, MINILM, "my cat and dog", "off"], {
+        cwd,
+        env: { PATH: process.env.PATH ?? "" },
+      });
+      const { embedder } = embedderOn(dir);
+      const [expected] = await embedder.embed(["my cat and dog"], "document");
+      const output = run.exitCode === 0 ? JSON.parse(run.stdout.toString()) : {};
+      expect({
+        exitCode: run.exitCode,
+        stderr: run.stderr.toString().replace(/\d+ ms/, "N ms"),
+        spaceId: output.spaceId,
+        inWorker: output.inWorker,
+        same: output.vector?.every((v: number, i: number) => Math.abs(v - expected[i]) < 1e-6),
+      }).toEqual({
+        exitCode: 0,
+        stderr: "local embedder: model all-MiniLM-L6-v2 ready (384-d, loaded in N ms)\n",
+        spaceId: "local:all-MiniLM-L6-v2",
+        inWorker: true,
+        same: true,
+      });
+      await embedder.close();
+    },
+  );
 });

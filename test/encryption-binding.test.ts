@@ -46,7 +46,12 @@ function sealBoundV2(plaintext: string, binding: SealBinding): string {
   return `v2:${iv.toString("hex")}:${cipher.getAuthTag().toString("hex")}:${ciphertext.toString("hex")}`;
 }
 
-async function req(server: TestServer, method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+async function req(
+  server: TestServer,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
   const response = await fetch(server.url + path, {
     method,
     headers: {
@@ -57,26 +62,55 @@ async function req(server: TestServer, method: string, path: string, options: { 
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null, errors: response.headers.get("x-svc-decrypt-errors") };
+  return {
+    status: response.status,
+    body: text ? JSON.parse(text) : null,
+    errors: response.headers.get("x-svc-decrypt-errors"),
+  };
 }
 
 /** Helpers over one server: sealed documents and messages, reads, and the attacker's SQL. */
 function fixture(get: () => TestServer) {
   const sealedDocument = async (workspaceId: string, title: string, token?: string) => {
     const created = await req(get(), "POST", "/v1/documents", {
-      token, body: { workspace_id: workspaceId, title, document_payload: { secret: title }, blocks_payload: [{ id: "b", content: title }], markdown: `# ${title}`, client_key: KEY_HEX },
+      token,
+      body: {
+        workspace_id: workspaceId,
+        title,
+        document_payload: { secret: title },
+        blocks_payload: [{ id: "b", content: title }],
+        markdown: `# ${title}`,
+        client_key: KEY_HEX,
+      },
     });
     expect(created.status).toBe(201);
-    return created.body.document as { id: string; markdown: string; document_payload: { format: string; ciphertext: string }; blocks_payload: { ciphertext: string } };
+    return created.body.document as {
+      id: string;
+      markdown: string;
+      document_payload: { format: string; ciphertext: string };
+      blocks_payload: { ciphertext: string };
+    };
   };
-  const read = (workspaceId: string, id: string, token?: string) => req(get(), "GET", `/v1/workspaces/${workspaceId}/documents/${id}`, { token, headers: decrypting });
+  const read = (workspaceId: string, id: string, token?: string) =>
+    req(get(), "GET", `/v1/workspaces/${workspaceId}/documents/${id}`, { token, headers: decrypting });
   const sealedMessage = async (workspaceId: string, content: string) => {
     const thread = await req(get(), "POST", `/v1/workspaces/${workspaceId}/chats`, { body: { title: "Chat" } });
-    expect((await req(get(), "POST", `/v1/workspaces/${workspaceId}/chats/${thread.body.id}/messages`, { body: { role: "user", content, client_key: KEY_HEX } })).status).toBe(201);
+    expect(
+      (
+        await req(get(), "POST", `/v1/workspaces/${workspaceId}/chats/${thread.body.id}/messages`, {
+          body: { role: "user", content, client_key: KEY_HEX },
+        })
+      ).status,
+    ).toBe(201);
     const [message] = (await req(get(), "GET", `/v1/workspaces/${workspaceId}/chats/${thread.body.id}/messages`)).body;
-    return { threadId: thread.body.id as string, id: message.id as string, encryptedContent: message.encryptedContent as string };
+    return {
+      threadId: thread.body.id as string,
+      id: message.id as string,
+      encryptedContent: message.encryptedContent as string,
+    };
   };
-  const messages = (workspaceId: string, threadId: string) => req(get(), "GET", `/v1/workspaces/${workspaceId}/chats/${threadId}/messages`, { headers: decrypting });
+  const messages = (workspaceId: string, threadId: string) =>
+    req(get(), "GET", `/v1/workspaces/${workspaceId}/chats/${threadId}/messages`, { headers: decrypting });
   /** The attacker: a direct edit of the store of record. */
   const edit = (statement: ReturnType<typeof sql>) => run(get().services.store.db, statement);
   return { sealedDocument, read, sealedMessage, messages, edit };
@@ -98,23 +132,38 @@ describe("the contract's ciphertext form", () => {
     const ws = await createWorkspace(server, "Form");
     const doc = await fixture(() => server).sealedDocument(ws, "Iota");
     const got = (await req(server, "GET", `/v1/workspaces/${ws}/documents/${doc.id}`)).body;
-    for (const value of [got.markdown, got.document.document_payload.ciphertext, got.blocks.ciphertext]) expect(value).toMatch(CONTRACT_FORM);
-    expect([openWithKeyAlone(got.markdown), JSON.parse(openWithKeyAlone(got.document.document_payload.ciphertext)), JSON.parse(openWithKeyAlone(got.blocks.ciphertext))]).toEqual([
-      "# Iota", { secret: "Iota" }, [{ id: "b", content: "Iota" }],
-    ]);
+    for (const value of [got.markdown, got.document.document_payload.ciphertext, got.blocks.ciphertext])
+      expect(value).toMatch(CONTRACT_FORM);
+    expect([
+      openWithKeyAlone(got.markdown),
+      JSON.parse(openWithKeyAlone(got.document.document_payload.ciphertext)),
+      JSON.parse(openWithKeyAlone(got.blocks.ciphertext)),
+    ]).toEqual(["# Iota", { secret: "Iota" }, [{ id: "b", content: "Iota" }]]);
     const message = await fixture(() => server).sealedMessage(ws, "chat secret");
-    expect([message.encryptedContent, openWithKeyAlone(message.encryptedContent)]).toEqual([expect.stringMatching(CONTRACT_FORM), "chat secret"]);
+    expect([message.encryptedContent, openWithKeyAlone(message.encryptedContent)]).toEqual([
+      expect.stringMatching(CONTRACT_FORM),
+      "chat secret",
+    ]);
   });
 
   test("in reverse-proxy mode too: what X-Client-Key sealed, a note body and the notebook registry", async () => {
     const headers = { "x-client-key": KEY_HEX };
     const ws = await createWorkspace(proxy, "Proxy form");
-    const doc = await req(proxy, "POST", "/v1/documents", { body: { workspace_id: ws, title: "P", markdown: "proxied markdown" }, headers });
+    const doc = await req(proxy, "POST", "/v1/documents", {
+      body: { workspace_id: ws, title: "P", markdown: "proxied markdown" },
+      headers,
+    });
     expect([doc.status, openWithKeyAlone(doc.body.document.markdown)]).toEqual([201, "proxied markdown"]);
-    expect((await req(proxy, "POST", `/v1/workspaces/${ws}/notebooks`, { body: { ciphertext: '[{"id":"nb"}]' }, headers })).status).toBe(200);
+    expect(
+      (await req(proxy, "POST", `/v1/workspaces/${ws}/notebooks`, { body: { ciphertext: '[{"id":"nb"}]' }, headers }))
+        .status,
+    ).toBe(200);
     const registry = (await req(proxy, "GET", `/v1/workspaces/${ws}/notebooks`)).body.ciphertext;
     expect([registry, openWithKeyAlone(registry)]).toEqual([expect.stringMatching(CONTRACT_FORM), '[{"id":"nb"}]']);
-    const note = await req(proxy, "POST", `/v1/workspaces/${ws}/notes`, { body: { documentId: "n1", documentPayload: { body: "note text" }, blocksPayload: [] }, headers });
+    const note = await req(proxy, "POST", `/v1/workspaces/${ws}/notes`, {
+      body: { documentId: "n1", documentPayload: { body: "note text" }, blocksPayload: [] },
+      headers,
+    });
     expect(note.status).toBe(201);
     const stored = (await req(proxy, "GET", `/v1/workspaces/${ws}/notes/n1`)).body.document;
     expect(JSON.parse(openWithKeyAlone(stored.ciphertext))).toEqual({ body: "note text" });
@@ -123,9 +172,15 @@ describe("the contract's ciphertext form", () => {
   test("a value the client sealed itself is stored as sent and opens through the server where it was stored", async () => {
     const ws = await createWorkspace(server, "Own");
     const mine = sealWithKeyAlone("sealed by the client");
-    const created = await req(server, "POST", "/v1/documents", { body: { workspace_id: ws, title: "Own", markdown: mine } });
+    const created = await req(server, "POST", "/v1/documents", {
+      body: { workspace_id: ws, title: "Own", markdown: mine },
+    });
     expect(created.body.document.markdown).toBe(mine);
-    expect(await fixture(() => server).read(ws, created.body.document.id)).toMatchObject({ status: 200, errors: null, body: { markdown: "sealed by the client" } });
+    expect(await fixture(() => server).read(ws, created.body.document.id)).toMatchObject({
+      status: 200,
+      errors: null,
+      body: { markdown: "sealed by the client" },
+    });
   });
 });
 
@@ -145,20 +200,40 @@ describe("a value moved by whoever edits the database", () => {
     await f.edit(sql`UPDATE documents SET markdown = ${a.markdown} WHERE owner_id = ${"alice"} AND id = ${b.id}`);
     const got = await f.read(ws, b.id);
     // Counted once where the response carries it: in the document and beside it.
-    expect([got.status, got.errors, got.body.markdown, got.body.document.document_payload, got.body.blocks]).toEqual([200, "2", a.markdown, { secret: "Beta" }, [{ id: "b", content: "Beta" }]]);
+    expect([got.status, got.errors, got.body.markdown, got.body.document.document_payload, got.body.blocks]).toEqual([
+      200,
+      "2",
+      a.markdown,
+      { secret: "Beta" },
+      [{ id: "b", content: "Beta" }],
+    ]);
     expect((await f.read(ws, a.id)).body.markdown).toBe("# Alpha");
     // The same through ?clientKey=, which decrypts before the response is built.
     const byQuery = await req(server, "GET", `/v1/workspaces/${ws}/documents/${b.id}?clientKey=${KEY_HEX}`);
-    expect([byQuery.errors, byQuery.body.markdown, byQuery.body.document.document_payload]).toEqual(["1", a.markdown, { secret: "Beta" }]);
+    expect([byQuery.errors, byQuery.body.markdown, byQuery.body.document.document_payload]).toEqual([
+      "1",
+      a.markdown,
+      { secret: "Beta" },
+    ]);
   });
 
   test("a payload moved to another field, or nested inside a plaintext payload, does not open there", async () => {
     const doc = await f.sealedDocument(ws, "Gamma");
-    await f.edit(sql`UPDATE documents SET blocks_payload = ${JSON.stringify(doc.document_payload)} WHERE id = ${doc.id}`);
+    await f.edit(
+      sql`UPDATE documents SET blocks_payload = ${JSON.stringify(doc.document_payload)} WHERE id = ${doc.id}`,
+    );
     const swapped = await f.read(ws, doc.id);
-    expect([swapped.errors, swapped.body.blocks, swapped.body.document.document_payload]).toEqual(["2", doc.document_payload, { secret: "Gamma" }]);
-    const plain = await req(server, "POST", "/v1/documents", { body: { workspace_id: ws, title: "Plain", document_payload: { note: "plain" } } });
-    await f.edit(sql`UPDATE documents SET document_payload = ${JSON.stringify({ note: doc.markdown })} WHERE id = ${plain.body.document.id}`);
+    expect([swapped.errors, swapped.body.blocks, swapped.body.document.document_payload]).toEqual([
+      "2",
+      doc.document_payload,
+      { secret: "Gamma" },
+    ]);
+    const plain = await req(server, "POST", "/v1/documents", {
+      body: { workspace_id: ws, title: "Plain", document_payload: { note: "plain" } },
+    });
+    await f.edit(
+      sql`UPDATE documents SET document_payload = ${JSON.stringify({ note: doc.markdown })} WHERE id = ${plain.body.document.id}`,
+    );
     const nested = await f.read(ws, plain.body.document.id);
     expect([nested.errors, nested.body.document.document_payload]).toEqual(["1", { note: doc.markdown }]);
   });
@@ -168,10 +243,17 @@ describe("a value moved by whoever edits the database", () => {
     const two = await f.sealedMessage(ws, "second secret");
     const doc = await f.sealedDocument(ws, "Delta");
     await f.edit(sql`UPDATE documents SET markdown = ${one.encryptedContent} WHERE id = ${doc.id}`);
-    expect([(await f.read(ws, doc.id)).errors, (await f.read(ws, doc.id)).body.markdown]).toEqual(["2", one.encryptedContent]);
+    expect([(await f.read(ws, doc.id)).errors, (await f.read(ws, doc.id)).body.markdown]).toEqual([
+      "2",
+      one.encryptedContent,
+    ]);
     await f.edit(sql`UPDATE chat_messages SET encrypted_content = ${one.encryptedContent} WHERE id = ${two.id}`);
     const moved = await f.messages(ws, two.threadId);
-    expect([moved.errors, moved.body[0].encryptedContent, moved.body[0].content]).toEqual(["1", one.encryptedContent, undefined]);
+    expect([moved.errors, moved.body[0].encryptedContent, moved.body[0].content]).toEqual([
+      "1",
+      one.encryptedContent,
+      undefined,
+    ]);
     expect((await f.messages(ws, one.threadId)).body[0]).toMatchObject({ content: "first secret" });
   });
 
@@ -181,17 +263,35 @@ describe("a value moved by whoever edits the database", () => {
     const bobs = await f.sealedDocument(bobWs, "Zeta", "mock-token-bob");
     await f.edit(sql`UPDATE documents SET markdown = ${mine.markdown} WHERE owner_id = ${"bob"} AND id = ${bobs.id}`);
     const got = await f.read(bobWs, bobs.id, "mock-token-bob");
-    expect([got.errors, got.body.markdown, got.body.document.document_payload]).toEqual(["2", mine.markdown, { secret: "Zeta" }]);
+    expect([got.errors, got.body.markdown, got.body.document.document_payload]).toEqual([
+      "2",
+      mine.markdown,
+      { secret: "Zeta" },
+    ]);
   });
 
   test("in the notes list and a single note, a payload moved into another note stays sealed while its own note opens", async () => {
     const nws = await createWorkspace(server, "Notes");
     const a = await f.sealedDocument(nws, "Eta");
-    expect((await req(server, "POST", `/v1/workspaces/${nws}/notes`, { body: { documentId: "note-b", documentPayload: { plain: true }, blocksPayload: [] } })).status).toBe(201);
-    await f.edit(sql`UPDATE documents SET document_payload = ${JSON.stringify(a.document_payload)} WHERE id = ${"note-b"}`);
+    expect(
+      (
+        await req(server, "POST", `/v1/workspaces/${nws}/notes`, {
+          body: { documentId: "note-b", documentPayload: { plain: true }, blocksPayload: [] },
+        })
+      ).status,
+    ).toBe(201);
+    await f.edit(
+      sql`UPDATE documents SET document_payload = ${JSON.stringify(a.document_payload)} WHERE id = ${"note-b"}`,
+    );
     const list = await req(server, "GET", `/v1/workspaces/${nws}/notes`, { headers: decrypting });
-    const byId = Object.fromEntries(list.body.map((entry: { id: string; ciphertext: string }) => [entry.id, entry.ciphertext]));
-    expect([list.errors, JSON.parse(byId[a.id]), byId["note-b"]]).toEqual(["1", { secret: "Eta" }, a.document_payload.ciphertext]);
+    const byId = Object.fromEntries(
+      list.body.map((entry: { id: string; ciphertext: string }) => [entry.id, entry.ciphertext]),
+    );
+    expect([list.errors, JSON.parse(byId[a.id]), byId["note-b"]]).toEqual([
+      "1",
+      { secret: "Eta" },
+      a.document_payload.ciphertext,
+    ]);
     const single = await req(server, "GET", `/v1/workspaces/${nws}/notes/note-b`, { headers: decrypting });
     expect([single.errors, single.body.document]).toEqual(["1", a.document_payload]);
   });
@@ -202,10 +302,18 @@ describe("a value moved by whoever edits the database", () => {
     await f.edit(sql`DELETE FROM seal_tags WHERE record_id = ${a.id} AND field = ${"markdown"}`);
     expect([(await f.read(ws, a.id)).errors, (await f.read(ws, a.id)).body.markdown]).toEqual(["2", a.markdown]);
     await f.edit(sql`UPDATE documents SET markdown = ${b.markdown} WHERE id = ${a.id}`);
-    await f.edit(sql`INSERT INTO seal_tags (owner_id, kind, record_id, field, tag) SELECT owner_id, kind, ${a.id}, field, tag FROM seal_tags WHERE record_id = ${b.id} AND field = ${"markdown"}`);
+    await f.edit(
+      sql`INSERT INTO seal_tags (owner_id, kind, record_id, field, tag) SELECT owner_id, kind, ${a.id}, field, tag FROM seal_tags WHERE record_id = ${b.id} AND field = ${"markdown"}`,
+    );
     expect((await f.read(ws, a.id)).errors).toBe("2");
     // Written again through the API, the field is tagged again.
-    expect((await req(server, "PATCH", `/v1/documents/${a.id}`, { body: { workspace_id: ws, markdown: "fresh", client_key: KEY_HEX } })).status).toBe(200);
+    expect(
+      (
+        await req(server, "PATCH", `/v1/documents/${a.id}`, {
+          body: { workspace_id: ws, markdown: "fresh", client_key: KEY_HEX },
+        })
+      ).status,
+    ).toBe(200);
     expect([(await f.read(ws, a.id)).errors, (await f.read(ws, a.id)).body.markdown]).toEqual([null, "fresh"]);
   });
 });
@@ -221,15 +329,32 @@ describe("the earlier bound format (v2:) and stores from before seal tags", () =
     const doc = await f.sealedDocument(ws, "Mu");
     const other = await f.sealedDocument(ws, "Nu");
     const message = await f.sealedMessage(ws, "x");
-    const place = (kind: SealBinding["kind"], recordId: string, field: string): SealBinding => ({ ownerId: "alice", kind, recordId, field });
+    const place = (kind: SealBinding["kind"], recordId: string, field: string): SealBinding => ({
+      ownerId: "alice",
+      kind,
+      recordId,
+      field,
+    });
     const markdown = sealBoundV2("earlier markdown", place("document", doc.id, "markdown"));
-    const payload = { format: "svc.om.encrypted", ciphertext: sealBoundV2(JSON.stringify({ earlier: true }), place("document", doc.id, "documentPayload")) };
-    await f.edit(sql`UPDATE documents SET markdown = ${markdown}, document_payload = ${JSON.stringify(payload)} WHERE id = ${doc.id}`);
+    const payload = {
+      format: "svc.om.encrypted",
+      ciphertext: sealBoundV2(JSON.stringify({ earlier: true }), place("document", doc.id, "documentPayload")),
+    };
+    await f.edit(
+      sql`UPDATE documents SET markdown = ${markdown}, document_payload = ${JSON.stringify(payload)} WHERE id = ${doc.id}`,
+    );
     // They carry their place themselves: no tag is needed.
     await f.edit(sql`DELETE FROM seal_tags WHERE record_id = ${doc.id} AND field <> ${"blocksPayload"}`);
-    await f.edit(sql`UPDATE chat_messages SET encrypted_content = ${sealBoundV2("earlier message", place("chat-message", message.id, "encryptedContent"))} WHERE id = ${message.id}`);
+    await f.edit(
+      sql`UPDATE chat_messages SET encrypted_content = ${sealBoundV2("earlier message", place("chat-message", message.id, "encryptedContent"))} WHERE id = ${message.id}`,
+    );
     const got = await f.read(ws, doc.id);
-    expect([got.errors, got.body.markdown, got.body.document.document_payload, got.body.blocks]).toEqual([null, "earlier markdown", { earlier: true }, [{ id: "b", content: "Mu" }]]);
+    expect([got.errors, got.body.markdown, got.body.document.document_payload, got.body.blocks]).toEqual([
+      null,
+      "earlier markdown",
+      { earlier: true },
+      [{ id: "b", content: "Mu" }],
+    ]);
     expect((await f.messages(ws, message.threadId)).body[0]).toMatchObject({ content: "earlier message" });
     await f.edit(sql`UPDATE documents SET markdown = ${markdown} WHERE id = ${other.id}`);
     expect([(await f.read(ws, other.id)).errors, (await f.read(ws, other.id)).body.markdown]).toEqual(["2", markdown]);
@@ -239,7 +364,13 @@ describe("the earlier bound format (v2:) and stores from before seal tags", () =
     const ws = await createWorkspace(server, "Upgrade");
     const a = await f.sealedDocument(ws, "Xi");
     const b = await f.sealedDocument(ws, "Omicron");
-    expect((await req(server, "POST", `/v1/workspaces/${ws}/notebooks`, { body: { ciphertext: sealWithKeyAlone('[{"id":"nb"}]') } })).status).toBe(200);
+    expect(
+      (
+        await req(server, "POST", `/v1/workspaces/${ws}/notebooks`, {
+          body: { ciphertext: sealWithKeyAlone('[{"id":"nb"}]') },
+        })
+      ).status,
+    ).toBe(200);
     // As a store was before tags: no tag key, no tags.
     await f.edit(sql`DELETE FROM seal_tags`);
     await f.edit(sql`DELETE FROM settings WHERE key = ${"seal-tags:key"}`);
@@ -247,7 +378,9 @@ describe("the earlier bound format (v2:) and stores from before seal tags", () =
     await server.stop();
     server = await startTestServer({ dataDir });
     expect([(await f.read(ws, a.id)).errors, (await f.read(ws, a.id)).body.markdown]).toEqual([null, "# Xi"]);
-    expect((await req(server, "GET", `/v1/workspaces/${ws}/notebooks/nb`, { headers: decrypting })).body).toEqual({ notebook: { id: "nb" } });
+    expect((await req(server, "GET", `/v1/workspaces/${ws}/notebooks/nb`, { headers: decrypting })).body).toEqual({
+      notebook: { id: "nb" },
+    });
     await f.edit(sql`UPDATE documents SET markdown = ${a.markdown} WHERE id = ${b.id}`);
     expect((await f.read(ws, b.id)).errors).toBe("2");
   });
@@ -256,12 +389,26 @@ describe("the earlier bound format (v2:) and stores from before seal tags", () =
     const ws = await createWorkspace(server, "Registry");
     const other = await createWorkspace(server, "Registry 2");
     const registry = sealWithKeyAlone('[{"id":"nb"}]');
-    expect((await req(server, "POST", `/v1/workspaces/${ws}/notebooks`, { body: { ciphertext: registry } })).status).toBe(200);
-    expect((await req(server, "POST", `/v1/workspaces/${other}/notebooks`, { body: { ciphertext: "[]" } })).status).toBe(200);
-    await f.edit(sql`UPDATE workspace_artifacts SET value = ${JSON.stringify(registry)} WHERE workspace_id = ${other} AND kind = ${"notebooks"}`);
-    expect(await req(server, "GET", `/v1/workspaces/${other}/notebooks`, { headers: decrypting })).toEqual({ status: 200, errors: "1", body: { ciphertext: registry } });
-    expect((await req(server, "GET", `/v1/workspaces/${other}/notebooks/nb`, { headers: decrypting })).status).toBe(404);
-    expect((await req(server, "GET", `/v1/workspaces/${ws}/notebooks/nb`, { headers: decrypting })).body).toEqual({ notebook: { id: "nb" } });
+    expect(
+      (await req(server, "POST", `/v1/workspaces/${ws}/notebooks`, { body: { ciphertext: registry } })).status,
+    ).toBe(200);
+    expect(
+      (await req(server, "POST", `/v1/workspaces/${other}/notebooks`, { body: { ciphertext: "[]" } })).status,
+    ).toBe(200);
+    await f.edit(
+      sql`UPDATE workspace_artifacts SET value = ${JSON.stringify(registry)} WHERE workspace_id = ${other} AND kind = ${"notebooks"}`,
+    );
+    expect(await req(server, "GET", `/v1/workspaces/${other}/notebooks`, { headers: decrypting })).toEqual({
+      status: 200,
+      errors: "1",
+      body: { ciphertext: registry },
+    });
+    expect((await req(server, "GET", `/v1/workspaces/${other}/notebooks/nb`, { headers: decrypting })).status).toBe(
+      404,
+    );
+    expect((await req(server, "GET", `/v1/workspaces/${ws}/notebooks/nb`, { headers: decrypting })).body).toEqual({
+      notebook: { id: "nb" },
+    });
   });
 });
 
@@ -304,8 +451,14 @@ describe("an export imported elsewhere", () => {
       expect([imported.exitCode, imported.stderr]).toEqual([0, expect.not.stringContaining("rror")]);
       target = await startTestServer({ dataDir: targetDir });
       const got = await fixture(() => target!).read(ws, doc.id);
-      expect([got.errors, got.body.markdown, got.body.document.document_payload]).toEqual([null, "# Rho", { secret: "Rho" }]);
-      expect((await fixture(() => target!).messages(ws, message.threadId)).body[0]).toMatchObject({ content: "exported message" });
+      expect([got.errors, got.body.markdown, got.body.document.document_payload]).toEqual([
+        null,
+        "# Rho",
+        { secret: "Rho" },
+      ]);
+      expect((await fixture(() => target!).messages(ws, message.threadId)).body[0]).toMatchObject({
+        content: "exported message",
+      });
     } finally {
       await target?.destroy();
       rmSync(source.dataDir, { recursive: true, force: true });

@@ -22,7 +22,10 @@ const dirs: string[] = [];
 /** A server on `dataDir` (a fresh one by default) with its log captured; `env` wins over the defaults. */
 async function start(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestServer> {
   if (!dirs.includes(dataDir)) dirs.push(dataDir);
-  const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "debug" }, { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir)), ...env });
+  const config = loadConfig(
+    { dataDir, port: 0, allowMockTokens: true, logLevel: "debug" },
+    { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir)), ...env },
+  );
   return withClient(await startServer(config, { log: createLogger("debug", (line) => logLines.push(line)) }), dataDir);
 }
 
@@ -48,8 +51,11 @@ describe("sealing", () => {
       const clientKey = remember(randomBytes(32));
       await server.services.escrow.set("alice", clientKey);
       const store = server.services.store;
-      await run(store.db, sql`INSERT INTO client_key_escrow (user_id, wrapped_key, created_at, updated_at)
-                              SELECT ${"mallory"}, wrapped_key, created_at, updated_at FROM client_key_escrow WHERE user_id = ${"alice"}`);
+      await run(
+        store.db,
+        sql`INSERT INTO client_key_escrow (user_id, wrapped_key, created_at, updated_at)
+                              SELECT ${"mallory"}, wrapped_key, created_at, updated_at FROM client_key_escrow WHERE user_id = ${"alice"}`,
+      );
       expect(await server.services.clientKeys.resolve("alice")).toEqual(clientKey);
       expect(await server.services.clientKeys.resolve("mallory")).toBeNull();
       expect(server.services.escrow.get("mallory")).rejects.toThrow();
@@ -61,35 +67,43 @@ describe("sealing", () => {
 });
 
 describe("the master key", () => {
-  test.skipIf(!!TEST_DATABASE_URL)("the embedded server creates <data>/master.key with mode 0600 and says so once", async () => {
-    const dataDir = tempDir();
-    const before = logLines.length;
-    const first = await start({}, dataDir);
-    await first.stop();
-    const path = join(dataDir, "master.key");
-    expect(existsSync(path)).toBe(true);
-    expect(statSync(path).mode & 0o777).toBe(0o600);
-    const key = readFileSync(path, "utf8").trim();
-    remember(Buffer.from(key, "hex"));
-    expect(key).toMatch(/^[0-9a-f]{64}$/);
-    const second = await start({}, dataDir);
-    await second.stop();
-    expect(readFileSync(path, "utf8").trim()).toBe(key);
-    await second.destroy();
-    expect(logLines.slice(before).filter((line) => line.includes("created a server master key"))).toHaveLength(1);
-  });
+  test.skipIf(!!TEST_DATABASE_URL)(
+    "the embedded server creates <data>/master.key with mode 0600 and says so once",
+    async () => {
+      const dataDir = tempDir();
+      const before = logLines.length;
+      const first = await start({}, dataDir);
+      await first.stop();
+      const path = join(dataDir, "master.key");
+      expect(existsSync(path)).toBe(true);
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      const key = readFileSync(path, "utf8").trim();
+      remember(Buffer.from(key, "hex"));
+      expect(key).toMatch(/^[0-9a-f]{64}$/);
+      const second = await start({}, dataDir);
+      await second.stop();
+      expect(readFileSync(path, "utf8").trim()).toBe(key);
+      await second.destroy();
+      expect(logLines.slice(before).filter((line) => line.includes("created a server master key"))).toHaveLength(1);
+    },
+  );
 
   test("PostgreSQL storage without SERVER_MASTER_KEY stops the start with a clear message", async () => {
     const env = { EMBEDDINGS_PROVIDER: "none", MNEMO_DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" };
     const config = loadConfig({ dataDir: tempDir(), port: 0 }, env);
-    expect(startServer(config, { log: createLogger("error", () => {}) })).rejects.toThrow(/^SERVER_MASTER_KEY is required with PostgreSQL storage/);
+    expect(startServer(config, { log: createLogger("error", () => {}) })).rejects.toThrow(
+      /^SERVER_MASTER_KEY is required with PostgreSQL storage/,
+    );
     const cli = await runCli(["serve", "--port", "0", "--data", tempDir()], { ...env, SERVER_MASTER_KEY: "" });
     expect(cli.exitCode).not.toBe(0);
     expect(cli.stderr).toContain("SERVER_MASTER_KEY is required with PostgreSQL storage");
   });
 
   test("a malformed SERVER_MASTER_KEY, or a different one than the escrow was sealed with, stops the start", async () => {
-    const config = loadConfig({ dataDir: tempDir(), port: 0 }, { EMBEDDINGS_PROVIDER: "none", SERVER_MASTER_KEY: "too-short" });
+    const config = loadConfig(
+      { dataDir: tempDir(), port: 0 },
+      { EMBEDDINGS_PROVIDER: "none", SERVER_MASTER_KEY: "too-short" },
+    );
     expect(startServer(config, { log: createLogger("error", () => {}) })).rejects.toThrow(
       "SERVER_MASTER_KEY: must be a 32-byte key as 64 hex characters or base64 (e.g. the output of `openssl rand -hex 32`)",
     );
@@ -113,13 +127,26 @@ describe("mnemo escrow", () => {
     const keyFile = join(dataDir, "client.key");
     writeFileSync(keyFile, clientKey.toString("base64"));
 
-    const set = await runCli(["escrow", "set", "--user", "alice", "--key-file", keyFile, "--data", dataDir, "--json"], env);
+    const set = await runCli(
+      ["escrow", "set", "--user", "alice", "--key-file", keyFile, "--data", dataDir, "--json"],
+      env,
+    );
     expect([set.exitCode, set.stderr]).toEqual([0, ""]);
     expect(JSON.parse(set.stdout)).toMatchObject({ userId: "alice", escrowed: true, generated: false, present: true });
     const generated = await runCli(["escrow", "set", "--user", "bob", "--generate", "--data", dataDir], env);
-    expect([generated.exitCode, generated.stdout, generated.stderr]).toEqual([0, "escrowed a generated client key for bob\n", ""]);
-    const both = await runCli(["escrow", "set", "--user", "bob", "--generate", "--key-file", keyFile, "--data", dataDir], env);
-    expect([both.exitCode, both.stderr]).toEqual([1, expect.stringContaining("give exactly one of --key-file <file> or --generate")]);
+    expect([generated.exitCode, generated.stdout, generated.stderr]).toEqual([
+      0,
+      "escrowed a generated client key for bob\n",
+      "",
+    ]);
+    const both = await runCli(
+      ["escrow", "set", "--user", "bob", "--generate", "--key-file", keyFile, "--data", dataDir],
+      env,
+    );
+    expect([both.exitCode, both.stderr]).toEqual([
+      1,
+      expect.stringContaining("give exactly one of --key-file <file> or --generate"),
+    ]);
 
     const status = await runCli(["escrow", "status", "--user", "alice", "--data", dataDir, "--json"], env);
     expect(JSON.parse(status.stdout)).toMatchObject({ userId: "alice", present: true, opens: true });
@@ -153,25 +180,47 @@ describe("mnemo escrow", () => {
     await server.services.escrow.set("alice", keys.alice);
     await server.services.escrow.set("bob", keys.bob);
     // A blob sealed for someone else cannot be opened as carol's: rotation must stop on it.
-    await run(server.services.store.db, sql`INSERT INTO client_key_escrow (user_id, wrapped_key, created_at, updated_at)
-                                            SELECT ${"carol"}, wrapped_key, created_at, updated_at FROM client_key_escrow WHERE user_id = ${"alice"}`);
-    const rows = () => all<{ user_id: string; wrapped_key: string }>(server.services.store.db, sql`SELECT user_id, wrapped_key FROM client_key_escrow ORDER BY user_id`);
+    await run(
+      server.services.store.db,
+      sql`INSERT INTO client_key_escrow (user_id, wrapped_key, created_at, updated_at)
+                                            SELECT ${"carol"}, wrapped_key, created_at, updated_at FROM client_key_escrow WHERE user_id = ${"alice"}`,
+    );
+    const rows = () =>
+      all<{ user_id: string; wrapped_key: string }>(
+        server.services.store.db,
+        sql`SELECT user_id, wrapped_key FROM client_key_escrow ORDER BY user_id`,
+      );
     const before = await rows();
     await server.stop();
 
-    const refused = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir], { SERVER_MASTER_KEY: oldMaster });
-    expect([refused.exitCode, refused.stderr]).toEqual([1, expect.stringContaining("the escrowed key of user 'carol' does not open under the current master key; nothing was rotated")]);
+    const refused = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir], {
+      SERVER_MASTER_KEY: oldMaster,
+    });
+    expect([refused.exitCode, refused.stderr]).toEqual([
+      1,
+      expect.stringContaining(
+        "the escrowed key of user 'carol' does not open under the current master key; nothing was rotated",
+      ),
+    ]);
     server = await start({ SERVER_MASTER_KEY: oldMaster }, dataDir);
     expect(await rows()).toEqual(before);
     await run(server.services.store.db, sql`DELETE FROM client_key_escrow WHERE user_id = ${"carol"}`);
     await server.stop();
 
-    const rotated = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir, "--json"], { SERVER_MASTER_KEY: oldMaster });
+    const rotated = await runCli(
+      ["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir, "--json"],
+      { SERVER_MASTER_KEY: oldMaster },
+    );
     expect([rotated.exitCode, JSON.parse(rotated.stdout)]).toEqual([0, { rotated: 2, keyFile: null }]);
-    expect(start({ SERVER_MASTER_KEY: oldMaster }, dataDir)).rejects.toThrow(/is not the one escrowed client keys were sealed with/);
+    expect(start({ SERVER_MASTER_KEY: oldMaster }, dataDir)).rejects.toThrow(
+      /is not the one escrowed client keys were sealed with/,
+    );
     server = await start({ SERVER_MASTER_KEY: newMaster.toString("base64") }, dataDir);
     try {
-      expect([await server.services.escrow.get("alice"), await server.services.escrow.get("bob")]).toEqual([keys.alice, keys.bob]);
+      expect([await server.services.escrow.get("alice"), await server.services.escrow.get("bob")]).toEqual([
+        keys.alice,
+        keys.bob,
+      ]);
     } finally {
       await server.destroy();
     }
@@ -187,7 +236,10 @@ describe("mnemo escrow", () => {
     const newKeyFile = join(tempDir(), "new.key");
     writeFileSync(newKeyFile, remember(randomBytes(32)));
     const rotated = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir]);
-    expect([rotated.exitCode, rotated.stdout]).toEqual([0, `re-sealed 1 escrowed key(s); ${join(dataDir, "master.key")} now holds the new key\n`]);
+    expect([rotated.exitCode, rotated.stdout]).toEqual([
+      0,
+      `re-sealed 1 escrowed key(s); ${join(dataDir, "master.key")} now holds the new key\n`,
+    ]);
     expect(readFileSync(join(dataDir, "master.key"), "utf8").trim()).toBe(readFileSync(newKeyFile).toString("hex"));
     expect(statSync(join(dataDir, "master.key")).mode & 0o777).toBe(0o600);
     const again = await start({}, dataDir);
@@ -206,44 +258,62 @@ describe("rotate-master while a server runs", () => {
   async function sealedThroughServer(url: string, clientKey: Buffer) {
     const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const response = await fetch(url + path, {
-        method, headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
+        method,
+        headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json", ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return { status: response.status, body: (await response.json()) as any, errors: response.headers.get("x-svc-decrypt-errors") };
+      return {
+        status: response.status,
+        body: (await response.json()) as any,
+        errors: response.headers.get("x-svc-decrypt-errors"),
+      };
     };
     const ws = await call("POST", "/v1/workspaces", { name: "Rotate" });
-    const doc = await call("POST", "/v1/documents", { workspace_id: ws.body.id, title: "T", markdown: "escrow still opens", client_key: clientKey.toString("hex") });
+    const doc = await call("POST", "/v1/documents", {
+      workspace_id: ws.body.id,
+      title: "T",
+      markdown: "escrow still opens",
+      client_key: clientKey.toString("hex"),
+    });
     expect(doc.status).toBe(201);
     return async () => {
-      const got = await call("GET", `/v1/workspaces/${ws.body.id}/documents/${doc.body.document.id}`, undefined, { "x-proxy-decrypt": "true" });
+      const got = await call("GET", `/v1/workspaces/${ws.body.id}/documents/${doc.body.document.id}`, undefined, {
+        "x-proxy-decrypt": "true",
+      });
       const me = await call("GET", "/v1/me");
       return { markdown: got.body.markdown, errors: got.errors, escrow: me.body.clientKeyEscrow };
     };
   }
 
-  test.skipIf(!!TEST_DATABASE_URL)("with <data>/master.key, a running server picks up the new key: escrow keeps opening, no restart", async () => {
-    const dataDir = tempDir();
-    const clientKey = remember(randomBytes(32));
-    const keyFile = join(tempDir(), "client.key");
-    writeFileSync(keyFile, clientKey.toString("hex"));
-    expect((await runCli(["escrow", "set", "--user", "alice", "--key-file", keyFile, "--data", dataDir])).exitCode).toBe(0);
-    remember(Buffer.from(readFileSync(join(dataDir, "master.key"), "utf8").trim(), "hex"));
-    const server = await spawnServer(["--data", dataDir, "--allow-mock-tokens"]);
-    const read = await sealedThroughServer(server.url, clientKey);
-    const opened = { markdown: "escrow still opens", errors: null, escrow: { present: true } };
-    expect(await read()).toEqual(opened);
+  test.skipIf(!!TEST_DATABASE_URL)(
+    "with <data>/master.key, a running server picks up the new key: escrow keeps opening, no restart",
+    async () => {
+      const dataDir = tempDir();
+      const clientKey = remember(randomBytes(32));
+      const keyFile = join(tempDir(), "client.key");
+      writeFileSync(keyFile, clientKey.toString("hex"));
+      expect(
+        (await runCli(["escrow", "set", "--user", "alice", "--key-file", keyFile, "--data", dataDir])).exitCode,
+      ).toBe(0);
+      remember(Buffer.from(readFileSync(join(dataDir, "master.key"), "utf8").trim(), "hex"));
+      const server = await spawnServer(["--data", dataDir, "--allow-mock-tokens"]);
+      const read = await sealedThroughServer(server.url, clientKey);
+      const opened = { markdown: "escrow still opens", errors: null, escrow: { present: true } };
+      expect(await read()).toEqual(opened);
 
-    const newKeyFile = join(tempDir(), "new.key");
-    writeFileSync(newKeyFile, remember(randomBytes(32)).toString("hex"));
-    const rotated = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir]);
-    expect([rotated.exitCode, rotated.stderr]).toEqual([0, ""]);
-    expect(await read()).toEqual(opened);
-    // The CLI, reading the new key file, opens the re-sealed blob.
-    const status = await runCli(["escrow", "status", "--user", "alice", "--data", dataDir, "--json"]);
-    expect(JSON.parse(status.stdout)).toMatchObject({ present: true, opens: true });
-    server.proc.kill("SIGTERM");
-    expect(await server.proc.exited).toBe(0);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+      const newKeyFile = join(tempDir(), "new.key");
+      writeFileSync(newKeyFile, remember(randomBytes(32)).toString("hex"));
+      const rotated = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir]);
+      expect([rotated.exitCode, rotated.stderr]).toEqual([0, ""]);
+      expect(await read()).toEqual(opened);
+      // The CLI, reading the new key file, opens the re-sealed blob.
+      const status = await runCli(["escrow", "status", "--user", "alice", "--data", dataDir, "--json"]);
+      expect(JSON.parse(status.stdout)).toMatchObject({ present: true, opens: true });
+      server.proc.kill("SIGTERM");
+      expect(await server.proc.exited).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  );
 
   test("with SERVER_MASTER_KEY, the command refuses while a server runs on the store, says why, and changes nothing", async () => {
     const dataDir = tempDir();
@@ -255,7 +325,9 @@ describe("rotate-master while a server runs", () => {
     const read = await sealedThroughServer(server.url, clientKey);
     const keyFile = join(dataDir, "client.key");
     writeFileSync(keyFile, clientKey.toString("hex"));
-    expect((await runCli(["escrow", "set", "--user", "alice", "--key-file", keyFile, "--data", dataDir], env)).exitCode).toBe(0);
+    expect(
+      (await runCli(["escrow", "set", "--user", "alice", "--key-file", keyFile, "--data", dataDir], env)).exitCode,
+    ).toBe(0);
     const opened = { markdown: "escrow still opens", errors: null, escrow: { present: true } };
     expect(await read()).toEqual(opened);
 
@@ -264,15 +336,24 @@ describe("rotate-master while a server runs", () => {
     writeFileSync(newKeyFile, newMaster.toString("hex"));
     const refused = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir], env);
     expect([refused.exitCode, refused.stdout]).toEqual([1, ""]);
-    expect(refused.stderr).toMatch(/^mnemo: a server is running on this store \(index writer [^)]+\): it read SERVER_MASTER_KEY at start and cannot learn a new one, /);
-    expect(refused.stderr).toContain("Stop every server, run this again, then start them with SERVER_MASTER_KEY set to the new key\n");
+    expect(refused.stderr).toMatch(
+      /^mnemo: a server is running on this store \(index writer [^)]+\): it read SERVER_MASTER_KEY at start and cannot learn a new one, /,
+    );
+    expect(refused.stderr).toContain(
+      "Stop every server, run this again, then start them with SERVER_MASTER_KEY set to the new key\n",
+    );
     expect(await read()).toEqual(opened);
 
     server.proc.kill("SIGTERM");
     expect(await server.proc.exited).toBe(0);
-    const rotated = await runCli(["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir, "--json"], env);
+    const rotated = await runCli(
+      ["escrow", "rotate-master", "--new-key-file", newKeyFile, "--data", dataDir, "--json"],
+      env,
+    );
     expect([rotated.exitCode, JSON.parse(rotated.stdout)]).toEqual([0, { rotated: 1, keyFile: null }]);
-    const restarted = await spawnServer(["--data", dataDir, "--allow-mock-tokens"], { SERVER_MASTER_KEY: newMaster.toString("hex") });
+    const restarted = await spawnServer(["--data", dataDir, "--allow-mock-tokens"], {
+      SERVER_MASTER_KEY: newMaster.toString("hex"),
+    });
     const again = await fetch(`${restarted.url}/v1/me`, { headers: { authorization: "Bearer mock-token-alice" } });
     expect(((await again.json()) as any).clientKeyEscrow).toEqual({ present: true });
     restarted.proc.kill("SIGTERM");
@@ -300,7 +381,9 @@ describe("rotate-master while a server runs", () => {
       // Without a source to re-read (SERVER_MASTER_KEY), it cannot follow: it refuses to seal under the old key.
       const stale = await createEscrowService(store, newMaster);
       await stale.rotateMaster(oldMaster);
-      expect(running.set("carol", randomBytes(32))).rejects.toThrow(/was rotated by another process; restart this server with the new key/);
+      expect(running.set("carol", randomBytes(32))).rejects.toThrow(
+        /was rotated by another process; restart this server with the new key/,
+      );
       expect(await cli.get("alice").catch(() => "does not open")).toBe("does not open");
     } finally {
       await server.destroy();

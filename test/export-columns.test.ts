@@ -26,7 +26,10 @@ const NOT_EXPORTED: Record<string, string[]> = {
 async function columnsOf(store: Store, table: string): Promise<string[]> {
   const rows =
     store.dialect === "postgres"
-      ? await all<{ name: string }>(store.db, sql`SELECT column_name AS name FROM information_schema.columns WHERE table_name = ${table} AND table_schema = current_schema()`)
+      ? await all<{ name: string }>(
+          store.db,
+          sql`SELECT column_name AS name FROM information_schema.columns WHERE table_name = ${table} AND table_schema = current_schema()`,
+        )
       : await all<{ name: string }>(store.db, sql`SELECT name FROM pragma_table_info(${table})`);
   return rows.map((r) => r.name).sort();
 }

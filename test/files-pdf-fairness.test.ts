@@ -18,25 +18,46 @@ import { createWorkspace } from "./helpers/workspaces";
 const damaged = (n: number) => new TextEncoder().encode(`%PDF-1.4\nnot a PDF body ${n}\n%%EOF\n`);
 
 async function upload(s: TestServer, ws: string, filename: string, bytes: Uint8Array, token: string) {
-  const [, issued] = await s.call("POST", `/v1/workspaces/${ws}/files/upload-url`, { body: { filename, contentType: "application/pdf" }, token });
-  const response = await fetch(issued.url, { method: "PUT", body: bytes, headers: { "content-type": "application/pdf" } });
+  const [, issued] = await s.call("POST", `/v1/workspaces/${ws}/files/upload-url`, {
+    body: { filename, contentType: "application/pdf" },
+    token,
+  });
+  const response = await fetch(issued.url, {
+    method: "PUT",
+    body: bytes,
+    headers: { "content-type": "application/pdf" },
+  });
   if (response.status !== 201) throw new Error(`PUT: ${response.status} ${await response.text()}`);
   return issued.key as string;
 }
 
 const ownerOf = (name: string) => (name.startsWith("a") ? "alice" : name.startsWith("b") ? "bob" : "carol");
-const listFiles = (s: TestServer, ws: string, token: string) => async () => (await s.call("GET", `/v1/workspaces/${ws}/files?limit=100`, { token }))[1].files;
+const listFiles = (s: TestServer, ws: string, token: string) => async () =>
+  (await s.call("GET", `/v1/workspaces/${ws}/files?limit=100`, { token }))[1].files;
 
 describe("the PDF text queue", () => {
   test("is round robin between owners: another user's file is read after one of a backlog's files, not after all of them", async () => {
     const first = await startTestServer();
     const dataDir = first.dataDir;
     const users = { alice: "mock-token-alice", bob: "mock-token-bob", carol: "mock-token-carol" };
-    const spaces = { alice: await createWorkspace(first, "A", users.alice), bob: await createWorkspace(first, "B", users.bob), carol: await createWorkspace(first, "C", users.carol) };
+    const spaces = {
+      alice: await createWorkspace(first, "A", users.alice),
+      bob: await createWorkspace(first, "B", users.bob),
+      carol: await createWorkspace(first, "C", users.carol),
+    };
     // Alice's backlog of four, then Bob's two, then Carol's one, in that order of upload.
-    const plan: Array<[keyof typeof users, string]> = [["alice", "a1"], ["alice", "a2"], ["alice", "a3"], ["alice", "a4"], ["bob", "b1"], ["bob", "b2"], ["carol", "c1"]];
+    const plan: Array<[keyof typeof users, string]> = [
+      ["alice", "a1"],
+      ["alice", "a2"],
+      ["alice", "a3"],
+      ["alice", "a4"],
+      ["bob", "b1"],
+      ["bob", "b2"],
+      ["carol", "c1"],
+    ];
     const keys = new Map<string, string>();
-    for (const [user, name] of plan) keys.set(await upload(first, spaces[user], `${name}.pdf`, damaged(keys.size), users[user]), name);
+    for (const [user, name] of plan)
+      keys.set(await upload(first, spaces[user], `${name}.pdf`, damaged(keys.size), users[user]), name);
     await first.stop();
     // As a server that stopped leaves them: all pending, read by the next one in one pass.
     const env = { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir)) };
@@ -46,13 +67,21 @@ describe("the PDF text queue", () => {
     await store.close();
 
     const lines: string[] = [];
-    const second = withClient(await startServer(config, { log: createLogger("warn", (line) => lines.push(line)) }), dataDir);
+    const second = withClient(
+      await startServer(config, { log: createLogger("warn", (line) => lines.push(line)) }),
+      dataDir,
+    );
     try {
       for (const [key, name] of keys) {
         const user = ownerOf(name);
-        expect(await waitForText(listFiles(second, spaces[user], users[user]), key)).toMatchObject({ status: "not_indexed", reason: "unreadable" });
+        expect(await waitForText(listFiles(second, spaces[user], users[user]), key)).toMatchObject({
+          status: "not_indexed",
+          reason: "unreadable",
+        });
       }
-      const order = lines.filter((line) => line.includes("its text not indexed")).map((line) => [...keys].find(([key]) => line.includes(key))?.[1]);
+      const order = lines
+        .filter((line) => line.includes("its text not indexed"))
+        .map((line) => [...keys].find(([key]) => line.includes(key))?.[1]);
       expect(order).toEqual(["a1", "b1", "c1", "a2", "b2", "a3", "a4"]);
     } finally {
       await second.destroy();

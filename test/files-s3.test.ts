@@ -19,11 +19,22 @@ describe("files with the index on object storage", () => {
       expect(server.services.blobs.uri).toBe("s3://mnemo-index/team-a-blobs");
       const ws = await createWorkspace(server, "S3");
       const bytes = new Uint8Array(2_500_000).map((_, i) => (i * 17) & 0xff);
-      const [, issued] = await server.call("POST", `/v1/workspaces/${ws}/files/upload-url`, { body: { filename: "s3.bin", contentType: "application/octet-stream" } });
-      expect((await fetch(issued.url, { method: "PUT", body: bytes, headers: { "content-type": "application/octet-stream" } })).status).toBe(201);
+      const [, issued] = await server.call("POST", `/v1/workspaces/${ws}/files/upload-url`, {
+        body: { filename: "s3.bin", contentType: "application/octet-stream" },
+      });
+      expect(
+        (
+          await fetch(issued.url, {
+            method: "PUT",
+            body: bytes,
+            headers: { "content-type": "application/octet-stream" },
+          })
+        ).status,
+      ).toBe(201);
       const get = (range?: string) =>
-        fetch(`${server.url}/v1/workspaces/${ws}/files/${issued.key}`, { headers: { authorization: "Bearer mock-token-alice", ...(range ? { range } : {}) } })
-          .then(async (r) => Buffer.from(await r.arrayBuffer()));
+        fetch(`${server.url}/v1/workspaces/${ws}/files/${issued.key}`, {
+          headers: { authorization: "Bearer mock-token-alice", ...(range ? { range } : {}) },
+        }).then(async (r) => Buffer.from(await r.arrayBuffer()));
       expect(Buffer.compare(await get(), Buffer.from(bytes))).toBe(0);
       expect(Buffer.compare(await get("bytes=1048570-1048599"), Buffer.from(bytes.slice(1048570, 1048600)))).toBe(0);
       expect(s3.objectKeys().some((key) => key.startsWith("team-a-blobs/"))).toBe(true);

@@ -18,9 +18,17 @@ async function upload(s: TestServer, ws: string, filename: string, contentType: 
 
 const fileHits = async (ws: string, query: string, token?: string) => {
   // Full text alone: these tests are about what each file's text holds, not about the word vectors' neighbours.
-  const [status, body] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query, include: { files: true, notes: false }, signals: ["text"] }, token });
+  const [status, body] = await server.call("POST", "/v1/documents/query", {
+    body: { workspace_id: ws, query, include: { files: true, notes: false }, signals: ["text"] },
+    token,
+  });
   if (status !== 200) throw new Error(`query: ${status} ${JSON.stringify(body)}`);
-  return body.items.map((item: { type: string; sourceId: string; title: string | null; content: string }) => ({ type: item.type, sourceId: item.sourceId, title: item.title, content: item.content }));
+  return body.items.map((item: { type: string; sourceId: string; title: string | null; content: string }) => ({
+    type: item.type,
+    sourceId: item.sourceId,
+    title: item.title,
+    content: item.content,
+  }));
 };
 
 /** A one-page PDF whose text is `text` (Helvetica, no compression). */
@@ -48,20 +56,51 @@ function tinyPdf(text: string): Uint8Array {
 describe("text files in the documents query", () => {
   test("Markdown, CSV, JSON and PDF text is found with include.files; deleting the file removes it", async () => {
     const ws = await createWorkspace(server, "Searchable");
-    const md = await upload(server, ws, "keeper.md", "text/markdown", "# Log\n\nThe lighthouse keeper feeds the gulls.\n\nNothing else happened.");
-    const csv = await upload(server, ws, "ferries.csv", "text/csv; charset=utf-8", "route,departs\nharbour-island,dawn ferry\n");
-    const json = await upload(server, ws, "tide.json", "application/json", JSON.stringify({ note: "spring tide floods the causeway" }));
+    const md = await upload(
+      server,
+      ws,
+      "keeper.md",
+      "text/markdown",
+      "# Log\n\nThe lighthouse keeper feeds the gulls.\n\nNothing else happened.",
+    );
+    const csv = await upload(
+      server,
+      ws,
+      "ferries.csv",
+      "text/csv; charset=utf-8",
+      "route,departs\nharbour-island,dawn ferry\n",
+    );
+    const json = await upload(
+      server,
+      ws,
+      "tide.json",
+      "application/json",
+      JSON.stringify({ note: "spring tide floods the causeway" }),
+    );
     const pdf = await upload(server, ws, "report.pdf", "application/pdf", tinyPdf("Quarterly albatross census"));
     await upload(server, ws, "photo.png", "image/png", new Uint8Array([137, 80, 78, 71, 1, 2, 3]));
     // A PDF's text is read after the upload, in a child process.
-    expect(await waitForText(async () => (await server.call("GET", `/v1/workspaces/${ws}/files`))[1].files, pdf)).toEqual({ status: "indexed" });
+    expect(
+      await waitForText(async () => (await server.call("GET", `/v1/workspaces/${ws}/files`))[1].files, pdf),
+    ).toEqual({ status: "indexed" });
 
-    expect(await fileHits(ws, "lighthouse gulls")).toEqual([{ type: "file", sourceId: md, title: "keeper.md", content: "# Log\n\nThe lighthouse keeper feeds the gulls.\n\nNothing else happened." }]);
+    expect(await fileHits(ws, "lighthouse gulls")).toEqual([
+      {
+        type: "file",
+        sourceId: md,
+        title: "keeper.md",
+        content: "# Log\n\nThe lighthouse keeper feeds the gulls.\n\nNothing else happened.",
+      },
+    ]);
     expect((await fileHits(ws, "ferry")).map((hit: { sourceId: string }) => hit.sourceId)).toEqual([csv]);
     expect((await fileHits(ws, "causeway")).map((hit: { sourceId: string }) => hit.sourceId)).toEqual([json]);
-    expect(await fileHits(ws, "albatross")).toEqual([{ type: "file", sourceId: pdf, title: "report.pdf", content: "Quarterly albatross census" }]);
+    expect(await fileHits(ws, "albatross")).toEqual([
+      { type: "file", sourceId: pdf, title: "report.pdf", content: "Quarterly albatross census" },
+    ]);
     // Files are searched only when asked for.
-    const [, notesOnly] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: ws, query: "lighthouse" } });
+    const [, notesOnly] = await server.call("POST", "/v1/documents/query", {
+      body: { workspace_id: ws, query: "lighthouse" },
+    });
     expect(notesOnly.items).toEqual([]);
     // Another user finds nothing of it.
     const bobWs = await createWorkspace(server, "Bob", "mock-token-bob");
@@ -86,13 +125,21 @@ describe("the blob store is not the index", () => {
     expect((await server.call("POST", `/v1/workspaces/${ws}/reindex`))[0]).toBe(200);
     // The whole index: dropped and rebuilt from the store of record by the index writer.
     await server.services.store.transaction((tx) => server.services.outbox.enqueueRebuild(tx));
-    await waitFor(async () => (await server.services.outbox.pendingTextSeq()) === null, { what: "the rebuild's text work to be done", everyMs: 50 });
+    await waitFor(async () => (await server.services.outbox.pendingTextSeq()) === null, {
+      what: "the rebuild's text work to be done",
+      everyMs: 50,
+    });
 
     expect((await server.services.blobs.list()).sort()).toEqual(blobs.sort());
-    const response = await fetch(`${server.url}/v1/workspaces/${ws}/files/${bin}`, { headers: { authorization: "Bearer mock-token-alice" } });
+    const response = await fetch(`${server.url}/v1/workspaces/${ws}/files/${bin}`, {
+      headers: { authorization: "Bearer mock-token-alice" },
+    });
     expect(Buffer.compare(Buffer.from(await response.arrayBuffer()), Buffer.from(bytes))).toBe(0);
     expect((await fileHits(ws, "heron weir")).map((hit: { sourceId: string }) => hit.sourceId)).toEqual([txt]);
     // Blobs sit beside the index, never inside it.
-    expect([existsSync(join(server.dataDir, "blobs")), server.services.blobs.uri]).toEqual([true, join(server.dataDir, "blobs")]);
+    expect([existsSync(join(server.dataDir, "blobs")), server.services.blobs.uri]).toEqual([
+      true,
+      join(server.dataDir, "blobs"),
+    ]);
   });
 });

@@ -22,31 +22,55 @@ const bytesOf = (n: number, seed = 7) => {
 };
 
 async function uploadUrl(s: TestServer, ws: string, filename: string, contentType: string, token?: string) {
-  const [status, body] = await s.call("POST", `/v1/workspaces/${ws}/files/upload-url`, { body: { filename, contentType }, token });
+  const [status, body] = await s.call("POST", `/v1/workspaces/${ws}/files/upload-url`, {
+    body: { filename, contentType },
+    token,
+  });
   if (status !== 200) throw new Error(`upload-url: ${status} ${JSON.stringify(body)}`);
   return body as { url: string; key: string; method: string; omniUri: string; expiresAt: string };
 }
 
-const put = (url: string, body: ConstructorParameters<typeof Response>[0], contentType: string, headers: Record<string, string> = {}) =>
-  fetch(url, { method: "PUT", body, headers: { "content-type": contentType, ...headers } }).then(async (r) => [r.status, await r.json()] as [number, any]);
+const put = (
+  url: string,
+  body: ConstructorParameters<typeof Response>[0],
+  contentType: string,
+  headers: Record<string, string> = {},
+) =>
+  fetch(url, { method: "PUT", body, headers: { "content-type": contentType, ...headers } }).then(
+    async (r) => [r.status, await r.json()] as [number, any],
+  );
 
 /** Uploads through a presigned URL and returns the key. */
-async function upload(s: TestServer, ws: string, filename: string, contentType: string, bytes: Uint8Array | string, token?: string) {
+async function upload(
+  s: TestServer,
+  ws: string,
+  filename: string,
+  contentType: string,
+  bytes: Uint8Array | string,
+  token?: string,
+) {
   const { url, key } = await uploadUrl(s, ws, filename, contentType, token);
   const [status, body] = await put(url, bytes, contentType);
   if (status !== 201) throw new Error(`PUT: ${status} ${JSON.stringify(body)}`);
   return key;
 }
 
-const download = (s: TestServer, ws: string, key: string, headers: Record<string, string> = {}, token = "mock-token-alice") =>
-  fetch(`${s.url}/v1/workspaces/${ws}/files/${key}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+const download = (
+  s: TestServer,
+  ws: string,
+  key: string,
+  headers: Record<string, string> = {},
+  token = "mock-token-alice",
+) => fetch(`${s.url}/v1/workspaces/${ws}/files/${key}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
 
 describe("presigned uploads", () => {
   test("upload-url → PUT without a bearer → download with the stored type; listed with name, type, size, sha256", async () => {
     const ws = await createWorkspace(server, "Files");
     const issued = await uploadUrl(server, ws, "notes.bin", "application/octet-stream");
     expect(issued).toEqual({
-      url: expect.stringMatching(new RegExp(`^${server.url}/v1/workspaces/${ws}/files/${issued.key}\\?expires=\\d+&signature=[\\w-]+$`)),
+      url: expect.stringMatching(
+        new RegExp(`^${server.url}/v1/workspaces/${ws}/files/${issued.key}\\?expires=\\d+&signature=[\\w-]+$`),
+      ),
       key: expect.stringMatching(/^file_[0-9A-Z]{26}$/),
       method: "PUT",
       omniUri: `svc://files/${ws}/${issued.key}`,
@@ -54,8 +78,16 @@ describe("presigned uploads", () => {
     });
     const bytes = bytesOf(3 * 1024 * 1024 + 17);
     const [status, info] = await put(issued.url, bytes, "application/octet-stream");
-    const stored = { key: issued.key, name: "notes.bin", type: "application/octet-stream", size: bytes.length, sha256: sha(bytes), createdAt: expect.any(String), omniUri: issued.omniUri,
-      indexing: { status: "not_indexed", reason: "type", message: "files of this type carry no text Mnemo reads" } };
+    const stored = {
+      key: issued.key,
+      name: "notes.bin",
+      type: "application/octet-stream",
+      size: bytes.length,
+      sha256: sha(bytes),
+      createdAt: expect.any(String),
+      omniUri: issued.omniUri,
+      indexing: { status: "not_indexed", reason: "type", message: "files of this type carry no text Mnemo reads" },
+    };
     expect({ status, info }).toEqual({ status: 201, info: stored });
 
     const response = await download(server, ws, issued.key);
@@ -64,7 +96,10 @@ describe("presigned uploads", () => {
     expect(response.headers.get("accept-ranges")).toBe("bytes");
     expect(sha(new Uint8Array(await response.arrayBuffer()))).toBe(sha(bytes));
 
-    expect(await server.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([200, { files: [stored], nextCursor: null, hasMore: false }]);
+    expect(await server.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([
+      200,
+      { files: [stored], nextCursor: null, hasMore: false },
+    ]);
   });
 
   test("a tampered, expired or re-typed URL is 403; no signature is 403", async () => {
@@ -79,8 +114,11 @@ describe("presigned uploads", () => {
       return copy.toString();
     };
     const forbidden = (message: string): [number, unknown] => [403, apiError("forbidden", message)];
-    const mismatch = "signature: does not match this URL and content type (the Content-Type header must be the one the URL was issued for)";
-    expect(await put(withParams({ signature: sig.slice(0, -2) + (sig.endsWith("AA") ? "BB" : "AA") }), "x", "text/plain")).toEqual(forbidden(mismatch));
+    const mismatch =
+      "signature: does not match this URL and content type (the Content-Type header must be the one the URL was issued for)";
+    expect(
+      await put(withParams({ signature: sig.slice(0, -2) + (sig.endsWith("AA") ? "BB" : "AA") }), "x", "text/plain"),
+    ).toEqual(forbidden(mismatch));
     expect(await put(withParams({ expires: String(expires + 3600) }), "x", "text/plain")).toEqual(forbidden(mismatch));
     expect(await put(url, "x", "text/html")).toEqual(forbidden(mismatch));
     expect(await put(url.replace(key, `${key}X`), "x", "text/plain")).toEqual(forbidden(mismatch));
@@ -90,8 +128,13 @@ describe("presigned uploads", () => {
     // A correctly signed URL whose time has passed (signed with the server's own secret).
     const presigner = createPresigner(await serverSecret(server.services.store, "presign"));
     const past = Math.floor(Date.now() / 1000) - 1;
-    const expired = withParams({ expires: String(past), signature: presigner.sign({ method: "PUT", workspaceId: ws, key, contentType: "text/plain", expires: past }) });
-    expect(await put(expired, "x", "text/plain")).toEqual(forbidden("signature: the upload URL has expired; ask files/upload-url for a new one"));
+    const expired = withParams({
+      expires: String(past),
+      signature: presigner.sign({ method: "PUT", workspaceId: ws, key, contentType: "text/plain", expires: past }),
+    });
+    expect(await put(expired, "x", "text/plain")).toEqual(
+      forbidden("signature: the upload URL has expired; ask files/upload-url for a new one"),
+    );
     // Parameters of the content type are normalized, not compared as text.
     expect((await put(url, "ok", "Text/Plain"))[0]).toBe(201);
     expect(await server.call("GET", `/v1/workspaces/${ws}/files`).then(([, body]) => body.files.length)).toBe(1);
@@ -99,7 +142,10 @@ describe("presigned uploads", () => {
 
   test("a body over MNEMO_MAX_FILE_BYTES is 413, declared or streamed; nothing is stored", async () => {
     const ws = await createWorkspace(small, "Big");
-    const tooBig = apiError("payload_too_large", "body: is larger than 1 KB, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)");
+    const tooBig = apiError(
+      "payload_too_large",
+      "body: is larger than 1 KB, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)",
+    );
     const declared = await uploadUrl(small, ws, "big.bin", "application/octet-stream");
     expect(await put(declared.url, bytesOf(1025), "application/octet-stream")).toEqual([413, tooBig]);
     const streamed = await uploadUrl(small, ws, "big.bin", "application/octet-stream");
@@ -110,7 +156,10 @@ describe("presigned uploads", () => {
       },
     });
     expect(await put(streamed.url, body, "application/octet-stream")).toEqual([413, tooBig]);
-    expect(await small.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([200, { files: [], nextCursor: null, hasMore: false }]);
+    expect(await small.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([
+      200,
+      { files: [], nextCursor: null, hasMore: false },
+    ]);
     expect(await small.services.blobs.list()).toEqual([]);
     const exact = await uploadUrl(small, ws, "exact.bin", "application/octet-stream");
     expect((await put(exact.url, bytesOf(1024), "application/octet-stream"))[0]).toBe(201);
@@ -134,30 +183,61 @@ describe("download, list, delete", () => {
     const key = await upload(server, ws, "r.bin", "application/octet-stream", bytes);
     const ranged = async (range: string) => {
       const response = await download(server, ws, key, { range });
-      return { status: response.status, contentRange: response.headers.get("content-range"), body: new Uint8Array(await response.arrayBuffer()) };
+      return {
+        status: response.status,
+        contentRange: response.headers.get("content-range"),
+        body: new Uint8Array(await response.arrayBuffer()),
+      };
     };
     const size = bytes.length;
     const MB = 1024 * 1024;
-    expect(await ranged("bytes=0-9")).toEqual({ status: 206, contentRange: `bytes 0-9/${size}`, body: bytes.slice(0, 10) });
-    expect(await ranged(`bytes=${size - 4}-`)).toEqual({ status: 206, contentRange: `bytes ${size - 4}-${size - 1}/${size}`, body: bytes.slice(size - 4) });
-    expect(await ranged("bytes=-5")).toEqual({ status: 206, contentRange: `bytes ${size - 5}-${size - 1}/${size}`, body: bytes.slice(size - 5) });
-    expect(await ranged(`bytes=${MB - 3}-${2 * MB + 2}`)).toEqual({ status: 206, contentRange: `bytes ${MB - 3}-${2 * MB + 2}/${size}`, body: bytes.slice(MB - 3, 2 * MB + 3) });
+    expect(await ranged("bytes=0-9")).toEqual({
+      status: 206,
+      contentRange: `bytes 0-9/${size}`,
+      body: bytes.slice(0, 10),
+    });
+    expect(await ranged(`bytes=${size - 4}-`)).toEqual({
+      status: 206,
+      contentRange: `bytes ${size - 4}-${size - 1}/${size}`,
+      body: bytes.slice(size - 4),
+    });
+    expect(await ranged("bytes=-5")).toEqual({
+      status: 206,
+      contentRange: `bytes ${size - 5}-${size - 1}/${size}`,
+      body: bytes.slice(size - 5),
+    });
+    expect(await ranged(`bytes=${MB - 3}-${2 * MB + 2}`)).toEqual({
+      status: 206,
+      contentRange: `bytes ${MB - 3}-${2 * MB + 2}/${size}`,
+      body: bytes.slice(MB - 3, 2 * MB + 3),
+    });
     const unsatisfiable = await download(server, ws, key, { range: `bytes=${size}-` });
     expect([unsatisfiable.status, unsatisfiable.headers.get("content-range"), await unsatisfiable.json()]).toEqual([
-      416, `bytes */${size}`, apiError("invalid_request", `range: 'bytes=${size}-' is outside the file's ${size} bytes`),
+      416,
+      `bytes */${size}`,
+      apiError("invalid_request", `range: 'bytes=${size}-' is outside the file's ${size} bytes`),
     ]);
   });
 
   test("list pages with a cursor, oldest first", async () => {
     const ws = await createWorkspace(server, "Pages");
     const keys = [];
-    for (const name of ["one.txt", "two.txt", "three.txt"]) keys.push(await upload(server, ws, name, "text/plain", name));
+    for (const name of ["one.txt", "two.txt", "three.txt"])
+      keys.push(await upload(server, ws, name, "text/plain", name));
     const [, first] = await server.call("GET", `/v1/workspaces/${ws}/files?limit=2`);
     expect(first.files.map((f: { name: string }) => f.name)).toEqual(["one.txt", "two.txt"]);
     expect(first.hasMore).toBe(true);
     const [, second] = await server.call("GET", `/v1/workspaces/${ws}/files?limit=2&cursor=${first.nextCursor}`);
-    expect([second.files.map((f: { key: string }) => f.key), second.hasMore, second.nextCursor]).toEqual([[keys[2]], false, null]);
-    expect(await server.call("GET", `/v1/workspaces/${ws}/files?cursor=${first.nextCursor}`, { token: "mock-token-bob" }).then(([s]) => s)).toBe(404);
+    expect([second.files.map((f: { key: string }) => f.key), second.hasMore, second.nextCursor]).toEqual([
+      [keys[2]],
+      false,
+      null,
+    ]);
+    expect(
+      await server
+        .call("GET", `/v1/workspaces/${ws}/files?cursor=${first.nextCursor}`, { token: "mock-token-bob" })
+        .then(([s]) => s),
+    ).toBe(404);
   });
 
   test("delete removes the file and its blob; a second delete is 404", async () => {
@@ -168,8 +248,14 @@ describe("download, list, delete", () => {
     const blobsBefore = (await server.services.blobs.list()).length;
     expect(await server.call("DELETE", `/v1/workspaces/${ws}/files/${key}`)).toEqual([200, { deleted: true, key }]);
     expect((await server.services.blobs.list()).length).toBe(blobsBefore - 1);
-    expect(await server.call("GET", `/v1/workspaces/${ws}/files/${key}`)).toEqual([404, apiError("not_found", `file '${key}' not found`)]);
-    expect(await server.call("DELETE", `/v1/workspaces/${ws}/files/${key}`)).toEqual([404, apiError("not_found", `file '${key}' not found`)]);
+    expect(await server.call("GET", `/v1/workspaces/${ws}/files/${key}`)).toEqual([
+      404,
+      apiError("not_found", `file '${key}' not found`),
+    ]);
+    expect(await server.call("DELETE", `/v1/workspaces/${ws}/files/${key}`)).toEqual([
+      404,
+      apiError("not_found", `file '${key}' not found`),
+    ]);
   });
 });
 
@@ -183,7 +269,12 @@ describe("isolation", () => {
     expect(await server.call("GET", `/v1/workspaces/${ws}/files`, { token: bob })).toEqual(wsMissing);
     expect(await server.call("GET", `/v1/workspaces/${ws}/files/${key}`, { token: bob })).toEqual(wsMissing);
     expect(await server.call("DELETE", `/v1/workspaces/${ws}/files/${key}`, { token: bob })).toEqual(wsMissing);
-    expect(await server.call("POST", `/v1/workspaces/${ws}/files/upload-url`, { token: bob, body: { filename: "x", contentType: "text/plain" } })).toEqual(wsMissing);
+    expect(
+      await server.call("POST", `/v1/workspaces/${ws}/files/upload-url`, {
+        token: bob,
+        body: { filename: "x", contentType: "text/plain" },
+      }),
+    ).toEqual(wsMissing);
     // Alice's key under Bob's own workspace finds nothing either.
     const keyMissing: [number, unknown] = [404, apiError("not_found", `file '${key}' not found`)];
     expect(await server.call("GET", `/v1/workspaces/${bobWs}/files/${key}`, { token: bob })).toEqual(keyMissing);
@@ -206,7 +297,10 @@ describe("the scheduled sweep of orphaned bytes", () => {
       // Bytes written with no row pointing at them (a crash before the commit).
       const orphan = await sweeping.services.blobs.write([new Uint8Array([4, 5, 6])]);
       expect(await sweeping.services.blobs.exists(orphan.blobId)).toBe(true);
-      await waitFor(async () => !(await sweeping.services.blobs.exists(orphan.blobId)), { what: "the sweep to remove the orphaned bytes", everyMs: 50 });
+      await waitFor(async () => !(await sweeping.services.blobs.exists(orphan.blobId)), {
+        what: "the sweep to remove the orphaned bytes",
+        everyMs: 50,
+      });
       expect(await (await download(sweeping, ws, kept)).text()).toBe("bytes a file points at");
     } finally {
       await sweeping.destroy();
@@ -220,22 +314,37 @@ describe("one upload per URL, and sweeping", () => {
     const { url, key } = await uploadUrl(server, ws, "v.txt", "text/plain");
     expect((await put(url, "first version", "text/plain"))[0]).toBe(201);
     const blobs = (await server.services.blobs.list()).length;
-    const used: [number, unknown] = [409, apiError("conflict", "signature: this upload URL was already used (a URL is good for one upload); ask files/upload-url for a new one")];
+    const used: [number, unknown] = [
+      409,
+      apiError(
+        "conflict",
+        "signature: this upload URL was already used (a URL is good for one upload); ask files/upload-url for a new one",
+      ),
+    ];
     expect(await put(url, "second version", "text/plain")).toEqual(used);
     expect((await server.services.blobs.list()).length).toBe(blobs);
     expect(await (await download(server, ws, key)).text()).toBe("first version");
 
     expect(await server.call("DELETE", `/v1/workspaces/${ws}/files/${key}`)).toEqual([200, { deleted: true, key }]);
     expect(await put(url, "brought back", "text/plain")).toEqual(used);
-    expect(await server.call("GET", `/v1/workspaces/${ws}/files/${key}`)).toEqual([404, apiError("not_found", `file '${key}' not found`)]);
-    expect(await server.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([200, { files: [], nextCursor: null, hasMore: false }]);
+    expect(await server.call("GET", `/v1/workspaces/${ws}/files/${key}`)).toEqual([
+      404,
+      apiError("not_found", `file '${key}' not found`),
+    ]);
+    expect(await server.call("GET", `/v1/workspaces/${ws}/files`)).toEqual([
+      200,
+      { files: [], nextCursor: null, hasMore: false },
+    ]);
   });
 
   test("two PUTs to one URL at once store one file; the other is 409 and leaves no bytes behind", async () => {
     const ws = await createWorkspace(server, "Race");
     const { url, key } = await uploadUrl(server, ws, "r.bin", "application/octet-stream");
     const blobs = (await server.services.blobs.list()).length;
-    const results = await Promise.all([put(url, bytesOf(300_000, 1), "application/octet-stream"), put(url, bytesOf(300_000, 2), "application/octet-stream")]);
+    const results = await Promise.all([
+      put(url, bytesOf(300_000, 1), "application/octet-stream"),
+      put(url, bytesOf(300_000, 2), "application/octet-stream"),
+    ]);
     expect(results.map(([status]) => status).sort()).toEqual([201, 409]);
     const winner = results.find(([status]) => status === 201)![1];
     expect(sha(new Uint8Array(await (await download(server, ws, key)).arrayBuffer()))).toBe(winner.sha256);
@@ -262,11 +371,20 @@ describe("encrypted file names", () => {
     await upload(server, ws, sealedName, "text/plain", "numbers");
     const [, stored] = await server.call("GET", `/v1/workspaces/${ws}/files`);
     expect(stored.files.map((f: { name: string }) => f.name)).toEqual([sealedName]);
-    const [, opened] = await server.call("GET", `/v1/workspaces/${ws}/files`, { headers: { "x-proxy-decrypt": "true", "x-client-key": key.toString("hex") } });
+    const [, opened] = await server.call("GET", `/v1/workspaces/${ws}/files`, {
+      headers: { "x-proxy-decrypt": "true", "x-client-key": key.toString("hex") },
+    });
     expect(opened.files.map((f: { name: string }) => f.name)).toEqual(["tax-return-2026.txt"]);
     const wrong = await fetch(`${server.url}/v1/workspaces/${ws}/files`, {
-      headers: { authorization: "Bearer mock-token-alice", "x-proxy-decrypt": "true", "x-client-key": Buffer.alloc(32, 4).toString("hex") },
+      headers: {
+        authorization: "Bearer mock-token-alice",
+        "x-proxy-decrypt": "true",
+        "x-client-key": Buffer.alloc(32, 4).toString("hex"),
+      },
     });
-    expect([wrong.headers.get("x-svc-decrypt-errors"), ((await wrong.json()) as any).files[0].name]).toEqual(["1", sealedName]);
+    expect([wrong.headers.get("x-svc-decrypt-errors"), ((await wrong.json()) as any).files[0].name]).toEqual([
+      "1",
+      sealedName,
+    ]);
   });
 });

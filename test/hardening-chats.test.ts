@@ -24,7 +24,9 @@ describe("per-message chat indexing", () => {
     const ws = await createWorkspace(server, "Long chat");
     const thread = await newThread(ws);
     for (let i = 0; i < 2_000; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, j) => append(ws, thread, `message number ${i + j} about tides`)));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) => append(ws, thread, `message number ${i + j} about tides`)),
+      );
     }
     // Everything before the append is in the index (drained, so the append below is the
     // only write the writer sees).
@@ -57,11 +59,20 @@ describe("per-message chat indexing", () => {
     await append(ws, a, "which ferry goes to the puffin island?");
     const [, reply] = await append(ws, a, "The 9:40 from the harbour", "assistant");
     await append(ws, b, "puffin facts");
-    const [, body] = await server.call("POST", "/v1/documents/query", { body: { query: "ferry", metadata: { filters: { workspaceId: ws, session_id: a } } } });
+    const [, body] = await server.call("POST", "/v1/documents/query", {
+      body: { query: "ferry", metadata: { filters: { workspaceId: ws, session_id: a } } },
+    });
     const inB = await queryIds(server, { query: "puffin", metadata: { filters: { workspaceId: ws, session_id: b } } });
-    expect({ ids: body.items.map((i: any) => i.id), threads: body.items.map((i: any) => [i.threadId, i.sourceId, i.title]), inB: inB.length }).toEqual({
+    expect({
+      ids: body.items.map((i: any) => i.id),
+      threads: body.items.map((i: any) => [i.threadId, i.sourceId, i.title]),
+      inB: inB.length,
+    }).toEqual({
       ids: [expect.any(String), reply.id],
-      threads: [[a, a, "Trip"], [a, a, "Trip"]],
+      threads: [
+        [a, a, "Trip"],
+        [a, a, "Trip"],
+      ],
       inB: 1,
     });
   });
@@ -71,7 +82,10 @@ describe("per-message chat indexing", () => {
     const thread = await newThread(ws);
     for (const content of ["one", "two", "three"]) await append(ws, thread, content);
     const [, reindexed] = await server.call("POST", `/v1/workspaces/${ws}/reindex`);
-    expect({ messages: reindexed.indexStatus.messages, pending: reindexed.indexStatus.pending }).toEqual({ messages: 3, pending: { text: 0, vector: 0 } });
+    expect({ messages: reindexed.indexStatus.messages, pending: reindexed.indexStatus.pending }).toEqual({
+      messages: 3,
+      pending: { text: 0, vector: 0 },
+    });
   });
 });
 
@@ -83,14 +97,21 @@ describe("paginated threads and messages", () => {
     const sizes: number[] = [];
     const contents: string[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const [status, page, next]: [number, any, string | null] = await getPage(`/v1/workspaces/${ws}/chats/${thread}/messages${cursor ? `?cursor=${cursor}` : ""}`);
+      const [status, page, next]: [number, any, string | null] = await getPage(
+        `/v1/workspaces/${ws}/chats/${thread}/messages${cursor ? `?cursor=${cursor}` : ""}`,
+      );
       expect(status).toBe(200);
       sizes.push(page.length);
       contents.push(...page.map((m: any) => m.content));
       cursor = next;
     }
     const [, all200, none] = await getPage(`/v1/workspaces/${ws}/chats/${thread}/messages?limit=200`);
-    expect({ sizes, contents, all: all200.length, none }).toEqual({ sizes: [50, 50, 20], contents: Array.from({ length: 120 }, (_, i) => `m${i}`), all: 120, none: null });
+    expect({ sizes, contents, all: all200.length, none }).toEqual({
+      sizes: [50, 50, 20],
+      contents: Array.from({ length: 120 }, (_, i) => `m${i}`),
+      all: 120,
+      none: null,
+    });
   });
 
   test("threads page too; a cursor of one thread or user is refused elsewhere", async () => {
@@ -101,15 +122,28 @@ describe("paginated threads and messages", () => {
     const [, first, next] = await getPage(`/v1/workspaces/${ws}/chats?limit=2`);
     const [, second, last] = await getPage(`/v1/workspaces/${ws}/chats?limit=3&cursor=${next}`);
     const [, , messageCursor] = await getPage(`/v1/workspaces/${ws}/chats/${ids[0]}/messages?limit=1`);
-    const [otherThread, otherThreadBody] = await getPage(`/v1/workspaces/${ws}/chats/${ids[1]}/messages?cursor=${messageCursor}`);
+    const [otherThread, otherThreadBody] = await getPage(
+      `/v1/workspaces/${ws}/chats/${ids[1]}/messages?cursor=${messageCursor}`,
+    );
     const [otherUser] = await getPage(`/v1/workspaces/${ws}/chats?cursor=${next}`, mock("mallory"));
     const [tooMany, tooManyBody] = await getPage(`/v1/workspaces/${ws}/chats?limit=201`);
     expect({
-      pages: [...first, ...second].map((t: any) => t.id), last, otherThread, otherThreadBody, otherUser, tooMany, tooManyField: tooManyBody.error.message.split(":")[0],
+      pages: [...first, ...second].map((t: any) => t.id),
+      last,
+      otherThread,
+      otherThreadBody,
+      otherUser,
+      tooMany,
+      tooManyField: tooManyBody.error.message.split(":")[0],
     }).toEqual({
-      pages: ids, last: null, otherThread: 400, otherThreadBody: apiError("invalid_request", "cursor: is not a cursor returned by this API"),
+      pages: ids,
+      last: null,
+      otherThread: 400,
+      otherThreadBody: apiError("invalid_request", "cursor: is not a cursor returned by this API"),
       // Another user's request fails on the workspace first.
-      otherUser: 404, tooMany: 400, tooManyField: "limit",
+      otherUser: 404,
+      tooMany: 400,
+      tooManyField: "limit",
     });
   });
 });
@@ -118,11 +152,20 @@ describe("thread metadata", () => {
   test("is capped at 64 KB on create and on patch (413 naming the field)", async () => {
     const ws = await createWorkspace(server, "Metadata cap");
     const big = { blob: "x".repeat(64 * 1024) };
-    const [createStatus, createBody] = await server.call("POST", `/v1/workspaces/${ws}/chats`, { body: { title: "Big", metadata: big } });
+    const [createStatus, createBody] = await server.call("POST", `/v1/workspaces/${ws}/chats`, {
+      body: { title: "Big", metadata: big },
+    });
     const thread = await newThread(ws, { title: "Small", metadata: { blob: "x".repeat(60 * 1024) } });
-    const [patchStatus, patchBody] = await server.call("PATCH", `/v1/workspaces/${ws}/chats/${thread}`, { body: { metadata: big } });
+    const [patchStatus, patchBody] = await server.call("PATCH", `/v1/workspaces/${ws}/chats/${thread}`, {
+      body: { metadata: big },
+    });
     const size = JSON.stringify(big).length;
     const tooLarge = apiError("payload_too_large", `metadata: is ${size} bytes; the limit is 65536 bytes (64 KB)`);
-    expect({ createStatus, createBody, patchStatus, patchBody }).toEqual({ createStatus: 413, createBody: tooLarge, patchStatus: 413, patchBody: tooLarge });
+    expect({ createStatus, createBody, patchStatus, patchBody }).toEqual({
+      createStatus: 413,
+      createBody: tooLarge,
+      patchStatus: 413,
+      patchBody: tooLarge,
+    });
   });
 });

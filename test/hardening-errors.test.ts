@@ -17,13 +17,19 @@ afterAll(async () => {
   idp.stop();
 });
 
-const apiError = (code: string, message: string | RegExp) => ({ error: { code, message: typeof message === "string" ? message : expect.stringMatching(message) } });
+const apiError = (code: string, message: string | RegExp) => ({
+  error: { code, message: typeof message === "string" ? message : expect.stringMatching(message) },
+});
 
 describe("identity-provider ID tokens: exp required, 60 s of clock skew on iat and nbf", () => {
   test.each([
     ["without exp", { expiresInSec: null }, "invalid token: claim check failed (exp: missing)"],
     ["issued 10 minutes in the future", { issuedAtSec: 600 }, "invalid token: claim check failed (iat: in the future)"],
-    ["not valid before 10 minutes from now", { notBeforeSec: 600 }, "invalid token: claim check failed (nbf: in the future)"],
+    [
+      "not valid before 10 minutes from now",
+      { notBeforeSec: 600 },
+      "invalid token: claim check failed (nbf: in the future)",
+    ],
     ["expired 30 s ago (the skew is not applied to exp)", { expiresInSec: -30 }, "invalid token: token has expired"],
   ])("a token %s → 401", async (_, options, message) => {
     const token = await idp.sign(options);
@@ -45,11 +51,17 @@ describe("mock credentials on a server without --allow-mock-tokens", () => {
     try {
       expect(await strict.call("GET", "/v1/memories", { token: "svc_sk_mock_alice" })).toEqual([
         401,
-        apiError("unauthorized", "mock keys (svc_sk_mock_…) are disabled on this server (start it with --allow-mock-tokens)"),
+        apiError(
+          "unauthorized",
+          "mock keys (svc_sk_mock_…) are disabled on this server (start it with --allow-mock-tokens)",
+        ),
       ]);
       expect(await strict.call("GET", "/v1/memories", { token: "svc_dev_mock_alice" })).toEqual([
         401,
-        apiError("unauthorized", "mock developer tokens (svc_dev_mock_…) are disabled on this server (start it with --allow-mock-tokens)"),
+        apiError(
+          "unauthorized",
+          "mock developer tokens (svc_dev_mock_…) are disabled on this server (start it with --allow-mock-tokens)",
+        ),
       ]);
     } finally {
       await strict.destroy();
@@ -62,11 +74,18 @@ describe("a response that fails its own schema is our bug: logged, answered 500"
     const lines: string[] = [];
     const app = new Elysia({ normalize: false })
       .use(errorPlugin(createLogger("error", (line) => lines.push(line))))
-      .get("/broken", () => ({ internalField: 1 }) as unknown as { ok: boolean }, { response: { 200: t.Object({ ok: t.Boolean() }) } });
+      .get("/broken", () => ({ internalField: 1 }) as unknown as { ok: boolean }, {
+        response: { 200: t.Object({ ok: t.Boolean() }) },
+      });
     const response = await app.handle(new Request("http://localhost/broken"));
     const requestId = response.headers.get("x-request-id")!;
-    expect([response.status, await response.json()]).toEqual([500, apiError("error", `internal error (request id ${requestId})`)]);
-    expect(lines).toEqual([expect.stringContaining(`response failed its schema requestId="${requestId}" path="/broken"`)]);
+    expect([response.status, await response.json()]).toEqual([
+      500,
+      apiError("error", `internal error (request id ${requestId})`),
+    ]);
+    expect(lines).toEqual([
+      expect.stringContaining(`response failed its schema requestId="${requestId}" path="/broken"`),
+    ]);
   });
 });
 
@@ -93,28 +112,57 @@ describe("405 for a known path with a wrong method, 501 for spec routes not buil
 });
 
 describe("clearer messages", () => {
-  test.each(["abc", "0", "1001", "-1", "1.5", "99999999999"])("GET /v1/memories?limit=%s names the range", async (limit) => {
-    expect(await server.call("GET", `/v1/memories?limit=${limit}`)).toEqual([400, apiError("invalid_request", "limit: must be an integer between 1 and 1000")]);
-  });
+  test.each(["abc", "0", "1001", "-1", "1.5", "99999999999"])(
+    "GET /v1/memories?limit=%s names the range",
+    async (limit) => {
+      expect(await server.call("GET", `/v1/memories?limit=${limit}`)).toEqual([
+        400,
+        apiError("invalid_request", "limit: must be an integer between 1 and 1000"),
+      ]);
+    },
+  );
 
   test("a malformed JSON body says so", async () => {
-    expect(await server.call("POST", "/v1/memories", { body: "{nope" })).toEqual([400, apiError("invalid_request", "request body is not valid JSON")]);
+    expect(await server.call("POST", "/v1/memories", { body: "{nope" })).toEqual([
+      400,
+      apiError("invalid_request", "request body is not valid JSON"),
+    ]);
   });
 });
 
 describe("the log redactor hides values, never the words of a message", () => {
   test("a validation message naming a key-like field reads as written", async () => {
-    const [status, body] = await server.call("POST", "/v1/chat/completions", { body: { messages: [{ role: "user", content: "hi" }], memory: { clientKey: "abc" } } });
+    const [status, body] = await server.call("POST", "/v1/chat/completions", {
+      body: { messages: [{ role: "user", content: "hi" }], memory: { clientKey: "abc" } },
+    });
     expect([status, body]).toEqual([400, apiError("invalid_request", "memory.clientKey: unexpected property")]);
   });
 
   test("prose after a key's name stays; a value after it goes, however it is written", () => {
     const key = `${"q".repeat(8)}Z9+/${"a".repeat(32)}`;
-    expect(["clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string"].map(redactSecrets)).toEqual([
-      "clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string",
-    ]);
-    expect([`clientKey: ${key}`, `clientKey=${key}`, `"clientKey":"${key}"`, `clientKey: "${key}"`, `body="{\\"clientKey\\":\\"${key}\\"}"`, "authorization: Basic dXNlcjpwYXNz", "password=hunter"].map(redactSecrets)).toEqual([
-      "clientKey: [redacted]", "clientKey=[redacted]", `"clientKey":"[redacted]"`, `clientKey: "[redacted]"`, `body="{\\"clientKey\\":\\"[redacted]\\"}"`, "authorization: [redacted]", "password=[redacted]",
+    expect(
+      ["clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string"].map(
+        redactSecrets,
+      ),
+    ).toEqual(["clientKey: unexpected property", "x-client-key: must be 32 bytes", "password: Expected string"]);
+    expect(
+      [
+        `clientKey: ${key}`,
+        `clientKey=${key}`,
+        `"clientKey":"${key}"`,
+        `clientKey: "${key}"`,
+        `body="{\\"clientKey\\":\\"${key}\\"}"`,
+        "authorization: Basic dXNlcjpwYXNz",
+        "password=hunter",
+      ].map(redactSecrets),
+    ).toEqual([
+      "clientKey: [redacted]",
+      "clientKey=[redacted]",
+      `"clientKey":"[redacted]"`,
+      `clientKey: "[redacted]"`,
+      `body="{\\"clientKey\\":\\"[redacted]\\"}"`,
+      "authorization: [redacted]",
+      "password=[redacted]",
     ]);
   });
 });
@@ -139,8 +187,13 @@ describe("the OpenAPI document", () => {
 
   test("X-Proxy-Decrypt and X-Client-Key are documented as optional headers on the PKMS routes only", () => {
     const headers = (path: string, method: string) =>
-      (doc.paths[path][method].parameters ?? []).filter((p: { in: string }) => p.in === "header").map((p: { name: string; required: boolean }) => [p.name, p.required]);
-    const optional = [["X-Proxy-Decrypt", false], ["X-Client-Key", false]];
+      (doc.paths[path][method].parameters ?? [])
+        .filter((p: { in: string }) => p.in === "header")
+        .map((p: { name: string; required: boolean }) => [p.name, p.required]);
+    const optional = [
+      ["X-Proxy-Decrypt", false],
+      ["X-Client-Key", false],
+    ];
     expect(headers("/v1/workspaces/{workspaceId}/notes", "get")).toEqual(optional);
     expect(headers("/v1/workspaces/{workspaceId}/chats", "post")).toEqual(optional);
     expect(headers("/v1/documents", "post")).toEqual(optional);
@@ -151,42 +204,109 @@ describe("the OpenAPI document", () => {
   test("each route lists only the statuses it can answer", () => {
     // 404: a workspaceId filter naming no workspace of the caller's.
     expect(statuses("/v1/memories", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
-    expect(statuses("/v1/memories", "post")).toEqual(["200", "201", "400", "401", "403", "404", "409", "413", "415", "500", "503"]);
+    expect(statuses("/v1/memories", "post")).toEqual([
+      "200",
+      "201",
+      "400",
+      "401",
+      "403",
+      "404",
+      "409",
+      "413",
+      "415",
+      "500",
+      "503",
+    ]);
     expect(statuses("/v1/memories/{id}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces/{workspaceId}", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
     expect(statuses("/v1/workspaces", "post")).toEqual(["201", "400", "401", "403", "413", "415", "500", "503"]);
     // 403: the web app's session cookie from a cross-site request.
     expect(statuses("/health", "get")).toEqual(["200", "401", "403"]);
-    expect(statuses("/v1/chat/completions", "post")).toEqual(expect.arrayContaining(["200", "400", "401", "403", "429", "502", "504"]));
+    expect(statuses("/v1/chat/completions", "post")).toEqual(
+      expect.arrayContaining(["200", "400", "401", "403", "429", "502", "504"]),
+    );
     // Only the routes that meter or bound something answer 429.
     const limited = Object.entries<Record<string, { responses: object }>>(doc.paths).flatMap(([path, operations]) =>
-      Object.entries(operations).filter(([, operation]) => "429" in operation.responses).map(([method]) => `${method.toUpperCase()} ${path}`),
+      Object.entries(operations)
+        .filter(([, operation]) => "429" in operation.responses)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
-    expect(limited.sort()).toEqual(["POST /v1/chat/completions", "POST /v1/memories/extract", "POST /v1/uploads/start"]);
-    expect(statuses("/v1/memories/extract", "post")).toEqual(["200", "400", "401", "403", "404", "413", "415", "429", "500", "502", "503", "504"]);
+    expect(limited.sort()).toEqual([
+      "POST /v1/chat/completions",
+      "POST /v1/memories/extract",
+      "POST /v1/uploads/start",
+    ]);
+    expect(statuses("/v1/memories/extract", "post")).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "404",
+      "413",
+      "415",
+      "429",
+      "500",
+      "502",
+      "503",
+      "504",
+    ]);
     expect(statuses("/v1/memories/{id}/history", "get")).toEqual(["200", "400", "401", "403", "404", "500", "503"]);
   });
 
   // Every route of the API contract (docs/api.md), so a route cannot silently go missing.
   test.each([
-    ["get", "/health"], ["get", "/v1/me"], ["post", "/api/v1/webhooks/{webhookId}/sync"],
-    ["get", "/v1/workspaces"], ["post", "/v1/workspaces"], ["get", "/v1/workspaces/{workspaceId}"],
-    ["post", "/v1/documents"], ["patch", "/v1/documents/{id}"], ["delete", "/v1/documents/{id}"], ["post", "/v1/documents/query"],
-    ["get", "/v1/workspaces/{workspaceId}/documents"], ["post", "/v1/workspaces/{workspaceId}/documents"],
-    ["get", "/v1/workspaces/{workspaceId}/documents/{documentId}"], ["put", "/v1/workspaces/{workspaceId}/documents/{documentId}"],
+    ["get", "/health"],
+    ["get", "/v1/me"],
+    ["post", "/api/v1/webhooks/{webhookId}/sync"],
+    ["get", "/v1/workspaces"],
+    ["post", "/v1/workspaces"],
+    ["get", "/v1/workspaces/{workspaceId}"],
+    ["post", "/v1/documents"],
+    ["patch", "/v1/documents/{id}"],
+    ["delete", "/v1/documents/{id}"],
+    ["post", "/v1/documents/query"],
+    ["get", "/v1/workspaces/{workspaceId}/documents"],
+    ["post", "/v1/workspaces/{workspaceId}/documents"],
+    ["get", "/v1/workspaces/{workspaceId}/documents/{documentId}"],
+    ["put", "/v1/workspaces/{workspaceId}/documents/{documentId}"],
     ["delete", "/v1/workspaces/{workspaceId}/documents/{documentId}"],
-    ["get", "/v1/workspaces/{workspaceId}/notes"], ["post", "/v1/workspaces/{workspaceId}/notes"], ["get", "/v1/workspaces/{workspaceId}/notes/{noteId}"],
-    ["patch", "/v1/workspaces/{workspaceId}/notes/{noteId}"], ["delete", "/v1/workspaces/{workspaceId}/notes/{noteId}"],
-    ["get", "/v1/workspaces/{workspaceId}/notebooks"], ["post", "/v1/workspaces/{workspaceId}/notebooks"], ["get", "/v1/workspaces/{workspaceId}/notebooks/{notebookId}"],
-    ["get", "/v1/workspaces/{workspaceId}/chats"], ["post", "/v1/workspaces/{workspaceId}/chats"], ["patch", "/v1/workspaces/{workspaceId}/chats/{threadId}"],
-    ["get", "/v1/workspaces/{workspaceId}/chats/{threadId}/messages"], ["post", "/v1/workspaces/{workspaceId}/chats/{threadId}/messages"],
-    ["get", "/v1/workspaces/{workspaceId}/index/status"], ["get", "/v1/workspaces/{workspaceId}/index/raw"], ["post", "/v1/workspaces/{workspaceId}/index/clear"],
-    ["post", "/v1/workspaces/{workspaceId}/reindex"], ["get", "/v1/workspaces/{workspaceId}/vector-manifest"], ["put", "/v1/workspaces/{workspaceId}/vector-manifest"],
-    ["get", "/v1/workspaces/{workspaceId}/search/block-index"], ["put", "/v1/workspaces/{workspaceId}/search/block-index"],
-    ["get", "/v1/workspaces/{workspaceId}/graph/block-edges"], ["put", "/v1/workspaces/{workspaceId}/graph/block-edges"],
-    ["post", "/v1/workspaces/{workspaceId}/files/upload-url"], ["post", "/v1/uploads/start"], ["post", "/v1/uploads/{uploadId}/part"], ["post", "/v1/uploads/{uploadId}/complete"],
-    ["get", "/v1/models"], ["get", "/v1/usage"], ["get", "/v1/credits"], ["post", "/v1/chat/completions"],
-    ["post", "/v1/memories"], ["get", "/v1/memories"], ["get", "/v1/memories/{id}"], ["delete", "/v1/memories/{id}"], ["post", "/v1/memories/search"], ["post", "/v1/context/build"],
+    ["get", "/v1/workspaces/{workspaceId}/notes"],
+    ["post", "/v1/workspaces/{workspaceId}/notes"],
+    ["get", "/v1/workspaces/{workspaceId}/notes/{noteId}"],
+    ["patch", "/v1/workspaces/{workspaceId}/notes/{noteId}"],
+    ["delete", "/v1/workspaces/{workspaceId}/notes/{noteId}"],
+    ["get", "/v1/workspaces/{workspaceId}/notebooks"],
+    ["post", "/v1/workspaces/{workspaceId}/notebooks"],
+    ["get", "/v1/workspaces/{workspaceId}/notebooks/{notebookId}"],
+    ["get", "/v1/workspaces/{workspaceId}/chats"],
+    ["post", "/v1/workspaces/{workspaceId}/chats"],
+    ["patch", "/v1/workspaces/{workspaceId}/chats/{threadId}"],
+    ["get", "/v1/workspaces/{workspaceId}/chats/{threadId}/messages"],
+    ["post", "/v1/workspaces/{workspaceId}/chats/{threadId}/messages"],
+    ["get", "/v1/workspaces/{workspaceId}/index/status"],
+    ["get", "/v1/workspaces/{workspaceId}/index/raw"],
+    ["post", "/v1/workspaces/{workspaceId}/index/clear"],
+    ["post", "/v1/workspaces/{workspaceId}/reindex"],
+    ["get", "/v1/workspaces/{workspaceId}/vector-manifest"],
+    ["put", "/v1/workspaces/{workspaceId}/vector-manifest"],
+    ["get", "/v1/workspaces/{workspaceId}/search/block-index"],
+    ["put", "/v1/workspaces/{workspaceId}/search/block-index"],
+    ["get", "/v1/workspaces/{workspaceId}/graph/block-edges"],
+    ["put", "/v1/workspaces/{workspaceId}/graph/block-edges"],
+    ["post", "/v1/workspaces/{workspaceId}/files/upload-url"],
+    ["post", "/v1/uploads/start"],
+    ["post", "/v1/uploads/{uploadId}/part"],
+    ["post", "/v1/uploads/{uploadId}/complete"],
+    ["get", "/v1/models"],
+    ["get", "/v1/usage"],
+    ["get", "/v1/credits"],
+    ["post", "/v1/chat/completions"],
+    ["post", "/v1/memories"],
+    ["get", "/v1/memories"],
+    ["get", "/v1/memories/{id}"],
+    ["delete", "/v1/memories/{id}"],
+    ["post", "/v1/memories/search"],
+    ["post", "/v1/context/build"],
   ])("the spec route %s %s is served", (method, path) => {
     expect(doc.paths[path]?.[method]).toBeDefined();
     expect(Object.keys(doc.paths[path][method].responses)).not.toContain("501");

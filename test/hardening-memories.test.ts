@@ -14,8 +14,10 @@ beforeAll(async () => {
 afterAll(() => server.destroy());
 
 const BOB = "mock-token-bob";
-const manyKeys = (n: number, prefix = "k") => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
-const search = (filters: unknown, token?: string) => server.call("POST", "/v1/memories/search", { body: { query: "anything", filters }, token });
+const manyKeys = (n: number, prefix = "k") =>
+  Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
+const search = (filters: unknown, token?: string) =>
+  server.call("POST", "/v1/memories/search", { body: { query: "anything", filters }, token });
 
 describe("search filters are capped at 32 keys", () => {
   test("32 keys, counting those inside metadata, are accepted", async () => {
@@ -44,31 +46,47 @@ describe("search filters are capped at 32 keys", () => {
   });
 
   test("the cap holds in context build and in the documents query's metadata.filters", async () => {
-    const [context, contextBody] = await server.call("POST", "/v1/context/build", { body: { query: "x", filters: manyKeys(40) } });
+    const [context, contextBody] = await server.call("POST", "/v1/context/build", {
+      body: { query: "x", filters: manyKeys(40) },
+    });
     expect([context, contextBody.error.message]).toEqual([400, expect.stringMatching(/^filters: /)]);
-    const [query] = await server.call("POST", "/v1/documents/query", { body: { query: "x", metadata: { filters: manyKeys(40) } } });
+    const [query] = await server.call("POST", "/v1/documents/query", {
+      body: { query: "x", metadata: { filters: manyKeys(40) } },
+    });
     expect(query).toBe(400);
   });
 });
 
 describe("a memory's workspace must be the caller's", () => {
   test("a nonexistent workspace id is a 404 and nothing is stored", async () => {
-    const [status, body] = await server.call("POST", "/v1/memories", { body: { content: "orphan", workspaceId: "ws_nope" } });
+    const [status, body] = await server.call("POST", "/v1/memories", {
+      body: { content: "orphan", workspaceId: "ws_nope" },
+    });
     expect([status, body]).toEqual([404, apiError("not_found", "workspace 'ws_nope' not found")]);
     const [, list] = await server.call("GET", "/v1/memories");
     expect(list.data.map((m: { content: string }) => m.content)).not.toContain("orphan");
   });
 
   test("another user's workspace answers exactly like a missing one, under either spelling", async () => {
-    for (const body of [{ content: "sneaky", workspaceId: bobWs }, { content: "sneaky", workspace_id: bobWs }]) {
-      expect(await server.call("POST", "/v1/memories", { body })).toEqual([404, apiError("not_found", `workspace '${bobWs}' not found`)]);
+    for (const body of [
+      { content: "sneaky", workspaceId: bobWs },
+      { content: "sneaky", workspace_id: bobWs },
+    ]) {
+      expect(await server.call("POST", "/v1/memories", { body })).toEqual([
+        404,
+        apiError("not_found", `workspace '${bobWs}' not found`),
+      ]);
     }
   });
 
   test("the owner's workspace is accepted", async () => {
-    const [status, body] = await server.call("POST", "/v1/memories", { body: { content: "mine", workspace_id: aliceWs } });
+    const [status, body] = await server.call("POST", "/v1/memories", {
+      body: { content: "mine", workspace_id: aliceWs },
+    });
     expect([status, body.workspaceId, body.projectId]).toEqual([201, aliceWs, aliceWs]);
-    expect((await server.call("POST", "/v1/memories", { token: BOB, body: { content: "bob's", workspaceId: bobWs } }))[0]).toBe(201);
+    expect(
+      (await server.call("POST", "/v1/memories", { token: BOB, body: { content: "bob's", workspaceId: bobWs } }))[0],
+    ).toBe(201);
   });
 });
 
@@ -78,7 +96,10 @@ describe("aliases that disagree are a 400 naming both", () => {
     [{ session_id: "s1", sessionId: "s2" }, "session_id, sessionId"],
   ])("create with %j", async (fields, names) => {
     const [status, body] = await server.call("POST", "/v1/memories", { body: { content: "which one?", ...fields } });
-    expect([status, body]).toEqual([400, apiError("invalid_request", `${names}: are aliases of one field and differ; send one of them`)]);
+    expect([status, body]).toEqual([
+      400,
+      apiError("invalid_request", `${names}: are aliases of one field and differ; send one of them`),
+    ]);
   });
 
   test("the same value under both spellings is fine", async () => {
@@ -89,7 +110,10 @@ describe("aliases that disagree are a 400 naming both", () => {
   });
 
   test.each([
-    [{ workspaceId: "a", workspace_id: "b" }, "filters.workspaceId, filters.workspace_id: are aliases of one field and differ"],
+    [
+      { workspaceId: "a", workspace_id: "b" },
+      "filters.workspaceId, filters.workspace_id: are aliases of one field and differ",
+    ],
     [{ session_id: "a", sessionId: "b" }, "filters.session_id, filters.sessionId: are aliases of one field and differ"],
     [{ topic: "a", metadata: { topic: "b" } }, "filters.topic, filters.metadata.topic: name the same thing and differ"],
   ])("search filters %j", async (filters, names) => {
@@ -99,7 +123,12 @@ describe("aliases that disagree are a 400 naming both", () => {
   });
 
   test("agreeing filter spellings search as one condition", async () => {
-    const [status, body] = await search({ workspaceId: aliceWs, workspace_id: aliceWs, topic: "t", metadata: { topic: "t" } });
+    const [status, body] = await search({
+      workspaceId: aliceWs,
+      workspace_id: aliceWs,
+      topic: "t",
+      metadata: { topic: "t" },
+    });
     expect([status, body.results]).toEqual([200, []]);
   });
 });
@@ -121,7 +150,10 @@ describe("memory list cursors are opaque and per owner", () => {
     expect(cursor).not.toContain(Buffer.from(`m1:${pageEnd}`).toString("base64url"));
     expect(Buffer.from(cursor, "base64url").toString("latin1")).not.toMatch(/m1:\d/);
     const [status, next] = await pager.call("GET", `/v1/memories?limit=5&cursor=${cursor}`);
-    expect([status, next.data.map((m: { content: string }) => m.content)]).toEqual([200, ["page memory 1", "page memory 0"]]);
+    expect([status, next.data.map((m: { content: string }) => m.content)]).toEqual([
+      200,
+      ["page memory 1", "page memory 0"],
+    ]);
   });
 
   test("another user's cursor is refused", async () => {
@@ -136,7 +168,10 @@ describe("memory list cursors are opaque and per owner", () => {
     bytes[bytes.length - 1] ^= 1;
     const forged = Buffer.from("m1:2").toString("base64url");
     for (const bad of [bytes.toString("base64url"), forged]) {
-      expect(await pager.call("GET", `/v1/memories?cursor=${bad}`)).toEqual([400, apiError("invalid_request", "cursor: is not a cursor returned by this API")]);
+      expect(await pager.call("GET", `/v1/memories?cursor=${bad}`)).toEqual([
+        400,
+        apiError("invalid_request", "cursor: is not a cursor returned by this API"),
+      ]);
     }
   });
 });

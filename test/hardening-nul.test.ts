@@ -17,7 +17,9 @@ beforeAll(async () => {
   server = await startTestServer();
   const [, workspace] = await server.call("POST", "/v1/workspaces", { body: { name: "nul" } });
   workspaceId = workspace.id;
-  const [, document] = await server.call("POST", "/v1/documents", { body: { workspace_id: workspaceId, title: "kept" } });
+  const [, document] = await server.call("POST", "/v1/documents", {
+    body: { workspace_id: workspaceId, title: "kept" },
+  });
   documentId = document.id;
 });
 afterAll(() => server.destroy());
@@ -35,15 +37,20 @@ const documentTitles = async () => {
 
 describe("U+0000 in a body field", () => {
   test("memory create: content, a metadata value and a metadata key → 400 naming the field; nothing stored", async () => {
-    expect(await server.call("POST", "/v1/memories", { body: { content: "before\u0000after" } })).toEqual(refused(`content: ${NUL}`));
-    expect(await server.call("POST", "/v1/memories", { body: { content: "nul in metadata", metadata: { tags: ["ok", "b\u0000d"] } } })).toEqual(
-      refused(`metadata.tags.1: ${NUL}`),
+    expect(await server.call("POST", "/v1/memories", { body: { content: "before\u0000after" } })).toEqual(
+      refused(`content: ${NUL}`),
     );
-    expect(await server.call("POST", "/v1/memories", { body: { content: "nul in a key", metadata: { "k\u0000": 1 } } })).toEqual(
-      refused(`metadata: a key ${NUL}`),
-    );
+    expect(
+      await server.call("POST", "/v1/memories", {
+        body: { content: "nul in metadata", metadata: { tags: ["ok", "b\u0000d"] } },
+      }),
+    ).toEqual(refused(`metadata.tags.1: ${NUL}`));
+    expect(
+      await server.call("POST", "/v1/memories", { body: { content: "nul in a key", metadata: { "k\u0000": 1 } } }),
+    ).toEqual(refused(`metadata: a key ${NUL}`));
     const contents = await memoryContents();
-    for (const content of ["before\u0000after", "nul in metadata", "nul in a key"]) expect(contents).not.toContain(content);
+    for (const content of ["before\u0000after", "nul in metadata", "nul in a key"])
+      expect(contents).not.toContain(content);
   });
 
   test("the escape written out, `\\u0000` as six characters of the value, is ordinary text and stored", async () => {
@@ -53,7 +60,9 @@ describe("U+0000 in a body field", () => {
   });
 
   test("memory search: query → 400 naming it", async () => {
-    expect(await server.call("POST", "/v1/memories/search", { body: { query: "x\u0000" } })).toEqual(refused(`query: ${NUL}`));
+    expect(await server.call("POST", "/v1/memories/search", { body: { query: "x\u0000" } })).toEqual(
+      refused(`query: ${NUL}`),
+    );
   });
 
   test("document create: title → 400 naming it; nothing stored", async () => {
@@ -70,8 +79,12 @@ describe("U+0000 in the URL", () => {
 
   test("a path id → 400 naming the parameter", async () => {
     expect(await server.call("GET", "/v1/memories/mem_%00")).toEqual(refused(`path.id: ${NUL}`));
-    expect(await server.call("GET", `/v1/workspaces/${workspaceId}/documents/${documentId}%00`)).toEqual(refused(`path.documentId: ${NUL}`));
-    expect(await server.call("DELETE", `/v1/workspaces/${workspaceId}%00/documents/${documentId}`)).toEqual(refused(`path.workspaceId: ${NUL}`));
+    expect(await server.call("GET", `/v1/workspaces/${workspaceId}/documents/${documentId}%00`)).toEqual(
+      refused(`path.documentId: ${NUL}`),
+    );
+    expect(await server.call("DELETE", `/v1/workspaces/${workspaceId}%00/documents/${documentId}`)).toEqual(
+      refused(`path.workspaceId: ${NUL}`),
+    );
     // Refused, not deleted: the document is still there.
     expect(await documentTitles()).toEqual(["kept"]);
   });
@@ -86,8 +99,12 @@ describe("U+0000 in MCP tool arguments", () => {
   test("remember and recall → invalid_request naming the argument; nothing stored", async () => {
     const { client } = await connectMcpHttp(server.url, "mock-token-alice", "nul");
     try {
-      expect(errorOf(await callTool(client, "remember", { content: "mcp\u0000fact" }))).toEqual({ error: { code: "invalid_request", message: `content: ${NUL}` } });
-      expect(errorOf(await callTool(client, "recall", { query: "q", filters: { metadata: { k: "v\u0000" } } }))).toEqual({
+      expect(errorOf(await callTool(client, "remember", { content: "mcp\u0000fact" }))).toEqual({
+        error: { code: "invalid_request", message: `content: ${NUL}` },
+      });
+      expect(
+        errorOf(await callTool(client, "recall", { query: "q", filters: { metadata: { k: "v\u0000" } } })),
+      ).toEqual({
         error: { code: "invalid_request", message: `filters.metadata.k: ${NUL}` },
       });
       // The same tool without U+0000 works: the refusal is the character, not the tool.

@@ -20,7 +20,9 @@ beforeAll(async () => {
     startTestServer({ env: { MNEMO_PUBLIC_URL: "https://mnemo.example.com/base" } }),
     startTestServer({ overrides: { allowMockTokens: false } }),
   ]);
-  plainKey = (await plain.services.credentials.createApiKey({ userId: "alice", scopes: ["memory:read", "memory:write"] })).key;
+  plainKey = (
+    await plain.services.credentials.createApiKey({ userId: "alice", scopes: ["memory:read", "memory:write"] })
+  ).key;
   await mock.call("POST", "/v1/memories", { body: { content: "alice's secret" } });
 });
 afterAll(async () => {
@@ -28,20 +30,29 @@ afterAll(async () => {
 });
 
 /** A request with the given Host header (fetch does not let a caller set it). */
-function withHost(server: TestServer, method: string, path: string, host: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+function withHost(
+  server: TestServer,
+  method: string,
+  path: string,
+  host: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
   const target = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ hostname: target.hostname, port: target.port, path, method, headers: { host, ...headers } }, (res) => {
-      let text = "";
-      res.on("data", (chunk) => (text += chunk));
-      res.on("end", () => {
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {}
-        resolve({ status: res.statusCode!, body });
-      });
-    });
+    const req = httpRequest(
+      { hostname: target.hostname, port: target.port, path, method, headers: { host, ...headers } },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => {
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {}
+          resolve({ status: res.statusCode!, body });
+        });
+      },
+    );
     req.on("error", reject);
     req.end();
   });
@@ -51,7 +62,9 @@ function withHost(server: TestServer, method: string, path: string, host: string
 function withoutHost(server: TestServer, path: string): Promise<string> {
   const target = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(target.port), target.hostname, () => socket.end(`GET ${path} HTTP/1.0\r\nAuthorization: Bearer mock-token-alice\r\n\r\n`));
+    const socket = connect(Number(target.port), target.hostname, () =>
+      socket.end(`GET ${path} HTTP/1.0\r\nAuthorization: Bearer mock-token-alice\r\n\r\n`),
+    );
     let text = "";
     socket.on("data", (chunk) => (text += chunk));
     socket.on("end", () => resolve(text.split("\r\n")[0]));
@@ -60,17 +73,32 @@ function withoutHost(server: TestServer, path: string): Promise<string> {
 }
 
 const ALICE = { authorization: "Bearer mock-token-alice" };
-const refused = (host: string) => ({ status: 403, body: { error: { code: "forbidden", message: expect.stringContaining(`host: '${host}' does not name this server`) } } });
+const refused = (host: string) => ({
+  status: 403,
+  body: { error: { code: "forbidden", message: expect.stringContaining(`host: '${host}' does not name this server`) } },
+});
 
 describe("a server accepting mock tokens answers only requests that name this machine", () => {
   test("a rebinding page's request (a foreign Host, no Origin) reads nothing: 403 in the error shape, on every path", async () => {
     const port = new URL(mock.url).port;
-    for (const host of [`rebind.attacker.example:${port}`, "attacker.example", "192.168.1.20", "localhost.attacker.example", `127.0.0.1.nip.io:${port}`]) {
+    for (const host of [
+      `rebind.attacker.example:${port}`,
+      "attacker.example",
+      "192.168.1.20",
+      "localhost.attacker.example",
+      `127.0.0.1.nip.io:${port}`,
+    ]) {
       expect(await withHost(mock, "GET", "/v1/memories", host, ALICE)).toEqual(refused(host));
     }
     // Before anything else: health, the app, a preflight, a write.
     const host = `rebind.attacker.example:${port}`;
-    for (const [method, path] of [["GET", "/health"], ["GET", "/app/"], ["OPTIONS", "/v1/memories"], ["POST", "/v1/memories"], ["GET", "/nowhere"]]) {
+    for (const [method, path] of [
+      ["GET", "/health"],
+      ["GET", "/app/"],
+      ["OPTIONS", "/v1/memories"],
+      ["POST", "/v1/memories"],
+      ["GET", "/nowhere"],
+    ]) {
       expect([method, path, await withHost(mock, method, path, host, ALICE)]).toEqual([method, path, refused(host)]);
     }
   });
@@ -93,11 +121,15 @@ describe("a server accepting mock tokens answers only requests that name this ma
   test("MNEMO_PUBLIC_URL's host is served as well; other names are not", async () => {
     expect((await withHost(published, "GET", "/v1/memories", "mnemo.example.com", ALICE)).status).toBe(200);
     expect((await withHost(published, "GET", "/v1/memories", "MNEMO.example.com", ALICE)).status).toBe(200);
-    expect(await withHost(published, "GET", "/v1/memories", "other.example.com", ALICE)).toEqual(refused("other.example.com"));
+    expect(await withHost(published, "GET", "/v1/memories", "other.example.com", ALICE)).toEqual(
+      refused("other.example.com"),
+    );
   });
 });
 
 test("a server without mock tokens answers any Host (a page cannot use a visitor's bearer token by itself)", async () => {
-  const answer = await withHost(plain, "GET", "/v1/memories", "mnemo.internal.example", { authorization: `Bearer ${plainKey}` });
+  const answer = await withHost(plain, "GET", "/v1/memories", "mnemo.internal.example", {
+    authorization: `Bearer ${plainKey}`,
+  });
   expect(answer.status).toBe(200);
 });

@@ -14,12 +14,19 @@ const NO_OTHER_COMPACTION = { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDL
 
 /** The table's fragment count once it is below `than` (a compaction happened). */
 async function fragmentsOnceBelow(dataDir: string, table: string, than: number): Promise<number> {
-  return waitUntil(() => fragmentCount(dataDir, table), (fragments) => fragments < than, { what: `${table} to be compacted below ${than} fragments`, everyMs: 50 });
+  return waitUntil(
+    () => fragmentCount(dataDir, table),
+    (fragments) => fragments < than,
+    { what: `${table} to be compacted below ${than} fragments`, everyMs: 50 },
+  );
 }
 
 async function search(server: TestServer, user: string, query: string) {
   // Full text alone: these tests count what the index's text holds, not the word vectors' neighbours.
-  const [status, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query, signals: ["text"] } });
+  const [status, body] = await server.call("POST", "/v1/memories/search", {
+    token: mock(user),
+    body: { query, signals: ["text"] },
+  });
   expect(status).toBe(200);
   return body.results as Array<{ content: string }>;
 }
@@ -31,7 +38,10 @@ describe("compaction paid for by searches", () => {
     for (const user of ["busy", "quiet"]) {
       // Each write is indexed before the next: one commit, so one fragment, per memory.
       for (let i = 0; i < 10; i++) {
-        await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `harbour log entry ${i} for ${user}` } });
+        await server.call("POST", "/v1/memories", {
+          token: mock(user),
+          body: { content: `harbour log entry ${i} for ${user}` },
+        });
         await server.services.indexer.drain();
         expect(await search(server, user, `entry ${i}`)).not.toHaveLength(0);
       }
@@ -42,9 +52,14 @@ describe("compaction paid for by searches", () => {
     for (let i = 0; i < 30; i++) await search(server, "busy", "harbour log");
     // The next commit is where the writer weighs compaction.
     for (const user of ["busy", "quiet"]) {
-      await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `harbour log closing entry for ${user}` } });
+      await server.call("POST", "/v1/memories", {
+        token: mock(user),
+        body: { content: `harbour log closing entry for ${user}` },
+      });
       await server.services.indexer.drain();
-      expect((await search(server, user, "closing")).map((r) => r.content)).toEqual([`harbour log closing entry for ${user}`]);
+      expect((await search(server, user, "closing")).map((r) => r.content)).toEqual([
+        `harbour log closing entry for ${user}`,
+      ]);
     }
     expect(await fragmentCount(server.dataDir, textTable("busy", "mem"))).toBeLessThanOrEqual(2);
     expect(await fragmentCount(server.dataDir, textTable("quiet", "mem"))).toBeGreaterThan(quietBefore);
@@ -56,7 +71,9 @@ describe("compaction paid for by searches", () => {
 describe("idle optimize", () => {
   test("compacts what was written once writes pause (MNEMO_INDEX_IDLE_OPTIMIZE_MS), then hands freed memory back, and the server answers as before", async () => {
     // 1.5 s: the four writes below land well within it, so the optimize comes after them all.
-    const server = await startTestServer({ env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "1500" } });
+    const server = await startTestServer({
+      env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "1500" },
+    });
     servers.push(server);
     for (let i = 0; i < 4; i++) {
       await server.call("POST", "/v1/memories", { token: mock("idle"), body: { content: `tide table note ${i}` } });
@@ -72,7 +89,9 @@ describe("idle optimize", () => {
   }, 30_000);
 
   test("then renews the LanceDB connection (which keeps memory for every full-text index update), and searches and writes carry on through the new one", async () => {
-    const server = await startTestServer({ env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "300" } });
+    const server = await startTestServer({
+      env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "300" },
+    });
     servers.push(server);
     const lance = server.services.search.internals.lance;
     const connection = () => (lance as unknown as { connection: object }).connection;
@@ -81,7 +100,10 @@ describe("idle optimize", () => {
       const before = connection();
       const material = ["osier", "rattan"][round];
       for (let i = 0; i < 3; i++) {
-        await server.call("POST", "/v1/memories", { token: mock("renew"), body: { content: `${material} basket weave ${i}` } });
+        await server.call("POST", "/v1/memories", {
+          token: mock("renew"),
+          body: { content: `${material} basket weave ${i}` },
+        });
         await server.services.indexer.drain();
       }
       expect(await search(server, "renew", material)).toHaveLength(3);
@@ -90,7 +112,9 @@ describe("idle optimize", () => {
       // between them: the connection then changes more than once, and a renewal still to
       // come would retire the handle the search below opens. Waiting for the optimizer to
       // have nothing left makes this round's last renewal the one observed.
-      await waitFor(() => connection() !== before && server.services.indexer.idleOptimizeSettled, { what: "LanceDB's connection to be recycled, nothing left to optimize" });
+      await waitFor(() => connection() !== before && server.services.indexer.idleOptimizeSettled, {
+        what: "LanceDB's connection to be recycled, nothing left to optimize",
+      });
       expect(lance.indexUpdatesSinceRecycle).toBe(0);
       // The table is opened again through the new connection, by searches and writes alike.
       expect(await search(server, "renew", "basket")).toHaveLength(3 * round + 3);
@@ -105,7 +129,10 @@ describe("a table left untidy by a stop", () => {
   test("is looked at by the next server once searched, and compacted when idle (a restart no longer leaves every search scanning it flat)", async () => {
     const first = await startTestServer({ env: NO_OTHER_COMPACTION });
     for (let i = 0; i < 4; i++) {
-      await first.call("POST", "/v1/memories", { token: mock("restarted"), body: { content: `lighthouse keeper note ${i}` } });
+      await first.call("POST", "/v1/memories", {
+        token: mock("restarted"),
+        body: { content: `lighthouse keeper note ${i}` },
+      });
       await first.services.indexer.drain();
       expect(await search(first, "restarted", `note ${i}`)).not.toHaveLength(0);
     }
@@ -113,7 +140,10 @@ describe("a table left untidy by a stop", () => {
     const written = await fragmentCount(first.dataDir, table);
     expect(written).toBeGreaterThanOrEqual(3);
     await first.stop();
-    const second = await startTestServer({ dataDir: first.dataDir, env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "1500" } });
+    const second = await startTestServer({
+      dataDir: first.dataDir,
+      env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "1500" },
+    });
     servers.push(second);
     // Nothing was written by this server: only the search tells it about the table.
     expect(await search(second, "restarted", "lighthouse keeper")).toHaveLength(4);
@@ -124,12 +154,17 @@ describe("a table left untidy by a stop", () => {
 
 describe("a compacted table is searched through its index alone", () => {
   test("until the next write: a write right after compaction is found at once (the flat scan of new rows comes back with it)", async () => {
-    const server = await startTestServer({ env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "300" } });
+    const server = await startTestServer({
+      env: { MNEMO_INDEX_MAX_FRAGMENTS: "1000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "300" },
+    });
     servers.push(server);
     const table = textTable("tidy", "mem");
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < 3; i++) {
-        await server.call("POST", "/v1/memories", { token: mock("tidy"), body: { content: `orchard ledger ${round} line ${i}` } });
+        await server.call("POST", "/v1/memories", {
+          token: mock("tidy"),
+          body: { content: `orchard ledger ${round} line ${i}` },
+        });
         await server.services.indexer.drain();
       }
       expect(await search(server, "tidy", `orchard ledger ${round}`)).toHaveLength(3 * round + 3);
@@ -152,9 +187,13 @@ describe("read-your-writes by kind", () => {
     const [, ws] = await server.call("POST", "/v1/workspaces", { body: { name: "lag" } });
     // No index writer from here on: whatever is written stays pending.
     await server.services.indexer.stop();
-    expect((await server.call("POST", "/v1/memories", { body: { content: "pending memory about lanterns" } }))[0]).toBe(201);
+    expect((await server.call("POST", "/v1/memories", { body: { content: "pending memory about lanterns" } }))[0]).toBe(
+      201,
+    );
     const markdown = Array.from({ length: 5 }, (_, i) => `Paragraph ${i} about lanterns.`).join("\n\n");
-    expect((await server.call("POST", "/v1/documents", { body: { workspace_id: ws.id, title: "Lanterns", markdown } }))[0]).toBe(201);
+    expect(
+      (await server.call("POST", "/v1/documents", { body: { workspace_id: ws.id, title: "Lanterns", markdown } }))[0],
+    ).toBe(201);
     expect((await server.services.indexer.stats()).pendingText).toBeGreaterThan(1);
     const response = await fetch(`${server.url}/v1/memories/search`, {
       method: "POST",
@@ -163,6 +202,8 @@ describe("read-your-writes by kind", () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-svc-index-lag")).toBe("1");
-    expect(((await response.json()) as { results: Array<{ content: string }> }).results.map((r) => r.content)).toEqual(["pending memory about lanterns"]);
+    expect(((await response.json()) as { results: Array<{ content: string }> }).results.map((r) => r.content)).toEqual([
+      "pending memory about lanterns",
+    ]);
   });
 });

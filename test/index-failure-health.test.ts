@@ -42,12 +42,16 @@ const health = async (on = server) => {
   expect(status).toBe(200);
   // Memory extraction jobs have their own counts beside the index's (none here); no embedder here.
   const { extractionJobs, vectors, ...rest } = body;
-  expect({ extractionJobs, vectors }).toEqual({ extractionJobs: { pending: 0, running: 0, failed: 0 }, vectors: "off" });
+  expect({ extractionJobs, vectors }).toEqual({
+    extractionJobs: { pending: 0, running: 0, failed: 0 },
+    vectors: "off",
+  });
   return rest;
 };
 
 /** Polls until `done` holds for what `read` returns, at most about 30 s; returns the last value read. */
-const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string) => waitUntil(read, done, { what, everyMs: 100 });
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string) =>
+  waitUntil(read, done, { what, everyMs: 100 });
 
 const searchIds = async (query: string): Promise<string[]> => {
   const [status, body] = await server.call("POST", "/v1/memories/search", { body: { query } });
@@ -59,14 +63,23 @@ const logged = (pattern: RegExp) => logLines.filter((line) => pattern.test(line)
 
 describe("the search index cannot be written", () => {
   test("/health reports it with a reason, doctor too, and both recover once writes succeed", async () => {
-    const [first, before] = await server.call("POST", "/v1/memories", { body: { content: "quokka written while the index works" } });
+    const [first, before] = await server.call("POST", "/v1/memories", {
+      body: { content: "quokka written while the index works" },
+    });
     expect(first).toBe(201);
     expect(await searchIds("quokka")).toEqual([before.id]);
     await server.services.indexer.drain();
     expect(await health()).toEqual({
       status: "ok",
       store: expect.any(String),
-      index: expect.objectContaining({ writer: true, status: "ok", pending: 0, lastError: null, failingSince: null, consecutiveFailures: 0 }),
+      index: expect.objectContaining({
+        writer: true,
+        status: "ok",
+        pending: 0,
+        lastError: null,
+        failingSince: null,
+        consecutiveFailures: 0,
+      }),
     });
 
     const index = join(server.dataDir, "index");
@@ -74,7 +87,9 @@ describe("the search index cannot be written", () => {
     writeFileSync(index, "not a directory");
     let restored = false;
     try {
-      const [status, during] = await server.call("POST", "/v1/memories", { body: { content: "wombat written while the index fails" } });
+      const [status, during] = await server.call("POST", "/v1/memories", {
+        body: { content: "wombat written while the index fails" },
+      });
       expect(status).toBe(201);
       // Past the second failure: retries must not log again.
       const failing = await until(health, (h) => h.index.consecutiveFailures >= 2, "two failed index passes");
@@ -82,18 +97,33 @@ describe("the search index cannot be written", () => {
         status: "degraded",
         store: expect.any(String),
         index: expect.objectContaining({
-          writer: true, status: "failing", pending: 1, oldestPendingAt: expect.any(String),
-          lastError: expect.stringContaining("Not a directory"), failingSince: expect.any(String), consecutiveFailures: expect.any(Number),
+          writer: true,
+          status: "failing",
+          pending: 1,
+          oldestPendingAt: expect.any(String),
+          lastError: expect.stringContaining("Not a directory"),
+          failingSince: expect.any(String),
+          consecutiveFailures: expect.any(Number),
         }),
       });
       expect(logged(/WARN search index writes fail/)).toHaveLength(1);
       // The replica that does not write knows it from the store of record.
-      expect(await until(() => health(replica), (h) => h.index.status !== "ok", "the replica to report the failing index")).toEqual({
+      expect(
+        await until(
+          () => health(replica),
+          (h) => h.index.status !== "ok",
+          "the replica to report the failing index",
+        ),
+      ).toEqual({
         status: "degraded",
         store: expect.any(String),
         index: expect.objectContaining({
-          writer: false, writerId: failing.index.replicaId, status: "failing", pending: 1,
-          lastError: expect.stringContaining("Not a directory"), failingSince: failing.index.failingSince,
+          writer: false,
+          writerId: failing.index.replicaId,
+          status: "failing",
+          pending: 1,
+          lastError: expect.stringContaining("Not a directory"),
+          failingSince: failing.index.failingSince,
         }),
       });
       expect(logged(/index write failed|indexer failed/).filter((line) => / (WARN|ERROR) /.test(line))).toEqual([]);
@@ -103,20 +133,37 @@ describe("the search index cannot be written", () => {
       const lag = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "index lag");
       expect(lag.detail).toContain("Not a directory");
       expect({ exitCode: doctor.exitCode, status: lag.status, detail: lag.detail }).toEqual({
-        exitCode: 1, status: "fail", detail: expect.stringContaining(`index writes fail since ${failing.index.failingSince}: `),
+        exitCode: 1,
+        status: "fail",
+        detail: expect.stringContaining(`index writes fail since ${failing.index.failingSince}: `),
       });
 
       rmSync(index);
       renameSync(`${index}.away`, index);
       restored = true;
-      expect(await until(() => searchIds("wombat"), (ids) => ids.length > 0, "the write made during the outage to be found")).toEqual([during.id]);
+      expect(
+        await until(
+          () => searchIds("wombat"),
+          (ids) => ids.length > 0,
+          "the write made during the outage to be found",
+        ),
+      ).toEqual([during.id]);
       expect(await until(health, (h) => h.status === "ok", "health to be ok again")).toEqual({
         status: "ok",
         store: expect.any(String),
-        index: expect.objectContaining({ writer: true, status: "ok", pending: 0, lastError: null, failingSince: null, consecutiveFailures: 0 }),
+        index: expect.objectContaining({
+          writer: true,
+          status: "ok",
+          pending: 0,
+          lastError: null,
+          failingSince: null,
+          consecutiveFailures: 0,
+        }),
       });
       expect(logged(/INFO search index writes recovered/)).toEqual([expect.stringContaining("waiting=1")]);
-      expect((await health(replica)).index).toEqual(expect.objectContaining({ writer: false, status: "ok", pending: 0, lastError: null }));
+      expect((await health(replica)).index).toEqual(
+        expect.objectContaining({ writer: false, status: "ok", pending: 0, lastError: null }),
+      );
       const after = await runCli(["doctor", "--json", "--data", server.dataDir]);
       expect(JSON.parse(after.stdout).checks.find((c: { name: string }) => c.name === "index lag").status).toBe("ok");
     } finally {

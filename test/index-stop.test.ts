@@ -3,7 +3,15 @@ import { mock, startTestServer, type TestServer } from "./helpers/server";
 import { waitFor } from "./helpers/wait";
 
 /** LanceStore's methods that write the index. */
-const WRITES = ["replaceItems", "replaceVectors", "optimize", "createVectorIndex", "dropTable", "dropAll", "recycleConnectionAfter"] as const;
+const WRITES = [
+  "replaceItems",
+  "replaceVectors",
+  "optimize",
+  "createVectorIndex",
+  "dropTable",
+  "dropAll",
+  "recycleConnectionAfter",
+] as const;
 
 const token = mock("ingest");
 
@@ -12,7 +20,10 @@ function ingest(server: TestServer) {
   let writing = true;
   const client = async (c: number) => {
     for (let i = 0; writing; i++) {
-      const [status] = await server.call("POST", "/v1/memories", { token, body: { content: `harbour log ${c}-${i}: the tide turned at dawn` } });
+      const [status] = await server.call("POST", "/v1/memories", {
+        token,
+        body: { content: `harbour log ${c}-${i}: the tide turned at dawn` },
+      });
       expect(status).toBe(201);
     }
   };
@@ -23,7 +34,10 @@ function ingest(server: TestServer) {
   };
   return {
     async ingesting() {
-      await waitFor(midIngest, { what: "the index writer to be mid-ingest (something indexed, more pending)", everyMs: 10 });
+      await waitFor(midIngest, {
+        what: "the index writer to be mid-ingest (something indexed, more pending)",
+        everyMs: 10,
+      });
     },
     async stop() {
       writing = false;
@@ -56,7 +70,8 @@ function watchWrites(server: TestServer) {
 
 /** `count` memories written one after another. */
 async function remember(server: TestServer, count: number, label: string) {
-  for (let i = 0; i < count; i++) expect((await server.call("POST", "/v1/memories", { token, body: { content: `${label} ${i}` } }))[0]).toBe(201);
+  for (let i = 0; i < count; i++)
+    expect((await server.call("POST", "/v1/memories", { token, body: { content: `${label} ${i}` } }))[0]).toBe(201);
 }
 
 const pendingText = async (server: TestServer) => (await server.services.indexer.stats()).pendingText;
@@ -75,8 +90,12 @@ test("stopped in the middle of an ingest, the index writer cancels its timers be
     // Changes made after stop are acknowledged and queued, and stay queued.
     const before = await pendingText(server);
     await remember(server, 40, "after stop");
-    expect({ timersAtStop, timersNow: indexer.pendingTimers, writesAfterStop: watch.writes, queued: (await pendingText(server)) - before })
-      .toEqual({ timersAtStop: 0, timersNow: 0, writesAfterStop: [], queued: 40 });
+    expect({
+      timersAtStop,
+      timersNow: indexer.pendingTimers,
+      writesAfterStop: watch.writes,
+      queued: (await pendingText(server)) - before,
+    }).toEqual({ timersAtStop: 0, timersNow: 0, writesAfterStop: [], queued: 40 });
   } finally {
     await server.destroy();
   }
@@ -99,8 +118,12 @@ test("with the app's scheduler stopped first (a shutdown cancelling every owner'
     await server.services.indexer.stop();
     watch.from();
     await remember(server, 10, "after stop");
-    expect({ waitingAtStop: waiting >= 10, timers: indexer.pendingTimers, writesAfterStop: watch.writes, pending: await pendingText(server) })
-      .toEqual({ waitingAtStop: true, timers: 0, writesAfterStop: [], pending: 10 });
+    expect({
+      waitingAtStop: waiting >= 10,
+      timers: indexer.pendingTimers,
+      writesAfterStop: watch.writes,
+      pending: await pendingText(server),
+    }).toEqual({ waitingAtStop: true, timers: 0, writesAfterStop: [], pending: 10 });
   } finally {
     await server.destroy();
   }

@@ -20,12 +20,15 @@ afterEach(async () => {
 
 const headers = { authorization: "Bearer mock-token-regain", "content-type": "application/json" };
 const create = (url: string, content: string) =>
-  fetch(`${url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) }).then((r) => r.json() as Promise<{ id: string }>);
+  fetch(`${url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) }).then(
+    (r) => r.json() as Promise<{ id: string }>,
+  );
 const search = (url: string, query: string) =>
   fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query, limit: 100 }) })
     .then((r) => r.json() as Promise<{ results: Array<{ id: string }> }>)
     .then((body) => body.results.map((m) => m.id));
-const isWriter = (url: string) => fetch(`${url}/health`, { headers }).then(async (r) => ((await r.json()) as any).index.writer as boolean);
+const isWriter = (url: string) =>
+  fetch(`${url}/health`, { headers }).then(async (r) => ((await r.json()) as any).index.writer as boolean);
 
 async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 300; i++) {

@@ -25,7 +25,11 @@ test("an index of an older layout: doctor says so and what happens; the next sta
   await run(first.services.store.db, sql`UPDATE settings SET value = '6' WHERE key = 'index_schema'`);
   await first.stop();
 
-  expect(await layout()).toMatchObject({ status: "warn", detail: expect.stringContaining("version 6"), hint: expect.stringContaining("mnemo reindex") });
+  expect(await layout()).toMatchObject({
+    status: "warn",
+    detail: expect.stringContaining("version 6"),
+    hint: expect.stringContaining("mnemo reindex"),
+  });
   const second = await startTestServer({ dataDir: dir });
   // Found at once, rebuilt or not: every source is pending until the writer has indexed it again.
   const [, found] = await second.call("POST", "/v1/memories/search", { body: { query: "allotment gate" } });

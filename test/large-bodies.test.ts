@@ -12,7 +12,11 @@ import { createWorkspace } from "./helpers/workspaces";
  * requests never wait for the gate.
  */
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
-const largeMarkdown = (tag: string) => Array.from({ length: 20_000 }, (_, i) => `Paragraph ${i} of ${tag}: the quick brown fox jumps over the lazy dog.`).join("\n\n");
+const largeMarkdown = (tag: string) =>
+  Array.from(
+    { length: 20_000 },
+    (_, i) => `Paragraph ${i} of ${tag}: the quick brown fox jumps over the lazy dog.`,
+  ).join("\n\n");
 
 describe("the large-body gate", () => {
   test("lets `capacity` through, and the others in arrival order as places are released", async () => {
@@ -39,9 +43,14 @@ describe("the large-body gate", () => {
 describe(`large bodies over HTTP on ${backend}`, () => {
   let server: TestServer;
   let ws: string;
-  const create = async (title: string) => (await server.call("POST", "/v1/documents", { body: { workspace_id: ws, title } }))[1].document.id as string;
+  const create = async (title: string) =>
+    (await server.call("POST", "/v1/documents", { body: { workspace_id: ws, title } }))[1].document.id as string;
   const patch = (id: string, body: Record<string, unknown>) =>
-    fetch(`${server.url}/v1/documents/${id}`, { method: "PATCH", headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" }, body: JSON.stringify({ workspace_id: ws, ...body }) });
+    fetch(`${server.url}/v1/documents/${id}`, {
+      method: "PATCH",
+      headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+      body: JSON.stringify({ workspace_id: ws, ...body }),
+    });
   beforeAll(async () => {
     server = await startTestServer();
     ws = await createWorkspace(server, "Large");
@@ -51,38 +60,56 @@ describe(`large bodies over HTTP on ${backend}`, () => {
   test("a large body refused (malformed, unknown document, bad field) gives its place back: the next one is handled", async () => {
     const id = await create("Target");
     const big = largeMarkdown("refused");
-    const malformed = await fetch(`${server.url}/v1/documents/${id}`, { method: "PATCH", headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" }, body: `{"markdown": "${"x".repeat(2 * 1024 * 1024)}"` });
+    const malformed = await fetch(`${server.url}/v1/documents/${id}`, {
+      method: "PATCH",
+      headers: { authorization: "Bearer mock-token-alice", "content-type": "application/json" },
+      body: `{"markdown": "${"x".repeat(2 * 1024 * 1024)}"`,
+    });
     expect(malformed.status).toBe(400);
     expect((await patch("doc_missing", { markdown: big })).status).toBe(404);
     expect((await patch(id, { markdown: big, title: "   " })).status).toBe(400);
     const done = await patch(id, { markdown: big });
-    expect([done.status, (await server.call("GET", `/v1/workspaces/${ws}/documents/${id}`))[1].markdown.length]).toEqual([200, big.length]);
+    expect([
+      done.status,
+      (await server.call("GET", `/v1/workspaces/${ws}/documents/${id}`))[1].markdown.length,
+    ]).toEqual([200, big.length]);
   });
 
-  test.skipIf(!TEST_DATABASE_URL)("while one large PATCH is held, a second waits for it, and a small one is answered before both", async () => {
-    const [held, queued, small] = [await create("Held"), await create("Queued"), await create("Small")];
-    // The attacker's stand-in: a transaction holding the first document's row, so its PATCH stays inside the gate.
-    const client = new pg.Client({ connectionString: await databaseUrlFor(server.dataDir) });
-    await client.connect();
-    const finished: string[] = [];
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT id FROM documents WHERE id = $1 FOR UPDATE", [held]);
-      const first = patch(held, { markdown: largeMarkdown("held") }).then((r) => {
-      finished.push("held");
-      return r.status;
-    });
-      await waitFor(async () => (await client.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rowCount! > 0 || null, { what: "the held PATCH to wait on the row lock" });
-      const second = patch(queued, { markdown: largeMarkdown("queued") }).then((r) => {
-      finished.push("queued");
-      return r.status;
-    });
-      expect((await patch(small, { markdown: "a small edit" })).status).toBe(200);
-      finished.push("small");
-      await client.query("COMMIT");
-      expect([await first, await second, finished]).toEqual([200, 200, ["small", "held", "queued"]]);
-    } finally {
-      await client.end();
-    }
-  });
+  test.skipIf(!TEST_DATABASE_URL)(
+    "while one large PATCH is held, a second waits for it, and a small one is answered before both",
+    async () => {
+      const [held, queued, small] = [await create("Held"), await create("Queued"), await create("Small")];
+      // The attacker's stand-in: a transaction holding the first document's row, so its PATCH stays inside the gate.
+      const client = new pg.Client({ connectionString: await databaseUrlFor(server.dataDir) });
+      await client.connect();
+      const finished: string[] = [];
+      try {
+        await client.query("BEGIN");
+        await client.query("SELECT id FROM documents WHERE id = $1 FOR UPDATE", [held]);
+        const first = patch(held, { markdown: largeMarkdown("held") }).then((r) => {
+          finished.push("held");
+          return r.status;
+        });
+        await waitFor(
+          async () =>
+            (
+              await client.query(
+                "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+              )
+            ).rowCount! > 0 || null,
+          { what: "the held PATCH to wait on the row lock" },
+        );
+        const second = patch(queued, { markdown: largeMarkdown("queued") }).then((r) => {
+          finished.push("queued");
+          return r.status;
+        });
+        expect((await patch(small, { markdown: "a small edit" })).status).toBe(200);
+        finished.push("small");
+        await client.query("COMMIT");
+        expect([await first, await second, finished]).toEqual([200, 200, ["small", "held", "queued"]]);
+      } finally {
+        await client.end();
+      }
+    },
+  );
 });

@@ -19,7 +19,9 @@ const pools = { ids: ["mem_1", "ws_1", "prop_1", "doc-1"], queries: ["tea"] };
 
 /** Metadata filter keys must not be empty: TypeBox's record cannot say so, the converter keeps `propertyNames`. */
 const hasEmptyKey = (value: unknown): boolean =>
-  typeof value === "object" && value !== null && Object.entries(value).some(([key, inner]) => key === "" || hasEmptyKey(inner));
+  typeof value === "object" &&
+  value !== null &&
+  Object.entries(value).some(([key, inner]) => key === "" || hasEmptyKey(inner));
 /** Lengths differ on characters outside the BMP: TypeBox counts code points, zod UTF-16 units (as the tools always have). */
 const hasAstral = (value: unknown) => /[\uD800-\uDFFF]/.test(JSON.stringify(value) ?? "");
 
@@ -30,7 +32,10 @@ describe("MCP tool schemas derived from TypeBox", () => {
       fc.assert(
         fc.property(valueFor(tool.input as never, pools), (args) => {
           if (hasEmptyKey(args) || hasAstral(args)) return;
-          expect({ args, accepted: zodInput.safeParse(args).success }).toEqual({ args, accepted: Value.Check(tool.input, args) });
+          expect({ args, accepted: zodInput.safeParse(args).success }).toEqual({
+            args,
+            accepted: Value.Check(tool.input, args),
+          });
         }),
         { numRuns: 300 },
       );
@@ -40,7 +45,9 @@ describe("MCP tool schemas derived from TypeBox", () => {
   test("every output converts, and a memory's output is the REST record less its storage-only fields", () => {
     for (const tool of TOOLS) expect(() => toZod(tool.output)).not.toThrow();
     const storageOnly = ["ownerId", "projectId", "status"];
-    expect(Object.keys(MemoryOutput.properties)).toEqual(Object.keys(MemoryRecord.properties).filter((key) => !storageOnly.includes(key)));
+    expect(Object.keys(MemoryOutput.properties)).toEqual(
+      Object.keys(MemoryRecord.properties).filter((key) => !storageOnly.includes(key)),
+    );
   });
 
   test("an empty metadata filter key is refused, as before the schemas were TypeBox", () => {
@@ -50,13 +57,17 @@ describe("MCP tool schemas derived from TypeBox", () => {
   });
 
   test("a keyword the converter does not know fails at once instead of being dropped", () => {
-    expect(() => toZod(Type.Array(Type.String(), { uniqueItems: true }))).toThrow("toZod: the keyword 'uniqueItems' is not supported");
+    expect(() => toZod(Type.Array(Type.String(), { uniqueItems: true }))).toThrow(
+      "toZod: the keyword 'uniqueItems' is not supported",
+    );
     expect(() => toZod(Type.Record(Type.Number(), Type.String()))).toThrow("toZod: the key patterns");
   });
 
   test("typed extra keys of an object are checked, as TypeBox checks them", () => {
     const schema = Type.Object({ named: Type.Optional(Type.String()) }, { additionalProperties: Type.Number() });
     const values = [{ named: "x", extra: 1 }, { named: "x", extra: "1" }, { extra: null }];
-    expect(values.map((value) => toZod(schema).safeParse(value).success)).toEqual(values.map((value) => Value.Check(schema, value)));
+    expect(values.map((value) => toZod(schema).safeParse(value).success)).toEqual(
+      values.map((value) => Value.Check(schema, value)),
+    );
   });
 });

@@ -16,11 +16,18 @@ afterAll(() => server.destroy());
 
 const post = async (user: string, body: unknown) => {
   const response = await fetch(`${server.url}/v1/memories`, {
-    method: "POST", headers: { authorization: `Bearer ${mock(user)}`, "content-type": "application/json" }, body: JSON.stringify(body),
+    method: "POST",
+    headers: { authorization: `Bearer ${mock(user)}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
   });
-  return { status: response.status, duplicate: response.headers.get("x-svc-duplicate"), body: (await response.json()) as any };
+  return {
+    status: response.status,
+    duplicate: response.headers.get("x-svc-duplicate"),
+    body: (await response.json()) as any,
+  };
 };
-const count = async (user: string) => (await server.call("GET", "/v1/memories?limit=1000", { token: mock(user) }))[1].data.length as number;
+const count = async (user: string) =>
+  (await server.call("GET", "/v1/memories?limit=1000", { token: mock(user) }))[1].data.length as number;
 
 describe("the exact-duplicate rule", () => {
   test("the same text once normalised (NFKC, trimmed, whitespace, case) answers 200 with the memory already stored; nothing is written", async () => {
@@ -53,7 +60,9 @@ describe("the exact-duplicate rule", () => {
   });
 
   test("concurrent writes of the same text store one row", async () => {
-    const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => post("dup-race", { content: `Race fact${i % 2 ? " " : ""}` })));
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => post("dup-race", { content: `Race fact${i % 2 ? " " : ""}` })),
+    );
     expect(outcomes.filter((o) => o.status === 201)).toHaveLength(1);
     expect(outcomes.filter((o) => o.status === 200)).toHaveLength(11);
     expect(new Set(outcomes.map((o) => o.body.id)).size).toBe(1);
@@ -88,13 +97,26 @@ describe("the exact-duplicate rule", () => {
 describe("history", () => {
   test("created and deleted versions with their source; another user learns nothing", async () => {
     const created = await post("hist-a", { content: "Has a cat named Miso", metadata: { k: "v" } });
-    const [status, history] = await server.call("GET", `/v1/memories/${created.body.id}/history`, { token: mock("hist-a") });
+    const [status, history] = await server.call("GET", `/v1/memories/${created.body.id}/history`, {
+      token: mock("hist-a"),
+    });
     expect(status).toBe(200);
     expect(history.data).toEqual([
-      { version: 1, event: "created", reason: "created", content: "Has a cat named Miso", metadata: { k: "v" }, workspaceId: null, changedAt: created.body.createdAt, source: "api" },
+      {
+        version: 1,
+        event: "created",
+        reason: "created",
+        content: "Has a cat named Miso",
+        metadata: { k: "v" },
+        workspaceId: null,
+        changedAt: created.body.createdAt,
+        source: "api",
+      },
     ]);
     // Another user: the same 404 as for a memory that does not exist.
-    const [otherStatus, other] = await server.call("GET", `/v1/memories/${created.body.id}/history`, { token: mock("hist-b") });
+    const [otherStatus, other] = await server.call("GET", `/v1/memories/${created.body.id}/history`, {
+      token: mock("hist-b"),
+    });
     expect([otherStatus, other.error.code]).toEqual([404, "not_found"]);
     expect((await server.call("GET", `/v1/memories/nope/history`, { token: mock("hist-b") }))[0]).toBe(404);
     await server.call("DELETE", `/v1/memories/${created.body.id}`, { token: mock("hist-a") });
@@ -112,7 +134,10 @@ describe("import", () => {
   test("an import skips exact duplicates (of stored memories and within the file) and records source import", async () => {
     const data = dataDir("d");
     const file = join(root, "m.jsonl");
-    writeFileSync(file, ['{"content":"Likes jazz"}', '{"content":"likes  JAZZ"}', '{"content":"Plays chess"}'].join("\n"));
+    writeFileSync(
+      file,
+      ['{"content":"Likes jazz"}', '{"content":"likes  JAZZ"}', '{"content":"Plays chess"}'].join("\n"),
+    );
     const first = await runCli(["import", file, "--user", "alice", "--json", "--data", data]);
     expect(first.exitCode).toBe(0);
     const report = JSON.parse(first.stdout);
@@ -129,22 +154,37 @@ describe("memories stored before the rule, and mnemo doctor", () => {
     const first = await startTestServer({ dataDir });
     const ids: string[] = [];
     try {
-      for (const content of ["Likes green tea", "Walks to work", "Speaks Dutch", "I like tea, and coffee.", "i like coffee and tea"]) {
+      for (const content of [
+        "Likes green tea",
+        "Walks to work",
+        "Speaks Dutch",
+        "I like tea, and coffee.",
+        "i like coffee and tea",
+      ]) {
         ids.push((await first.call("POST", "/v1/memories", { token: mock("legacy"), body: { content } }))[1].id);
       }
       // As a store written before the rule: no keys, and an exact duplicate among the rows.
-      await run(first.services.store.db, sql`UPDATE memories SET content_key = NULL, content = ${"likes GREEN tea "} WHERE id = ${ids[2]}`);
+      await run(
+        first.services.store.db,
+        sql`UPDATE memories SET content_key = NULL, content = ${"likes GREEN tea "} WHERE id = ${ids[2]}`,
+      );
       await run(first.services.store.db, sql`UPDATE memories SET content_key = NULL`);
     } finally {
       await first.stop();
     }
     const again = await startTestServer({ dataDir });
     try {
-      const keys = await all<{ id: string; content_key: string | null }>(again.services.store.db, sql`SELECT id, content_key FROM memories WHERE owner_id = ${"legacy"} ORDER BY seq`);
+      const keys = await all<{ id: string; content_key: string | null }>(
+        again.services.store.db,
+        sql`SELECT id, content_key FROM memories WHERE owner_id = ${"legacy"} ORDER BY seq`,
+      );
       expect(keys.map((k) => k.content_key === null)).toEqual([false, false, false, false, false]);
       expect(keys[2].content_key).toBe(`dup:${ids[2]}`);
       // The first of the two is the one a new write finds.
-      const [status, body] = await again.call("POST", "/v1/memories", { token: mock("legacy"), body: { content: "likes green tea" } });
+      const [status, body] = await again.call("POST", "/v1/memories", {
+        token: mock("legacy"),
+        body: { content: "likes green tea" },
+      });
       expect([status, body.id]).toEqual([200, ids[0]]);
       const doctor = await runCli(["doctor", "--json", "--data", dataDir]);
       const check = JSON.parse(doctor.stdout).checks.find((c: any) => c.name === "memory duplicates");

@@ -30,12 +30,19 @@ test("imported memories with older creation dates list by createdAt descending (
   const [, whole] = await server.call("GET", "/v1/memories", { token });
   expect(whole.data.map((m: { id: string }) => m.id)).toEqual(expected);
   expect(whole.data.map((m: { createdAt: string }) => m.createdAt).slice(1)).toEqual([
-    "2023-03-03T03:03:03.000Z", "2021-06-01T10:00:00.000Z", "2021-06-01T10:00:00.000Z", "2019-01-01T00:00:00.000Z",
+    "2023-03-03T03:03:03.000Z",
+    "2021-06-01T10:00:00.000Z",
+    "2021-06-01T10:00:00.000Z",
+    "2019-01-01T00:00:00.000Z",
   ]);
   const paged: string[] = [];
   let cursor: string | null = null;
   do {
-    const [status, page]: [number, any] = await server.call("GET", `/v1/memories?limit=2${cursor ? `&cursor=${cursor}` : ""}`, { token });
+    const [status, page]: [number, any] = await server.call(
+      "GET",
+      `/v1/memories?limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+      { token },
+    );
     expect(status).toBe(200);
     paged.push(...page.data.map((m: { id: string }) => m.id));
     cursor = page.nextCursor;
@@ -46,7 +53,15 @@ test("imported memories with older creation dates list by createdAt descending (
 test("a cursor is its owner's own: another user's request refuses it, and sees none of the importer's memories", async () => {
   const [, first] = await server.call("GET", "/v1/memories?limit=1", { token: "mock-token-importer" });
   expect(first.nextCursor).toEqual(expect.any(String));
-  const refused = await server.call("GET", `/v1/memories?limit=1&cursor=${first.nextCursor}`, { token: "mock-token-other" });
-  expect(refused).toEqual([400, { error: { code: "invalid_request", message: "cursor: is not a cursor returned by this API" } }]);
-  expect(await server.call("GET", "/v1/memories", { token: "mock-token-other" })).toEqual([200, { data: [], nextCursor: null, hasMore: false }]);
+  const refused = await server.call("GET", `/v1/memories?limit=1&cursor=${first.nextCursor}`, {
+    token: "mock-token-other",
+  });
+  expect(refused).toEqual([
+    400,
+    { error: { code: "invalid_request", message: "cursor: is not a cursor returned by this API" } },
+  ]);
+  expect(await server.call("GET", "/v1/memories", { token: "mock-token-other" })).toEqual([
+    200,
+    { data: [], nextCursor: null, hasMore: false },
+  ]);
 });

@@ -33,7 +33,9 @@ describe("POST /v1/memories", () => {
       body: { content: "Alice prefers green tea in the morning", metadata: { topic: "drinks", rank: 2 } },
     });
     expect(status).toBe(201);
-    expect(body).toEqual(record({ content: "Alice prefers green tea in the morning", metadata: { topic: "drinks", rank: 2 } }));
+    expect(body).toEqual(
+      record({ content: "Alice prefers green tea in the morning", metadata: { topic: "drinks", rank: 2 } }),
+    );
     expect(body.createdAt).toBe(body.updatedAt);
   });
 
@@ -43,13 +45,21 @@ describe("POST /v1/memories", () => {
       body: { id: "custom-1", content: "Custom id memory", workspaceId: ws, session_id: "s1" },
     });
     expect(status).toBe(201);
-    expect(body).toEqual(record({ id: "custom-1", content: "Custom id memory", workspaceId: ws, projectId: ws, session_id: "s1" }));
+    expect(body).toEqual(
+      record({ id: "custom-1", content: "Custom id memory", workspaceId: ws, projectId: ws, session_id: "s1" }),
+    );
   });
 
   test("a duplicate custom id for the same owner is 409 conflict; another owner may reuse it", async () => {
     const [status, body] = await server.call("POST", "/v1/memories", { body: { id: "custom-1", content: "again" } });
-    expect([status, body]).toEqual([409, { error: { code: "conflict", message: "id: a memory with id 'custom-1' already exists" } }]);
-    const [bobStatus, bobBody] = await server.call("POST", "/v1/memories", { token: BOB, body: { id: "custom-1", content: "bob's own" } });
+    expect([status, body]).toEqual([
+      409,
+      { error: { code: "conflict", message: "id: a memory with id 'custom-1' already exists" } },
+    ]);
+    const [bobStatus, bobBody] = await server.call("POST", "/v1/memories", {
+      token: BOB,
+      body: { id: "custom-1", content: "bob's own" },
+    });
     expect(bobStatus).toBe(201);
     expect(bobBody.ownerId).toBe("bob");
   });
@@ -83,7 +93,10 @@ describe("POST /v1/memories", () => {
   });
 
   test("malformed JSON and a missing body are 400 with the error shape", async () => {
-    expect(await server.call("POST", "/v1/memories", { body: "{nope" })).toEqual([400, { error: { code: "invalid_request", message: "request body is not valid JSON" } }]);
+    expect(await server.call("POST", "/v1/memories", { body: "{nope" })).toEqual([
+      400,
+      { error: { code: "invalid_request", message: "request body is not valid JSON" } },
+    ]);
     const [status, body] = await server.call("POST", "/v1/memories");
     expect(status).toBe(400);
     expect(body.error.code).toBe("invalid_request");
@@ -94,7 +107,11 @@ describe("GET /v1/memories", () => {
   let isolated: TestServer;
   beforeAll(async () => {
     isolated = await startTestServer();
-    for (let i = 0; i < 7; i++) await isolated.call("POST", "/v1/memories", { token: "mock-token-pager", body: { content: `memory number ${i}` } });
+    for (let i = 0; i < 7; i++)
+      await isolated.call("POST", "/v1/memories", {
+        token: "mock-token-pager",
+        body: { content: `memory number ${i}` },
+      });
   });
   afterAll(() => isolated.destroy());
 
@@ -103,7 +120,11 @@ describe("GET /v1/memories", () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const [status, page]: [number, any] = await isolated.call("GET", `/v1/memories?limit=3${cursor ? `&cursor=${cursor}` : ""}`, { token: "mock-token-pager" });
+      const [status, page]: [number, any] = await isolated.call(
+        "GET",
+        `/v1/memories?limit=3${cursor ? `&cursor=${cursor}` : ""}`,
+        { token: "mock-token-pager" },
+      );
       expect(status).toBe(200);
       seen.push(...page.data.map((m: { content: string }) => m.content));
       expect(page.hasMore).toBe(page.nextCursor !== null);
@@ -133,8 +154,14 @@ describe("GET and DELETE /v1/memories/:id", () => {
   test("gets, deletes with the union shape, then 404s", async () => {
     const [, created] = await server.call("POST", "/v1/memories", { body: { content: "to be deleted soon" } });
     expect(await server.call("GET", `/v1/memories/${created.id}`)).toEqual([200, created]);
-    expect(await server.call("DELETE", `/v1/memories/${created.id}`)).toEqual([200, { id: created.id, deleted: true, success: true }]);
-    expect(await server.call("GET", `/v1/memories/${created.id}`)).toEqual([404, { error: { code: "not_found", message: `memory '${created.id}' not found` } }]);
+    expect(await server.call("DELETE", `/v1/memories/${created.id}`)).toEqual([
+      200,
+      { id: created.id, deleted: true, success: true },
+    ]);
+    expect(await server.call("GET", `/v1/memories/${created.id}`)).toEqual([
+      404,
+      { error: { code: "not_found", message: `memory '${created.id}' not found` } },
+    ]);
     expect((await server.call("DELETE", `/v1/memories/${created.id}`))[0]).toBe(404);
   });
 
@@ -165,12 +192,18 @@ describe("POST /v1/memories/search", () => {
   afterAll(() => s.destroy());
 
   test("finds a memory right after it is written (read-your-writes), with the union shape", async () => {
-    const [, created] = await s.call("POST", "/v1/memories", { body: { content: "Marmalade sandwiches for Paddington" } });
+    const [, created] = await s.call("POST", "/v1/memories", {
+      body: { content: "Marmalade sandwiches for Paddington" },
+    });
     const [status, body] = await s.call("POST", "/v1/memories/search", { body: { query: "marmalade" } });
     expect(status).toBe(200);
     expect(body).toEqual({
-      results: [{ ...created, score: expect.any(Number), signals: { text: expect.any(Number), words: expect.any(Number) } }],
-      data: [{ ...created, score: expect.any(Number), signals: { text: expect.any(Number), words: expect.any(Number) } }],
+      results: [
+        { ...created, score: expect.any(Number), signals: { text: expect.any(Number), words: expect.any(Number) } },
+      ],
+      data: [
+        { ...created, score: expect.any(Number), signals: { text: expect.any(Number), words: expect.any(Number) } },
+      ],
       mode: "fulltext_fallback",
       strategy: "fulltext",
       signals: ["text", "words"],
@@ -188,14 +221,19 @@ describe("POST /v1/memories/search", () => {
     const [, all] = await s.call("POST", "/v1/memories/search", { body: { query: "dog" } });
     const scores = all.results.map((r: { score: number }) => r.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
-    expect(all.results.map((r: { content: string }) => r.content).sort()).toEqual(["Rex the dog loves chasing tennis balls", "The dog park opens at seven"]);
+    expect(all.results.map((r: { content: string }) => r.content).sort()).toEqual([
+      "Rex the dog loves chasing tennis balls",
+      "The dog park opens at seven",
+    ]);
   });
 
   test("finds exact numbers and stems", async () => {
     const [, numbers] = await s.call("POST", "/v1/memories/search", { body: { query: "4711" } });
     expect(numbers.results.map((r: { content: string }) => r.content)).toEqual(["Order 4711 shipped to Lisbon"]);
     const [, stems] = await s.call("POST", "/v1/memories/search", { body: { query: "chase" } });
-    expect(stems.results.map((r: { content: string }) => r.content)).toEqual(["Rex the dog loves chasing tennis balls"]);
+    expect(stems.results.map((r: { content: string }) => r.content)).toEqual([
+      "Rex the dog loves chasing tennis balls",
+    ]);
   });
 
   test.each([
@@ -208,7 +246,8 @@ describe("POST /v1/memories/search", () => {
     [{ workspaceId: "ws_missing" }, []],
   ])("filters %j", async (filters, expected) => {
     // "ws_1" stands for the workspace created in beforeAll.
-    const real = "workspaceId" in filters && filters.workspaceId === "ws_1" ? { ...filters, workspaceId: ws1 } : filters;
+    const real =
+      "workspaceId" in filters && filters.workspaceId === "ws_1" ? { ...filters, workspaceId: ws1 } : filters;
     const [status, body] = await s.call("POST", "/v1/memories/search", { body: { query: "dog", filters: real } });
     expect(status).toBe(200);
     expect(body.results.map((r: { content: string }) => r.content)).toEqual(expected);
@@ -217,7 +256,9 @@ describe("POST /v1/memories/search", () => {
   test("a boolean metadata filter and a quote in a value are handled safely", async () => {
     const [, vip] = await s.call("POST", "/v1/memories/search", { body: { query: "order", filters: { vip: true } } });
     expect(vip.results.map((r: { content: string }) => r.content)).toEqual(["Order 4711 shipped to Lisbon"]);
-    const [status, body] = await s.call("POST", "/v1/memories/search", { body: { query: "order' OR '1'='1", filters: { topic: "x' OR owner_id <> '" } } });
+    const [status, body] = await s.call("POST", "/v1/memories/search", {
+      body: { query: "order' OR '1'='1", filters: { topic: "x' OR owner_id <> '" } },
+    });
     expect([status, body.results]).toEqual([200, []]);
   });
 
@@ -257,7 +298,9 @@ describe("POST /v1/context/build", () => {
     const s = await startTestServer();
     await s.call("POST", "/v1/memories", { body: { content: "Alice is allergic to peanuts" } });
     await s.call("POST", "/v1/memories", { body: { content: "Alice's sister\nlives in Oslo (peanut farmer)" } });
-    const [status, body] = await s.call("POST", "/v1/context/build", { body: { query: "peanut allergy", include: { notes: true } } });
+    const [status, body] = await s.call("POST", "/v1/context/build", {
+      body: { query: "peanut allergy", include: { notes: true } },
+    });
     expect(status).toBe(200);
     expect(body).toEqual({
       query: "peanut allergy",
@@ -268,11 +311,31 @@ describe("POST /v1/context/build", () => {
       contextText: expect.any(String),
     });
     expect(body.items).toHaveLength(2);
-    expect(body.items[0]).toEqual({ type: "memory", id: expect.stringMatching(/^mem_/), score: expect.any(Number), content: "Alice is allergic to peanuts", workspaceId: null });
-    expect(body.contextText).toBe(["## Relevant context", ...body.items.map((i: { content: string }) => `- ${i.content.replace(/\s+/g, " ")}`)].join("\n"));
+    expect(body.items[0]).toEqual({
+      type: "memory",
+      id: expect.stringMatching(/^mem_/),
+      score: expect.any(Number),
+      content: "Alice is allergic to peanuts",
+      workspaceId: null,
+    });
+    expect(body.contextText).toBe(
+      [
+        "## Relevant context",
+        ...body.items.map((i: { content: string }) => `- ${i.content.replace(/\s+/g, " ")}`),
+      ].join("\n"),
+    );
     const [, none] = await s.call("POST", "/v1/context/build", { body: { query: "unrelated zebra" } });
-    expect(none).toEqual({ query: "unrelated zebra", mode: "fulltext_fallback", strategy: "fulltext", signals: ["text", "words"], items: [], contextText: "" });
-    const [, excluded] = await s.call("POST", "/v1/context/build", { body: { query: "peanut", include: { memories: false } } });
+    expect(none).toEqual({
+      query: "unrelated zebra",
+      mode: "fulltext_fallback",
+      strategy: "fulltext",
+      signals: ["text", "words"],
+      items: [],
+      contextText: "",
+    });
+    const [, excluded] = await s.call("POST", "/v1/context/build", {
+      body: { query: "peanut", include: { memories: false } },
+    });
     expect(excluded.items).toEqual([]);
     await s.destroy();
   });
@@ -284,37 +347,60 @@ describe("POST /v1/context/build", () => {
     await s.call("POST", "/v1/memories", { body: { content: "kiwi in workspace two", workspaceId: two } });
     await s.call("POST", "/v1/memories", { body: { content: "kiwi for everyone" } });
     const [, body] = await s.call("POST", "/v1/context/build", { body: { query: "kiwi", workspace_id: one } });
-    expect(body.items.map((i: { content: string }) => i.content).sort()).toEqual(["kiwi for everyone", "kiwi in workspace one"]);
+    expect(body.items.map((i: { content: string }) => i.content).sort()).toEqual([
+      "kiwi for everyone",
+      "kiwi in workspace one",
+    ]);
     await s.destroy();
   });
 
-  test.each([[{}, /query/], [{ query: "" }, /query/], [{ query: "x", limit: 0 }, /limit/], [{ query: "x", include: { notes: "yes" } }, /include/]])(
-    "rejects %j",
-    async (body, message) => {
-      const [status, response] = await server.call("POST", "/v1/context/build", { body });
-      expect(status).toBe(400);
-      expect(response.error.message).toMatch(message);
-    },
-  );
+  test.each([
+    [{}, /query/],
+    [{ query: "" }, /query/],
+    [{ query: "x", limit: 0 }, /limit/],
+    [{ query: "x", include: { notes: "yes" } }, /include/],
+  ])("rejects %j", async (body, message) => {
+    const [status, response] = await server.call("POST", "/v1/context/build", { body });
+    expect(status).toBe(400);
+    expect(response.error.message).toMatch(message);
+  });
 });
 
 describe("isolation: another user's memories do not exist for you", () => {
   test("get, delete, list, search and context build never reach another user's data", async () => {
     const s = await startTestServer();
-    const [, secret] = await s.call("POST", "/v1/memories", { token: ALICE, body: { content: "alice secret pineapple", metadata: { k: "v" } } });
+    const [, secret] = await s.call("POST", "/v1/memories", {
+      token: ALICE,
+      body: { content: "alice secret pineapple", metadata: { k: "v" } },
+    });
     const missing = await s.call("GET", "/v1/memories/mem_00000000000000000000000000", { token: BOB });
-    expect(await s.call("GET", `/v1/memories/${secret.id}`, { token: BOB })).toEqual([404, { error: { code: "not_found", message: `memory '${secret.id}' not found` } }]);
+    expect(await s.call("GET", `/v1/memories/${secret.id}`, { token: BOB })).toEqual([
+      404,
+      { error: { code: "not_found", message: `memory '${secret.id}' not found` } },
+    ]);
     expect(missing[0]).toBe(404);
     expect((await s.call("DELETE", `/v1/memories/${secret.id}`, { token: BOB }))[0]).toBe(404);
-    expect(await s.call("GET", "/v1/memories", { token: BOB })).toEqual([200, { data: [], nextCursor: null, hasMore: false }]);
-    const [, search] = await s.call("POST", "/v1/memories/search", { token: BOB, body: { query: "pineapple", filters: { k: "v" } } });
+    expect(await s.call("GET", "/v1/memories", { token: BOB })).toEqual([
+      200,
+      { data: [], nextCursor: null, hasMore: false },
+    ]);
+    const [, search] = await s.call("POST", "/v1/memories/search", {
+      token: BOB,
+      body: { query: "pineapple", filters: { k: "v" } },
+    });
     expect(search.results).toEqual([]);
-    const [, context] = await s.call("POST", "/v1/context/build", { token: BOB, body: { query: "pineapple", include: { notes: true, files: true } } });
+    const [, context] = await s.call("POST", "/v1/context/build", {
+      token: BOB,
+      body: { query: "pineapple", include: { notes: true, files: true } },
+    });
     expect(context.items).toEqual([]);
     // Alice still has it, untouched by Bob's delete attempt.
     expect(await s.call("GET", `/v1/memories/${secret.id}`, { token: ALICE })).toEqual([200, secret]);
     // Owner ids that look like filter syntax do not leak across users either.
-    const [, sneaky] = await s.call("POST", "/v1/memories/search", { token: "mock-token-x'OR(owner_id<>'x')OR'", body: { query: "pineapple" } });
+    const [, sneaky] = await s.call("POST", "/v1/memories/search", {
+      token: "mock-token-x'OR(owner_id<>'x')OR'",
+      body: { query: "pineapple" },
+    });
     expect(sneaky.results).toEqual([]);
     await s.destroy();
   });
@@ -323,7 +409,11 @@ describe("isolation: another user's memories do not exist for you", () => {
 describe("conversation context", () => {
   test("within a session, a reply is found by the question it answers; outside one, memories stand alone", async () => {
     const s = await startTestServer();
-    const turns = ["Dana: How long have you two been married?", "Eli: Twelve wonderful years now", "Dana: Where did you go last summer?"];
+    const turns = [
+      "Dana: How long have you two been married?",
+      "Eli: Twelve wonderful years now",
+      "Dana: Where did you go last summer?",
+    ];
     for (const content of turns) await s.call("POST", "/v1/memories", { body: { content, session_id: "chat-1" } });
     await s.call("POST", "/v1/memories", { body: { content: "Standalone: I repaired the fence" } });
     await s.call("POST", "/v1/memories", { body: { content: "Standalone: married friends visited" } });
@@ -356,7 +446,9 @@ describe("conversation context", () => {
     // Once compaction folds the rows into the indices, the same.
     await s.services.indexer.settle();
     const [, again] = await s.call("POST", "/v1/memories/search", { body: { query: "painted lighthouse door" } });
-    expect(again.results.map((r: { content: string }) => r.content)).toEqual(body.results.map((r: { content: string }) => r.content));
+    expect(again.results.map((r: { content: string }) => r.content)).toEqual(
+      body.results.map((r: { content: string }) => r.content),
+    );
     await s.destroy();
   });
 
@@ -367,7 +459,10 @@ describe("conversation context", () => {
       const [, created] = await s.call("POST", "/v1/memories", { body: { content, session_id: "s-del" } });
       ids.push(created.id);
     }
-    const search = async () => (await s.call("POST", "/v1/memories/search", { body: { query: "sourdough pretzels" } }))[1].results.map((r: { content: string }) => r.content);
+    const search = async () =>
+      (await s.call("POST", "/v1/memories/search", { body: { query: "sourdough pretzels" } }))[1].results.map(
+        (r: { content: string }) => r.content,
+      );
     expect(await search()).toEqual(["Q: which bakery sells sourdough pretzels?", "A: the corner one", "B: thanks!"]);
     await s.call("DELETE", `/v1/memories/${ids[0]}`);
     expect(await search()).toEqual([]);

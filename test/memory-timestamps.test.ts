@@ -22,7 +22,8 @@ afterAll(async () => {
   await Promise.all([server.destroy(), restored.destroy()]);
 });
 
-const create = (body: Record<string, unknown> | string, as = token) => server.call("POST", "/v1/memories", { token: as, body });
+const create = (body: Record<string, unknown> | string, as = token) =>
+  server.call("POST", "/v1/memories", { token: as, body });
 
 describe("POST /v1/memories with a timestamp", () => {
   test("ISO 8601 (date, date-time, offsets, fractions) and Unix seconds become createdAt; updatedAt stays the time it was stored", async () => {
@@ -67,7 +68,10 @@ describe("POST /v1/memories with a timestamp", () => {
       ["2023-05-07T10:00:00+24:00", "must be an ISO 8601 date or date-time"],
       ["1969-12-31T23:59:59Z", "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z"],
       [-1, "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z"],
-      [1_700_000_000_000, "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z (as a number: Unix seconds, not milliseconds)"],
+      [
+        1_700_000_000_000,
+        "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z (as a number: Unix seconds, not milliseconds)",
+      ],
     ];
     for (const [timestamp, problem] of refused) {
       const [status, body] = await create({ content: "refused", timestamp });
@@ -75,7 +79,12 @@ describe("POST /v1/memories with a timestamp", () => {
       expect(body.error.message).toStartWith(`timestamp: ${problem}`);
     }
     // JSON has no NaN or Infinity, but 1e400 parses to Infinity; wrong types fail the schema.
-    for (const raw of ['{"content":"refused","timestamp":1e400}', '{"content":"refused","timestamp":true}', '{"content":"refused","timestamp":{}}', '{"content":"refused","timestamp":""}']) {
+    for (const raw of [
+      '{"content":"refused","timestamp":1e400}',
+      '{"content":"refused","timestamp":true}',
+      '{"content":"refused","timestamp":{}}',
+      '{"content":"refused","timestamp":""}',
+    ]) {
       const [status, body] = await create(raw);
       expect([status, body.error.code]).toEqual([400, "invalid_request"]);
       expect(body.error.message).toStartWith("timestamp: ");
@@ -86,17 +95,24 @@ describe("POST /v1/memories with a timestamp", () => {
 
   test("another user sees none of them", async () => {
     await create({ content: "private, dated", timestamp: "2022-02-02" });
-    expect(await server.call("GET", "/v1/memories", { token: "mock-token-someone-else" })).toEqual([200, { data: [], nextCursor: null, hasMore: false }]);
+    expect(await server.call("GET", "/v1/memories", { token: "mock-token-someone-else" })).toEqual([
+      200,
+      { data: [], nextCursor: null, hasMore: false },
+    ]);
   });
 });
 
 describe("elsewhere", () => {
   test("MCP remember takes timestamp, and refuses a bad one naming it", async () => {
-    const memory = ok(await callTool(mcp, "remember", { content: "Went to Lisbon", timestamp: "2022-09-10T09:00:00Z" }));
+    const memory = ok(
+      await callTool(mcp, "remember", { content: "Went to Lisbon", timestamp: "2022-09-10T09:00:00Z" }),
+    );
     expect(memory.createdAt).toBe("2022-09-10T09:00:00.000Z");
     const unix = ok(await callTool(mcp, "remember", { content: "Came back from Lisbon", timestamp: 1663200000 }));
     expect(unix.createdAt).toBe("2022-09-15T00:00:00.000Z");
-    expect(errorOf(await callTool(mcp, "remember", { content: "x", timestamp: "last May" })).error.message).toStartWith("timestamp: must be an ISO 8601");
+    expect(errorOf(await callTool(mcp, "remember", { content: "x", timestamp: "last May" })).error.message).toStartWith(
+      "timestamp: must be an ISO 8601",
+    );
   });
 
   test("export → import into another server keeps every createdAt; an import line's own timestamp counts too", async () => {
@@ -105,15 +121,26 @@ describe("elsewhere", () => {
     for await (const line of exportLines(server.services.store.db, "stamper")) lines.push(line);
     writeFileSync(file, lines.join("\n"));
     const s = restored.services;
-    const report = await importFile({ store: s.store, outbox: s.outbox, config: s.config }, file, { userId: "stamper" });
+    const report = await importFile({ store: s.store, outbox: s.outbox, config: s.config }, file, {
+      userId: "stamper",
+    });
     expect(report.failed).toBe(0);
     const [, original] = await server.call("GET", "/v1/memories?limit=1000", { token });
     const [, copy] = await restored.call("GET", "/v1/memories?limit=1000", { token });
-    const summary = (list: { data: { id: string; createdAt: string; updatedAt: string }[] }) => list.data.map((m) => [m.id, m.createdAt, m.updatedAt]);
+    const summary = (list: { data: { id: string; createdAt: string; updatedAt: string }[] }) =>
+      list.data.map((m) => [m.id, m.createdAt, m.updatedAt]);
     expect(summary(copy)).toEqual(summary(original));
 
     const jsonl = join(restored.dataDir, "lines.jsonl");
-    writeFileSync(jsonl, [{ content: "with a timestamp", timestamp: 1683475200 }, { content: "ISO timestamp", timestamp: "2020-01-02" }].map((l) => JSON.stringify(l)).join("\n"));
+    writeFileSync(
+      jsonl,
+      [
+        { content: "with a timestamp", timestamp: 1683475200 },
+        { content: "ISO timestamp", timestamp: "2020-01-02" },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join("\n"),
+    );
     await importFile({ store: s.store, outbox: s.outbox, config: s.config }, jsonl, { userId: "liner" });
     const [, imported] = await restored.call("GET", "/v1/memories", { token: "mock-token-liner" });
     expect(imported.data.map((m: { content: string; createdAt: string }) => [m.content, m.createdAt])).toEqual([

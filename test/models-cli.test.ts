@@ -36,12 +36,17 @@ async function mnemoModelsWith(env: Record<string, string>, ...args: string[]) {
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
   return { stdout, stderr, exitCode };
 }
 
 const modelsDir = () => join(dataDir, "models");
-const sizeOf = (files: Record<string, Uint8Array>, ...paths: string[]) => paths.reduce((sum, path) => sum + files[path].byteLength, 0);
+const sizeOf = (files: Record<string, Uint8Array>, ...paths: string[]) =>
+  paths.reduce((sum, path) => sum + files[path].byteLength, 0);
 
 test("pull downloads the model and list shows it present, in JSON", async () => {
   const pull = await mnemoModels("pull", "all-MiniLM-L6-v2", "--data", dataDir, "--hub", hub.url, "--json");
@@ -49,7 +54,10 @@ test("pull downloads the model and list shows it present, in JSON", async () => 
   const files = tinyModelFiles();
   const modelSize = sizeOf(files, "tokenizer.json", "config.json", "onnx/model_quantized.onnx");
   const pulled = JSON.parse(pull.stdout);
-  expect({ pull: { ...pull, stdout: { ...pulled, files: pulled.files.map((f: { path: string }) => f.path) } }, list: { ...list, stdout: JSON.parse(list.stdout) } }).toEqual({
+  expect({
+    pull: { ...pull, stdout: { ...pulled, files: pulled.files.map((f: { path: string }) => f.path) } },
+    list: { ...list, stdout: JSON.parse(list.stdout) },
+  }).toEqual({
     pull: {
       exitCode: 0,
       stderr: "",
@@ -67,7 +75,14 @@ test("pull downloads the model and list shows it present, in JSON", async () => 
       stdout: {
         modelsDir: modelsDir(),
         models: [
-          { name: "all-MiniLM-L6-v2", state: "present", path: join(modelsDir(), "all-MiniLM-L6-v2"), sizeBytes: modelSize, dimension: 384, verified: true },
+          {
+            name: "all-MiniLM-L6-v2",
+            state: "present",
+            path: join(modelsDir(), "all-MiniLM-L6-v2"),
+            sizeBytes: modelSize,
+            dimension: 384,
+            verified: true,
+          },
           {
             name: "bge-small-en-v1.5",
             state: "absent",
@@ -88,7 +103,9 @@ test("pull prints one success line; a second pull finds the model present; list 
   const first = await mnemoModels("pull", "--data", dir, "--hub", hub.url);
   const second = await mnemoModels("pull", "--data", dir, "--hub", hub.url);
   const list = await mnemoModels("list", "--data", dir);
-  const size = (sizeOf(tinyModelFiles(), "tokenizer.json", "config.json", "onnx/model_quantized.onnx") / 1000).toFixed(0);
+  const size = (sizeOf(tinyModelFiles(), "tokenizer.json", "config.json", "onnx/model_quantized.onnx") / 1000).toFixed(
+    0,
+  );
   const path = join(dir, "models", "all-MiniLM-L6-v2");
   expect({ first, second, listLines: list.stdout.split("\n").map((line) => line.split(/\s{2,}/)) }).toEqual({
     first: { exitCode: 0, stderr: "", stdout: `✓ pulled all-MiniLM-L6-v2 (${size} kB) in ${path}\n` },
@@ -126,7 +143,10 @@ test("pinned hashes: the default model's published graph is pinned; other files 
   const list = await mnemoModelsWith({}, "list", "--data", dir, "--json");
   const tinySize = tinyModelFiles()["onnx/model_quantized.onnx"].byteLength;
   expect({
-    pins: { sha256: getModelSpec("all-MiniLM-L6-v2").pinnedSha256, bytes: getModelSpec("all-MiniLM-L6-v2").pinnedBytes },
+    pins: {
+      sha256: getModelSpec("all-MiniLM-L6-v2").pinnedSha256,
+      bytes: getModelSpec("all-MiniLM-L6-v2").pinnedBytes,
+    },
     pull,
     listed: JSON.parse(list.stdout).models[0].problem,
   }).toEqual({
@@ -148,15 +168,27 @@ test("install --from copies a model dir without network, verified; a file that d
   const dir = mkdtempSync(join(dataDir, "offline-"));
   const refused = await mnemoModelsWith({}, "install", "--from", source, "--data", dir);
   // Of the pinned size but other bytes: refused by its hash.
-  const forged = writeTinyModel(mkdtempSync(join(dataDir, "forged-")), { ...tinyModelFiles(), "onnx/model_quantized.onnx": new Uint8Array(22_972_370) });
+  const forged = writeTinyModel(mkdtempSync(join(dataDir, "forged-")), {
+    ...tinyModelFiles(),
+    "onnx/model_quantized.onnx": new Uint8Array(22_972_370),
+  });
   const forgedRun = await mnemoModelsWith({}, "install", "--from", forged, "--data", dir);
   const listAfterRefusals = JSON.parse((await mnemoModels("list", "--data", dir, "--json")).stdout).models[0].state;
   const installed = await mnemoModels("install", "all-MiniLM-L6-v2", "--from", source, "--data", dir);
   const missing = await mnemoModels("install", "bge-small-en-v1.5", "--from", join(dataDir, "nowhere"), "--data", dir);
   const list = JSON.parse((await mnemoModels("list", "--data", dir, "--json")).stdout).models[0];
-  const size = (sizeOf(tinyModelFiles(), "tokenizer.json", "config.json", "onnx/model_quantized.onnx") / 1000).toFixed(0);
+  const size = (sizeOf(tinyModelFiles(), "tokenizer.json", "config.json", "onnx/model_quantized.onnx") / 1000).toFixed(
+    0,
+  );
   const path = join(dir, "models", "all-MiniLM-L6-v2");
-  expect({ refused, forgedRun: { ...forgedRun, stderr: forgedRun.stderr.replace(/got [0-9a-f]{64}/, "got <sha>") }, listAfterRefusals, installed, missing, list: { state: list.state, verified: list.verified } }).toEqual({
+  expect({
+    refused,
+    forgedRun: { ...forgedRun, stderr: forgedRun.stderr.replace(/got [0-9a-f]{64}/, "got <sha>") },
+    listAfterRefusals,
+    installed,
+    missing,
+    list: { state: list.state, verified: list.verified },
+  }).toEqual({
     refused: {
       exitCode: 1,
       stdout: "",

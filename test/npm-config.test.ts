@@ -12,8 +12,16 @@ describe("the project's npm configuration", () => {
       stdout: "pipe",
       stderr: "pipe",
     });
-    const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    expect({ exitCode, version: stdout.trim().split("\n").at(-1), stderr }).toEqual({ exitCode: 0, version: "0.1.0", stderr: "" });
+    const [stdout, stderr, exitCode] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    expect({ exitCode, version: stdout.trim().split("\n").at(-1), stderr }).toEqual({
+      exitCode: 0,
+      version: "0.1.0",
+      stderr: "",
+    });
   });
 
   test("onnxruntime-node's install script (a CUDA download from NuGet) is denied; the ones npm install needs are allowed", () => {

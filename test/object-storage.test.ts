@@ -19,7 +19,9 @@ describe("the search index on object storage", () => {
   test("memories are indexed into the bucket, found, and found again by a restarted server", async () => {
     const dataDir = tempDir();
     const first = await startTestServer({ dataDir, env: s3.env() });
-    const [status, created] = await first.call("POST", "/v1/memories", { body: { content: "the tide tables for the northern harbour" } });
+    const [status, created] = await first.call("POST", "/v1/memories", {
+      body: { content: "the tide tables for the northern harbour" },
+    });
     expect(status).toBe(201);
     const [, found] = await first.call("POST", "/v1/memories/search", { body: { query: "tide tables" } });
     expect(found.results.map((r: { id: string }) => r.id)).toEqual([created.id]);

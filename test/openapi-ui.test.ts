@@ -35,7 +35,11 @@ describe("the OpenAPI page", () => {
   });
 
   test.skipIf(skipBrowser)("renders in headless Chromium with every non-loopback request blocked", async () => {
-    expect(haveChromium ? CHROMIUM : `chromium not found at ${CHROMIUM} (under CI it must be there: .ci/run installs Debian's chromium)`).toBe(CHROMIUM);
+    expect(
+      haveChromium
+        ? CHROMIUM
+        : `chromium not found at ${CHROMIUM} (under CI it must be there: .ci/run installs Debian's chromium)`,
+    ).toBe(CHROMIUM);
     let browser: Browser | undefined;
     try {
       browser = await chromium.launch({
@@ -48,7 +52,13 @@ describe("the OpenAPI page", () => {
       const blocked: string[] = [];
       await context.route("**/*", (route) => {
         const url = new URL(route.request().url());
-        if (url.protocol === "data:" || url.protocol === "blob:" || url.hostname === "127.0.0.1" || url.hostname === "localhost") return route.continue();
+        if (
+          url.protocol === "data:" ||
+          url.protocol === "blob:" ||
+          url.hostname === "127.0.0.1" ||
+          url.hostname === "localhost"
+        )
+          return route.continue();
         blocked.push(url.href);
         return route.abort("internetdisconnected");
       });

@@ -18,13 +18,19 @@ const SOLO = [
   "a kayak trip down the river on sunday",
 ];
 /** Other users write the same words much more often, which would skew shared statistics. */
-const NOISE = Array.from({ length: 60 }, (_, i) => `kayak kayak river notes ${i} about the red boathouse and the kayak club`);
+const NOISE = Array.from(
+  { length: 60 },
+  (_, i) => `kayak kayak river notes ${i} about the red boathouse and the kayak club`,
+);
 const QUERIES = ["kayak", "red boathouse", "rain locker", "river trip", "key under stone"];
 
 async function ranked(server: TestServer, user: string) {
   const out: Array<Array<[string, number]>> = [];
   for (const query of QUERIES) {
-    const [status, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query, limit: 10 } });
+    const [status, body] = await server.call("POST", "/v1/memories/search", {
+      token: mock(user),
+      body: { query, limit: 10 },
+    });
     expect(status).toBe(200);
     // Equal scores are ordered by recency, which two servers cannot share to the
     // millisecond: within a tie, compare as a set.
@@ -36,7 +42,9 @@ async function ranked(server: TestServer, user: string) {
 
 async function writeSolo(server: TestServer) {
   for (const [i, content] of SOLO.entries()) {
-    expect((await server.call("POST", "/v1/memories", { token: mock("solo"), body: { id: `solo-${i}`, content } }))[0]).toBe(201);
+    expect(
+      (await server.call("POST", "/v1/memories", { token: mock("solo"), body: { id: `solo-${i}`, content } }))[0],
+    ).toBe(201);
   }
 }
 
@@ -52,9 +60,14 @@ describe("a user's index partition", () => {
     servers.push(alone, shared);
     await writeSolo(alone);
     // Beside others: before, between and after the user's own writes.
-    for (const [i, content] of NOISE.entries()) await shared.call("POST", "/v1/memories", { token: mock(`other-${i % 5}`), body: { content } });
+    for (const [i, content] of NOISE.entries())
+      await shared.call("POST", "/v1/memories", { token: mock(`other-${i % 5}`), body: { content } });
     await writeSolo(shared);
-    for (const [i, content] of NOISE.entries()) await shared.call("POST", "/v1/memories", { token: mock(`late-${i % 3}`), body: { content: `${content} again` } });
+    for (const [i, content] of NOISE.entries())
+      await shared.call("POST", "/v1/memories", {
+        token: mock(`late-${i % 3}`),
+        body: { content: `${content} again` },
+      });
 
     const expected = await ranked(alone, "solo");
     expect(expected.flat().length).toBeGreaterThan(QUERIES.length);
@@ -70,7 +83,10 @@ describe("a user's index partition", () => {
     servers.push(server);
     await server.call("POST", "/v1/memories", { token: mock("ann"), body: { content: "ann keeps the harbour keys" } });
     await server.call("POST", "/v1/memories", { token: mock("bob"), body: { content: "bob keeps the harbour maps" } });
-    const [, bobSearch] = await server.call("POST", "/v1/memories/search", { token: mock("bob"), body: { query: "harbour keys" } });
+    const [, bobSearch] = await server.call("POST", "/v1/memories/search", {
+      token: mock("bob"),
+      body: { query: "harbour keys" },
+    });
     expect(bobSearch.results.map((r: { content: string }) => r.content)).toEqual(["bob keeps the harbour maps"]);
     await server.services.indexer.drain();
     const rows = await indexRows(server.dataDir);
@@ -84,9 +100,14 @@ describe("a user's index partition", () => {
   test("is created on the first write, survives a crash and a reindex, and is gone with the user's last memory", async () => {
     const dir = tempDir("mnemo-partitions-");
     const args = ["--data", dir, "--allow-mock-tokens"];
-    const headers = (user: string) => ({ authorization: `Bearer mock-token-${user}`, "content-type": "application/json" });
+    const headers = (user: string) => ({
+      authorization: `Bearer mock-token-${user}`,
+      "content-type": "application/json",
+    });
     const post = (url: string, user: string, path: string, body: unknown) =>
-      fetch(url + path, { method: "POST", headers: headers(user), body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+      fetch(url + path, { method: "POST", headers: headers(user), body: JSON.stringify(body) }).then(
+        (r) => r.json() as Promise<any>,
+      );
 
     const first = await spawnServer(args);
     await post(first.url, "warm", "/v1/memories", { content: "someone else" });
@@ -101,7 +122,9 @@ describe("a user's index partition", () => {
     await first.proc.exited;
 
     const second = await spawnServer(args);
-    expect((await post(second.url, "lazy", "/v1/memories/search", { query: "gate code" })).results.map((r: any) => r.id)).toEqual([written.id]);
+    expect(
+      (await post(second.url, "lazy", "/v1/memories/search", { query: "gate code" })).results.map((r: any) => r.id),
+    ).toEqual([written.id]);
     second.proc.kill("SIGTERM");
     await second.proc.exited;
     const reindexed = await runCli(["reindex", "--data", dir]);
@@ -109,8 +132,13 @@ describe("a user's index partition", () => {
     expect(duplicates(await indexRows(dir))).toEqual([]);
 
     const third = await spawnServer(args);
-    expect((await post(third.url, "lazy", "/v1/memories/search", { query: "gate code" })).results.map((r: any) => r.id)).toEqual([written.id]);
-    const removed = await fetch(`${third.url}/v1/memories/${written.id}`, { method: "DELETE", headers: headers("lazy") });
+    expect(
+      (await post(third.url, "lazy", "/v1/memories/search", { query: "gate code" })).results.map((r: any) => r.id),
+    ).toEqual([written.id]);
+    const removed = await fetch(`${third.url}/v1/memories/${written.id}`, {
+      method: "DELETE",
+      headers: headers("lazy"),
+    });
     expect(removed.status).toBe(200);
     expect((await post(third.url, "lazy", "/v1/memories/search", { query: "gate code" })).results).toEqual([]);
     await waitForIndex(third.url);
@@ -128,10 +156,14 @@ describe("open index tables", () => {
     const server = await startTestServer({ env: { MNEMO_INDEX_OPEN_TABLES: "3" } });
     servers.push(server);
     const users = Array.from({ length: 8 }, (_, i) => `many-${i}`);
-    for (const user of users) await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `${user} waters the ferns` } });
+    for (const user of users)
+      await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `${user} waters the ferns` } });
     for (let round = 0; round < 2; round++) {
       for (const user of users) {
-        const [, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query: "ferns" } });
+        const [, body] = await server.call("POST", "/v1/memories/search", {
+          token: mock(user),
+          body: { query: "ferns" },
+        });
         expect(body.results.map((r: { content: string }) => r.content)).toEqual([`${user} waters the ferns`]);
         expect(server.services.search.internals.lance.openTableCount).toBeLessThanOrEqual(3);
       }

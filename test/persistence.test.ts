@@ -8,9 +8,12 @@ import { tempDir } from "./helpers/server";
 afterEach(killSpawnedServers);
 
 const headers = { authorization: "Bearer mock-token-p", "content-type": "application/json" };
-const create = (url: string, content: string) => fetch(`${url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) });
+const create = (url: string, content: string) =>
+  fetch(`${url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) });
 const search = (url: string, query: string) =>
-  fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query, limit: 100 }) }).then((r) => r.json() as Promise<any>);
+  fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query, limit: 100 }) }).then(
+    (r) => r.json() as Promise<any>,
+  );
 
 describe("durability", () => {
   test("memories survive a clean restart", async () => {
@@ -63,7 +66,10 @@ describe("durability", () => {
 
     const second = await spawnServer(["--data", dir, "--allow-mock-tokens"]);
     const found = await search(second.url, "heron");
-    expect(found.results.map((r: { content: string }) => r.content).sort()).toEqual(["heron by the lake", "heron in the reeds"]);
+    expect(found.results.map((r: { content: string }) => r.content).sort()).toEqual([
+      "heron by the lake",
+      "heron in the reeds",
+    ]);
     second.proc.kill("SIGTERM");
     await second.proc.exited;
     rmSync(dir, { recursive: true, force: true });

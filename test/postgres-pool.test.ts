@@ -30,7 +30,10 @@ describe("a PostgreSQL pool with no free connection", () => {
       );
       expect(error).toBeInstanceOf(Error);
       const translated = translateError(error);
-      expect({ unavailable: translated instanceof StoreUnavailableError, message: (translated as Error).message }).toEqual({
+      expect({
+        unavailable: translated instanceof StoreUnavailableError,
+        message: (translated as Error).message,
+      }).toEqual({
         unavailable: true,
         message: "timeout exceeded when trying to connect",
       });

@@ -20,7 +20,8 @@ describe("searches do not reveal what another user searched", () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({ env: embedderEnv() });
-    for (const user of ["alice", "bob"]) await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `${user} keeps bees` } });
+    for (const user of ["alice", "bob"])
+      await server.call("POST", "/v1/memories", { token: mock(user), body: { content: `${user} keeps bees` } });
     await server.services.indexer.drain();
   });
   afterAll(() => server.destroy());
@@ -51,7 +52,10 @@ describe("searches do not reveal what another user searched", () => {
     await server.call("POST", "/v1/memories", { token: mock("bob"), body: { content: text } });
     await server.services.indexer.drain();
     expect(embedsOf(text)).toBe(2);
-    expect([await cachedRows(server.services.store, "alice", text), await cachedRows(server.services.store, "bob", text)]).toEqual([1, 1]);
+    expect([
+      await cachedRows(server.services.store, "alice", text),
+      await cachedRows(server.services.store, "bob", text),
+    ]).toEqual([1, 1]);
   });
 });
 
@@ -62,7 +66,11 @@ describe("the embedding cache lets go of deleted content", () => {
     const ids: string[] = [];
     // The same text twice: in two workspaces (one user stores an exact duplicate once per workspace).
     const [, ws] = await server.call("POST", "/v1/workspaces", { body: { name: "kitchen" } });
-    for (const body of [{ content: text }, { content: text, workspaceId: ws.id }, { content: "unrelated memory about trains" }]) {
+    for (const body of [
+      { content: text },
+      { content: text, workspaceId: ws.id },
+      { content: "unrelated memory about trains" },
+    ]) {
       ids.push((await server.call("POST", "/v1/memories", { body }))[1].id);
     }
     await server.services.indexer.drain();
@@ -75,14 +83,19 @@ describe("the embedding cache lets go of deleted content", () => {
 
     await server.call("DELETE", `/v1/memories/${ids[1]}`);
     await server.services.indexer.drain();
-    expect([await cachedRows(store, "alice", text), await cachedRows(store, "alice", "unrelated memory about trains")]).toEqual([0, 1]);
+    expect([
+      await cachedRows(store, "alice", text),
+      await cachedRows(store, "alice", "unrelated memory about trains"),
+    ]).toEqual([0, 1]);
     await server.destroy();
   });
 
   test("deletes made while no embedder is configured still remove the vector", async () => {
     const dataDir = tempDir();
     const withVectors = await startTestServer({ dataDir, env: embedderEnv() });
-    const [, created] = await withVectors.call("POST", "/v1/memories", { body: { content: "the attic key is under the mat" } });
+    const [, created] = await withVectors.call("POST", "/v1/memories", {
+      body: { content: "the attic key is under the mat" },
+    });
     await withVectors.services.indexer.drain();
     expect(await cachedRows(withVectors.services.store, "alice", "the attic key is under the mat")).toBe(1);
     await withVectors.stop();
@@ -104,7 +117,10 @@ describe("the embedding cache lets go of deleted content", () => {
     expect((await cache.getMany("test-space", ["k1"])).size).toBe(1);
     await put("k5");
     // Over the bound (5 > 4): trimmed to 90% of it (3), oldest use first: k2 and k3.
-    const left = await all<{ text_hash: string }>(server.services.store.db, sql`SELECT text_hash FROM embedding_cache ORDER BY text_hash`);
+    const left = await all<{ text_hash: string }>(
+      server.services.store.db,
+      sql`SELECT text_hash FROM embedding_cache ORDER BY text_hash`,
+    );
     expect(left.map((r) => r.text_hash)).toEqual(["k1", "k4", "k5"]);
     await server.destroy();
   });

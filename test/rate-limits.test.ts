@@ -9,7 +9,11 @@ const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 const body = JSON.stringify({ messages: [{ role: "user", content: "hi" }], memory: { enabled: false } });
 
 async function complete(url: string, token: string) {
-  const response = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body });
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body,
+  });
   const json = (await response.json()) as any;
   const h = (name: string) => response.headers.get(name);
   return {
@@ -63,12 +67,20 @@ describe(`rate limits on ${backend}`, () => {
 
 describe(`the per-principal limit on ${backend}`, () => {
   test("600 per hour per principal, across keys and under concurrency: exactly 600 admitted", async () => {
-    const server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "100000" } });
+    const server = await startTestServer({
+      env: { LLM_GATEWAY_URL: fake.url, MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "100000" },
+    });
     try {
-      const keys = await Promise.all([0, 1, 2].map(() => server.services.credentials.createApiKey({ userId: "max", scopes: ["chat"] }).then((k) => k.key)));
+      const keys = await Promise.all(
+        [0, 1, 2].map(() =>
+          server.services.credentials.createApiKey({ userId: "max", scopes: ["chat"] }).then((k) => k.key),
+        ),
+      );
       const statuses: number[] = [];
       for (let batch = 0; batch < 61; batch++) {
-        const results = await Promise.all(Array.from({ length: 10 }, (_, i) => complete(server.url, keys[(batch * 10 + i) % 3])));
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => complete(server.url, keys[(batch * 10 + i) % 3])),
+        );
         statuses.push(...results.map((r) => r.status));
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(600);
@@ -107,11 +119,18 @@ describe(`windows in the store of record on ${backend}`, () => {
     // busy wait of one would block the other's commit).
     const b = await spawnServer(["--data", dataDir, "--allow-mock-tokens"], env);
     try {
-      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => complete(i % 2 ? a.url : b.url, "mock-token-oli")));
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => complete(i % 2 ? a.url : b.url, "mock-token-oli")),
+      );
       expect(results.filter((r) => r.status === 200)).toHaveLength(10);
       expect(results.filter((r) => r.status === 429 && r.code === "rate_limited")).toHaveLength(20);
       // The counts the replicas reported as remaining are 9..0, each once.
-      expect(results.filter((r) => r.status === 200).map((r) => Number(r.remaining)).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(
+        results
+          .filter((r) => r.status === 200)
+          .map((r) => Number(r.remaining))
+          .sort((x, y) => x - y),
+      ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       // Usage counted by both replicas adds up in the one store.
       const [, usage] = await a.call("GET", "/v1/usage", { token: "mock-token-oli" });
       expect(usage.usage).toMatchObject({ totalTokens: 180, requestCount: 10 });
@@ -127,7 +146,14 @@ describe(`admission before retrieval on ${backend}`, () => {
   test("requests refused by the rate limit or the monthly quota run no memory search: the embedder sees only admitted requests' queries", async () => {
     const gateway = startFakeUpstream();
     // A retrieval budget no retrieval reaches: a busy machine must not turn "injected" into "timeout".
-    const env = { LLM_GATEWAY_URL: gateway.url, EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: gateway.url, EMBEDDINGS_MODEL: "fake-64", MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "3", MNEMO_MEMORY_WINDOW_MS: "60000" };
+    const env = {
+      LLM_GATEWAY_URL: gateway.url,
+      EMBEDDINGS_PROVIDER: "openai",
+      EMBEDDINGS_URL: gateway.url,
+      EMBEDDINGS_MODEL: "fake-64",
+      MNEMO_RATE_LIMIT_KEY_PER_MINUTE: "3",
+      MNEMO_MEMORY_WINDOW_MS: "60000",
+    };
     const server = await startTestServer({ env });
     const ask = async (token: string, query: string) => {
       const response = await fetch(`${server.url}/v1/chat/completions`, {
@@ -142,14 +168,27 @@ describe(`admission before retrieval on ${backend}`, () => {
     const searched = () => gateway.embedded.filter((text) => text.startsWith("question "));
     try {
       for (const user of ["ida", "jo"]) {
-        expect((await server.call("POST", "/v1/memories", { token: `mock-token-${user}`, body: { content: "the lighthouse is painted red" } }))[0]).toBe(201);
+        expect(
+          (
+            await server.call("POST", "/v1/memories", {
+              token: `mock-token-${user}`,
+              body: { content: "the lighthouse is painted red" },
+            })
+          )[0],
+        ).toBe(201);
       }
       // Until both have vectors, a search is full-text only and embeds nothing.
       for (const user of ["ida", "jo"]) {
-        await waitFor(async () => {
-          const [, found] = await server.call("POST", "/v1/memories/search", { token: `mock-token-${user}`, body: { query: "lighthouse painted" } });
-          return found.mode === "semantic";
-        }, { what: `${user}'s memory to have its vector`, everyMs: 50 });
+        await waitFor(
+          async () => {
+            const [, found] = await server.call("POST", "/v1/memories/search", {
+              token: `mock-token-${user}`,
+              body: { query: "lighthouse painted" },
+            });
+            return found.mode === "semantic";
+          },
+          { what: `${user}'s memory to have its vector`, everyMs: 50 },
+        );
       }
       // Three per minute for this credential: 3 admitted, 5 refused.
       const answers = [];

@@ -39,15 +39,31 @@ describe("with no index writer at all (MNEMO_INDEX_WRITER=never)", () => {
   test("documents query and context build include the pending blocks (an edit by its new words), and another user sees none of them", async () => {
     const s = await server({ MNEMO_INDEX_WRITER: "never" });
     const ws = await createWorkspace(s, "Owls");
-    const doc = await createDocument(s, ws, { title: "Birds", indexable_blocks: [{ id: "b1", content: "Barn owls hunt at night." }, { id: "b2", content: "Swifts sleep on the wing." }] });
+    const doc = await createDocument(s, ws, {
+      title: "Birds",
+      indexable_blocks: [
+        { id: "b1", content: "Barn owls hunt at night." },
+        { id: "b2", content: "Swifts sleep on the wing." },
+      ],
+    });
     const [, query] = await s.call("POST", "/v1/documents/query", { body: { query: "owls", workspace_id: ws } });
     expect(JSON.stringify(query)).toContain("Barn owls hunt at night.");
-    const [edited] = await s.call("PATCH", `/v1/documents/${doc.id}`, { body: { workspace_id: ws, indexable_blocks: [{ id: "b2", content: "Swifts sleep on the wing." }] } });
+    const [edited] = await s.call("PATCH", `/v1/documents/${doc.id}`, {
+      body: { workspace_id: ws, indexable_blocks: [{ id: "b2", content: "Swifts sleep on the wing." }] },
+    });
     expect(edited).toBe(200);
-    expect(JSON.stringify((await s.call("POST", "/v1/documents/query", { body: { query: "owls", workspace_id: ws } }))[1])).not.toContain("Barn owls");
-    expect(JSON.stringify((await s.call("POST", "/v1/documents/query", { body: { query: "swifts", workspace_id: ws } }))[1])).toContain("Swifts sleep");
-    await s.call("PATCH", `/v1/documents/${doc.id}`, { body: { workspace_id: ws, indexable_blocks: [{ id: "b1", content: "Barn owls hunt at night." }] } });
-    const [, context] = await s.call("POST", "/v1/context/build", { body: { query: "owls", workspace_id: ws, include: { notes: true } } });
+    expect(
+      JSON.stringify((await s.call("POST", "/v1/documents/query", { body: { query: "owls", workspace_id: ws } }))[1]),
+    ).not.toContain("Barn owls");
+    expect(
+      JSON.stringify((await s.call("POST", "/v1/documents/query", { body: { query: "swifts", workspace_id: ws } }))[1]),
+    ).toContain("Swifts sleep");
+    await s.call("PATCH", `/v1/documents/${doc.id}`, {
+      body: { workspace_id: ws, indexable_blocks: [{ id: "b1", content: "Barn owls hunt at night." }] },
+    });
+    const [, context] = await s.call("POST", "/v1/context/build", {
+      body: { query: "owls", workspace_id: ws, include: { notes: true } },
+    });
     expect(JSON.stringify(context)).toContain("Barn owls hunt at night.");
     const [, other] = await s.call("POST", "/v1/documents/query", { token: mock("mallory"), body: { query: "owls" } });
     expect(JSON.stringify(other)).not.toContain("Barn owls");
@@ -55,7 +71,23 @@ describe("with no index writer at all (MNEMO_INDEX_WRITER=never)", () => {
 });
 
 /** Sixty memories with overlapping words (a fixed pseudo-random draw), so that scores spread and ties happen. */
-const WORDS = ["garden", "tomato", "river", "boat", "winter", "coat", "violin", "lesson", "bakery", "bread", "sister", "wedding", "gardening", "boats", "lessons"];
+const WORDS = [
+  "garden",
+  "tomato",
+  "river",
+  "boat",
+  "winter",
+  "coat",
+  "violin",
+  "lesson",
+  "bakery",
+  "bread",
+  "sister",
+  "wedding",
+  "gardening",
+  "boats",
+  "lessons",
+];
 let seed = 7;
 const next = () => {
   seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -65,7 +97,15 @@ const corpus = Array.from({ length: 60 }, (_, i) => {
   const picked = Array.from({ length: 2 + Math.floor(next() * 5) }, () => WORDS[Math.floor(next() * WORDS.length)]);
   return `${i % 4 === 0 ? "note:" : "I said"} ${picked.join(i % 2 ? " and the " : " ")}${i % 9 === 0 ? "" : ` (${i})`}`;
 });
-const QUERIES = ["garden tomato", "river boat winter", "violin lesson", "bread", "sister wedding coat", "gardens", "the boats on the river"];
+const QUERIES = [
+  "garden tomato",
+  "river boat winter",
+  "violin lesson",
+  "bread",
+  "sister wedding coat",
+  "gardens",
+  "the boats on the river",
+];
 
 async function rankings(s: TestServer, user: string): Promise<Record<string, Array<[string, number]>>> {
   const out: Record<string, Array<[string, number]>> = {};
@@ -100,23 +140,39 @@ describe("rankings depend on the user's own data alone", () => {
     // Beside five users writing at the same time, read right after the last write.
     const busy = await server();
     const others = Promise.all(
-      Array.from({ length: 5 }, (_, u) => write(busy, `busy-${u}`, corpus.map((c, i) => `${c} ${u} ${i % 7 === 0 ? "garden" : "river"}`))),
+      Array.from({ length: 5 }, (_, u) =>
+        write(
+          busy,
+          `busy-${u}`,
+          corpus.map((c, i) => `${c} ${u} ${i % 7 === 0 ? "garden" : "river"}`),
+        ),
+      ),
     );
     await write(busy, "ranker", corpus);
     const besideBusy = await rankings(busy, "ranker");
     await others;
 
     expect(rightAfter["garden tomato"].length).toBeGreaterThan(3);
-    expect({ indexed, compacted, pendingOnly, besideBusy }).toEqual({ indexed: rightAfter, compacted: rightAfter, pendingOnly: rightAfter, besideBusy: rightAfter });
+    expect({ indexed, compacted, pendingOnly, besideBusy }).toEqual({
+      indexed: rightAfter,
+      compacted: rightAfter,
+      pendingOnly: rightAfter,
+      besideBusy: rightAfter,
+    });
 
     // Deletes: the same memories gone everywhere, the rest ranked alike, indexed or not.
     const doomed = ids.filter((_, i) => i % 5 === 0);
-    for (const id of doomed) expect((await quiet.call("DELETE", `/v1/memories/${id}`, { token: mock("ranker") }))[0]).toBe(200);
-    const neverIds = (await never.call("GET", "/v1/memories?limit=100", { token: mock("ranker") }))[1].data as Array<{ id: string; content: string }>;
+    for (const id of doomed)
+      expect((await quiet.call("DELETE", `/v1/memories/${id}`, { token: mock("ranker") }))[0]).toBe(200);
+    const neverIds = (await never.call("GET", "/v1/memories?limit=100", { token: mock("ranker") }))[1].data as Array<{
+      id: string;
+      content: string;
+    }>;
     const doomedContents = new Set(doomed.map((id) => corpus[ids.indexOf(id)]));
     const neverDoomed = neverIds.filter((m) => doomedContents.has(m.content));
     expect(neverDoomed).toHaveLength(doomed.length);
-    for (const memory of neverDoomed) await never.call("DELETE", `/v1/memories/${memory.id}`, { token: mock("ranker") });
+    for (const memory of neverDoomed)
+      await never.call("DELETE", `/v1/memories/${memory.id}`, { token: mock("ranker") });
     const afterDeletes = await rankings(quiet, "ranker");
     await quiet.services.indexer.drain();
     expect(await rankings(quiet, "ranker")).toEqual(afterDeletes);

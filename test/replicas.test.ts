@@ -10,10 +10,17 @@ afterEach(killSpawnedServers);
 
 const headers = { authorization: "Bearer mock-token-rep", "content-type": "application/json" };
 const create = (url: string, content: string) =>
-  fetch(`${url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  fetch(`${url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content }) }).then(async (r) => ({
+    status: r.status,
+    body: (await r.json()) as any,
+  }));
 const search = (url: string, query: string) =>
   // Full text alone: these tests count which writes the index and the store hold, not the word vectors' neighbours.
-  fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query, limit: 100, signals: ["text"] }) }).then(async (r) => ({
+  fetch(`${url}/v1/memories/search`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ query, limit: 100, signals: ["text"] }),
+  }).then(async (r) => ({
     lag: r.headers.get("x-svc-index-lag"),
     ids: ((await r.json()) as any).results.map((m: { id: string }) => m.id) as string[],
   }));

@@ -12,14 +12,23 @@ beforeAll(async () => {
 afterAll(() => server.destroy());
 
 async function remember(user: string, content: string, timestamp?: string) {
-  const [status, body] = await server.call("POST", "/v1/memories", { token: mock(user), body: { content, ...(timestamp ? { timestamp } : {}) } });
+  const [status, body] = await server.call("POST", "/v1/memories", {
+    token: mock(user),
+    body: { content, ...(timestamp ? { timestamp } : {}) },
+  });
   expect(status).toBe(201);
   return body.id as string;
 }
 async function search(user: string, query: string, extra: Record<string, unknown> = {}) {
-  const [status, body] = await server.call("POST", "/v1/memories/search", { token: mock(user), body: { query, ...extra } });
+  const [status, body] = await server.call("POST", "/v1/memories/search", {
+    token: mock(user),
+    body: { query, ...extra },
+  });
   expect(status).toBe(200);
-  return body as { results: Array<{ id: string; content: string; score: number; signals: Record<string, number> }>; signals: string[] };
+  return body as {
+    results: Array<{ id: string; content: string; score: number; signals: Record<string, number> }>;
+    signals: string[];
+  };
 }
 
 describe("the analyzer", () => {
@@ -29,7 +38,9 @@ describe("the analyzer", () => {
     await remember("ana", "The café on the corner serves crêpes");
     const found = await search("ana", "what about allergies?", { signals: ["text"] });
     expect(found.results.map((r) => r.id).sort()).toEqual([allergic, allergy].sort());
-    expect((await search("ana", "cafe crepes", { signals: ["text"] })).results.map((r) => r.content)).toEqual(["The café on the corner serves crêpes"]);
+    expect((await search("ana", "cafe crepes", { signals: ["text"] })).results.map((r) => r.content)).toEqual([
+      "The café on the corner serves crêpes",
+    ]);
     expect((await search("ana", "what is the", { signals: ["text"] })).results).toEqual([]);
   });
 });
@@ -54,7 +65,9 @@ describe("the word-vector layer", () => {
     expect(found.results.map((r) => r.id)).toEqual([pets, taxes]);
     expect(found.results[0].signals.words).toBeGreaterThan(found.results[1].signals.words);
     // By the words alone the other one comes first (it is shorter): the word vectors changed the order.
-    expect((await search("cleo", "do you have any pets, like a dog?", { signals: ["text"] })).results.map((r) => r.id)).toEqual([taxes, pets]);
+    expect(
+      (await search("cleo", "do you have any pets, like a dog?", { signals: ["text"] })).results.map((r) => r.id),
+    ).toEqual([taxes, pets]);
   });
 });
 

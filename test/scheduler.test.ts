@@ -62,7 +62,11 @@ describe("the scheduler", () => {
     finish.resolve();
     await stopping;
     await afterDueTimers();
-    expect({ fired, pending: scheduler.pendingCount, errors }).toEqual({ fired: ["long done"], pending: 0, errors: [] });
+    expect({ fired, pending: scheduler.pendingCount, errors }).toEqual({
+      fired: ["long done"],
+      pending: 0,
+      errors: [],
+    });
     // After stop, scheduling is a no-op.
     scheduler.after(0, "after stop", () => fired.push("after stop"));
     scheduler.every(0, "after stop", () => fired.push("after stop"));

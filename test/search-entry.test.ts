@@ -18,7 +18,9 @@ function sourceFiles(dir: string): string[] {
 /** Every module a file imports (static, dynamic and re-exports), as paths from the repository root. */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(ROOT, file), "utf8");
-  const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}\/[^"']+)["']/gm)].map((m) => m[1]);
+  const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.{1,2}\/[^"']+)["']/gm)].map(
+    (m) => m[1],
+  );
   return specifiers.map((specifier) => relative(ROOT, resolve(ROOT, dirname(file), specifier)).replace(/\.ts$/, ""));
 }
 

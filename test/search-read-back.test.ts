@@ -16,13 +16,22 @@ test("hits deleted from the store but still in the index are skipped and the nex
     const [, body] = await server.call("POST", "/v1/memories", { token, body: { content: `kite kite kite ${i}` } });
     ids.push(body.id);
   }
-  for (let i = 0; i < 10; i++) await server.call("POST", "/v1/memories", { token, body: { content: `a kite seen over the long grey beach, note ${i}` } });
+  for (let i = 0; i < 10; i++)
+    await server.call("POST", "/v1/memories", {
+      token,
+      body: { content: `a kite seen over the long grey beach, note ${i}` },
+    });
   const [, before] = await server.call("POST", "/v1/memories/search", { token, body: { query: "kite", limit: 10 } });
-  expect(before.results.map((r: { content: string }) => r.content).every((c: string) => c.startsWith("kite kite kite"))).toBe(true);
+  expect(
+    before.results.map((r: { content: string }) => r.content).every((c: string) => c.startsWith("kite kite kite")),
+  ).toBe(true);
   // No index writer from here on: the deletes reach the store, never the index.
   await server.services.indexer.stop();
   for (const id of ids) expect((await server.call("DELETE", `/v1/memories/${id}`, { token }))[0]).toBe(200);
-  const [status, after] = await server.call("POST", "/v1/memories/search", { token, body: { query: "kite", limit: 10 } });
+  const [status, after] = await server.call("POST", "/v1/memories/search", {
+    token,
+    body: { query: "kite", limit: 10 },
+  });
   expect(status).toBe(200);
   const contents = after.results.map((r: { content: string }) => r.content);
   expect(contents).toHaveLength(10);

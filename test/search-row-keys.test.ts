@@ -19,10 +19,12 @@ afterAll(async () => {
 
 const WORDS = ["harbour", "kayak", "locker", "river", "lantern", "garden", "violin", "market"];
 const QUERIES = ["harbour kayak", "locker", "river lantern", "garden violin market", "kayak"];
-const sentence = (i: number, tag: string) => `${tag} note ${i}: the ${WORDS[i % 8]} by the ${WORDS[(i * 3 + 1) % 8]} and ${WORDS[(i * 5 + 2) % 8]}`;
+const sentence = (i: number, tag: string) =>
+  `${tag} note ${i}: the ${WORDS[i % 8]} by the ${WORDS[(i * 3 + 1) % 8]} and ${WORDS[(i * 5 + 2) % 8]}`;
 
 type Keyed = Array<[string, number]>;
-const keyed = (hits: RawHit[]): Keyed => hits.map((h): [string, number] => [h.item_id, h._score ?? 0]).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+const keyed = (hits: RawHit[]): Keyed =>
+  hits.map((h): [string, number] => [h.item_id, h._score ?? 0]).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 
 /** The map's answer and the column's answer for every query, on one store. */
 async function both(lance: LanceStore, table: string) {
@@ -44,7 +46,10 @@ async function mapLoaded(lance: LanceStore, atLeast: number) {
 
 async function write(server: TestServer, user: string, from: number, count: number, tag: string) {
   for (let i = from; i < from + count; i++) {
-    const [status] = await server.call("POST", "/v1/memories", { token: mock(user), body: { id: `${tag}-${i}`, content: sentence(i, tag) } });
+    const [status] = await server.call("POST", "/v1/memories", {
+      token: mock(user),
+      body: { id: `${tag}-${i}`, content: sentence(i, tag) },
+    });
     expect(status).toBe(201);
   }
   await server.services.indexer.drain();
@@ -66,7 +71,8 @@ describe("memory search by row address", () => {
 
     // New rows land in a new fragment the map does not hold yet; then deletions.
     await write(server, "rk", 40, 25, "a");
-    for (const i of [3, 17, 44]) expect((await server.call("DELETE", `/v1/memories/a-${i}`, { token: mock("rk") }))[0]).toBe(200);
+    for (const i of [3, 17, 44])
+      expect((await server.call("DELETE", `/v1/memories/a-${i}`, { token: mock("rk") }))[0]).toBe(200);
     await server.services.indexer.drain();
     const grown = await both(lance, table);
     expect(grown.byMap).toEqual(grown.byColumn);
@@ -107,9 +113,16 @@ describe("memory search by row address", () => {
         expect(again.byMap.flat().length).toBeGreaterThan(QUERIES.length);
         expect(again.byMap.flat().every(([id]) => id.startsWith("new-"))).toBe(true);
       }
-      const [, body] = await server.call("POST", "/v1/memories/search", { token: mock("rk2"), body: { query: "harbour kayak" } });
+      const [, body] = await server.call("POST", "/v1/memories/search", {
+        token: mock("rk2"),
+        body: { query: "harbour kayak" },
+      });
       expect(body.results.length).toBeGreaterThan(0);
-      expect(body.results.every((r: { id: string; content: string }) => r.id.startsWith("new-") && r.content.startsWith("new note"))).toBe(true);
+      expect(
+        body.results.every(
+          (r: { id: string; content: string }) => r.id.startsWith("new-") && r.content.startsWith("new note"),
+        ),
+      ).toBe(true);
     } finally {
       reader.close();
     }

@@ -10,7 +10,9 @@ afterAll(() => server.destroy());
 
 test("POST /v1/memories/search takes signals (text, words, time, vector) and refuses anything else naming it", async () => {
   await server.call("POST", "/v1/memories", { body: { content: "Alice adopted a puppy" } });
-  const [status, body] = await server.call("POST", "/v1/memories/search", { body: { query: "puppy", signals: ["text", "words", "time", "vector"] } });
+  const [status, body] = await server.call("POST", "/v1/memories/search", {
+    body: { query: "puppy", signals: ["text", "words", "time", "vector"] },
+  });
   expect([status, body.results.length]).toEqual([200, 1]);
   for (const signals of [["bogus"], [], ["text", "text"], "text", ["text", "words", "time", "vector", "text"]]) {
     const [refused, error] = await server.call("POST", "/v1/memories/search", { body: { query: "puppy", signals } });

@@ -15,7 +15,11 @@ describe("semantic search through an OpenAI-compatible embeddings endpoint", () 
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({ env: openaiEnv() });
-    for (const content of ["My dog loves the beach", "The quarterly budget meeting moved to Tuesday", "I bought a new automobile last week"]) {
+    for (const content of [
+      "My dog loves the beach",
+      "The quarterly budget meeting moved to Tuesday",
+      "I bought a new automobile last week",
+    ]) {
       expect((await server.call("POST", "/v1/memories", { body: { content } }))[0]).toBe(201);
     }
     await server.services.indexer.drain();
@@ -55,7 +59,11 @@ describe("when the embedder fails", () => {
     const [status] = await server.call("POST", "/v1/memories", { body: { content: "The hound sleeps by the fire" } });
     expect(status).toBe(201);
     const [, during] = await server.call("POST", "/v1/memories/search", { body: { query: "hound" } });
-    expect([during.mode, during.strategy, contents(during)]).toEqual(["fulltext_fallback", "fulltext", ["The hound sleeps by the fire"]]);
+    expect([during.mode, during.strategy, contents(during)]).toEqual([
+      "fulltext_fallback",
+      "fulltext",
+      ["The hound sleeps by the fire"],
+    ]);
     await server.services.indexer.drain();
     expect((await server.services.indexer.stats()).pendingVector).toBe(1);
 
@@ -103,7 +111,9 @@ describe("the vector index", () => {
     for (const topic of topics) {
       const vector = Float32Array.from(fakeEmbedding(`${topic} item${topics.indexOf(topic)}`, 64));
       const indexed = await server.services.search.internals.lance.searchVectors(table, where, vector, 10);
-      const exact = await server.services.search.internals.lance.searchVectors(table, where, vector, 10, { exact: true });
+      const exact = await server.services.search.internals.lance.searchVectors(table, where, vector, 10, {
+        exact: true,
+      });
       const exactIds = new Set(exact.map((hit) => hit.item_id));
       agreed += indexed.filter((hit) => exactIds.has(hit.item_id)).length;
     }

@@ -17,7 +17,8 @@ async function storeWithTable(name: string) {
   return { store, path };
 }
 
-const bodies = async (store: ReturnType<typeof openSqliteStore>) => (await all<{ body: string }>(store.db, sql`SELECT body FROM notes ORDER BY id`)).map((r) => r.body);
+const bodies = async (store: ReturnType<typeof openSqliteStore>) =>
+  (await all<{ body: string }>(store.db, sql`SELECT body FROM notes ORDER BY id`)).map((r) => r.body);
 
 test("concurrent transactions each land atomically; a failing one leaves none of its writes and takes none of the others' with it", async () => {
   const { store, path } = await storeWithTable("atomic");
@@ -34,8 +35,13 @@ test("concurrent transactions each land atomically; a failing one leaves none of
   );
   const failed = results.flatMap((r, i) => (r.status === "rejected" ? [i] : []));
   expect(failed).toEqual([3, 8, 13, 18]);
-  expect(results.filter((r) => r.status === "fulfilled").map((r) => (r as PromiseFulfilledResult<number>).value)).toEqual([0, 1, 2, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19]);
-  const expected = [0, 1, 2, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19].flatMap((i) => [`first of ${i}`, `second of ${i}`]);
+  expect(
+    results.filter((r) => r.status === "fulfilled").map((r) => (r as PromiseFulfilledResult<number>).value),
+  ).toEqual([0, 1, 2, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19]);
+  const expected = [0, 1, 2, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19].flatMap((i) => [
+    `first of ${i}`,
+    `second of ${i}`,
+  ]);
   expect(await bodies(store)).toEqual(expected);
   await store.close();
   // Durable: another connection reads every acknowledged write after the store closed.

@@ -18,13 +18,13 @@ import { writeTinyModel } from "./helpers/tiny-model";
 const PRELOAD = join(import.meta.dir, "cli-startup-preload.ts");
 const HEAVY: Record<string, RegExp> = {
   "MCP SDK": /node_modules\/@modelcontextprotocol\//,
-  "zod": /node_modules\/zod\//,
-  "ajv": /node_modules\/ajv\//,
+  zod: /node_modules\/zod\//,
+  ajv: /node_modules\/ajv\//,
   "Scalar bundle": /node_modules\/@scalar\//,
-  "onnxruntime": /node_modules\/onnxruntime-node\//,
+  onnxruntime: /node_modules\/onnxruntime-node\//,
   "PDF extraction": /node_modules\/(unpdf|pdfjs-dist)\//,
-  "openai": /node_modules\/openai\//,
-  "tokenizer": /node_modules\/gpt-tokenizer\//,
+  openai: /node_modules\/openai\//,
+  tokenizer: /node_modules\/gpt-tokenizer\//,
   "MCP sessions": /\/src\/mcp\/http-session\.ts$/,
   "local embedder": /\/src\/search\/embedders\/local\/local-embedder\.ts$/,
 };
@@ -44,7 +44,13 @@ async function serveRecorded(name: string) {
   const out = join(root, `${name}-loaded.json`);
   const { proc, url } = await spawnServer(
     ["--data", dataDir, "--allow-mock-tokens"],
-    { HOME: root, MNEMO_LOADED_MODULES_OUT: out, EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODEL_PINS: "off" },
+    {
+      HOME: root,
+      MNEMO_LOADED_MODULES_OUT: out,
+      EMBEDDINGS_PROVIDER: "local",
+      MNEMO_MODEL_DOWNLOAD: "0",
+      MNEMO_MODEL_PINS: "off",
+    },
     { bunArgs: ["--preload", PRELOAD] },
   );
   return {
@@ -54,7 +60,9 @@ async function serveRecorded(name: string) {
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
       const modules = JSON.parse(readFileSync(out, "utf8")) as string[];
-      return Object.entries(HEAVY).filter(([, re]) => modules.some((m) => re.test(m))).map(([part]) => part);
+      return Object.entries(HEAVY)
+        .filter(([, re]) => modules.some((m) => re.test(m)))
+        .map(([part]) => part);
     },
   };
 }
@@ -75,14 +83,33 @@ describe("serve loads heavy modules on first use", () => {
     await client.close();
     const page = await fetch(`${server.url}/openapi/scalar.js`);
     expect([page.status, (await page.text()).length > 1_000_000]).toEqual([200, true]);
-    expect((await fetch(`${server.url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content: "my kitten likes the vet" }) })).status).toBe(201);
+    expect(
+      (
+        await fetch(`${server.url}/v1/memories`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ content: "my kitten likes the vet" }),
+        })
+      ).status,
+    ).toBe(201);
     // The write is embedded by the index writer (which loads the model); the search embeds its query.
-    await waitFor(async () => {
-      const health = (await (await fetch(`${server.url}/health`, { headers })).json()) as { index?: { pending: number; pendingVectors: number } };
-      return health.index?.pending === 0 && health.index.pendingVectors === 0;
-    }, { what: "the memory to be indexed and embedded" });
-    const search = await fetch(`${server.url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: "puppy", limit: 1 }) });
+    await waitFor(
+      async () => {
+        const health = (await (await fetch(`${server.url}/health`, { headers })).json()) as {
+          index?: { pending: number; pendingVectors: number };
+        };
+        return health.index?.pending === 0 && health.index.pendingVectors === 0;
+      },
+      { what: "the memory to be indexed and embedded" },
+    );
+    const search = await fetch(`${server.url}/v1/memories/search`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ query: "puppy", limit: 1 }),
+    });
     expect(search.status).toBe(200);
-    expect(await server.heavyLoaded()).toEqual(expect.arrayContaining(["MCP SDK", "zod", "ajv", "Scalar bundle", "MCP sessions", "local embedder"]));
+    expect(await server.heavyLoaded()).toEqual(
+      expect.arrayContaining(["MCP SDK", "zod", "ajv", "Scalar bundle", "MCP sessions", "local embedder"]),
+    );
   });
 });

@@ -35,16 +35,33 @@ describe("the store of record's schema", () => {
 
 describe("STORAGE_PROVIDER", () => {
   test("backend without MNEMO_DATABASE_URL stops the start with a message naming the variable", async () => {
-    const result = await runCli(["serve", "--port", "0", "--data", tempDir()], { STORAGE_PROVIDER: "backend", MNEMO_DATABASE_URL: "" });
+    const result = await runCli(["serve", "--port", "0", "--data", tempDir()], {
+      STORAGE_PROVIDER: "backend",
+      MNEMO_DATABASE_URL: "",
+    });
     expect(result.exitCode).not.toBe(0);
     expect(result.stderr).toContain("STORAGE_PROVIDER=backend needs MNEMO_DATABASE_URL");
   });
 
   test("memory is an ephemeral server: it says so, keeps data while it runs, and removes it on stop", async () => {
-    const { proc, url, stderr } = await spawnServer(["--allow-mock-tokens"], { STORAGE_PROVIDER: "memory", MNEMO_DATABASE_URL: "", MNEMO_LOG_LEVEL: "info" });
+    const { proc, url, stderr } = await spawnServer(["--allow-mock-tokens"], {
+      STORAGE_PROVIDER: "memory",
+      MNEMO_DATABASE_URL: "",
+      MNEMO_LOG_LEVEL: "info",
+    });
     const headers = { authorization: "Bearer mock-token-eph", "content-type": "application/json" };
-    expect((await fetch(`${url}/v1/memories`, { method: "POST", headers, body: JSON.stringify({ content: "gone after stop" }) })).status).toBe(201);
-    const found = (await (await fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: "gone" }) })).json()) as any;
+    expect(
+      (
+        await fetch(`${url}/v1/memories`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ content: "gone after stop" }),
+        })
+      ).status,
+    ).toBe(201);
+    const found = (await (
+      await fetch(`${url}/v1/memories/search`, { method: "POST", headers, body: JSON.stringify({ query: "gone" }) })
+    ).json()) as any;
     expect(found.results).toHaveLength(1);
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);

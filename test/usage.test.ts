@@ -20,7 +20,11 @@ const fallbackTokens = (messages: Array<{ role: string; content: string }>, repl
 const until = <T>(what: string, probe: () => Promise<T>) => waitFor(probe, { what });
 
 async function drain(server: TestServer, user: string, body: Record<string, unknown>) {
-  const stream = await new OpenAI({ apiKey: `mock-token-${user}`, baseURL: `${server.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: "m", stream: true, ...body } as any);
+  const stream = await new OpenAI({
+    apiKey: `mock-token-${user}`,
+    baseURL: `${server.url}/v1`,
+    maxRetries: 0,
+  }).chat.completions.create({ model: "m", stream: true, ...body } as any);
   for await (const _ of stream as any);
 }
 
@@ -30,7 +34,9 @@ describe(`usage and credits on ${backend}`, () => {
   beforeAll(async () => {
     fake = startFakeUpstream();
     // A request without max_tokens holds 4 completion tokens (the fake answers 7).
-    server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, MONTHLY_TOKEN_LIMIT: "1000", MNEMO_COMPLETION_RESERVE_TOKENS: "4" } });
+    server = await startTestServer({
+      env: { LLM_GATEWAY_URL: fake.url, MONTHLY_TOKEN_LIMIT: "1000", MNEMO_COMPLETION_RESERVE_TOKENS: "4" },
+    });
   });
   afterAll(async () => {
     await server.destroy();
@@ -38,12 +44,23 @@ describe(`usage and credits on ${backend}`, () => {
   });
 
   test("upstream usage is metered for both modes; usage and credits report it", async () => {
-    expect(await server.call("GET", "/v1/usage", { token: "mock-token-ann" })).toEqual([200, { month: month(), usage: { totalTokens: 0, requestCount: 0, uid: "ann", month: month() } }]);
-    expect((await server.call("POST", "/v1/chat/completions", { token: "mock-token-ann", body: ask("one") }))[0]).toBe(200);
+    expect(await server.call("GET", "/v1/usage", { token: "mock-token-ann" })).toEqual([
+      200,
+      { month: month(), usage: { totalTokens: 0, requestCount: 0, uid: "ann", month: month() } },
+    ]);
+    expect((await server.call("POST", "/v1/chat/completions", { token: "mock-token-ann", body: ask("one") }))[0]).toBe(
+      200,
+    );
     await drain(server, "ann", ask("two"));
     const total = FIXED_USAGE.total_tokens * 2;
-    expect(await server.call("GET", "/v1/usage", { token: "mock-token-ann" })).toEqual([200, { month: month(), usage: { totalTokens: total, requestCount: 2, uid: "ann", month: month() } }]);
-    expect(await server.call("GET", "/v1/credits", { token: "mock-token-ann" })).toEqual([200, { used: total, limit: 1000, remaining: 1000 - total, month: month() }]);
+    expect(await server.call("GET", "/v1/usage", { token: "mock-token-ann" })).toEqual([
+      200,
+      { month: month(), usage: { totalTokens: total, requestCount: 2, uid: "ann", month: month() } },
+    ]);
+    expect(await server.call("GET", "/v1/credits", { token: "mock-token-ann" })).toEqual([
+      200,
+      { used: total, limit: 1000, remaining: 1000 - total, month: month() },
+    ]);
     // The same, per UTC day (the web app's chart).
     const today = new Date().toISOString().slice(0, 10);
     const [, daily] = await server.call("GET", "/v1/usage/daily", { token: "mock-token-ann" });
@@ -59,13 +76,29 @@ describe(`usage and credits on ${backend}`, () => {
       const messages = [{ role: "user", content: "count me, please" }];
       await server.call("POST", "/v1/chat/completions", { token: "mock-token-cat", body: { messages, memory: off } });
       const one = fallbackTokens(messages, fake.reply);
-      expect((await server.call("GET", "/v1/usage", { token: "mock-token-cat" }))[1].usage).toMatchObject({ totalTokens: one, requestCount: 1 });
+      expect((await server.call("GET", "/v1/usage", { token: "mock-token-cat" }))[1].usage).toMatchObject({
+        totalTokens: one,
+        requestCount: 1,
+      });
       await drain(server, "cat", { messages, memory: off });
-      expect((await server.call("GET", "/v1/usage", { token: "mock-token-cat" }))[1].usage).toMatchObject({ totalTokens: one * 2, requestCount: 2 });
+      expect((await server.call("GET", "/v1/usage", { token: "mock-token-cat" }))[1].usage).toMatchObject({
+        totalTokens: one * 2,
+        requestCount: 2,
+      });
       // Text that spells a special token is counted as text (the tokenizer throws on it by default).
       const special = [{ role: "user", content: "what does <|endoftext|> mean?" }];
-      expect((await server.call("POST", "/v1/chat/completions", { token: "mock-token-cat", body: { messages: special, memory: off } }))[0]).toBe(200);
-      expect((await server.call("GET", "/v1/usage", { token: "mock-token-cat" }))[1].usage).toMatchObject({ totalTokens: one * 2 + fallbackTokens(special, fake.reply), requestCount: 3 });
+      expect(
+        (
+          await server.call("POST", "/v1/chat/completions", {
+            token: "mock-token-cat",
+            body: { messages: special, memory: off },
+          })
+        )[0],
+      ).toBe(200);
+      expect((await server.call("GET", "/v1/usage", { token: "mock-token-cat" }))[1].usage).toMatchObject({
+        totalTokens: one * 2 + fallbackTokens(special, fake.reply),
+        requestCount: 3,
+      });
     } finally {
       fake.sendUsage = true;
     }
@@ -75,7 +108,9 @@ describe(`usage and credits on ${backend}`, () => {
     const user = "dan";
     await server.services.usage.setLimit(user, 40);
     // Without max_tokens a request holds its prompt (at most 12 tokens here) and 4; it settles to 18.
-    expect((await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: ask("q0") }))[0]).toBe(200);
+    expect(
+      (await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: ask("q0") }))[0],
+    ).toBe(200);
     // 18 of 40 used: one that may use 8 + 30 does not fit in the 22 left.
     const sent = fake.requests.length;
     const response = await fetch(`${server.url}/v1/chat/completions`, {
@@ -99,34 +134,77 @@ describe(`usage and credits on ${backend}`, () => {
     expect(Number.isInteger(retryAfter)).toBe(true);
     expect(Math.abs(retryAfter - untilNextMonth)).toBeLessThan(60);
     // Refused by the quota: the rate limit did not count it either.
-    expect([response.headers.get("x-ratelimit-limit"), response.headers.get("x-ratelimit-remaining")]).toEqual(["60", "59"]);
+    expect([response.headers.get("x-ratelimit-limit"), response.headers.get("x-ratelimit-remaining")]).toEqual([
+      "60",
+      "59",
+    ]);
     expect(fake.requests.length).toBe(sent);
 
     // A request may use more than it held (here 26 for 16): the month ends over its limit by that much.
     fake.usage = { prompt_tokens: 11, completion_tokens: 15, total_tokens: 26 };
     try {
-      expect((await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: ask("q2") }))[0]).toBe(200);
+      expect(
+        (await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: ask("q2") }))[0],
+      ).toBe(200);
     } finally {
       fake.usage = FIXED_USAGE;
     }
-    expect((await server.call("GET", "/v1/credits", { token: `mock-token-${user}` }))[1]).toEqual({ used: 44, limit: 40, remaining: 0, month: month() });
-    const [status, exhausted] = await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: ask("q3") });
-    expect([status, exhausted]).toEqual([429, { error: { code: "rate_limited", message: `monthly token quota exhausted: 44 of 40 tokens used in ${month()}; it renews at the start of the next month (UTC)` } }]);
+    expect((await server.call("GET", "/v1/credits", { token: `mock-token-${user}` }))[1]).toEqual({
+      used: 44,
+      limit: 40,
+      remaining: 0,
+      month: month(),
+    });
+    const [status, exhausted] = await server.call("POST", "/v1/chat/completions", {
+      token: `mock-token-${user}`,
+      body: ask("q3"),
+    });
+    expect([status, exhausted]).toEqual([
+      429,
+      {
+        error: {
+          code: "rate_limited",
+          message: `monthly token quota exhausted: 44 of 40 tokens used in ${month()}; it renews at the start of the next month (UTC)`,
+        },
+      },
+    ]);
     expect(fake.requests.length).toBe(sent + 1);
 
     const set = await runCli(["usage", "set-limit", "--user", user, "100", "--data", server.dataDir, "--json"]);
-    expect([set.exitCode, JSON.parse(set.stdout), set.stderr]).toEqual([0, { user, limit: 100, limitSource: "override" }, ""]);
-    expect((await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: ask("again") }))[0]).toBe(200);
-    expect((await server.call("GET", "/v1/credits", { token: `mock-token-${user}` }))[1]).toEqual({ used: 62, limit: 100, remaining: 38, month: month() });
+    expect([set.exitCode, JSON.parse(set.stdout), set.stderr]).toEqual([
+      0,
+      { user, limit: 100, limitSource: "override" },
+      "",
+    ]);
+    expect(
+      (await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: ask("again") }))[0],
+    ).toBe(200);
+    expect((await server.call("GET", "/v1/credits", { token: `mock-token-${user}` }))[1]).toEqual({
+      used: 62,
+      limit: 100,
+      remaining: 38,
+      month: month(),
+    });
 
     const shown = await runCli(["usage", "show", "--user", user, "--data", server.dataDir, "--json"]);
     expect(shown.exitCode).toBe(0);
     expect(JSON.parse(shown.stdout)).toEqual({
-      user, month: month(), promptTokens: 33, completionTokens: 29, totalTokens: 62, requestCount: 3, limit: 100, limitSource: "override", remaining: 38,
+      user,
+      month: month(),
+      promptTokens: 33,
+      completionTokens: 29,
+      totalTokens: 62,
+      requestCount: 3,
+      limit: 100,
+      limitSource: "override",
+      remaining: 38,
     });
     const table = await runCli(["usage", "show", "--user", user, "--data", server.dataDir]);
     expect(table.stdout).toContain("100 (override)");
-    const cleared = await runCli(["usage", "set-limit", "--user", user, "--default", "--data", server.dataDir, "--json"], { MONTHLY_TOKEN_LIMIT: "40" });
+    const cleared = await runCli(
+      ["usage", "set-limit", "--user", user, "--default", "--data", server.dataDir, "--json"],
+      { MONTHLY_TOKEN_LIMIT: "40" },
+    );
     expect(JSON.parse(cleared.stdout)).toEqual({ user, limit: 40, limitSource: "default" });
     const bad = await runCli(["usage", "set-limit", "--user", user, "lots", "--data", server.dataDir]);
     expect(bad.exitCode).not.toBe(0);
@@ -136,11 +214,20 @@ describe(`usage and credits on ${backend}`, () => {
   test("50 concurrent completions count exactly", async () => {
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        i % 2 ? server.call("POST", "/v1/chat/completions", { token: "mock-token-eve", body: ask(`c${i}`) }).then(([s]) => s) : drain(server, "eve", ask(`c${i}`)).then(() => 200),
+        i % 2
+          ? server
+              .call("POST", "/v1/chat/completions", { token: "mock-token-eve", body: ask(`c${i}`) })
+              .then(([s]) => s)
+          : drain(server, "eve", ask(`c${i}`)).then(() => 200),
       ),
     );
     expect(results.every((s) => s === 200)).toBe(true);
-    expect((await server.call("GET", "/v1/usage", { token: "mock-token-eve" }))[1].usage).toEqual({ totalTokens: 50 * 18, requestCount: 50, uid: "eve", month: month() });
+    expect((await server.call("GET", "/v1/usage", { token: "mock-token-eve" }))[1].usage).toEqual({
+      totalTokens: 50 * 18,
+      requestCount: 50,
+      uid: "eve",
+      month: month(),
+    });
   });
 
   test("a request in progress holds its estimate: one that fits only without it is told to retry in 2 s, and gets in once the first settles", async () => {
@@ -183,12 +270,18 @@ describe(`usage and credits on ${backend}`, () => {
     }
     // The abandoned stream settles to what it produced (its prompt, counted), and its hold goes.
     const admitted = await until("the first request's hold to settle", async () => {
-      const [status] = await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: body("other") });
+      const [status] = await server.call("POST", "/v1/chat/completions", {
+        token: `mock-token-${user}`,
+        body: body("other"),
+      });
       return status === 200;
     });
     expect(admitted).toBe(true);
     const first = fallbackTokens([{ role: "user", content: "first" }], "");
-    expect((await server.call("GET", "/v1/usage", { token: `mock-token-${user}` }))[1].usage).toMatchObject({ totalTokens: first + 18, requestCount: 2 });
+    expect((await server.call("GET", "/v1/usage", { token: `mock-token-${user}` }))[1].usage).toMatchObject({
+      totalTokens: first + 18,
+      requestCount: 2,
+    });
   });
 
   test("a hold is given back when the gateway refuses the request or the client leaves before the answer (both modes)", async () => {
@@ -199,7 +292,14 @@ describe(`usage and credits on ${backend}`, () => {
     fake.failWith = { status: 400, body: { error: { message: "no" } } };
     try {
       expect((await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body }))[0]).toBe(400);
-      expect((await server.call("POST", "/v1/chat/completions", { token: `mock-token-${user}`, body: { ...body, stream: true } }))[0]).toBe(400);
+      expect(
+        (
+          await server.call("POST", "/v1/chat/completions", {
+            token: `mock-token-${user}`,
+            body: { ...body, stream: true },
+          })
+        )[0],
+      ).toBe(400);
     } finally {
       fake.failWith = null;
     }
@@ -214,7 +314,10 @@ describe(`usage and credits on ${backend}`, () => {
         body: JSON.stringify({ ...body, messages: [{ role: "user", content: "leaving" }] }),
         signal: controller.signal,
       }).catch((e) => e);
-      await until("the gateway to receive it", async () => fake.requests.at(-1)?.body.messages[0].content === "leaving");
+      await until(
+        "the gateway to receive it",
+        async () => fake.requests.at(-1)?.body.messages[0].content === "leaving",
+      );
       controller.abort();
       await aborted;
       await pending;
@@ -227,7 +330,10 @@ describe(`usage and credits on ${backend}`, () => {
       return status === 200;
     });
     expect(admitted).toBe(true);
-    expect((await server.call("GET", "/v1/usage", { token: `mock-token-${user}` }))[1].usage).toMatchObject({ totalTokens: 18, requestCount: 1 });
+    expect((await server.call("GET", "/v1/usage", { token: `mock-token-${user}` }))[1].usage).toMatchObject({
+      totalTokens: 18,
+      requestCount: 1,
+    });
   });
 
   test("scopes: usage and credits need usage:read", async () => {
@@ -263,7 +369,10 @@ describe(`the quota under concurrency on ${backend}`, () => {
         Array.from({ length: 48 }, async (_, i) => {
           const server = i % 2 ? a : b;
           if (i % 4 < 2) {
-            const [status, answer] = await server.call("POST", "/v1/chat/completions", { token: "mock-token-fay", body: body(i) });
+            const [status, answer] = await server.call("POST", "/v1/chat/completions", {
+              token: "mock-token-fay",
+              body: body(i),
+            });
             return { status, code: answer?.error?.code };
           }
           const openai = new OpenAI({ apiKey: "mock-token-fay", baseURL: `${server.url}/v1`, maxRetries: 0 });
@@ -272,12 +381,17 @@ describe(`the quota under concurrency on ${backend}`, () => {
             for await (const _ of stream as any);
             return { status: 200, code: undefined };
           } catch (error) {
-            return { status: (error as { status: number }).status, code: (error as { error?: { code?: string } }).error?.code };
+            return {
+              status: (error as { status: number }).status,
+              code: (error as { error?: { code?: string } }).error?.code,
+            };
           }
         }),
       );
       const admitted = results.filter((r) => r.status === 200).length;
-      expect(results.filter((r) => r.status !== 200).every((r) => r.status === 429 && r.code === "rate_limited")).toBe(true);
+      expect(results.filter((r) => r.status !== 200).every((r) => r.status === 429 && r.code === "rate_limited")).toBe(
+        true,
+      );
       // While some were refused, holds of 20 filled the 200: at least 10 got in.
       expect(admitted).toBeGreaterThanOrEqual(10);
       expect(admitted).toBeLessThan(48);

@@ -22,7 +22,12 @@ describe("vectors while the embedding model is unavailable", () => {
     modelsDir = tempDir("mnemo-models-");
     // The tiny model stands in for all-MiniLM-L6-v2: its files are not the pinned ones.
     server = await startTestServer({
-      env: { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODEL_PINS: "off", MNEMO_MODELS_DIR: modelsDir },
+      env: {
+        EMBEDDINGS_PROVIDER: "local",
+        MNEMO_MODEL_DOWNLOAD: "0",
+        MNEMO_MODEL_PINS: "off",
+        MNEMO_MODELS_DIR: modelsDir,
+      },
     });
   });
   afterAll(() => server.destroy());
@@ -32,8 +37,15 @@ describe("vectors while the embedding model is unavailable", () => {
     const offline = await waitUntil(health, (body) => body.vectors !== "ok", { what: "vectors unavailable" });
     const [, during] = await server.call("POST", "/v1/memories/search", { body: { query: "cat vet" } });
 
-    await installModelFromDir({ modelsDir, model: "all-MiniLM-L6-v2", from: writeTinyModel(join(tempDir("mnemo-usb-"), "model")), pins: false });
-    const online = await waitUntil(health, (body) => body.vectors === "ok" && body.index.pendingVectors === 0, { what: "vectors made after the install" });
+    await installModelFromDir({
+      modelsDir,
+      model: "all-MiniLM-L6-v2",
+      from: writeTinyModel(join(tempDir("mnemo-usb-"), "model")),
+      pins: false,
+    });
+    const online = await waitUntil(health, (body) => body.vectors === "ok" && body.index.pendingVectors === 0, {
+      what: "vectors made after the install",
+    });
     // "kitten" is not in the memory: only the model's vector can find it.
     const [, after] = await server.call("POST", "/v1/memories/search", { body: { query: "kitten" } });
     expect({
@@ -65,9 +77,19 @@ describe("mnemo doctor while the embedding model is unavailable", () => {
     const env = { EMBEDDINGS_PROVIDER: "local", MNEMO_MODEL_DOWNLOAD: "0", MNEMO_MODELS_DIR: models };
     const server = await spawnServer(["--data", dir, "--allow-mock-tokens"], env);
     const call = async (method: string, path: string, body?: unknown) =>
-      (await fetch(`${server.url}${path}`, { method, headers: { authorization: "Bearer mock-token-a", "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<{ vectors?: string }>;
+      (
+        await fetch(`${server.url}${path}`, {
+          method,
+          headers: { authorization: "Bearer mock-token-a", "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+      ).json() as Promise<{ vectors?: string }>;
     await call("POST", "/v1/memories", { content: "my cat went to the vet" });
-    await waitUntil(() => call("GET", "/health"), (body) => body.vectors !== "ok", { what: "vectors unavailable" });
+    await waitUntil(
+      () => call("GET", "/health"),
+      (body) => body.vectors !== "ok",
+      { what: "vectors unavailable" },
+    );
     const result = await runCli(["doctor", "--json", "--data", dir], env);
     const reason = `local embedder: model all-MiniLM-L6-v2 is unavailable: not found in ${join(models, "all-MiniLM-L6-v2")} and download is disabled`;
     expect(JSON.parse(result.stdout).checks.find((c: { name: string }) => c.name === "embedding model")).toEqual({

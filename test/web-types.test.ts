@@ -13,8 +13,14 @@ test("the generated files (both clients and the web app's types) are what the se
   // A fresh process, as the generator runs: once a server of this process has answered, Elysia
   // has added `additionalProperties: false` to the response schemas it compiled, and a later
   // server of the same process lists them so.
-  const check = Bun.spawnSync([process.execPath, "scripts/generate-clients.ts", "--check"], { cwd: join(import.meta.dir, "..") });
-  expect({ exitCode: check.exitCode, stdout: check.stdout.toString(), stderr: check.stderr.toString() }).toEqual({ exitCode: 0, stdout: "", stderr: "" });
+  const check = Bun.spawnSync([process.execPath, "scripts/generate-clients.ts", "--check"], {
+    cwd: join(import.meta.dir, ".."),
+  });
+  expect({ exitCode: check.exitCode, stdout: check.stdout.toString(), stderr: check.stderr.toString() }).toEqual({
+    exitCode: 0,
+    stdout: "",
+    stderr: "",
+  });
 });
 
 /** true when A and B are the same type (checked by the compiler: `bun x tsc --noEmit`). */

@@ -28,16 +28,36 @@ async function closeClean(opened: AppTab): Promise<void> {
 async function filled(token: string, name: string) {
   const [, workspace] = await server.call("POST", "/v1/workspaces", { token, body: { name } });
   const ws = `/v1/workspaces/${workspace.id}`;
-  const [, doc] = await server.call("POST", `${ws}/documents`, { token, body: { title: "Budget", markdown: "# Budget\n\nRent and food." } });
-  const [, note] = await server.call("POST", `${ws}/notes`, { token, body: { documentPayload: { title: "Receipts" }, blocksPayload: [], markdown: "Keep them." } });
+  const [, doc] = await server.call("POST", `${ws}/documents`, {
+    token,
+    body: { title: "Budget", markdown: "# Budget\n\nRent and food." },
+  });
+  const [, note] = await server.call("POST", `${ws}/notes`, {
+    token,
+    body: { documentPayload: { title: "Receipts" }, blocksPayload: [], markdown: "Keep them." },
+  });
   const [, thread] = await server.call("POST", `${ws}/chats`, { token, body: { title: "Taxes" } });
-  for (const [role, content] of [["user", "When are taxes due?"], ["assistant", "In April."]]) {
+  for (const [role, content] of [
+    ["user", "When are taxes due?"],
+    ["assistant", "In April."],
+  ]) {
     await server.call("POST", `${ws}/chats/${thread.id}/messages`, { token, body: { role, content } });
   }
-  const [, issued] = await server.call("POST", `${ws}/files/upload-url`, { token, body: { filename: "bank.txt", contentType: "text/plain" } });
+  const [, issued] = await server.call("POST", `${ws}/files/upload-url`, {
+    token,
+    body: { filename: "bank.txt", contentType: "text/plain" },
+  });
   await fetch(issued.url, { method: "PUT", body: "statement", headers: { "content-type": "text/plain" } });
-  await server.call("POST", "/v1/memories", { token, body: { content: "Taxes are due in April", workspaceId: workspace.id } });
-  return { id: workspace.id as string, doc: doc.document.id as string, note: note.id as string, thread: thread.id as string };
+  await server.call("POST", "/v1/memories", {
+    token,
+    body: { content: "Taxes are due in April", workspaceId: workspace.id },
+  });
+  return {
+    id: workspace.id as string,
+    doc: doc.document.id as string,
+    note: note.id as string,
+    thread: thread.id as string,
+  };
 }
 
 describe.skipIf(skipBrowser)("the app renames and deletes what it shows", () => {
@@ -60,14 +80,21 @@ describe.skipIf(skipBrowser)("the app renames and deletes what it shows", () => 
     await visit(ines, `/app/workspaces/${finance.id}`);
     await page.getByRole("button", { name: "Delete workspace" }).click();
     const confirm = page.getByRole("dialog", { name: "Delete workspace" });
-    expect(await confirm.locator("p").first().textContent()).toBe("Delete workspace “Money”? Its 2 documents, 1 chat (2 messages), 1 file and 1 memory are deleted for good.");
+    expect(await confirm.locator("p").first().textContent()).toBe(
+      "Delete workspace “Money”? Its 2 documents, 1 chat (2 messages), 1 file and 1 memory are deleted for good.",
+    );
     // Cancelled: nothing goes.
     await confirm.getByRole("button", { name: "Cancel" }).click();
     expect((await server.call("GET", `/v1/workspaces/${finance.id}`, { token }))[0]).toBe(200);
 
     await page.getByRole("button", { name: "Delete workspace" }).click();
-    await page.getByRole("dialog", { name: "Delete workspace" }).getByRole("button", { name: "Delete workspace" }).click();
-    await page.locator(".toast", { hasText: "Deleted Money, with 2 documents, 1 chat (2 messages), 1 file and 1 memory." }).waitFor();
+    await page
+      .getByRole("dialog", { name: "Delete workspace" })
+      .getByRole("button", { name: "Delete workspace" })
+      .click();
+    await page
+      .locator(".toast", { hasText: "Deleted Money, with 2 documents, 1 chat (2 messages), 1 file and 1 memory." })
+      .waitFor();
     await page.getByRole("link", { name: "Home" }).waitFor();
     expect(await page.getByRole("link", { name: "Money" }).count()).toBe(0);
     const [, list] = await server.call("GET", "/v1/workspaces", { token });
@@ -88,7 +115,8 @@ describe.skipIf(skipBrowser)("the app renames and deletes what it shows", () => 
       await opened.getByRole("textbox", { name: label }).fill(value);
       await opened.getByRole("button", { name: "Rename" }).click();
     };
-    const confirmIn = async (dialog: string, button: string) => page.getByRole("dialog", { name: dialog }).getByRole("button", { name: button }).click();
+    const confirmIn = async (dialog: string, button: string) =>
+      page.getByRole("dialog", { name: dialog }).getByRole("button", { name: button }).click();
 
     // A chat: renamed in the list, deleted from its page.
     await visit(jon, `/app/workspaces/${ws.id}/chats`);
@@ -96,7 +124,9 @@ describe.skipIf(skipBrowser)("the app renames and deletes what it shows", () => 
     await page.getByRole("link", { name: "Tax dates" }).click();
     await page.getByRole("heading", { name: "Tax dates" }).waitFor();
     await page.getByRole("button", { name: "Delete chat" }).click();
-    expect(await page.getByRole("dialog", { name: "Delete chat" }).locator("p").first().textContent()).toBe("Delete chat “Tax dates”? Its 2 messages are deleted for good.");
+    expect(await page.getByRole("dialog", { name: "Delete chat" }).locator("p").first().textContent()).toBe(
+      "Delete chat “Tax dates”? Its 2 messages are deleted for good.",
+    );
     await confirmIn("Delete chat", "Delete chat");
     await page.getByText("No chats in this workspace.").waitFor();
     expect((await server.call("GET", `/v1/workspaces/${ws.id}/chats/${ws.thread}/messages`, { token }))[0]).toBe(404);
@@ -117,7 +147,9 @@ describe.skipIf(skipBrowser)("the app renames and deletes what it shows", () => 
     await page.getByRole("link", { name: "Old receipts" }).click();
     await renameTo("Rename note", "Rename note", "Title", "Older receipts");
     await page.getByRole("heading", { name: "Older receipts" }).waitFor();
-    expect((await server.call("GET", `/v1/workspaces/${ws.id}/notes/${ws.note}`, { token }))[1].document.title).toBe("Older receipts");
+    expect((await server.call("GET", `/v1/workspaces/${ws.id}/notes/${ws.note}`, { token }))[1].document.title).toBe(
+      "Older receipts",
+    );
     await visit(jon, `/app/workspaces/${ws.id}/notes`);
     await page.getByRole("button", { name: "Delete Older receipts" }).click();
     await confirmIn("Delete note", "Delete note");

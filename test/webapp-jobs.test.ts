@@ -16,7 +16,9 @@ beforeAll(async () => {
   await buildWebApp(WEB_DIST);
   fake = startFakeUpstream({ reply: "ok" });
   // An hour between attempts: a failed attempt stays `retrying` until retried.
-  server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, MNEMO_MEMORY_MODEL: "memory-model", MNEMO_EXTRACTION_RETRY_MS: "3600000" } });
+  server = await startTestServer({
+    env: { LLM_GATEWAY_URL: fake.url, MNEMO_MEMORY_MODEL: "memory-model", MNEMO_EXTRACTION_RETRY_MS: "3600000" },
+  });
   if (!skipBrowser) browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -31,18 +33,28 @@ async function closeClean(tab: AppTab): Promise<void> {
   expect({ blocked: tab.blocked, problems: tab.problems }).toEqual({ blocked: [], problems: [] });
 }
 
-const jobsOf = async (user: string) => (await server.call("GET", "/v1/memories/extract/jobs", { token: mock(user) }))[1].data as any[];
+const jobsOf = async (user: string) =>
+  (await server.call("GET", "/v1/memories/extract/jobs", { token: mock(user) }))[1].data as any[];
 
 describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
   test("a failing extraction job is listed with why; Retry runs it again and its memory forms", async () => {
     fake.script.push("ok", "Sorry, I cannot answer in JSON.");
-    const client = new OpenAI({ apiKey: mock("wj-a"), baseURL: `${server.url}/v1`, maxRetries: 0, defaultHeaders: { "X-Svc-Remember": "true" } });
+    const client = new OpenAI({
+      apiKey: mock("wj-a"),
+      baseURL: `${server.url}/v1`,
+      maxRetries: 0,
+      defaultHeaders: { "X-Svc-Remember": "true" },
+    });
     await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "I collect stamps." }] });
     await server.services.capture.idle();
-    const [job] = await waitUntil(async () => {
-      await server.services.capture.runDue();
-      return jobsOf("wj-a");
-    }, (list) => list[0]?.status === "retrying", { what: "a retrying job" });
+    const [job] = await waitUntil(
+      async () => {
+        await server.services.capture.runDue();
+        return jobsOf("wj-a");
+      },
+      (list) => list[0]?.status === "retrying",
+      { what: "a retrying job" },
+    );
 
     const tab = await openTab(browser!);
     const { page } = tab;
@@ -56,10 +68,14 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     fake.script.push({ facts: ["The user collects stamps"] }, { decisions: [{ fact: 0, action: "add" }] });
     await row.getByRole("button", { name: `Retry job ${job.id}` }).click();
     await page.locator(".toast", { hasText: "Queued again" }).waitFor();
-    const [done] = await waitUntil(async () => {
-      await server.services.capture.runDue();
-      return jobsOf("wj-a");
-    }, (list) => list[0]?.status === "done", { what: "the retried job done" });
+    const [done] = await waitUntil(
+      async () => {
+        await server.services.capture.runDue();
+        return jobsOf("wj-a");
+      },
+      (list) => list[0]?.status === "done",
+      { what: "the retried job done" },
+    );
     expect(done.id).toBe(job.id);
     const [, memories] = await server.call("GET", "/v1/memories", { token: mock("wj-a") });
     expect(memories.data.map((m: any) => m.content)).toEqual(["The user collects stamps"]);
@@ -67,7 +83,10 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
   });
 
   test("adding a memory the user already has says Already remembered, and lists it once", async () => {
-    const [status] = await server.call("POST", "/v1/memories", { token: mock("wj-b"), body: { content: "The kettle is in the left cupboard" } });
+    const [status] = await server.call("POST", "/v1/memories", {
+      token: mock("wj-b"),
+      body: { content: "The kettle is in the left cupboard" },
+    });
     expect(status).toBe(201);
     const tab = await openTab(browser!);
     const { page } = tab;

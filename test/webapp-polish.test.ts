@@ -39,23 +39,34 @@ async function inApp(user: string, shot: string, body: (tab: AppTab) => Promise<
 
 describe.skipIf(skipBrowser)("web app polish", () => {
   test("a memory's text opens its page", async () => {
-    const [, memory] = await server.call("POST", "/v1/memories", { token: "mock-token-pa", body: { content: "The kettle whistles in B flat" } });
+    const [, memory] = await server.call("POST", "/v1/memories", {
+      token: "mock-token-pa",
+      body: { content: "The kettle whistles in B flat" },
+    });
     await inApp("pa", "memory-text-link", async ({ page }) => {
-      await page.locator(".memory-row", { hasText: "The kettle whistles" }).getByRole("link", { name: "The kettle whistles in B flat", exact: true }).click();
+      await page
+        .locator(".memory-row", { hasText: "The kettle whistles" })
+        .getByRole("link", { name: "The kettle whistles in B flat", exact: true })
+        .click();
       await page.waitForURL(`**/app/memories/${memory.id}`);
       await page.locator(".memory-content-full", { hasText: "The kettle whistles in B flat" }).waitFor();
     });
   });
 
   test("a search result's score and signal bars share one absolute scale: each bar is as long as its number", async () => {
-    for (const content of ["Walnut trees shade the north garden", "The walnut harvest comes in October, walnut by walnut", "Figs ripen against the south wall"]) {
+    for (const content of [
+      "Walnut trees shade the north garden",
+      "The walnut harvest comes in October, walnut by walnut",
+      "Figs ripen against the south wall",
+    ]) {
       expect((await server.call("POST", "/v1/memories", { token: "mock-token-pb", body: { content } }))[0]).toBe(201);
     }
     await inApp("pb", "search-bars", async ({ page }) => {
       await page.locator("#memory-search").pressSequentially("walnut");
       // The word-vector signal may bring related memories too: the two walnut ones at least.
       await page.locator(".status-line", { hasText: /results? for “walnut”/ }).waitFor();
-      for (const text of ["Walnut trees shade", "The walnut harvest"]) await page.locator(".memory-row", { hasText: text }).locator(".bar-score").waitFor();
+      for (const text of ["Walnut trees shade", "The walnut harvest"])
+        await page.locator(".memory-row", { hasText: text }).locator(".bar-score").waitFor();
       const bars = await page.locator(".memory-row .bar-row").evaluateAll((rows) =>
         rows.map((row) => ({
           value: Number(row.querySelector(".bar-value")!.textContent),
@@ -82,7 +93,10 @@ describe.skipIf(skipBrowser)("web app polish", () => {
   });
 
   test("a document made with New document is labelled a document", async () => {
-    const [, workspace] = await server.call("POST", "/v1/workspaces", { token: "mock-token-pd", body: { name: "Atelier" } });
+    const [, workspace] = await server.call("POST", "/v1/workspaces", {
+      token: "mock-token-pd",
+      body: { name: "Atelier" },
+    });
     await inApp("pd", "new-document-label", async (tab) => {
       await visit(tab, `/app/workspaces/${workspace.id}/documents`);
       await tab.page.getByRole("button", { name: "New document" }).click();

@@ -14,7 +14,9 @@ beforeAll(async () => {
   // Before the server: it reads the build on the first request for /app.
   await buildWebApp(WEB_DIST);
   fake = startFakeUpstream();
-  server = await startTestServer({ env: { LLM_GATEWAY_URL: fake.url, MNEMO_MEMORY_MODEL: "memory-model", MNEMO_EXTRACTION_RETRY_MS: "0" } });
+  server = await startTestServer({
+    env: { LLM_GATEWAY_URL: fake.url, MNEMO_MEMORY_MODEL: "memory-model", MNEMO_EXTRACTION_RETRY_MS: "0" },
+  });
   if (!skipBrowser) browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -23,7 +25,8 @@ afterAll(async () => {
   fake?.stop();
 });
 
-const contentOf = async (id: string) => (await server.call("GET", `/v1/memories/${id}`, { token: mock("wp") }))[1].content;
+const contentOf = async (id: string) =>
+  (await server.call("GET", `/v1/memories/${id}`, { token: mock("wp") }))[1].content;
 
 describe.skipIf(skipBrowser)("proposals in the app", () => {
   test("accept applies, reject leaves the memory, a memory changed since shows why it cannot apply", async () => {
@@ -40,7 +43,14 @@ describe.skipIf(skipBrowser)("proposals in the app", () => {
       ],
     });
     // The person edits one meanwhile: its proposal can no longer apply.
-    expect((await server.call("PATCH", `/v1/memories/${job}`, { token: mock("wp"), body: { content: "The user works as a doctor" } }))[0]).toBe(200);
+    expect(
+      (
+        await server.call("PATCH", `/v1/memories/${job}`, {
+          token: mock("wp"),
+          body: { content: "The user works as a doctor" },
+        })
+      )[0],
+    ).toBe(200);
 
     const tab = await openTab(browser!);
     try {
@@ -61,7 +71,11 @@ describe.skipIf(skipBrowser)("proposals in the app", () => {
       await item("doctor").getByRole("button", { name: "Accept" }).click();
       await item("doctor").getByRole("alert").filter({ hasText: "changed since it was proposed" }).waitFor();
 
-      expect([await contentOf(city), await contentOf(pet), await contentOf(job)]).toEqual(["The user lives in Nice", "The user has a hamster", "The user works as a doctor"]);
+      expect([await contentOf(city), await contentOf(pet), await contentOf(job)]).toEqual([
+        "The user lives in Nice",
+        "The user has a hamster",
+        "The user works as a doctor",
+      ]);
       await item("doctor").getByRole("button", { name: "Reject" }).click();
       await page.getByText("No proposals to review.").waitFor();
       expect((await server.call("GET", "/v1/memories/proposals", { token: mock("wp") }))[1].data).toEqual([]);

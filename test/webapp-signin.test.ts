@@ -49,11 +49,15 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     await page.getByRole("alert").filter({ hasText: "not accepted" }).waitFor();
     await signIn(alice, app.url, "mock-token-alice");
     expect(await page.title()).toBe("Memories · Mnemo");
-    const stored = await page.evaluate("JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])");
+    const stored = await page.evaluate(
+      "JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])",
+    );
     expect(stored).not.toContain("mock-token-alice");
     // The session is a cookie the page's script cannot read.
     const cookies = await alice.context.cookies();
-    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.path, c.value.length])).toEqual([["mnemo_session", true, "Strict", "/", 43]]);
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.path, c.value.length])).toEqual([
+      ["mnemo_session", true, "Strict", "/", 43],
+    ]);
     expect(stored).not.toContain(cookies[0].value);
     // A reload keeps the session: the cookie, not the page, holds it.
     await page.goto(`${app.url}/app/workspaces`);
@@ -62,7 +66,9 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("alert").filter({ hasText: "You are signed out." }).waitFor();
     // The server refuses the old cookie, even sent with the app's header.
-    const replay = await fetch(`${server.url}/v1/memories`, { headers: { cookie: `mnemo_session=${cookies[0].value}`, "x-mnemo-app": "1" } });
+    const replay = await fetch(`${server.url}/v1/memories`, {
+      headers: { cookie: `mnemo_session=${cookies[0].value}`, "x-mnemo-app": "1" },
+    });
     expect(replay.status).toBe(401);
     // Nothing of the session is left: a fresh load of a deep link asks again.
     await page.goto(`${app.url}/app/memories`);
@@ -81,7 +87,10 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
 
     const second = await tab();
     await second.page.goto(`${app.url}/app/#signin=${token}`);
-    await second.page.getByRole("alert").filter({ hasText: "This sign-in link was already used: each link works once." }).waitFor();
+    await second.page
+      .getByRole("alert")
+      .filter({ hasText: "This sign-in link was already used: each link works once." })
+      .waitFor();
     expect(new URL(second.page.url()).hash).toBe("");
     expect(await second.context.cookies()).toEqual([]);
     await second.page.screenshot({ path: join(shotsDir, "link-reused.png") });
@@ -108,7 +117,10 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     const other = await first.context.newPage();
     await other.goto(`${app.url}/app/#signin=${(await server.services.appSessions.createLink("tess")).token}`);
     // The browser holds sam's session: the link replaces it only once asked (webapp-switch-account.test.ts).
-    await other.getByRole("dialog", { name: "Switch account?" }).getByRole("button", { name: "Sign in as tess" }).click();
+    await other
+      .getByRole("dialog", { name: "Switch account?" })
+      .getByRole("button", { name: "Sign in as tess" })
+      .click();
     await other.locator(".status-line", { hasText: "newest first" }).waitFor();
     await first.page.getByRole("button", { name: "Add memory" }).click();
     const dialog = first.page.getByRole("dialog", { name: "New memory" });
@@ -145,7 +157,12 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     const row = page.locator(".entity-row", { hasText: "laptop agent" });
     await row.waitFor();
     expect(await page.locator("body").textContent()).not.toContain(key);
-    expect(await row.locator(".chip").allTextContents()).toEqual(["memory:read", "memory:write", "files:write", "usage:read"]);
+    expect(await row.locator(".chip").allTextContents()).toEqual([
+      "memory:read",
+      "memory:write",
+      "files:write",
+      "usage:read",
+    ]);
 
     // A session made from that key sees the section refuse, in words.
     const agent = await tab();
@@ -174,7 +191,16 @@ describe.skipIf(skipBrowser)("signing in to the app in headless Chromium", () =>
     // A mock token is the operator's too (an operator key's session is checked in health-details.test.ts).
     const operator = await tab();
     await signIn(operator, app.url, "mock-token-ops");
-    expect(await rows(operator)).toEqual(["Status", "Lag", "Waiting for text", "Vectors", "Waiting for vectors", "Store", "Last indexed", "Last error"]);
+    expect(await rows(operator)).toEqual([
+      "Status",
+      "Lag",
+      "Waiting for text",
+      "Vectors",
+      "Waiting for vectors",
+      "Store",
+      "Last indexed",
+      "Last error",
+    ]);
     for (const opened of [user, operator]) await closeClean(opened);
   });
 

@@ -32,7 +32,10 @@ const unused = async (token: string) => (await server.services.appSessions.peekL
 async function sessionUser(tab: AppTab): Promise<string | null> {
   const cookie = (await tab.context.cookies()).find((c) => c.name === "mnemo_session");
   if (!cookie) return null;
-  const [status, body] = await server.call("GET", "/v1/me", { token: null, headers: { cookie: `mnemo_session=${cookie.value}`, "x-mnemo-app": "1" } });
+  const [status, body] = await server.call("GET", "/v1/me", {
+    token: null,
+    headers: { cookie: `mnemo_session=${cookie.value}`, "x-mnemo-app": "1" },
+  });
   return status === 200 ? body.userId : null;
 }
 
@@ -51,14 +54,24 @@ async function closeClean(opened: AppTab): Promise<void> {
 describe("POST /v1/app/link", () => {
   test("says whom a link signs in without using it; only with the app's header; refusals as for sign-in", async () => {
     const token = await link("lotte");
-    const ask = (body: unknown, headers: Record<string, string> = { "x-mnemo-app": "1" }) => server.call("POST", "/v1/app/link", { token: null, body, headers });
+    const ask = (body: unknown, headers: Record<string, string> = { "x-mnemo-app": "1" }) =>
+      server.call("POST", "/v1/app/link", { token: null, body, headers });
     expect(await ask({ token })).toEqual([200, { userId: "lotte", expiresAt: expect.any(String) }]);
     expect(await unused(token)).toBe(true);
     expect((await ask({ token }, {}))[0]).toBe(403);
-    expect(await ask({ token: "nope" })).toEqual([401, { error: { code: "unauthorized", message: expect.stringContaining("not known") } }]);
-    expect(await ask({ token, extra: 1 })).toEqual([400, expect.objectContaining({ error: expect.objectContaining({ code: "invalid_request" }) })]);
+    expect(await ask({ token: "nope" })).toEqual([
+      401,
+      { error: { code: "unauthorized", message: expect.stringContaining("not known") } },
+    ]);
+    expect(await ask({ token, extra: 1 })).toEqual([
+      400,
+      expect.objectContaining({ error: expect.objectContaining({ code: "invalid_request" }) }),
+    ]);
     await server.services.appSessions.useLink(token);
-    expect(await ask({ token })).toEqual([401, { error: { code: "unauthorized", message: expect.stringContaining("already used") } }]);
+    expect(await ask({ token })).toEqual([
+      401,
+      { error: { code: "unauthorized", message: expect.stringContaining("already used") } },
+    ]);
   });
 });
 
@@ -72,7 +85,11 @@ describe.skipIf(skipBrowser)("a sign-in link with a session open, in headless Ch
     expect(new URL(victim.page.url()).hash).toBe("");
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "detached" });
-    expect([await sessionUser(victim), await unused(attackers), await victim.page.locator(".who").textContent()]).toEqual(["vera", true, "Signed in as vera"]);
+    expect([
+      await sessionUser(victim),
+      await unused(attackers),
+      await victim.page.locator(".who").textContent(),
+    ]).toEqual(["vera", true, "Signed in as vera"]);
     await closeClean(victim);
   });
 
@@ -81,10 +98,16 @@ describe.skipIf(skipBrowser)("a sign-in link with a session open, in headless Ch
     const before = (await tab.context.cookies()).find((c) => c.name === "mnemo_session")!.value;
     const token = await link("walt");
     await tab.page.goto(`${server.url}/app/#signin=${token}`);
-    await tab.page.getByRole("dialog", { name: "Switch account?" }).getByRole("button", { name: "Sign in as walt" }).click();
+    await tab.page
+      .getByRole("dialog", { name: "Switch account?" })
+      .getByRole("button", { name: "Sign in as walt" })
+      .click();
     await tab.page.locator(".who", { hasText: "walt" }).waitFor();
     expect([await sessionUser(tab), await unused(token)]).toEqual(["walt", false]);
-    const old = await server.call("GET", "/v1/me", { token: null, headers: { cookie: `mnemo_session=${before}`, "x-mnemo-app": "1" } });
+    const old = await server.call("GET", "/v1/me", {
+      token: null,
+      headers: { cookie: `mnemo_session=${before}`, "x-mnemo-app": "1" },
+    });
     expect(old[0]).toBe(401);
     await closeClean(tab);
   });
@@ -94,7 +117,11 @@ describe.skipIf(skipBrowser)("a sign-in link with a session open, in headless Ch
     const token = await link("yael");
     await tab.page.goto(`${server.url}/app/#signin=${token}`);
     await tab.page.getByText("You are already signed in as yael.").waitFor();
-    expect([await sessionUser(tab), await unused(token), await tab.page.getByRole("dialog").count()]).toEqual(["yael", true, 0]);
+    expect([await sessionUser(tab), await unused(token), await tab.page.getByRole("dialog").count()]).toEqual([
+      "yael",
+      true,
+      0,
+    ]);
     await closeClean(tab);
   });
 
@@ -110,7 +137,10 @@ describe.skipIf(skipBrowser)("a sign-in link with a session open, in headless Ch
 
     const second = await link("quill");
     await tab.page.evaluate(`location.hash = ${JSON.stringify(`#signin=${second}`)}`);
-    await tab.page.getByRole("dialog", { name: "Switch account?" }).getByRole("button", { name: "Sign in as quill" }).click();
+    await tab.page
+      .getByRole("dialog", { name: "Switch account?" })
+      .getByRole("button", { name: "Sign in as quill" })
+      .click();
     await tab.page.locator(".who", { hasText: "quill" }).waitFor();
     await waitFor(async () => (await sessionUser(tab)) === "quill", { what: "the session to be quill's" });
     expect(new URL(tab.page.url()).hash).toBe("");

@@ -47,7 +47,10 @@ async function closeClean(opened: AppTab): Promise<void> {
 const source = (dir: string): Array<[string, string]> =>
   readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
-    .map((entry) => [join(entry.parentPath, entry.name).slice(dir.length + 1), readFileSync(join(entry.parentPath, entry.name), "utf8")]);
+    .map((entry) => [
+      join(entry.parentPath, entry.name).slice(dir.length + 1),
+      readFileSync(join(entry.parentPath, entry.name), "utf8"),
+    ]);
 
 describe("the app's build", () => {
   test("is three files with stable names, its script within budget, its page free of inline script and style", () => {
@@ -65,9 +68,12 @@ describe("the app's build", () => {
 
   test("the source never builds markup from strings, evaluates text, or calls the network outside api.ts", () => {
     const files = source(join(import.meta.dir, "..", "web", "src"));
-    const offenders = (pattern: RegExp, allowed: string[] = []) => files.filter(([name, text]) => pattern.test(text) && !allowed.includes(name)).map(([name]) => name);
+    const offenders = (pattern: RegExp, allowed: string[] = []) =>
+      files.filter(([name, text]) => pattern.test(text) && !allowed.includes(name)).map(([name]) => name);
     expect({
-      markupFromStrings: offenders(/\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write|DOMParser|createContextualFragment/),
+      markupFromStrings: offenders(
+        /\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write|DOMParser|createContextualFragment/,
+      ),
       evaluation: offenders(/\beval\(|new Function\(|setTimeout\(\s*["'`]/),
       network: offenders(/\bfetch\(|XMLHttpRequest|WebSocket|EventSource|sendBeacon/, ["api.ts"]),
       storage: offenders(/sessionStorage|document\.cookie|indexedDB/),
@@ -115,7 +121,11 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     const editedRow = page.locator(`.memory-row[data-id="${id}"]`, { hasText: "by the new mill" });
     await editedRow.waitFor();
     const [, edited] = await server.call("GET", `/v1/memories/${id}`);
-    expect([edited.content, edited.metadata, edited.createdAt]).toEqual(["The blue heron nests by the new mill", { topic: "birds", checked: true }, created.createdAt]);
+    expect([edited.content, edited.metadata, edited.createdAt]).toEqual([
+      "The blue heron nests by the new mill",
+      { topic: "birds", checked: true },
+      created.createdAt,
+    ]);
 
     await editedRow.getByRole("button", { name: /^Forget/ }).click();
     await editedRow.waitFor({ state: "detached" });
@@ -123,11 +133,21 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     await page.locator(".toast", { hasText: "Forgot 1 memory." }).getByRole("button", { name: "Undo" }).click();
     await page.locator(".toast", { hasText: "Restored 1 memory." }).waitFor();
     const [status, restored] = await server.call("GET", `/v1/memories/${id}`);
-    expect([status, restored.content, restored.metadata, restored.workspaceId, restored.session_id]).toEqual([200, edited.content, edited.metadata, null, null]);
+    expect([status, restored.content, restored.metadata, restored.workspaceId, restored.session_id]).toEqual([
+      200,
+      edited.content,
+      edited.metadata,
+      null,
+      null,
+    ]);
 
     const [, river] = await server.call("POST", "/v1/workspaces", { body: { name: "River" } });
-    const [, first] = await server.call("POST", "/v1/memories", { body: { content: "Otters hold hands while they sleep", workspaceId: river.id, session_id: "s1" } });
-    const [, second] = await server.call("POST", "/v1/memories", { body: { content: "Otters keep a favourite stone" } });
+    const [, first] = await server.call("POST", "/v1/memories", {
+      body: { content: "Otters hold hands while they sleep", workspaceId: river.id, session_id: "s1" },
+    });
+    const [, second] = await server.call("POST", "/v1/memories", {
+      body: { content: "Otters keep a favourite stone" },
+    });
     // Away and back: the list is fetched again and shows them.
     await page.locator("#memory-search").fill("");
     await page.getByRole("link", { name: "Workspaces", exact: true }).click();
@@ -136,7 +156,10 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     for (const memory of [first, second]) await page.locator(`.memory-row[data-id="${memory.id}"] .row-check`).check();
     await page.getByRole("button", { name: "Forget selected" }).click();
     await page.locator(".toast", { hasText: "Forgot 2 memories." }).waitFor();
-    expect([(await server.call("GET", `/v1/memories/${first.id}`))[0], (await server.call("GET", `/v1/memories/${second.id}`))[0]]).toEqual([404, 404]);
+    expect([
+      (await server.call("GET", `/v1/memories/${first.id}`))[0],
+      (await server.call("GET", `/v1/memories/${second.id}`))[0],
+    ]).toEqual([404, 404]);
     await page.locator("h1").focus();
     await page.keyboard.press("u");
     await page.locator(".toast", { hasText: "Restored 2 memories." }).waitFor();
@@ -149,13 +172,20 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
   test("the memory list filters by workspace, session and day on the server, and the filter form applies them", async () => {
     const token = "mock-token-uma";
     const [, ws] = await server.call("POST", "/v1/workspaces", { token, body: { name: "Kitchen" } });
-    const [, inWs] = await server.call("POST", "/v1/memories", { token, body: { content: "Sourdough starter lives in the fridge", workspaceId: ws.id } });
-    const [, inSession] = await server.call("POST", "/v1/memories", { token, body: { content: "Talked about the oven timer", session_id: "call-7" } });
+    const [, inWs] = await server.call("POST", "/v1/memories", {
+      token,
+      body: { content: "Sourdough starter lives in the fridge", workspaceId: ws.id },
+    });
+    const [, inSession] = await server.call("POST", "/v1/memories", {
+      token,
+      body: { content: "Talked about the oven timer", session_id: "call-7" },
+    });
     await server.call("POST", "/v1/memories", { token, body: { content: "Unfiled thought about tea" } });
     const uma = await tab();
     const { page } = uma;
     await signIn(uma, app.url, token);
-    const shown = async () => page.locator(".memory-row").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-id")));
+    const shown = async () =>
+      page.locator(".memory-row").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-id")));
     await visit(uma, `/app/memories?workspace=${ws.id}`);
     await page.locator(".status-line", { hasText: "1 memory" }).waitFor();
     expect(await shown()).toEqual([inWs.id]);
@@ -178,11 +208,23 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
   test("stored markup and javascript: links show as text in memories, documents, notes and chats", async () => {
     const token = "mock-token-mallory";
     const payload = `Look ${XSS_IMG} and ${XSS_LINK}`;
-    const [, memory] = await server.call("POST", "/v1/memories", { token, body: { content: payload, metadata: { note: XSS_IMG } } });
+    const [, memory] = await server.call("POST", "/v1/memories", {
+      token,
+      body: { content: payload, metadata: { note: XSS_IMG } },
+    });
     const [, workspace] = await server.call("POST", "/v1/workspaces", { token, body: { name: "Hostile" } });
     const ws = `/v1/workspaces/${workspace.id}`;
-    const [, doc] = await server.call("POST", `${ws}/documents`, { token, body: { title: "Hostile doc", markdown: `# Title\n\n${payload}\n\n${XSS_IMG}\n\n- ${XSS_LINK}\n\n[ok](https://example.org)` } });
-    const [, note] = await server.call("POST", `${ws}/notes`, { token, body: { documentPayload: { title: "Hostile note" }, blocksPayload: [], markdown: payload } });
+    const [, doc] = await server.call("POST", `${ws}/documents`, {
+      token,
+      body: {
+        title: "Hostile doc",
+        markdown: `# Title\n\n${payload}\n\n${XSS_IMG}\n\n- ${XSS_LINK}\n\n[ok](https://example.org)`,
+      },
+    });
+    const [, note] = await server.call("POST", `${ws}/notes`, {
+      token,
+      body: { documentPayload: { title: "Hostile note" }, blocksPayload: [], markdown: payload },
+    });
     const [, thread] = await server.call("POST", `${ws}/chats`, { token, body: { title: "Hostile chat" } });
     await server.call("POST", `${ws}/chats/${thread.id}/messages`, { token, body: { role: "user", content: payload } });
 
@@ -201,7 +243,9 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
       const content = page.locator(selector).first();
       await content.filter({ hasText: XSS_IMG }).waitFor();
       expect([path, await content.textContent()]).toEqual([path, expect.stringContaining(XSS_LINK)]);
-      const dangerous = await page.evaluate(`[document.querySelectorAll("main img, main iframe, main script, main object").length, document.querySelectorAll("a[href^='javascript' i]").length, typeof window.__xss]`);
+      const dangerous = await page.evaluate(
+        `[document.querySelectorAll("main img, main iframe, main script, main object").length, document.querySelectorAll("a[href^='javascript' i]").length, typeof window.__xss]`,
+      );
       expect([path, dangerous]).toEqual([path, [0, 0, "undefined"]]);
     }
     // A safe link stays a link.
@@ -211,8 +255,14 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
   });
 
   test("a second user never sees the first's memories, workspaces or documents", async () => {
-    const [, secret] = await server.call("POST", "/v1/memories", { token: "mock-token-carol", body: { content: "Carol's locker code is 4312" } });
-    const [, workspace] = await server.call("POST", "/v1/workspaces", { token: "mock-token-carol", body: { name: "Carol's diary" } });
+    const [, secret] = await server.call("POST", "/v1/memories", {
+      token: "mock-token-carol",
+      body: { content: "Carol's locker code is 4312" },
+    });
+    const [, workspace] = await server.call("POST", "/v1/workspaces", {
+      token: "mock-token-carol",
+      body: { name: "Carol's diary" },
+    });
     const dave = await tab();
     const { page } = dave;
     await signIn(dave, app.url, "mock-token-dave");
@@ -230,11 +280,17 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
   });
 
   test("after sign-out, the next user in the same tab cannot undo the first one's forget into their own account", async () => {
-    const [, memory] = await server.call("POST", "/v1/memories", { token: "mock-token-ivan", body: { content: "Ivan's spare key is under the blue pot" } });
+    const [, memory] = await server.call("POST", "/v1/memories", {
+      token: "mock-token-ivan",
+      body: { content: "Ivan's spare key is under the blue pot" },
+    });
     const shared = await tab();
     const { page } = shared;
     await signIn(shared, app.url, "mock-token-ivan");
-    await page.locator(`.memory-row[data-id="${memory.id}"]`).getByRole("button", { name: /^Forget/ }).click();
+    await page
+      .locator(`.memory-row[data-id="${memory.id}"]`)
+      .getByRole("button", { name: /^Forget/ })
+      .click();
     await page.locator(".toast", { hasText: "Forgot 1 memory." }).waitFor();
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("textbox", { name: "API key" }).fill("mock-token-judy");
@@ -244,7 +300,10 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     await page.locator("h1").focus();
     await page.keyboard.press("u");
     await page.locator(".toast", { hasText: "Nothing to undo." }).waitFor();
-    expect([(await server.call("GET", "/v1/memories", { token: "mock-token-judy" }))[1].data, (await server.call("GET", `/v1/memories/${memory.id}`, { token: "mock-token-ivan" }))[0]]).toEqual([[], 404]);
+    expect([
+      (await server.call("GET", "/v1/memories", { token: "mock-token-judy" }))[1].data,
+      (await server.call("GET", `/v1/memories/${memory.id}`, { token: "mock-token-ivan" }))[0],
+    ]).toEqual([[], 404]);
     await closeClean(shared);
   });
 
@@ -252,7 +311,10 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     const erin = await tab();
     const { page } = erin;
     await signIn(erin, app.url, "mock-token-erin");
-    const active = (): Promise<string[]> => page.evaluate(`[document.activeElement.tagName, document.activeElement.id || document.activeElement.textContent.trim().slice(0, 40), getComputedStyle(document.activeElement).outlineStyle]`);
+    const active = (): Promise<string[]> =>
+      page.evaluate(
+        `[document.activeElement.tagName, document.activeElement.id || document.activeElement.textContent.trim().slice(0, 40), getComputedStyle(document.activeElement).outlineStyle]`,
+      );
     await page.keyboard.press("Tab");
     expect(await active()).toEqual(["A", "Skip to content", "solid"]);
     await page.keyboard.press("Enter");
@@ -288,13 +350,25 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     await signIn(gina, app.url, token);
     await visit(gina, `/app/workspaces/${workspace.id}/files`);
     await page.getByText("No files yet.").waitFor();
-    await page.locator("#file-picker").setInputFiles({ name: "field notes.txt", mimeType: "text/plain", buffer: Buffer.from("heron, otter, kingfisher") });
+    await page.locator("#file-picker").setInputFiles({
+      name: "field notes.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("heron, otter, kingfisher"),
+    });
     await page.locator(".toast", { hasText: "Uploaded field notes.txt (24 B)." }).waitFor();
     const [, listed] = await server.call("GET", `/v1/workspaces/${workspace.id}/files`, { token });
-    expect(listed.files.map((f: { name: string; size: number; type: string }) => [f.name, f.size, f.type])).toEqual([["field notes.txt", 24, "text/plain"]]);
+    expect(listed.files.map((f: { name: string; size: number; type: string }) => [f.name, f.size, f.type])).toEqual([
+      ["field notes.txt", 24, "text/plain"],
+    ]);
 
-    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download field notes.txt" }).click()]);
-    expect([download.suggestedFilename(), readFileSync((await download.path())!, "utf8")]).toEqual(["field notes.txt", "heron, otter, kingfisher"]);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download field notes.txt" }).click(),
+    ]);
+    expect([download.suggestedFilename(), readFileSync((await download.path())!, "utf8")]).toEqual([
+      "field notes.txt",
+      "heron, otter, kingfisher",
+    ]);
 
     await page.getByRole("button", { name: "Delete field notes.txt" }).click();
     await page.getByRole("dialog", { name: "Delete file" }).getByRole("button", { name: "Delete" }).click();
@@ -308,10 +382,18 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     const clientKey = "5e".repeat(32);
     const [, workspace] = await server.call("POST", "/v1/workspaces", { token, body: { name: "Vault" } });
     const ws = `/v1/workspaces/${workspace.id}`;
-    const [, doc] = await server.call("POST", `${ws}/documents`, { token, body: { title: "Sealed plan", markdown: "The **vault** opens at dawn", clientKey } });
+    const [, doc] = await server.call("POST", `${ws}/documents`, {
+      token,
+      body: { title: "Sealed plan", markdown: "The **vault** opens at dawn", clientKey },
+    });
     const [, thread] = await server.call("POST", `${ws}/chats`, { token, body: { title: "Sealed chat" } });
-    await server.call("POST", `${ws}/chats/${thread.id}/messages`, { token, body: { role: "user", content: "the code is 8841", client_key: clientKey } });
-    expect((await server.call("GET", `${ws}/documents/${doc.document.id}`, { token }))[1].markdown).not.toContain("vault");
+    await server.call("POST", `${ws}/chats/${thread.id}/messages`, {
+      token,
+      body: { role: "user", content: "the code is 8841", client_key: clientKey },
+    });
+    expect((await server.call("GET", `${ws}/documents/${doc.document.id}`, { token }))[1].markdown).not.toContain(
+      "vault",
+    );
 
     const hana = await tab();
     const { page } = hana;
@@ -329,17 +411,35 @@ describe.skipIf(skipBrowser)("the app in headless Chromium", () => {
     expect(await page.locator(".markdown-body strong").filter({ hasText: "vault" }).textContent()).toBe("vault");
     await visit(hana, `/app/workspaces/${workspace.id}/chats/${thread.id}`);
     await page.locator(".message-text", { hasText: "the code is 8841" }).waitFor();
-    const stored = await page.evaluate("JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])");
+    const stored = await page.evaluate(
+      "JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage), document.cookie])",
+    );
     expect(stored).not.toContain(clientKey);
     await closeClean(hana);
   });
 
   test("fits 360 and 1440 px in light and dark (screenshots kept for a look)", async () => {
-    const [, workspace] = await server.call("POST", "/v1/workspaces", { token: "mock-token-frank", body: { name: "Garden" } });
-    for (const content of ["Tomatoes need staking by mid June", "The rhubarb patch is by the north fence; divide it every five years", "Neighbour Ingrid lends the long ladder"]) {
-      await server.call("POST", "/v1/memories", { token: "mock-token-frank", body: { content, workspaceId: workspace.id, metadata: { topic: "garden" } } });
+    const [, workspace] = await server.call("POST", "/v1/workspaces", {
+      token: "mock-token-frank",
+      body: { name: "Garden" },
+    });
+    for (const content of [
+      "Tomatoes need staking by mid June",
+      "The rhubarb patch is by the north fence; divide it every five years",
+      "Neighbour Ingrid lends the long ladder",
+    ]) {
+      await server.call("POST", "/v1/memories", {
+        token: "mock-token-frank",
+        body: { content, workspaceId: workspace.id, metadata: { topic: "garden" } },
+      });
     }
-    await server.call("POST", `/v1/workspaces/${workspace.id}/documents`, { token: "mock-token-frank", body: { title: "Planting plan", markdown: "# Beds\n\n| Bed | Crop |\n|---|---|\n| 1 | Tomatoes |\n\nSee [[Compost]].\n\n```\nwater: daily\n```" } });
+    await server.call("POST", `/v1/workspaces/${workspace.id}/documents`, {
+      token: "mock-token-frank",
+      body: {
+        title: "Planting plan",
+        markdown: "# Beds\n\n| Bed | Crop |\n|---|---|\n| 1 | Tomatoes |\n\nSee [[Compost]].\n\n```\nwater: daily\n```",
+      },
+    });
     const overflow: string[] = [];
     for (const colorScheme of ["light", "dark"] as const) {
       for (const width of [360, 1440]) {

@@ -31,12 +31,12 @@ describe("the word vectors", () => {
 
   test("text vectors: a question is closer to its paraphrased answer than to an unrelated sentence", () => {
     const mortgage = sentence("We refinanced the mortgage at a lower interest rate");
-    expect(cosine(sentence("Do you have any pets?"), sentence("I adopted a puppy and walk him every morning"))).toBeGreaterThan(
-      cosine(sentence("Do you have any pets?"), mortgage) + 0.1,
-    );
-    expect(cosine(sentence("What are your hobbies?"), sentence("Painting is my real passion, I do it every weekend"))).toBeGreaterThan(
-      cosine(sentence("What are your hobbies?"), mortgage) + 0.1,
-    );
+    expect(
+      cosine(sentence("Do you have any pets?"), sentence("I adopted a puppy and walk him every morning")),
+    ).toBeGreaterThan(cosine(sentence("Do you have any pets?"), mortgage) + 0.1);
+    expect(
+      cosine(sentence("What are your hobbies?"), sentence("Painting is my real passion, I do it every weekend")),
+    ).toBeGreaterThan(cosine(sentence("What are your hobbies?"), mortgage) + 0.1);
   });
 
   test("text vectors are unit length; no known word gives null", () => {
@@ -64,7 +64,9 @@ describe("in a compiled binary", () => {
     // Run from an empty dir: nothing outside the binary can be read.
     const result = Bun.spawnSync([outfile], { cwd: root, env: { PATH: "/usr/bin:/bin" } });
     expect({ exitCode: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }).toEqual({
-      exitCode: 0, stdout: `${JSON.stringify({ size: 50_000, dims: 100, related: true })}\n`, stderr: "",
+      exitCode: 0,
+      stdout: `${JSON.stringify({ size: 50_000, dims: 100, related: true })}\n`,
+      stderr: "",
     });
   });
 });

@@ -19,11 +19,18 @@ let statusBefore: unknown;
 beforeAll(async () => {
   wsA = await createWorkspace(server, "Alice's");
   wsB = await createWorkspace(server, "Bob's", BOB);
-  docA = await createDocument(server, wsA, { title: "Private", indexable_blocks: [{ id: "secret-block", content: "alice secret zeppelin plans" }] });
-  await server.call("POST", `/v1/workspaces/${wsA}/notebooks`, { body: { ciphertext: JSON.stringify([{ id: "nb-a" }]) } });
+  docA = await createDocument(server, wsA, {
+    title: "Private",
+    indexable_blocks: [{ id: "secret-block", content: "alice secret zeppelin plans" }],
+  });
+  await server.call("POST", `/v1/workspaces/${wsA}/notebooks`, {
+    body: { ciphertext: JSON.stringify([{ id: "nb-a" }]) },
+  });
   const [, thread] = await server.call("POST", `/v1/workspaces/${wsA}/chats`, { body: { title: "Private chat" } });
   threadA = thread.id;
-  await server.call("POST", `/v1/workspaces/${wsA}/chats/${threadA}/messages`, { body: { role: "user", content: "zeppelin hangar code" } });
+  await server.call("POST", `/v1/workspaces/${wsA}/chats/${threadA}/messages`, {
+    body: { role: "user", content: "zeppelin hangar code" },
+  });
   await server.call("POST", "/v1/memories", { body: { content: "alice zeppelin memory", workspaceId: wsA } });
   statusBefore = (await server.call("GET", `/v1/workspaces/${wsA}/index/status`))[1];
 });
@@ -91,7 +98,9 @@ describe("user B with user A's ids", () => {
   test("gets the same message as for a missing id", async () => {
     const [, foreign] = await server.call("GET", `/v1/workspaces/${wsA}/documents`, { token: BOB });
     const [, foreignDoc] = await server.call("GET", `/v1/workspaces/${wsB}/documents/${docA.id}`, { token: BOB });
-    const [, foreignThread] = await server.call("GET", `/v1/workspaces/${wsB}/chats/${threadA}/messages`, { token: BOB });
+    const [, foreignThread] = await server.call("GET", `/v1/workspaces/${wsB}/chats/${threadA}/messages`, {
+      token: BOB,
+    });
     expect({ foreign, foreignDoc, foreignThread }).toEqual({
       foreign: apiError("not_found", `workspace '${wsA}' not found`),
       foreignDoc: apiError("not_found", `document '${docA.id}' not found`),
@@ -101,27 +110,49 @@ describe("user B with user A's ids", () => {
 
   test("finds nothing of A's through the documents query or context build", async () => {
     const [queryStatus, query] = await server.call("POST", "/v1/documents/query", {
-      body: { query: "zeppelin", include: { notes: true, memories: true, files: true } }, token: BOB,
+      body: { query: "zeppelin", include: { notes: true, memories: true, files: true } },
+      token: BOB,
     });
     const [contextStatus, context] = await server.call("POST", "/v1/context/build", {
-      body: { query: "zeppelin", workspace_id: wsA, include: { memories: true, notes: true, files: true } }, token: BOB,
+      body: { query: "zeppelin", workspace_id: wsA, include: { memories: true, notes: true, files: true } },
+      token: BOB,
     });
     const [ownContextStatus, ownContext] = await server.call("POST", "/v1/context/build", {
-      body: { query: "zeppelin", include: { memories: true, notes: true, files: true } }, token: BOB,
+      body: { query: "zeppelin", include: { memories: true, notes: true, files: true } },
+      token: BOB,
     });
     // Naming A's workspace answers 404, exactly as a missing workspace (as the documents query does).
     expect({
-      queryStatus, items: query.items, results: query.results, contextStatus, context,
-      ownContextStatus, contextItems: ownContext.items, contextText: ownContext.contextText,
+      queryStatus,
+      items: query.items,
+      results: query.results,
+      contextStatus,
+      context,
+      ownContextStatus,
+      contextItems: ownContext.items,
+      contextText: ownContext.contextText,
     }).toEqual({
-      queryStatus: 200, items: [], results: [], contextStatus: 404, context: apiError("not_found", `workspace '${wsA}' not found`),
-      ownContextStatus: 200, contextItems: [], contextText: "",
+      queryStatus: 200,
+      items: [],
+      results: [],
+      contextStatus: 404,
+      context: apiError("not_found", `workspace '${wsA}' not found`),
+      ownContextStatus: 200,
+      contextItems: [],
+      contextText: "",
     });
   });
 
   test("may reuse A's document id for a document of its own, without learning it exists", async () => {
-    const [status, created] = await server.call("POST", "/v1/documents", { body: { workspace_id: wsB, title: "Mine", id: docA.id }, token: BOB });
-    expect({ status, id: created.document.id, ws: created.document.workspace_id }).toEqual({ status: 201, id: docA.id, ws: wsB });
+    const [status, created] = await server.call("POST", "/v1/documents", {
+      body: { workspace_id: wsB, title: "Mine", id: docA.id },
+      token: BOB,
+    });
+    expect({ status, id: created.document.id, ws: created.document.workspace_id }).toEqual({
+      status: 201,
+      id: docA.id,
+      ws: wsB,
+    });
   });
 
   test("leaves A's data untouched", async () => {
@@ -129,12 +160,19 @@ describe("user B with user A's ids", () => {
     const [, threads] = await server.call("GET", `/v1/workspaces/${wsA}/chats`);
     const [, notebooks] = await server.call("GET", `/v1/workspaces/${wsA}/notebooks`);
     const [, status] = await server.call("GET", `/v1/workspaces/${wsA}/index/status`);
-    const [, found] = await server.call("POST", "/v1/documents/query", { body: { workspace_id: wsA, query: "zeppelin" } });
+    const [, found] = await server.call("POST", "/v1/documents/query", {
+      body: { workspace_id: wsA, query: "zeppelin" },
+    });
     expect({
-      title: doc.document.title, threads: threads.map((t: any) => [t.title, t.messageCount]), notebooks, status,
+      title: doc.document.title,
+      threads: threads.map((t: any) => [t.title, t.messageCount]),
+      notebooks,
+      status,
       found: found.items.map((i: any) => i.type).sort(),
     }).toEqual({
-      title: "Private", threads: [["Private chat", 1]], notebooks: { ciphertext: JSON.stringify([{ id: "nb-a" }]) },
+      title: "Private",
+      threads: [["Private chat", 1]],
+      notebooks: { ciphertext: JSON.stringify([{ id: "nb-a" }]) },
       // The indexer's last run is server-wide: Bob's own writes move it.
       status: { ...(statusBefore as object), indexerLastRunAt: expect.any(String) },
       found: ["block", "message"],

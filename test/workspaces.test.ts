@@ -5,7 +5,12 @@ import { apiError } from "./helpers/workspaces";
 const server = await startTestServer();
 afterAll(() => server.destroy());
 
-const workspace = (name: string) => ({ id: expect.stringMatching(/^ws_[0-9A-Z]{26}$/), name, createdAt: expect.any(String), updatedAt: expect.any(String) });
+const workspace = (name: string) => ({
+  id: expect.stringMatching(/^ws_[0-9A-Z]{26}$/),
+  name,
+  createdAt: expect.any(String),
+  updatedAt: expect.any(String),
+});
 
 describe("POST /v1/workspaces", () => {
   test("creates a workspace owned by the caller", async () => {
@@ -76,6 +81,10 @@ describe("scopes", () => {
     const { key } = await server.services.credentials.createApiKey({ userId: "alice", scopes: ["memory:read"] });
     const [listed] = await server.call("GET", "/v1/workspaces", { token: key });
     const [status, body] = await server.call("POST", "/v1/workspaces", { body: { name: "x" }, token: key });
-    expect({ listed, status, body }).toEqual({ listed: 200, status: 403, body: apiError("forbidden", "this credential lacks the 'memory:write' scope") });
+    expect({ listed, status, body }).toEqual({
+      listed: 200,
+      status: 403,
+      body: apiError("forbidden", "this credential lacks the 'memory:write' scope"),
+    });
   });
 });

@@ -57,7 +57,11 @@ export interface BackendComparison {
 }
 
 /** A mock-token user id per row (letters, digits and dashes only). */
-const user = (backend: string) => `bench-backend-${backend.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")}`;
+const user = (backend: string) =>
+  `bench-backend-${backend
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "")}`;
 
 /** Rows 1 and 2: one bench server (drain and settle through its ops, as in the mode runs). */
 async function singleServer(o: BackendOptions, backend: string, env: Record<string, string>): Promise<BackendRow> {
@@ -91,7 +95,8 @@ async function singleServer(o: BackendOptions, backend: string, env: Record<stri
 async function until(what: string, timeoutMs: number, check: () => Promise<boolean>, everyMs = 20): Promise<number> {
   const start = performance.now();
   while (!(await check())) {
-    if (performance.now() - start > timeoutMs) throw new Error(`backends: ${what} did not happen within ${timeoutMs / 1000} s`);
+    if (performance.now() - start > timeoutMs)
+      throw new Error(`backends: ${what} did not happen within ${timeoutMs / 1000} s`);
     await Bun.sleep(everyMs);
   }
   return performance.now() - start;
@@ -102,32 +107,51 @@ async function twoReplicas(o: BackendOptions, db: BenchDatabase, notes: string[]
   const backend = "postgres, 2 replicas";
   const indexDir = tempDir("mnemo-bench-index-");
   const dataDirs = [tempDir(), tempDir()];
-  const env = { MNEMO_DATABASE_URL: db.url, MNEMO_INDEX_URI: indexDir, EMBEDDINGS_PROVIDER: "none", SERVER_MASTER_KEY: BENCH_MASTER_KEY };
+  const env = {
+    MNEMO_DATABASE_URL: db.url,
+    MNEMO_INDEX_URI: indexDir,
+    EMBEDDINGS_PROVIDER: "none",
+    SERVER_MASTER_KEY: BENCH_MASTER_KEY,
+  };
   const replicas: Replica[] = [];
   try {
     // One after the other: the first runs the migrations and takes the writer lease.
     for (const [i, name] of ["A", "B"].entries()) replicas.push(await spawnReplica(name, dataDirs[i], env));
     const health = await Promise.all(replicas.map((r) => r.health()));
     const writers = health.map((h) => h.index.writer);
-    if (writers.filter(Boolean).length !== 1) notes.push(`replicas: expected one index writer, /health says writer=${writers.join("/")}`);
+    if (writers.filter(Boolean).length !== 1)
+      notes.push(`replicas: expected one index writer, /health says writer=${writers.join("/")}`);
     const urls = replicas.map((r) => r.url);
     const id = user("replicas");
-    process.stderr.write(`  backends: ${backend}, ${o.clients} clients alternating over ${urls.join(" ")}: ingesting ${o.n}…\n`);
+    process.stderr.write(
+      `  backends: ${backend}, ${o.clients} clients alternating over ${urls.join(" ")}: ingesting ${o.n}…\n`,
+    );
     const { wallMs, latencies } = await ingestOver(urls, id, memoryTexts(o.seed, o.n), o.clients);
-    const catchUpMs = await until("outbox empty after the ingest", 10 * 60_000, async () => (await db.outboxRows()) === 0);
+    const catchUpMs = await until(
+      "outbox empty after the ingest",
+      10 * 60_000,
+      async () => (await db.outboxRows()) === 0,
+    );
     // A known term written through the reader must become searchable on both replicas.
     const reader = replicas[writers.indexOf(false)] ?? replicas[1];
     const token = `benchsentinel${randomBytes(4).toString("hex")}`;
     await client(reader.url, id).addMemory(`The ${token} memory marks the end of the ingest.`);
     await until("outbox empty after the marker", 60_000, async () => (await db.outboxRows()) === 0);
     for (const r of replicas) {
-      await until(`the marker searchable on replica ${r.name}`, 60_000, async () =>
-        (await client(r.url, id).search(token, 10)).results.some((hit) => hit.content.includes(token)), 50);
+      await until(
+        `the marker searchable on replica ${r.name}`,
+        60_000,
+        async () => (await client(r.url, id).search(token, 10)).results.some((hit) => hit.content.includes(token)),
+        50,
+      );
     }
     // The writer optimizes by itself 5 s after the last write; a single bench server is
     // made to do it at once (settle). Readers pick the new version up within 1 s.
     const optimizeMs = await waitForOptimizedIndex(indexDir, o.n + 1, 60_000);
-    if (optimizeMs === null) notes.push("replicas: the writer's idle optimize had not folded every row into the indices after 60 s; searched anyway");
+    if (optimizeMs === null)
+      notes.push(
+        "replicas: the writer's idle optimize had not folded every row into the indices after 60 s; searched anyway",
+      );
     await Bun.sleep(1_500);
     process.stderr.write(`  backends: ${backend}: searching ${o.queries} (+${o.warmup} warm-up), alternating…\n`);
     const queries = queryTexts(o.seed, o.warmup + o.queries);
@@ -145,10 +169,18 @@ async function twoReplicas(o: BackendOptions, db: BenchDatabase, notes: string[]
       results += response.results.length;
     }
     const after = await Promise.all(replicas.map((r) => r.health()));
-    if (after.map((h) => h.index.writer).join() !== writers.join()) notes.push(`replicas: the writer changed during the run (${writers.join("/")} → ${after.map((h) => h.index.writer).join("/")})`);
+    if (after.map((h) => h.index.writer).join() !== writers.join())
+      notes.push(
+        `replicas: the writer changed during the run (${writers.join("/")} → ${after.map((h) => h.index.writer).join("/")})`,
+      );
     return {
       backend,
-      servers: `2 (mnemo serve CLI; writer ${replicas.filter((_, i) => writers[i]).map((r) => r.name).join(",") || "none"})`,
+      servers: `2 (mnemo serve CLI; writer ${
+        replicas
+          .filter((_, i) => writers[i])
+          .map((r) => r.name)
+          .join(",") || "none"
+      })`,
       ingestPerSecond: round(o.n / (wallMs / 1000), 0),
       ingestWallMs: round(wallMs, 0),
       request: summarize(latencies),
@@ -174,12 +206,19 @@ export async function compareBackends(o: BackendOptions): Promise<BackendCompari
   }
   const why = await postgresUnavailable(o.postgresUrl);
   if (why) {
-    notes.push(`PostgreSQL rows skipped: cannot use ${displayUrl(o.postgresUrl)} (${why}); pass --postgres-url or --no-postgres`);
+    notes.push(
+      `PostgreSQL rows skipped: cannot use ${displayUrl(o.postgresUrl)} (${why}); pass --postgres-url or --no-postgres`,
+    );
     return { rows, notes, postgres: null };
   }
   const postgres = `PostgreSQL ${await postgresVersion(o.postgresUrl)} at ${displayUrl(o.postgresUrl).replace(/\/[^/]*$/, "")}`;
   for (const run of [
-    (db: BenchDatabase) => singleServer(o, "postgres", { EMBEDDINGS_PROVIDER: "none", MNEMO_DATABASE_URL: db.url, SERVER_MASTER_KEY: BENCH_MASTER_KEY }),
+    (db: BenchDatabase) =>
+      singleServer(o, "postgres", {
+        EMBEDDINGS_PROVIDER: "none",
+        MNEMO_DATABASE_URL: db.url,
+        SERVER_MASTER_KEY: BENCH_MASTER_KEY,
+      }),
     (db: BenchDatabase) => twoReplicas(o, db, notes),
   ]) {
     const db = await createBenchDatabase(o.postgresUrl);
@@ -193,17 +232,33 @@ export async function compareBackends(o: BackendOptions): Promise<BackendCompari
 }
 
 const ms = (v: number | undefined | null) => (v === undefined || v === null ? "-" : round(v, 1));
-const ratio = (value: number, base: number | undefined) => (base && Number.isFinite(value) ? `${(value / base).toFixed(2)}×` : "-");
+const ratio = (value: number, base: number | undefined) =>
+  base && Number.isFinite(value) ? `${(value / base).toFixed(2)}×` : "-";
 
 export function printBackends(c: BackendComparison, o: BackendOptions): void {
   const base = c.rows[0];
-  console.log(`\nBackends: ${o.n} memories for one user from ${o.clients} HTTP clients, then ${o.queries} sequential searches after catch-up (full-text; ratios against the embedded row)`);
+  console.log(
+    `\nBackends: ${o.n} memories for one user from ${o.clients} HTTP clients, then ${o.queries} sequential searches after catch-up (full-text; ratios against the embedded row)`,
+  );
   console.log(
     table(
-      ["backend", "ingest memories/s", "search p50 ms", "search p99 ms", "ingest vs embedded", "p50 vs embedded", "p99 vs embedded"],
+      [
+        "backend",
+        "ingest memories/s",
+        "search p50 ms",
+        "search p99 ms",
+        "ingest vs embedded",
+        "p50 vs embedded",
+        "p99 vs embedded",
+      ],
       c.rows.map((r) => [
-        r.backend, r.ingestPerSecond, ms(r.search.p50), ms(r.search.p99),
-        ratio(r.ingestPerSecond, base.ingestPerSecond), ratio(r.search.p50, base.search.p50), ratio(r.search.p99, base.search.p99),
+        r.backend,
+        r.ingestPerSecond,
+        ms(r.search.p50),
+        ms(r.search.p99),
+        ratio(r.ingestPerSecond, base.ingestPerSecond),
+        ratio(r.search.p50, base.search.p50),
+        ratio(r.search.p99, base.search.p99),
       ]),
     ),
   );
@@ -211,16 +266,33 @@ export function printBackends(c: BackendComparison, o: BackendOptions): void {
   console.log(`\nBackend details (${c.postgres ?? "no PostgreSQL"})`);
   console.log(
     table(
-      ["backend", "servers", "ingest s", "req p50/p99 ms", "catch-up ms", "optimize wait ms", "search p95/max ms", "mean results"],
+      [
+        "backend",
+        "servers",
+        "ingest s",
+        "req p50/p99 ms",
+        "catch-up ms",
+        "optimize wait ms",
+        "search p95/max ms",
+        "mean results",
+      ],
       c.rows.map((r) => [
-        r.backend, r.servers, round(r.ingestWallMs / 1000, 1), `${ms(r.request.p50)}/${ms(r.request.p99)}`, r.catchUpMs, ms(r.optimizeMs),
-        `${ms(r.search.p95)}/${ms(r.search.max)}`, r.meanResults,
+        r.backend,
+        r.servers,
+        round(r.ingestWallMs / 1000, 1),
+        `${ms(r.request.p50)}/${ms(r.request.p99)}`,
+        r.catchUpMs,
+        ms(r.optimizeMs),
+        `${ms(r.search.p95)}/${ms(r.search.max)}`,
+        r.meanResults,
       ]),
     ),
   );
   for (const r of c.rows) {
     for (const p of r.perReplica ?? []) {
-      console.log(`  ${r.backend}: replica ${p.name} (${p.writer ? "index writer" : "reader"}) answered ${p.search.n} searches, p50/p99 ${ms(p.search.p50)}/${ms(p.search.p99)} ms`);
+      console.log(
+        `  ${r.backend}: replica ${p.name} (${p.writer ? "index writer" : "reader"}) answered ${p.search.n} searches, p50/p99 ${ms(p.search.p50)}/${ms(p.search.p99)} ms`,
+      );
     }
   }
   for (const note of c.notes) console.log(`note: ${note}`);

@@ -15,7 +15,9 @@ export function client(baseUrl: string, userId: string) {
     const response = await fetch(baseUrl + path, { method: "POST", headers, body: JSON.stringify(body) });
     const text = await response.text();
     if (!(Array.isArray(expected) ? expected : [expected]).includes(response.status)) {
-      throw new HttpError(`POST ${path} ${JSON.stringify(body).slice(0, 300)} → ${response.status} (expected ${expected}): ${text.slice(0, 500)}`);
+      throw new HttpError(
+        `POST ${path} ${JSON.stringify(body).slice(0, 300)} → ${response.status} (expected ${expected}): ${text.slice(0, 500)}`,
+      );
     }
     return JSON.parse(text) as T;
   }
@@ -23,7 +25,8 @@ export function client(baseUrl: string, userId: string) {
     addMemory: (content: string, metadata?: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
       // 200: an exact duplicate of a text stored before (the generated corpora repeat ~0.6–3% of their texts), not stored again.
       post<{ id: string }>("/v1/memories", { content, metadata, ...extra }, [201, 200]),
-    search: (query: string, limit = 10, extra: Record<string, unknown> = {}) => post<SearchResponse>("/v1/memories/search", { query, limit, ...extra }, 200),
+    search: (query: string, limit = 10, extra: Record<string, unknown> = {}) =>
+      post<SearchResponse>("/v1/memories/search", { query, limit, ...extra }, 200),
   };
 }
 
@@ -32,7 +35,13 @@ export function client(baseUrl: string, userId: string) {
  * several base URLs (replicas), client k talks to `baseUrl[k % length]`.
  * Returns wall time and per-request latencies in milliseconds.
  */
-export async function ingest(baseUrl: string | string[], userId: string, texts: string[], concurrency: number, metadata?: (i: number) => Record<string, unknown>) {
+export async function ingest(
+  baseUrl: string | string[],
+  userId: string,
+  texts: string[],
+  concurrency: number,
+  metadata?: (i: number) => Record<string, unknown>,
+) {
   const urls = Array.isArray(baseUrl) ? baseUrl : [baseUrl];
   const latencies = new Array<number>(texts.length);
   let next = 0;

@@ -6,7 +6,24 @@
  */
 
 /** Sixteen topic words the load and soak benches build their memory texts and queries from. */
-export const TOPIC_WORDS = ["kitten", "vet", "pasta", "cheese", "train", "paris", "garden", "tomato", "budget", "invoice", "guitar", "lesson", "river", "hiking", "coffee", "deadline"];
+export const TOPIC_WORDS = [
+  "kitten",
+  "vet",
+  "pasta",
+  "cheese",
+  "train",
+  "paris",
+  "garden",
+  "tomato",
+  "budget",
+  "invoice",
+  "guitar",
+  "lesson",
+  "river",
+  "hiking",
+  "coffee",
+  "deadline",
+];
 
 /** mulberry32: a small, fast, seedable PRNG returning floats in [0, 1). */
 export function seededRandom(seed: number): () => number {
@@ -20,24 +37,60 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-const NAMES = "Maya Liam Priya Jonas Aisha Mateo Chloe Kenji Sofia Omar Hannah Lucas Amara Felix Ingrid Rahul Elena Tomasz Yuki Grace Diego Nadia Oliver Zara Henrik Leila Samuel Mei Caleb Fatima Noah Beatriz Arjun Clara Dmitri Imani Theo Rosa Kwame Alice Victor Nora Emeka Lena Marco Sana Julian Ava Tariq Freya".split(" ");
-const SURNAMES = "Patel Okafor Lindqvist Moreau Nakamura Schmidt Alvarez Kowalski Haddad Brennan Rossi Tanaka Mensah Novak Fischer Duarte Ivanova Chen Larsen Romero Adeyemi Costa Weber Sato Kaur Dubois Murphy Silva Jansen Yilmaz".split(" ");
-const RELATIONS = "sister brother mother father daughter son cousin aunt uncle grandmother neighbor roommate coworker manager best friend landlord piano teacher".split(" ").map((r) => (r === "best" ? "best friend" : r)).filter((r) => r !== "friend");
-const CITIES = "Lisbon Osaka Nairobi Toronto Krakow Valparaiso Bergen Marrakesh Tbilisi Hanoi Edinburgh Austin Ljubljana Cusco Reykjavik Porto Seville Hobart Tallinn Montreal Kyoto Bogota Dubrovnik Chiang-Mai Wellington Galway Zanzibar Salzburg Oaxaca Quebec".split(" ");
-const PLACES = "the farmers market|the climbing gym|the public library|the community garden|the ramen place on 5th|the dog park|the laundromat|the train station|the bakery near the office|the swimming pool|the hardware store|the vet clinic|the co-working space|the art museum|the bike shop".split("|");
-const ACTIVITIES = "pottery class|salsa dancing|rock climbing|a sourdough workshop|trail running|chess club|watercolor painting|a Spanish course|choir practice|kayaking|a coding bootcamp|yoga on Sundays|birdwatching|woodworking|a book club|tennis lessons|a photography walk|volunteering at the food bank|learning the cello|marathon training".split("|");
-const FOODS = "dark roast coffee|oat milk lattes|spicy tofu|lemon tart|mushroom risotto|green curry|blueberry pancakes|salted caramel ice cream|miso soup|falafel wraps|peach cobbler|cold brew|sparkling water|dumplings|shakshuka|avocado toast|grilled sardines|chai tea|pistachio gelato|lentil soup".split("|");
+const NAMES =
+  "Maya Liam Priya Jonas Aisha Mateo Chloe Kenji Sofia Omar Hannah Lucas Amara Felix Ingrid Rahul Elena Tomasz Yuki Grace Diego Nadia Oliver Zara Henrik Leila Samuel Mei Caleb Fatima Noah Beatriz Arjun Clara Dmitri Imani Theo Rosa Kwame Alice Victor Nora Emeka Lena Marco Sana Julian Ava Tariq Freya".split(
+    " ",
+  );
+const SURNAMES =
+  "Patel Okafor Lindqvist Moreau Nakamura Schmidt Alvarez Kowalski Haddad Brennan Rossi Tanaka Mensah Novak Fischer Duarte Ivanova Chen Larsen Romero Adeyemi Costa Weber Sato Kaur Dubois Murphy Silva Jansen Yilmaz".split(
+    " ",
+  );
+const RELATIONS =
+  "sister brother mother father daughter son cousin aunt uncle grandmother neighbor roommate coworker manager best friend landlord piano teacher"
+    .split(" ")
+    .map((r) => (r === "best" ? "best friend" : r))
+    .filter((r) => r !== "friend");
+const CITIES =
+  "Lisbon Osaka Nairobi Toronto Krakow Valparaiso Bergen Marrakesh Tbilisi Hanoi Edinburgh Austin Ljubljana Cusco Reykjavik Porto Seville Hobart Tallinn Montreal Kyoto Bogota Dubrovnik Chiang-Mai Wellington Galway Zanzibar Salzburg Oaxaca Quebec".split(
+    " ",
+  );
+const PLACES =
+  "the farmers market|the climbing gym|the public library|the community garden|the ramen place on 5th|the dog park|the laundromat|the train station|the bakery near the office|the swimming pool|the hardware store|the vet clinic|the co-working space|the art museum|the bike shop".split(
+    "|",
+  );
+const ACTIVITIES =
+  "pottery class|salsa dancing|rock climbing|a sourdough workshop|trail running|chess club|watercolor painting|a Spanish course|choir practice|kayaking|a coding bootcamp|yoga on Sundays|birdwatching|woodworking|a book club|tennis lessons|a photography walk|volunteering at the food bank|learning the cello|marathon training".split(
+    "|",
+  );
+const FOODS =
+  "dark roast coffee|oat milk lattes|spicy tofu|lemon tart|mushroom risotto|green curry|blueberry pancakes|salted caramel ice cream|miso soup|falafel wraps|peach cobbler|cold brew|sparkling water|dumplings|shakshuka|avocado toast|grilled sardines|chai tea|pistachio gelato|lentil soup".split(
+    "|",
+  );
 const PETS = "dog|puppy|canine|cat|kitten|parrot|rabbit|hound|tortoise|golden retriever".split("|");
 const VEHICLES = "car|automobile|vehicle|bike|scooter|van|motorcycle|camper".split("|");
 const FILMS = "film|movie|documentary|series|play|concert|cinema night".split("|");
-const FEELINGS = "happy|glad|joyful|cheerful|anxious|exhausted|relieved|frustrated|excited|nervous|proud|calm".split("|");
+const FEELINGS = "happy|glad|joyful|cheerful|anxious|exhausted|relieved|frustrated|excited|nervous|proud|calm".split(
+  "|",
+);
 const DOCTORS = "doctor|physician|dentist|medic|therapist|optometrist|dermatologist".split("|");
 const DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split(" ");
 const MONTHS = "January February March April May June July August September October November December".split(" ");
-const ADJ = "Silent Golden Hidden Broken Distant Crimson Quiet Electric Paper Northern Velvet Winter Hollow Bright Wandering".split(" ");
-const NOUNS = "Harbor Garden Signal Orchard Lantern River Machine Mountain Letter Island Bridge Forest Compass Tide Engine".split(" ");
-const PROJECTS = "budget tracker|kitchen renovation|wedding planning|thesis draft|garden shed|quarterly report|mobile app redesign|tax return|move to a new flat|podcast launch|family reunion|grant proposal".split("|");
-const GIFTS = "a wool scarf|noise-cancelling headphones|a cast iron pan|a board game|concert tickets|a fountain pen|a houseplant|a cookbook|running shoes|a vinyl record".split("|");
+const ADJ =
+  "Silent Golden Hidden Broken Distant Crimson Quiet Electric Paper Northern Velvet Winter Hollow Bright Wandering".split(
+    " ",
+  );
+const NOUNS =
+  "Harbor Garden Signal Orchard Lantern River Machine Mountain Letter Island Bridge Forest Compass Tide Engine".split(
+    " ",
+  );
+const PROJECTS =
+  "budget tracker|kitchen renovation|wedding planning|thesis draft|garden shed|quarterly report|mobile app redesign|tax return|move to a new flat|podcast launch|family reunion|grant proposal".split(
+    "|",
+  );
+const GIFTS =
+  "a wool scarf|noise-cancelling headphones|a cast iron pan|a board game|concert tickets|a fountain pen|a houseplant|a cookbook|running shoes|a vinyl record".split(
+    "|",
+  );
 
 /** Clause openings that are ordinary words (not names) and lose their capital mid-sentence. */
 const LOWER_FIRST = /^(My|The|We|Remind|Booked|Reading|Ran|Spent|Order|Flight|I prefer)\b/;
@@ -66,13 +119,16 @@ export function memoryText(random: () => number): string {
     () => `${person()} recommended ${pick(PLACES)} for ${pick(ACTIVITIES)}`,
     () => `My ${pick(VEHICLES)} needs new tyres; the quote from the garage was $${int(80, 900)}`,
     () => `Order #${int(10000, 99999)} for ${pick(GIFTS)} should arrive by ${pick(DAYS)}`,
-    () => `${pick(NAMES)} ${pick(SURNAMES)} is allergic to ${pick(FOODS).split(" ").slice(-1)[0]}, so avoid it at the party`,
-    () => `Flight ${pick(["UA", "LH", "TP", "KL", "NH", "AC"])} ${int(100, 9999)} to ${pick(CITIES)} leaves at ${clock()} on ${pick(MONTHS)} ${int(1, 28)}`,
+    () =>
+      `${pick(NAMES)} ${pick(SURNAMES)} is allergic to ${pick(FOODS).split(" ").slice(-1)[0]}, so avoid it at the party`,
+    () =>
+      `Flight ${pick(["UA", "LH", "TP", "KL", "NH", "AC"])} ${int(100, 9999)} to ${pick(CITIES)} leaves at ${clock()} on ${pick(MONTHS)} ${int(1, 28)}`,
     () => `I was ${pick(FEELINGS)} after ${pick(ACTIVITIES)} with ${person()}`,
     () => `${person()}'s birthday is on ${pick(MONTHS)} ${int(1, 28)}; they would like ${pick(GIFTS)}`,
     () => `Reading "${title()}" by ${pick(NAMES)} ${pick(SURNAMES)}, currently on page ${int(12, 480)}`,
     () => `Wi-Fi password at ${pick(PLACES)} is ${pick(ADJ).toLowerCase()}${int(10, 99)}${pick(NOUNS).toLowerCase()}`,
-    () => `${person()} works at ${pick(ADJ)} ${pick(NOUNS)} Labs in ${pick(CITIES)} as a ${pick(["nurse", "data engineer", "chef", "architect", "teacher", "lawyer", "pilot", "carpenter"])}`,
+    () =>
+      `${person()} works at ${pick(ADJ)} ${pick(NOUNS)} Labs in ${pick(CITIES)} as a ${pick(["nurse", "data engineer", "chef", "architect", "teacher", "lawyer", "pilot", "carpenter"])}`,
     () => `Ran ${int(3, 21)} km along the river in ${int(18, 120)} minutes`,
     () => `Remind me to call ${person()} about the ${pick(PROJECTS)} before ${pick(DAYS)}`,
     () => `The ${pick(PETS)} has a check-up at ${pick(PLACES)} on ${pick(DAYS)} at ${clock()}`,
@@ -135,7 +191,9 @@ export function queryTexts(seed: number, count: number): string[] {
   for (let attempt = 0; seen.size < count && attempt < count * 20; attempt++) {
     const query = queryText(random);
     // A second clause widens the space once the short forms are used up.
-    seen.add(seen.has(query) ? `${query} ${pick(["and", "or", "with", "before", "after"])} ${queryText(random)}` : query);
+    seen.add(
+      seen.has(query) ? `${query} ${pick(["and", "or", "with", "before", "after"])} ${queryText(random)}` : query,
+    );
   }
   return [...seen].slice(0, count);
 }

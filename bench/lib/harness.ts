@@ -9,7 +9,9 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import type { Ops } from "./server-ops";
 
-type Promised<T> = { [K in keyof T]: T[K] extends (...a: infer A) => infer R ? (...a: A) => Promise<Awaited<R>> : never };
+type Promised<T> = {
+  [K in keyof T]: T[K] extends (...a: infer A) => infer R ? (...a: A) => Promise<Awaited<R>> : never;
+};
 
 export interface BenchServer {
   url: string;
@@ -128,9 +130,17 @@ function spawnChild(script: string, env: Record<string, string>) {
 }
 
 /** Env for the fake-embedder mode: the openai provider pointed at `url`, 384-d. */
-export const fakeEmbedderEnv = (url: string) => ({ EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: url, EMBEDDINGS_MODEL: "fake" });
+export const fakeEmbedderEnv = (url: string) => ({
+  EMBEDDINGS_PROVIDER: "openai",
+  EMBEDDINGS_URL: url,
+  EMBEDDINGS_MODEL: "fake",
+});
 
-export async function startBenchServer(options: { dataDir: string; env: Record<string, string>; inProcess?: boolean }): Promise<BenchServer> {
+export async function startBenchServer(options: {
+  dataDir: string;
+  env: Record<string, string>;
+  inProcess?: boolean;
+}): Promise<BenchServer> {
   if (options.inProcess) {
     const [{ loadConfig }, { startServer }, { createCountingLogger, createOps }] = await Promise.all([
       import("../../src/config"),
@@ -138,15 +148,30 @@ export async function startBenchServer(options: { dataDir: string; env: Record<s
       import("./server-ops"),
     ]);
     const log = createCountingLogger();
-    const config = loadConfig({ dataDir: options.dataDir, port: 0, allowMockTokens: true, logLevel: "warn" }, options.env);
+    const config = loadConfig(
+      { dataDir: options.dataDir, port: 0, allowMockTokens: true, logLevel: "warn" },
+      options.env,
+    );
     const server = await startServer(config, { log });
     const ops = createOps(server, log);
-    const promised = Object.fromEntries(Object.entries(ops).map(([k, fn]) => [k, async (...a: unknown[]) => (fn as (...x: unknown[]) => unknown)(...a)]));
+    const promised = Object.fromEntries(
+      Object.entries(ops).map(([k, fn]) => [k, async (...a: unknown[]) => (fn as (...x: unknown[]) => unknown)(...a)]),
+    );
     return { url: server.url, where: "in-process", ops: promised as Promised<Ops>, stop: () => server.stop() };
   }
-  const { child, ready, call } = spawnChild("server-child.ts", { MNEMO_BENCH_SERVER: JSON.stringify({ dataDir: options.dataDir, env: options.env }) });
+  const { child, ready, call } = spawnChild("server-child.ts", {
+    MNEMO_BENCH_SERVER: JSON.stringify({ dataDir: options.dataDir, env: options.env }),
+  });
   const { url, pid } = await ready;
-  const ops = new Proxy({}, { get: (_, op: string) => (...args: unknown[]) => call(op, args) }) as Promised<Ops>;
+  const ops = new Proxy(
+    {},
+    {
+      get:
+        (_, op: string) =>
+        (...args: unknown[]) =>
+          call(op, args),
+    },
+  ) as Promised<Ops>;
   return {
     url,
     where: `child process (pid ${pid})`,

@@ -46,13 +46,22 @@ const session = () => new lancedb.Session(BigInt(CACHE.indexMb) << 20n, BigInt(C
  * the second form of a query found the first one's posting lists cached (~0.1 ms of
  * p50, more of p99, in LanceDB's favour).
  */
-export async function lanceDirect(texts: string[], queries: string[], warmup: number, limit = 40): Promise<DirectResult> {
+export async function lanceDirect(
+  texts: string[],
+  queries: string[],
+  warmup: number,
+  limit = 40,
+): Promise<DirectResult> {
   const dir = tempDir("mnemo-bench-lance-direct-");
   try {
     const schema = new Schema([new Field("id", new Int32(), false), new Field("text", new Utf8(), false)]);
     let t0 = performance.now();
     const build = await lancedb.connect(dir, {}, session());
-    const created = await build.createTable("direct", texts.map((text, id) => ({ id, text })), { schema });
+    const created = await build.createTable(
+      "direct",
+      texts.map((text, id) => ({ id, text })),
+      { schema },
+    );
     const createMs = performance.now() - t0;
     t0 = performance.now();
     await created.createIndex("text", { config: lancedb.Index.fts(FTS_CONFIG) });
@@ -80,7 +89,13 @@ export async function lanceDirect(texts: string[], queries: string[], warmup: nu
 const FORMS = ["server's", "raw"] as const;
 
 /** The queries in one form, sequentially. */
-async function run(table: lancedb.Table, form: DirectSearch["queries"], queries: string[], warmup: number, limit: number): Promise<DirectSearch> {
+async function run(
+  table: lancedb.Table,
+  form: DirectSearch["queries"],
+  queries: string[],
+  warmup: number,
+  limit: number,
+): Promise<DirectSearch> {
   const latencies: number[] = [];
   let results = 0;
   let failed = 0;
@@ -97,5 +112,11 @@ async function run(table: lancedb.Table, form: DirectSearch["queries"], queries:
       failed++;
     }
   }
-  return { queries: form, measured: latencies.length, latency: summarize(latencies), meanResults: round(results / (latencies.length || 1)), failed };
+  return {
+    queries: form,
+    measured: latencies.length,
+    latency: summarize(latencies),
+    meanResults: round(results / (latencies.length || 1)),
+    failed,
+  };
 }

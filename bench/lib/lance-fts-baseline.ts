@@ -17,14 +17,25 @@ export async function lanceFtsBaseline(conversations: Conversation[], ks: readon
   try {
     const db = await lancedb.connect(dir);
     for (const [i, conversation] of conversations.entries()) {
-      const table = await db.createTable(`c${i}`, conversation.turns.map((turn) => ({ dia_id: turn.diaId, text: turn.content })));
+      const table = await db.createTable(
+        `c${i}`,
+        conversation.turns.map((turn) => ({ dia_id: turn.diaId, text: turn.content })),
+      );
       await table.createIndex("text", { config: lancedb.Index.fts() });
       for (const q of conversation.questions) {
         // A question LanceDB's query parser refuses counts as finding nothing.
-        const rows = (await table.query().fullTextSearch(q.question).limit(10).toArray().catch(() => [])) as Array<{ dia_id: string }>;
+        const rows = (await table
+          .query()
+          .fullTextSearch(q.question)
+          .limit(10)
+          .toArray()
+          .catch(() => [])) as Array<{ dia_id: string }>;
         const ranked = rows.map((row) => row.dia_id);
         const evidence = new Set(q.evidence);
-        out.push({ category: q.category, hits: ks.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size) });
+        out.push({
+          category: q.category,
+          hits: ks.map((k) => ranked.slice(0, k).filter((id) => evidence.has(id)).length / evidence.size),
+        });
       }
     }
   } finally {

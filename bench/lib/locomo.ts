@@ -31,11 +31,28 @@ export interface Conversation {
 
 type RawTurn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
 type RawQa = { question: string; category: number; evidence?: string[] };
-type RawConversation = Record<string, unknown> & { qa?: RawQa[]; conversation?: Record<string, unknown>; sample_id?: string };
+type RawConversation = Record<string, unknown> & {
+  qa?: RawQa[];
+  conversation?: Record<string, unknown>;
+  sample_id?: string;
+};
 
 const ID = /^D?(\d+):(\d+)((?::\d+)*)$/i;
 
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
 const SESSION_DATE = /^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([a-z]+),?\s+(\d{4})\s*$/i;
 
 /**
@@ -71,7 +88,10 @@ export function normaliseEvidence(raw: string[], known: Set<string>) {
   const rewritten: string[] = [];
   const dropped: string[] = [];
   for (const entry of raw) {
-    const parts = entry.split(/[;,]/).map((p) => p.trim()).filter(Boolean);
+    const parts = entry
+      .split(/[;,]/)
+      .map((p) => p.trim())
+      .filter(Boolean);
     for (const part of parts) {
       const id = canonicalId(part);
       if (id && known.has(id)) ids.add(id);
@@ -94,11 +114,22 @@ function parseConversation(name: string, raw: RawConversation): Conversation {
     const timestamp = parseSessionDate(body[`session_${session}_date_time`]);
     for (const turn of body[`session_${session}`] as RawTurn[]) {
       const caption = turn.blip_caption ? ` [shares ${turn.blip_caption}]` : "";
-      turns.push({ diaId: canonicalId(turn.dia_id) ?? turn.dia_id, session, speaker: turn.speaker, content: `${turn.speaker}: ${turn.text}${caption}`, timestamp });
+      turns.push({
+        diaId: canonicalId(turn.dia_id) ?? turn.dia_id,
+        session,
+        speaker: turn.speaker,
+        content: `${turn.speaker}: ${turn.text}${caption}`,
+        timestamp,
+      });
     }
   }
   const known = new Set(turns.map((t) => t.diaId));
-  const notes = { rewritten: [] as string[], dropped: [] as string[], noEvidence: [] as string[], adversarialSkipped: 0 };
+  const notes = {
+    rewritten: [] as string[],
+    dropped: [] as string[],
+    noEvidence: [] as string[],
+    adversarialSkipped: 0,
+  };
   const questions: Question[] = [];
   for (const qa of raw.qa ?? []) {
     if (qa.category < 1 || qa.category > 4) {
@@ -117,7 +148,9 @@ function parseConversation(name: string, raw: RawConversation): Conversation {
 /** Every conversation under `dir`: one per file, or the original locomo10.json array. */
 export function loadConversations(dir: string): Conversation[] {
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`${dir} is not a directory`);
-  const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
   const conversations: Conversation[] = [];
   for (const file of files) {
     const raw = JSON.parse(readFileSync(join(dir, file), "utf8")) as RawConversation | RawConversation[];

@@ -42,7 +42,10 @@ export function machineLine(): string {
 
 /** Which server code was measured: the tree is shared, so say whether src/ had local changes. */
 export function treeLine(): string {
-  const git = (...args: string[]) => Bun.spawnSync(["git", ...args], { cwd: ROOT }).stdout.toString().trim();
+  const git = (...args: string[]) =>
+    Bun.spawnSync(["git", ...args], { cwd: ROOT })
+      .stdout.toString()
+      .trim();
   const head = git("rev-parse", "--short", "HEAD") || "unknown";
   const dirty = git("status", "--porcelain", "--", "src").split("\n").filter(Boolean).length;
   return `tree: ${head}${dirty ? ` + ${dirty} uncommitted change(s) under src/` : " (src/ clean)"}`;

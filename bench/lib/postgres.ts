@@ -8,7 +8,8 @@ import pg from "pg";
 import { onCleanup } from "./harness";
 
 /** The server the bench uses unless `--postgres-url` or MNEMO_BENCH_POSTGRES_URL says otherwise. */
-export const DEFAULT_POSTGRES_URL = process.env.MNEMO_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+export const DEFAULT_POSTGRES_URL =
+  process.env.MNEMO_BENCH_POSTGRES_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 
 /** The URL without its password, for notes. */
 export function displayUrl(url: string): string {
@@ -36,9 +37,11 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
 /** Null when the server answers and may create databases; otherwise why not. */
 export async function postgresUnavailable(adminUrl: string): Promise<string | null> {
   try {
-    const { rows } = await withClient(adminUrl, (c) => c.query<{ version: string; can: boolean }>(
-      "SELECT current_setting('server_version') AS version, (SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user) AS can",
-    ));
+    const { rows } = await withClient(adminUrl, (c) =>
+      c.query<{ version: string; can: boolean }>(
+        "SELECT current_setting('server_version') AS version, (SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user) AS can",
+      ),
+    );
     if (!rows[0]?.can) return "the role may not create databases";
     return null;
   } catch (error) {
@@ -48,7 +51,10 @@ export async function postgresUnavailable(adminUrl: string): Promise<string | nu
 
 /** `SHOW server_version` of the admin URL's server, for the report. */
 export async function postgresVersion(adminUrl: string): Promise<string> {
-  return withClient(adminUrl, async (c) => (await c.query<{ server_version: string }>("SHOW server_version")).rows[0].server_version);
+  return withClient(
+    adminUrl,
+    async (c) => (await c.query<{ server_version: string }>("SHOW server_version")).rows[0].server_version,
+  );
 }
 
 export interface BenchDatabase {

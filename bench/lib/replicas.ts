@@ -53,19 +53,44 @@ function forward(stream: ReadableStream<Uint8Array>, prefix: string, until?: Reg
 }
 
 /** The index writer's knobs (`MNEMO_INDEX_*`) set for the bench reach its servers: experiments without code changes. */
-const indexTuning = () => Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith("MNEMO_INDEX_"))) as Record<string, string>;
+const indexTuning = () =>
+  Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith("MNEMO_INDEX_"))) as Record<
+    string,
+    string
+  >;
 /** `MNEMO_BENCH_CPU_PROF=DIR`: each replica writes a CPU profile there when it exits (Bun's `--cpu-prof`). */
-const profiling = () => (process.env.MNEMO_BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.MNEMO_BENCH_CPU_PROF] : []);
+const profiling = () =>
+  process.env.MNEMO_BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.MNEMO_BENCH_CPU_PROF] : [];
 
 /** Starts `bun cli/mnemo.ts serve --port 0 --data DIR --allow-mock-tokens` and waits for its URL. */
 export async function spawnReplica(name: string, dataDir: string, env: Record<string, string>): Promise<Replica> {
-  const proc = Bun.spawn([process.execPath, ...profiling(), join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn", ...indexTuning(), ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      ...profiling(),
+      join(ROOT, "cli", "mnemo.ts"),
+      "serve",
+      "--port",
+      "0",
+      "--data",
+      dataDir,
+      "--allow-mock-tokens",
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        EMBEDDINGS_PROVIDER: "none",
+        MNEMO_LOG_LEVEL: "warn",
+        ...indexTuning(),
+        ...env,
+      },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   trackChild(proc);
   const prefix = `[replica ${name}]`;
   void forward(proc.stderr, prefix).catch(() => {});

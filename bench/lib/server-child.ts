@@ -13,7 +13,10 @@ interface Request {
   args: unknown[];
 }
 
-const { dataDir, env } = JSON.parse(process.env.MNEMO_BENCH_SERVER ?? "{}") as { dataDir: string; env: Record<string, string> };
+const { dataDir, env } = JSON.parse(process.env.MNEMO_BENCH_SERVER ?? "{}") as {
+  dataDir: string;
+  env: Record<string, string>;
+};
 const send = (message: unknown) => process.send!(message);
 
 try {

@@ -55,14 +55,18 @@ export type Ops = ReturnType<typeof createOps>;
 export function createCountingLogger(echo = 10): Logger & { counts: { warn: number; error: number }; first: string[] } {
   const counts = { warn: 0, error: 0 };
   const first: string[] = [];
-  const emit = (level: "warn" | "error") => (message: string, fields: Record<string, unknown> = {}) => {
-    counts[level]++;
-    if (first.length >= echo) return;
-    const detail = Object.entries(fields).map(([k, v]) => `${k}=${v instanceof Error ? v.message : JSON.stringify(v)}`).join(" ");
-    const line = `${level.toUpperCase()} ${message}${detail ? ` ${detail}` : ""}`;
-    first.push(line);
-    process.stderr.write(`[server] ${line}\n`);
-  };
+  const emit =
+    (level: "warn" | "error") =>
+    (message: string, fields: Record<string, unknown> = {}) => {
+      counts[level]++;
+      if (first.length >= echo) return;
+      const detail = Object.entries(fields)
+        .map(([k, v]) => `${k}=${v instanceof Error ? v.message : JSON.stringify(v)}`)
+        .join(" ");
+      const line = `${level.toUpperCase()} ${message}${detail ? ` ${detail}` : ""}`;
+      first.push(line);
+      process.stderr.write(`[server] ${line}\n`);
+    };
   return { counts, first, debug: () => {}, info: () => {}, warn: emit("warn"), error: emit("error") };
 }
 
@@ -70,7 +74,11 @@ export function createCountingLogger(echo = 10): Logger & { counts: { warn: numb
 type Callable = (...args: any[]) => Promise<any>;
 /** Names of methods that could not be wrapped (the server changed): their timings read 0. */
 const unwrapped: string[] = [];
-function wrap(target: object, name: string, around: (call: () => Promise<unknown>, args: unknown[]) => Promise<unknown>): void {
+function wrap(
+  target: object,
+  name: string,
+  around: (call: () => Promise<unknown>, args: unknown[]) => Promise<unknown>,
+): void {
   const holder = target as Record<string, Callable>;
   if (typeof holder[name] !== "function") {
     unwrapped.push(`${target.constructor?.name ?? "object"}.${name}`);
@@ -166,10 +174,18 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
       if (record) record.vectorMs += ms;
     });
   });
-  wrap(services.search.internals.lance, "replaceItems", (call, args) => measure(call, (ms) => addWork("lance:replaceItems", ms, (args[1] as unknown[]).length)));
-  wrap(services.search.internals.lance, "replaceVectors", (call, args) => measure(call, (ms) => addWork("lance:replaceVectors", ms, (args[3] as unknown[]).length)));
-  wrap(services.search.internals.lance, "createVectorIndex", (call, args) => measure(call, (ms) => addWork(`lance:createVectorIndex(${String(args[0]).slice(0, 12)})`, ms, 0)));
-  wrap(services.search.internals.lance, "optimize", (call, args) => measure(call, (ms) => addWork(`lance:optimize(${String(args[0]).slice(0, 12)})`, ms, 0)));
+  wrap(services.search.internals.lance, "replaceItems", (call, args) =>
+    measure(call, (ms) => addWork("lance:replaceItems", ms, (args[1] as unknown[]).length)),
+  );
+  wrap(services.search.internals.lance, "replaceVectors", (call, args) =>
+    measure(call, (ms) => addWork("lance:replaceVectors", ms, (args[3] as unknown[]).length)),
+  );
+  wrap(services.search.internals.lance, "createVectorIndex", (call, args) =>
+    measure(call, (ms) => addWork(`lance:createVectorIndex(${String(args[0]).slice(0, 12)})`, ms, 0)),
+  );
+  wrap(services.search.internals.lance, "optimize", (call, args) =>
+    measure(call, (ms) => addWork(`lance:optimize(${String(args[0]).slice(0, 12)})`, ms, 0)),
+  );
 
   async function tableState(name: string | null): Promise<TableState | null> {
     if (!name) return null;
@@ -179,7 +195,13 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
     const indices = [];
     for (const index of await table.listIndices()) {
       const s = await table.indexStats(index.name);
-      indices.push({ name: index.name, type: index.indexType, indexed: s?.numIndexedRows ?? 0, unindexed: s?.numUnindexedRows ?? 0, parts: s?.numIndices ?? null });
+      indices.push({
+        name: index.name,
+        type: index.indexType,
+        indexed: s?.numIndexedRows ?? 0,
+        unindexed: s?.numUnindexedRows ?? 0,
+        parts: s?.numIndices ?? null,
+      });
     }
     return {
       rows: stats.numRows,
@@ -209,7 +231,11 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
     /** LanceDB table handles open now (bounded by the store's cap) and the index's tables, by kind. */
     async lanceTables(): Promise<{ open: number; total: number; vector: number }> {
       const names = await services.search.internals.lance.tableNames();
-      return { open: services.search.internals.lance.openTableCount, total: names.length, vector: names.filter(isVectorTable).length };
+      return {
+        open: services.search.internals.lance.openTableCount,
+        total: names.length,
+        vector: names.filter(isVectorTable).length,
+      };
     },
     /** Waits for both outbox stages to empty; returns the milliseconds it took. */
     async drain(): Promise<number> {
@@ -235,7 +261,8 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
      */
     async compact(): Promise<number> {
       const start = performance.now();
-      for (const name of await services.search.internals.lance.tableNames()) await services.search.internals.lance.optimize(name, 60_000);
+      for (const name of await services.search.internals.lance.tableNames())
+        await services.search.internals.lance.optimize(name, 60_000);
       return performance.now() - start;
     },
     /** Search timings and indexer work since the last call, then resets them. */
@@ -262,13 +289,22 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
         const [vector] = await services.embedder.embed([query], "query");
         const approx = await services.search.internals.lance.searchVectors(name, where, vector, k);
         // Exact neighbours beyond k give the true distance of near-ties too.
-        const exact = await table.vectorSearch(Array.from(vector)).distanceType("cosine").bypassVectorIndex().select(["item_id", "_distance"]).limit(k + 50).toArray();
+        const exact = await table
+          .vectorSearch(Array.from(vector))
+          .distanceType("cosine")
+          .bypassVectorIndex()
+          .select(["item_id", "_distance"])
+          .limit(k + 50)
+          .toArray();
         const top = exact.slice(0, k);
         const kth = (top[top.length - 1]?._distance as number | undefined) ?? Infinity;
         const exactDistance = new Map(exact.map((row) => [row.item_id as string, row._distance as number]));
         const approxKeys = new Set(approx.map((row) => row.item_id));
         found += top.filter((row) => approxKeys.has(row.item_id as string)).length;
-        foundTieAware += Math.min(top.length, approx.filter((row) => (exactDistance.get(row.item_id) ?? Infinity) <= kth + 1e-6).length);
+        foundTieAware += Math.min(
+          top.length,
+          approx.filter((row) => (exactDistance.get(row.item_id) ?? Infinity) <= kth + 1e-6).length,
+        );
         wanted += top.length;
       }
       return {

@@ -73,13 +73,24 @@ export async function measureIngest(
     afterDrain,
     work: { ingest: roundWork(ingestWork), catchUp: roundWork(catchUpWork) },
     searchDuringIngest: during
-      ? { queries: during.length, http: summarize(during), flush: pick(searches, "flushMs"), text: pick(searches, "textMs"), vector: pick(searches, "vectorMs") }
+      ? {
+          queries: during.length,
+          http: summarize(during),
+          flush: pick(searches, "flushMs"),
+          text: pick(searches, "textMs"),
+          vector: pick(searches, "vectorMs"),
+        }
       : null,
   };
 }
 
 /** One client searching back to back (cycling through `queries`) while `active()` holds. */
-async function searchUntil(server: BenchServer, user: string, queries: string[], active: () => boolean): Promise<number[]> {
+async function searchUntil(
+  server: BenchServer,
+  user: string,
+  queries: string[],
+  active: () => boolean,
+): Promise<number[]> {
   const api = client(server.url, user);
   const latencies: number[] = [];
   for (let i = 0; active(); i++) {
@@ -96,7 +107,12 @@ const roundWork = (work: WorkTotals): WorkTotals =>
 const pick = (timings: SearchTiming[], key: keyof SearchTiming) => summarize(timings.map((t) => t[key]));
 
 /** Sequential searches: `warmup` unmeasured, then `queries` measured. */
-export async function measureSearch(server: BenchServer, user: string, queryList: string[], warmup: number): Promise<SearchResult> {
+export async function measureSearch(
+  server: BenchServer,
+  user: string,
+  queryList: string[],
+  warmup: number,
+): Promise<SearchResult> {
   const api = client(server.url, user);
   for (const query of queryList.slice(0, warmup)) await api.search(query, 10);
   await server.ops.takeTimings();

@@ -29,7 +29,8 @@ export function summarize(values: number[]): Summary {
   };
 }
 
-export const round = (value: number, digits = 2) => (Number.isFinite(value) ? Math.round(value * 10 ** digits) / 10 ** digits : value);
+export const round = (value: number, digits = 2) =>
+  Number.isFinite(value) ? Math.round(value * 10 ** digits) / 10 ** digits : value;
 
 /** Formats a number for a table cell; NaN/undefined become "-". */
 export function cell(value: number | string | null | undefined, digits = 2): string {
@@ -43,7 +44,8 @@ export function cell(value: number | string | null | undefined, digits = 2): str
 export function table(header: string[], rows: Array<Array<string | number | null | undefined>>): string {
   const text = rows.map((row) => row.map((v) => cell(v)));
   const widths = header.map((h, i) => Math.max(h.length, ...text.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...text.map(line)].join("\n");
 }
 

@@ -14,7 +14,14 @@
  */
 import { client } from "./client";
 import { memoryTexts, queryTexts } from "./corpus";
-import { fakeEmbedderEnv, removeDir, startBenchServer, startFakeEmbedderProcess, tempDir, type BenchServer } from "./harness";
+import {
+  fakeEmbedderEnv,
+  removeDir,
+  startBenchServer,
+  startFakeEmbedderProcess,
+  tempDir,
+  type BenchServer,
+} from "./harness";
 import { lanceDirect, type DirectResult } from "./lance-direct";
 import type { IndexState, TableState } from "./server-ops";
 import { measureIngest, measureSearch, type IngestResult, type SearchResult } from "./speed";
@@ -98,13 +105,27 @@ const note = (line: string) => process.stderr.write(`  tenancy: ${line}\n`);
 
 function ingestSummary(r: IngestResult, state: IndexState): IngestSummary {
   return {
-    memories: r.memories, perSecond: r.perSecond, wallMs: r.wallMs, request: r.latency, catchUpMs: r.catchUpMs, settleMs: r.indexBuildWaitMs,
-    table: state.items, vectors: state.vectors, lanceMB: state.lanceMB, rssMB: state.rssMB, peakRssMB: state.peakRssMB, log: state.log,
+    memories: r.memories,
+    perSecond: r.perSecond,
+    wallMs: r.wallMs,
+    request: r.latency,
+    catchUpMs: r.catchUpMs,
+    settleMs: r.indexBuildWaitMs,
+    table: state.items,
+    vectors: state.vectors,
+    lanceMB: state.lanceMB,
+    rssMB: state.rssMB,
+    peakRssMB: state.peakRssMB,
+    log: state.log,
   };
 }
 
 /** A fresh server in a fresh temp dir; `body` gets a restart function; both go afterwards. */
-async function withServer<T>(env: Record<string, string>, inProcess: boolean, body: (server: () => BenchServer, restart: () => Promise<void>) => Promise<T>): Promise<T> {
+async function withServer<T>(
+  env: Record<string, string>,
+  inProcess: boolean,
+  body: (server: () => BenchServer, restart: () => Promise<void>) => Promise<T>,
+): Promise<T> {
   const dir = tempDir();
   let server: BenchServer | null = null;
   try {
@@ -125,7 +146,13 @@ async function withServer<T>(env: Record<string, string>, inProcess: boolean, bo
 }
 
 /** One user: ingest `texts` with 8 clients, drain and optimize, restart, search. */
-async function singleUser(o: TenancyOptions, name: string, texts: string[], queries: string[], env: Record<string, string>): Promise<SingleUserRun> {
+async function singleUser(
+  o: TenancyOptions,
+  name: string,
+  texts: string[],
+  queries: string[],
+  env: Record<string, string>,
+): Promise<SingleUserRun> {
   const user = tenant(0);
   return withServer(env, o.inProcess, async (server, restart) => {
     note(`${name}: one user, ingesting ${texts.length} with ${o.clients} clients…`);
@@ -135,7 +162,13 @@ async function singleUser(o: TenancyOptions, name: string, texts: string[], quer
     note(`${name}: restarted on the same data; searching ${o.queries} (+${o.warmup} warm-up)…`);
     const search = await measureSearch(server(), user, queries, o.warmup);
     const after = await server().ops.state(user);
-    return { env: env.EMBEDDINGS_PROVIDER, ingest: ingestSummary(ingest, state), search, rssMB: after.rssMB, tables: await server().ops.lanceTables() };
+    return {
+      env: env.EMBEDDINGS_PROVIDER,
+      ingest: ingestSummary(ingest, state),
+      search,
+      rssMB: after.rssMB,
+      tables: await server().ops.lanceTables(),
+    };
   });
 }
 
@@ -161,7 +194,8 @@ async function ingestMany(url: string, jobs: Array<[string, string]>, concurrenc
         const t0 = performance.now();
         await api.addMemory(text);
         latencies[i] = performance.now() - t0;
-        if (++done % every === 0) note(`${done}/${jobs.length} ingested (${Math.round(done / ((performance.now() - start) / 1000))}/s so far)`);
+        if (++done % every === 0)
+          note(`${done}/${jobs.length} ingested (${Math.round(done / ((performance.now() - start) / 1000))}/s so far)`);
       }
     }),
   );
@@ -200,11 +234,31 @@ async function tenantServer(o: TenancyOptions, users: number, queries: string[])
     const tablesRestarted = await server().ops.lanceTables();
     const rssRestartedMB = (await server().ops.state(user)).rssMB;
     const ingest: IngestSummary = {
-      memories: jobs.length, perSecond: round(jobs.length / (wallMs / 1000), 0), wallMs: round(wallMs, 0), request: summarize(latencies),
-      catchUpMs: round(catchUpMs, 0), settleMs: round(settleMs, 0), table: state.items, vectors: null,
-      lanceMB: state.lanceMB, rssMB: state.rssMB, peakRssMB: state.peakRssMB, log: state.log,
+      memories: jobs.length,
+      perSecond: round(jobs.length / (wallMs / 1000), 0),
+      wallMs: round(wallMs, 0),
+      request: summarize(latencies),
+      catchUpMs: round(catchUpMs, 0),
+      settleMs: round(settleMs, 0),
+      table: state.items,
+      vectors: null,
+      lanceMB: state.lanceMB,
+      rssMB: state.rssMB,
+      peakRssMB: state.peakRssMB,
+      log: state.log,
     };
-    return { users, ingest, tablesAfterIngest, tablesAfterSettle, live, tablesAfterSearch, rssAfterSearchMB, restarted, tablesRestarted, rssRestartedMB };
+    return {
+      users,
+      ingest,
+      tablesAfterIngest,
+      tablesAfterSettle,
+      live,
+      tablesAfterSearch,
+      rssAfterSearchMB,
+      restarted,
+      tablesRestarted,
+      rssRestartedMB,
+    };
   });
 }
 
@@ -218,7 +272,13 @@ export async function runTenancy(o: TenancyOptions): Promise<TenancyResult> {
   if (o.hybrid > 0) {
     const fake = await startFakeEmbedderProcess(384);
     try {
-      hybrid = await singleUser(o, `hybrid@${o.hybrid}`, o.hybrid === o.scale ? texts : memoryTexts(o.seed, o.hybrid), queries, fakeEmbedderEnv(fake.url));
+      hybrid = await singleUser(
+        o,
+        `hybrid@${o.hybrid}`,
+        o.hybrid === o.scale ? texts : memoryTexts(o.seed, o.hybrid),
+        queries,
+        fakeEmbedderEnv(fake.url),
+      );
     } finally {
       await fake.stop();
     }

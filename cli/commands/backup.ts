@@ -15,7 +15,9 @@ async function loadCliConfig(dataDir: string | undefined) {
 export function registerBackupCommands(program: Command): void {
   program
     .command("backup")
-    .description("take a consistent snapshot of the data dir while the server runs (store of record, file bytes, master key)")
+    .description(
+      "take a consistent snapshot of the data dir while the server runs (store of record, file bytes, master key)",
+    )
     .requiredOption("--out <dir>", "a new or empty directory for the backup")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
@@ -41,8 +43,14 @@ Example:
         throw new CliError(systemFailureMessage(error) ?? (error as Error).message);
       }
       if (options.json) return printJson(result);
-      const parts = [result.manifest.database ? "store of record" : null, result.manifest.blobs ? "file bytes" : null, result.manifest.masterKey ? "master key" : null];
-      process.stdout.write(`backed up ${parts.filter(Boolean).join(", ") || "nothing"} to ${result.dir} (${(result.bytes / 1024 / 1024).toFixed(1)} MB)\n`);
+      const parts = [
+        result.manifest.database ? "store of record" : null,
+        result.manifest.blobs ? "file bytes" : null,
+        result.manifest.masterKey ? "master key" : null,
+      ];
+      process.stdout.write(
+        `backed up ${parts.filter(Boolean).join(", ") || "nothing"} to ${result.dir} (${(result.bytes / 1024 / 1024).toFixed(1)} MB)\n`,
+      );
       for (const line of result.guidance) process.stdout.write(`${chalk.yellow(`next: ${line}`)}\n`);
     });
 
@@ -87,7 +95,10 @@ Example:
             await services.indexer.drain();
             const stats = await services.indexer.stats();
             pending = stats.pendingText + ((await services.outbox.pendingTextSeq("*")) !== null ? 1 : 0);
-            if (!services.indexer.isWriter) throw new CliError("another process writes the search index of this data dir; stop it and run mnemo reindex");
+            if (!services.indexer.isWriter)
+              throw new CliError(
+                "another process writes the search index of this data dir; stop it and run mnemo reindex",
+              );
           }
           sources = await services.indexer.countSources();
           bar?.update(sources, sources);
@@ -96,9 +107,19 @@ Example:
           await services.close();
         }
       }
-      const summary = { restored: dir, dataDir: config.dataDir, store: manifest.store, blobs: manifest.blobs, masterKey: manifest.masterKey, indexedSources: sources, guidance };
+      const summary = {
+        restored: dir,
+        dataDir: config.dataDir,
+        store: manifest.store,
+        blobs: manifest.blobs,
+        masterKey: manifest.masterKey,
+        indexedSources: sources,
+        guidance,
+      };
       if (options.json) return printJson(summary);
-      process.stdout.write(`restored ${dir} into ${config.dataDir}${manifest.store === "sqlite" ? `; search index rebuilt (${plural(sources, "source")})` : ""}\n`);
+      process.stdout.write(
+        `restored ${dir} into ${config.dataDir}${manifest.store === "sqlite" ? `; search index rebuilt (${plural(sources, "source")})` : ""}\n`,
+      );
       for (const line of guidance) process.stdout.write(`${chalk.yellow(`next: ${line}`)}\n`);
     });
 }

@@ -13,7 +13,14 @@ export function registerDevTokenCommand(program: Command): void {
   const devToken = program
     .command("dev-token")
     .description("manage developer tokens")
-    .addHelpText("after", examples("mnemo dev-token create --user alice --ttl 2h", "mnemo dev-token list --user alice", "mnemo dev-token revoke dev_4f9c2a7e1b"));
+    .addHelpText(
+      "after",
+      examples(
+        "mnemo dev-token create --user alice --ttl 2h",
+        "mnemo dev-token list --user alice",
+        "mnemo dev-token revoke dev_4f9c2a7e1b",
+      ),
+    );
 
   devToken
     .command("create")
@@ -54,8 +61,17 @@ export function registerDevTokenCommand(program: Command): void {
         const now = Date.now();
         printTable(
           list.map((token) => ({
-            id: token.id, user: token.userId, prefix: `${token.prefix}…`, issued: token.issuedBy ?? "cli", created: token.createdAt, expires: token.expiresAt,
-            status: token.revokedAt ? chalk.red("revoked") : Date.parse(token.expiresAt) <= now ? chalk.dim("expired") : chalk.green("active"),
+            id: token.id,
+            user: token.userId,
+            prefix: `${token.prefix}…`,
+            issued: token.issuedBy ?? "cli",
+            created: token.createdAt,
+            expires: token.expiresAt,
+            status: token.revokedAt
+              ? chalk.red("revoked")
+              : Date.parse(token.expiresAt) <= now
+                ? chalk.dim("expired")
+                : chalk.green("active"),
           })),
           ["id", "user", "prefix", "issued", "created", "expires", "status"],
         );

@@ -9,7 +9,9 @@ const PAINT = { ok: chalk.green, warn: chalk.yellow, fail: chalk.red, skip: chal
 export function registerDoctorCommand(program: Command): void {
   program
     .command("doctor")
-    .description("check the data dir (and that only its owner can read it), disk, store of record, index lag, model, upstream, master key, index writer, memory duplicates and extraction jobs")
+    .description(
+      "check the data dir (and that only its owner can read it), disk, store of record, index lag, model, upstream, master key, index writer, memory duplicates and extraction jobs",
+    )
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
     .addHelpText(
@@ -47,7 +49,9 @@ Example:
         const width = Math.max(...checks.map((check) => check.name.length));
         for (const check of checks) {
           const hint = check.hint ? chalk.dim(` → ${check.hint}`) : "";
-          process.stdout.write(`${MARK[check.status]} ${PAINT[check.status](check.name.padEnd(width))}  ${check.detail}${hint}\n`);
+          process.stdout.write(
+            `${MARK[check.status]} ${PAINT[check.status](check.name.padEnd(width))}  ${check.detail}${hint}\n`,
+          );
         }
       }
       if (!ok) process.exitCode = 1;

@@ -17,7 +17,10 @@ async function openEscrow(dataOption: string | undefined) {
 }
 
 /** Runs `work` with the escrow service open, closing the store however it ends. */
-async function withEscrow<T>(dataOption: string | undefined, work: (opened: Awaited<ReturnType<typeof openEscrow>>) => Promise<T>): Promise<T> {
+async function withEscrow<T>(
+  dataOption: string | undefined,
+  work: (opened: Awaited<ReturnType<typeof openEscrow>>) => Promise<T>,
+): Promise<T> {
   const opened = await openEscrow(dataOption);
   try {
     return await work(opened);
@@ -33,11 +36,14 @@ async function readKeyFile(path: string, option: string): Promise<Buffer> {
   try {
     bytes = readFileSync(path);
   } catch (error) {
-    throw new CliError(`${option}: cannot read '${path}' (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new CliError(
+      `${option}: cannot read '${path}' (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
   // A text key (64 hex or base64), or the 32 raw bytes.
   const key = decodeKey(bytes.toString("utf8")) ?? (bytes.length === KEY_BYTES ? bytes : null);
-  if (!key) throw new CliError(`${option}: '${path}' must hold a 32-byte key as 64 hex characters, base64, or 32 raw bytes`);
+  if (!key)
+    throw new CliError(`${option}: '${path}' must hold a 32-byte key as 64 hex characters, base64, or 32 raw bytes`);
   return key;
 }
 
@@ -54,7 +60,9 @@ export function registerEscrowCommand(program: Command): void {
 
   escrow
     .command("set")
-    .description("escrow a user's client key (from a file, or a newly generated one); a different key already escrowed needs --force")
+    .description(
+      "escrow a user's client key (from a file, or a newly generated one); a different key already escrowed needs --force",
+    )
     .requiredOption("--user <id>", "user id")
     .option("--key-file <file>", "file holding the 32-byte client key (64 hex, base64, or raw bytes)")
     .option("--generate", "generate a random client key")
@@ -73,11 +81,15 @@ ${examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow s
     )
     .action(async (options: Common & { user: string; keyFile?: string; generate?: boolean; force?: boolean }) => {
       requireUser(options.user);
-      if (!!options.keyFile === !!options.generate) throw new CliError("give exactly one of --key-file <file> or --generate");
+      if (!!options.keyFile === !!options.generate)
+        throw new CliError("give exactly one of --key-file <file> or --generate");
       const key = options.keyFile
         ? await readKeyFile(options.keyFile, "--key-file")
         : (await import("../../src/crypto/client-key")).generateClientKey();
-      const [{ EscrowReplaceRefused }, { describeUsage }] = await Promise.all([import("../../src/crypto/escrow"), import("../../src/crypto/key-usage")]);
+      const [{ EscrowReplaceRefused }, { describeUsage }] = await Promise.all([
+        import("../../src/crypto/escrow"),
+        import("../../src/crypto/key-usage"),
+      ]);
       await withEscrow(options.data, async ({ record, escrow, keyUsage }) => {
         let outcome: Awaited<ReturnType<typeof escrow.set>>;
         let replacedUsage = null;
@@ -90,11 +102,22 @@ ${examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow s
           const what = replacedUsage
             ? `${describeUsage(replacedUsage)} hold values sealed with it, which escrow could no longer open`
             : "it does not open under the master key, so what it sealed cannot be counted";
-          if (!options.force) throw new CliError(`user '${options.user}' already has a different escrowed client key: ${what}; keep that key to read them, or pass --force to replace it`);
+          if (!options.force)
+            throw new CliError(
+              `user '${options.user}' already has a different escrowed client key: ${what}; keep that key to read them, or pass --force to replace it`,
+            );
           outcome = await escrow.set(options.user, key, { replace: true });
         }
         const status = await escrow.status(options.user);
-        if (options.json) return printJson({ userId: options.user, escrowed: true, outcome, generated: !!options.generate, replacedKeyUsage: replacedUsage, ...status });
+        if (options.json)
+          return printJson({
+            userId: options.user,
+            escrowed: true,
+            outcome,
+            generated: !!options.generate,
+            replacedKeyUsage: replacedUsage,
+            ...status,
+          });
         const lines = {
           escrowed: `escrowed a ${options.generate ? "generated " : ""}client key for ${options.user}`,
           unchanged: `this client key is already escrowed for ${options.user}; nothing changed`,
@@ -116,9 +139,17 @@ ${examples("mnemo escrow set --user alice --key-file alice.key", "mnemo escrow s
       await withEscrow(options.data, async ({ escrow }) => {
         const status = await escrow.status(options.user);
         let opens = false;
-        if (status.present) opens = await escrow.get(options.user).then(() => true, () => false);
+        if (status.present)
+          opens = await escrow.get(options.user).then(
+            () => true,
+            () => false,
+          );
         if (options.json) return printJson({ userId: options.user, ...status, opens });
-        process.stdout.write(status.present ? `escrowed (since ${status.createdAt}, updated ${status.updatedAt}; ${opens ? "opens" : "DOES NOT OPEN"} under the master key)\n` : "no escrowed key\n");
+        process.stdout.write(
+          status.present
+            ? `escrowed (since ${status.createdAt}, updated ${status.updatedAt}; ${opens ? "opens" : "DOES NOT OPEN"} under the master key)\n`
+            : "no escrowed key\n",
+        );
       });
     });
 
@@ -184,7 +215,9 @@ ${examples("openssl rand -hex 32 > new-master.key", "mnemo escrow rotate-master 
           throw new CliError((error as Error).message);
         }
         if (staged) renameSync(staged, master.path!);
-        const next = staged ? `${master.path} now holds the new key` : "set SERVER_MASTER_KEY to the new key on every replica and restart them";
+        const next = staged
+          ? `${master.path} now holds the new key`
+          : "set SERVER_MASTER_KEY to the new key on every replica and restart them";
         if (options.json) return printJson({ rotated, keyFile: staged ? master.path : null });
         process.stdout.write(`re-sealed ${rotated} escrowed key(s); ${next}\n`);
       });

@@ -42,16 +42,21 @@ Example:
       const counts: Record<string, number> = {};
       // LanceDB (the blob store) loads only for --with-files.
       const blobs = options.withFiles
-        ? await (await import("../../src/blobs/store")).BlobStore.open((await import("../../src/blobs/store")).blobsLocation(opened.config))
+        ? await (await import("../../src/blobs/store")).BlobStore.open(
+            (await import("../../src/blobs/store")).blobsLocation(opened.config),
+          )
         : null;
       const fileBytes = blobs ? (blobId: string, size: number) => blobs.read(blobId, size) : undefined;
       try {
-        for await (const line of exportLines(opened.store.db, options.user, counts, { fileBytes })) sink.write(`${line}\n`);
+        for await (const line of exportLines(opened.store.db, options.user, counts, { fileBytes }))
+          sink.write(`${line}\n`);
         await sink.end();
         if (!toStdout) await rename(partial, options.out);
       } catch (error) {
         if (!toStdout) await rm(partial, { force: true });
-        throw new CliError(`export failed: ${(!toStdout && systemFailureMessage(error, options.out)) || (error as Error).message}`);
+        throw new CliError(
+          `export failed: ${(!toStdout && systemFailureMessage(error, options.out)) || (error as Error).message}`,
+        );
       } finally {
         blobs?.close();
         await opened.close();
@@ -60,8 +65,12 @@ Example:
       // With --out -, stdout holds the export: the summary goes to stderr.
       if (options.json) (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(summary, null, 2)}\n`);
       else {
-        const text = Object.entries(counts).map(([type, n]) => `${n} ${type}`).join(", ");
-        process.stderr.write(`exported ${text || "nothing (the user has no data)"}${toStdout ? "" : ` to ${options.out}`}\n`);
+        const text = Object.entries(counts)
+          .map(([type, n]) => `${n} ${type}`)
+          .join(", ");
+        process.stderr.write(
+          `exported ${text || "nothing (the user has no data)"}${toStdout ? "" : ` to ${options.out}`}\n`,
+        );
       }
     });
 }

@@ -25,13 +25,26 @@ export async function previewChatImport(path: string, exported: ChatExport, opti
   const chosen = exported.conversations.slice(0, options.limit ?? exported.conversations.length);
   const conversations = chosen.slice(0, options.limit ?? DRY_RUN_EXTRACT_DEFAULT);
   const summary = {
-    format: `${exported.source}-export`, read: exported.read, conversations: chosen.length,
-    messages: chosen.reduce((n, c) => n + c.messages.length, 0), problems: exported.problems,
+    format: `${exported.source}-export`,
+    read: exported.read,
+    conversations: chosen.length,
+    messages: chosen.reduce((n, c) => n + c.messages.length, 0),
+    problems: exported.problems,
   };
   const formed: Array<{ title: string; messages: number; facts: string[]; decisions: unknown[] }> = [];
   if (options.extract) {
-    const [{ loadConfig }, { openServices }, { checkDataDir }, { cliErrorOf }, { MAX_EXTRACT_MESSAGES, MAX_MESSAGE_CHARS }] = await Promise.all([
-      import("../../src/config"), import("../../src/compose"), import("../preflight"), import("../memory-access"), import("../../src/formation/model"),
+    const [
+      { loadConfig },
+      { openServices },
+      { checkDataDir },
+      { cliErrorOf },
+      { MAX_EXTRACT_MESSAGES, MAX_MESSAGE_CHARS },
+    ] = await Promise.all([
+      import("../../src/config"),
+      import("../../src/compose"),
+      import("../preflight"),
+      import("../memory-access"),
+      import("../../src/formation/model"),
     ]);
     let config: ReturnType<typeof loadConfig>;
     try {
@@ -45,14 +58,25 @@ export async function previewChatImport(path: string, exported: ChatExport, opti
     const bar = options.json ? null : progressBar("asking the memory model");
     try {
       for (const [i, conversation] of conversations.entries()) {
-        const messages = conversation.messages.slice(0, MAX_EXTRACT_MESSAGES).map((m) => ({ role: m.role, content: m.content.slice(0, MAX_MESSAGE_CHARS) }));
+        const messages = conversation.messages
+          .slice(0, MAX_EXTRACT_MESSAGES)
+          .map((m) => ({ role: m.role, content: m.content.slice(0, MAX_MESSAGE_CHARS) }));
         const answer = messages.length
-          ? await services.formation.extract({ userId: options.user, body: { messages }, dryRun: true }).catch((error) => {
-              const failure = cliErrorOf(error);
-              throw failure instanceof CliError ? new CliError(`${conversation.place} '${conversation.title}': ${failure.message}`) : failure;
-            })
+          ? await services.formation
+              .extract({ userId: options.user, body: { messages }, dryRun: true })
+              .catch((error) => {
+                const failure = cliErrorOf(error);
+                throw failure instanceof CliError
+                  ? new CliError(`${conversation.place} '${conversation.title}': ${failure.message}`)
+                  : failure;
+              })
           : { facts: [], decisions: [] };
-        formed.push({ title: conversation.title, messages: conversation.messages.length, facts: answer.facts, decisions: answer.decisions });
+        formed.push({
+          title: conversation.title,
+          messages: conversation.messages.length,
+          facts: answer.facts,
+          decisions: answer.decisions,
+        });
         bar?.update(i + 1, conversations.length);
       }
     } finally {
@@ -61,13 +85,31 @@ export async function previewChatImport(path: string, exported: ChatExport, opti
     }
   }
   if (options.json) return printJson({ dryRun: true, ...summary, ...(options.extract ? { extraction: formed } : {}) });
-  for (const problem of exported.problems.slice(0, 50)) process.stderr.write(`${chalk.yellow(`${path}: ${problem.place}: ${problem.message}`)}\n`);
-  process.stdout.write(`would import ${plural(summary.conversations, "conversation")} (${plural(summary.messages, "message")}) of ${summary.read} read (${exported.source === "chatgpt" ? "ChatGPT" : "Claude"} export); nothing was written\n`);
+  for (const problem of exported.problems.slice(0, 50))
+    process.stderr.write(`${chalk.yellow(`${path}: ${problem.place}: ${problem.message}`)}\n`);
+  process.stdout.write(
+    `would import ${plural(summary.conversations, "conversation")} (${plural(summary.messages, "message")}) of ${summary.read} read (${exported.source === "chatgpt" ? "ChatGPT" : "Claude"} export); nothing was written\n`,
+  );
   for (const conversation of formed) {
-    process.stdout.write(`\n${chalk.bold(printable(conversation.title))} ${chalk.dim(`(${plural(conversation.messages, "message")})`)}\n`);
+    process.stdout.write(
+      `\n${chalk.bold(printable(conversation.title))} ${chalk.dim(`(${plural(conversation.messages, "message")})`)}\n`,
+    );
     if (!conversation.decisions.length) process.stdout.write(chalk.dim("  nothing to remember\n"));
-    for (const d of conversation.decisions as Array<{ action: string; fact: string; content: string | null; memoryId: string | null; reason?: string }>) {
-      const line = d.action === "add" ? `+ ${d.content}` : d.action === "update" ? `~ ${d.memoryId}: ${d.content}` : d.action === "delete" ? `- ${d.memoryId}` : `= ${d.fact} (${d.reason ?? "none"})`;
+    for (const d of conversation.decisions as Array<{
+      action: string;
+      fact: string;
+      content: string | null;
+      memoryId: string | null;
+      reason?: string;
+    }>) {
+      const line =
+        d.action === "add"
+          ? `+ ${d.content}`
+          : d.action === "update"
+            ? `~ ${d.memoryId}: ${d.content}`
+            : d.action === "delete"
+              ? `- ${d.memoryId}`
+              : `= ${d.fact} (${d.reason ?? "none"})`;
       process.stdout.write(`  ${printable(line)}\n`);
     }
   }

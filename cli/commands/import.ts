@@ -8,13 +8,24 @@ const SHOWN_PROBLEMS = 50;
 
 /** How the summary names each format. */
 const FORMAT_NAMES: Record<string, string> = {
-  "mnemo-export": "Mnemo export", "mnemo-app-export": "Mnemo web app export", "mem0-export": "mem0 export", "mem0-get-all": "mem0 get_all",
-  supermemory: "Supermemory export", "content-lines": "content lines", markdown: "Markdown folder", "chatgpt-export": "ChatGPT export", "claude-export": "Claude export",
+  "mnemo-export": "Mnemo export",
+  "mnemo-app-export": "Mnemo web app export",
+  "mem0-export": "mem0 export",
+  "mem0-get-all": "mem0 get_all",
+  supermemory: "Supermemory export",
+  "content-lines": "content lines",
+  markdown: "Markdown folder",
+  "chatgpt-export": "ChatGPT export",
+  "claude-export": "Claude export",
 };
 /** Record types as the summary counts them (`7 memories`, `1 chat thread`). */
 const TYPE_NAMES: Record<string, [string, string]> = {
-  memory: ["memory", "memories"], chat_thread: ["chat thread", "chat threads"], chat_message: ["chat message", "chat messages"],
-  indexed_document: ["indexed document", "indexed documents"], workspace_artifact: ["workspace artifact", "workspace artifacts"], file_block: ["file block", "file blocks"],
+  memory: ["memory", "memories"],
+  chat_thread: ["chat thread", "chat threads"],
+  chat_message: ["chat message", "chat messages"],
+  indexed_document: ["indexed document", "indexed documents"],
+  workspace_artifact: ["workspace artifact", "workspace artifacts"],
+  file_block: ["file block", "file blocks"],
 };
 const typeCount = (type: string, n: number) => plural(n, ...(TYPE_NAMES[type] ?? [type, `${type}s`]));
 
@@ -45,12 +56,28 @@ export function registerImportCommand(program: Command): void {
   program
     .command("import")
     .description("import memories (JSON/JSONL), ChatGPT or Claude conversations, or a Markdown folder for a user")
-    .argument("<path>", "a .json/.jsonl file, a ChatGPT or Claude export (.zip or conversations.json), or a folder of .md files")
+    .argument(
+      "<path>",
+      "a .json/.jsonl file, a ChatGPT or Claude export (.zip or conversations.json), or a folder of .md files",
+    )
     .requiredOption("--user <id>", "the user the data is imported for")
-    .option("--workspace <id>", "put memories, conversations or Markdown documents in this workspace; created when missing")
-    .option("--extract", "conversations: queue memory extraction from them with the configured model (a running server runs it)")
-    .option("--dry-run", "conversations: write nothing; show what would be imported (with --extract, what would be remembered)")
-    .option("--limit <n>", `conversations: only the first N (a dry run with --extract: ${DRY_RUN_EXTRACT_DEFAULT} unless given)`, parseLimit)
+    .option(
+      "--workspace <id>",
+      "put memories, conversations or Markdown documents in this workspace; created when missing",
+    )
+    .option(
+      "--extract",
+      "conversations: queue memory extraction from them with the configured model (a running server runs it)",
+    )
+    .option(
+      "--dry-run",
+      "conversations: write nothing; show what would be imported (with --extract, what would be remembered)",
+    )
+    .option(
+      "--limit <n>",
+      `conversations: only the first N (a dry run with --extract: ${DRY_RUN_EXTRACT_DEFAULT} unless given)`,
+      parseLimit,
+    )
     .option("--data <dir>", "data directory")
     .option("--json", "print the summary as JSON")
     .addHelpText(
@@ -85,14 +112,23 @@ Examples:
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
       const { existsSync, statSync } = await import("node:fs");
       if (!existsSync(path)) throw new CliError(`${path}: no such file or folder`);
-      const conversationsOnly = options.extract ? "--extract" : options.dryRun ? "--dry-run" : options.limit !== undefined ? "--limit" : null;
+      const conversationsOnly = options.extract
+        ? "--extract"
+        : options.dryRun
+          ? "--dry-run"
+          : options.limit !== undefined
+            ? "--limit"
+            : null;
       let conversations = null;
       if (conversationsOnly) {
         const { loadChatExport } = await import("../../src/transfer/chat-import");
-        conversations = statSync(path).isDirectory() ? null : await loadChatExport(path, new Date().toISOString()).catch((error: Error) => {
-          throw new CliError(error.message);
-        });
-        if (!conversations) throw new CliError(`${conversationsOnly}: applies to ChatGPT's or Claude's export; ${path} is not one`);
+        conversations = statSync(path).isDirectory()
+          ? null
+          : await loadChatExport(path, new Date().toISOString()).catch((error: Error) => {
+              throw new CliError(error.message);
+            });
+        if (!conversations)
+          throw new CliError(`${conversationsOnly}: applies to ChatGPT's or Claude's export; ${path} is not one`);
         if (options.dryRun) return previewChatImport(path, conversations, options);
       }
       const { openTransferStore } = await import("../../src/transfer/open");
@@ -104,12 +140,18 @@ Examples:
       const { encryption, completions } = opened.config;
       if (options.extract && encryption.proxyMode && !completions.extractionInProxyMode) {
         await opened.close();
-        throw new CliError("--extract: memory extraction is off in reverse-proxy encryption mode (its memories would be stored in plaintext); the operator enables it with MNEMO_EXTRACTION_IN_PROXY_MODE=1");
+        throw new CliError(
+          "--extract: memory extraction is off in reverse-proxy encryption mode (its memories would be stored in plaintext); the operator enables it with MNEMO_EXTRACTION_IN_PROXY_MODE=1",
+        );
       }
       const bar = options.json ? null : progressBar("importing");
       let report: Awaited<ReturnType<typeof importChatExport>> | Awaited<ReturnType<typeof importPath>>;
       try {
-        const common = { userId: options.user, workspaceId: options.workspace, onProgress: (done: number, total: number) => bar?.update(done, total) };
+        const common = {
+          userId: options.user,
+          workspaceId: options.workspace,
+          onProgress: (done: number, total: number) => bar?.update(done, total),
+        };
         report = conversations
           ? await importChatExport(opened, conversations, { ...common, extract: options.extract, limit: options.limit })
           : await importPath(opened, path, common);
@@ -121,15 +163,26 @@ Examples:
       }
       if (options.json) printJson(report);
       else {
-        for (const problem of report.problems.slice(0, SHOWN_PROBLEMS)) process.stderr.write(`${chalk.yellow(`${path}: ${problem.place}: ${problem.message}`)}\n`);
-        if (report.problems.length > SHOWN_PROBLEMS) process.stderr.write(`${chalk.yellow(`… and ${report.problems.length - SHOWN_PROBLEMS} more problems (see --json)`)}\n`);
-        const types = Object.entries(report.byType).map(([type, n]) => typeCount(type, n)).join(", ");
+        for (const problem of report.problems.slice(0, SHOWN_PROBLEMS))
+          process.stderr.write(`${chalk.yellow(`${path}: ${problem.place}: ${problem.message}`)}\n`);
+        if (report.problems.length > SHOWN_PROBLEMS)
+          process.stderr.write(
+            `${chalk.yellow(`… and ${report.problems.length - SHOWN_PROBLEMS} more problems (see --json)`)}\n`,
+          );
+        const types = Object.entries(report.byType)
+          .map(([type, n]) => typeCount(type, n))
+          .join(", ");
         const what = "extractionJobs" in report ? ` ${report.inserted === 1 ? "conversation" : "conversations"}` : "";
         process.stdout.write(
           `imported ${report.inserted} new${what} (${types || "nothing new"}), ${report.existing} already present, ${report.failed} failed ` +
             `of ${report.read} read (${FORMAT_NAMES[report.format] ?? report.format}${report.workspaceId ? `, workspace ${report.workspaceId}` : ""})\n`,
         );
-        if (report.queued) process.stdout.write(chalk.dim(`${plural(report.queued, "source")} queued for the search index; a running server (or the next mnemo serve) indexes them\n`));
+        if (report.queued)
+          process.stdout.write(
+            chalk.dim(
+              `${plural(report.queued, "source")} queued for the search index; a running server (or the next mnemo serve) indexes them\n`,
+            ),
+          );
         if ("extractionJobs" in report && options.extract) {
           process.stdout.write(
             report.extractionJobs

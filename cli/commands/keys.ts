@@ -10,42 +10,73 @@ async function openRecordStore(dataDir?: string) {
 
 /** `mnemo keys create|list|revoke`: API keys live in SQLite; only their hashes are stored. */
 export function registerKeysCommand(program: Command): void {
-  const keys = program.command("keys").description("manage API keys").addHelpText("after", examples("mnemo keys create --user alice --name laptop", "mnemo keys list --user alice"));
+  const keys = program
+    .command("keys")
+    .description("manage API keys")
+    .addHelpText("after", examples("mnemo keys create --user alice --name laptop", "mnemo keys list --user alice"));
 
   keys
     .command("create")
     .description("create an API key (the key is printed once)")
     .requiredOption("--user <id>", "user id the key acts for")
     .option("--scopes <list>", `comma-separated scopes (default: ${ALL_SCOPES.join(",")})`)
-    .option("--operator", "a key for operating the server: only the 'operator' scope (GET /health's server details), no user data")
+    .option(
+      "--operator",
+      "a key for operating the server: only the 'operator' scope (GET /health's server details), no user data",
+    )
     .option("--test", "create a test key (svc_sk_test_…)")
     .option("--name <name>", "a label for the key")
     .option("--data <dir>", "data directory")
     .option("--json", "machine-readable output")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 Scopes: ${ALL_SCOPES.join(", ")} (default: all).
 An operator key (--operator) carries only '${OPERATOR_SCOPE}': /health answers it with the server's
 details (index location, replicas, last write error, counts over all users); it reads no user's data.
-${examples("mnemo keys create --user alice --scopes memory:read,chat --name laptop", "mnemo keys create --user ops --operator --name monitoring")}`)
-    .action(async (options: { user: string; scopes?: string; operator?: boolean; test?: boolean; name?: string; data?: string; json?: boolean }) => {
-      if (!options.user.trim()) throw new CliError("--user: must not be empty");
-      if (options.operator && options.scopes !== undefined) throw new CliError("--operator: an operator key carries only the operator scope; make a separate key for --scopes");
-      let scopes: Scope[];
-      try {
-        scopes = options.operator ? [OPERATOR_SCOPE] : parseScopes(options.scopes ?? ALL_SCOPES.join(","));
-      } catch (error) {
-        throw new CliError(`--scopes: ${(error as Error).message}`);
-      }
-      const store = await openRecordStore(options.data);
-      try {
-        const created = await store.credentials.createApiKey({ userId: options.user, scopes, test: options.test, name: options.name });
-        if (options.json) return printJson(created);
-        process.stdout.write(`${created.key}\n`);
-        process.stderr.write(chalk.dim(`key ${created.id} for ${created.userId} (${created.scopes.join(", ")}); it is shown only once\n`));
-      } finally {
-        await store.close();
-      }
-    });
+${examples("mnemo keys create --user alice --scopes memory:read,chat --name laptop", "mnemo keys create --user ops --operator --name monitoring")}`,
+    )
+    .action(
+      async (options: {
+        user: string;
+        scopes?: string;
+        operator?: boolean;
+        test?: boolean;
+        name?: string;
+        data?: string;
+        json?: boolean;
+      }) => {
+        if (!options.user.trim()) throw new CliError("--user: must not be empty");
+        if (options.operator && options.scopes !== undefined)
+          throw new CliError(
+            "--operator: an operator key carries only the operator scope; make a separate key for --scopes",
+          );
+        let scopes: Scope[];
+        try {
+          scopes = options.operator ? [OPERATOR_SCOPE] : parseScopes(options.scopes ?? ALL_SCOPES.join(","));
+        } catch (error) {
+          throw new CliError(`--scopes: ${(error as Error).message}`);
+        }
+        const store = await openRecordStore(options.data);
+        try {
+          const created = await store.credentials.createApiKey({
+            userId: options.user,
+            scopes,
+            test: options.test,
+            name: options.name,
+          });
+          if (options.json) return printJson(created);
+          process.stdout.write(`${created.key}\n`);
+          process.stderr.write(
+            chalk.dim(
+              `key ${created.id} for ${created.userId} (${created.scopes.join(", ")}); it is shown only once\n`,
+            ),
+          );
+        } finally {
+          await store.close();
+        }
+      },
+    );
 
   keys
     .command("list")
@@ -62,8 +93,13 @@ ${examples("mnemo keys create --user alice --scopes memory:read,chat --name lapt
         if (list.length === 0) return void process.stderr.write("no keys\n");
         printTable(
           list.map((k) => ({
-            id: k.id, user: k.userId, name: k.name ?? "", prefix: `${k.prefix}…`, scopes: k.scopes.join(","),
-            created: k.createdAt, status: k.revokedAt ? chalk.red("revoked") : chalk.green("active"),
+            id: k.id,
+            user: k.userId,
+            name: k.name ?? "",
+            prefix: `${k.prefix}…`,
+            scopes: k.scopes.join(","),
+            created: k.createdAt,
+            status: k.revokedAt ? chalk.red("revoked") : chalk.green("active"),
           })),
           ["id", "user", "name", "prefix", "scopes", "created", "status"],
         );

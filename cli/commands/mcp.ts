@@ -15,14 +15,19 @@ const EXIT_GRACE_MS = 2_000;
 export function registerMcpCommand(program: Command): void {
   program
     .command("mcp")
-    .description("serve the Model Context Protocol on stdin/stdout for one user (for Claude Desktop and other MCP clients)")
+    .description(
+      "serve the Model Context Protocol on stdin/stdout for one user (for Claude Desktop and other MCP clients)",
+    )
     .requiredOption("--user <id>", "the user whose memories the assistant reads and writes")
     .option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)")
     .option("--workspace <id>", "default workspace for the tools that take one")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 An MCP client starts this command itself; in Claude Desktop's claude_desktop_config.json:
   {"mcpServers": {"mnemo": {"command": "mnemo", "args": ["mcp", "--user", "alice"]}}}
-${examples("mnemo mcp --user alice --workspace notes")}`)
+${examples("mnemo mcp --user alice --workspace notes")}`,
+    )
     .action(async (options: { user: string; data?: string; workspace?: string }) => {
       if (!USER_ID.test(options.user)) throw new CliError("--user: must be 1 to 256 characters without spaces");
       // Loaded here, not at the top: `mnemo --help` stays fast, and nothing is printed before the transport owns stdout.
@@ -43,7 +48,12 @@ ${examples("mnemo mcp --user alice --workspace notes")}`)
             throw new CliError(`--workspace: workspace '${options.workspace}' not found for user '${options.user}'`);
           });
         }
-        const session = await serveStdio({ services, log: services.log, userId: options.user, workspaceId: options.workspace });
+        const session = await serveStdio({
+          services,
+          log: services.log,
+          userId: options.user,
+          workspaceId: options.workspace,
+        });
         const stop = () => void session.stop();
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);

@@ -46,10 +46,13 @@ export function registerJobCommands(memories: Command, shared: Shared): void {
     .addOption(shared.userOption())
     .addOption(shared.dataOption())
     .option("--json", "print the API's answer ({data: [jobs]}; retry: the job)")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 A job is retrying from its first failed attempt (with the error and when it runs again), failed
 after its last; a conversation that could not be stored at all is a failed job that cannot be retried.
-${examples("mnemo memories jobs --user alice", "mnemo memories jobs retry job_01J… --user alice")}`)
+${examples("mnemo memories jobs --user alice", "mnemo memories jobs retry job_01J… --user alice")}`,
+    )
     .action(async (options: JobOptions) => {
       const user = shared.requireUser(options);
       const { withMemories } = await access();
@@ -58,7 +61,10 @@ ${examples("mnemo memories jobs --user alice", "mnemo memories jobs retry job_01
       if (list.data.length === 0) return void process.stderr.write("no extraction jobs\n");
       printJobs(list.data, shared.printable);
       const retryable = list.data.filter((j) => j.retryable).length;
-      if (retryable) process.stderr.write(chalk.dim(`${retryable} can be retried: mnemo memories jobs retry ID --user ${shared.printable(user)}\n`));
+      if (retryable)
+        process.stderr.write(
+          chalk.dim(`${retryable} can be retried: mnemo memories jobs retry ID --user ${shared.printable(user)}\n`),
+        );
     });
 
   jobs
@@ -66,11 +72,14 @@ ${examples("mnemo memories jobs --user alice", "mnemo memories jobs retry job_01
     .description("run a failed (or retrying) extraction job again now, its attempts reset")
     .argument("<id>", "the job's id (job_…)")
     .configureHelp({ showGlobalOptions: true })
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 The job is queued at once; a running server's worker runs it within seconds (none running: at the
 next mnemo serve). A job that is pending, running or done, or whose conversation was never stored,
 is refused (exit 1); another user's job is not found.
-${examples("mnemo memories jobs retry job_01J… --user alice")}`)
+${examples("mnemo memories jobs retry job_01J… --user alice")}`,
+    )
     .action(async (id: string, _own: object, command: Command) => {
       const options = command.optsWithGlobals<JobOptions>();
       const user = shared.requireUser(options);

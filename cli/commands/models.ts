@@ -79,7 +79,14 @@ async function pullAction(name: string | undefined, options: ModelsOptions): Pro
   const bar = byteProgressBar(!options.json && Boolean(process.stderr.isTTY));
   let result: Awaited<ReturnType<typeof pullModel>>;
   try {
-    result = await pullModel({ modelsDir, model, hubUrl, force: options.force, pins: modelPinsEnabled(), onProgress: bar.update });
+    result = await pullModel({
+      modelsDir,
+      model,
+      hubUrl,
+      force: options.force,
+      pins: modelPinsEnabled(),
+      onProgress: bar.update,
+    });
   } catch (error) {
     throw new CliError(`could not pull ${model} from ${hubUrl}: ${(error as Error).message}`);
   } finally {
@@ -105,7 +112,9 @@ async function installAction(name: string | undefined, options: ModelsOptions): 
     throw new CliError(`could not install ${model} from ${options.from}: ${(error as Error).message}`);
   }
   if (options.json) return printJson(result);
-  process.stdout.write(`${chalk.green("✓")} installed ${model} (${formatBytes(result.sizeBytes)}, verified) in ${result.path}\n`);
+  process.stdout.write(
+    `${chalk.green("✓")} installed ${model} (${formatBytes(result.sizeBytes)}, verified) in ${result.path}\n`,
+  );
 }
 
 async function listAction(options: ModelsOptions): Promise<void> {
@@ -124,7 +133,9 @@ async function listAction(options: ModelsOptions): Promise<void> {
   );
   for (const model of models) {
     if (model.state === "incomplete" || model.state === "corrupt") {
-      process.stderr.write(chalk.yellow(`${model.name}: ${model.problem}; run \`mnemo models pull ${model.name} --force\`\n`));
+      process.stderr.write(
+        chalk.yellow(`${model.name}: ${model.problem}; run \`mnemo models pull ${model.name} --force\`\n`),
+      );
     }
   }
 }
@@ -141,7 +152,14 @@ export function registerModelsCommand(program: Command): void {
   const models = program
     .command("models")
     .description("local embedding models: download ahead, install from a directory, list what is present")
-    .addHelpText("after", examples(`mnemo models pull ${DEFAULT_LOCAL_MODEL}`, `mnemo models install ${DEFAULT_LOCAL_MODEL} --from DIR`, "mnemo models list"));
+    .addHelpText(
+      "after",
+      examples(
+        `mnemo models pull ${DEFAULT_LOCAL_MODEL}`,
+        `mnemo models install ${DEFAULT_LOCAL_MODEL} --from DIR`,
+        "mnemo models list",
+      ),
+    );
   models
     .command("pull [name]")
     .description(`download a model from the hub and verify its checksums (default ${DEFAULT_LOCAL_MODEL})`)
@@ -149,15 +167,26 @@ export function registerModelsCommand(program: Command): void {
     .option("--hub <url>", "base URL of the model hub (default MNEMO_MODEL_HUB or https://huggingface.co)")
     .option("--force", "download again even when valid files are present")
     .option("--json", "machine-readable output")
-    .addHelpText("after", examples(`mnemo models pull ${DEFAULT_LOCAL_MODEL}`, "mnemo models pull bge-small-en-v1.5 --data ~/.mnemo"))
+    .addHelpText(
+      "after",
+      examples(`mnemo models pull ${DEFAULT_LOCAL_MODEL}`, "mnemo models pull bge-small-en-v1.5 --data ~/.mnemo"),
+    )
     .action(pullAction);
   models
     .command("install [name]")
-    .description(`copy a model's files from a directory (no network), verified against the pinned checksums (default ${DEFAULT_LOCAL_MODEL})`)
-    .requiredOption("--from <dir>", "directory with the model's files in the hub's layout (tokenizer.json, onnx/model_quantized.onnx, …)")
+    .description(
+      `copy a model's files from a directory (no network), verified against the pinned checksums (default ${DEFAULT_LOCAL_MODEL})`,
+    )
+    .requiredOption(
+      "--from <dir>",
+      "directory with the model's files in the hub's layout (tokenizer.json, onnx/model_quantized.onnx, …)",
+    )
     .option("--data <dir>", "data directory (models go to <data>/models unless MNEMO_MODELS_DIR is set)")
     .option("--json", "machine-readable output")
-    .addHelpText("after", examples(`mnemo models install ${DEFAULT_LOCAL_MODEL} --from /media/usb/${DEFAULT_LOCAL_MODEL}`))
+    .addHelpText(
+      "after",
+      examples(`mnemo models install ${DEFAULT_LOCAL_MODEL} --from /media/usb/${DEFAULT_LOCAL_MODEL}`),
+    )
     .action(installAction);
   models
     .command("list")

@@ -14,7 +14,9 @@ export function appBaseUrl(urlOption: string | undefined, env: NodeJS.ProcessEnv
       url = new URL(given);
     } catch {}
     if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash || url.username || url.password) {
-      throw new CliError(`${urlOption ? "--url" : "MNEMO_PUBLIC_URL"}: '${given}' is not an http(s) URL such as http://127.0.0.1:8787 (no query, fragment or credentials)`);
+      throw new CliError(
+        `${urlOption ? "--url" : "MNEMO_PUBLIC_URL"}: '${given}' is not an http(s) URL such as http://127.0.0.1:8787 (no query, fragment or credentials)`,
+      );
     }
     return `${url.origin}${url.pathname}`.replace(/\/+$/, "").replace(/\/app$/, "");
   }
@@ -40,11 +42,14 @@ export function registerOpenCommand(program: Command): void {
     .option("--url <url>", "where the server is reached (default: MNEMO_PUBLIC_URL, else http://MNEMO_HOST:MNEMO_PORT)")
     .option("--no-browser", "only print the link")
     .option("--json", "machine-readable output")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 The link works once and for 5 minutes; its token is in the URL's fragment (#signin=…),
 which a browser never sends to a server or in a Referer. The page exchanges it for a
 session cookie. A browser is opened only on a desktop and from a terminal.
-${examples("mnemo open --user alice", "mnemo open --user alice --url http://127.0.0.1:9000 --no-browser")}`)
+${examples("mnemo open --user alice", "mnemo open --user alice --url http://127.0.0.1:9000 --no-browser")}`,
+    )
     .action(async (options: { user: string; data?: string; url?: string; browser: boolean; json?: boolean }) => {
       if (!options.user.trim()) throw new CliError("--user: must not be empty");
       const base = appBaseUrl(options.url);

@@ -15,16 +15,22 @@ export function registerReindexCommand(program: Command): void {
     .option("--data <dir>", "data directory")
     .option("--embeddings", "also wait until every vector is filled in (needs a working embedder)")
     .option("--json", "machine-readable output")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 With a server running on the same data dir (or database), the server rebuilds and this command follows it;
 otherwise this command rebuilds the index itself. With --embeddings it also waits for every vector and
 stops with the reason when vectors cannot be made (no embedding model, the embeddings API down).
 
 Exit codes: 0 rebuilt, 1 error.
-${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
+${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`,
+    )
     .action(async (options: { data?: string; embeddings?: boolean; json?: boolean }) => {
       // Services open LanceDB (a 200 MB native module): imported only when this command runs.
-      const [{ loadConfig }, { openServices }] = await Promise.all([import("../../src/config"), import("../../src/compose")]);
+      const [{ loadConfig }, { openServices }] = await Promise.all([
+        import("../../src/config"),
+        import("../../src/compose"),
+      ]);
       let config: ReturnType<typeof loadConfig>;
       try {
         config = loadConfig({ dataDir: options.data, logLevel: "warn" });
@@ -45,7 +51,9 @@ ${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
         const waitForVectors = Boolean(options.embeddings && services.embedder);
         const noVectors = async (waiting: number) => {
           const reason = (await outage())?.outage.reason ?? "the embedder is unavailable";
-          return new CliError(`the full-text index is rebuilt, but vectors cannot be made: ${reason}; ${waiting} wait in the queue and are filled in once the embedder answers`);
+          return new CliError(
+            `the full-text index is rebuilt, but vectors cannot be made: ${reason}; ${waiting} wait in the queue and are filled in once the embedder answers`,
+          );
         };
         try {
           for (;;) {
@@ -70,7 +78,12 @@ ${examples("mnemo reindex --data ~/.mnemo", "mnemo reindex --embeddings")}`)
         } finally {
           bar?.finish();
         }
-        const summary = { sources: total, seconds: (Date.now() - started) / 1000, by: byServer ? "server" : "cli", ...(await services.indexer.stats()) };
+        const summary = {
+          sources: total,
+          seconds: (Date.now() - started) / 1000,
+          by: byServer ? "server" : "cli",
+          ...(await services.indexer.stats()),
+        };
         if (options.json) printJson(summary);
         else process.stdout.write(`reindexed ${plural(total, "source")} in ${summary.seconds.toFixed(1)}s\n`);
       } finally {

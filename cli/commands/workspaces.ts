@@ -13,7 +13,8 @@ import { printable } from "./memories";
  * `mnemo serve`; searches leave the deleted content out meanwhile.
  */
 
-const userOption = () => new Option("--user <id>", "the user whose workspaces these are").env("MNEMO_USER").makeOptionMandatory();
+const userOption = () =>
+  new Option("--user <id>", "the user whose workspaces these are").env("MNEMO_USER").makeOptionMandatory();
 const dataOption = () => new Option("--data <dir>", "data directory (default: MNEMO_DATA_DIR or ~/.mnemo)");
 
 interface Common {
@@ -28,7 +29,10 @@ type Services = Awaited<ReturnType<typeof import("../../src/compose").openServic
 async function withServices<T>(options: Common, use: (services: Services, user: string) => Promise<T>): Promise<T> {
   if (!options.user.trim()) throw new CliError("--user: must not be empty");
   const [{ loadConfig }, { openServices }, { checkDataDir }, { cliErrorOf }] = await Promise.all([
-    import("../../src/config"), import("../../src/compose"), import("../preflight"), import("../memory-access"),
+    import("../../src/config"),
+    import("../../src/compose"),
+    import("../preflight"),
+    import("../memory-access"),
   ]);
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -50,7 +54,13 @@ async function withServices<T>(options: Common, use: (services: Services, user: 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** What a delete removes, as the confirmation says it: "3 documents, 2 chats (5 messages), 1 file and 12 memories". */
-export function describeContents(c: { documents: number; threads: number; messages: number; files: number; memories: number }): string {
+export function describeContents(c: {
+  documents: number;
+  threads: number;
+  messages: number;
+  files: number;
+  memories: number;
+}): string {
   const parts = [
     plural(c.documents, "document"),
     `${plural(c.threads, "chat")}${c.messages ? ` (${plural(c.messages, "message")})` : ""}`,
@@ -73,7 +83,14 @@ export function registerWorkspaceCommands(program: Command): void {
   const workspaces = program
     .command("workspaces")
     .description("list, rename and delete a user's workspaces")
-    .addHelpText("after", examples("mnemo workspaces list --user alice", "mnemo workspaces rename ws_01J… \"Finance 2025\" --user alice", "mnemo workspaces delete ws_01J… --user alice"));
+    .addHelpText(
+      "after",
+      examples(
+        "mnemo workspaces list --user alice",
+        'mnemo workspaces rename ws_01J… "Finance 2025" --user alice',
+        "mnemo workspaces delete ws_01J… --user alice",
+      ),
+    );
 
   workspaces
     .command("list")
@@ -81,7 +98,10 @@ export function registerWorkspaceCommands(program: Command): void {
     .addOption(userOption())
     .addOption(dataOption())
     .option("--json", "print the API's list answer (an array of {id, name, createdAt, updatedAt})")
-    .addHelpText("after", examples("mnemo workspaces list --user alice", "mnemo workspaces list --user alice --json | jq -r '.[].id'"))
+    .addHelpText(
+      "after",
+      examples("mnemo workspaces list --user alice", "mnemo workspaces list --user alice --json | jq -r '.[].id'"),
+    )
     .action(async (options: Common) => {
       const all = await withServices(options, async (services, user) => {
         const out = [];
@@ -94,7 +114,14 @@ export function registerWorkspaceCommands(program: Command): void {
       });
       if (options.json) return printJson(all);
       if (all.length === 0) return void process.stderr.write("no workspaces\n");
-      printTable(all.map((w) => ({ id: printable(w.id), created: w.createdAt.slice(0, 19).replace("T", " "), name: printable(w.name) })), ["id", "created", "name"]);
+      printTable(
+        all.map((w) => ({
+          id: printable(w.id),
+          created: w.createdAt.slice(0, 19).replace("T", " "),
+          name: printable(w.name),
+        })),
+        ["id", "created", "name"],
+      );
     });
 
   workspaces
@@ -105,7 +132,7 @@ export function registerWorkspaceCommands(program: Command): void {
     .addOption(userOption())
     .addOption(dataOption())
     .option("--json", "print the API's answer ({workspace})")
-    .addHelpText("after", examples("mnemo workspaces rename ws_01J… \"Finance 2025\" --user alice"))
+    .addHelpText("after", examples('mnemo workspaces rename ws_01J… "Finance 2025" --user alice'))
     .action(async (id: string, name: string, options: Common) => {
       if (!name.trim()) throw new CliError("NAME: must not be blank");
       if (name.length > 200) throw new CliError("NAME: must be at most 200 characters");
@@ -122,18 +149,26 @@ export function registerWorkspaceCommands(program: Command): void {
     .option("-y, --yes", "delete without asking (needed when not on a terminal)")
     .addOption(dataOption())
     .option("--json", "print the API's answer ({id, deleted, removed})")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 Deletes its documents and notes, chats and their messages, files and their bytes, its memories
 with their history, extraction jobs, and their search entries. There is no undo. On a terminal
 it says what goes and asks first; elsewhere it needs --yes.
-${examples("mnemo workspaces delete ws_01J… --user alice", "mnemo workspaces delete ws_01J… --user alice --yes --json")}`)
+${examples("mnemo workspaces delete ws_01J… --user alice", "mnemo workspaces delete ws_01J… --user alice --yes --json")}`,
+    )
     .action(async (id: string, options: Common & { yes?: boolean }) => {
-      if (!options.yes && !process.stdin.isTTY) throw new CliError("delete: not on a terminal, so nothing was asked; add --yes to delete for good");
+      if (!options.yes && !process.stdin.isTTY)
+        throw new CliError("delete: not on a terminal, so nothing was asked; add --yes to delete for good");
       const outcome = await withServices(options, async (services, user) => {
         if (!options.yes) {
           const workspace = await services.workspaces.get(user, id);
           const contents = await services.workspaceRemoval.contents(user, id);
-          const answer = await ask(printable(`Delete workspace '${workspace.name}'? Its ${describeContents(contents)} are deleted for good. [y/N] `));
+          const answer = await ask(
+            printable(
+              `Delete workspace '${workspace.name}'? Its ${describeContents(contents)} are deleted for good. [y/N] `,
+            ),
+          );
           if (!/^y(es)?$/i.test(answer.trim())) return null;
         }
         return services.workspaceRemoval.remove(user, id);

@@ -5,8 +5,15 @@ export type SessionVia = "link" | "api_key" | "mock" | "dev_token" | "id_token";
 
 /** A session's row, with whether the credential it was made from was revoked or is gone. */
 export type SessionRecord = {
-  user_id: string; scopes: string; via: SessionVia; key_id: string | null; dev_token_id: string | null;
-  created_at: string; last_seen_at: string; expires_at: string; credential_ended: number | null;
+  user_id: string;
+  scopes: string;
+  via: SessionVia;
+  key_id: string | null;
+  dev_token_id: string | null;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  credential_ended: number | null;
 };
 
 /** A sign-in link's row. */
@@ -17,9 +24,24 @@ export function createAppSessionRepository() {
   return {
     /** Deletes the user's sessions that ended (past `endedBefore`) or idled (last seen at or before `idleBefore`). */
     async deleteEnded(tx: Executor, userId: string, endedBefore: string, idleBefore: string): Promise<void> {
-      await run(tx, sql`DELETE FROM app_sessions WHERE user_id = ${userId} AND (expires_at <= ${endedBefore} OR last_seen_at <= ${idleBefore})`);
+      await run(
+        tx,
+        sql`DELETE FROM app_sessions WHERE user_id = ${userId} AND (expires_at <= ${endedBefore} OR last_seen_at <= ${idleBefore})`,
+      );
     },
-    async insert(tx: Executor, row: { idHash: string; userId: string; scopes: string; via: SessionVia; keyId: string | null; devTokenId: string | null; at: string; expiresAt: string }): Promise<void> {
+    async insert(
+      tx: Executor,
+      row: {
+        idHash: string;
+        userId: string;
+        scopes: string;
+        via: SessionVia;
+        keyId: string | null;
+        devTokenId: string | null;
+        at: string;
+        expiresAt: string;
+      },
+    ): Promise<void> {
       await run(
         tx,
         sql`INSERT INTO app_sessions (id_hash, user_id, scopes, via, key_id, dev_token_id, created_at, last_seen_at, expires_at)
@@ -58,17 +80,34 @@ export function createAppSessionRepository() {
     },
     /** Deletes the user's links that expired (by `at`) or were used. */
     async deleteSpentLinks(tx: Executor, userId: string, at: string): Promise<void> {
-      await run(tx, sql`DELETE FROM app_sign_in_links WHERE user_id = ${userId} AND (expires_at <= ${at} OR used_at IS NOT NULL)`);
+      await run(
+        tx,
+        sql`DELETE FROM app_sign_in_links WHERE user_id = ${userId} AND (expires_at <= ${at} OR used_at IS NOT NULL)`,
+      );
     },
-    async insertLink(tx: Executor, link: { tokenHash: string; userId: string; at: string; expiresAt: string }): Promise<void> {
-      await run(tx, sql`INSERT INTO app_sign_in_links (token_hash, user_id, created_at, expires_at) VALUES (${link.tokenHash}, ${link.userId}, ${link.at}, ${link.expiresAt})`);
+    async insertLink(
+      tx: Executor,
+      link: { tokenHash: string; userId: string; at: string; expiresAt: string },
+    ): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO app_sign_in_links (token_hash, user_id, created_at, expires_at) VALUES (${link.tokenHash}, ${link.userId}, ${link.at}, ${link.expiresAt})`,
+      );
     },
     async findLink(tx: Executor, tokenHash: string): Promise<LinkRecord | null> {
-      return first<LinkRecord>(tx, sql`SELECT user_id, used_at, expires_at FROM app_sign_in_links WHERE token_hash = ${tokenHash}`);
+      return first<LinkRecord>(
+        tx,
+        sql`SELECT user_id, used_at, expires_at FROM app_sign_in_links WHERE token_hash = ${tokenHash}`,
+      );
     },
     /** Marks a live, unused link used: one conditional UPDATE, so of two concurrent uses one wins (true). */
     async useLink(tx: Executor, tokenHash: string, at: string): Promise<boolean> {
-      return (await run(tx, sql`UPDATE app_sign_in_links SET used_at = ${at} WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${at}`)) > 0;
+      return (
+        (await run(
+          tx,
+          sql`UPDATE app_sign_in_links SET used_at = ${at} WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${at}`,
+        )) > 0
+      );
     },
   };
 }

@@ -45,7 +45,12 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
      * {@link SESSION_ABSOLUTE_MS} from now, or `notAfter` (its credential's own expiry) if sooner.
      */
     async create(input: {
-      userId: string; scopes: Scope[]; via: SessionVia; keyId?: string | null; devTokenId?: string | null; notAfter?: Date;
+      userId: string;
+      scopes: Scope[];
+      via: SessionVia;
+      keyId?: string | null;
+      devTokenId?: string | null;
+      notAfter?: Date;
     }): Promise<{ id: string; expiresAt: string }> {
       const id = randomSecret(43);
       const idHash = hashSecret(id);
@@ -55,8 +60,14 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
         // Expired sessions of this user authenticate nothing: they go when the user signs in again.
         await repo.deleteEnded(tx, input.userId, iso(at), iso(at - SESSION_IDLE_MS));
         await repo.insert(tx, {
-          idHash, userId: input.userId, scopes: JSON.stringify(input.scopes), via: input.via, keyId: input.keyId ?? null, devTokenId: input.devTokenId ?? null,
-          at: iso(at), expiresAt,
+          idHash,
+          userId: input.userId,
+          scopes: JSON.stringify(input.scopes),
+          via: input.via,
+          keyId: input.keyId ?? null,
+          devTokenId: input.devTokenId ?? null,
+          at: iso(at),
+          expiresAt,
         });
         // Signing in again and again mints no pile of live sessions: beyond the cap the oldest end.
         // The new one is never among them, whatever the order of equal timestamps.
@@ -74,14 +85,25 @@ export function createAppSessions(store: Store, now: () => number = Date.now) {
       const row = await repo.find(store.db, idHash);
       if (!row) return null;
       const at = now();
-      if (Date.parse(row.expires_at) <= at || Date.parse(row.last_seen_at) + SESSION_IDLE_MS <= at || Number(row.credential_ended) === 1) return null;
+      if (
+        Date.parse(row.expires_at) <= at ||
+        Date.parse(row.last_seen_at) + SESSION_IDLE_MS <= at ||
+        Number(row.credential_ended) === 1
+      )
+        return null;
       if ((lastTouched.get(idHash) ?? Date.parse(row.last_seen_at)) + TOUCH_INTERVAL_MS <= at) {
         lastTouched.set(idHash, at);
         await repo.touch(store.db, idHash, iso(at));
       }
       return {
-        userId: row.user_id, scopes: JSON.parse(row.scopes), via: row.via, keyId: row.key_id, devTokenId: row.dev_token_id,
-        createdAt: row.created_at, lastSeenAt: row.last_seen_at, expiresAt: row.expires_at,
+        userId: row.user_id,
+        scopes: JSON.parse(row.scopes),
+        via: row.via,
+        keyId: row.key_id,
+        devTokenId: row.dev_token_id,
+        createdAt: row.created_at,
+        lastSeenAt: row.last_seen_at,
+        expiresAt: row.expires_at,
       };
     },
 

@@ -28,19 +28,48 @@ export interface DevTokenRow {
 }
 
 type ApiKeyRecord = {
-  id: string; user_id: string; name: string | null; mode: "live" | "test"; lookup: string; secret_hash: string;
-  scopes: string; created_at: string; last_used_at: string | null; revoked_at: string | null;
+  id: string;
+  user_id: string;
+  name: string | null;
+  mode: "live" | "test";
+  lookup: string;
+  secret_hash: string;
+  scopes: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
 };
 type DevTokenRecord = {
-  id: string; user_id: string; lookup: string; secret_hash: string; expires_at: string; created_at: string; revoked_at: string | null; issued_by: "sync" | null;
+  id: string;
+  user_id: string;
+  lookup: string;
+  secret_hash: string;
+  expires_at: string;
+  created_at: string;
+  revoked_at: string | null;
+  issued_by: "sync" | null;
 };
 
 const toApiKey = (r: ApiKeyRecord): ApiKeyRow => ({
-  id: r.id, userId: r.user_id, name: r.name, mode: r.mode, lookup: r.lookup, secretHash: r.secret_hash,
-  scopes: JSON.parse(r.scopes), createdAt: r.created_at, lastUsedAt: r.last_used_at, revokedAt: r.revoked_at,
+  id: r.id,
+  userId: r.user_id,
+  name: r.name,
+  mode: r.mode,
+  lookup: r.lookup,
+  secretHash: r.secret_hash,
+  scopes: JSON.parse(r.scopes),
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+  revokedAt: r.revoked_at,
 });
 const toDevToken = (r: DevTokenRecord): DevTokenRow => ({
-  id: r.id, userId: r.user_id, lookup: r.lookup, secretHash: r.secret_hash, expiresAt: r.expires_at, createdAt: r.created_at, revokedAt: r.revoked_at,
+  id: r.id,
+  userId: r.user_id,
+  lookup: r.lookup,
+  secretHash: r.secret_hash,
+  expiresAt: r.expires_at,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
   issuedBy: r.issued_by ?? null,
 });
 
@@ -70,7 +99,12 @@ export function createCredentialsRepository() {
     },
     /** Revokes one of `userId`'s live keys; false when the user has no such live key. */
     async revokeOwnApiKey(tx: Executor, userId: string, id: string, at: string): Promise<boolean> {
-      return (await run(tx, sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND user_id = ${userId} AND revoked_at IS NULL`)) > 0;
+      return (
+        (await run(
+          tx,
+          sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND user_id = ${userId} AND revoked_at IS NULL`,
+        )) > 0
+      );
     },
     async apiKeyExists(tx: Executor, id: string): Promise<boolean> {
       return (await first(tx, sql`SELECT 1 AS one FROM api_keys WHERE id = ${id}`)) !== null;
@@ -78,7 +112,11 @@ export function createCredentialsRepository() {
     async touchApiKey(tx: Executor, id: string, at: string): Promise<void> {
       await run(tx, sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`);
     },
-    async insertDevToken(tx: Executor, row: Omit<DevTokenRow, "revokedAt" | "issuedBy">, issuedBy: "sync" | null = null): Promise<void> {
+    async insertDevToken(
+      tx: Executor,
+      row: Omit<DevTokenRow, "revokedAt" | "issuedBy">,
+      issuedBy: "sync" | null = null,
+    ): Promise<void> {
       await run(
         tx,
         sql`INSERT INTO dev_tokens (id, user_id, lookup, secret_hash, expires_at, created_at, issued_by)
@@ -90,7 +128,14 @@ export function createCredentialsRepository() {
      * besides it, by deleting them: a revoked token authenticates nothing, and kept rows
      * would pile up for a user who syncs again and again. Returns how many.
      */
-    async deleteDevTokensBeyond(tx: Executor, userId: string, issuedBy: "sync", newest: string, keepOthers: number, at: string): Promise<number> {
+    async deleteDevTokensBeyond(
+      tx: Executor,
+      userId: string,
+      issuedBy: "sync",
+      newest: string,
+      keepOthers: number,
+      at: string,
+    ): Promise<number> {
       return run(
         tx,
         sql`DELETE FROM dev_tokens
@@ -111,7 +156,12 @@ export function createCredentialsRepository() {
     /** Marks a token revoked; with `userId`, only that user's. False when no such live token. */
     async revokeDevToken(tx: Executor, id: string, at: string, userId?: string): Promise<boolean> {
       const owner = userId === undefined ? sql`` : sql`AND user_id = ${userId}`;
-      return (await run(tx, sql`UPDATE dev_tokens SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL ${owner}`)) > 0;
+      return (
+        (await run(
+          tx,
+          sql`UPDATE dev_tokens SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL ${owner}`,
+        )) > 0
+      );
     },
     async devTokenExists(tx: Executor, id: string): Promise<boolean> {
       return (await first(tx, sql`SELECT 1 AS one FROM dev_tokens WHERE id = ${id}`)) !== null;

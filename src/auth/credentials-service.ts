@@ -32,13 +32,24 @@ export interface DevTokenInfo {
 /** Issues, lists and revokes credentials (used by the CLI; the secret is returned once). */
 export function createCredentialsService({ repo, store }: { repo: CredentialsRepository; store: Store }) {
   return {
-    async createApiKey(input: { userId: string; scopes: Scope[]; test?: boolean; name?: string }): Promise<ApiKeyInfo & { key: string }> {
+    async createApiKey(input: {
+      userId: string;
+      scopes: Scope[];
+      test?: boolean;
+      name?: string;
+    }): Promise<ApiKeyInfo & { key: string }> {
       const body = newCredentialBody();
       const mode = input.test ? "test" : "live";
       const key = (input.test ? PREFIX.testKey : PREFIX.liveKey) + body;
       const row = {
-        id: newId("key"), userId: input.userId, name: input.name ?? null, mode, lookup: body.slice(0, LOOKUP_LENGTH),
-        secretHash: hashSecret(key), scopes: input.scopes, createdAt: new Date().toISOString(),
+        id: newId("key"),
+        userId: input.userId,
+        name: input.name ?? null,
+        mode,
+        lookup: body.slice(0, LOOKUP_LENGTH),
+        secretHash: hashSecret(key),
+        scopes: input.scopes,
+        createdAt: new Date().toISOString(),
       } as const;
       await repo.insertApiKey(store.db, row);
       return { ...toInfo({ ...row, scopes: [...row.scopes], lastUsedAt: null, revokedAt: null }), key };
@@ -57,7 +68,10 @@ export function createCredentialsService({ repo, store }: { repo: CredentialsRep
     },
     /** Developer tokens (never their secrets), oldest first; a user's only with `userId`. */
     async listDevTokens(userId?: string): Promise<DevTokenInfo[]> {
-      return (await repo.listDevTokens(store.db, userId)).map(({ lookup, secretHash, ...info }) => ({ ...info, prefix: PREFIX.devToken + lookup }));
+      return (await repo.listDevTokens(store.db, userId)).map(({ lookup, secretHash, ...info }) => ({
+        ...info,
+        prefix: PREFIX.devToken + lookup,
+      }));
     },
     /**
      * Revokes a developer token (with `userId`, only one of that user's: another user's
@@ -86,7 +100,14 @@ export function createCredentialsService({ repo, store }: { repo: CredentialsRep
         // The token being issued is never the one revoked, whatever the clocks of replicas say.
         return repo.deleteDevTokensBeyond(tx, input.userId, "sync", row.id, input.keep - 1, row.createdAt);
       });
-      return { id: row.id, userId: row.userId, token: row.token, expiresAt: row.expiresAt, createdAt: row.createdAt, revoked };
+      return {
+        id: row.id,
+        userId: row.userId,
+        token: row.token,
+        expiresAt: row.expiresAt,
+        createdAt: row.createdAt,
+        revoked,
+      };
     },
   };
 }
@@ -97,15 +118,26 @@ function newDevToken(userId: string, ttlMs: number) {
   const token = PREFIX.devToken + body;
   const now = Date.now();
   return {
-    id: newId("dev"), userId, token, lookup: body.slice(0, LOOKUP_LENGTH), secretHash: hashSecret(token),
-    expiresAt: new Date(now + ttlMs).toISOString(), createdAt: new Date(now).toISOString(),
+    id: newId("dev"),
+    userId,
+    token,
+    lookup: body.slice(0, LOOKUP_LENGTH),
+    secretHash: hashSecret(token),
+    expiresAt: new Date(now + ttlMs).toISOString(),
+    createdAt: new Date(now).toISOString(),
   };
 }
 
 function toInfo(row: ApiKeyRow): ApiKeyInfo {
   return {
-    id: row.id, userId: row.userId, name: row.name, mode: row.mode,
+    id: row.id,
+    userId: row.userId,
+    name: row.name,
+    mode: row.mode,
     prefix: (row.mode === "test" ? PREFIX.testKey : PREFIX.liveKey) + row.lookup,
-    scopes: row.scopes, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt, revokedAt: row.revokedAt,
+    scopes: row.scopes,
+    createdAt: row.createdAt,
+    lastUsedAt: row.lastUsedAt,
+    revokedAt: row.revokedAt,
   };
 }

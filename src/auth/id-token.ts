@@ -31,13 +31,25 @@ export function createIdTokenVerifier(idp: Config["idp"]): IdTokenVerifier {
   const audience = idp.projectId;
   return async (token) => {
     // The tolerance covers nbf (and exp, checked again strictly below); jose checks iat only with maxTokenAge.
-    const { payload } = await jwtVerify(token, keys, { issuer, audience, algorithms: ["RS256"], requiredClaims: ["exp"], clockTolerance: ID_TOKEN_CLOCK_SKEW_SECONDS });
+    const { payload } = await jwtVerify(token, keys, {
+      issuer,
+      audience,
+      algorithms: ["RS256"],
+      requiredClaims: ["exp"],
+      clockTolerance: ID_TOKEN_CLOCK_SKEW_SECONDS,
+    });
     const now = Math.floor(Date.now() / 1000);
-    if (payload.exp! <= now) throw new errors.JWTExpired('"exp" claim timestamp check failed', payload, "exp", "check_failed");
+    if (payload.exp! <= now)
+      throw new errors.JWTExpired('"exp" claim timestamp check failed', payload, "exp", "check_failed");
     if (typeof payload.iat === "number" && payload.iat > now + ID_TOKEN_CLOCK_SKEW_SECONDS) {
       throw new errors.JWTClaimValidationFailed('"iat" claim is in the future', payload, "iat", "check_failed");
     }
-    if (typeof payload.sub !== "string" || payload.sub.length === 0) throw new errors.JWTClaimValidationFailed('"sub" claim is missing', payload, "sub", "missing");
-    return { userId: payload.sub, email: typeof payload.email === "string" ? payload.email : undefined, expiresAt: new Date(payload.exp! * 1000) };
+    if (typeof payload.sub !== "string" || payload.sub.length === 0)
+      throw new errors.JWTClaimValidationFailed('"sub" claim is missing', payload, "sub", "missing");
+    return {
+      userId: payload.sub,
+      email: typeof payload.email === "string" ? payload.email : undefined,
+      expiresAt: new Date(payload.exp! * 1000),
+    };
   };
 }

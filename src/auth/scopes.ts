@@ -15,7 +15,14 @@ export const isScope = (value: string): value is UserScope => (ALL_SCOPES as rea
 
 /** Parses a comma-separated scope list; throws naming the first unknown scope. */
 export function parseScopes(text: string): UserScope[] {
-  const scopes = [...new Set(text.split(",").map((s) => s.trim()).filter(Boolean))];
+  const scopes = [
+    ...new Set(
+      text
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = scopes.find((s) => !isScope(s));
   if (unknown) throw new Error(`unknown scope '${unknown}' (known: ${ALL_SCOPES.join(", ")})`);
   if (scopes.length === 0) throw new Error("at least one scope is required");

@@ -62,7 +62,14 @@ export const APP_HEADER = "x-mnemo-app";
 export const APP_USER_HEADER = "x-mnemo-user";
 
 /** Resolves bearer tokens in the documented order (docs/api.md#authentication) and checks scopes. */
-export function createAuthService({ credentials, store, verifyIdToken, allowMockTokens, log, appSessions }: AuthServiceOptions) {
+export function createAuthService({
+  credentials,
+  store,
+  verifyIdToken,
+  allowMockTokens,
+  log,
+  appSessions,
+}: AuthServiceOptions) {
   const lastTouched = new Map<string, number>();
 
   function mockPrincipal(userId: string, kind = "mock tokens"): Principal {
@@ -85,23 +92,44 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
         log.debug("last_used_at not recorded", { keyId: key.id, reason: (error as Error).message });
       });
     }
-    return { userId: key.userId, method: "api_key", scopes: new Set(key.scopes), keyId: key.id, verifiedAt: new Date(now) };
+    return {
+      userId: key.userId,
+      method: "api_key",
+      scopes: new Set(key.scopes),
+      keyId: key.id,
+      verifiedAt: new Date(now),
+    };
   }
 
   async function devTokenPrincipal(token: string): Promise<Principal> {
     const body = token.slice(PREFIX.devToken.length);
     const row = await credentials.findDevTokenByLookup(store.db, body.slice(0, LOOKUP_LENGTH));
-    if (!row || !secretMatches(token, row.secretHash)) throw unauthorized("invalid developer token (unknown, or revoked)");
+    if (!row || !secretMatches(token, row.secretHash))
+      throw unauthorized("invalid developer token (unknown, or revoked)");
     if (row.revokedAt) throw unauthorized("developer token has been revoked");
     if (Date.parse(row.expiresAt) <= Date.now()) throw unauthorized("developer token has expired");
-    return { userId: row.userId, method: "dev_token", scopes: ALL, devTokenId: row.id, verifiedAt: new Date(), expiresAt: new Date(row.expiresAt) };
+    return {
+      userId: row.userId,
+      method: "dev_token",
+      scopes: ALL,
+      devTokenId: row.id,
+      verifiedAt: new Date(),
+      expiresAt: new Date(row.expiresAt),
+    };
   }
 
   async function idTokenPrincipal(token: string): Promise<Principal> {
-    if (!verifyIdToken) throw unauthorized("invalid token (identity-provider tokens are not configured on this server)");
+    if (!verifyIdToken)
+      throw unauthorized("invalid token (identity-provider tokens are not configured on this server)");
     try {
       const claims = await verifyIdToken(token);
-      return { userId: claims.userId, method: "id_token", scopes: ALL, verifiedAt: new Date(), expiresAt: claims.expiresAt };
+      return {
+        userId: claims.userId,
+        method: "id_token",
+        scopes: ALL,
+        verifiedAt: new Date(),
+        expiresAt: claims.expiresAt,
+      };
     } catch (error) {
       log.debug("id token rejected", { reason: (error as Error).message });
       throw unauthorized(`invalid token: ${describeJwtFailure(error)}`);
@@ -115,17 +143,30 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
    * token ends when the server stops accepting mock tokens.
    */
   async function sessionPrincipal(sessionId: string, headers: Headers): Promise<Principal> {
-    if (headers.get(APP_HEADER) !== "1") throw forbidden("a session cookie is accepted only with the header 'X-Mnemo-App: 1' (sent by the app itself)");
+    if (headers.get(APP_HEADER) !== "1")
+      throw forbidden("a session cookie is accepted only with the header 'X-Mnemo-App: 1' (sent by the app itself)");
     const site = headers.get("sec-fetch-site");
-    if (site && site !== "same-origin" && site !== "none") throw forbidden(`a session cookie is not accepted from a ${site} request`);
+    if (site && site !== "same-origin" && site !== "none")
+      throw forbidden(`a session cookie is not accepted from a ${site} request`);
     const session = await appSessions!.find(sessionId);
-    if (!session) throw unauthorized("the app session has ended (signed out, expired, or the key or token it was made from revoked); sign in again");
-    if (session.via === "mock" && !allowMockTokens) throw unauthorized("this session was made from a mock token, which this server no longer accepts; sign in again");
+    if (!session)
+      throw unauthorized(
+        "the app session has ended (signed out, expired, or the key or token it was made from revoked); sign in again",
+      );
+    if (session.via === "mock" && !allowMockTokens)
+      throw unauthorized("this session was made from a mock token, which this server no longer accepts; sign in again");
     const expected = headers.get(APP_USER_HEADER);
     if (expected !== null && expected !== encodeURIComponent(session.userId)) {
       throw unauthorized("this browser signed in again as another user since this page was opened; sign in again");
     }
-    return { userId: session.userId, method: "app_session", scopes: new Set(session.scopes), keyId: session.keyId ?? undefined, via: session.via, verifiedAt: new Date() };
+    return {
+      userId: session.userId,
+      method: "app_session",
+      scopes: new Set(session.scopes),
+      keyId: session.keyId ?? undefined,
+      via: session.via,
+      verifiedAt: new Date(),
+    };
   }
 
   const service = {
@@ -145,8 +186,10 @@ export function createAuthService({ credentials, store, verifyIdToken, allowMock
     async authenticate(authorization: string | undefined | null): Promise<Principal> {
       const token = parseBearer(authorization);
       if (token.startsWith(PREFIX.mockToken)) return mockPrincipal(token.slice(PREFIX.mockToken.length));
-      if (token.startsWith(PREFIX.mockKey)) return mockPrincipal(token.slice(PREFIX.mockKey.length), "mock keys (svc_sk_mock_…)");
-      if (token.startsWith(PREFIX.mockDevToken)) return mockPrincipal(token.slice(PREFIX.mockDevToken.length), "mock developer tokens (svc_dev_mock_…)");
+      if (token.startsWith(PREFIX.mockKey))
+        return mockPrincipal(token.slice(PREFIX.mockKey.length), "mock keys (svc_sk_mock_…)");
+      if (token.startsWith(PREFIX.mockDevToken))
+        return mockPrincipal(token.slice(PREFIX.mockDevToken.length), "mock developer tokens (svc_dev_mock_…)");
       if (token.startsWith(PREFIX.liveKey)) return apiKeyPrincipal(token, PREFIX.liveKey.length);
       if (token.startsWith(PREFIX.testKey)) return apiKeyPrincipal(token, PREFIX.testKey.length);
       if (token.startsWith(PREFIX.devToken)) return devTokenPrincipal(token);
@@ -185,17 +228,22 @@ function parseBearer(authorization: string | undefined | null): string {
 function describeJwtFailure(error: unknown): string {
   const code = (error as { code?: string }).code;
   switch (code) {
-    case "ERR_JWT_EXPIRED": return "token has expired";
+    case "ERR_JWT_EXPIRED":
+      return "token has expired";
     case "ERR_JWT_CLAIM_VALIDATION_FAILED": {
       const { claim = "claim", reason } = error as { claim?: string; reason?: string };
       if (reason === "missing") return `claim check failed (${claim}: missing)`;
       if (claim === "iat" || claim === "nbf") return `claim check failed (${claim}: in the future)`;
       return `claim check failed (${claim})`;
     }
-    case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED": return "signature verification failed";
-    case "ERR_JWKS_NO_MATCHING_KEY": return "no matching signing key";
+    case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED":
+      return "signature verification failed";
+    case "ERR_JWKS_NO_MATCHING_KEY":
+      return "no matching signing key";
     case "ERR_JWS_INVALID":
-    case "ERR_JWT_INVALID": return "not a valid JWT";
-    default: return error instanceof AppError ? error.message : "verification failed";
+    case "ERR_JWT_INVALID":
+      return "not a valid JWT";
+    default:
+      return error instanceof AppError ? error.message : "verification failed";
   }
 }

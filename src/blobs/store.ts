@@ -54,7 +54,10 @@ export class BlobStore {
   ) {}
 
   static async open(location: LanceLocation): Promise<BlobStore> {
-    const connection = await lancedb.connect(location.uri, { storageOptions: location.storageOptions, readConsistencyInterval: location.readConsistencySeconds });
+    const connection = await lancedb.connect(location.uri, {
+      storageOptions: location.storageOptions,
+      readConsistencyInterval: location.readConsistencySeconds,
+    });
     return new BlobStore(location, connection);
   }
 
@@ -66,7 +69,10 @@ export class BlobStore {
    * Writes a new blob from a byte stream, hashing as it goes. Past `maxBytes` the write
    * stops, the partial blob is dropped and `BlobTooLarge` is thrown.
    */
-  async write(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: { maxBytes?: number } = {}): Promise<StoredBlob> {
+  async write(
+    source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    options: { maxBytes?: number } = {},
+  ): Promise<StoredBlob> {
     const blobId = randomUUID().replaceAll("-", "");
     const table = await this.connection.createEmptyTable(tableName(blobId), blobSchema());
     const hash = createHash("sha256");
@@ -119,16 +125,19 @@ export class BlobStore {
     const start = range.start ?? 0;
     const end = Math.min(range.end ?? size, size);
     const rows = this.rows(blobId, start, end);
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = await rows.next();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
+    return new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          const next = await rows.next();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value);
+        },
+        async cancel() {
+          await rows.return(undefined);
+        },
       },
-      async cancel() {
-        await rows.return(undefined);
-      },
-    }, { highWaterMark: 1 });
+      { highWaterMark: 1 },
+    );
   }
 
   private async *rows(blobId: string, start: number, end: number): AsyncGenerator<Uint8Array> {
@@ -139,7 +148,11 @@ export class BlobStore {
       const last = Math.floor((end - 1) / BLOB_CHUNK_BYTES);
       for (let from = first; from <= last; from += ROWS_PER_READ) {
         const to = Math.min(last, from + ROWS_PER_READ - 1);
-        const found = (await table.query().where(`seq >= ${from} AND seq <= ${to}`).select(["seq", "data"]).toArray()) as Array<{ seq: number; data: Uint8Array }>;
+        const found = (await table
+          .query()
+          .where(`seq >= ${from} AND seq <= ${to}`)
+          .select(["seq", "data"])
+          .toArray()) as Array<{ seq: number; data: Uint8Array }>;
         found.sort((a, b) => a.seq - b.seq);
         if (found.length !== to - from + 1) throw new Error(`blob ${blobId}: rows ${from}..${to} are incomplete`);
         collectAfter(found.reduce((n, row) => n + row.data.byteLength, 0));
@@ -224,7 +237,12 @@ function batchOf(rows: Array<{ seq: number; data: Uint8Array }>): ArrowTable {
   });
   const seq = makeData({ type: new Int32(), length: rows.length, data: Int32Array.from(rows, (row) => row.seq) });
   const data = makeData({ type: new Binary(), length: rows.length, valueOffsets: offsets, data: bytes });
-  return new ArrowTable(new RecordBatch(blobSchema(), makeData({ type: new Struct(blobSchema().fields), length: rows.length, children: [seq, data] })));
+  return new ArrowTable(
+    new RecordBatch(
+      blobSchema(),
+      makeData({ type: new Struct(blobSchema().fields), length: rows.length, children: [seq, data] }),
+    ),
+  );
 }
 
 /**

@@ -8,17 +8,34 @@ import { oneOf } from "../shared/aliases";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../shared/schemas";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
-import { AppendMessageBody, CreateThreadBody, DeletedThread, MESSAGE_BODY_LIMIT, Message, MessageCreated, PatchThreadBody, Success, Thread, ThreadCreated, ThreadParams } from "./model";
+import {
+  AppendMessageBody,
+  CreateThreadBody,
+  DeletedThread,
+  MESSAGE_BODY_LIMIT,
+  Message,
+  MessageCreated,
+  PatchThreadBody,
+  Success,
+  Thread,
+  ThreadCreated,
+  ThreadParams,
+} from "./model";
 import type { ChatService } from "./service";
 
 const tags = ["chats"];
 const base = "/v1/workspaces/:workspaceId/chats";
 
 /** A page of messages: each `encryptedContent` belongs to its own message. */
-const messageSeals: SealMap = ({ response, userId }) => (path) => {
-  const message = Array.isArray(response) && typeof path[0] === "number" ? (response[path[0]] as { id?: unknown }) : undefined;
-  return path.length === 2 && path[1] === "encryptedContent" && typeof message?.id === "string" ? bindingFor(userId, "chat-message", message.id)("encryptedContent") : null;
-};
+const messageSeals: SealMap =
+  ({ response, userId }) =>
+  (path) => {
+    const message =
+      Array.isArray(response) && typeof path[0] === "number" ? (response[path[0]] as { id?: unknown }) : undefined;
+    return path.length === 2 && path[1] === "encryptedContent" && typeof message?.id === "string"
+      ? bindingFor(userId, "chat-message", message.id)("encryptedContent")
+      : null;
+  };
 
 /** Routes of chat threads (docs/api.md#chat-threads) (scope `chat`). */
 export function chatRoutes(auth: AuthService, chats: ChatService, encryption: EncryptionOptions) {
@@ -33,8 +50,16 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
         return page.items;
       },
       {
-        auth: "chat", decrypt: true, params: WorkspaceParams, query: PageQuery, response: { 200: t.Array(Thread), ...errorResponses() },
-        detail: { tags, summary: "List chat threads, oldest first (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)" },
+        auth: "chat",
+        decrypt: true,
+        params: WorkspaceParams,
+        query: PageQuery,
+        response: { 200: t.Array(Thread), ...errorResponses() },
+        detail: {
+          tags,
+          summary:
+            "List chat threads, oldest first (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)",
+        },
       },
     )
     .post(
@@ -44,7 +69,11 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
         return chats.create(principal.userId, params.workspaceId, body);
       },
       {
-        auth: "chat", decrypt: true, params: WorkspaceParams, body: CreateThreadBody, response: { 201: ThreadCreated, ...errorResponses() },
+        auth: "chat",
+        decrypt: true,
+        params: WorkspaceParams,
+        body: CreateThreadBody,
+        response: { 201: ThreadCreated, ...errorResponses() },
         detail: { tags, summary: "Create a chat thread" },
       },
     )
@@ -55,7 +84,11 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
         return { success: true as const };
       },
       {
-        auth: "chat", decrypt: true, params: ThreadParams, body: PatchThreadBody, response: { 200: Success, ...errorResponses() },
+        auth: "chat",
+        decrypt: true,
+        params: ThreadParams,
+        body: PatchThreadBody,
+        response: { 200: Success, ...errorResponses() },
         detail: { tags, summary: "Rename a thread and/or replace its metadata" },
       },
     )
@@ -63,7 +96,9 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
       `${base}/:threadId`,
       ({ principal, params }) => chats.remove(principal.userId, params.workspaceId, params.threadId),
       {
-        auth: "chat", params: ThreadParams, response: { 200: DeletedThread, ...errorResponses() },
+        auth: "chat",
+        params: ThreadParams,
+        response: { 200: DeletedThread, ...errorResponses() },
         detail: { tags, summary: "Delete a thread, its messages (and their search entries) and its extraction jobs" },
       },
     )
@@ -75,19 +110,36 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
         return page.items;
       },
       {
-        auth: "chat", decrypt: messageSeals, params: ThreadParams, query: PageQuery, response: { 200: t.Array(Message), ...errorResponses() },
-        detail: { tags, summary: "List a thread's messages in creation order (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)" },
+        auth: "chat",
+        decrypt: messageSeals,
+        params: ThreadParams,
+        query: PageQuery,
+        response: { 200: t.Array(Message), ...errorResponses() },
+        detail: {
+          tags,
+          summary:
+            "List a thread's messages in creation order (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)",
+        },
       },
     )
     .post(
       `${base}/:threadId/messages`,
       async ({ principal, params, body, set, writeKey }) => {
         set.status = 201;
-        const key = await writeKey(principal.userId, oneOf<string>(body, ["client_key", "clientKey"]), body.client_key !== undefined ? "client_key" : "clientKey");
+        const key = await writeKey(
+          principal.userId,
+          oneOf<string>(body, ["client_key", "clientKey"]),
+          body.client_key !== undefined ? "client_key" : "clientKey",
+        );
         return chats.append(principal.userId, params.workspaceId, params.threadId, body, key);
       },
       {
-        auth: "chat", decrypt: true, params: ThreadParams, body: AppendMessageBody, bodyLimit: MESSAGE_BODY_LIMIT, response: { 201: MessageCreated, ...errorResponses() },
+        auth: "chat",
+        decrypt: true,
+        params: ThreadParams,
+        body: AppendMessageBody,
+        bodyLimit: MESSAGE_BODY_LIMIT,
+        response: { 201: MessageCreated, ...errorResponses() },
         detail: { tags, summary: "Append a message (parentId defaults to the thread's latest message)" },
       },
     );

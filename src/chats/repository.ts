@@ -27,21 +27,50 @@ export interface MessageRow {
 }
 
 type StoredThread = {
-  seq: number; owner_id: string; workspace_id: string; id: string; title: string; metadata: string; message_count: number;
-  last_message_id: string | null; created_at: string; updated_at: string;
+  seq: number;
+  owner_id: string;
+  workspace_id: string;
+  id: string;
+  title: string;
+  metadata: string;
+  message_count: number;
+  last_message_id: string | null;
+  created_at: string;
+  updated_at: string;
 };
 const toThread = (r: StoredThread): ThreadRow => ({
-  ownerId: r.owner_id, workspaceId: r.workspace_id, id: r.id, title: r.title, metadata: JSON.parse(r.metadata),
-  messageCount: r.message_count, lastMessageId: r.last_message_id, createdAt: r.created_at, updatedAt: r.updated_at,
+  ownerId: r.owner_id,
+  workspaceId: r.workspace_id,
+  id: r.id,
+  title: r.title,
+  metadata: JSON.parse(r.metadata),
+  messageCount: r.message_count,
+  lastMessageId: r.last_message_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 type StoredMessage = {
-  seq: number; owner_id: string; thread_id: string; id: string; parent_id: string | null; role: "user" | "assistant"; content: string; created_at: string;
+  seq: number;
+  owner_id: string;
+  thread_id: string;
+  id: string;
+  parent_id: string | null;
+  role: "user" | "assistant";
+  content: string;
+  created_at: string;
   encrypted_content?: string | null;
 };
 /** A message with its place in the thread's creation order (neighbours and pages go by it). */
 export type PlacedMessage = MessageRow & { seq: number };
 const toMessage = (r: StoredMessage): PlacedMessage => ({
-  seq: r.seq, ownerId: r.owner_id, threadId: r.thread_id, id: r.id, parentId: r.parent_id, role: r.role, content: r.content, createdAt: r.created_at,
+  seq: r.seq,
+  ownerId: r.owner_id,
+  threadId: r.thread_id,
+  id: r.id,
+  parentId: r.parent_id,
+  role: r.role,
+  content: r.content,
+  createdAt: r.created_at,
   encryptedContent: r.encrypted_content ?? null,
 });
 
@@ -56,7 +85,10 @@ export function createChatRepository() {
       );
     },
     async getThread(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<ThreadRow | null> {
-      const r = await first<StoredThread>(tx, sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id}`);
+      const r = await first<StoredThread>(
+        tx,
+        sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id}`,
+      );
       return r ? toThread(r) : null;
     },
     /**
@@ -72,7 +104,13 @@ export function createChatRepository() {
       return r ? toThread(r) : null;
     },
     /** Up to `limit` threads of a workspace created after the one of sequence `afterSeq`, oldest first. */
-    async listThreadsPage(tx: Executor, ownerId: string, workspaceId: string, afterSeq: number, limit: number): Promise<Array<ThreadRow & { seq: number }>> {
+    async listThreadsPage(
+      tx: Executor,
+      ownerId: string,
+      workspaceId: string,
+      afterSeq: number,
+      limit: number,
+    ): Promise<Array<ThreadRow & { seq: number }>> {
       const rows = await all<StoredThread>(
         tx,
         sql`SELECT * FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`,
@@ -80,7 +118,13 @@ export function createChatRepository() {
       return rows.map((r) => ({ ...toThread(r), seq: r.seq }));
     },
     /** Sets what is given; the rest keeps its stored value (no read-modify-write, so concurrent patches of different fields both stick). */
-    async updateThread(tx: Executor, ownerId: string, id: string, patch: { title?: string; metadata?: Record<string, unknown> }, now: string): Promise<void> {
+    async updateThread(
+      tx: Executor,
+      ownerId: string,
+      id: string,
+      patch: { title?: string; metadata?: Record<string, unknown> },
+      now: string,
+    ): Promise<void> {
       const metadata = patch.metadata === undefined ? null : JSON.stringify(patch.metadata);
       await run(
         tx,
@@ -103,10 +147,21 @@ export function createChatRepository() {
       );
     },
     async hasMessage(tx: Executor, ownerId: string, threadId: string, messageId: string): Promise<boolean> {
-      return (await first(tx, sql`SELECT 1 AS one FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} AND id = ${messageId}`)) !== null;
+      return (
+        (await first(
+          tx,
+          sql`SELECT 1 AS one FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} AND id = ${messageId}`,
+        )) !== null
+      );
     },
     /** Up to `limit` messages of a thread after the one of sequence `afterSeq`, in creation order. */
-    async listMessagesPage(tx: Executor, ownerId: string, threadId: string, afterSeq: number, limit: number): Promise<PlacedMessage[]> {
+    async listMessagesPage(
+      tx: Executor,
+      ownerId: string,
+      threadId: string,
+      afterSeq: number,
+      limit: number,
+    ): Promise<PlacedMessage[]> {
       const rows = await all<StoredMessage>(
         tx,
         sql`SELECT * FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`,
@@ -114,7 +169,13 @@ export function createChatRepository() {
       return rows.map(toMessage);
     },
     /** Up to `limit` (seq, id) of a thread's messages after `afterSeq`, in creation order (reindex batches). */
-    async messageKeysPage(tx: Executor, ownerId: string, threadId: string, afterSeq: number, limit: number): Promise<Array<{ seq: number; id: string }>> {
+    async messageKeysPage(
+      tx: Executor,
+      ownerId: string,
+      threadId: string,
+      afterSeq: number,
+      limit: number,
+    ): Promise<Array<{ seq: number; id: string }>> {
       return all<{ seq: number; id: string }>(
         tx,
         sql`SELECT seq, id FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${threadId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`,
@@ -122,7 +183,9 @@ export function createChatRepository() {
     },
     /** Messages by id, any thread of the owner (search sources, query hits). */
     async getMessages(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, PlacedMessage>> {
-      return new Map((await ownedRowsByIds<StoredMessage>(tx, "chat_messages", ownerId, ids)).map((r) => [r.id, toMessage(r)]));
+      return new Map(
+        (await ownedRowsByIds<StoredMessage>(tx, "chat_messages", ownerId, ids)).map((r) => [r.id, toMessage(r)]),
+      );
     },
     /** The contents of the two messages before `message` and the one after it, in its thread's creation order. */
     async neighbours(tx: Executor, message: PlacedMessage): Promise<{ before: string[]; after: string | null }> {
@@ -140,26 +203,47 @@ export function createChatRepository() {
     },
     /** Threads by id (any workspace of the owner), for search sources and query titles. */
     async getThreads(tx: Executor, ownerId: string, ids: string[]): Promise<Map<string, ThreadRow>> {
-      return new Map((await ownedRowsByIds<StoredThread>(tx, "chat_threads", ownerId, ids)).map((r) => [r.id, toThread(r)]));
+      return new Map(
+        (await ownedRowsByIds<StoredThread>(tx, "chat_threads", ownerId, ids)).map((r) => [r.id, toThread(r)]),
+      );
     },
     /** Deletes a thread and its messages; the ids of the messages that went, or null when there was no such thread. */
     async deleteThread(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<string[] | null> {
-      const gone = await all<{ id: string }>(tx, sql`DELETE FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id} RETURNING id`);
+      const gone = await all<{ id: string }>(
+        tx,
+        sql`DELETE FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND id = ${id} RETURNING id`,
+      );
       if (!gone.length) return null;
-      return (await all<{ id: string }>(tx, sql`DELETE FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${id} RETURNING id`)).map((r) => r.id);
+      return (
+        await all<{ id: string }>(
+          tx,
+          sql`DELETE FROM chat_messages WHERE owner_id = ${ownerId} AND thread_id = ${id} RETURNING id`,
+        )
+      ).map((r) => r.id);
     },
     /** Deletes every thread of a workspace and their messages; how many threads went, and the ids of the messages. */
-    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<{ threads: number; messageIds: string[] }> {
+    async deleteWorkspace(
+      tx: Executor,
+      ownerId: string,
+      workspaceId: string,
+    ): Promise<{ threads: number; messageIds: string[] }> {
       const messages = await all<{ id: string }>(
         tx,
         sql`DELETE FROM chat_messages WHERE owner_id = ${ownerId}
               AND thread_id IN (SELECT id FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}) RETURNING id`,
       );
-      const threads = await run(tx, sql`DELETE FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
+      const threads = await run(
+        tx,
+        sql`DELETE FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`,
+      );
       return { threads, messageIds: messages.map((r) => r.id) };
     },
     /** How many threads and messages a workspace holds. */
-    async countWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<{ threads: number; messages: number }> {
+    async countWorkspace(
+      tx: Executor,
+      ownerId: string,
+      workspaceId: string,
+    ): Promise<{ threads: number; messages: number }> {
       const r = await first<{ threads: number; messages: number | null }>(
         tx,
         sql`SELECT COUNT(*) AS threads, SUM(message_count) AS messages FROM chat_threads WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`,
@@ -167,23 +251,39 @@ export function createChatRepository() {
       return { threads: Number(r?.threads ?? 0), messages: Number(r?.messages ?? 0) };
     },
     /** Every (owner, message id) for an index rebuild, in pages (no long-lived cursor or transaction). */
-    allMessageKeys: (tx: Executor): AsyncIterable<{ ownerId: string; id: string }> => ownedKeysBySeq(tx, "chat_messages"),
+    allMessageKeys: (tx: Executor): AsyncIterable<{ ownerId: string; id: string }> =>
+      ownedKeysBySeq(tx, "chat_messages"),
   };
 }
 export type ChatRepository = ReturnType<typeof createChatRepository>;
 
 /** Chat threads, as a user's export carries them. */
 export const THREAD_TABLE: OwnedTable = {
-  table: "chat_threads", owner: "owner_id",
-  columns: ["owner_id", "workspace_id", "id", "title", "metadata", "message_count", "last_message_id", "created_at", "updated_at"],
-  json: ["metadata"], orderBy: "seq", idColumns: ["id"],
+  table: "chat_threads",
+  owner: "owner_id",
+  columns: [
+    "owner_id",
+    "workspace_id",
+    "id",
+    "title",
+    "metadata",
+    "message_count",
+    "last_message_id",
+    "created_at",
+    "updated_at",
+  ],
+  json: ["metadata"],
+  orderBy: "seq",
+  idColumns: ["id"],
 };
 
 /** Chat messages, as a user's export carries them. */
 export const MESSAGE_TABLE: OwnedTable = {
-  table: "chat_messages", owner: "owner_id",
+  table: "chat_messages",
+  owner: "owner_id",
   columns: ["owner_id", "thread_id", "id", "parent_id", "role", "content", "encrypted_content", "created_at"],
   // encrypted_content came with the encryption feature: older exports lack it.
   defaults: { encrypted_content: null },
-  orderBy: "seq", idColumns: ["id"],
+  orderBy: "seq",
+  idColumns: ["id"],
 };

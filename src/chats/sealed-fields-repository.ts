@@ -10,7 +10,13 @@ import { all, sql } from "../db/store";
 export const messageSealedFields: SealedFieldSource = {
   async page(tx, ownerId, after, limit) {
     const owned = ownerId === null ? sql`` : sql`owner_id = ${ownerId} AND`;
-    const rows = await all<{ seq: number; owner_id: string; id: string; content: string; encrypted_content: string | null }>(
+    const rows = await all<{
+      seq: number;
+      owner_id: string;
+      id: string;
+      content: string;
+      encrypted_content: string | null;
+    }>(
       tx,
       sql`SELECT seq, owner_id, id, content, encrypted_content FROM chat_messages WHERE ${owned} seq > ${Number(after ?? 0)} ORDER BY seq LIMIT ${limit}`,
     );

@@ -24,19 +24,28 @@ export function messageSearchSource(repo: ChatRepository): SearchSource<undefine
           if (!thread || message.encryptedContent) continue;
           const ref = { ownerId, kind: "message" as const, sourceId: message.id };
           const { before, after } = context ? await repo.neighbours(tx, message) : { before: [], after: null };
-          out.set(sourceKey(ref), [{
-            ...ref, itemId: message.id, workspaceId: thread.workspaceId, sessionId: thread.id, documentType: "chat",
-            metadata: { role: message.role }, createdAtMs: Date.parse(message.createdAt), text: message.content,
-            // The thread is a conversation: neighbouring messages are context, as for session memories.
-            contextBefore: before.filter(Boolean).join("\n"),
-            contextAfter: after ?? "",
-          }]);
+          out.set(sourceKey(ref), [
+            {
+              ...ref,
+              itemId: message.id,
+              workspaceId: thread.workspaceId,
+              sessionId: thread.id,
+              documentType: "chat",
+              metadata: { role: message.role },
+              createdAtMs: Date.parse(message.createdAt),
+              text: message.content,
+              // The thread is a conversation: neighbouring messages are context, as for session memories.
+              contextBefore: before.filter(Boolean).join("\n"),
+              contextAfter: after ?? "",
+            },
+          ]);
         }
       }
       return out;
     },
     async *listAll(tx: Executor) {
-      for await (const key of repo.allMessageKeys(tx)) yield { ownerId: key.ownerId, kind: "message" as const, sourceId: key.id };
+      for await (const key of repo.allMessageKeys(tx))
+        yield { ownerId: key.ownerId, kind: "message" as const, sourceId: key.id };
     },
   };
 }

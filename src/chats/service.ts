@@ -11,7 +11,13 @@ import { pager, seqAfter, type Page, type PageRequest } from "../shared/paginati
 import type { Outbox } from "../search";
 import type { WorkspaceService } from "../workspaces/service";
 import {
-  DEFAULT_THREAD_TITLE, MAX_MESSAGE_BYTES, MAX_THREAD_METADATA_BYTES, type AppendMessageBody, type CreateThreadBody, type Message, type PatchThreadBody,
+  DEFAULT_THREAD_TITLE,
+  MAX_MESSAGE_BYTES,
+  MAX_THREAD_METADATA_BYTES,
+  type AppendMessageBody,
+  type CreateThreadBody,
+  type Message,
+  type PatchThreadBody,
   type Thread,
 } from "./model";
 import type { ChatRepository, MessageRow, ThreadRow } from "./repository";
@@ -36,11 +42,22 @@ export interface ChatServiceDeps {
 }
 
 const toThread = (row: ThreadRow): Thread => ({
-  id: row.id, title: row.title, messageCount: row.messageCount, metadata: row.metadata, createdAt: row.createdAt, updatedAt: row.updatedAt,
+  id: row.id,
+  title: row.title,
+  messageCount: row.messageCount,
+  metadata: row.metadata,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
 });
 const toMessage = (row: MessageRow): Message =>
   row.encryptedContent
-    ? { id: row.id, role: row.role, encryptedContent: row.encryptedContent, parentId: row.parentId, createdAt: row.createdAt }
+    ? {
+        id: row.id,
+        role: row.role,
+        encryptedContent: row.encryptedContent,
+        parentId: row.parentId,
+        createdAt: row.createdAt,
+      }
     : { id: row.id, role: row.role, content: row.content, parentId: row.parentId, createdAt: row.createdAt };
 
 /** Thread metadata is returned by every listing: a 413 naming the field past 64 KB. */
@@ -57,7 +74,15 @@ function checkMetadata(metadata: Record<string, unknown> | undefined): void {
  * message is a search source of its own, so its text is findable and an append costs
  * the index two rows (the new message, and the one before it whose context changed).
  */
-export function createChatService({ repo, outbox, workspaces, store, cursors, purgeThreadJobs, sealTags }: ChatServiceDeps) {
+export function createChatService({
+  repo,
+  outbox,
+  workspaces,
+  store,
+  cursors,
+  purgeThreadJobs,
+  sealTags,
+}: ChatServiceDeps) {
   async function requireThread(ownerId: string, workspaceId: string, threadId: string): Promise<ThreadRow> {
     await workspaces.requireOwned(ownerId, workspaceId);
     const thread = await repo.getThread(store.db, ownerId, workspaceId, threadId);
@@ -71,7 +96,11 @@ export function createChatService({ repo, outbox, workspaces, store, cursors, pu
       await workspaces.requireOwned(ownerId, workspaceId);
       const paging = pager(cursors, ownerId, `threads:${workspaceId}`);
       const { limit, after } = paging.start(request);
-      const page = paging.page(await repo.listThreadsPage(store.db, ownerId, workspaceId, seqAfter(after), limit + 1), limit, (row) => String(row.seq));
+      const page = paging.page(
+        await repo.listThreadsPage(store.db, ownerId, workspaceId, seqAfter(after), limit + 1),
+        limit,
+        (row) => String(row.seq),
+      );
       return { ...page, items: page.items.map(toThread) };
     },
 
@@ -81,7 +110,15 @@ export function createChatService({ repo, outbox, workspaces, store, cursors, pu
       const now = new Date().toISOString();
       const title = body.title?.trim() ? body.title : DEFAULT_THREAD_TITLE;
       const row: ThreadRow = {
-        ownerId, workspaceId, id: newId("thr"), title, metadata: body.metadata ?? {}, messageCount: 0, lastMessageId: null, createdAt: now, updatedAt: now,
+        ownerId,
+        workspaceId,
+        id: newId("thr"),
+        title,
+        metadata: body.metadata ?? {},
+        messageCount: 0,
+        lastMessageId: null,
+        createdAt: now,
+        updatedAt: now,
       };
       // A thread has nothing to index until its first message.
       await repo.insertThread(store.db, row);
@@ -89,12 +126,24 @@ export function createChatService({ repo, outbox, workspaces, store, cursors, pu
     },
 
     /** Sets the title and/or replaces the metadata. */
-    async patch(ownerId: string, workspaceId: string, threadId: string, body: typeof PatchThreadBody.static): Promise<void> {
-      if (body.title === undefined && body.metadata === undefined) throw badRequest("title: title or metadata is required");
+    async patch(
+      ownerId: string,
+      workspaceId: string,
+      threadId: string,
+      body: typeof PatchThreadBody.static,
+    ): Promise<void> {
+      if (body.title === undefined && body.metadata === undefined)
+        throw badRequest("title: title or metadata is required");
       if (body.title !== undefined && !body.title.trim()) throw badRequest("title: must not be blank");
       checkMetadata(body.metadata);
       const thread = await requireThread(ownerId, workspaceId, threadId);
-      await repo.updateThread(store.db, ownerId, thread.id, { title: body.title, metadata: body.metadata }, new Date().toISOString());
+      await repo.updateThread(
+        store.db,
+        ownerId,
+        thread.id,
+        { title: body.title, metadata: body.metadata },
+        new Date().toISOString(),
+      );
     },
 
     /**
@@ -115,11 +164,20 @@ export function createChatService({ repo, outbox, workspaces, store, cursors, pu
     },
 
     /** A page of a thread's messages, in creation order. */
-    async listMessages(ownerId: string, workspaceId: string, threadId: string, request: PageRequest): Promise<Page<Message>> {
+    async listMessages(
+      ownerId: string,
+      workspaceId: string,
+      threadId: string,
+      request: PageRequest,
+    ): Promise<Page<Message>> {
       await requireThread(ownerId, workspaceId, threadId);
       const paging = pager(cursors, ownerId, `messages:${threadId}`);
       const { limit, after } = paging.start(request);
-      const page = paging.page(await repo.listMessagesPage(store.db, ownerId, threadId, seqAfter(after), limit + 1), limit, (row) => String(row.seq));
+      const page = paging.page(
+        await repo.listMessagesPage(store.db, ownerId, threadId, seqAfter(after), limit + 1),
+        limit,
+        (row) => String(row.seq),
+      );
       return { ...page, items: page.items.map(toMessage) };
     },
 
@@ -128,19 +186,31 @@ export function createChatService({ repo, outbox, workspaces, store, cursors, pu
      * insert, the count bump and the outbox rows commit together: the new message, and
      * the thread's previous latest message, whose context now ends with the new one.
      */
-    async append(ownerId: string, workspaceId: string, threadId: string, body: typeof AppendMessageBody.static, encryptionKey?: Buffer) {
+    async append(
+      ownerId: string,
+      workspaceId: string,
+      threadId: string,
+      body: typeof AppendMessageBody.static,
+      encryptionKey?: Buffer,
+    ) {
       const role = body.role;
       if (role !== "user" && role !== "assistant") throw badRequest("role: must be 'user' or 'assistant'");
       if (!body.content.trim()) throw badRequest("content: must not be blank");
       const size = Buffer.byteLength(body.content, "utf8");
-      if (size > MAX_MESSAGE_BYTES) throw payloadTooLarge(`content: is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (200 KB)`);
+      if (size > MAX_MESSAGE_BYTES)
+        throw payloadTooLarge(`content: is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (200 KB)`);
       await requireThread(ownerId, workspaceId, threadId);
       const bodyKey = oneOf<string>(body, ["client_key", "clientKey"]);
-      const key = bodyKey !== undefined ? parseClientKey(bodyKey, body.client_key !== undefined ? "client_key" : "clientKey") : encryptionKey;
+      const key =
+        bodyKey !== undefined
+          ? parseClientKey(bodyKey, body.client_key !== undefined ? "client_key" : "clientKey")
+          : encryptionKey;
       // With a key only the ciphertext is stored (content '' at rest), tagged with this
       // message's place (crypto/seal-tags.ts), and nothing is indexed.
       const id = newId("msg");
-      const stored = key ? { content: "", encryptedContent: encryptString(body.content, key) } : { content: body.content, encryptedContent: null };
+      const stored = key
+        ? { content: "", encryptedContent: encryptString(body.content, key) }
+        : { content: body.content, encryptedContent: null };
       return store.transaction(async (tx) => {
         // Re-read under the thread's row lock: the latest message may have changed meanwhile.
         const thread = await repo.lockThread(tx, ownerId, workspaceId, threadId);
@@ -149,13 +219,20 @@ export function createChatService({ repo, outbox, workspaces, store, cursors, pu
           throw badRequest(`parentId: no message '${body.parentId}' in this thread`);
         }
         const row: MessageRow = {
-          ownerId, threadId, id, parentId: body.parentId ?? thread.lastMessageId, role, ...stored,
+          ownerId,
+          threadId,
+          id,
+          parentId: body.parentId ?? thread.lastMessageId,
+          role,
+          ...stored,
           createdAt: new Date().toISOString(),
         };
         await repo.appendMessage(tx, row);
-        if (row.encryptedContent) await sealTags.stamp(tx, bindingFor(ownerId, "chat-message", id)("encryptedContent"), row.encryptedContent);
+        if (row.encryptedContent)
+          await sealTags.stamp(tx, bindingFor(ownerId, "chat-message", id)("encryptedContent"), row.encryptedContent);
         await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: row.id }, "insert");
-        if (thread.lastMessageId) await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: thread.lastMessageId }, "sync");
+        if (thread.lastMessageId)
+          await outbox.enqueue(tx, { ownerId, kind: "message", sourceId: thread.lastMessageId }, "sync");
         return { id: row.id, role: row.role, parentId: row.parentId, createdAt: row.createdAt };
       });
     },

@@ -4,8 +4,18 @@ import type { WorkspaceContents } from "../workspaces/contents";
 import type { ChatRepository } from "./repository";
 
 /** Queues the index removal of deleted messages: the writer re-reads each, finds none, and drops its rows. */
-export async function unindexMessages(tx: Executor, outbox: Outbox, ownerId: string, messageIds: string[]): Promise<void> {
-  if (messageIds.length) await outbox.enqueueMany(tx, messageIds.map((sourceId) => ({ ownerId, kind: "message" as const, sourceId })), "sync");
+export async function unindexMessages(
+  tx: Executor,
+  outbox: Outbox,
+  ownerId: string,
+  messageIds: string[],
+): Promise<void> {
+  if (messageIds.length)
+    await outbox.enqueueMany(
+      tx,
+      messageIds.map((sourceId) => ({ ownerId, kind: "message" as const, sourceId })),
+      "sync",
+    );
 }
 
 /** A workspace's chat threads and their messages, for the workspace delete. */

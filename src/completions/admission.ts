@@ -23,7 +23,8 @@ export interface CostEstimate {
   injectionTokens: number;
 }
 
-const positiveInteger = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null);
+const positiveInteger = (value: unknown) =>
+  typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
 
 /**
  * The completion tokens per choice a request is held for, and so the bound it goes upstream
@@ -55,7 +56,10 @@ export function boundedUpstream(body: Record<string, unknown>, perChoice: number
  * tokenizer, see `createAdmission`), the completion's cap (or `defaultCompletionTokens`
  * when the request sets none) and the memory block's budget.
  */
-export function estimateCost(body: ChatCompletionBody, o: { defaultCompletionTokens: number; memoryLimit: number; memoryEnabled: boolean; withNotes: boolean }): CostEstimate {
+export function estimateCost(
+  body: ChatCompletionBody,
+  o: { defaultCompletionTokens: number; memoryLimit: number; memoryEnabled: boolean; withNotes: boolean },
+): CostEstimate {
   const b = body as Record<string, unknown>;
   const perChoice = completionBound(body, o.defaultCompletionTokens);
   const choices = positiveInteger(b.n) ?? 1;
@@ -97,7 +101,17 @@ type Attempt = { admitted: Admitted } | { refused: AppError; byQuota: boolean };
  * docs/performance.md#why-the-code-is-tuned-as-it-is) while the quota has room; only a request that the bound does not fit is counted with
  * it and tried again.
  */
-export function createAdmission({ store, limiter, usage, holdTtlMs }: { store: Store; limiter: RateLimiter; usage: UsageService; holdTtlMs: number }) {
+export function createAdmission({
+  store,
+  limiter,
+  usage,
+  holdTtlMs,
+}: {
+  store: Store;
+  limiter: RateLimiter;
+  usage: UsageService;
+  holdTtlMs: number;
+}) {
   function attempt(r: AdmissionRequest, cost: CostEstimate): Promise<Attempt> {
     return store.transaction(async (tx): Promise<Attempt> => {
       const rate = await limiter.evaluateIn(tx, r.windows, r.at.getTime());
@@ -110,7 +124,10 @@ export function createAdmission({ store, limiter, usage, holdTtlMs }: { store: S
         const refusal = quotaRefusal(balance, { total: base, detail }, r.at);
         // Not counted: the window still has this request's slot.
         const headers = rateLimitHeaders({ ...rate.verdict, remaining: rate.verdict.remaining + 1 });
-        return { refused: new AppError(refusal.status, refusal.errorCode, refusal.message, { ...headers, ...refusal.headers }), byQuota: true };
+        return {
+          refused: new AppError(refusal.status, refusal.errorCode, refusal.message, { ...headers, ...refusal.headers }),
+          byQuota: true,
+        };
       }
       const room = Math.min(cost.injectionTokens, free - base);
       const injectionBudget = room >= MIN_INJECTION_TOKENS ? room : 0;
@@ -124,7 +141,8 @@ export function createAdmission({ store, limiter, usage, holdTtlMs }: { store: S
     let outcome = await attempt(r, r.cost);
     if ("refused" in outcome && outcome.byQuota && !r.cost.promptCounted) {
       const counted = await countPromptTokens(r.messages);
-      if (counted < r.cost.promptTokens) outcome = await attempt(r, { ...r.cost, promptTokens: counted, promptCounted: true });
+      if (counted < r.cost.promptTokens)
+        outcome = await attempt(r, { ...r.cost, promptTokens: counted, promptCounted: true });
     }
     if ("refused" in outcome) throw outcome.refused;
     return outcome.admitted;

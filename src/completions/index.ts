@@ -15,7 +15,8 @@ function workspaceHeader(request: Request): string | null {
   const value = request.headers.get("x-svc-workspace");
   if (value === null) return null;
   const id = value.trim();
-  if (!id || id.length > MAX_WORKSPACE_ID) throw badRequest(`X-Svc-Workspace: must be a workspace id of 1 to ${MAX_WORKSPACE_ID} characters`);
+  if (!id || id.length > MAX_WORKSPACE_ID)
+    throw badRequest(`X-Svc-Workspace: must be a workspace id of 1 to ${MAX_WORKSPACE_ID} characters`);
   return id;
 }
 
@@ -37,7 +38,8 @@ function rememberHeaders(request: Request): { threadId: string | null } | false 
   if (value !== "true") throw badRequest("X-Svc-Remember: must be true or false");
   // Read only with capture on: a client that sends its own X-Svc-Thread for other reasons is not refused.
   const thread = request.headers.get("x-svc-thread")?.trim() || null;
-  if (thread !== null && !THREAD_ID.test(thread)) throw badRequest("X-Svc-Thread: must be a thread id (letters, digits, _ . : -; at most 128)");
+  if (thread !== null && !THREAD_ID.test(thread))
+    throw badRequest("X-Svc-Thread: must be a thread id (letters, digits, _ . : -; at most 128)");
   return { threadId: thread };
 }
 

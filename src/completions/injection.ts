@@ -84,7 +84,10 @@ export function renderMemoryBlock({ memories, notes }: Retrieved): string {
   if (!memories.length && !notes.length) return "";
   const parts: string[] = [...DATA_PREAMBLE, DATA_BEGIN];
   if (memories.length) {
-    parts.push(MEMORY_HEADING, ...memories.map((m) => `- [${m.createdAt.slice(0, 10)}]${m.extracted ? " (extracted)" : ""} ${item(m.content)}`));
+    parts.push(
+      MEMORY_HEADING,
+      ...memories.map((m) => `- [${m.createdAt.slice(0, 10)}]${m.extracted ? " (extracted)" : ""} ${item(m.content)}`),
+    );
   }
   if (notes.length) {
     if (memories.length) parts.push("");
@@ -128,7 +131,9 @@ export async function withinBudget(found: Retrieved, budgetTokens: number): Prom
  * The caller's messages are not mutated.
  */
 export function injectIntoSystem(messages: readonly unknown[], block: string): unknown[] {
-  const index = messages.findIndex((m) => !!m && typeof m === "object" && ((m as Message).role === "system" || (m as Message).role === "developer"));
+  const index = messages.findIndex(
+    (m) => !!m && typeof m === "object" && ((m as Message).role === "system" || (m as Message).role === "developer"),
+  );
   if (index === -1) return [{ role: "system", content: block }, ...messages];
   const system = messages[index] as Message;
   const content = Array.isArray(system.content)

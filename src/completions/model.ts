@@ -8,7 +8,9 @@ export const MAX_MEMORY_LIMIT = 50;
 const Message = t.Object(
   {
     role: t.String({ minLength: 1, description: "system | developer | user | assistant | tool" }),
-    content: t.Optional(t.Unknown({ description: "a string, an array of content parts, or null (assistant with tool_calls)" })),
+    content: t.Optional(
+      t.Unknown({ description: "a string, an array of content parts, or null (assistant with tool_calls)" }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -26,7 +28,13 @@ export const ChatCompletionBody = t.Object(
       t.Object(
         {
           enabled: t.Optional(t.Boolean({ description: "default true" })),
-          limit: t.Optional(Type.Integer({ minimum: 1, maximum: MAX_MEMORY_LIMIT, description: `memories (and notes) injected at most; default ${DEFAULT_MEMORY_LIMIT}` })),
+          limit: t.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: MAX_MEMORY_LIMIT,
+              description: `memories (and notes) injected at most; default ${DEFAULT_MEMORY_LIMIT}`,
+            }),
+          ),
         },
         { additionalProperties: false, description: "Mnemo's own field; never sent upstream" },
       ),
@@ -37,8 +45,17 @@ export const ChatCompletionBody = t.Object(
 export type ChatCompletionBody = typeof ChatCompletionBody.static;
 
 /** The upstream's completion object, returned as it came. */
-export const ChatCompletionResponse = t.Object({}, { additionalProperties: true, description: "the upstream's chat.completion object, or an SSE stream of chat.completion.chunk" });
+export const ChatCompletionResponse = t.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: "the upstream's chat.completion object, or an SSE stream of chat.completion.chunk",
+  },
+);
 
-export const Model = t.Object({ id: t.String(), object: t.Literal("model"), owned_by: t.String() }, { additionalProperties: false });
+export const Model = t.Object(
+  { id: t.String(), object: t.Literal("model"), owned_by: t.String() },
+  { additionalProperties: false },
+);
 export const ModelList = t.Object({ object: t.Literal("list"), data: t.Array(Model) }, { additionalProperties: false });
 export type ModelEntry = typeof Model.static;

@@ -13,7 +13,13 @@ const LIST_TIMEOUT_MS = 5_000;
  * `/models` when reachable, without duplicates. The upstream's list is cached; a stale
  * list is answered at once while a refresh runs in the background.
  */
-export function createModelCatalog({ upstream, curated, defaultModel, timeoutMs, log }: {
+export function createModelCatalog({
+  upstream,
+  curated,
+  defaultModel,
+  timeoutMs,
+  log,
+}: {
   upstream: Upstream;
   curated: Array<{ id: string; owned_by: string }>;
   defaultModel: string;
@@ -30,7 +36,15 @@ export function createModelCatalog({ upstream, curated, defaultModel, timeoutMs,
         const reply = await upstream.json("GET", "/models", undefined, undefined, Math.min(timeoutMs, LIST_TIMEOUT_MS));
         const data = JSON.parse(reply.text)?.data;
         const models = (Array.isArray(data) ? data : []).flatMap((m: { id?: unknown; owned_by?: unknown }) =>
-          typeof m?.id === "string" && m.id ? [{ id: m.id, object: "model" as const, owned_by: typeof m.owned_by === "string" && m.owned_by ? m.owned_by : "upstream" }] : [],
+          typeof m?.id === "string" && m.id
+            ? [
+                {
+                  id: m.id,
+                  object: "model" as const,
+                  owned_by: typeof m.owned_by === "string" && m.owned_by ? m.owned_by : "upstream",
+                },
+              ]
+            : [],
         );
         cached = { models, at: Date.now() };
       } catch (error) {

@@ -35,7 +35,6 @@ export interface RetrieveRequest {
  * not checked again here: the completion service checked it before retrieval began.
  */
 export function createRetriever({ engine, documentsQuery, log, decryptor, looksEncrypted }: RetrieverDeps) {
-
   async function searchMemories(r: RetrieveRequest) {
     const result = await engine.search({
       ownerId: r.ownerId,
@@ -46,13 +45,22 @@ export function createRetriever({ engine, documentsQuery, log, decryptor, looksE
       deadline: r.deadline,
     });
     // The dates come from the store of record, read back by the search with every hit.
-    return result.hits.map((hit) => ({ content: hit.text, createdAt: hit.record.createdAt, extracted: hit.record.metadata.source === "extraction" }));
+    return result.hits.map((hit) => ({
+      content: hit.text,
+      createdAt: hit.record.createdAt,
+      extracted: hit.record.metadata.source === "extraction",
+    }));
   }
 
   async function searchNotes(r: RetrieveRequest): Promise<InjectedNote[]> {
     if (!r.workspaceId) return [];
     const result = await engine.search({
-      ownerId: r.ownerId, query: r.query, kinds: ["block"], filters: { workspaceId: r.workspaceId }, limit: r.limit, deadline: r.deadline,
+      ownerId: r.ownerId,
+      query: r.query,
+      kinds: ["block"],
+      filters: { workspaceId: r.workspaceId },
+      limit: r.limit,
+      deadline: r.deadline,
     });
     const titles = await documentsQuery.documentTitles(r.ownerId, [...new Set(result.hits.map((hit) => hit.sourceId))]);
     // A block that only repeats its document's title (the title block) says nothing more.

@@ -9,7 +9,16 @@ import { newId } from "../lib/ids";
 import { pick } from "../lib/json-path";
 import type { WorkspaceService } from "../workspaces/service";
 import { boundedUpstream, completionBound, estimateCost, type Admit } from "./admission";
-import { beforeDeadline, injectIntoSystem, memoryQuery, renderMemoryBlock, TIMED_OUT, withinBudget, type Retrieved, type Shimmer } from "./injection";
+import {
+  beforeDeadline,
+  injectIntoSystem,
+  memoryQuery,
+  renderMemoryBlock,
+  TIMED_OUT,
+  withinBudget,
+  type Retrieved,
+  type Shimmer,
+} from "./injection";
 import { DEFAULT_MEMORY_LIMIT, type ChatCompletionBody } from "./model";
 import type { Retriever } from "./retrieval";
 import { passThrough, type StreamTally } from "./sse";
@@ -89,15 +98,22 @@ const HOUR = 3_600_000;
 /** The same error with more headers (the route's `X-RateLimit-*` go on every answer). */
 function withHeaders(error: unknown, headers: Record<string, string>): unknown {
   if (error instanceof ClientGoneError) return new AppError(499, "error", "the client closed the request", headers);
-  return error instanceof AppError ? new AppError(error.status, error.errorCode, error.message, { ...headers, ...error.headers }) : error;
+  return error instanceof AppError
+    ? new AppError(error.status, error.errorCode, error.message, { ...headers, ...error.headers })
+    : error;
 }
 
 const ms = (value: number) => value.toFixed(2);
 
 /** Tokens of a completion: the upstream's `usage` when it gave one, else counted (see usage/tokens.ts). */
-async function tokensOf(usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined, messages: unknown[], completionText: string) {
+async function tokensOf(
+  usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined,
+  messages: unknown[],
+  completionText: string,
+) {
   const prompt = typeof usage?.prompt_tokens === "number" ? usage.prompt_tokens : await countPromptTokens(messages);
-  const completion = typeof usage?.completion_tokens === "number" ? usage.completion_tokens : await countTextTokens(completionText);
+  const completion =
+    typeof usage?.completion_tokens === "number" ? usage.completion_tokens : await countTextTokens(completionText);
   return { promptTokens: Math.max(0, Math.round(prompt)), completionTokens: Math.max(0, Math.round(completion)) };
 }
 
@@ -113,7 +129,10 @@ function replyText(reply: unknown): string {
   return (Array.isArray(choices) ? choices : [])
     .map((c) => {
       const calls = pick(c, "message", "tool_calls");
-      return [contentText(pick(c, "message", "content")), ...(Array.isArray(calls) ? calls.map((t) => String(pick(t, "function", "arguments") ?? "")) : [])].join("");
+      return [
+        contentText(pick(c, "message", "content")),
+        ...(Array.isArray(calls) ? calls.map((t) => String(pick(t, "function", "arguments") ?? "")) : []),
+      ].join("");
     })
     .join("\n");
 }
@@ -126,12 +145,33 @@ function replyText(reply: unknown): string {
  * system prompt; the hold settles to what the request used, or is released when nothing
  * came back (the upstream refused it, the client left).
  */
-export function createCompletionService({ config, upstream, retriever, usage, admit, workspaces, log, capture }: CompletionServiceDeps) {
+export function createCompletionService({
+  config,
+  upstream,
+  retriever,
+  usage,
+  admit,
+  workspaces,
+  log,
+  capture,
+}: CompletionServiceDeps) {
   function windowsOf(principal: Principal): WindowSpec[] {
-    const credential = principal.keyId ? `key:${principal.keyId}` : `credential:${principal.method}:${principal.userId}`;
+    const credential = principal.keyId
+      ? `key:${principal.keyId}`
+      : `credential:${principal.method}:${principal.userId}`;
     return [
-      { key: credential, limit: config.rateLimitPerKeyPerMinute, windowMs: MINUTE, label: `${config.rateLimitPerKeyPerMinute} per minute per key` },
-      { key: `principal:${principal.userId}`, limit: config.rateLimitPerPrincipalPerHour, windowMs: HOUR, label: `${config.rateLimitPerPrincipalPerHour} per hour per principal` },
+      {
+        key: credential,
+        limit: config.rateLimitPerKeyPerMinute,
+        windowMs: MINUTE,
+        label: `${config.rateLimitPerKeyPerMinute} per minute per key`,
+      },
+      {
+        key: `principal:${principal.userId}`,
+        limit: config.rateLimitPerPrincipalPerHour,
+        windowMs: HOUR,
+        label: `${config.rateLimitPerPrincipalPerHour} per hour per principal`,
+      },
     ];
   }
 
@@ -151,7 +191,12 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
       async release() {
         if (closed) return;
         closed = true;
-        await usage.release(hold).catch((error) => log.warn("quota hold not released; it lapses when it expires", { userId: hold.userId, reason: (error as Error).message }));
+        await usage.release(hold).catch((error) =>
+          log.warn("quota hold not released; it lapses when it expires", {
+            userId: hold.userId,
+            reason: (error as Error).message,
+          }),
+        );
       },
     };
   }
@@ -162,17 +207,34 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
    */
   function notACompletion(parsed: unknown, text: string) {
     const object = pick(parsed, "object");
-    const completion = Array.isArray(pick(parsed, "choices")) && pick(parsed, "error") === undefined && (object === undefined || object === "chat.completion");
+    const completion =
+      Array.isArray(pick(parsed, "choices")) &&
+      pick(parsed, "error") === undefined &&
+      (object === undefined || object === "chat.completion");
     if (completion) return;
-    log.warn("the model gateway answered something that is not a completion", { upstream: redactUpstreamText(text, config.gatewayApiKey) });
+    log.warn("the model gateway answered something that is not a completion", {
+      upstream: redactUpstreamText(text, config.gatewayApiKey),
+    });
     throw new AppError(502, "upstream_error", "the model gateway answered something that is not a completion");
   }
 
   /** The memories for the request within the window and the block's token budget; the shimmer says what came of it. */
-  async function retrieve(r: CompletionRequest, query: string, budget: number, deadline: number): Promise<{ shimmer: Shimmer; found: Retrieved }> {
+  async function retrieve(
+    r: CompletionRequest,
+    query: string,
+    budget: number,
+    deadline: number,
+  ): Promise<{ shimmer: Shimmer; found: Retrieved }> {
     const none = { memories: [], notes: [] };
     const limit = r.body.memory?.limit ?? DEFAULT_MEMORY_LIMIT;
-    const search = retriever.retrieve({ ownerId: r.principal.userId, query, limit, workspaceId: r.workspaceId, clientKey: r.clientKey, deadline });
+    const search = retriever.retrieve({
+      ownerId: r.principal.userId,
+      query,
+      limit,
+      workspaceId: r.workspaceId,
+      clientKey: r.clientKey,
+      deadline,
+    });
     const outcome = await beforeDeadline(search, deadline).catch((error) => {
       log.warn("memory retrieval failed; going upstream without it", { reason: (error as Error).message });
       return null;
@@ -198,7 +260,14 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
         withNotes: r.workspaceId !== null,
       });
       const [admission, workspace, byDefault] = await Promise.allSettled([
-        admit({ userId, windows: windowsOf(r.principal), at: startedAt, messages: r.body.messages, cost, route: ROUTE }),
+        admit({
+          userId,
+          windows: windowsOf(r.principal),
+          at: startedAt,
+          messages: r.body.messages,
+          cost,
+          route: ROUTE,
+        }),
         r.workspaceId ? workspaces.requireOwned(userId, r.workspaceId) : Promise.resolve(null),
         // Read beside admission, only when the request says nothing.
         r.remember == null && capture?.enabled ? capture.rememberByDefault(userId) : Promise.resolve(false),
@@ -214,27 +283,46 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
         let shimmer: Shimmer = query ? "skipped" : enabled ? "no-context" : "skipped";
         let found: Retrieved = { memories: [], notes: [] };
         // The window is retrieval's: it starts once the request is admitted.
-        if (query && injectionBudget > 0) ({ shimmer, found } = await retrieve(r, query, injectionBudget, performance.now() + config.memoryWindowMs));
+        if (query && injectionBudget > 0)
+          ({ shimmer, found } = await retrieve(r, query, injectionBudget, performance.now() + config.memoryWindowMs));
         else if (query) log.debug("memory skipped: no room in the monthly quota for its context", { userId });
 
         const { memory: _ours, ...passed } = r.body;
-        const messages = shimmer === "injected" ? injectIntoSystem(r.body.messages, renderMemoryBlock(found)) : r.body.messages;
+        const messages =
+          shimmer === "injected" ? injectIntoSystem(r.body.messages, renderMemoryBlock(found)) : r.body.messages;
         // The gateway may produce no more than the hold covers: the bound it gets is the one held.
-        const upstreamBody = boundedUpstream({ ...passed, model: passed.model ?? config.defaultModel, messages }, completionBound(r.body, config.completionReserveTokens));
+        const upstreamBody = boundedUpstream(
+          { ...passed, model: passed.model ?? config.defaultModel, messages },
+          completionBound(r.body, config.completionReserveTokens),
+        );
         const stream = r.body.stream === true;
-        const clientWantsUsage = (passed as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
+        const clientWantsUsage =
+          (passed as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
         // Streams report usage only when asked; we ask, and drop that chunk if the client did not.
-        if (stream) upstreamBody.stream_options = { ...((passed as { stream_options?: object }).stream_options ?? {}), include_usage: true };
+        if (stream)
+          upstreamBody.stream_options = {
+            ...((passed as { stream_options?: object }).stream_options ?? {}),
+            include_usage: true,
+          };
 
         // Capture, asked for: the thread is named now; the exchange is written once the reply is out.
         let remember: ((reply: string) => void) | null = null;
-        const asked = r.remember ? r.remember : r.remember == null && byDefault.status === "fulfilled" && byDefault.value ? { threadId: null } : null;
+        const asked = r.remember
+          ? r.remember
+          : r.remember == null && byDefault.status === "fulfilled" && byDefault.value
+            ? { threadId: null }
+            : null;
         if (asked) {
           if (capture?.enabled) {
             const threadId = asked.threadId ?? newId("thr");
             headers["x-svc-thread"] = threadId;
             headers["x-svc-remember"] = "queued";
-            const exchange = { userId, workspaceId: r.workspaceId, threadId, messages: newUserMessages(r.body.messages) };
+            const exchange = {
+              userId,
+              workspaceId: r.workspaceId,
+              threadId,
+              messages: newUserMessages(r.body.messages),
+            };
             remember = (reply) => {
               if (exchange.messages.length || reply.trim()) capture.record({ ...exchange, reply });
             };
@@ -275,13 +363,24 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
           } catch {}
           notACompletion(parsed, text);
           await quota.settle(messages, usageOf(parsed), replyText(parsed));
-          return { status: call.response.status, headers: { ...headers, "content-type": type || "application/json", "x-svc-overhead-ms": ms(ours + performance.now() - headersIn) }, body: text };
+          return {
+            status: call.response.status,
+            headers: {
+              ...headers,
+              "content-type": type || "application/json",
+              "x-svc-overhead-ms": ms(ours + performance.now() - headersIn),
+            },
+            body: text,
+          };
         }
         const events = passThrough(body, {
           stripUsageChunk: !clientWantsUsage,
           abortUpstream: call.abort,
           clientSignal: r.signal,
-          onUpstreamError: (text) => log.warn("the model gateway reported an error mid-stream", { upstream: redactUpstreamText(text, config.gatewayApiKey) }),
+          onUpstreamError: (text) =>
+            log.warn("the model gateway reported an error mid-stream", {
+              upstream: redactUpstreamText(text, config.gatewayApiKey),
+            }),
           onEnd: (outcome, tally) => {
             if (outcome !== "done") log.debug("stream ended early", { outcome });
             else remember?.(tally.text);
@@ -291,7 +390,12 @@ export function createCompletionService({ config, upstream, retriever, usage, ad
         headers["x-svc-overhead-ms"] = ms(ours + performance.now() - headersIn);
         return {
           status: 200,
-          headers: { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+          headers: {
+            ...headers,
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            "x-accel-buffering": "no",
+          },
           body: events,
         };
       } catch (error) {

@@ -46,8 +46,12 @@ interface Chunk {
 }
 
 const isChunk = (chunk: unknown): chunk is Chunk =>
-  typeof chunk === "object" && chunk !== null && !Array.isArray(chunk) && Array.isArray(pick(chunk, "choices")) &&
-  pick(chunk, "error") === undefined && (pick(chunk, "object") === undefined || pick(chunk, "object") === "chat.completion.chunk");
+  typeof chunk === "object" &&
+  chunk !== null &&
+  !Array.isArray(chunk) &&
+  Array.isArray(pick(chunk, "choices")) &&
+  pick(chunk, "error") === undefined &&
+  (pick(chunk, "object") === undefined || pick(chunk, "object") === "chat.completion.chunk");
 
 /**
  * Reads one upstream event. Only a well-formed completion chunk (JSON with a `choices`
@@ -108,7 +112,10 @@ function classify(event: string, tally: StreamTally): Classified {
  * generic error event, comments by a bare keepalive. The client cancelling the stream aborts the
  * upstream request.
  */
-export function passThrough(upstream: ReadableStream<Uint8Array>, options: PassThroughOptions): ReadableStream<Uint8Array> {
+export function passThrough(
+  upstream: ReadableStream<Uint8Array>,
+  options: PassThroughOptions,
+): ReadableStream<Uint8Array> {
   const reader = upstream.getReader();
   const decoder = new TextDecoder();
   const tally: StreamTally = { usage: null, text: "" };
@@ -139,7 +146,8 @@ export function passThrough(upstream: ReadableStream<Uint8Array>, options: PassT
           buffer += decoder.decode();
           const event = buffer.trim() ? classify(buffer, tally) : null;
           if (event?.kind === "error") options.onUpstreamError?.(buffer);
-          if (event?.out && !(event.kind === "usage-only" && options.stripUsageChunk)) controller.enqueue(encoder.encode(`${event.out}\n\n`));
+          if (event?.out && !(event.kind === "usage-only" && options.stripUsageChunk))
+            controller.enqueue(encoder.encode(`${event.out}\n\n`));
           await end("done");
           controller.close();
           return;

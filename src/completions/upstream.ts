@@ -48,10 +48,16 @@ export function redactUpstreamText(text: string, gatewayApiKey?: string): string
 export function upstreamFailure(status: number, retryAfter: string | null): AppError {
   if (status === 429) {
     const seconds = retryAfterSeconds(retryAfter);
-    return new AppError(429, "rate_limited", `the model gateway refused the request (status 429); retry in ${seconds} s`, { "retry-after": String(seconds) });
+    return new AppError(
+      429,
+      "rate_limited",
+      `the model gateway refused the request (status 429); retry in ${seconds} s`,
+      { "retry-after": String(seconds) },
+    );
   }
   if (status === 408) return new AppError(504, "upstream_timeout", "the model gateway timed out (status 408)");
-  if (status >= 500 || status < 400) return new AppError(502, "upstream_error", `the model gateway failed (status ${status})`);
+  if (status >= 500 || status < 400)
+    return new AppError(502, "upstream_error", `the model gateway failed (status ${status})`);
   const refused = `the model gateway refused the request (status ${status})`;
   if (status === 401 || status === 403 || status === 407) return new AppError(502, "upstream_error", refused);
   if (status === 404) return new AppError(404, "not_found", refused);
@@ -73,11 +79,20 @@ function retryAfterSeconds(value: string | null): number {
  * `upstream_timeout`.
  */
 export function createUpstream({ baseUrl, apiKey, timeoutMs, log }: UpstreamOptions) {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
 
   /** Sends a request; resolves once headers arrive with a 2xx, throws an AppError otherwise. */
-  async function open(method: "GET" | "POST", path: string, body: unknown, clientSignal: AbortSignal | undefined, timeout = timeoutMs): Promise<UpstreamCall> {
+  async function open(
+    method: "GET" | "POST",
+    path: string,
+    body: unknown,
+    clientSignal: AbortSignal | undefined,
+    timeout = timeoutMs,
+  ): Promise<UpstreamCall> {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -93,7 +108,8 @@ export function createUpstream({ baseUrl, apiKey, timeoutMs, log }: UpstreamOpti
       clientSignal?.removeEventListener("abort", onClientAbort);
       if (error instanceof AppError) throw error;
       if (clientSignal?.aborted) throw new ClientGoneError("client disconnected");
-      if (timedOut) throw new AppError(504, "upstream_timeout", `the upstream model server did not answer within ${timeout} ms`);
+      if (timedOut)
+        throw new AppError(504, "upstream_timeout", `the upstream model server did not answer within ${timeout} ms`);
       log.warn("upstream unreachable", { path, reason: redactUpstreamText((error as Error).message, apiKey) });
       throw new AppError(502, "upstream_error", "the upstream model server could not be reached");
     };
@@ -106,7 +122,11 @@ export function createUpstream({ baseUrl, apiKey, timeoutMs, log }: UpstreamOpti
       });
       if (!response.ok) {
         const text = await response.text().catch(() => "");
-        log.warn("the model gateway answered an error", { path, status: response.status, upstream: redactUpstreamText(text, apiKey) });
+        log.warn("the model gateway answered an error", {
+          path,
+          status: response.status,
+          upstream: redactUpstreamText(text, apiKey),
+        });
         throw upstreamFailure(response.status, response.headers.get("retry-after"));
       }
       return {
@@ -127,14 +147,25 @@ export function createUpstream({ baseUrl, apiKey, timeoutMs, log }: UpstreamOpti
     open,
 
     /** A whole JSON reply (non-streaming); the timeout covers reading the body too. */
-    async json(method: "GET" | "POST", path: string, body: unknown, clientSignal: AbortSignal | undefined, timeout = timeoutMs): Promise<{ text: string; status: number; contentType: string }> {
+    async json(
+      method: "GET" | "POST",
+      path: string,
+      body: unknown,
+      clientSignal: AbortSignal | undefined,
+      timeout = timeoutMs,
+    ): Promise<{ text: string; status: number; contentType: string }> {
       const call = await open(method, path, body, clientSignal, timeout);
       try {
         const text = await call.response.text();
-        return { text, status: call.response.status, contentType: call.response.headers.get("content-type") ?? "application/json" };
+        return {
+          text,
+          status: call.response.status,
+          contentType: call.response.headers.get("content-type") ?? "application/json",
+        };
       } catch (error) {
         if (clientSignal?.aborted) throw new ClientGoneError("client disconnected");
-        if (call.timedOut()) throw new AppError(504, "upstream_timeout", `the upstream model server did not answer within ${timeout} ms`);
+        if (call.timedOut())
+          throw new AppError(504, "upstream_timeout", `the upstream model server did not answer within ${timeout} ms`);
         log.warn("upstream reply cut off", { path, reason: redactUpstreamText((error as Error).message, apiKey) });
         throw new AppError(502, "upstream_error", "the upstream model server closed the connection mid-reply");
       } finally {

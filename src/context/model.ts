@@ -35,6 +35,8 @@ export const BuiltContext = t.Object({
   strategy: Strategy,
   signals: RankedBy,
   items: t.Array(ContextItem),
-  contextText: t.String({ description: "'## Relevant context' then one '- ' bullet per item; '' when there are no items" }),
+  contextText: t.String({
+    description: "'## Relevant context' then one '- ' bullet per item; '' when there are no items",
+  }),
 });
 export type BuiltContext = typeof BuiltContext.static;

@@ -4,7 +4,12 @@ import { SEARCH_SIGNALS, type SearchEngine, type SearchHit, type SearchKind, typ
 import type { WorkspaceService } from "../workspaces/service";
 import type { BuildContextBody, BuiltContext } from "./model";
 
-const TYPE_OF: Record<SearchKind, "memory" | "note" | "file" | null> = { memory: "memory", block: "note", file: "file", message: null };
+const TYPE_OF: Record<SearchKind, "memory" | "note" | "file" | null> = {
+  memory: "memory",
+  block: "note",
+  file: "file",
+  message: null,
+};
 
 /**
  * Builds prompt context from the one search engine: memories (of the workspace and
@@ -24,20 +29,58 @@ export function createContextService(engine: SearchEngine, workspaces: Workspace
       const include = { memories: true, notes: false, files: false, ...body.include };
       const searches: Array<Promise<SearchResult>> = [];
       if (include.memories) {
-        const filters = { ...toSearchFilters(body.filters), ...(workspaceId ? { workspaceId, includeUnscoped: true } : {}) };
-        searches.push(engine.search({ ownerId, query: body.query, kinds: ["memory"], filters, limit, minScore: body.minScore, signals: body.signals }));
+        const filters = {
+          ...toSearchFilters(body.filters),
+          ...(workspaceId ? { workspaceId, includeUnscoped: true } : {}),
+        };
+        searches.push(
+          engine.search({
+            ownerId,
+            query: body.query,
+            kinds: ["memory"],
+            filters,
+            limit,
+            minScore: body.minScore,
+            signals: body.signals,
+          }),
+        );
       }
-      const workspaceKinds: SearchKind[] = [...(include.notes ? ["block" as const] : []), ...(include.files ? ["file" as const] : [])];
+      const workspaceKinds: SearchKind[] = [
+        ...(include.notes ? ["block" as const] : []),
+        ...(include.files ? ["file" as const] : []),
+      ];
       if (workspaceKinds.length) {
-        searches.push(engine.search({ ownerId, query: body.query, kinds: workspaceKinds, filters: workspaceId ? { workspaceId } : {}, limit, minScore: body.minScore, signals: body.signals }));
+        searches.push(
+          engine.search({
+            ownerId,
+            query: body.query,
+            kinds: workspaceKinds,
+            filters: workspaceId ? { workspaceId } : {},
+            limit,
+            minScore: body.minScore,
+            signals: body.signals,
+          }),
+        );
       }
       const results = await Promise.all(searches);
-      const hits: SearchHit[] = results.flatMap((r) => r.hits).sort((a, b) => b.score - a.score).slice(0, limit);
+      const hits: SearchHit[] = results
+        .flatMap((r) => r.hits)
+        .sort((a, b) => b.score - a.score)
+        .slice(0, limit);
       const items = hits.flatMap((hit) => {
         const type = TYPE_OF[hit.kind];
         if (!type) return [];
         const id = hit.kind === "memory" ? hit.sourceId : hit.itemId;
-        return [{ type, id, score: hit.score, content: hit.text, ...(hit.kind === "block" ? { documentId: hit.sourceId } : {}), workspaceId: hit.workspaceId }];
+        return [
+          {
+            type,
+            id,
+            score: hit.score,
+            content: hit.text,
+            ...(hit.kind === "block" ? { documentId: hit.sourceId } : {}),
+            workspaceId: hit.workspaceId,
+          },
+        ];
       });
       const semantic = results.some((r) => r.mode === "semantic");
       return {

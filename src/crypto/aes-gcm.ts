@@ -23,7 +23,11 @@ export interface Envelope {
 }
 
 /** AES-256-GCM over bytes with a fresh random IV; `aad` is authenticated, not encrypted. */
-export function sealBytes(plaintext: Uint8Array, key: Buffer, aad?: Uint8Array): { iv: Buffer; tag: Buffer; ciphertext: Buffer } {
+export function sealBytes(
+  plaintext: Uint8Array,
+  key: Buffer,
+  aad?: Uint8Array,
+): { iv: Buffer; tag: Buffer; ciphertext: Buffer } {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES });
   if (aad) cipher.setAAD(aad);
@@ -32,7 +36,11 @@ export function sealBytes(plaintext: Uint8Array, key: Buffer, aad?: Uint8Array):
 }
 
 /** Opens what `sealBytes` made; throws when the key, the AAD or any bit is wrong. */
-export function openBytes(parts: { iv: Buffer; tag: Buffer; ciphertext: Buffer }, key: Buffer, aad?: Uint8Array): Buffer {
+export function openBytes(
+  parts: { iv: Buffer; tag: Buffer; ciphertext: Buffer },
+  key: Buffer,
+  aad?: Uint8Array,
+): Buffer {
   const decipher = createDecipheriv("aes-256-gcm", key, parts.iv, { authTagLength: TAG_BYTES });
   if (aad) decipher.setAAD(aad);
   decipher.setAuthTag(parts.tag);
@@ -90,8 +98,11 @@ export function sealJson(value: unknown, key: Buffer): Envelope {
 /** Whether a value is an encrypted envelope `{format: 'svc.om.encrypted', ciphertext}`. */
 export function isEnvelope(v: unknown): v is Envelope {
   return (
-    typeof v === "object" && v !== null && !Array.isArray(v) &&
-    (v as Record<string, unknown>).format === ENVELOPE_FORMAT && typeof (v as Record<string, unknown>).ciphertext === "string"
+    typeof v === "object" &&
+    v !== null &&
+    !Array.isArray(v) &&
+    (v as Record<string, unknown>).format === ENVELOPE_FORMAT &&
+    typeof (v as Record<string, unknown>).ciphertext === "string"
   );
 }
 

@@ -32,11 +32,16 @@ const AAD_CONTEXT = "mnemo.seal.v2";
  * // Buffer of "mnemo.seal.v2\0alice\0document\0doc_1\0markdown"
  */
 export function bindingAad(binding: SealBinding): Buffer {
-  return Buffer.from([AAD_CONTEXT, binding.ownerId, binding.kind, binding.recordId, binding.field].join("\u0000"), "utf8");
+  return Buffer.from(
+    [AAD_CONTEXT, binding.ownerId, binding.kind, binding.recordId, binding.field].join("\u0000"),
+    "utf8",
+  );
 }
 
 /** A binding builder for one record: `bindingFor("alice", "document", "doc_1")("markdown")`. */
-export const bindingFor = (ownerId: string, kind: SealKind, recordId: string) => (field: string): SealBinding => ({ ownerId, kind, recordId, field });
+export const bindingFor =
+  (ownerId: string, kind: SealKind, recordId: string) =>
+  (field: string): SealBinding => ({ ownerId, kind, recordId, field });
 
 /** A key of a path into a response: an object key or an array index. */
 export type PathKey = string | number;

@@ -11,11 +11,15 @@ import type { EscrowService } from "./escrow";
 export function createClientKeys(escrow: EscrowService, log: Logger) {
   return {
     async resolve(userId: string, headerValue?: string | null): Promise<Buffer | null> {
-      if (headerValue !== undefined && headerValue !== null && headerValue !== "") return parseClientKey(headerValue, "X-Client-Key");
+      if (headerValue !== undefined && headerValue !== null && headerValue !== "")
+        return parseClientKey(headerValue, "X-Client-Key");
       try {
         return await escrow.get(userId);
       } catch (error) {
-        log.warn("escrowed client key does not open; treating the request as keyless", { userId, reason: (error as Error).message });
+        log.warn("escrowed client key does not open; treating the request as keyless", {
+          userId,
+          reason: (error as Error).message,
+        });
         return null;
       }
     },

@@ -57,7 +57,12 @@ export function locatedFields(value: unknown, locate: SealLocator): LocatedField
  * `locate` gives for the path it sits at. Untagged values outside stored fields (a
  * client's own, inside its artifacts) open wherever they are.
  */
-export function decryptDeep(value: unknown, key: Buffer, locate: SealLocator = NOWHERE, refused: ReadonlySet<string> = new Set()): { value: unknown; errors: number } {
+export function decryptDeep(
+  value: unknown,
+  key: Buffer,
+  locate: SealLocator = NOWHERE,
+  refused: ReadonlySet<string> = new Set(),
+): { value: unknown; errors: number } {
   let errors = 0;
   const path: PathKey[] = [];
   let inRefused = 0;
@@ -129,7 +134,10 @@ export function decryptDeep(value: unknown, key: Buffer, locate: SealLocator = N
  * (`check`, loaded for the fields found): what the server opens with a client key.
  */
 export async function openStored(
-  value: unknown, key: Buffer, locate: SealLocator | undefined, check: (bindings: SealBinding[]) => Promise<TagCheck>,
+  value: unknown,
+  key: Buffer,
+  locate: SealLocator | undefined,
+  check: (bindings: SealBinding[]) => Promise<TagCheck>,
 ): Promise<{ value: unknown; errors: number }> {
   const fields = locate ? locatedFields(value, locate) : [];
   const refused = new Set<string>();

@@ -12,14 +12,25 @@ export function createEscrowRepository() {
   const settings = createSettings();
   const repo = {
     get: (tx: Executor, userId: string) =>
-      first<{ wrapped_key: string; created_at: string; updated_at: string }>(tx, sql`SELECT wrapped_key, created_at, updated_at FROM client_key_escrow WHERE user_id = ${userId}`),
+      first<{ wrapped_key: string; created_at: string; updated_at: string }>(
+        tx,
+        sql`SELECT wrapped_key, created_at, updated_at FROM client_key_escrow WHERE user_id = ${userId}`,
+      ),
     put: (tx: Executor, userId: string, blob: string, now: string) =>
-      run(tx, sql`INSERT INTO client_key_escrow (user_id, wrapped_key, created_at, updated_at) VALUES (${userId}, ${blob}, ${now}, ${now})
-                  ON CONFLICT (user_id) DO UPDATE SET wrapped_key = ${blob}, updated_at = ${now}`),
+      run(
+        tx,
+        sql`INSERT INTO client_key_escrow (user_id, wrapped_key, created_at, updated_at) VALUES (${userId}, ${blob}, ${now}, ${now})
+                  ON CONFLICT (user_id) DO UPDATE SET wrapped_key = ${blob}, updated_at = ${now}`,
+      ),
     delete: (tx: Executor, userId: string) => run(tx, sql`DELETE FROM client_key_escrow WHERE user_id = ${userId}`),
-    all: (tx: Executor) => all<{ user_id: string; wrapped_key: string }>(tx, sql`SELECT user_id, wrapped_key FROM client_key_escrow ORDER BY user_id`),
+    all: (tx: Executor) =>
+      all<{ user_id: string; wrapped_key: string }>(
+        tx,
+        sql`SELECT user_id, wrapped_key FROM client_key_escrow ORDER BY user_id`,
+      ),
     /** How many client keys are escrowed. */
-    count: async (tx: Executor) => Number((await first<{ n: number }>(tx, sql`SELECT COUNT(*) AS n FROM client_key_escrow`))?.n ?? 0),
+    count: async (tx: Executor) =>
+      Number((await first<{ n: number }>(tx, sql`SELECT COUNT(*) AS n FROM client_key_escrow`))?.n ?? 0),
     check: (tx: Executor) => settings.get(tx, ESCROW_CHECK_KEY),
     /**
      * The check value, its row locked until the transaction ends (a no-op write: SQLite has

@@ -26,7 +26,8 @@ export function openEscrow(userId: string, blob: string, masterKey: Buffer): Buf
   return key;
 }
 
-const sealCheck = (masterKey: Buffer) => formatSealed(sealBytes(Buffer.from(CHECK_TEXT), masterKey, Buffer.from(CHECK_KEY)));
+const sealCheck = (masterKey: Buffer) =>
+  formatSealed(sealBytes(Buffer.from(CHECK_TEXT), masterKey, Buffer.from(CHECK_KEY)));
 function checkOpens(value: string | null, masterKey: Buffer): boolean {
   if (value === null) return false;
   try {
@@ -51,7 +52,10 @@ export type EscrowOutcome = "escrowed" | "unchanged" | "replaced";
  * stored blob does not open (then the old key is lost to escrow already).
  */
 export class EscrowReplaceRefused extends Error {
-  constructor(readonly userId: string, readonly opens: boolean) {
+  constructor(
+    readonly userId: string,
+    readonly opens: boolean,
+  ) {
     super(`user '${userId}' already has a different escrowed client key`);
     this.name = "EscrowReplaceRefused";
   }
@@ -105,7 +109,9 @@ export async function createEscrowService(store: Store, masterKey: Buffer, optio
     return true;
   }
   const rotatedAway = () =>
-    new Error("the master key escrowed client keys are sealed with was rotated by another process; restart this server with the new key");
+    new Error(
+      "the master key escrowed client keys are sealed with was rotated by another process; restart this server with the new key",
+    );
 
   return {
     /**
@@ -113,7 +119,11 @@ export async function createEscrowService(store: Store, masterKey: Buffer, optio
      * refused (`EscrowReplaceRefused`) unless `replace`: what was sealed with the old key
      * could no longer be opened through escrow.
      */
-    async set(userId: string, clientKey: Buffer, { replace = false }: { replace?: boolean } = {}): Promise<EscrowOutcome> {
+    async set(
+      userId: string,
+      clientKey: Buffer,
+      { replace = false }: { replace?: boolean } = {},
+    ): Promise<EscrowOutcome> {
       if (clientKey.length !== KEY_BYTES) throw new Error("a client key is 32 bytes");
       return store.transaction(async (tx) => {
         if (!adoptKeyFor(await repo.lockCheck(tx))) throw rotatedAway();
@@ -168,7 +178,9 @@ export async function createEscrowService(store: Store, masterKey: Buffer, optio
           try {
             clientKey = openEscrow(row.user_id, row.wrapped_key, master);
           } catch {
-            throw new Error(`the escrowed key of user '${row.user_id}' does not open under the current master key; nothing was rotated`);
+            throw new Error(
+              `the escrowed key of user '${row.user_id}' does not open under the current master key; nothing was rotated`,
+            );
           }
           await repo.put(tx, row.user_id, sealEscrow(row.user_id, clientKey, newKey), now);
         }

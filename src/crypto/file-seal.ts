@@ -86,7 +86,11 @@ function openChunk(frame: Uint8Array, key: Buffer, context: string, index: numbe
  *
  * @example await blobs.write(sealStream(request.body, key, `file:${fileKey}`))
  */
-export async function* sealStream(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, key: Buffer, context: string): AsyncGenerator<Uint8Array> {
+export async function* sealStream(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  key: Buffer,
+  context: string,
+): AsyncGenerator<Uint8Array> {
   yield MAGIC;
   let pending = Buffer.alloc(0);
   let index = 0;
@@ -125,7 +129,13 @@ export type SealedReader = (range: { start: number; end: number }) => ReadableSt
  * opened before this returns, so a wrong key is known before anything is sent; a later
  * chunk that does not open fails the stream (`SealedFileError`).
  */
-export async function openSealedRange(read: SealedReader, size: number, key: Buffer, context: string, range: { start: number; end: number }): Promise<ReadableStream<Uint8Array>> {
+export async function openSealedRange(
+  read: SealedReader,
+  size: number,
+  key: Buffer,
+  context: string,
+  range: { start: number; end: number },
+): Promise<ReadableStream<Uint8Array>> {
   const span = sealedSpan(size, range);
   const frames = framesOf(read(span.read));
   const opened = (async function* () {
@@ -148,26 +158,34 @@ export async function openSealedRange(read: SealedReader, size: number, key: Buf
   })();
   const head = await opened.next();
   let held: Uint8Array | null = head.done ? null : head.value;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (held) {
-        controller.enqueue(held);
-        held = null;
-        return;
-      }
-      const next = await opened.next();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (held) {
+          controller.enqueue(held);
+          held = null;
+          return;
+        }
+        const next = await opened.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      // Runs the generator's `finally`, which closes the blob read.
+      async cancel() {
+        await opened.return(undefined);
+      },
     },
-    // Runs the generator's `finally`, which closes the blob read.
-    async cancel() {
-      await opened.return(undefined);
-    },
-  }, { highWaterMark: 1 });
+    { highWaterMark: 1 },
+  );
 }
 
 /** Every plaintext byte of a sealed form of `size` bytes, in order (upload parts being joined). */
-export async function* openSealed(read: SealedReader, size: number, key: Buffer, context: string): AsyncGenerator<Uint8Array> {
+export async function* openSealed(
+  read: SealedReader,
+  size: number,
+  key: Buffer,
+  context: string,
+): AsyncGenerator<Uint8Array> {
   const stream = await openSealedRange(read, size, key, context, { start: 0, end: plainSize(size) });
   yield* stream;
 }

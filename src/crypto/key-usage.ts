@@ -32,7 +32,8 @@ function opensAny(value: unknown, key: Buffer, binding: SealBinding | null, dept
   if (isEnvelope(value)) return opensAny(value.ciphertext, key, binding, depth + 1);
   // Nested values are the client's own (unbound): the binding belongs to the field as a whole.
   if (Array.isArray(value)) return value.some((item) => opensAny(item, key, null, depth + 1));
-  if (typeof value === "object" && value !== null) return Object.values(value).some((item) => opensAny(item, key, null, depth + 1));
+  if (typeof value === "object" && value !== null)
+    return Object.values(value).some((item) => opensAny(item, key, null, depth + 1));
   return false;
 }
 
@@ -57,7 +58,8 @@ export function createKeyUsage(sources: KeyUsageSources) {
       for (const kind of ["documents", "chatMessages", "notebookRegistries"] as const) {
         for (let after: string | null = null; budget > 0; ) {
           const { records, last } = await sources[kind].page(tx, ownerId, after, Math.min(PAGE, budget));
-          for (const fields of records) if (fields.some((field) => opensAny(field.value, key, field.binding))) usage[kind]++;
+          for (const fields of records)
+            if (fields.some((field) => opensAny(field.value, key, field.binding))) usage[kind]++;
           budget -= records.length;
           if (records.length < PAGE) break;
           after = last;
@@ -73,6 +75,10 @@ export type KeyUsageCounter = ReturnType<typeof createKeyUsage>;
 /** "3 documents, 1 chat message and no notebook registry" (with "at least" past the cap). */
 export function describeUsage(usage: KeyUsage): string {
   const count = (n: number, one: string, many: string) => `${n === 0 ? "no" : n} ${n === 1 ? one : many}`;
-  const parts = [count(usage.documents, "document", "documents"), count(usage.chatMessages, "chat message", "chat messages"), count(usage.notebookRegistries, "notebook registry", "notebook registries")];
+  const parts = [
+    count(usage.documents, "document", "documents"),
+    count(usage.chatMessages, "chat message", "chat messages"),
+    count(usage.notebookRegistries, "notebook registry", "notebook registries"),
+  ];
   return `${usage.complete ? "" : "at least "}${parts[0]}, ${parts[1]} and ${parts[2]}`;
 }

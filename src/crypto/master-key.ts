@@ -12,7 +12,10 @@ export const STAGED_KEY_SUFFIX = ".new";
 /** Parses a master key given as text (hex or base64); the message never carries the value. */
 export function parseMasterKey(text: string, source: string): Buffer {
   const key = decodeKey(text);
-  if (!key) throw new ConfigError(`${source}: must be a 32-byte key as 64 hex characters or base64 (e.g. the output of \`openssl rand -hex 32\`)`);
+  if (!key)
+    throw new ConfigError(
+      `${source}: must be a 32-byte key as 64 hex characters or base64 (e.g. the output of \`openssl rand -hex 32\`)`,
+    );
   return key;
 }
 
@@ -22,7 +25,11 @@ export function parseMasterKey(text: string, source: string): Buffer {
  * 0600, announced once in the log). Replicas on PostgreSQL share no data dir, so there
  * a configured key is required and its absence stops the start.
  */
-export function resolveMasterKey(options: { configured?: string; dataDir: string; postgres: boolean; log?: Logger }): { key: Buffer; source: "env" | "file"; path?: string } {
+export function resolveMasterKey(options: { configured?: string; dataDir: string; postgres: boolean; log?: Logger }): {
+  key: Buffer;
+  source: "env" | "file";
+  path?: string;
+} {
   const configured = checkMasterKeyConfig(options);
   if (configured) return { key: configured, source: "env" };
   const path = join(options.dataDir, MASTER_KEY_FILE);
@@ -30,7 +37,10 @@ export function resolveMasterKey(options: { configured?: string; dataDir: string
   try {
     // 'wx' fails when the file exists, so two processes starting together keep one key.
     writeFileSync(path, `${generateClientKey().toString("hex")}\n`, { flag: "wx", mode: 0o600 });
-    options.log?.info("created a server master key for client-key escrow (keep it: escrowed keys cannot be opened without it)", { path });
+    options.log?.info(
+      "created a server master key for client-key escrow (keep it: escrowed keys cannot be opened without it)",
+      { path },
+    );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }

@@ -46,17 +46,28 @@ export function decryptPlugin({ keys, proxyMode, tagCheck }: EncryptionOptions) 
         if (option && header) parseClientKey(header, "X-Client-Key");
         return {
           openSealed: (value: unknown, key: Buffer, locate: SealLocator) => openStored(value, key, locate, tagCheck),
-          async writeKey(userId: string, bodyKey: string | undefined, field = "client_key"): Promise<Buffer | undefined> {
+          async writeKey(
+            userId: string,
+            bodyKey: string | undefined,
+            field = "client_key",
+          ): Promise<Buffer | undefined> {
             if (bodyKey !== undefined) return parseClientKey(bodyKey, field);
             if (!proxyMode) return undefined;
             const key = await keys.resolve(userId, request.headers.get("x-client-key"));
-            if (!key) throw badRequest("X-Client-Key: this server encrypts every write (reverse-proxy mode); send X-Client-Key or escrow a client key");
+            if (!key)
+              throw badRequest(
+                "X-Client-Key: this server encrypts every write (reverse-proxy mode); send X-Client-Key or escrow a client key",
+              );
             return key;
           },
         };
       },
       async mapResponse(ctx: {
-        request: Request; set: { headers: Record<string, unknown> }; responseValue?: unknown; principal?: { userId: string }; params?: Record<string, string>;
+        request: Request;
+        set: { headers: Record<string, unknown> };
+        responseValue?: unknown;
+        principal?: { userId: string };
+        params?: Record<string, string>;
       }) {
         if (!option || !wantsDecrypt(ctx.request) || !ctx.principal) return;
         const value = ctx.responseValue;
@@ -64,7 +75,10 @@ export function decryptPlugin({ keys, proxyMode, tagCheck }: EncryptionOptions) 
         // The header was checked before the handler ran; a failure here answers unchanged rather than 500.
         const key = await keys.resolve(ctx.principal.userId, ctx.request.headers.get("x-client-key")).catch(() => null);
         if (!key) return;
-        const locate = typeof option === "function" ? option({ response: value, userId: ctx.principal.userId, params: ctx.params ?? {} }) : undefined;
+        const locate =
+          typeof option === "function"
+            ? option({ response: value, userId: ctx.principal.userId, params: ctx.params ?? {} })
+            : undefined;
         const result = await openStored(value, key, locate, tagCheck);
         // The count describes the response as sent: values an earlier `?clientKey=` could not open may open now.
         if (result.errors > 0) ctx.set.headers[DECRYPT_ERRORS_HEADER.toLowerCase()] = String(result.errors);

@@ -44,14 +44,18 @@ export function untaggedCiphertexts(value: unknown): string[] {
 /** The tag of a field's ciphertexts; the parts are NUL-separated (no id or ciphertext holds NUL). */
 export function computeTag(tagKey: Buffer, binding: SealBinding, ciphertexts: readonly string[]): string {
   const head = [TAG_CONTEXT, binding.ownerId, binding.kind, binding.recordId, binding.field].join("\u0000");
-  return createHmac("sha256", tagKey).update([head, ...ciphertexts].join("\u0000"), "utf8").digest("hex");
+  return createHmac("sha256", tagKey)
+    .update([head, ...ciphertexts].join("\u0000"), "utf8")
+    .digest("hex");
 }
 
-const tagsMatch = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
+const tagsMatch = (a: string, b: string) =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
 const keyOf = (b: Pick<SealBinding, "kind" | "recordId" | "field">) => `${b.kind}\u0000${b.recordId}\u0000${b.field}`;
 
 /** Seals the tag key under the master key (for the settings row and a rotation). */
-export const sealTagKey = (tagKey: Buffer, masterKey: Buffer) => formatSealed(sealBytes(tagKey, masterKey, TAG_KEY_AAD));
+export const sealTagKey = (tagKey: Buffer, masterKey: Buffer) =>
+  formatSealed(sealBytes(tagKey, masterKey, TAG_KEY_AAD));
 const openTagKey = (stored: string, masterKey: Buffer) => openBytes(parseSealed(stored), masterKey, TAG_KEY_AAD);
 
 /** Re-seals the tag key from `oldMaster` to `newMaster` in `tx` (a master key rotation); nothing when there is none yet. */
@@ -65,7 +69,11 @@ export async function resealTagKey(tx: Executor, oldMaster: Buffer, newMaster: B
  * had no tag key yet is one from before tags (or a new one): its stored fields are tagged
  * as found, in the same transaction (see `tagExisting`).
  */
-export async function openSealTags(store: Store, masterKey: Buffer, tagExisting: (tx: Executor, tags: SealTags) => Promise<number>) {
+export async function openSealTags(
+  store: Store,
+  masterKey: Buffer,
+  tagExisting: (tx: Executor, tags: SealTags) => Promise<number>,
+) {
   let created = false;
   const tags = await store.transaction(async (tx) => {
     // Insert-if-absent: replicas starting together agree on one key; the one that inserted it tags what exists.
@@ -76,7 +84,9 @@ export async function openSealTags(store: Store, masterKey: Buffer, tagExisting:
     try {
       tagKey = openTagKey(stored, masterKey);
     } catch {
-      throw new Error("the seal tag key in the store does not open under the server master key (SERVER_MASTER_KEY or <data>/master.key); restore the key it was sealed with");
+      throw new Error(
+        "the seal tag key in the store does not open under the server master key (SERVER_MASTER_KEY or <data>/master.key); restore the key it was sealed with",
+      );
     }
     const made = createSealTags(tagKey);
     if (created) await tagExisting(tx, made);
@@ -104,17 +114,25 @@ export function createSealTags(tagKey: Buffer) {
      * ciphertexts) => boolean`. A field without untagged ciphertext passes; one without a
      * stored tag, or whose tag differs, does not.
      */
-    async checker(tx: Executor, bindings: readonly SealBinding[]): Promise<(binding: SealBinding, ciphertexts: readonly string[]) => boolean> {
+    async checker(
+      tx: Executor,
+      bindings: readonly SealBinding[],
+    ): Promise<(binding: SealBinding, ciphertexts: readonly string[]) => boolean> {
       const stored = new Map<string, string>();
       const byOwnerKind = new Map<string, { ownerId: string; kind: SealKind; ids: Set<string> }>();
       for (const b of bindings) {
-        const group = byOwnerKind.get(`${b.ownerId}\u0000${b.kind}`) ?? { ownerId: b.ownerId, kind: b.kind, ids: new Set<string>() };
+        const group = byOwnerKind.get(`${b.ownerId}\u0000${b.kind}`) ?? {
+          ownerId: b.ownerId,
+          kind: b.kind,
+          ids: new Set<string>(),
+        };
         group.ids.add(b.recordId);
         byOwnerKind.set(`${b.ownerId}\u0000${b.kind}`, group);
       }
       for (const { ownerId, kind, ids } of byOwnerKind.values()) {
         for (const chunk of chunks([...ids])) {
-          for (const row of await repo.ofRecords(tx, ownerId, kind, chunk)) stored.set(`${ownerId}\u0000${keyOf({ kind, recordId: row.record_id, field: row.field })}`, row.tag);
+          for (const row of await repo.ofRecords(tx, ownerId, kind, chunk))
+            stored.set(`${ownerId}\u0000${keyOf({ kind, recordId: row.record_id, field: row.field })}`, row.tag);
         }
       }
       return (binding, ciphertexts) => {

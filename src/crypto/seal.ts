@@ -18,8 +18,10 @@ const alreadySealed = (value: unknown) => isEnvelope(value) || isCiphertextStrin
  */
 export function sealFields<T extends SealableFields>(fields: T, key: Buffer): T {
   const out = { ...fields };
-  if (out.documentPayload !== undefined && !alreadySealed(out.documentPayload)) out.documentPayload = sealJson(out.documentPayload, key);
-  if (out.blocksPayload !== undefined && !alreadySealed(out.blocksPayload)) out.blocksPayload = sealJson(out.blocksPayload, key);
+  if (out.documentPayload !== undefined && !alreadySealed(out.documentPayload))
+    out.documentPayload = sealJson(out.documentPayload, key);
+  if (out.blocksPayload !== undefined && !alreadySealed(out.blocksPayload))
+    out.blocksPayload = sealJson(out.blocksPayload, key);
   if (out.markdown !== undefined && !isCiphertextString(out.markdown)) out.markdown = encryptString(out.markdown, key);
   return out;
 }

@@ -16,7 +16,12 @@ export interface SealedFieldSource {
    * Up to `limit` records after `after` (a position this source gave; null first), and the
    * position of the last: the owner's, or every user's when `ownerId` is null.
    */
-  page(tx: Executor, ownerId: string | null, after: string | null, limit: number): Promise<{ records: StoredField[][]; last: string | null }>;
+  page(
+    tx: Executor,
+    ownerId: string | null,
+    after: string | null,
+    limit: number,
+  ): Promise<{ records: StoredField[][]; last: string | null }>;
 }
 
 /** A stored JSON text as the value it holds; text that is not JSON as itself. */

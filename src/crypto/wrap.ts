@@ -19,7 +19,8 @@ export function parseTempPublicKey(value: unknown): KeyObject {
   let key: KeyObject;
   try {
     if (typeof value === "object" && value !== null) key = createPublicKey({ key: value as never, format: "jwk" });
-    else if (typeof value === "string" && value.trim().startsWith("{")) key = createPublicKey({ key: JSON.parse(value), format: "jwk" });
+    else if (typeof value === "string" && value.trim().startsWith("{"))
+      key = createPublicKey({ key: JSON.parse(value), format: "jwk" });
     else if (typeof value === "string") {
       const der = Buffer.from(value.trim().replace(/-/g, "+").replace(/_/g, "/"), "base64");
       const spki = der.length === 65 && der[0] === 0x04 ? Buffer.concat([P256_SPKI_PREFIX, der]) : der;

@@ -60,7 +60,16 @@ const POSTGRES_CONSTRAINTS: Record<string, ConstraintError["constraint"]> = {
   "23514": "check",
 };
 /** Node socket errors and PostgreSQL's "shutting down / cannot connect now" classes. */
-const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "57P01", "57P02", "57P03", "53300"]);
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+]);
 
 /** Maps an engine error onto the store's error types; anything else passes unchanged. */
 export function translateError(error: unknown): unknown {
@@ -69,13 +78,22 @@ export function translateError(error: unknown): unknown {
   const constraint = SQLITE_CONSTRAINTS[code] ?? POSTGRES_CONSTRAINTS[code];
   if (constraint) return new ConstraintError(constraint, error.message);
   if (code === "40001" || code === "40P01") return new TransactionConflictError(error.message);
-  if (code === "SQLITE_FULL" || code === "53100" || /database or disk is full/i.test(error.message)) return new StoreFullError(error.message);
+  if (code === "SQLITE_FULL" || code === "53100" || /database or disk is full/i.test(error.message))
+    return new StoreFullError(error.message);
   // PostgreSQL text cannot hold U+0000: request guards refuse it first (lib/nul-text.ts); this is the safety net.
   if (code === "22021" || (code === "22P05" && /0x00|\\u0000/.test(error.message))) {
-    return badRequest("a text value (an id, a field or a parameter) contains the NUL character U+0000, which this store cannot keep");
+    return badRequest(
+      "a text value (an id, a field or a parameter) contains the NUL character U+0000, which this store cannot keep",
+    );
   }
   // "timeout exceeded when trying to connect": pg-pool gave up waiting for a free connection (every one busy for 5 s).
-  if (UNAVAILABLE_CODES.has(code) || code.startsWith("08") || /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(error.message)) {
+  if (
+    UNAVAILABLE_CODES.has(code) ||
+    code.startsWith("08") ||
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+      error.message,
+    )
+  ) {
     return new StoreUnavailableError(error.message);
   }
   return error;

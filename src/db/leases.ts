@@ -15,7 +15,9 @@ export function createLease(store: Store, name: string, ttlMs: number) {
   // is gone is known to be dead at once (a restart resumes immediately). Replicas on
   // PostgreSQL share no machine: only expiry decides there.
   const local = store.dialect === "sqlite";
-  const holder = local ? `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` : `replica-${crypto.randomUUID()}`;
+  const holder = local
+    ? `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
+    : `replica-${crypto.randomUUID()}`;
   let held = false;
   const now = () => databaseNow(store);
   return {
@@ -28,8 +30,11 @@ export function createLease(store: Store, name: string, ttlMs: number) {
       if (sessionLock) {
         held = await sessionLock.tryHold();
         if (held) {
-          await run(store.db, sql`INSERT INTO leases (name, holder, expires_at) VALUES (${name}, ${holder}, ${now()} + ${ttlMs})
-                                  ON CONFLICT (name) DO UPDATE SET holder = ${holder}, expires_at = ${now()} + ${ttlMs}`);
+          await run(
+            store.db,
+            sql`INSERT INTO leases (name, holder, expires_at) VALUES (${name}, ${holder}, ${now()} + ${ttlMs})
+                                  ON CONFLICT (name) DO UPDATE SET holder = ${holder}, expires_at = ${now()} + ${ttlMs}`,
+          );
         }
         return held;
       }
@@ -63,11 +68,16 @@ export type Lease = ReturnType<typeof createLease>;
 
 /** The database's clock in ms: replicas' own clocks need not agree. */
 const databaseNow = (store: Store) =>
-  store.dialect === "postgres" ? sql`(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint` : sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
+  store.dialect === "postgres"
+    ? sql`(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint`
+    : sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 
 /** The live holder of a named lease, if any: what `mnemo doctor` reads without taking part. */
 export async function liveLeaseHolder(store: Store, name: string): Promise<string | null> {
-  const row = await first<{ holder: string }>(store.db, sql`SELECT holder FROM leases WHERE name = ${name} AND expires_at >= ${databaseNow(store)}`);
+  const row = await first<{ holder: string }>(
+    store.db,
+    sql`SELECT holder FROM leases WHERE name = ${name} AND expires_at >= ${databaseNow(store)}`,
+  );
   return row?.holder ?? null;
 }
 
@@ -104,7 +114,10 @@ export function createSettings() {
       return (await first<{ value: string }>(tx, sql`SELECT value FROM settings WHERE key = ${key}`))?.value ?? null;
     },
     async set(tx: Executor, key: string, value: string): Promise<void> {
-      await run(tx, sql`INSERT INTO settings (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
+      await run(
+        tx,
+        sql`INSERT INTO settings (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      );
     },
     /** Stores the value unless the key has one (replicas starting together agree on the first); how many rows it stored (0 or 1). */
     setIfAbsent(tx: Executor, key: string, value: string): Promise<number> {

@@ -49,7 +49,15 @@ export async function migrate(store: Store, migrations: Migration[]): Promise<st
   const known = new Set(migrations.map((m) => m.id));
   return store.transaction(async (tx) => {
     if (store.dialect === "postgres") await all(tx, sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await run(tx, sql.raw(forDialect("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)", store.dialect)));
+    await run(
+      tx,
+      sql.raw(
+        forDialect(
+          "CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+          store.dialect,
+        ),
+      ),
+    );
     const applied = new Set((await all<{ id: string }>(tx, sql`SELECT id FROM schema_migrations`)).map((r) => r.id));
     const unknown = [...applied].filter((id) => !known.has(id)).sort();
     if (unknown.length) {
@@ -60,7 +68,10 @@ export async function migrate(store: Store, migrations: Migration[]): Promise<st
     const pending = [...migrations].sort((a, b) => a.id.localeCompare(b.id)).filter((m) => !applied.has(m.id));
     for (const migration of pending) {
       for (const statement of statements(forDialect(migration.sql, store.dialect))) await run(tx, sql.raw(statement));
-      await run(tx, sql`INSERT INTO schema_migrations (id, applied_at) VALUES (${migration.id}, ${new Date().toISOString()})`);
+      await run(
+        tx,
+        sql`INSERT INTO schema_migrations (id, applied_at) VALUES (${migration.id}, ${new Date().toISOString()})`,
+      );
     }
     return pending.map((m) => m.id);
   });

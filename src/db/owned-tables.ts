@@ -31,7 +31,12 @@ export interface OwnedTable {
 }
 
 /** Every row of `spec`'s table owned by `ownerId`, in pages (no long-lived cursor). */
-export async function* ownedRows(tx: Executor, spec: OwnedTable, ownerId: string, page = 1_000): AsyncGenerator<Record<string, unknown>> {
+export async function* ownedRows(
+  tx: Executor,
+  spec: OwnedTable,
+  ownerId: string,
+  page = 1_000,
+): AsyncGenerator<Record<string, unknown>> {
   const cols = sql.raw(spec.columns.join(", "));
   const order = sql.raw(spec.orderBy);
   for (let offset = 0; ; offset += page) {
@@ -58,7 +63,12 @@ export interface InsertOutcome {
  * `existing` when the owner already has a row with that id (a re-run), else
  * `conflicting` (an id of another user's, or a taken slug or user name).
  */
-export async function insertRows(tx: Executor, spec: OwnedTable, ownerId: string, rows: unknown[][]): Promise<InsertOutcome> {
+export async function insertRows(
+  tx: Executor,
+  spec: OwnedTable,
+  ownerId: string,
+  rows: unknown[][],
+): Promise<InsertOutcome> {
   const outcome: InsertOutcome = { inserted: [], existing: [], conflicting: [] };
   const perStatement = Math.max(1, Math.floor(4_000 / spec.columns.length));
   // The unit separator joins key columns (PostgreSQL text cannot hold NUL).
@@ -75,7 +85,14 @@ export async function insertRows(tx: Executor, spec: OwnedTable, ownerId: string
     );
     const fresh = new Set(returned.map((r) => r.k));
     const missed = chunk.flatMap((row, i) => (fresh.has(keyOf(row)) ? [] : [i]));
-    const owned = missed.length ? await ownedKeys(tx, spec, ownerId, missed.map((i) => chunk[i])) : new Set<string>();
+    const owned = missed.length
+      ? await ownedKeys(
+          tx,
+          spec,
+          ownerId,
+          missed.map((i) => chunk[i]),
+        )
+      : new Set<string>();
     chunk.forEach((row, i) => {
       if (fresh.has(keyOf(row))) outcome.inserted.push(start + i);
       else if (owned.has(keyOf(row))) outcome.existing.push(start + i);
@@ -105,7 +122,10 @@ export async function ownedIds(tx: Executor, spec: OwnedTable, ownerId: string, 
   const key = sql.raw(spec.idColumns[0]);
   const found = new Set<string>();
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await all<{ id: string }>(tx, sql`SELECT ${key} AS id FROM ${sql.table(spec.table)} WHERE ${sql.raw(spec.owner)} = ${ownerId} AND ${key} IN ${list(ids.slice(i, i + 500))}`);
+    const rows = await all<{ id: string }>(
+      tx,
+      sql`SELECT ${key} AS id FROM ${sql.table(spec.table)} WHERE ${sql.raw(spec.owner)} = ${ownerId} AND ${key} IN ${list(ids.slice(i, i + 500))}`,
+    );
     for (const r of rows) found.add(r.id);
   }
   return found;

@@ -1,7 +1,13 @@
 import pg from "pg";
 import {
   PostgresDialect,
-  type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type Kysely, type QueryResult, type TransactionSettings,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+  type TransactionSettings,
 } from "kysely";
 import { translateError } from "./errors";
 
@@ -17,7 +23,13 @@ export interface PostgresOptions {
 
 /** A pool to PostgreSQL; `statement_timeout` keeps one stuck query from holding a connection forever. */
 export function createPostgresPool({ url, poolSize }: PostgresOptions): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, statement_timeout: 60_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: 60_000,
+  });
   // An idle client whose server went away must not crash the process; the next query reconnects.
   pool.on("error", () => {});
   // Nor a checked-out one between queries (mid-transaction): pg emits "error" on the client
@@ -46,7 +58,12 @@ export function createSessionLock(url: string, key: number) {
     async tryHold(): Promise<boolean> {
       try {
         if (!client) {
-          client = new pg.Client({ connectionString: url, keepAlive: true, keepAliveInitialDelayMillis: 5_000, connectionTimeoutMillis: 5_000 });
+          client = new pg.Client({
+            connectionString: url,
+            keepAlive: true,
+            keepAliveInitialDelayMillis: 5_000,
+            connectionTimeoutMillis: 5_000,
+          });
           client.on("error", () => void drop());
           await client.connect();
         }
@@ -88,12 +105,15 @@ class TranslatingDriver implements Driver {
       throw translateError(error);
     }
   }
-  releaseConnection = (connection: DatabaseConnection) => this.inner.releaseConnection((connection as TranslatingConnection).inner);
+  releaseConnection = (connection: DatabaseConnection) =>
+    this.inner.releaseConnection((connection as TranslatingConnection).inner);
   // BEGIN, COMMIT and ROLLBACK meet a dropped connection too: the same 503, not a 500.
   beginTransaction = (connection: DatabaseConnection, settings: TransactionSettings) =>
     translated(this.inner.beginTransaction((connection as TranslatingConnection).inner, settings));
-  commitTransaction = (connection: DatabaseConnection) => translated(this.inner.commitTransaction((connection as TranslatingConnection).inner));
-  rollbackTransaction = (connection: DatabaseConnection) => translated(this.inner.rollbackTransaction((connection as TranslatingConnection).inner));
+  commitTransaction = (connection: DatabaseConnection) =>
+    translated(this.inner.commitTransaction((connection as TranslatingConnection).inner));
+  rollbackTransaction = (connection: DatabaseConnection) =>
+    translated(this.inner.rollbackTransaction((connection as TranslatingConnection).inner));
 }
 
 const translated = async (work: Promise<void>): Promise<void> => {

@@ -230,7 +230,13 @@ export class SqliteConnection {
 
   private acquire(transaction: boolean): Promise<void> {
     // An open group between members takes a transaction in at once.
-    if (transaction && this.group && !this.group.running && this.group.members.length < GROUP_MAX && !this.queue.length) {
+    if (
+      transaction &&
+      this.group &&
+      !this.group.running &&
+      this.group.members.length < GROUP_MAX &&
+      !this.queue.length
+    ) {
       this.group.running = true;
       return Promise.resolve();
     }
@@ -250,7 +256,8 @@ export class SqliteConnection {
   private runNow<R>(text: string, params: unknown[]): QueryResult<R> {
     try {
       const statement = this.prepare(text);
-      if (statement.columnNames.length > 0) return { rows: statement.all(...(params as SQLQueryBindings[])) as R[], affected: 0 };
+      if (statement.columnNames.length > 0)
+        return { rows: statement.all(...(params as SQLQueryBindings[])) as R[], affected: 0 };
       return { rows: [], affected: statement.run(...(params as SQLQueryBindings[])).changes };
     } catch (error) {
       throw translateError(error);

@@ -106,7 +106,10 @@ export function openSqliteStore(path: string): Store {
  * SQLite they would weigh on every light command (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 function postgresModules() {
-  return { kysely: require("kysely") as typeof import("kysely"), pg: require("./postgres-dialect") as typeof import("./postgres-dialect") };
+  return {
+    kysely: require("kysely") as typeof import("kysely"),
+    pg: require("./postgres-dialect") as typeof import("./postgres-dialect"),
+  };
 }
 
 /** Queries through Kysely, which owns PostgreSQL's pool, connections and transactions. */
@@ -123,7 +126,10 @@ function kyselyExecutor(db: Kysely<unknown>): Executor {
 
 /** The shared store: PostgreSQL, for several replicas. */
 export function openPostgresStore(url: string, poolSize = 10): Store {
-  const { kysely: { Kysely }, pg: { createPostgresPool, createSessionLock, postgresDialect } } = postgresModules();
+  const {
+    kysely: { Kysely },
+    pg: { createPostgresPool, createSessionLock, postgresDialect },
+  } = postgresModules();
   const db = new Kysely<unknown>({ dialect: postgresDialect(createPostgresPool({ url, poolSize })) });
   return {
     dialect: "postgres",
@@ -191,7 +197,12 @@ export async function ownedRowsByIds<R>(
 ): Promise<R[]> {
   const rows: R[] = [];
   for (const chunk of chunks(ids)) {
-    rows.push(...(await all<R>(tx, sql`SELECT ${sql.raw(columns)} FROM ${sql.table(table)} WHERE owner_id = ${ownerId} AND ${sql.raw(idColumn)} IN ${list(chunk)}`)));
+    rows.push(
+      ...(await all<R>(
+        tx,
+        sql`SELECT ${sql.raw(columns)} FROM ${sql.table(table)} WHERE owner_id = ${ownerId} AND ${sql.raw(idColumn)} IN ${list(chunk)}`,
+      )),
+    );
   }
   return rows;
 }
@@ -203,7 +214,10 @@ export const KEY_PAGE = 2_000;
  * Every `(owner_id, id)` of a table with a `seq` column, in keyset pages: no cursor or
  * transaction stays open between pages. `table` is a code constant, never user input.
  */
-export async function* ownedKeysBySeq(tx: Executor, table: "memories" | "chat_messages"): AsyncGenerator<{ ownerId: string; id: string }> {
+export async function* ownedKeysBySeq(
+  tx: Executor,
+  table: "memories" | "chat_messages",
+): AsyncGenerator<{ ownerId: string; id: string }> {
   for (let after = 0; ; ) {
     const page = await all<{ seq: number; owner_id: string; id: string }>(
       tx,

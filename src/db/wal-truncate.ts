@@ -29,7 +29,10 @@ export function scheduleWalTruncate(o: WalTruncateOptions): ScheduledTask {
     const until = Date.now() + everyMs - RETRY_MS;
     while (!(await o.truncate())) {
       if (o.scheduler.stopped || Date.now() >= until) {
-        if (!warned) o.log.warn("the SQLite WAL could not be cut: another process holds it; deleted text may stay in it until it lets go");
+        if (!warned)
+          o.log.warn(
+            "the SQLite WAL could not be cut: another process holds it; deleted text may stay in it until it lets go",
+          );
         warned = true;
         return;
       }

@@ -35,11 +35,21 @@ export function deriveEdges(docs: IndexedDocument[]): BlockEdge[] {
       for (const match of block.content.matchAll(WIKI_LINK)) {
         const target = match[1].trim();
         if (!target) continue;
-        edges.push({ type: "wiki_link", from, to: { documentId: bySlug.get(slugify(target)) ?? null, blockId: null }, target });
+        edges.push({
+          type: "wiki_link",
+          from,
+          to: { documentId: bySlug.get(slugify(target)) ?? null, blockId: null },
+          target,
+        });
       }
       for (const match of block.content.matchAll(BLOCK_REF)) {
         const target = match[1];
-        edges.push({ type: "block_ref", from, to: { documentId: byBlock.get(target) ?? null, blockId: target }, target });
+        edges.push({
+          type: "block_ref",
+          from,
+          to: { documentId: byBlock.get(target) ?? null, blockId: target },
+          target,
+        });
       }
     }
   }

@@ -28,20 +28,38 @@ export function createRebuilds(d: RebuildDeps) {
   const { view, repo, outbox, store } = d;
 
   /** Queues sources once each (see `repo.requeue`), in the batch's transaction. */
-  async function requeue(tx: Executor, ownerId: string, kind: "block" | "message", ids: string[], fresh?: ReadonlySet<string>) {
+  async function requeue(
+    tx: Executor,
+    ownerId: string,
+    kind: "block" | "message",
+    ids: string[],
+    fresh?: ReadonlySet<string>,
+  ) {
     const byOp = await repo.requeue(tx, ownerId, kind, ids, fresh);
     for (const op of ["insert", "sync"] as const) {
-      if (byOp[op].length) await outbox.enqueueMany(tx, byOp[op].map((sourceId) => ({ ownerId, kind, sourceId })), op);
+      if (byOp[op].length)
+        await outbox.enqueueMany(
+          tx,
+          byOp[op].map((sourceId) => ({ ownerId, kind, sourceId })),
+          op,
+        );
     }
   }
 
   /** Visits a workspace's view entries in id-ordered batches, one transaction each. */
-  async function eachViewBatch(ownerId: string, workspaceId: string, visit: (tx: Executor, ids: string[]) => Promise<number>): Promise<number> {
+  async function eachViewBatch(
+    ownerId: string,
+    workspaceId: string,
+    visit: (tx: Executor, ids: string[]) => Promise<number>,
+  ): Promise<number> {
     let total = 0;
     for (let after: string | null = null; ; ) {
       const { count, last } = await store.transaction(async (tx) => {
         const ids = await view.idsByWorkspace(tx, ownerId, workspaceId, after, REBUILD_BATCH);
-        return { count: ids.length ? await visit(tx, ids) : 0, last: ids.length === REBUILD_BATCH ? ids[ids.length - 1] : null };
+        return {
+          count: ids.length ? await visit(tx, ids) : 0,
+          last: ids.length === REBUILD_BATCH ? ids[ids.length - 1] : null,
+        };
       });
       total += count;
       if (last === null) return total;
@@ -76,11 +94,25 @@ export function createRebuilds(d: RebuildDeps) {
       let reindexed = 0;
       for (let afterSeq = 0; ; ) {
         const { rows, more } = await store.transaction(async (tx) => {
-          const batch = await d.documents.listIndexSourcesPage(tx, ownerId, workspaceId, afterSeq, REBUILD_BATCH, REBUILD_BATCH_BYTES);
+          const batch = await d.documents.listIndexSourcesPage(
+            tx,
+            ownerId,
+            workspaceId,
+            afterSeq,
+            REBUILD_BATCH,
+            REBUILD_BATCH_BYTES,
+          );
           const now = new Date().toISOString();
           const fresh = new Set<string>();
           for (const doc of batch.rows) if (await view.put(tx, snapshotOf(doc, now))) fresh.add(doc.id);
-          if (batch.rows.length) await requeue(tx, ownerId, "block", batch.rows.map((doc) => doc.id), fresh);
+          if (batch.rows.length)
+            await requeue(
+              tx,
+              ownerId,
+              "block",
+              batch.rows.map((doc) => doc.id),
+              fresh,
+            );
           return batch;
         });
         reindexed += rows.length;
@@ -93,7 +125,13 @@ export function createRebuilds(d: RebuildDeps) {
           for (let messageSeq = 0; ; ) {
             const keys = await store.transaction(async (tx) => {
               const page = await d.chats.messageKeysPage(tx, ownerId, thread.id, messageSeq, REBUILD_BATCH);
-              if (page.length) await requeue(tx, ownerId, "message", page.map((key) => key.id));
+              if (page.length)
+                await requeue(
+                  tx,
+                  ownerId,
+                  "message",
+                  page.map((key) => key.id),
+                );
               return page;
             });
             if (keys.length < REBUILD_BATCH) break;

@@ -13,7 +13,11 @@ export interface ViewCounts {
 
 // Aliases are snake_case: PostgreSQL folds unquoted identifiers to lower case.
 type StoredCounts = {
-  documents: number; indexed_documents: number; unindexed_documents: number; stale_documents: number; outdated_documents: number;
+  documents: number;
+  indexed_documents: number;
+  unindexed_documents: number;
+  stale_documents: number;
+  outdated_documents: number;
   last_indexed_at: string | null;
 };
 
@@ -38,8 +42,12 @@ export function createDerivedIndexRepository() {
           (SELECT MAX(indexed_at) FROM indexed_documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}) AS last_indexed_at`,
       ))!;
       return {
-        documents: r.documents, indexedDocuments: r.indexed_documents, unindexedDocuments: r.unindexed_documents,
-        staleDocuments: r.stale_documents, outdatedDocuments: r.outdated_documents, lastIndexedAt: r.last_indexed_at,
+        documents: r.documents,
+        indexedDocuments: r.indexed_documents,
+        unindexedDocuments: r.unindexed_documents,
+        staleDocuments: r.stale_documents,
+        outdatedDocuments: r.outdated_documents,
+        lastIndexedAt: r.last_indexed_at,
       };
     },
     /** Outbox rows still waiting for this workspace's documents and threads. */
@@ -65,7 +73,9 @@ export function createDerivedIndexRepository() {
      * has failed and waits for a retry. While it fails, the indexer stops trying the rest.
      */
     async embedderFailing(tx: Executor): Promise<boolean> {
-      return (await first(tx, sql`SELECT 1 AS one FROM outbox WHERE stage = 'vector' AND attempts > 0 LIMIT 1`)) !== null;
+      return (
+        (await first(tx, sql`SELECT 1 AS one FROM outbox WHERE stage = 'vector' AND attempts > 0 LIMIT 1`)) !== null
+      );
     },
     /**
      * Queues sources of one owner and kind for the indexer, once each: rows still pending
@@ -77,17 +87,28 @@ export function createDerivedIndexRepository() {
      * Replacing rather than skipping is safe against the indexer: a row it is working on
      * right now may be deleted here, and the new row makes it run again.
      */
-    async requeue(tx: Executor, ownerId: string, kind: "block" | "message", ids: string[], fresh: ReadonlySet<string> = new Set()) {
+    async requeue(
+      tx: Executor,
+      ownerId: string,
+      kind: "block" | "message",
+      ids: string[],
+      fresh: ReadonlySet<string> = new Set(),
+    ) {
       const byOp: Record<OutboxOp, string[]> = { insert: [], sync: [], rebuild: [] };
       for (const chunk of chunks(ids)) {
         const pending = new Set(
-          (await all<{ source_id: string }>(
-            tx,
-            sql`SELECT DISTINCT source_id FROM outbox WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(chunk)}`,
-          )).map((r) => r.source_id),
+          (
+            await all<{ source_id: string }>(
+              tx,
+              sql`SELECT DISTINCT source_id FROM outbox WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(chunk)}`,
+            )
+          ).map((r) => r.source_id),
         );
         if (pending.size) {
-          await run(tx, sql`DELETE FROM outbox WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list([...pending])}`);
+          await run(
+            tx,
+            sql`DELETE FROM outbox WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list([...pending])}`,
+          );
         }
         for (const id of chunk) byOp[fresh.has(id) && !pending.has(id) ? "insert" : "sync"].push(id);
       }

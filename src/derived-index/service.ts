@@ -38,7 +38,10 @@ export interface DerivedIndexDeps {
  */
 function blockedVectorsNote(pendingVectors: number, embedderSpace: string | null, failing: boolean): string | null {
   if (pendingVectors === 0 || (embedderSpace !== null && !failing)) return null;
-  const why = embedderSpace === null ? "no embedding model is configured" : `the embedding model (${embedderSpace}) cannot answer now; they are retried`;
+  const why =
+    embedderSpace === null
+      ? "no embedding model is configured"
+      : `the embedding model (${embedderSpace}) cannot answer now; they are retried`;
   return `${pendingVectors} vector job(s) wait for an embedding model: ${why}. Full-text search covers this workspace meanwhile.`;
 }
 
@@ -55,7 +58,11 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     await indexer.flush(ownerId);
     const counts = await d.repo.viewCounts(store.db, ownerId, workspaceId);
     const pending = await d.repo.pending(store.db, ownerId, workspaceId);
-    const note = blockedVectorsNote(pending.vector, d.embedderSpace, pending.vector > 0 && (await d.repo.embedderFailing(store.db)));
+    const note = blockedVectorsNote(
+      pending.vector,
+      d.embedderSpace,
+      pending.vector > 0 && (await d.repo.embedderFailing(store.db)),
+    );
     // The index as the writer last wrote it (another process may be the writer).
     const { items: blocks, withVectors: vectors } = await engine.countIndexed(ownerId, ["block"], { workspaceId });
     const { items: messages } = await engine.countIndexed(ownerId, ["message"], { workspaceId }, { vectors: false });
@@ -65,10 +72,16 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
       status: pending.text > 0 || (pending.vector > 0 && note === null) ? "indexing" : "ready",
       note,
       documents: {
-        stored: counts.documents, indexed: counts.indexedDocuments, unindexed: counts.unindexedDocuments,
-        stale: counts.staleDocuments, outdated: counts.outdatedDocuments,
+        stored: counts.documents,
+        indexed: counts.indexedDocuments,
+        unindexed: counts.unindexedDocuments,
+        stale: counts.staleDocuments,
+        outdated: counts.outdatedDocuments,
       },
-      blocks, vectors, messages, pending,
+      blocks,
+      vectors,
+      messages,
+      pending,
       lastIndexedAt: counts.lastIndexedAt,
       indexerLastRunAt: stats.lastIndexedAt,
       embeddingModel: d.embedderSpace,
@@ -78,20 +91,39 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
 
   const toRaw = (docs: IndexedDocument[]) =>
     docs.map((doc) => ({
-      id: doc.documentId, title: doc.title, documentType: doc.documentType, indexedAt: doc.indexedAt,
+      id: doc.documentId,
+      title: doc.title,
+      documentType: doc.documentType,
+      indexedAt: doc.indexedAt,
       blocks: doc.blocks.map(({ id, type, content }) => ({ id, type, content })),
     }));
 
   /** The whole derived index of a workspace (the block-index fallback). */
-  async function derivedIndex(ownerId: string, workspaceId: string): Promise<Omit<DerivedBlockIndex, "nextCursor" | "hasMore">> {
+  async function derivedIndex(
+    ownerId: string,
+    workspaceId: string,
+  ): Promise<Omit<DerivedBlockIndex, "nextCursor" | "hasMore">> {
     const documents = toRaw(await view.listByWorkspace(store.db, ownerId, workspaceId));
-    return { version: 1, source: "derived", workspaceId, documents, blockCount: documents.reduce((n, doc) => n + doc.blocks.length, 0) };
+    return {
+      version: 1,
+      source: "derived",
+      workspaceId,
+      documents,
+      blockCount: documents.reduce((n, doc) => n + doc.blocks.length, 0),
+    };
   }
 
-  async function putArtifact<T>(ownerId: string, workspaceId: string, kind: ArtifactKind, field: string, value: T): Promise<T> {
+  async function putArtifact<T>(
+    ownerId: string,
+    workspaceId: string,
+    kind: ArtifactKind,
+    field: string,
+    value: T,
+  ): Promise<T> {
     await workspaces.requireOwned(ownerId, workspaceId);
     const size = Buffer.byteLength(JSON.stringify(value), "utf8");
-    if (size > MAX_ARTIFACT_BYTES) throw payloadTooLarge(`${field}: is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (5 MB)`);
+    if (size > MAX_ARTIFACT_BYTES)
+      throw payloadTooLarge(`${field}: is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (5 MB)`);
     await artifacts.put(store.db, ownerId, workspaceId, kind, value, new Date().toISOString());
     return value;
   }
@@ -108,12 +140,23 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
       const paging = pager(d.cursors, ownerId, `index-raw:${workspaceId}`);
       const { limit, after } = paging.start(request);
       const position = after === null ? null : (JSON.parse(after) as { c: string; d: string });
-      const rows = await view.pageByWorkspace(store.db, ownerId, workspaceId, position && { createdAt: position.c, documentId: position.d }, limit + 1);
+      const rows = await view.pageByWorkspace(
+        store.db,
+        ownerId,
+        workspaceId,
+        position && { createdAt: position.c, documentId: position.d },
+        limit + 1,
+      );
       const page = paging.page(rows, limit, (doc) => JSON.stringify({ c: doc.createdAt, d: doc.documentId }));
       const documents = toRaw(page.items);
       return {
-        version: 1, source: "derived", workspaceId, documents, blockCount: documents.reduce((n, doc) => n + doc.blocks.length, 0),
-        nextCursor: page.nextCursor, hasMore: page.hasMore,
+        version: 1,
+        source: "derived",
+        workspaceId,
+        documents,
+        blockCount: documents.reduce((n, doc) => n + doc.blocks.length, 0),
+        nextCursor: page.nextCursor,
+        hasMore: page.hasMore,
       };
     },
 
@@ -123,7 +166,10 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
       const removed = await rebuilds.clear(ownerId, workspaceId);
       await artifacts.delete(store.db, ownerId, workspaceId, "block_index");
       await indexer.flush(ownerId);
-      return { success: true as const, message: `cleared ${removed} document(s) from the index of workspace ${workspaceId}` };
+      return {
+        success: true as const,
+        message: `cleared ${removed} document(s) from the index of workspace ${workspaceId}`,
+      };
     },
 
     /**
@@ -146,7 +192,9 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     /** The client's stored block index, else the derived one. */
     async blockIndex(ownerId: string, workspaceId: string): Promise<Record<string, unknown>> {
       await workspaces.requireOwned(ownerId, workspaceId);
-      const stored = (await artifacts.get(store.db, ownerId, workspaceId, "block_index")) as Record<string, unknown> | undefined;
+      const stored = (await artifacts.get(store.db, ownerId, workspaceId, "block_index")) as
+        | Record<string, unknown>
+        | undefined;
       return stored ?? (await derivedIndex(ownerId, workspaceId));
     },
     putBlockIndex: (ownerId: string, workspaceId: string, index: Record<string, unknown>) =>
@@ -155,11 +203,17 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
     /** The client's stored manifest, else a derived summary of the workspace's vectors. */
     async manifest(ownerId: string, workspaceId: string): Promise<Record<string, unknown>> {
       await workspaces.requireOwned(ownerId, workspaceId);
-      const stored = (await artifacts.get(store.db, ownerId, workspaceId, "vector_manifest")) as Record<string, unknown> | undefined;
+      const stored = (await artifacts.get(store.db, ownerId, workspaceId, "vector_manifest")) as
+        | Record<string, unknown>
+        | undefined;
       if (stored) return stored;
       const current = await status(ownerId, workspaceId);
       return {
-        version: 1, source: "derived", workspaceId, embeddingModel: current.embeddingModel, dimension: current.vectorDimension,
+        version: 1,
+        source: "derived",
+        workspaceId,
+        embeddingModel: current.embeddingModel,
+        dimension: current.vectorDimension,
         vectors: current.vectors,
       };
     },
@@ -172,7 +226,8 @@ export function createDerivedIndexService(d: DerivedIndexDeps) {
       const stored = (await artifacts.get(store.db, ownerId, workspaceId, "block_edges")) as EdgesValue | undefined;
       return stored ?? deriveEdges(await view.listByWorkspace(store.db, ownerId, workspaceId));
     },
-    putEdges: (ownerId: string, workspaceId: string, edges: EdgesValue) => putArtifact(ownerId, workspaceId, "block_edges", "edges", edges),
+    putEdges: (ownerId: string, workspaceId: string, edges: EdgesValue) =>
+      putArtifact(ownerId, workspaceId, "block_edges", "edges", edges),
   };
 }
 export type DerivedIndexService = ReturnType<typeof createDerivedIndexService>;

@@ -11,7 +11,9 @@ export function inspectQueryFilter(filter: Record<string, unknown> | undefined) 
   if (!filter) return { count: 0, documentType: undefined, metadata: {} };
   for (const key of Object.keys(filter)) {
     if (key === "eq") continue;
-    throw badRequest(`filter.${key}: is not a filter operator; the one supported is eq (e.g. {"eq": {"document_type": "note"}})`);
+    throw badRequest(
+      `filter.${key}: is not a filter operator; the one supported is eq (e.g. {"eq": {"document_type": "note"}})`,
+    );
   }
   const eq = (filter.eq ?? {}) as Record<string, unknown>;
   const documentType = oneOf<string>(eq, ["document_type", "documentType"], "filter.eq.");

@@ -13,6 +13,9 @@ export function documentsQueryRoutes(auth: AuthService, service: DocumentsQueryS
       auth: "memory:read",
       body: DocumentsQueryBody,
       response: { 200: DocumentsQueryResponse, ...errorResponses() },
-      detail: { tags: ["documents"], summary: "Search document blocks and chat messages (and memories, files) semantic-first" },
+      detail: {
+        tags: ["documents"],
+        summary: "Search document blocks and chat messages (and memories, files) semantic-first",
+      },
     });
 }

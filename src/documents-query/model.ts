@@ -31,7 +31,9 @@ export const DocumentsQueryBody = t.Object({
           ),
         ),
       },
-      { description: "eq is the only operator (any other key is a 400); at most 32 keys together with metadata.filters" },
+      {
+        description: "eq is the only operator (any other key is a 400); at most 32 keys together with metadata.filters",
+      },
     ),
   ),
   metadata: t.Optional(t.Object({ filters: t.Optional(SearchFilters) }, { additionalProperties: true })),

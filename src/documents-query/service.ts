@@ -34,7 +34,12 @@ function kindsOf(include: DocumentsQueryBody["include"]): SearchKind[] {
 }
 
 /** The engine filters of a query: workspace, session, document type and metadata equality. */
-function filtersOf(body: DocumentsQueryBody, workspaceId: string | undefined, kinds: SearchKind[], eq: ReturnType<typeof inspectQueryFilter>): SearchFilters {
+function filtersOf(
+  body: DocumentsQueryBody,
+  workspaceId: string | undefined,
+  kinds: SearchKind[],
+  eq: ReturnType<typeof inspectQueryFilter>,
+): SearchFilters {
   const fromMetadata = toSearchFilters(body.metadata?.filters);
   const metadata = { ...(fromMetadata.metadata ?? {}), ...eq.metadata };
   return {
@@ -68,7 +73,10 @@ function toItem(hit: SearchHit, threadId: string | null, titles: Map<string, str
     documentId: hit.kind === "block" ? hit.sourceId : null,
     threadId,
     workspaceId: hit.workspaceId,
-    title: titles.get(hit.kind === "block" ? hit.sourceId : hit.kind === "file" ? `file:${hit.sourceId}` : `thread:${threadId}`) ?? null,
+    title:
+      titles.get(
+        hit.kind === "block" ? hit.sourceId : hit.kind === "file" ? `file:${hit.sourceId}` : `thread:${threadId}`,
+      ) ?? null,
     score: hit.score,
     snippet: snippet(hit.text, query),
     content: hit.text,
@@ -90,14 +98,27 @@ export function createDocumentsQueryService(d: DocumentsQueryDeps) {
     return titles;
   }
 
-  async function titlesOf(ownerId: string, hits: SearchHit[], threadOf: Map<string, string>): Promise<Map<string, string>> {
+  async function titlesOf(
+    ownerId: string,
+    hits: SearchHit[],
+    threadOf: Map<string, string>,
+  ): Promise<Map<string, string>> {
     const db = d.store.db;
     const docIds = [...new Set(hits.filter((h) => h.kind === "block").map((h) => h.sourceId))];
-    const threadIds = [...new Set(hits.filter((h) => h.kind === "message").map((h) => threadOf.get(h.sourceId)).filter((id) => id !== undefined))];
+    const threadIds = [
+      ...new Set(
+        hits
+          .filter((h) => h.kind === "message")
+          .map((h) => threadOf.get(h.sourceId))
+          .filter((id) => id !== undefined),
+      ),
+    ];
     const titles = await documentTitles(ownerId, docIds);
-    for (const [id, thread] of await d.chats.getThreads(db, ownerId, threadIds)) titles.set(`thread:${id}`, thread.title);
+    for (const [id, thread] of await d.chats.getThreads(db, ownerId, threadIds))
+      titles.set(`thread:${id}`, thread.title);
     const fileKeys = [...new Set(hits.filter((h) => h.kind === "file").map((h) => h.sourceId))];
-    if (fileKeys.length) for (const [key, name] of await d.fileNames(db, ownerId, fileKeys)) titles.set(`file:${key}`, name);
+    if (fileKeys.length)
+      for (const [key, name] of await d.fileNames(db, ownerId, fileKeys)) titles.set(`file:${key}`, name);
     return titles;
   }
 
@@ -109,20 +130,40 @@ export function createDocumentsQueryService(d: DocumentsQueryDeps) {
       if (workspaceId !== undefined) await d.workspaces.requireOwned(ownerId, workspaceId);
       const kinds = kindsOf(body.include);
       const result = kinds.length
-        ? await d.engine.search({ ownerId, query: body.query, kinds, filters: filtersOf(body, workspaceId, kinds, eq), limit, minScore: body.minScore, signals: body.signals })
+        ? await d.engine.search({
+            ownerId,
+            query: body.query,
+            kinds,
+            filters: filtersOf(body, workspaceId, kinds, eq),
+            limit,
+            minScore: body.minScore,
+            signals: body.signals,
+          })
         : { hits: [], mode: "fulltext_fallback" as const, strategy: "fulltext" as const, signals: [] };
       // A message is a source of its own in the index; answers name its thread.
-      const messages = await d.chats.getMessages(d.store.db, ownerId, result.hits.filter((h) => h.kind === "message").map((h) => h.sourceId));
+      const messages = await d.chats.getMessages(
+        d.store.db,
+        ownerId,
+        result.hits.filter((h) => h.kind === "message").map((h) => h.sourceId),
+      );
       const threadOf = new Map([...messages].map(([id, message]) => [id, message.threadId]));
       const titles = await titlesOf(ownerId, result.hits, threadOf);
       const items = result.hits.flatMap((hit) => {
         const threadId = hit.kind === "message" ? threadOf.get(hit.sourceId) : undefined;
         // A message deleted since the search read it is dropped, as the engine drops any stale hit.
-        return hit.kind === "message" && threadId === undefined ? [] : [toItem(hit, threadId ?? null, titles, body.query)];
+        return hit.kind === "message" && threadId === undefined
+          ? []
+          : [toItem(hit, threadId ?? null, titles, body.query)];
       });
       return {
-        query: body.query, mode: result.mode, strategy: result.strategy, signals: [...result.signals], query_strategy: QUERY_STRATEGY,
-        items, results: items, contextText: renderContextText(items),
+        query: body.query,
+        mode: result.mode,
+        strategy: result.strategy,
+        signals: [...result.signals],
+        query_strategy: QUERY_STRATEGY,
+        items,
+        results: items,
+        contextText: renderContextText(items),
       };
     },
   };

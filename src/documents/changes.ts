@@ -44,7 +44,10 @@ export function fromUnifiedBody(body: CreateDocumentBody | PatchDocumentBody): D
   // A caller that sends a key asks for encryption at rest: the service seals the payloads.
   const clientKey = oneOf<string>(body, ["client_key", "clientKey"]);
   return dropUndefined({
-    encryptionKey: clientKey === undefined ? undefined : parseClientKey(clientKey, body.client_key !== undefined ? "client_key" : "clientKey"),
+    encryptionKey:
+      clientKey === undefined
+        ? undefined
+        : parseClientKey(clientKey, body.client_key !== undefined ? "client_key" : "clientKey"),
     title: body.title,
     documentType: oneOf<string>(body, ["document_type", "documentType"]),
     rootBlockId: oneOf<string>(body, ["root_block_id", "rootBlockId"]),
@@ -76,7 +79,8 @@ export function requireWorkspaceId(source: { workspace_id?: string; workspaceId?
 /** Checks indexable blocks and fills in the default type; duplicate ids are refused. */
 export function toBlocks(blocks: IndexableBlockInput[] | undefined, field: string): IndexedBlock[] | undefined {
   if (!blocks) return undefined;
-  if (blocks.length > LIMITS.blocks) throw payloadTooLarge(`${field}: has ${blocks.length} blocks; the limit is ${LIMITS.blocks}`);
+  if (blocks.length > LIMITS.blocks)
+    throw payloadTooLarge(`${field}: has ${blocks.length} blocks; the limit is ${LIMITS.blocks}`);
   const seen = new Set<string>();
   return blocks.map((block, i) => {
     if (seen.has(block.id)) throw badRequest(`${field}.${i}.id: duplicate block id '${block.id}'`);
@@ -89,21 +93,31 @@ const bytes = (value: unknown) => Buffer.byteLength(typeof value === "string" ? 
 const MB = (n: number) => `${n} bytes (${n / 1024 / 1024} MB)`;
 
 /** How a limit message names the fields: the unified routes use snake_case, the legacy routes camelCase. */
-export const SNAKE_NAMES = { documentPayload: "document_payload", markdown: "markdown", blocksPayload: "blocks_payload" };
+export const SNAKE_NAMES = {
+  documentPayload: "document_payload",
+  markdown: "markdown",
+  blocksPayload: "blocks_payload",
+};
 export const CAMEL_NAMES = { documentPayload: "documentPayload", markdown: "markdown", blocksPayload: "blocksPayload" };
 
 /** The size limits (413 naming the field; docs/api.md#requests-and-limits); indexable block counts are checked by `toBlocks`. */
 export function checkLimits(changes: DocumentChanges, names = SNAKE_NAMES): void {
   if (changes.documentPayload !== undefined) {
     const size = bytes(changes.documentPayload);
-    if (size > LIMITS.documentPayloadBytes) throw payloadTooLarge(`${names.documentPayload}: is ${size} bytes; the limit is ${MB(LIMITS.documentPayloadBytes)}`);
+    if (size > LIMITS.documentPayloadBytes)
+      throw payloadTooLarge(
+        `${names.documentPayload}: is ${size} bytes; the limit is ${MB(LIMITS.documentPayloadBytes)}`,
+      );
   }
   if (changes.markdown !== undefined) {
     const size = bytes(changes.markdown);
-    if (size > LIMITS.markdownBytes) throw payloadTooLarge(`${names.markdown}: is ${size} bytes; the limit is ${MB(LIMITS.markdownBytes)}`);
+    if (size > LIMITS.markdownBytes)
+      throw payloadTooLarge(`${names.markdown}: is ${size} bytes; the limit is ${MB(LIMITS.markdownBytes)}`);
   }
   if (Array.isArray(changes.blocksPayload) && changes.blocksPayload.length > LIMITS.blocks) {
-    throw payloadTooLarge(`${names.blocksPayload}: has ${changes.blocksPayload.length} blocks; the limit is ${LIMITS.blocks}`);
+    throw payloadTooLarge(
+      `${names.blocksPayload}: has ${changes.blocksPayload.length} blocks; the limit is ${LIMITS.blocks}`,
+    );
   }
 }
 
@@ -115,7 +129,8 @@ export function nextMetadata(current: Record<string, unknown>, changes: Document
     else next[key] = value;
   }
   const size = bytes(next);
-  if (size > LIMITS.metadataBytes) throw payloadTooLarge(`metadata: is ${size} bytes; the limit is ${LIMITS.metadataBytes} bytes`);
+  if (size > LIMITS.metadataBytes)
+    throw payloadTooLarge(`metadata: is ${size} bytes; the limit is ${LIMITS.metadataBytes} bytes`);
   return next;
 }
 

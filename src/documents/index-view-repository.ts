@@ -2,12 +2,28 @@ import { all, first, KEY_PAGE, ownedRowsByIds, run, sql, type Executor, type Sql
 import type { IndexedDocument } from "./index-view";
 
 type Stored = {
-  owner_id: string; document_id: string; workspace_id: string; document_type: string; title: string; root_block_id: string | null; metadata: string;
-  blocks: string; created_at: string; indexed_at: string;
+  owner_id: string;
+  document_id: string;
+  workspace_id: string;
+  document_type: string;
+  title: string;
+  root_block_id: string | null;
+  metadata: string;
+  blocks: string;
+  created_at: string;
+  indexed_at: string;
 };
 const toRow = (r: Stored): IndexedDocument => ({
-  ownerId: r.owner_id, documentId: r.document_id, workspaceId: r.workspace_id, documentType: r.document_type, title: r.title,
-  rootBlockId: r.root_block_id, metadata: JSON.parse(r.metadata), blocks: JSON.parse(r.blocks), createdAt: r.created_at, indexedAt: r.indexed_at,
+  ownerId: r.owner_id,
+  documentId: r.document_id,
+  workspaceId: r.workspace_id,
+  documentType: r.document_type,
+  title: r.title,
+  rootBlockId: r.root_block_id,
+  metadata: JSON.parse(r.metadata),
+  blocks: JSON.parse(r.blocks),
+  createdAt: r.created_at,
+  indexedAt: r.indexed_at,
 });
 
 /** Where a page of a workspace's view entries starts: after this (created_at, document_id). */
@@ -27,7 +43,10 @@ export function createIndexViewRepository() {
     /** Puts a snapshot; true when the document had none before (an `insert` for the outbox). */
     async put(tx: Executor, row: IndexedDocument): Promise<boolean> {
       const existed =
-        (await first(tx, sql`SELECT 1 AS one FROM indexed_documents WHERE owner_id = ${row.ownerId} AND document_id = ${row.documentId}`)) !== null;
+        (await first(
+          tx,
+          sql`SELECT 1 AS one FROM indexed_documents WHERE owner_id = ${row.ownerId} AND document_id = ${row.documentId}`,
+        )) !== null;
       await run(
         tx,
         sql`INSERT INTO indexed_documents (owner_id, document_id, workspace_id, document_type, title, root_block_id, metadata, blocks, created_at, indexed_at)
@@ -40,14 +59,21 @@ export function createIndexViewRepository() {
       return !existed;
     },
     async delete(tx: Executor, ownerId: string, documentId: string): Promise<boolean> {
-      return (await run(tx, sql`DELETE FROM indexed_documents WHERE owner_id = ${ownerId} AND document_id = ${documentId}`)) > 0;
+      return (
+        (await run(
+          tx,
+          sql`DELETE FROM indexed_documents WHERE owner_id = ${ownerId} AND document_id = ${documentId}`,
+        )) > 0
+      );
     },
     /** Deletes a workspace's entries (a legacy delete may have left some whose document is gone); their document ids. */
     async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<string[]> {
-      return (await all<{ document_id: string }>(
-        tx,
-        sql`DELETE FROM indexed_documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} RETURNING document_id`,
-      )).map((r) => r.document_id);
+      return (
+        await all<{ document_id: string }>(
+          tx,
+          sql`DELETE FROM indexed_documents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} RETURNING document_id`,
+        )
+      ).map((r) => r.document_id);
     },
     /** Every entry of a workspace (edge derivation), in creation order. */
     async listByWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<IndexedDocument[]> {
@@ -58,7 +84,13 @@ export function createIndexViewRepository() {
       return rows.map(toRow);
     },
     /** Up to `limit` entries of a workspace after `after`, in creation order (index/raw pages). */
-    async pageByWorkspace(tx: Executor, ownerId: string, workspaceId: string, after: ViewPosition | null, limit: number): Promise<IndexedDocument[]> {
+    async pageByWorkspace(
+      tx: Executor,
+      ownerId: string,
+      workspaceId: string,
+      after: ViewPosition | null,
+      limit: number,
+    ): Promise<IndexedDocument[]> {
       const from = after ? sql`AND (created_at, document_id) > (${after.createdAt}, ${after.documentId})` : sql``;
       const rows = await all<Stored>(
         tx,
@@ -68,7 +100,13 @@ export function createIndexViewRepository() {
       return rows.map(toRow);
     },
     /** Up to `limit` document ids of a workspace's entries after `afterId`, in id order (clear and reindex go in batches). */
-    async idsByWorkspace(tx: Executor, ownerId: string, workspaceId: string, afterId: string | null, limit: number): Promise<string[]> {
+    async idsByWorkspace(
+      tx: Executor,
+      ownerId: string,
+      workspaceId: string,
+      afterId: string | null,
+      limit: number,
+    ): Promise<string[]> {
       const from = afterId === null ? sql`` : sql`AND document_id > ${afterId}`;
       const rows = await all<{ document_id: string }>(
         tx,
@@ -99,4 +137,3 @@ export function createIndexViewRepository() {
   };
 }
 export type IndexViewRepository = ReturnType<typeof createIndexViewRepository>;
-

@@ -27,14 +27,36 @@ export function snapshotOf(doc: Omit<IndexSource, "seq">, indexedAt: string): In
     ? doc.indexableBlocks.map(({ id, type, content }) => ({ id, type, content }))
     : markdownBlocks(doc.markdown);
   return {
-    ownerId: doc.ownerId, documentId: doc.id, workspaceId: doc.workspaceId, documentType: doc.documentType, title: doc.title,
-    rootBlockId: doc.rootBlockId, metadata: doc.metadata, blocks, createdAt: doc.createdAt, indexedAt,
+    ownerId: doc.ownerId,
+    documentId: doc.id,
+    workspaceId: doc.workspaceId,
+    documentType: doc.documentType,
+    title: doc.title,
+    rootBlockId: doc.rootBlockId,
+    metadata: doc.metadata,
+    blocks,
+    createdAt: doc.createdAt,
+    indexedAt,
   };
 }
 
 /** The index view of documents, as a user's export carries it. */
 export const INDEX_VIEW_TABLE: OwnedTable = {
-  table: "indexed_documents", owner: "owner_id",
-  columns: ["owner_id", "document_id", "workspace_id", "document_type", "title", "root_block_id", "metadata", "blocks", "created_at", "indexed_at"],
-  json: ["metadata", "blocks"], orderBy: "document_id", idColumns: ["document_id"],
+  table: "indexed_documents",
+  owner: "owner_id",
+  columns: [
+    "owner_id",
+    "document_id",
+    "workspace_id",
+    "document_type",
+    "title",
+    "root_block_id",
+    "metadata",
+    "blocks",
+    "created_at",
+    "indexed_at",
+  ],
+  json: ["metadata", "blocks"],
+  orderBy: "document_id",
+  idColumns: ["document_id"],
 };

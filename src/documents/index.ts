@@ -8,8 +8,22 @@ import { parseClientKey } from "../crypto/client-key";
 import { DECRYPT_ERRORS_HEADER, decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { checkBodyWorkspace, fromUnifiedBody, requireWorkspaceId, type DocumentChanges } from "./changes";
 import {
-  CreateDocumentBody, CreatedSummaryEnvelope, DOCUMENT_BODY_LIMIT, Deleted, DeletedDocument, DocumentEnvelope, DocumentList, DocumentParams, DocumentWithContent, type FullDocument,
-  GetDocumentQuery, ListDocumentsQuery, PatchDocumentBody, SummaryEnvelope, WorkspaceDocumentParams, WorkspaceRefQuery,
+  CreateDocumentBody,
+  CreatedSummaryEnvelope,
+  DOCUMENT_BODY_LIMIT,
+  Deleted,
+  DeletedDocument,
+  DocumentEnvelope,
+  DocumentList,
+  DocumentParams,
+  DocumentWithContent,
+  type FullDocument,
+  GetDocumentQuery,
+  ListDocumentsQuery,
+  PatchDocumentBody,
+  SummaryEnvelope,
+  WorkspaceDocumentParams,
+  WorkspaceRefQuery,
 } from "./model";
 import { documentFieldSeals, documentSeals, toCreatedSummary, toFullDocument, toSummary } from "./present";
 import type { DocumentService } from "./service";
@@ -21,10 +35,13 @@ const tags = ["documents"];
  * reverse-proxy mode seals them with the caller's resolved key.
  */
 async function changesOf(
-  body: CreateDocumentBody | PatchDocumentBody, userId: string, writeKey: (userId: string, bodyKey: string | undefined) => Promise<Buffer | undefined>,
+  body: CreateDocumentBody | PatchDocumentBody,
+  userId: string,
+  writeKey: (userId: string, bodyKey: string | undefined) => Promise<Buffer | undefined>,
 ): Promise<DocumentChanges> {
   const changes = fromUnifiedBody(body);
-  const carriesPayload = changes.documentPayload !== undefined || changes.blocksPayload !== undefined || changes.markdown !== undefined;
+  const carriesPayload =
+    changes.documentPayload !== undefined || changes.blocksPayload !== undefined || changes.markdown !== undefined;
   if (carriesPayload) changes.encryptionKey ??= await writeKey(userId, undefined);
   return changes;
 }
@@ -38,20 +55,44 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
       "/v1/documents",
       async ({ principal, body, set, writeKey }) => {
         const workspaceId = requireWorkspaceId(body);
-        const { document } = await documents.create(principal.userId, workspaceId, body.id, await changesOf(body, principal.userId, writeKey), "unified");
+        const { document } = await documents.create(
+          principal.userId,
+          workspaceId,
+          body.id,
+          await changesOf(body, principal.userId, writeKey),
+          "unified",
+        );
         set.status = 201;
         return { document: toFullDocument(document) };
       },
-      { auth: "memory:write", decrypt: documentSeals, body: CreateDocumentBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 201: DocumentEnvelope, ...errorResponses() }, detail: { tags, summary: "Create a document" } },
+      {
+        auth: "memory:write",
+        decrypt: documentSeals,
+        body: CreateDocumentBody,
+        bodyLimit: DOCUMENT_BODY_LIMIT,
+        response: { 201: DocumentEnvelope, ...errorResponses() },
+        detail: { tags, summary: "Create a document" },
+      },
     )
     .patch(
       "/v1/documents/:id",
       async ({ principal, params, body, writeKey }) => {
-        const document = await documents.update(principal.userId, requireWorkspaceId(body), params.id, await changesOf(body, principal.userId, writeKey), "unified");
+        const document = await documents.update(
+          principal.userId,
+          requireWorkspaceId(body),
+          params.id,
+          await changesOf(body, principal.userId, writeKey),
+          "unified",
+        );
         return { document: toFullDocument(document) };
       },
       {
-        auth: "memory:write", decrypt: documentSeals, params: DocumentParams, body: PatchDocumentBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 200: DocumentEnvelope, ...errorResponses() },
+        auth: "memory:write",
+        decrypt: documentSeals,
+        params: DocumentParams,
+        body: PatchDocumentBody,
+        bodyLimit: DOCUMENT_BODY_LIMIT,
+        response: { 200: DocumentEnvelope, ...errorResponses() },
         detail: { tags, summary: "Update a document (only the fields sent); workspace_id required" },
       },
     )
@@ -62,7 +103,11 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { id: params.id, deleted: true as const };
       },
       {
-        auth: "memory:write", decrypt: true, params: DocumentParams, query: WorkspaceRefQuery, response: { 200: DeletedDocument, ...errorResponses() },
+        auth: "memory:write",
+        decrypt: true,
+        params: DocumentParams,
+        query: WorkspaceRefQuery,
+        response: { 200: DeletedDocument, ...errorResponses() },
         detail: { tags, summary: "Delete a document and its index entries; ?workspace_id= required" },
       },
     )
@@ -74,20 +119,39 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { documents: page.items.map(toSummary), nextCursor: page.nextCursor, hasMore: page.hasMore };
       },
       {
-        auth: "memory:read", decrypt: true, params: WorkspaceParams, query: ListDocumentsQuery, response: { 200: DocumentList, ...errorResponses() },
-        detail: { tags, summary: "List a workspace's documents (summaries, oldest first; ?limit= default 50, at most 200, and ?cursor=)" },
+        auth: "memory:read",
+        decrypt: true,
+        params: WorkspaceParams,
+        query: ListDocumentsQuery,
+        response: { 200: DocumentList, ...errorResponses() },
+        detail: {
+          tags,
+          summary:
+            "List a workspace's documents (summaries, oldest first; ?limit= default 50, at most 200, and ?cursor=)",
+        },
       },
     )
     .post(
       "/v1/workspaces/:workspaceId/documents",
       async ({ principal, params, body, set, writeKey }) => {
         checkBodyWorkspace(body);
-        const { document } = await documents.create(principal.userId, params.workspaceId, body.id, await changesOf(body, principal.userId, writeKey), "unified");
+        const { document } = await documents.create(
+          principal.userId,
+          params.workspaceId,
+          body.id,
+          await changesOf(body, principal.userId, writeKey),
+          "unified",
+        );
         set.status = 201;
         return { document: toCreatedSummary(document) };
       },
       {
-        auth: "memory:write", decrypt: documentSeals, params: WorkspaceParams, body: CreateDocumentBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 201: CreatedSummaryEnvelope, ...errorResponses() },
+        auth: "memory:write",
+        decrypt: documentSeals,
+        params: WorkspaceParams,
+        body: CreateDocumentBody,
+        bodyLimit: DOCUMENT_BODY_LIMIT,
+        response: { 201: CreatedSummaryEnvelope, ...errorResponses() },
         detail: { tags, summary: "Create a document in this workspace (the path's workspace id wins)" },
       },
     )
@@ -109,7 +173,11 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { document: full, blocks: full.blocks_payload, markdown: full.markdown };
       },
       {
-        auth: "memory:read", decrypt: documentSeals, params: WorkspaceDocumentParams, query: GetDocumentQuery, response: { 200: DocumentWithContent, ...errorResponses() },
+        auth: "memory:read",
+        decrypt: documentSeals,
+        params: WorkspaceDocumentParams,
+        query: GetDocumentQuery,
+        response: { 200: DocumentWithContent, ...errorResponses() },
         detail: { tags, summary: "Get a document with its blocks and markdown" },
       },
     )
@@ -117,11 +185,22 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
       "/v1/workspaces/:workspaceId/documents/:documentId",
       async ({ principal, params, body, writeKey }) => {
         checkBodyWorkspace(body);
-        const document = await documents.update(principal.userId, params.workspaceId, params.documentId, await changesOf(body, principal.userId, writeKey), "unified");
+        const document = await documents.update(
+          principal.userId,
+          params.workspaceId,
+          params.documentId,
+          await changesOf(body, principal.userId, writeKey),
+          "unified",
+        );
         return { document: toSummary(document) };
       },
       {
-        auth: "memory:write", decrypt: true, params: WorkspaceDocumentParams, body: PatchDocumentBody, bodyLimit: DOCUMENT_BODY_LIMIT, response: { 200: SummaryEnvelope, ...errorResponses() },
+        auth: "memory:write",
+        decrypt: true,
+        params: WorkspaceDocumentParams,
+        body: PatchDocumentBody,
+        bodyLimit: DOCUMENT_BODY_LIMIT,
+        response: { 200: SummaryEnvelope, ...errorResponses() },
         detail: { tags, summary: "Update a document (same patch logic as PATCH /v1/documents/:id)" },
       },
     )
@@ -132,7 +211,10 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
         return { deleted: true as const };
       },
       {
-        auth: "memory:write", decrypt: true, params: WorkspaceDocumentParams, response: { 200: Deleted, ...errorResponses() },
+        auth: "memory:write",
+        decrypt: true,
+        params: WorkspaceDocumentParams,
+        response: { 200: Deleted, ...errorResponses() },
         detail: { tags, summary: "Delete a document and its index entries" },
       },
     );

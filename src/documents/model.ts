@@ -17,11 +17,19 @@ export const LIMITS = {
  */
 export const DOCUMENT_BODY_LIMIT: BodyLimit = { bytes: 20 * MB, nodes: 1_000_000 };
 
-const Id = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$", description: "letters, digits, _ . : -" });
+const Id = t.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
+  description: "letters, digits, _ . : -",
+});
 const Title = t.String({ minLength: 1, maxLength: 500 });
 const DocumentType = t.String({ minLength: 1, maxLength: 64, description: "default 'note'" });
 const BlockId = t.String({ minLength: 1, maxLength: 256 });
-const ClientKey = t.String({ description: "a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored" });
+const ClientKey = t.String({
+  description:
+    "a 32-byte client key (64 hex or base64/base64url): payloads, blocks and markdown are stored encrypted with it; never stored",
+});
 
 export const DocumentPayload = t.Union([FreeObject, t.String()], {
   description: "an object, an encrypted envelope {format, ciphertext}, or an 'iv:tag:ct' string; at most 5 MB",
@@ -77,7 +85,9 @@ export const PatchDocumentBody = t.Object({
   title: t.Optional(Title),
   notebook_id: t.Optional(NotebookRef),
   notebookId: t.Optional(NotebookRef),
-  metadata_patch: t.Optional(t.Record(t.String(), t.Unknown(), { description: "keys merged into metadata; a null value removes the key" })),
+  metadata_patch: t.Optional(
+    t.Record(t.String(), t.Unknown(), { description: "keys merged into metadata; a null value removes the key" }),
+  ),
   ...ContentFields,
 });
 export type PatchDocumentBody = typeof PatchDocumentBody.static;
@@ -129,13 +139,23 @@ export const DocumentList = t.Object({
 export const DocumentWithContent = t.Object({ document: FullDocument, blocks: BlocksPayload, markdown: t.String() });
 
 export const DocumentParams = t.Object({ id: t.String({ minLength: 1, maxLength: 256 }) });
-export const WorkspaceDocumentParams = t.Object({ workspaceId: WorkspaceId, documentId: t.String({ minLength: 1, maxLength: 256 }) });
-export const WorkspaceRefQuery = t.Object({ workspace_id: t.Optional(WorkspaceId), workspaceId: t.Optional(WorkspaceId) });
+export const WorkspaceDocumentParams = t.Object({
+  workspaceId: WorkspaceId,
+  documentId: t.String({ minLength: 1, maxLength: 256 }),
+});
+export const WorkspaceRefQuery = t.Object({
+  workspace_id: t.Optional(WorkspaceId),
+  workspaceId: t.Optional(WorkspaceId),
+});
 export const ListDocumentsQuery = t.Object({
   notebookId: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
   notebook_id: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
   ...PageQueryFields,
 });
-export const GetDocumentQuery = t.Object({ clientKey: t.Optional(t.String({ description: "decrypts payload, blocks and markdown before the response is built" })) });
+export const GetDocumentQuery = t.Object({
+  clientKey: t.Optional(
+    t.String({ description: "decrypts payload, blocks and markdown before the response is built" }),
+  ),
+});
 export const DeletedDocument = t.Object({ id: t.String(), deleted: t.Literal(true) });
 export const Deleted = t.Object({ deleted: t.Literal(true) });

@@ -38,18 +38,28 @@ export function toSummary(row: DocumentHead): DocumentSummary {
 }
 
 /** The workspace-scoped create: a summary that also carries the other description's fields. */
-export const toCreatedSummary = (row: DocumentRow) => ({ ...toSummary(row), workspace_id: row.workspaceId, markdown: row.markdown });
+export const toCreatedSummary = (row: DocumentRow) => ({
+  ...toSummary(row),
+  workspace_id: row.workspaceId,
+  markdown: row.markdown,
+});
 
 /** The sealed fields of a document, by the names its responses give them. */
 const SEALED_FIELDS: Record<string, "documentPayload" | "blocksPayload" | "markdown"> = {
-  document_payload: "documentPayload", blocks_payload: "blocksPayload", markdown: "markdown",
+  document_payload: "documentPayload",
+  blocks_payload: "blocksPayload",
+  markdown: "markdown",
 };
 
 /**
  * Where a document's sealed fields sit in `fields` (`{document_payload, blocks_payload,
  * markdown}` or the legacy `{document, blocks, markdown}`), bound to `documentId`.
  */
-export function documentFieldSeals(ownerId: string, documentId: string, names: Record<string, string> = SEALED_FIELDS): SealLocator {
+export function documentFieldSeals(
+  ownerId: string,
+  documentId: string,
+  names: Record<string, string> = SEALED_FIELDS,
+): SealLocator {
   const bind = bindingFor(ownerId, "document", documentId);
   return (path) => (path.length === 1 && typeof path[0] === "string" && names[path[0]] ? bind(names[path[0]]) : null);
 }

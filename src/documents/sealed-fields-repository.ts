@@ -6,7 +6,14 @@ import { all, sql } from "../db/store";
 export const documentSealedFields: SealedFieldSource = {
   async page(tx, ownerId, after, limit) {
     const owned = ownerId === null ? sql`` : sql`owner_id = ${ownerId} AND`;
-    const rows = await all<{ seq: number; owner_id: string; id: string; document_payload: string; blocks_payload: string; markdown: string }>(
+    const rows = await all<{
+      seq: number;
+      owner_id: string;
+      id: string;
+      document_payload: string;
+      blocks_payload: string;
+      markdown: string;
+    }>(
       tx,
       sql`SELECT seq, owner_id, id, document_payload, blocks_payload, markdown FROM documents WHERE ${owned} seq > ${Number(after ?? 0)} ORDER BY seq LIMIT ${limit}`,
     );

@@ -4,7 +4,8 @@ import type { IndexedDocument } from "./index-view";
 import type { IndexViewRepository } from "./index-view-repository";
 
 /** The id a document's title is indexed under: its root block (the block that is the document itself). */
-export const titleItemId = (doc: Pick<IndexedDocument, "rootBlockId" | "documentId">) => doc.rootBlockId ?? doc.documentId;
+export const titleItemId = (doc: Pick<IndexedDocument, "rootBlockId" | "documentId">) =>
+  doc.rootBlockId ?? doc.documentId;
 
 /**
  * Feeds documents to the search index from the index view (not from the stored
@@ -22,8 +23,14 @@ export function blockSearchSource(view: IndexViewRepository): SearchSource<undef
         for (const doc of (await view.getMany(tx, ownerId, ids)).values()) {
           const ref = { ownerId, kind: "block" as const, sourceId: doc.documentId };
           const item = (itemId: string, text: string): SearchItem => ({
-            ...ref, itemId, workspaceId: doc.workspaceId, sessionId: null, documentType: doc.documentType,
-            metadata: doc.metadata, createdAtMs: Date.parse(doc.createdAt), text,
+            ...ref,
+            itemId,
+            workspaceId: doc.workspaceId,
+            sessionId: null,
+            documentType: doc.documentType,
+            metadata: doc.metadata,
+            createdAtMs: Date.parse(doc.createdAt),
+            text,
           });
           const seen = new Set<string>();
           const items: SearchItem[] = [];
@@ -40,7 +47,8 @@ export function blockSearchSource(view: IndexViewRepository): SearchSource<undef
       return out;
     },
     async *listAll(tx: Executor) {
-      for await (const key of view.allKeys(tx)) yield { ownerId: key.ownerId, kind: "block" as const, sourceId: key.documentId };
+      for await (const key of view.allKeys(tx))
+        yield { ownerId: key.ownerId, kind: "block" as const, sourceId: key.documentId };
     },
   };
 }

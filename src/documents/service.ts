@@ -50,7 +50,15 @@ export type WriteView = "unified" | "legacy";
  * routes. Every call checks workspace ownership first (another user's workspace or
  * document answers 404 exactly like a missing one).
  */
-export function createDocumentService({ repo, view, outbox, workspaces, store, cursors, sealTags }: DocumentServiceDeps) {
+export function createDocumentService({
+  repo,
+  view,
+  outbox,
+  workspaces,
+  store,
+  cursors,
+  sealTags,
+}: DocumentServiceDeps) {
   /**
    * Tags the payload fields a write stored (all three on a new document), in its `tx`: a
    * field holding ciphertext opens through the server only where its tag says it was
@@ -58,8 +66,10 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
    */
   async function tagFields(tx: Executor, doc: DocumentRow, changes: DocumentChanges | null): Promise<void> {
     const bind = bindingFor(doc.ownerId, "document", doc.id);
-    if (!changes || changes.documentPayload !== undefined) await sealTags.stamp(tx, bind("documentPayload"), doc.documentPayload);
-    if (!changes || changes.blocksPayload !== undefined) await sealTags.stamp(tx, bind("blocksPayload"), doc.blocksPayload);
+    if (!changes || changes.documentPayload !== undefined)
+      await sealTags.stamp(tx, bind("documentPayload"), doc.documentPayload);
+    if (!changes || changes.blocksPayload !== undefined)
+      await sealTags.stamp(tx, bind("blocksPayload"), doc.blocksPayload);
     if (!changes || changes.markdown !== undefined) await sealTags.stamp(tx, bind("markdown"), doc.markdown);
   }
 
@@ -75,7 +85,8 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
       try {
         return await store.transaction(fn);
       } catch (error) {
-        if (!(error instanceof ConstraintError && error.constraint === "unique") || attempt >= UNIQUE_RETRIES) throw error;
+        if (!(error instanceof ConstraintError && error.constraint === "unique") || attempt >= UNIQUE_RETRIES)
+          throw error;
       }
     }
   }
@@ -86,7 +97,13 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     await outbox.enqueue(tx, { ownerId: doc.ownerId, kind: "block", sourceId: doc.id }, fresh ? "insert" : "sync");
   }
 
-  async function slugFor(tx: Executor, ownerId: string, workspaceId: string, title: string, id: string): Promise<string> {
+  async function slugFor(
+    tx: Executor,
+    ownerId: string,
+    workspaceId: string,
+    title: string,
+    id: string,
+  ): Promise<string> {
     const base = slugify(title);
     return uniqueSlug(base, await repo.slugsLike(tx, ownerId, workspaceId, base, id));
   }
@@ -98,7 +115,12 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     return doc;
   }
 
-  async function applyChanges(tx: Executor, doc: DocumentRow, changes: DocumentChanges, now: string): Promise<DocumentRow> {
+  async function applyChanges(
+    tx: Executor,
+    doc: DocumentRow,
+    changes: DocumentChanges,
+    now: string,
+  ): Promise<DocumentRow> {
     const title = changes.title ?? doc.title;
     return {
       ...doc,
@@ -123,7 +145,12 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
      * (the legacy POST with `documentId`); otherwise an existing id is a 409.
      */
     async create(
-      ownerId: string, workspaceId: string, id: string | undefined, changes: DocumentChanges, via: WriteView, options: { replace?: boolean } = {},
+      ownerId: string,
+      workspaceId: string,
+      id: string | undefined,
+      changes: DocumentChanges,
+      via: WriteView,
+      options: { replace?: boolean } = {},
     ): Promise<{ document: DocumentRow; created: boolean }> {
       await workspaces.requireOwned(ownerId, workspaceId);
       checkLimits(changes);
@@ -148,7 +175,11 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
           }
           const title = changes.title ?? "Untitled";
           const doc: DocumentRow = {
-            ownerId, workspaceId, id: docId, title, slug: await slugFor(tx, ownerId, workspaceId, title, docId),
+            ownerId,
+            workspaceId,
+            id: docId,
+            title,
+            slug: await slugFor(tx, ownerId, workspaceId, title, docId),
             documentType: changes.documentType ?? "note",
             rootBlockId: changes.rootBlockId ?? newId("blk"),
             notebookId: changes.notebookId ?? null,
@@ -169,7 +200,13 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     },
 
     /** Rewrites only what `changes` carries. */
-    async update(ownerId: string, workspaceId: string, id: string, changes: DocumentChanges, via: WriteView): Promise<DocumentRow> {
+    async update(
+      ownerId: string,
+      workspaceId: string,
+      id: string,
+      changes: DocumentChanges,
+      via: WriteView,
+    ): Promise<DocumentRow> {
       checkLimits(changes);
       changes = sealChanges(changes);
       await requireDocument(ownerId, workspaceId, id);
@@ -195,7 +232,8 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
       const deleted = await store.transaction(async (tx) => {
         if (!(await repo.delete(tx, ownerId, workspaceId, id))) return false;
         await sealTags.forget(tx, ownerId, "document", id);
-        if (await view.delete(tx, ownerId, id)) await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: id }, "sync");
+        if (await view.delete(tx, ownerId, id))
+          await outbox.enqueue(tx, { ownerId, kind: "block", sourceId: id }, "sync");
         return true;
       });
       if (!deleted) throw notFound(`document '${id}' not found`);
@@ -206,7 +244,12 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
     },
 
     /** A page of summaries of a workspace's documents (of one notebook when given), oldest first. */
-    async list(ownerId: string, workspaceId: string, notebookId: string | undefined, request: PageRequest): Promise<Page<DocumentHead>> {
+    async list(
+      ownerId: string,
+      workspaceId: string,
+      notebookId: string | undefined,
+      request: PageRequest,
+    ): Promise<Page<DocumentHead>> {
       await workspaces.requireOwned(ownerId, workspaceId);
       const paging = pager(cursors, ownerId, `documents:${workspaceId}:${notebookId ?? ""}`);
       const { limit, after } = paging.start(request);
@@ -219,7 +262,14 @@ export function createDocumentService({ repo, view, outbox, workspaces, store, c
       await workspaces.requireOwned(ownerId, workspaceId);
       const paging = pager(cursors, ownerId, `notes:${workspaceId}`);
       const { limit, after } = paging.start(request);
-      const { rows, more } = await repo.listFullPage(store.db, ownerId, workspaceId, seqAfter(after), limit, FULL_PAGE_BYTES);
+      const { rows, more } = await repo.listFullPage(
+        store.db,
+        ownerId,
+        workspaceId,
+        seqAfter(after),
+        limit,
+        FULL_PAGE_BYTES,
+      );
       // `page` cuts at `limit`; a byte-bounded page is shorter, so its cursor is made here.
       const last = rows[rows.length - 1];
       return { items: rows, hasMore: more, nextCursor: more && last ? paging.cursorAt(String(last.seq)) : null };

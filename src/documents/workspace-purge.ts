@@ -8,14 +8,23 @@ import type { DocumentRepository } from "./repository";
  * for the workspace delete. Every entry that goes has its blocks' index rows removed
  * through the outbox, as a unified delete does.
  */
-export function documentWorkspaceContents(repo: DocumentRepository, view: IndexViewRepository, outbox: Outbox): WorkspaceContents {
+export function documentWorkspaceContents(
+  repo: DocumentRepository,
+  view: IndexViewRepository,
+  outbox: Outbox,
+): WorkspaceContents {
   return {
     name: "documents",
     count: async (tx, ownerId, workspaceId) => ({ documents: await repo.countWorkspace(tx, ownerId, workspaceId) }),
     async purge(tx, ownerId, workspaceId) {
       const documents = await repo.deleteWorkspace(tx, ownerId, workspaceId);
       const indexed = await view.deleteWorkspace(tx, ownerId, workspaceId);
-      if (indexed.length) await outbox.enqueueMany(tx, indexed.map((sourceId) => ({ ownerId, kind: "block" as const, sourceId })), "sync");
+      if (indexed.length)
+        await outbox.enqueueMany(
+          tx,
+          indexed.map((sourceId) => ({ ownerId, kind: "block" as const, sourceId })),
+          "sync",
+        );
       return { counts: { documents: documents.length } };
     },
   };

@@ -1,5 +1,11 @@
 import type { BlobStore } from "../blobs/store";
-import { openSealedRange, plainSize, SEALED_CONTENT_TYPE, SealedFileError, type SealedReader } from "../crypto/file-seal";
+import {
+  openSealedRange,
+  plainSize,
+  SEALED_CONTENT_TYPE,
+  SealedFileError,
+  type SealedReader,
+} from "../crypto/file-seal";
 import { DECRYPT_ERRORS_HEADER } from "../crypto/plugin";
 import { AppError } from "../shared/app-error";
 import type { FileRow } from "./repository";
@@ -69,7 +75,8 @@ export async function downloadOf(blobs: BlobStore, file: FileRow, openKey: Buffe
 export async function downloadResponse(download: Download, headers: Headers): Promise<Response> {
   const common: Record<string, string> = { etag: download.etag, "accept-ranges": "bytes" };
   if (download.decryptErrors) common[DECRYPT_ERRORS_HEADER.toLowerCase()] = String(download.decryptErrors);
-  if (matchesAny(headers.get("if-none-match"), download.etag)) return new Response(null, { status: 304, headers: common });
+  if (matchesAny(headers.get("if-none-match"), download.etag))
+    return new Response(null, { status: 304, headers: common });
   const ifRange = headers.get("if-range");
   // If-Range is compared strongly; a date never matches (no Last-Modified is sent), so the whole file goes.
   const rangeHeader = ifRange !== null && ifRange.trim() !== download.etag ? null : headers.get("range");
@@ -109,7 +116,9 @@ export function parseRange(header: string | null | undefined, size: number): Byt
     end = match[2] ? Math.min(size, Number(match[2]) + 1) : size;
   }
   if (start >= size || end <= start) {
-    throw new AppError(416, "invalid_request", `range: '${header}' is outside the file's ${size} bytes`, { "content-range": `bytes */${size}` });
+    throw new AppError(416, "invalid_request", `range: '${header}' is outside the file's ${size} bytes`, {
+      "content-range": `bytes */${size}`,
+    });
   }
   return { start, end };
 }

@@ -29,9 +29,12 @@ export function scheduleOrphanSweep(o: OrphanSweepOptions): ScheduledTask {
     if (!o.isSweeper()) return;
     try {
       const removed = await o.files.sweepOrphanBlobs(o.minAgeMs);
-      if (removed.length) o.log.info("removed file bytes no file points at (uploads interrupted by a crash)", { blobs: removed.length });
+      if (removed.length)
+        o.log.info("removed file bytes no file points at (uploads interrupted by a crash)", { blobs: removed.length });
     } catch (error) {
-      o.log.warn("sweeping orphaned file bytes failed; trying again at the next sweep", { reason: (error as Error).message });
+      o.log.warn("sweeping orphaned file bytes failed; trying again at the next sweep", {
+        reason: (error as Error).message,
+      });
     }
   };
   return o.scheduler.every(o.everyMs, "orphan-blob-sweep", sweep, Math.min(FIRST_SWEEP_AFTER_MS, o.everyMs));

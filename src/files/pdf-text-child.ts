@@ -13,7 +13,11 @@ import type { PdfChildAnswer, PdfTextBudget } from "./pdf-text-protocol";
 type PageReader = ReadableStreamDefaultReader<{ items: Array<{ str?: string; hasEOL?: boolean }> }>;
 
 /** The text of `bytes`, page by page, stopping at the first limit it passes (time counts from `startedAt`). */
-export async function readPdfText(bytes: Uint8Array, limits: PdfTextBudget, startedAt = performance.now()): Promise<{ answer: PdfChildAnswer; text: string }> {
+export async function readPdfText(
+  bytes: Uint8Array,
+  limits: PdfTextBudget,
+  startedAt = performance.now(),
+): Promise<{ answer: PdfChildAnswer; text: string }> {
   const { getDocumentProxy } = await import("unpdf");
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
@@ -21,7 +25,8 @@ export async function readPdfText(bytes: Uint8Array, limits: PdfTextBudget, star
   } catch (error) {
     return { answer: { ok: false, reason: "unreadable", detail: (error as Error).message }, text: "" };
   }
-  if (pdf.numPages > limits.maxPages) return { answer: { ok: false, reason: "too_many_pages", detail: `${pdf.numPages} pages` }, text: "" };
+  if (pdf.numPages > limits.maxPages)
+    return { answer: { ok: false, reason: "too_many_pages", detail: `${pdf.numPages} pages` }, text: "" };
   const pages: string[] = [];
   // Pages are joined by a blank line: count those bytes too.
   let textBytes = 0;
@@ -41,9 +46,14 @@ export async function readPdfText(bytes: Uint8Array, limits: PdfTextBudget, star
         parts.push(piece);
         textBytes += Buffer.byteLength(piece);
       }
-      const over = textBytes > limits.maxTextBytes ? "text_too_large"
-        : process.memoryUsage.rss() > limits.memoryBytes ? "memory_limit"
-        : performance.now() - startedAt > limits.timeMs ? "time_limit" : null;
+      const over =
+        textBytes > limits.maxTextBytes
+          ? "text_too_large"
+          : process.memoryUsage.rss() > limits.memoryBytes
+            ? "memory_limit"
+            : performance.now() - startedAt > limits.timeMs
+              ? "time_limit"
+              : null;
       if (over) {
         await reader.cancel(new Error(over));
         return { answer: { ok: false, reason: over, detail: `stopped on page ${number}` }, text: "" };
@@ -69,11 +79,14 @@ export async function runPdfTextChild(): Promise<never> {
   try {
     const limits = JSON.parse(new TextDecoder().decode(input.subarray(0, newline))) as PdfTextBudget;
     // Past its time the child answers and ends, even when no server is left to kill it.
-    setTimeout(() => {
-      if (answering) return;
-      writeSync(1, `${JSON.stringify({ ok: false, reason: "time_limit" } satisfies PdfChildAnswer)}\n`);
-      process.exit(0);
-    }, Math.max(0, limits.timeMs - (performance.now() - startedAt)));
+    setTimeout(
+      () => {
+        if (answering) return;
+        writeSync(1, `${JSON.stringify({ ok: false, reason: "time_limit" } satisfies PdfChildAnswer)}\n`);
+        process.exit(0);
+      },
+      Math.max(0, limits.timeMs - (performance.now() - startedAt)),
+    );
     ({ answer, text } = await readPdfText(input.subarray(newline + 1), limits, startedAt));
   } catch (error) {
     answer = { ok: false, reason: "unreadable", detail: (error as Error).message };

@@ -48,4 +48,11 @@ export type NotIndexedReason =
 
 export type PdfChildAnswer =
   | { ok: true; pages: number; textBytes: number }
-  | { ok: false; reason: Extract<NotIndexedReason, "too_many_pages" | "text_too_large" | "memory_limit" | "time_limit" | "unreadable">; detail?: string };
+  | {
+      ok: false;
+      reason: Extract<
+        NotIndexedReason,
+        "too_many_pages" | "text_too_large" | "memory_limit" | "time_limit" | "unreadable"
+      >;
+      detail?: string;
+    };

@@ -14,16 +14,20 @@ export const pdfTextQueue = {
   /** Each owner with pending files, and the seq of their oldest one. */
   async owners(tx: Executor): Promise<Array<{ ownerId: string; firstSeq: number }>> {
     const rows = await all<{ owner_id: string; first_seq: number }>(
-      tx, sql`SELECT owner_id, MIN(seq) AS first_seq FROM files WHERE text_status = 'pending' GROUP BY owner_id`,
+      tx,
+      sql`SELECT owner_id, MIN(seq) AS first_seq FROM files WHERE text_status = 'pending' GROUP BY owner_id`,
     );
     return rows.map((r) => ({ ownerId: r.owner_id, firstSeq: Number(r.first_seq) }));
   },
   /** An owner's oldest pending file after `afterSeq`. */
   async next(tx: Executor, ownerId: string, afterSeq: number): Promise<PendingPdf | null> {
     const row = await first<{ seq: number; owner_id: string; key: string; blob_id: string; size: number }>(
-      tx, sql`SELECT seq, owner_id, key, blob_id, size FROM files WHERE text_status = 'pending' AND owner_id = ${ownerId} AND seq > ${afterSeq} ORDER BY seq LIMIT 1`,
+      tx,
+      sql`SELECT seq, owner_id, key, blob_id, size FROM files WHERE text_status = 'pending' AND owner_id = ${ownerId} AND seq > ${afterSeq} ORDER BY seq LIMIT 1`,
     );
-    return row && { seq: Number(row.seq), ownerId: row.owner_id, key: row.key, blobId: row.blob_id, size: Number(row.size) };
+    return (
+      row && { seq: Number(row.seq), ownerId: row.owner_id, key: row.key, blobId: row.blob_id, size: Number(row.size) }
+    );
   },
 };
 
@@ -41,7 +45,9 @@ export function roundRobin() {
   return {
     async next(tx: Executor): Promise<PendingPdf | null> {
       const owners = await pdfTextQueue.owners(tx);
-      owners.sort((a, b) => (servedAt.get(a.ownerId) ?? -1) - (servedAt.get(b.ownerId) ?? -1) || a.firstSeq - b.firstSeq);
+      owners.sort(
+        (a, b) => (servedAt.get(a.ownerId) ?? -1) - (servedAt.get(b.ownerId) ?? -1) || a.firstSeq - b.firstSeq,
+      );
       for (const { ownerId } of owners) {
         const file = await pdfTextQueue.next(tx, ownerId, tried.get(ownerId) ?? 0);
         if (!file) continue;

@@ -53,25 +53,40 @@ export function createPdfTextRunner(d: PdfTextRunnerDeps) {
   /** Reads and records one pending file, unless another process holds it. */
   async function handle(file: PendingPdf): Promise<void> {
     const now = Date.now();
-    if (!(await d.repo.claimPendingText(d.store.db, file.key, file.blobId, now, now + budget.timeMs + CLAIM_MARGIN_MS))) return;
+    if (!(await d.repo.claimPendingText(d.store.db, file.key, file.blobId, now, now + budget.timeMs + CLAIM_MARGIN_MS)))
+      return;
     let result: PdfTextResult;
     try {
       result = await readText(file);
     } catch (error) {
       await d.repo.releaseTextClaim(d.store.db, file.key, file.blobId).catch(() => {});
-      if (!stopped) d.log.warn("file text not read; trying again at the next upload or start", { key: file.key, error: (error as Error).message });
+      if (!stopped)
+        d.log.warn("file text not read; trying again at the next upload or start", {
+          key: file.key,
+          error: (error as Error).message,
+        });
       return;
     }
     const blocks = result.ok ? splitBlocks(result.text) : [];
     const recorded = await d.store.transaction(async (tx) => {
       // The bytes may have been replaced or the file deleted meanwhile: then this result is stale.
-      if (!(await d.repo.setTextState(tx, file.key, file.blobId, result.ok ? "indexed" : "not_indexed", result.ok ? null : result.reason))) return false;
+      if (
+        !(await d.repo.setTextState(
+          tx,
+          file.key,
+          file.blobId,
+          result.ok ? "indexed" : "not_indexed",
+          result.ok ? null : result.reason,
+        ))
+      )
+        return false;
       await d.repo.setBlocks(tx, file.ownerId, file.key, blocks);
       await d.outbox.enqueue(tx, { ownerId: file.ownerId, kind: "file", sourceId: file.key }, "sync");
       return true;
     });
     // One line per file, its key and the reason: never its name or text.
-    if (recorded && !result.ok) d.log.warn("file stored, its text not indexed", { key: file.key, reason: result.reason, detail: result.detail });
+    if (recorded && !result.ok)
+      d.log.warn("file stored, its text not indexed", { key: file.key, reason: result.reason, detail: result.detail });
   }
 
   async function pass(): Promise<void> {
@@ -94,7 +109,11 @@ export function createPdfTextRunner(d: PdfTextRunnerDeps) {
       running = (async () => {
         do {
           again = false;
-          await pass().catch((error) => d.log.warn("reading PDF text failed; trying again at the next upload or start", { error: (error as Error).message }));
+          await pass().catch((error) =>
+            d.log.warn("reading PDF text failed; trying again at the next upload or start", {
+              error: (error as Error).message,
+            }),
+          );
         } while (again && !stopped);
       })().finally(() => {
         running = null;

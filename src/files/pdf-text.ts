@@ -1,10 +1,17 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PDF_TEXT_CHILD_COMMAND, type NotIndexedReason, type PdfChildAnswer, type PdfTextBudget } from "./pdf-text-protocol";
+import {
+  PDF_TEXT_CHILD_COMMAND,
+  type NotIndexedReason,
+  type PdfChildAnswer,
+  type PdfTextBudget,
+} from "./pdf-text-protocol";
 
 export type { PdfTextBudget } from "./pdf-text-protocol";
 
-export type PdfTextResult = { ok: true; text: string; pages: number } | { ok: false; reason: NotIndexedReason; detail?: string };
+export type PdfTextResult =
+  | { ok: true; text: string; pages: number }
+  | { ok: false; reason: NotIndexedReason; detail?: string };
 
 /** How often the child's resident memory is read while it works. */
 const WATCH_EVERY_MS = 25;
@@ -41,7 +48,10 @@ function residentBytes(pid: number): number | null {
 }
 
 /** Reads the answer: a JSON line, then `textBytes` bytes of text; null for anything else, and never more than the budget. */
-async function readAnswer(stdout: ReadableStream<Uint8Array>, maxTextBytes: number): Promise<{ answer: PdfChildAnswer; text: string } | null> {
+async function readAnswer(
+  stdout: ReadableStream<Uint8Array>,
+  maxTextBytes: number,
+): Promise<{ answer: PdfChildAnswer; text: string } | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   let answer: PdfChildAnswer | null = null;
@@ -77,7 +87,11 @@ async function readAnswer(stdout: ReadableStream<Uint8Array>, maxTextBytes: numb
  * const result = await extractPdfText(blobs.read(id, size), PDF_TEXT_BUDGET);
  * if (!result.ok) log.warn("not indexed", { reason: result.reason });
  */
-export async function extractPdfText(source: ReadableStream<Uint8Array>, budget: PdfTextBudget, signal?: AbortSignal): Promise<PdfTextResult> {
+export async function extractPdfText(
+  source: ReadableStream<Uint8Array>,
+  budget: PdfTextBudget,
+  signal?: AbortSignal,
+): Promise<PdfTextResult> {
   signal?.throwIfAborted();
   // No environment: the child needs none, and the server's secrets stay with the server.
   const child = Bun.spawn(childCommand(), { stdin: "pipe", stdout: "pipe", stderr: "ignore", env: {} });
@@ -125,10 +139,16 @@ export async function extractPdfText(source: ReadableStream<Uint8Array>, budget:
     if (sourceError) throw sourceError;
     if (answered) {
       const { answer, text } = answered;
-      return answer.ok ? { ok: true, text, pages: answer.pages } : { ok: false, reason: answer.reason, detail: answer.detail };
+      return answer.ok
+        ? { ok: true, text, pages: answer.pages }
+        : { ok: false, reason: answer.reason, detail: answer.detail };
     }
     if (killedFor === "memory_limit" || killedFor === "time_limit") return { ok: false, reason: killedFor };
-    return { ok: false, reason: "unreadable", detail: `the reader ended without an answer (${child.signalCode ?? `exit ${child.exitCode}`})` };
+    return {
+      ok: false,
+      reason: "unreadable",
+      detail: `the reader ended without an answer (${child.signalCode ?? `exit ${child.exitCode}`})`,
+    };
   } finally {
     clearInterval(watch);
     clearTimeout(timer);

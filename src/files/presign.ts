@@ -20,7 +20,9 @@ export interface Presigned {
 export function createPresigner(secret: Buffer) {
   const mac = (p: Presigned) => {
     const fields = [p.method, p.workspaceId, p.key, normalizeType(p.contentType), String(p.expires)];
-    return createHmac("sha256", secret).update(fields.map((f) => `${f.length}:${f}`).join("\n")).digest();
+    return createHmac("sha256", secret)
+      .update(fields.map((f) => `${f.length}:${f}`).join("\n"))
+      .digest();
   };
   return {
     sign: (p: Presigned): string => mac(p).toString("base64url"),
@@ -36,5 +38,9 @@ export type Presigner = ReturnType<typeof createPresigner>;
 
 /** `Text/Plain; charset=UTF-8` and `text/plain;charset=utf-8` are the same type. */
 export function normalizeType(contentType: string): string {
-  return contentType.split(";").map((part) => part.trim().toLowerCase()).filter(Boolean).join("; ");
+  return contentType
+    .split(";")
+    .map((part) => part.trim().toLowerCase())
+    .filter(Boolean)
+    .join("; ");
 }

@@ -36,22 +36,47 @@ export interface FileIntent {
 }
 
 type Stored = {
-  seq: number; owner_id: string; workspace_id: string; key: string; name: string; content_type: string;
-  size: number | string; sha256: string; blob_id: string; created_at: string; updated_at: string; sealed: number | string;
-  text_status: TextStatus | null; text_reason: NotIndexedReason | null;
+  seq: number;
+  owner_id: string;
+  workspace_id: string;
+  key: string;
+  name: string;
+  content_type: string;
+  size: number | string;
+  sha256: string;
+  blob_id: string;
+  created_at: string;
+  updated_at: string;
+  sealed: number | string;
+  text_status: TextStatus | null;
+  text_reason: NotIndexedReason | null;
 };
 const COLUMNS = sql`seq, owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed, text_status, text_reason`;
 const toRow = (r: Stored): FileRow => ({
-  seq: Number(r.seq), ownerId: r.owner_id, workspaceId: r.workspace_id, key: r.key, name: r.name, contentType: r.content_type,
-  size: Number(r.size), sha256: r.sha256, blobId: r.blob_id, createdAt: r.created_at, updatedAt: r.updated_at,
-  sealed: Number(r.sealed) === 1, textStatus: r.text_status, textReason: r.text_reason,
+  seq: Number(r.seq),
+  ownerId: r.owner_id,
+  workspaceId: r.workspace_id,
+  key: r.key,
+  name: r.name,
+  contentType: r.content_type,
+  size: Number(r.size),
+  sha256: r.sha256,
+  blobId: r.blob_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  sealed: Number(r.sealed) === 1,
+  textStatus: r.text_status,
+  textReason: r.text_reason,
 });
 
 /** Files, their text blocks and presign intents in the store of record. Every read is owner-scoped. */
 export function createFileRepository() {
   return {
     async get(tx: Executor, ownerId: string, workspaceId: string, key: string): Promise<FileRow | null> {
-      const row = await first<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND key = ${key}`);
+      const row = await first<Stored>(
+        tx,
+        sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND key = ${key}`,
+      );
       return row && toRow(row);
     },
     async getByKey(tx: Executor, key: string): Promise<FileRow | null> {
@@ -59,23 +84,40 @@ export function createFileRepository() {
       return row && toRow(row);
     },
     /** A page of a workspace's files in upload order, after `afterSeq`. */
-    async page(tx: Executor, ownerId: string, workspaceId: string, afterSeq: number, limit: number): Promise<FileRow[]> {
-      const rows = await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND seq > ${afterSeq}
-                                              ORDER BY seq LIMIT ${limit}`);
+    async page(
+      tx: Executor,
+      ownerId: string,
+      workspaceId: string,
+      afterSeq: number,
+      limit: number,
+    ): Promise<FileRow[]> {
+      const rows = await all<Stored>(
+        tx,
+        sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND seq > ${afterSeq}
+                                              ORDER BY seq LIMIT ${limit}`,
+      );
       return rows.map(toRow);
     },
     /** Every file of an owner (or of everyone) in seq order, a page at a time: export and backup. */
     async pageAll(tx: Executor, ownerId: string | null, afterSeq: number, limit: number): Promise<FileRow[]> {
       const owner = ownerId === null ? sql`` : sql`AND owner_id = ${ownerId}`;
-      return (await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE seq > ${afterSeq} ${owner} ORDER BY seq LIMIT ${limit}`)).map(toRow);
+      return (
+        await all<Stored>(
+          tx,
+          sql`SELECT ${COLUMNS} FROM files WHERE seq > ${afterSeq} ${owner} ORDER BY seq LIMIT ${limit}`,
+        )
+      ).map(toRow);
     },
     /** Inserts a file, or replaces the bytes and type of the file with this key (a restore of the same key). */
     async upsert(tx: Executor, file: Omit<FileRow, "seq" | "textStatus" | "textReason">): Promise<void> {
-      await run(tx, sql`INSERT INTO files (owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed)
+      await run(
+        tx,
+        sql`INSERT INTO files (owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed)
         VALUES (${file.ownerId}, ${file.workspaceId}, ${file.key}, ${file.name}, ${file.contentType}, ${file.size}, ${file.sha256}, ${file.blobId},
                 ${file.createdAt}, ${file.updatedAt}, ${file.sealed ? 1 : 0})
         ON CONFLICT (key) DO UPDATE SET name = excluded.name, content_type = excluded.content_type, size = excluded.size,
-          sha256 = excluded.sha256, blob_id = excluded.blob_id, updated_at = excluded.updated_at, sealed = excluded.sealed`);
+          sha256 = excluded.sha256, blob_id = excluded.blob_id, updated_at = excluded.updated_at, sealed = excluded.sealed`,
+      );
     },
     async delete(tx: Executor, ownerId: string, key: string): Promise<void> {
       await run(tx, sql`DELETE FROM files WHERE owner_id = ${ownerId} AND key = ${key}`);
@@ -85,19 +127,33 @@ export function createFileRepository() {
      * Deletes every file of a workspace with its text blocks, and the presigned URLs issued
      * for it; the keys that went and the blobs that held their bytes.
      */
-    async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<Array<{ key: string; blobId: string }>> {
+    async deleteWorkspace(
+      tx: Executor,
+      ownerId: string,
+      workspaceId: string,
+    ): Promise<Array<{ key: string; blobId: string }>> {
       const gone = await all<{ key: string; blob_id: string }>(
         tx,
         sql`DELETE FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} RETURNING key, blob_id`,
       );
       for (let i = 0; i < gone.length; i += 500) {
-        await run(tx, sql`DELETE FROM file_blocks WHERE owner_id = ${ownerId} AND file_key IN ${list(gone.slice(i, i + 500).map((f) => f.key))}`);
+        await run(
+          tx,
+          sql`DELETE FROM file_blocks WHERE owner_id = ${ownerId} AND file_key IN ${list(gone.slice(i, i + 500).map((f) => f.key))}`,
+        );
       }
       await run(tx, sql`DELETE FROM file_intents WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
       return gone.map((f) => ({ key: f.key, blobId: f.blob_id }));
     },
     async countWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
-      return Number((await first<{ n: number }>(tx, sql`SELECT COUNT(*) AS n FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`))?.n ?? 0);
+      return Number(
+        (
+          await first<{ n: number }>(
+            tx,
+            sql`SELECT COUNT(*) AS n FROM files WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`,
+          )
+        )?.n ?? 0,
+      );
     },
     /** Replaces a file's text blocks (what the index is built from). */
     async setBlocks(tx: Executor, ownerId: string, key: string, blocks: string[]): Promise<void> {
@@ -110,8 +166,11 @@ export function createFileRepository() {
     async blocks(tx: Executor, ownerId: string, keys: string[]): Promise<Map<string, string[]>> {
       const out = new Map<string, string[]>();
       if (!keys.length) return out;
-      const rows = await all<{ file_key: string; content: string }>(tx, sql`SELECT file_key, content FROM file_blocks
-        WHERE owner_id = ${ownerId} AND file_key IN (${sql.join(keys)}) ORDER BY file_key, position`);
+      const rows = await all<{ file_key: string; content: string }>(
+        tx,
+        sql`SELECT file_key, content FROM file_blocks
+        WHERE owner_id = ${ownerId} AND file_key IN (${sql.join(keys)}) ORDER BY file_key, position`,
+      );
       for (const row of rows) {
         const list = out.get(row.file_key);
         if (list) list.push(row.content);
@@ -123,33 +182,70 @@ export function createFileRepository() {
     async withoutBytes(tx: Executor, ownerId: string, keys: string[]): Promise<Array<{ key: string; sha256: string }>> {
       const found: Array<{ key: string; sha256: string }> = [];
       for (let i = 0; i < keys.length; i += 500) {
-        found.push(...(await all<{ key: string; sha256: string }>(tx, sql`SELECT key, sha256 FROM files WHERE owner_id = ${ownerId} AND blob_id = '' AND key IN ${list(keys.slice(i, i + 500))}`)));
+        found.push(
+          ...(await all<{ key: string; sha256: string }>(
+            tx,
+            sql`SELECT key, sha256 FROM files WHERE owner_id = ${ownerId} AND blob_id = '' AND key IN ${list(keys.slice(i, i + 500))}`,
+          )),
+        );
       }
       return found;
     },
     /** Points a file without bytes at `blobId`; false when it has bytes already (or is gone). */
     async attachBytes(tx: Executor, ownerId: string, key: string, blobId: string): Promise<boolean> {
-      return (await run(tx, sql`UPDATE files SET blob_id = ${blobId} WHERE owner_id = ${ownerId} AND key = ${key} AND blob_id = ''`)) > 0;
+      return (
+        (await run(
+          tx,
+          sql`UPDATE files SET blob_id = ${blobId} WHERE owner_id = ${ownerId} AND key = ${key} AND blob_id = ''`,
+        )) > 0
+      );
     },
     async getMany(tx: Executor, ownerId: string, keys: string[]): Promise<FileRow[]> {
       if (!keys.length) return [];
-      return (await all<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND key IN (${sql.join(keys)})`)).map(toRow);
+      return (
+        await all<Stored>(
+          tx,
+          sql`SELECT ${COLUMNS} FROM files WHERE owner_id = ${ownerId} AND key IN (${sql.join(keys)})`,
+        )
+      ).map(toRow);
     },
     async putIntent(tx: Executor, intent: Omit<FileIntent, "usedAt">): Promise<void> {
-      await run(tx, sql`INSERT INTO file_intents (key, owner_id, workspace_id, name, content_type, expires_at)
-        VALUES (${intent.key}, ${intent.ownerId}, ${intent.workspaceId}, ${intent.name}, ${intent.contentType}, ${intent.expiresAt})`);
+      await run(
+        tx,
+        sql`INSERT INTO file_intents (key, owner_id, workspace_id, name, content_type, expires_at)
+        VALUES (${intent.key}, ${intent.ownerId}, ${intent.workspaceId}, ${intent.name}, ${intent.contentType}, ${intent.expiresAt})`,
+      );
     },
     async intent(tx: Executor, key: string): Promise<FileIntent | null> {
-      const r = await first<{ key: string; owner_id: string; workspace_id: string; name: string; content_type: string; expires_at: number | string; used_at: number | string | null }>(
-        tx, sql`SELECT key, owner_id, workspace_id, name, content_type, expires_at, used_at FROM file_intents WHERE key = ${key}`);
-      return r && {
-        key: r.key, ownerId: r.owner_id, workspaceId: r.workspace_id, name: r.name, contentType: r.content_type, expiresAt: Number(r.expires_at),
-        usedAt: r.used_at === null ? null : Number(r.used_at),
-      };
+      const r = await first<{
+        key: string;
+        owner_id: string;
+        workspace_id: string;
+        name: string;
+        content_type: string;
+        expires_at: number | string;
+        used_at: number | string | null;
+      }>(
+        tx,
+        sql`SELECT key, owner_id, workspace_id, name, content_type, expires_at, used_at FROM file_intents WHERE key = ${key}`,
+      );
+      return (
+        r && {
+          key: r.key,
+          ownerId: r.owner_id,
+          workspaceId: r.workspace_id,
+          name: r.name,
+          contentType: r.content_type,
+          expiresAt: Number(r.expires_at),
+          usedAt: r.used_at === null ? null : Number(r.used_at),
+        }
+      );
     },
     /** Marks an intent used by the upload committing in `tx`; false when it was used already (or is gone). */
     async useIntent(tx: Executor, key: string, now: number): Promise<boolean> {
-      return (await run(tx, sql`UPDATE file_intents SET used_at = ${now} WHERE key = ${key} AND used_at IS NULL`)) === 1;
+      return (
+        (await run(tx, sql`UPDATE file_intents SET used_at = ${now} WHERE key = ${key} AND used_at IS NULL`)) === 1
+      );
     },
     /** Forgets intents whose URLs have expired. */
     async dropExpiredIntents(tx: Executor, now: number): Promise<void> {
@@ -157,20 +253,42 @@ export function createFileRepository() {
     },
     /** Every blob id some file or upload part points at. */
     async referencedBlobIds(tx: Executor): Promise<Set<string>> {
-      const rows = await all<{ blob_id: string }>(tx, sql`SELECT blob_id FROM files UNION SELECT blob_id FROM upload_parts`);
+      const rows = await all<{ blob_id: string }>(
+        tx,
+        sql`SELECT blob_id FROM files UNION SELECT blob_id FROM upload_parts`,
+      );
       return new Set(rows.map((row) => row.blob_id));
     },
     async isReferenced(tx: Executor, blobId: string): Promise<boolean> {
-      return (await first(tx, sql`SELECT 1 AS x FROM files WHERE blob_id = ${blobId} UNION ALL SELECT 1 AS x FROM upload_parts WHERE blob_id = ${blobId}`)) !== null;
+      return (
+        (await first(
+          tx,
+          sql`SELECT 1 AS x FROM files WHERE blob_id = ${blobId} UNION ALL SELECT 1 AS x FROM upload_parts WHERE blob_id = ${blobId}`,
+        )) !== null
+      );
     },
     /** Records where the text of the file `key` stands, as of its bytes `blobId`; releases any claim. */
-    async setTextState(tx: Executor, key: string, blobId: string, status: TextStatus, reason: NotIndexedReason | null): Promise<boolean> {
-      return (await run(tx, sql`UPDATE files SET text_status = ${status}, text_reason = ${reason}, text_claimed_until = NULL
-                                WHERE key = ${key} AND blob_id = ${blobId}`)) > 0;
+    async setTextState(
+      tx: Executor,
+      key: string,
+      blobId: string,
+      status: TextStatus,
+      reason: NotIndexedReason | null,
+    ): Promise<boolean> {
+      return (
+        (await run(
+          tx,
+          sql`UPDATE files SET text_status = ${status}, text_reason = ${reason}, text_claimed_until = NULL
+                                WHERE key = ${key} AND blob_id = ${blobId}`,
+        )) > 0
+      );
     },
     /** The first file after `afterSeq` whose text waits to be read. */
     async nextPendingText(tx: Executor, afterSeq: number): Promise<FileRow | null> {
-      const row = await first<Stored>(tx, sql`SELECT ${COLUMNS} FROM files WHERE text_status = 'pending' AND seq > ${afterSeq} ORDER BY seq LIMIT 1`);
+      const row = await first<Stored>(
+        tx,
+        sql`SELECT ${COLUMNS} FROM files WHERE text_status = 'pending' AND seq > ${afterSeq} ORDER BY seq LIMIT 1`,
+      );
       return row && toRow(row);
     },
     /**
@@ -178,16 +296,24 @@ export function createFileRepository() {
      * false when another process holds it, or the bytes changed since `blobId`.
      */
     async claimPendingText(tx: Executor, key: string, blobId: string, now: number, until: number): Promise<boolean> {
-      return (await run(tx, sql`UPDATE files SET text_claimed_until = ${until}
+      return (
+        (await run(
+          tx,
+          sql`UPDATE files SET text_claimed_until = ${until}
                                 WHERE key = ${key} AND blob_id = ${blobId} AND text_status = 'pending'
-                                  AND (text_claimed_until IS NULL OR text_claimed_until < ${now})`)) > 0;
+                                  AND (text_claimed_until IS NULL OR text_claimed_until < ${now})`,
+        )) > 0
+      );
     },
     async releaseTextClaim(tx: Executor, key: string, blobId: string): Promise<void> {
       await run(tx, sql`UPDATE files SET text_claimed_until = NULL WHERE key = ${key} AND blob_id = ${blobId}`);
     },
     async *keysBySeq(tx: Executor): AsyncGenerator<{ ownerId: string; key: string }> {
       for (let after = 0; ; ) {
-        const rows = await all<{ seq: number; owner_id: string; key: string }>(tx, sql`SELECT seq, owner_id, key FROM files WHERE seq > ${after} ORDER BY seq LIMIT 2000`);
+        const rows = await all<{ seq: number; owner_id: string; key: string }>(
+          tx,
+          sql`SELECT seq, owner_id, key FROM files WHERE seq > ${after} ORDER BY seq LIMIT 2000`,
+        );
         for (const row of rows) yield { ownerId: row.owner_id, key: row.key };
         if (rows.length < 2000) return;
         after = Number(rows[rows.length - 1].seq);
@@ -199,14 +325,33 @@ export type FileRepository = ReturnType<typeof createFileRepository>;
 
 /** Files (their rows, not their bytes), as a user's export carries them. */
 export const FILE_TABLE: OwnedTable = {
-  table: "files", owner: "owner_id",
-  columns: ["owner_id", "workspace_id", "key", "name", "content_type", "size", "sha256", "blob_id", "created_at", "updated_at", "sealed"],
+  table: "files",
+  owner: "owner_id",
+  columns: [
+    "owner_id",
+    "workspace_id",
+    "key",
+    "name",
+    "content_type",
+    "size",
+    "sha256",
+    "blob_id",
+    "created_at",
+    "updated_at",
+    "sealed",
+  ],
   // `sealed` came with reverse-proxy mode: older exports lack it.
-  hidden: { blob_id: "" }, defaults: { sealed: 0 }, orderBy: "seq", idColumns: ["key"],
+  hidden: { blob_id: "" },
+  defaults: { sealed: 0 },
+  orderBy: "seq",
+  idColumns: ["key"],
 };
 
 /** The text extracted from files (what the search index is rebuilt from), as a user's export carries it. */
 export const FILE_BLOCK_TABLE: OwnedTable = {
-  table: "file_blocks", owner: "owner_id", columns: ["owner_id", "file_key", "position", "content"],
-  orderBy: "file_key, position", idColumns: ["file_key", "position"],
+  table: "file_blocks",
+  owner: "owner_id",
+  columns: ["owner_id", "file_key", "position", "content"],
+  orderBy: "file_key, position",
+  idColumns: ["file_key", "position"],
 };

@@ -20,7 +20,8 @@ export function fileSealKeys({ keys, proxyMode }: EncryptionOptions) {
       return proxyMode ? required(userId, request, "this server encrypts every write (reverse-proxy mode)") : undefined;
     },
     /** The key that opens bytes sealed already (an upload session's parts), whatever the mode now; none is a 400. */
-    forSealed: (userId: string, request: Request): Promise<Buffer> => required(userId, request, "this upload's parts are sealed with your client key"),
+    forSealed: (userId: string, request: Request): Promise<Buffer> =>
+      required(userId, request, "this upload's parts are sealed with your client key"),
     /** With `X-Proxy-Decrypt: true`, the key to open a sealed download with; null sends it as stored. */
     async forRead(userId: string, request: Request): Promise<Buffer | null> {
       if (request.headers.get("x-proxy-decrypt")?.trim().toLowerCase() !== "true") return null;

@@ -15,19 +15,33 @@ export function fileSearchSource(repo: FileRepository): SearchSource<undefined, 
       const out = new Map<string, SearchItem[]>();
       for (const [ownerId, keys] of groupByOwner(refs)) {
         const files = await repo.getMany(tx, ownerId, keys);
-        const blocks = await repo.blocks(tx, ownerId, files.map((file) => file.key));
+        const blocks = await repo.blocks(
+          tx,
+          ownerId,
+          files.map((file) => file.key),
+        );
         for (const file of files) {
           const ref = { ownerId, kind: "file" as const, sourceId: file.key };
-          out.set(sourceKey(ref), (blocks.get(file.key) ?? []).map((text, position) => ({
-            ...ref, itemId: `${file.key}#${position}`, workspaceId: file.workspaceId, sessionId: null, documentType: "file",
-            metadata: { filename: file.name, contentType: file.contentType }, createdAtMs: Date.parse(file.createdAt), text,
-          })));
+          out.set(
+            sourceKey(ref),
+            (blocks.get(file.key) ?? []).map((text, position) => ({
+              ...ref,
+              itemId: `${file.key}#${position}`,
+              workspaceId: file.workspaceId,
+              sessionId: null,
+              documentType: "file",
+              metadata: { filename: file.name, contentType: file.contentType },
+              createdAtMs: Date.parse(file.createdAt),
+              text,
+            })),
+          );
         }
       }
       return out;
     },
     async *listAll(tx: Executor) {
-      for await (const file of repo.keysBySeq(tx)) yield { ownerId: file.ownerId, kind: "file" as const, sourceId: file.key };
+      for await (const file of repo.keysBySeq(tx))
+        yield { ownerId: file.ownerId, kind: "file" as const, sourceId: file.key };
     },
   };
 }

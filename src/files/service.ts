@@ -11,7 +11,15 @@ import type { WorkspaceService } from "../workspaces/service";
 import { normalizeType, PRESIGN_TTL_MS, type Presigner } from "./presign";
 import type { NotIndexedReason } from "./pdf-text-protocol";
 import type { FileRepository, FileRow } from "./repository";
-import { MAX_INDEXED_TEXT_BYTES, readPrefix, splitBlocks, textIndexing, textKind, type TextIndexing, type TextStatus } from "./text";
+import {
+  MAX_INDEXED_TEXT_BYTES,
+  readPrefix,
+  splitBlocks,
+  textIndexing,
+  textKind,
+  type TextIndexing,
+  type TextStatus,
+} from "./text";
 import { plainSizeOf, sealedSize, sealStream } from "../crypto/file-seal";
 import { downloadOf, sealContext, type Download } from "./download";
 
@@ -59,8 +67,14 @@ export interface NewFile {
 export const omniUri = (workspaceId: string, key: string) => `svc://files/${workspaceId}/${key}`;
 /** `size` is the file's own (plaintext) size; for a sealed file `sha256` is of the sealed bytes as stored. */
 export const toFileInfo = (f: FileRow): FileInfo => ({
-  key: f.key, name: f.name, type: f.contentType, size: f.sealed ? (plainSizeOf(f.size) ?? f.size) : f.size, sha256: f.sha256, createdAt: f.createdAt,
-  omniUri: omniUri(f.workspaceId, f.key), ...(f.sealed ? { sealed: true as const } : {}),
+  key: f.key,
+  name: f.name,
+  type: f.contentType,
+  size: f.sealed ? (plainSizeOf(f.size) ?? f.size) : f.size,
+  sha256: f.sha256,
+  createdAt: f.createdAt,
+  omniUri: omniUri(f.workspaceId, f.key),
+  ...(f.sealed ? { sealed: true as const } : {}),
   indexing: textIndexing(f),
 });
 
@@ -68,7 +82,8 @@ export const toFileInfo = (f: FileRow): FileInfo => ({
 const SEALED_TEXT = { blocks: [] as string[], status: "not_indexed" as const, reason: "sealed" as const };
 
 /** Why a presigned URL is refused once its upload has committed. */
-const URL_USED = "signature: this upload URL was already used (a URL is good for one upload); ask files/upload-url for a new one";
+const URL_USED =
+  "signature: this upload URL was already used (a URL is good for one upload); ask files/upload-url for a new one";
 
 /**
  * Files of a workspace: presigned uploads, persisting (the same path for presigned PUTs,
@@ -82,7 +97,10 @@ export function createFileService(d: FileServiceDeps) {
    * Text blocks of a stored text file, read here (capped, cheap); a PDF is left pending for
    * the PDF text runner, which reads it in a child process off the request.
    */
-  async function extractBlocks(blob: StoredBlob, contentType: string): Promise<{ blocks: string[]; status: TextStatus; reason: NotIndexedReason | null }> {
+  async function extractBlocks(
+    blob: StoredBlob,
+    contentType: string,
+  ): Promise<{ blocks: string[]; status: TextStatus; reason: NotIndexedReason | null }> {
     const kind = textKind(contentType);
     if (kind === "pdf") return { blocks: [], status: "pending", reason: null };
     if (kind !== "text") return { blocks: [], status: "not_indexed", reason: "type" };
@@ -105,24 +123,39 @@ export function createFileService(d: FileServiceDeps) {
         await d.workspaces.requireOwned(file.ownerId, file.workspaceId, tx);
         if (intentKey !== undefined && !(await repo.useIntent(tx, intentKey, Date.now()))) throw conflict(URL_USED);
         const existing = await repo.getByKey(tx, file.key);
-        if (existing && (existing.ownerId !== file.ownerId || existing.workspaceId !== file.workspaceId)) throw forbidden(`key: '${file.key}' belongs to another workspace`);
+        if (existing && (existing.ownerId !== file.ownerId || existing.workspaceId !== file.workspaceId))
+          throw forbidden(`key: '${file.key}' belongs to another workspace`);
         previousBlob = existing?.blobId ?? null;
         const row = {
-          ownerId: file.ownerId, workspaceId: file.workspaceId, key: file.key, name: file.name, contentType: file.contentType,
-          size: blob.size, sha256: blob.sha256, blobId: blob.blobId, createdAt: existing?.createdAt ?? file.createdAt ?? now, updatedAt: now,
+          ownerId: file.ownerId,
+          workspaceId: file.workspaceId,
+          key: file.key,
+          name: file.name,
+          contentType: file.contentType,
+          size: blob.size,
+          sha256: blob.sha256,
+          blobId: blob.blobId,
+          createdAt: existing?.createdAt ?? file.createdAt ?? now,
+          updatedAt: now,
           sealed: !!file.sealed,
         };
         await repo.upsert(tx, row);
         await repo.setTextState(tx, file.key, blob.blobId, status, reason);
         await repo.setBlocks(tx, file.ownerId, file.key, blocks);
-        if (blocks.length || existing) await d.outbox.enqueue(tx, { ownerId: file.ownerId, kind: "file", sourceId: file.key }, existing ? "sync" : "insert");
+        if (blocks.length || existing)
+          await d.outbox.enqueue(
+            tx,
+            { ownerId: file.ownerId, kind: "file", sourceId: file.key },
+            existing ? "sync" : "insert",
+          );
         return { seq: 0, ...row, textStatus: status, textReason: reason };
       });
     } catch (error) {
       await blobs.delete(blob.blobId).catch(() => {});
       throw error;
     }
-    if (previousBlob && previousBlob !== blob.blobId) await blobs.delete(previousBlob).catch((error) => d.log.warn("old blob not removed", { error }));
+    if (previousBlob && previousBlob !== blob.blobId)
+      await blobs.delete(previousBlob).catch((error) => d.log.warn("old blob not removed", { error }));
     if (saved.textStatus === "pending") d.onTextPending?.();
     return saved;
   }
@@ -131,12 +164,21 @@ export function createFileService(d: FileServiceDeps) {
    * Streams bytes into a new blob, turning "too large" into the API's 413. With `seal`, the
    * bytes are sealed on the way (the limit still counts the file's own bytes).
    */
-  async function writeBlob(source: AsyncIterable<Uint8Array>, seal?: { key: Buffer; fileKey: string }): Promise<StoredBlob> {
+  async function writeBlob(
+    source: AsyncIterable<Uint8Array>,
+    seal?: { key: Buffer; fileKey: string },
+  ): Promise<StoredBlob> {
     try {
-      if (seal) return await blobs.write(sealStream(source, seal.key, sealContext(seal.fileKey)), { maxBytes: sealedSize(d.maxFileBytes) });
+      if (seal)
+        return await blobs.write(sealStream(source, seal.key, sealContext(seal.fileKey)), {
+          maxBytes: sealedSize(d.maxFileBytes),
+        });
       return await blobs.write(source, { maxBytes: d.maxFileBytes });
     } catch (error) {
-      if (error instanceof BlobTooLarge) throw payloadTooLarge(`body: is larger than ${describeBytes(d.maxFileBytes)}, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)`);
+      if (error instanceof BlobTooLarge)
+        throw payloadTooLarge(
+          `body: is larger than ${describeBytes(d.maxFileBytes)}, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)`,
+        );
       throw error;
     }
   }
@@ -152,18 +194,36 @@ export function createFileService(d: FileServiceDeps) {
     maxFileBytes: d.maxFileBytes,
 
     /** Issues a presigned PUT URL (15 minutes) for a new file of this workspace. */
-    async createUploadUrl(ownerId: string, workspaceId: string, body: { filename: string; contentType: string }, origin: string) {
+    async createUploadUrl(
+      ownerId: string,
+      workspaceId: string,
+      body: { filename: string; contentType: string },
+      origin: string,
+    ) {
       await d.workspaces.requireOwned(ownerId, workspaceId);
       const key = newId("file");
       const expiresAt = Date.now() + PRESIGN_TTL_MS;
       const expires = Math.floor(expiresAt / 1000);
       await store.transaction(async (tx) => {
         await repo.dropExpiredIntents(tx, Date.now());
-        await repo.putIntent(tx, { key, ownerId, workspaceId, name: body.filename, contentType: normalizeType(body.contentType), expiresAt: expires * 1000 });
+        await repo.putIntent(tx, {
+          key,
+          ownerId,
+          workspaceId,
+          name: body.filename,
+          contentType: normalizeType(body.contentType),
+          expiresAt: expires * 1000,
+        });
       });
       const signature = d.presigner.sign({ method: "PUT", workspaceId, key, contentType: body.contentType, expires });
       const url = `${origin}/v1/workspaces/${encodeURIComponent(workspaceId)}/files/${key}?expires=${expires}&signature=${signature}`;
-      return { url, key, method: "PUT" as const, omniUri: omniUri(workspaceId, key), expiresAt: new Date(expires * 1000).toISOString() };
+      return {
+        url,
+        key,
+        method: "PUT" as const,
+        omniUri: omniUri(workspaceId, key),
+        expiresAt: new Date(expires * 1000).toISOString(),
+      };
     },
 
     /**
@@ -171,28 +231,52 @@ export function createFileService(d: FileServiceDeps) {
      * an unexpired time; the body streams into the blob store, counted against the limit.
      */
     async putSigned(input: {
-      workspaceId: string; key: string; expires?: string; signature?: string; contentType: string | null;
-      contentLength: string | null; body: ReadableStream<Uint8Array> | null;
+      workspaceId: string;
+      key: string;
+      expires?: string;
+      signature?: string;
+      contentType: string | null;
+      contentLength: string | null;
+      body: ReadableStream<Uint8Array> | null;
       /** The key to seal with for this owner (reverse-proxy mode), undefined to store as sent; throws 400 when one is needed and none resolves. */
       sealKey: (ownerId: string) => Promise<Buffer | undefined>;
     }): Promise<FileInfo> {
       const expires = Number(input.expires);
       const contentType = input.contentType ?? "";
-      if (!input.signature || !Number.isInteger(expires)) throw forbidden("signature: missing; upload with the URL from files/upload-url");
-      if (!d.presigner.verify({ method: "PUT", workspaceId: input.workspaceId, key: input.key, contentType, expires }, input.signature)) {
-        throw forbidden("signature: does not match this URL and content type (the Content-Type header must be the one the URL was issued for)");
+      if (!input.signature || !Number.isInteger(expires))
+        throw forbidden("signature: missing; upload with the URL from files/upload-url");
+      if (
+        !d.presigner.verify(
+          { method: "PUT", workspaceId: input.workspaceId, key: input.key, contentType, expires },
+          input.signature,
+        )
+      ) {
+        throw forbidden(
+          "signature: does not match this URL and content type (the Content-Type header must be the one the URL was issued for)",
+        );
       }
-      if (expires * 1000 < Date.now()) throw forbidden("signature: the upload URL has expired; ask files/upload-url for a new one");
+      if (expires * 1000 < Date.now())
+        throw forbidden("signature: the upload URL has expired; ask files/upload-url for a new one");
       const intent = await repo.intent(store.db, input.key);
-      if (!intent || intent.workspaceId !== input.workspaceId) throw forbidden("signature: the upload URL is no longer valid");
+      if (!intent || intent.workspaceId !== input.workspaceId)
+        throw forbidden("signature: the upload URL is no longer valid");
       // Checked again when the upload commits (two PUTs at once: the first to commit wins).
       if (intent.usedAt !== null) throw conflict(URL_USED);
       if (input.contentLength !== null && Number(input.contentLength) > d.maxFileBytes) {
-        throw payloadTooLarge(`body: is larger than ${describeBytes(d.maxFileBytes)}, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)`);
+        throw payloadTooLarge(
+          `body: is larger than ${describeBytes(d.maxFileBytes)}, the largest file this server accepts (MNEMO_MAX_FILE_BYTES)`,
+        );
       }
       const key = await input.sealKey(intent.ownerId);
       const blob = await writeBlob(input.body ?? emptyStream(), key && { key, fileKey: intent.key });
-      const file = { ownerId: intent.ownerId, workspaceId: intent.workspaceId, key: intent.key, name: intent.name, contentType: intent.contentType, sealed: !!key };
+      const file = {
+        ownerId: intent.ownerId,
+        workspaceId: intent.workspaceId,
+        key: intent.key,
+        name: intent.name,
+        contentType: intent.contentType,
+        sealed: !!key,
+      };
       return toFileInfo(await persist(file, blob, intent.key));
     },
 
@@ -201,7 +285,10 @@ export function createFileService(d: FileServiceDeps) {
 
     /** Stores a whole file from a stream under a given key (upload sessions); sealed with `sealKey` when given. */
     async store(file: NewFile, source: AsyncIterable<Uint8Array>, sealKey?: Buffer): Promise<FileRow> {
-      return persist({ ...file, sealed: !!sealKey }, await writeBlob(source, sealKey && { key: sealKey, fileKey: file.key }));
+      return persist(
+        { ...file, sealed: !!sealKey },
+        await writeBlob(source, sealKey && { key: sealKey, fileKey: file.key }),
+      );
     },
 
     async list(ownerId: string, workspaceId: string, request: PageRequest) {
@@ -227,7 +314,9 @@ export function createFileService(d: FileServiceDeps) {
       const file = await require(ownerId, workspaceId, key);
       // Checked before any header is sent: a stream failing after the 200 is a truncated download.
       if (!file.blobId || !(await blobs.exists(file.blobId))) {
-        throw conflict(`key: the bytes of ${key} are not stored here (imported from an export made without --with-files?); upload it again`);
+        throw conflict(
+          `key: the bytes of ${key} are not stored here (imported from an export made without --with-files?); upload it again`,
+        );
       }
       return downloadOf(blobs, file, openKey);
     },

@@ -16,13 +16,24 @@ export const MAX_PDF_PAGES = 2_000;
  * book the page limit admits, with a margin (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 export const PDF_TEXT_BUDGET: PdfTextBudget = {
-  maxPages: MAX_PDF_PAGES, maxTextBytes: MAX_INDEXED_TEXT_BYTES, memoryBytes: 512 * 1024 * 1024, timeMs: 120_000,
+  maxPages: MAX_PDF_PAGES,
+  maxTextBytes: MAX_INDEXED_TEXT_BYTES,
+  memoryBytes: 512 * 1024 * 1024,
+  timeMs: 120_000,
 };
 /** Blocks aim at this many characters (paragraphs are packed up to it) and never exceed `BLOCK_MAX`. */
 const BLOCK_TARGET = 1_500;
 const BLOCK_MAX = 4_000;
 
-const TEXT_TYPES = new Set(["text/plain", "text/markdown", "text/x-markdown", "application/json", "text/csv", "application/csv", "text/tab-separated-values"]);
+const TEXT_TYPES = new Set([
+  "text/plain",
+  "text/markdown",
+  "text/x-markdown",
+  "application/json",
+  "text/csv",
+  "application/csv",
+  "text/tab-separated-values",
+]);
 
 /** How a file's text is obtained: read as UTF-8, parsed as PDF, or not at all. */
 export function textKind(contentType: string): "text" | "pdf" | null {
@@ -75,13 +86,21 @@ const REASON_MESSAGES: Record<NotIndexedReason, string> = {
  * The text state of a file: what was recorded, or for files stored before states were
  * (status null) what their type implies: their text was read at upload.
  */
-export function textIndexing(file: { contentType: string; textStatus: TextStatus | null; textReason: NotIndexedReason | null }): TextIndexing {
+export function textIndexing(file: {
+  contentType: string;
+  textStatus: TextStatus | null;
+  textReason: NotIndexedReason | null;
+}): TextIndexing {
   if (file.textStatus === null) return textKind(file.contentType) ? { status: "indexed" } : notIndexed("type");
   if (file.textStatus === "not_indexed") return notIndexed(file.textReason ?? "unreadable");
   return { status: file.textStatus };
 }
 
-export const notIndexed = (reason: NotIndexedReason): TextIndexing => ({ status: "not_indexed", reason, message: REASON_MESSAGES[reason] });
+export const notIndexed = (reason: NotIndexedReason): TextIndexing => ({
+  status: "not_indexed",
+  reason,
+  message: REASON_MESSAGES[reason],
+});
 
 /**
  * Splits text into search blocks: paragraphs (blank-line separated) packed up to
@@ -95,7 +114,10 @@ export function splitBlocks(text: string): string[] {
     const trimmed = paragraph.trim();
     if (!trimmed) continue;
     if (trimmed.length <= BLOCK_MAX) pieces.push(trimmed);
-    else for (const line of trimmed.split("\n")) for (let i = 0; i < line.length; i += BLOCK_MAX) if (line.slice(i, i + BLOCK_MAX).trim()) pieces.push(line.slice(i, i + BLOCK_MAX));
+    else
+      for (const line of trimmed.split("\n"))
+        for (let i = 0; i < line.length; i += BLOCK_MAX)
+          if (line.slice(i, i + BLOCK_MAX).trim()) pieces.push(line.slice(i, i + BLOCK_MAX));
   }
   const blocks: string[] = [];
   let current = "";

@@ -11,19 +11,31 @@ import type { FileRepository } from "./repository";
  * bytes are removed from the blob store after it, as a single file delete does. Bytes a
  * crash left behind belong to no file from then on, and the orphan sweep removes them.
  */
-export function fileWorkspaceContents(d: { repo: FileRepository; uploads: UploadPurge; blobs: BlobStore; outbox: Outbox; log: Logger }): WorkspaceContents {
+export function fileWorkspaceContents(d: {
+  repo: FileRepository;
+  uploads: UploadPurge;
+  blobs: BlobStore;
+  outbox: Outbox;
+  log: Logger;
+}): WorkspaceContents {
   return {
     name: "files",
     count: async (tx, ownerId, workspaceId) => ({ files: await d.repo.countWorkspace(tx, ownerId, workspaceId) }),
     async purge(tx, ownerId, workspaceId) {
       const files = await d.repo.deleteWorkspace(tx, ownerId, workspaceId);
       const partBlobs = await d.uploads.deleteWorkspace(tx, ownerId, workspaceId);
-      if (files.length) await d.outbox.enqueueMany(tx, files.map((f) => ({ ownerId, kind: "file" as const, sourceId: f.key })), "sync");
+      if (files.length)
+        await d.outbox.enqueueMany(
+          tx,
+          files.map((f) => ({ ownerId, kind: "file" as const, sourceId: f.key })),
+          "sync",
+        );
       const blobIds = [...files.map((f) => f.blobId), ...partBlobs].filter(Boolean);
       return {
         counts: { files: files.length },
         afterCommit: async () => {
-          for (const blobId of blobIds) await d.blobs.delete(blobId).catch((error) => d.log.warn("blob not removed", { error }));
+          for (const blobId of blobIds)
+            await d.blobs.delete(blobId).catch((error) => d.log.warn("blob not removed", { error }));
         },
       };
     },

@@ -42,7 +42,8 @@ export interface CaptureDeps {
 }
 
 /** The workspace that holds a user's captured conversations when a completion names none. */
-export const conversationsWorkspaceId = (userId: string) => `ws_conv_${createHash("sha256").update(`conversations\u001f${userId}`).digest("hex").slice(0, 24)}`;
+export const conversationsWorkspaceId = (userId: string) =>
+  `ws_conv_${createHash("sha256").update(`conversations\u001f${userId}`).digest("hex").slice(0, 24)}`;
 
 class AlreadyDone extends Error {}
 
@@ -58,13 +59,19 @@ class WorkspaceGone extends Error {}
  */
 function captureFailure(error: unknown, threadId: string): string {
   const why =
-    error instanceof ConstraintError && error.constraint === "unique" ? `the thread id ${threadId} is taken by another thread`
-    : error instanceof WorkspaceTaken ? "the conversations workspace's id is taken"
-    : error instanceof WorkspaceGone ? "its workspace no longer exists"
-    : error instanceof StoreFullError ? "the store's disk was full"
-    : error instanceof StoreUnavailableError ? "the store of record could not be reached"
-    : error instanceof AppError ? error.message
-    : "internal error";
+    error instanceof ConstraintError && error.constraint === "unique"
+      ? `the thread id ${threadId} is taken by another thread`
+      : error instanceof WorkspaceTaken
+        ? "the conversations workspace's id is taken"
+        : error instanceof WorkspaceGone
+          ? "its workspace no longer exists"
+          : error instanceof StoreFullError
+            ? "the store's disk was full"
+            : error instanceof StoreUnavailableError
+              ? "the store of record could not be reached"
+              : error instanceof AppError
+                ? error.message
+                : "internal error";
   return `the conversation could not be stored (${why}); nothing of it was kept`;
 }
 
@@ -72,10 +79,17 @@ function captureFailure(error: unknown, threadId: string): string {
 export function publicJob(j: FormationJob): PublicJob {
   const retrying = j.status === "pending" && j.lastError !== null;
   return {
-    id: j.id, status: retrying ? "retrying" : j.status, attempts: j.attempts, lastError: j.lastError,
+    id: j.id,
+    status: retrying ? "retrying" : j.status,
+    attempts: j.attempts,
+    lastError: j.lastError,
     nextAttemptAt: j.status === "pending" ? new Date(j.availableAt).toISOString() : null,
-    captured: j.captured, retryable: j.captured && (retrying || j.status === "failed"),
-    threadId: j.threadId, workspaceId: j.workspaceId, createdAt: j.createdAt, updatedAt: j.updatedAt,
+    captured: j.captured,
+    retryable: j.captured && (retrying || j.status === "failed"),
+    threadId: j.threadId,
+    workspaceId: j.workspaceId,
+    createdAt: j.createdAt,
+    updatedAt: j.updatedAt,
   };
 }
 
@@ -96,7 +110,16 @@ export function createCapture(d: CaptureDeps) {
     const threadWorkspaceId = e.workspaceId ?? conversationsWorkspaceId(e.userId);
     const now = new Date().toISOString();
     const messageIds = await d.store.transaction(async (tx) => {
-      if (!e.workspaceId && !(await d.workspaces.insertIfAbsent(tx, { ownerId: e.userId, id: threadWorkspaceId, name: "Conversations", createdAt: now, updatedAt: now }))) {
+      if (
+        !e.workspaceId &&
+        !(await d.workspaces.insertIfAbsent(tx, {
+          ownerId: e.userId,
+          id: threadWorkspaceId,
+          name: "Conversations",
+          createdAt: now,
+          updatedAt: now,
+        }))
+      ) {
         if ((await d.workspaces.ownerOf(tx, threadWorkspaceId)) !== e.userId) throw new WorkspaceTaken();
       }
       // Locked, so a delete of the workspace either ran before (nothing is written into it) or waits for this write.
@@ -105,21 +128,47 @@ export function createCapture(d: CaptureDeps) {
       if (!thread) {
         const title = (e.messages[0] ?? "Conversation").replace(/\s+/g, " ").trim().slice(0, 80) || "Conversation";
         // Thread ids are unique per user: one this user took in another workspace fails here, and nothing is captured.
-        await d.chats.insertThread(tx, { ownerId: e.userId, workspaceId: threadWorkspaceId, id: e.threadId, title, metadata: { capturedBy: "completions" }, messageCount: 0, lastMessageId: null, createdAt: now, updatedAt: now });
+        await d.chats.insertThread(tx, {
+          ownerId: e.userId,
+          workspaceId: threadWorkspaceId,
+          id: e.threadId,
+          title,
+          metadata: { capturedBy: "completions" },
+          messageCount: 0,
+          lastMessageId: null,
+          createdAt: now,
+          updatedAt: now,
+        });
         thread = await d.chats.lockThread(tx, e.userId, threadWorkspaceId, e.threadId);
       }
       let parentId = thread?.lastMessageId ?? null;
       const ids: string[] = [];
-      const turns = [...e.messages.map((content) => ({ role: "user" as const, content })), ...(e.reply.trim() ? [{ role: "assistant" as const, content: e.reply }] : [])];
+      const turns = [
+        ...e.messages.map((content) => ({ role: "user" as const, content })),
+        ...(e.reply.trim() ? [{ role: "assistant" as const, content: e.reply }] : []),
+      ];
       for (const turn of turns) {
         const id = newId("msg");
-        await d.chats.appendMessage(tx, { ownerId: e.userId, threadId: e.threadId, id, parentId, role: turn.role, content: turn.content, encryptedContent: null, createdAt: new Date().toISOString() });
+        await d.chats.appendMessage(tx, {
+          ownerId: e.userId,
+          threadId: e.threadId,
+          id,
+          parentId,
+          role: turn.role,
+          content: turn.content,
+          encryptedContent: null,
+          createdAt: new Date().toISOString(),
+        });
         await d.outbox.enqueue(tx, { ownerId: e.userId, kind: "message", sourceId: id }, "insert");
         if (parentId) await d.outbox.enqueue(tx, { ownerId: e.userId, kind: "message", sourceId: parentId }, "sync");
         parentId = id;
         ids.push(id);
       }
-      await d.jobs.enqueue(tx, { ownerId: e.userId, workspaceId: e.workspaceId, threadWorkspaceId, threadId: e.threadId, messageIds: ids }, Date.now());
+      await d.jobs.enqueue(
+        tx,
+        { ownerId: e.userId, workspaceId: e.workspaceId, threadWorkspaceId, threadId: e.threadId, messageIds: ids },
+        Date.now(),
+      );
       return ids;
     });
     d.log.debug("conversation captured", { userId: e.userId, messages: messageIds.length });
@@ -133,13 +182,30 @@ export function createCapture(d: CaptureDeps) {
    */
   async function recordFailure(e: CapturedExchange, error: unknown): Promise<void> {
     const reason = captureFailure(error, e.threadId);
-    if (!(error instanceof ConstraintError || error instanceof WorkspaceTaken || error instanceof WorkspaceGone || error instanceof AppError)) d.log.error("conversation not captured", { userId: e.userId, error: error as Error });
-    const subject = { ownerId: e.userId, workspaceId: e.workspaceId, threadWorkspaceId: e.workspaceId ?? conversationsWorkspaceId(e.userId), threadId: e.threadId };
+    if (
+      !(
+        error instanceof ConstraintError ||
+        error instanceof WorkspaceTaken ||
+        error instanceof WorkspaceGone ||
+        error instanceof AppError
+      )
+    )
+      d.log.error("conversation not captured", { userId: e.userId, error: error as Error });
+    const subject = {
+      ownerId: e.userId,
+      workspaceId: e.workspaceId,
+      threadWorkspaceId: e.workspaceId ?? conversationsWorkspaceId(e.userId),
+      threadId: e.threadId,
+    };
     try {
       const id = await d.store.transaction((tx) => d.jobs.recordFailedCapture(tx, subject, reason, Date.now()));
       d.log.warn("conversation not captured; recorded as a failed job", { userId: e.userId, jobId: id, reason });
     } catch (failure) {
-      d.log.error("conversation not captured, and its failed job not recorded", { userId: e.userId, reason, error: failure as Error });
+      d.log.error("conversation not captured, and its failed job not recorded", {
+        userId: e.userId,
+        reason,
+        error: failure as Error,
+      });
     }
   }
 
@@ -147,12 +213,16 @@ export function createCapture(d: CaptureDeps) {
   async function runJob(job: FormationJob): Promise<void> {
     try {
       const found = await d.chats.getMessages(d.store.db, job.ownerId, job.messageIds);
-      const messages = job.messageIds.flatMap((id) => {
-        const m = found.get(id);
-        // Encrypted messages hold '' as content and are skipped by extraction too.
-        // Within the bounds of a request to POST /v1/memories/extract: the latest messages, each cut to its length.
-        return m && m.threadId === job.threadId ? [{ role: m.role, content: m.content.slice(0, MAX_MESSAGE_CHARS), id: m.id }] : [];
-      }).slice(-MAX_EXTRACT_MESSAGES);
+      const messages = job.messageIds
+        .flatMap((id) => {
+          const m = found.get(id);
+          // Encrypted messages hold '' as content and are skipped by extraction too.
+          // Within the bounds of a request to POST /v1/memories/extract: the latest messages, each cut to its length.
+          return m && m.threadId === job.threadId
+            ? [{ role: m.role, content: m.content.slice(0, MAX_MESSAGE_CHARS), id: m.id }]
+            : [];
+        })
+        .slice(-MAX_EXTRACT_MESSAGES);
       if (messages.length) {
         await d.formation.extract({
           userId: job.ownerId,
@@ -171,9 +241,20 @@ export function createCapture(d: CaptureDeps) {
       const failed = job.attempts >= MAX_ATTEMPTS;
       // Our own error messages only: an upstream's text never gets here (completions/upstream.ts).
       const message = error instanceof AppError ? error.message : "internal error";
-      if (!(error instanceof AppError)) d.log.error("memory extraction job failed", { userId: job.ownerId, error: error as Error });
-      await d.store.transaction((tx) => d.jobs.retryOrFail(tx, job.seq, { failed, availableAt: Date.now() + backoffMs * 4 ** (job.attempts - 1), error: message }));
-      d.log.warn(failed ? "memory extraction job failed for good" : "memory extraction job failed; retried later", { userId: job.ownerId, attempts: job.attempts, reason: message });
+      if (!(error instanceof AppError))
+        d.log.error("memory extraction job failed", { userId: job.ownerId, error: error as Error });
+      await d.store.transaction((tx) =>
+        d.jobs.retryOrFail(tx, job.seq, {
+          failed,
+          availableAt: Date.now() + backoffMs * 4 ** (job.attempts - 1),
+          error: message,
+        }),
+      );
+      d.log.warn(failed ? "memory extraction job failed for good" : "memory extraction job failed; retried later", {
+        userId: job.ownerId,
+        attempts: job.attempts,
+        reason: message,
+      });
     }
   }
 
@@ -184,7 +265,11 @@ export function createCapture(d: CaptureDeps) {
       let ran = 0;
       try {
         if (!(await d.jobs.anyDue(d.store.db, Date.now()))) return 0;
-        for (let job = await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), leaseMs)); job; job = d.scheduler.stopped ? null : await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), leaseMs))) {
+        for (
+          let job = await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), leaseMs));
+          job;
+          job = d.scheduler.stopped ? null : await d.store.transaction((tx) => d.jobs.claim(tx, Date.now(), leaseMs))
+        ) {
           await runJob(job);
           ran++;
         }
@@ -203,7 +288,8 @@ export function createCapture(d: CaptureDeps) {
   const capture = {
     enabled: d.enabled,
     /** The user's default for a completion that says nothing (PUT /v1/me/capture); off unless set. */
-    rememberByDefault: (userId: string) => (d.enabled ? d.settings.remember(d.store.db, userId) : Promise.resolve(false)),
+    rememberByDefault: (userId: string) =>
+      d.enabled ? d.settings.remember(d.store.db, userId) : Promise.resolve(false),
     /** `GET /v1/me/capture`. */
     async settings(userId: string) {
       return { remember: await d.settings.remember(d.store.db, userId), available: d.enabled };
@@ -218,7 +304,11 @@ export function createCapture(d: CaptureDeps) {
       const settled = new Promise<void>((resolve) => (done = resolve));
       writing.add(settled);
       settled.then(() => writing.delete(settled));
-      const task = d.scheduler.after(0, "capture", () => write(exchange).catch((error) => recordFailure(exchange, error)).finally(done));
+      const task = d.scheduler.after(0, "capture", () =>
+        write(exchange)
+          .catch((error) => recordFailure(exchange, error))
+          .finally(done),
+      );
       // Not scheduled (the server is stopping): nothing will be written.
       if (d.scheduler.stopped) done();
       void task;
@@ -243,9 +333,13 @@ export function createCapture(d: CaptureDeps) {
       const requeued = await d.store.transaction(async (tx) => {
         const job = await d.jobs.byId(tx, userId, id);
         if (!job) throw notFound(`id: no extraction job ${id}`);
-        if (!job.captured) throw conflict(`id: job ${id} cannot be retried: its conversation could not be stored, so there is nothing to extract from`);
+        if (!job.captured)
+          throw conflict(
+            `id: job ${id} cannot be retried: its conversation could not be stored, so there is nothing to extract from`,
+          );
         const again = await d.jobs.requeue(tx, job.seq, Date.now());
-        if (!again) throw conflict(`id: job ${id} is ${job.status}; only a failed job, or one waiting to retry, can be retried`);
+        if (!again)
+          throw conflict(`id: job ${id} is ${job.status}; only a failed job, or one waiting to retry, can be retried`);
         return again;
       });
       wake();

@@ -25,14 +25,36 @@ export interface FormationJob {
 }
 
 type Stored = {
-  seq: number; id: string; captured: number; available_at: number; owner_id: string; workspace_id: string | null; thread_workspace_id: string; thread_id: string; message_ids: string;
-  status: FormationJob["status"]; attempts: number; last_error: string | null; created_at: string; updated_at: string;
+  seq: number;
+  id: string;
+  captured: number;
+  available_at: number;
+  owner_id: string;
+  workspace_id: string | null;
+  thread_workspace_id: string;
+  thread_id: string;
+  message_ids: string;
+  status: FormationJob["status"];
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
 };
 const toJob = (r: Stored): FormationJob => ({
-  seq: Number(r.seq), id: r.id, ownerId: r.owner_id, workspaceId: r.workspace_id, threadWorkspaceId: r.thread_workspace_id, threadId: r.thread_id,
-  messageIds: JSON.parse(r.message_ids), status: r.status, attempts: Number(r.attempts), lastError: r.last_error,
-  availableAt: Number(r.available_at), captured: Number(r.captured) === 1,
-  createdAt: r.created_at, updatedAt: r.updated_at,
+  seq: Number(r.seq),
+  id: r.id,
+  ownerId: r.owner_id,
+  workspaceId: r.workspace_id,
+  threadWorkspaceId: r.thread_workspace_id,
+  threadId: r.thread_id,
+  messageIds: JSON.parse(r.message_ids),
+  status: r.status,
+  attempts: Number(r.attempts),
+  lastError: r.last_error,
+  availableAt: Number(r.available_at),
+  captured: Number(r.captured) === 1,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 /** What a job is about: whose exchange, and where its thread and memories go. */
@@ -89,7 +111,12 @@ export function createFormationJobRepository() {
     },
     /** Whether any job is due (a plain read: an idle poll takes no write lock). */
     async anyDue(tx: Executor, nowMs: number): Promise<boolean> {
-      return (await first(tx, sql`SELECT 1 AS one FROM formation_jobs WHERE (status = 'pending' AND available_at <= ${nowMs}) OR (status = 'running' AND lease_until < ${nowMs}) LIMIT 1`)) !== null;
+      return (
+        (await first(
+          tx,
+          sql`SELECT 1 AS one FROM formation_jobs WHERE (status = 'pending' AND available_at <= ${nowMs}) OR (status = 'running' AND lease_until < ${nowMs}) LIMIT 1`,
+        )) !== null
+      );
     },
     /**
      * Claims the oldest due job: pending and available, or running with its lease lapsed (its
@@ -110,13 +137,25 @@ export function createFormationJobRepository() {
     },
     /** Done, in the transaction that applied its decisions; false when it was done already (a second run). */
     async finish(tx: Executor, seq: number): Promise<boolean> {
-      return (await run(tx, sql`UPDATE formation_jobs SET status = 'done', last_error = NULL, updated_at = ${new Date().toISOString()} WHERE seq = ${seq} AND status <> 'done'`)) > 0;
+      return (
+        (await run(
+          tx,
+          sql`UPDATE formation_jobs SET status = 'done', last_error = NULL, updated_at = ${new Date().toISOString()} WHERE seq = ${seq} AND status <> 'done'`,
+        )) > 0
+      );
     },
     async isDone(tx: Executor, seq: number): Promise<boolean> {
-      return (await first<{ status: string }>(tx, sql`SELECT status FROM formation_jobs WHERE seq = ${seq}`))?.status === "done";
+      return (
+        (await first<{ status: string }>(tx, sql`SELECT status FROM formation_jobs WHERE seq = ${seq}`))?.status ===
+        "done"
+      );
     },
     /** Back to pending, due at `availableAt`; or failed for good. */
-    async retryOrFail(tx: Executor, seq: number, outcome: { failed: boolean; availableAt: number; error: string }): Promise<void> {
+    async retryOrFail(
+      tx: Executor,
+      seq: number,
+      outcome: { failed: boolean; availableAt: number; error: string },
+    ): Promise<void> {
       await run(
         tx,
         sql`UPDATE formation_jobs SET status = ${outcome.failed ? "failed" : "pending"}, available_at = ${outcome.availableAt}, lease_until = 0,
@@ -125,12 +164,20 @@ export function createFormationJobRepository() {
     },
     /** The messages of a thread that some job of the user already covers, whatever its status (`mnemo import --extract` queues the rest). */
     async coveredMessageIds(tx: Executor, ownerId: string, threadId: string): Promise<Set<string>> {
-      const rows = await all<{ message_ids: string }>(tx, sql`SELECT message_ids FROM formation_jobs WHERE owner_id = ${ownerId} AND thread_id = ${threadId}`);
+      const rows = await all<{ message_ids: string }>(
+        tx,
+        sql`SELECT message_ids FROM formation_jobs WHERE owner_id = ${ownerId} AND thread_id = ${threadId}`,
+      );
       return new Set(rows.flatMap((r) => JSON.parse(r.message_ids) as string[]));
     },
     /** A user's jobs, newest first (the app, `mnemo doctor`). */
     async listByOwner(tx: Executor, ownerId: string, limit = 100): Promise<FormationJob[]> {
-      return (await all<Stored>(tx, sql`SELECT * FROM formation_jobs WHERE owner_id = ${ownerId} ORDER BY seq DESC LIMIT ${limit}`)).map(toJob);
+      return (
+        await all<Stored>(
+          tx,
+          sql`SELECT * FROM formation_jobs WHERE owner_id = ${ownerId} ORDER BY seq DESC LIMIT ${limit}`,
+        )
+      ).map(toJob);
     },
     /** Jobs by status, over every user or one owner's (`/health`: the operator's or a user's; `mnemo doctor`); `retrying`: the pending ones whose last attempt failed. */
     async counts(tx: Executor, ownerId?: string): Promise<Record<string, number>> {
@@ -162,7 +209,16 @@ export type FormationJobRepository = ReturnType<typeof createFormationJobReposit
 export function createCaptureSettingsRepository() {
   return {
     async remember(tx: Executor, ownerId: string): Promise<boolean> {
-      return Number((await first<{ remember: number }>(tx, sql`SELECT remember FROM capture_settings WHERE owner_id = ${ownerId}`))?.remember ?? 0) === 1;
+      return (
+        Number(
+          (
+            await first<{ remember: number }>(
+              tx,
+              sql`SELECT remember FROM capture_settings WHERE owner_id = ${ownerId}`,
+            )
+          )?.remember ?? 0,
+        ) === 1
+      );
     },
     async setRemember(tx: Executor, ownerId: string, remember: boolean): Promise<void> {
       await run(
@@ -182,10 +238,20 @@ const ofWorkspace = (ownerId: string, workspaceId: string) =>
 /** Jobs as a workspace or thread delete removes them. */
 export const workspaceJobs = {
   async deleteOfThread(tx: Executor, ownerId: string, workspaceId: string, threadId: string): Promise<number> {
-    return run(tx, sql`DELETE FROM formation_jobs WHERE owner_id = ${ownerId} AND thread_workspace_id = ${workspaceId} AND thread_id = ${threadId}`);
+    return run(
+      tx,
+      sql`DELETE FROM formation_jobs WHERE owner_id = ${ownerId} AND thread_workspace_id = ${workspaceId} AND thread_id = ${threadId}`,
+    );
   },
   async count(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
-    return Number((await first<{ n: number }>(tx, sql`SELECT COUNT(*) AS n FROM formation_jobs WHERE ${ofWorkspace(ownerId, workspaceId)}`))?.n ?? 0);
+    return Number(
+      (
+        await first<{ n: number }>(
+          tx,
+          sql`SELECT COUNT(*) AS n FROM formation_jobs WHERE ${ofWorkspace(ownerId, workspaceId)}`,
+        )
+      )?.n ?? 0,
+    );
   },
   async delete(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
     return run(tx, sql`DELETE FROM formation_jobs WHERE ${ofWorkspace(ownerId, workspaceId)}`);

@@ -34,10 +34,14 @@ export const DecisionsReply = T.Object(
 export type Decision = Static<typeof DecisionsReply>["decisions"][number];
 
 /** The memory model's reply could not be used: nothing of it is applied. The upstream's text is never quoted. */
-export const invalidReply = (why: string) => new AppError(502, "upstream_error", `the memory model's reply was not usable (${why}); nothing was changed`);
+export const invalidReply = (why: string) =>
+  new AppError(502, "upstream_error", `the memory model's reply was not usable (${why}); nothing was changed`);
 
 /** The JSON object of a chat completion's first choice, checked against `schema`; throws `invalidReply` otherwise. */
-export function parseReply<S extends typeof FactsReply | typeof DecisionsReply>(completionText: string, schema: S): Static<S> {
+export function parseReply<S extends typeof FactsReply | typeof DecisionsReply>(
+  completionText: string,
+  schema: S,
+): Static<S> {
   let completion: unknown;
   try {
     completion = JSON.parse(completionText);
@@ -48,7 +52,10 @@ export function parseReply<S extends typeof FactsReply | typeof DecisionsReply>(
   if (typeof content !== "string") throw invalidReply("no message content");
   if (content.length > MAX_REPLY_CHARS) throw invalidReply(`longer than ${MAX_REPLY_CHARS} characters`);
   // A model may wrap its JSON in a Markdown code fence; nothing else around it is accepted.
-  const text = content.trim().replace(/^```(?:json)?\s*\n?([\s\S]*?)\n?```$/, "$1").trim();
+  const text = content
+    .trim()
+    .replace(/^```(?:json)?\s*\n?([\s\S]*?)\n?```$/, "$1")
+    .trim();
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -59,6 +66,7 @@ export function parseReply<S extends typeof FactsReply | typeof DecisionsReply>(
     const first = Value.Errors(schema, value).First();
     throw invalidReply(`does not match the expected shape${first ? ` at ${first.path || "/"}` : ""}`);
   }
-  if ("facts" in (value as object) && (value as { facts: string[] }).facts.some((fact) => !fact.trim())) throw invalidReply("a fact is blank");
+  if ("facts" in (value as object) && (value as { facts: string[] }).facts.some((fact) => !fact.trim()))
+    throw invalidReply("a fact is blank");
   return value as Static<S>;
 }

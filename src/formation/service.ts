@@ -72,7 +72,12 @@ export function createFormationService(d: FormationDeps) {
   const model = d.config.completions.memoryModel ?? d.config.completions.defaultModel;
 
   async function call(messages: unknown[], used: { prompt: number; completion: number; requests: number }) {
-    const reply = await d.upstream.json("POST", "/chat/completions", { model, messages, temperature: 0, max_tokens: CALL_MAX_TOKENS, response_format: { type: "json_object" } }, undefined);
+    const reply = await d.upstream.json(
+      "POST",
+      "/chat/completions",
+      { model, messages, temperature: 0, max_tokens: CALL_MAX_TOKENS, response_format: { type: "json_object" } },
+      undefined,
+    );
     let reported: unknown = null;
     try {
       reported = pick(JSON.parse(reply.text), "usage");
@@ -81,7 +86,8 @@ export function createFormationService(d: FormationDeps) {
     const promptTokens = pick(reported, "prompt_tokens");
     const completionTokens = pick(reported, "completion_tokens");
     used.prompt += typeof promptTokens === "number" ? promptTokens : await countPromptTokens(messages);
-    used.completion += typeof completionTokens === "number" ? completionTokens : await countTextTokens(reply.text.slice(0, 64_000));
+    used.completion +=
+      typeof completionTokens === "number" ? completionTokens : await countTextTokens(reply.text.slice(0, 64_000));
     return reply.text;
   }
 
@@ -100,12 +106,21 @@ export function createFormationService(d: FormationDeps) {
         // The scope is the search's filter; checked again here, as what the model is shown must never leave it.
         .then((rows) => (scope === undefined ? rows : rows.filter((m) => m.workspaceId === scope)))
         .catch((error) => {
-          d.log.warn("memory formation: similar memories not found; deciding without them", { reason: (error as Error).message });
+          d.log.warn("memory formation: similar memories not found; deciding without them", {
+            reason: (error as Error).message,
+          });
           return [];
         });
       perFact.push(
         found.map((m) => {
-          if (!refs.has(m.id)) refs.set(m.id, { ref: `m${refs.size + 1}`, id: m.id, content: m.content, updatedAt: m.updatedAt, workspaceId: m.workspaceId });
+          if (!refs.has(m.id))
+            refs.set(m.id, {
+              ref: `m${refs.size + 1}`,
+              id: m.id,
+              content: m.content,
+              updatedAt: m.updatedAt,
+              workspaceId: m.workspaceId,
+            });
           return refs.get(m.id)!;
         }),
       );
@@ -114,11 +129,18 @@ export function createFormationService(d: FormationDeps) {
   }
 
   /** The decisions as operations; refuses the whole reply when one names a memory its fact was not shown, or two touch one memory. */
-  function operationsOf(decisions: Decision[], facts: string[], perFact: Candidate[][], body: ExtractBody, workspaceId: string | null) {
+  function operationsOf(
+    decisions: Decision[],
+    facts: string[],
+    perFact: Candidate[][],
+    body: ExtractBody,
+    workspaceId: string | null,
+  ) {
     const byFact = new Map<number, Decision>();
     const touched = new Set<string>();
     for (const decision of decisions) {
-      if (decision.content !== undefined && decision.content !== null && !decision.content.trim()) throw invalidReply(`decision for fact ${decision.fact} has blank content`);
+      if (decision.content !== undefined && decision.content !== null && !decision.content.trim())
+        throw invalidReply(`decision for fact ${decision.fact} has blank content`);
       if (decision.fact >= facts.length) throw invalidReply(`decision for fact ${decision.fact}, which does not exist`);
       if (byFact.has(decision.fact)) throw invalidReply(`two decisions for fact ${decision.fact}`);
       byFact.set(decision.fact, decision);
@@ -127,22 +149,31 @@ export function createFormationService(d: FormationDeps) {
         if (!target) throw invalidReply(`fact ${decision.fact} names a memory it was not shown`);
         if (touched.has(target.id)) throw invalidReply("two decisions change one memory");
         touched.add(target.id);
-        if (decision.action === "update" && !decision.content) throw invalidReply(`update of fact ${decision.fact} has no content`);
+        if (decision.action === "update" && !decision.content)
+          throw invalidReply(`update of fact ${decision.fact} has no content`);
       }
     }
     const sessionId = oneOf<string>(body, ["session_id", "sessionId"]) ?? null;
     // As stored (UTC, ISO 8601): the memory list orders by it.
     const createdAt = body.timestamp === undefined ? undefined : new Date(body.timestamp).toISOString();
-    return facts.map((fact, i): { fact: string; op: MemoryOperation | null; target: Candidate | null; missing?: boolean } => {
-      const decision = byFact.get(i);
-      // A fact the model gave no decision for changes nothing, and says so apart from an explicit none.
-      if (!decision) return { fact, op: null, target: null, missing: true };
-      if (decision.action === "none") return { fact, op: null, target: null };
-      if (decision.action === "add") return { fact, op: { action: "add", content: decision.content ?? fact, workspaceId, sessionId, createdAt }, target: null };
-      const target = perFact[i].find((c) => c.ref === decision.ref)!;
-      if (decision.action === "update") return { fact, op: { action: "update", id: target.id, content: decision.content! }, target };
-      return { fact, op: { action: "delete", id: target.id }, target };
-    });
+    return facts.map(
+      (fact, i): { fact: string; op: MemoryOperation | null; target: Candidate | null; missing?: boolean } => {
+        const decision = byFact.get(i);
+        // A fact the model gave no decision for changes nothing, and says so apart from an explicit none.
+        if (!decision) return { fact, op: null, target: null, missing: true };
+        if (decision.action === "none") return { fact, op: null, target: null };
+        if (decision.action === "add")
+          return {
+            fact,
+            op: { action: "add", content: decision.content ?? fact, workspaceId, sessionId, createdAt },
+            target: null,
+          };
+        const target = perFact[i].find((c) => c.ref === decision.ref)!;
+        if (decision.action === "update")
+          return { fact, op: { action: "update", id: target.id, content: decision.content! }, target };
+        return { fact, op: { action: "delete", id: target.id }, target };
+      },
+    );
   }
 
   return {
@@ -151,23 +182,40 @@ export function createFormationService(d: FormationDeps) {
     async extract(r: ExtractRequest): Promise<ExtractResponse> {
       const { config } = d;
       if (config.encryption.proxyMode && !config.completions.extractionInProxyMode) {
-        throw new AppError(403, "forbidden", "memory extraction is off in reverse-proxy encryption mode (its memories would be stored in plaintext); the operator enables it with MNEMO_EXTRACTION_IN_PROXY_MODE=1");
+        throw new AppError(
+          403,
+          "forbidden",
+          "memory extraction is off in reverse-proxy encryption mode (its memories would be stored in plaintext); the operator enables it with MNEMO_EXTRACTION_IN_PROXY_MODE=1",
+        );
       }
-      if (r.body.timestamp !== undefined && !Number.isFinite(Date.parse(r.body.timestamp))) throw badRequest("timestamp: must be a date-time (ISO 8601)");
+      if (r.body.timestamp !== undefined && !Number.isFinite(Date.parse(r.body.timestamp)))
+        throw badRequest("timestamp: must be a date-time (ISO 8601)");
       const workspaceId = oneOf<string>(r.body, ["workspaceId", "workspace_id"]) ?? null;
       if (workspaceId) await d.workspaces.requireOwned(r.userId, workspaceId);
       // Nothing is extracted from encrypted content: such messages never reach the model.
-      const conversation = r.body.messages.filter((m) => m.content.trim() && !looksEncrypted(m.content)).map((m) => ({ role: m.role, content: m.content }));
+      const conversation = r.body.messages
+        .filter((m) => m.content.trim() && !looksEncrypted(m.content))
+        .map((m) => ({ role: m.role, content: m.content }));
       if (!conversation.length) return { applied: !r.dryRun, model, facts: [], decisions: [] };
 
       const at = d.usage.now();
       const factsPrompt = factsMessages(conversation);
       // Both calls: the conversation once, the decisions' facts and memories bounded by their caps.
-      const promptTokens = promptTokenBound(factsPrompt) + promptTokenBound(decisionMessages([])) + DECISION_DATA_TOKENS;
+      const promptTokens =
+        promptTokenBound(factsPrompt) + promptTokenBound(decisionMessages([])) + DECISION_DATA_TOKENS;
       const admitted = await d.admit({
         userId: r.userId,
-        windows: [{ key: `principal:${r.userId}`, limit: config.completions.rateLimitPerPrincipalPerHour, windowMs: HOUR, label: `${config.completions.rateLimitPerPrincipalPerHour} per hour per principal` }],
-        at, messages: factsPrompt, route: ROUTE,
+        windows: [
+          {
+            key: `principal:${r.userId}`,
+            limit: config.completions.rateLimitPerPrincipalPerHour,
+            windowMs: HOUR,
+            label: `${config.completions.rateLimitPerPrincipalPerHour} per hour per principal`,
+          },
+        ],
+        at,
+        messages: factsPrompt,
+        route: ROUTE,
         cost: { promptTokens, promptCounted: false, completionTokens: 2 * CALL_MAX_TOKENS, injectionTokens: 0 },
       });
       const used = { prompt: 0, completion: 0, requests: 0 };
@@ -177,33 +225,60 @@ export function createFormationService(d: FormationDeps) {
         if (facts.length) {
           // Explicit extraction without a workspace weighs all the user's memories; automatic stays in its scope.
           const perFact = await candidatesFor(r.userId, facts, r.automatic ? workspaceId : (workspaceId ?? undefined));
-          const shown = facts.map((text, fact) => ({ fact, text, memories: perFact[fact].map(({ ref, content }) => ({ ref, content: content.slice(0, SHOWN_CHARS) })) }));
+          const shown = facts.map((text, fact) => ({
+            fact,
+            text,
+            memories: perFact[fact].map(({ ref, content }) => ({ ref, content: content.slice(0, SHOWN_CHARS) })),
+          }));
           const decisions = parseReply(await call(decisionMessages(shown), used), DecisionsReply).decisions;
           planned = operationsOf(decisions, facts, perFact, r.body, workspaceId);
         }
-        const source: MemorySource = { kind: "extraction", threadId: r.source?.threadId ?? oneOf<string>(r.body, ["session_id", "sessionId"]) ?? null, messageIds: r.source?.messageIds ?? r.body.messages.flatMap((m) => (m.id ? [m.id] : [])), model };
+        const source: MemorySource = {
+          kind: "extraction",
+          threadId: r.source?.threadId ?? oneOf<string>(r.body, ["session_id", "sessionId"]) ?? null,
+          messageIds: r.source?.messageIds ?? r.body.messages.flatMap((m) => (m.id ? [m.id] : [])),
+          model,
+        };
         let outcomes: OperationOutcome[];
         const automatic = r.automatic === true;
-        if (r.dryRun) outcomes = await Promise.all(planned.map(({ op, target, missing }) => applier.preview(r.userId, op, target, automatic, missing)));
+        if (r.dryRun)
+          outcomes = await Promise.all(
+            planned.map(({ op, target, missing }) => applier.preview(r.userId, op, target, automatic, missing)),
+          );
         else {
           outcomes = await d.store.transaction(async (tx) => {
             const out: OperationOutcome[] = [];
-            for (const { op, target, missing } of planned) out.push(op ? await applier.apply(tx, r.userId, op, target, source, automatic) : await applier.preview(r.userId, null, null, automatic, missing));
+            for (const { op, target, missing } of planned)
+              out.push(
+                op
+                  ? await applier.apply(tx, r.userId, op, target, source, automatic)
+                  : await applier.preview(r.userId, null, null, automatic, missing),
+              );
             await r.inTransaction?.(tx);
             return out;
           });
         }
-        return { applied: !r.dryRun, model, facts, decisions: planned.map(({ fact }, i) => ({ fact, ...outcomes[i] })) };
+        return {
+          applied: !r.dryRun,
+          model,
+          facts,
+          decisions: planned.map(({ fact }, i) => ({ fact, ...outcomes[i] })),
+        };
       } finally {
         // What the gateway was asked is metered, whatever came of it.
         if (used.requests) {
-          await d.usage.settle(admitted.hold, { promptTokens: used.prompt, completionTokens: used.completion, requests: used.requests }).catch((error) => {
-            d.log.error("usage not recorded", { userId: r.userId, error: error as Error });
-          });
+          await d.usage
+            .settle(admitted.hold, {
+              promptTokens: used.prompt,
+              completionTokens: used.completion,
+              requests: used.requests,
+            })
+            .catch((error) => {
+              d.log.error("usage not recorded", { userId: r.userId, error: error as Error });
+            });
         } else await d.usage.release(admitted.hold).catch(() => {});
       }
     },
   };
 }
 export type FormationService = ReturnType<typeof createFormationService>;
-

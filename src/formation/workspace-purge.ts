@@ -19,5 +19,7 @@ export const jobWorkspaceContents: WorkspaceContents = {
   count: async (tx, ownerId, workspaceId) => ({
     jobs: await workspaceJobs.count(tx, ownerId, workspaceId),
   }),
-  purge: async (tx, ownerId, workspaceId) => ({ counts: { jobs: await workspaceJobs.delete(tx, ownerId, workspaceId) } }),
+  purge: async (tx, ownerId, workspaceId) => ({
+    counts: { jobs: await workspaceJobs.delete(tx, ownerId, workspaceId) },
+  }),
 };

@@ -1,5 +1,11 @@
 import type { Store } from "../db/store";
-import { type createOutbox, type IndexHealth, type IndexingControl, type VectorsStatus, vectorsStatus } from "../search";
+import {
+  type createOutbox,
+  type IndexHealth,
+  type IndexingControl,
+  type VectorsStatus,
+  vectorsStatus,
+} from "../search";
 
 type JobCounts = { pending: number; running: number; failed: number };
 
@@ -51,16 +57,24 @@ export function createHealth(deps: HealthDeps) {
     return { pending: counts.pending ?? 0, running: counts.running ?? 0, failed: counts.failed ?? 0 };
   };
   const verdict = (index: IndexHealth) => (index.status === "ok" ? "ok" : "degraded") as "ok" | "degraded";
-  const vectors = async () => vectorsStatus(deps.embedder, deps.embedder ? await deps.indexer.vectorOutage().catch(() => null) : null);
+  const vectors = async () =>
+    vectorsStatus(deps.embedder, deps.embedder ? await deps.indexer.vectorOutage().catch(() => null) : null);
   // A queue that cannot drain is not "pending": it is said once, in `vectors`, and drains when the model arrives.
-  const waitingForVectors = (status: VectorsStatus, count: number | null) => (status.startsWith("unavailable") ? 0 : count);
+  const waitingForVectors = (status: VectorsStatus, count: number | null) =>
+    status.startsWith("unavailable") ? 0 : count;
   return {
     async forOperator(): Promise<OperatorHealth> {
       const [index, status] = await Promise.all([deps.indexer.health(), vectors()]);
       return {
-        status: verdict(index), store: deps.store.dialect,
-        index: { ...index, uri: redactIndexUri(index.uri), pendingVectors: waitingForVectors(status, index.pendingVectors) },
-        vectors: status, extractionJobs: await jobs(),
+        status: verdict(index),
+        store: deps.store.dialect,
+        index: {
+          ...index,
+          uri: redactIndexUri(index.uri),
+          pendingVectors: waitingForVectors(status, index.pendingVectors),
+        },
+        vectors: status,
+        extractionJobs: await jobs(),
       };
     },
     async forUser(userId: string): Promise<UserHealth> {
@@ -73,7 +87,12 @@ export function createHealth(deps: HealthDeps) {
       return {
         status: verdict(index),
         store: deps.store.dialect,
-        index: { status: index.status, pending: pending?.text ?? null, pendingVectors: waitingForVectors(status, pending?.vector ?? null), oldestPendingAt: oldest ? new Date(oldest).toISOString() : null },
+        index: {
+          status: index.status,
+          pending: pending?.text ?? null,
+          pendingVectors: waitingForVectors(status, pending?.vector ?? null),
+          oldestPendingAt: oldest ? new Date(oldest).toISOString() : null,
+        },
         vectors: status,
         extractionJobs: await jobs(userId),
       };

@@ -29,7 +29,10 @@ export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
       const { code, set, request } = ctx;
       const requestId = requestIds.get(request) ?? "-";
       // Errors thrown by the body parser reach us wrapped in Elysia's ParseError.
-      const error = code === "PARSE" && (ctx.error as Error).cause instanceof AppError ? ((ctx.error as Error).cause as AppError) : ctx.error;
+      const error =
+        code === "PARSE" && (ctx.error as Error).cause instanceof AppError
+          ? ((ctx.error as Error).cause as AppError)
+          : ctx.error;
       if (error instanceof AppError) {
         Object.assign(set.headers, error.headers);
         return reply(set, error.status, error.errorCode, error.message);
@@ -39,7 +42,11 @@ export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
           const validation = error as ValidationError;
           if (validation.type === "response") {
             // A response that fails its own schema is our bug, never the caller's.
-            log.error("response failed its schema", { requestId, path: new URL(request.url).pathname, problem: describeValidation(validation) });
+            log.error("response failed its schema", {
+              requestId,
+              path: new URL(request.url).pathname,
+              problem: describeValidation(validation),
+            });
             return reply(set, 500, "error", `internal error (request id ${requestId})`);
           }
           // A validation message may quote what was sent; a key sent in the wrong place must not echo back.
@@ -51,7 +58,10 @@ export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
           const pathname = new URL(request.url).pathname;
           const allow = options.allowedMethods?.(pathname) ?? [];
           if (allow.length) {
-            const refusal = methodNotAllowed(`${request.method} ${pathname}: method not allowed; this path takes ${allow.join(", ")}`, allow);
+            const refusal = methodNotAllowed(
+              `${request.method} ${pathname}: method not allowed; this path takes ${allow.join(", ")}`,
+              allow,
+            );
             Object.assign(set.headers, refusal.headers);
             return reply(set, refusal.status, refusal.errorCode, refusal.message);
           }
@@ -68,7 +78,12 @@ export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
       if (error instanceof StoreFullError) {
         log.error("store of record: disk full", { requestId, reason: error.message });
         set.headers["retry-after"] = "60";
-        return reply(set, 507, "insufficient_storage", "the server's disk is full; nothing was written. Retry once space is freed");
+        return reply(
+          set,
+          507,
+          "insufficient_storage",
+          "the server's disk is full; nothing was written. Retry once space is freed",
+        );
       }
       if (error instanceof ConstraintError) {
         return reply(set, 409, "conflict", "the request conflicts with existing data");
@@ -76,7 +91,12 @@ export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
       // Elysia builds its ValidationError by printing the rejected value; an object whose
       // `toString`/`valueOf` key holds data (not a function) makes that throw instead.
       if (isUnprintableRejectedValue(error)) {
-        return reply(set, 400, "invalid_request", "body: invalid; an object with a toString or valueOf key was sent where another type is expected");
+        return reply(
+          set,
+          400,
+          "invalid_request",
+          "body: invalid; an object with a toString or valueOf key was sent where another type is expected",
+        );
       }
       const status = (error as { status?: number }).status;
       if (status === 413) return reply(set, 413, "payload_too_large", "body: is too large");
@@ -85,12 +105,21 @@ export function errorPlugin(log: Logger, options: ErrorPluginOptions = {}) {
     });
 }
 
-function reply(set: { status?: number | string; headers: Record<string, unknown> }, status: number, code: string, message: string) {
+function reply(
+  set: { status?: number | string; headers: Record<string, unknown> },
+  status: number,
+  code: string,
+  message: string,
+) {
   set.status = status;
   set.headers["content-type"] = "application/json";
   return { error: { code, message } };
 }
 
 function isUnprintableRejectedValue(error: unknown): boolean {
-  return error instanceof TypeError && /Cannot convert object to primitive value|No default value/.test(error.message) && /ValidationError|mapValueError/.test(error.stack ?? "");
+  return (
+    error instanceof TypeError &&
+    /Cannot convert object to primitive value|No default value/.test(error.message) &&
+    /ValidationError|mapValueError/.test(error.stack ?? "")
+  );
 }

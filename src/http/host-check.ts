@@ -29,7 +29,9 @@ export function hostNameOf(header: string | null): string | null {
  * everything else is a 403, like a refused origin (cors.ts).
  */
 export function hostCheck(options: HostCheckOptions) {
-  const allowed = new Set(options.alsoAllowed.map((host) => hostNameOf(host)).filter((host): host is string => host !== null));
+  const allowed = new Set(
+    options.alsoAllowed.map((host) => hostNameOf(host)).filter((host): host is string => host !== null),
+  );
   return new Elysia({ name: "host-check" }).onRequest(({ request }) => {
     const header = request.headers.get("host");
     const name = hostNameOf(header);
@@ -48,6 +50,7 @@ export function hostCheck(options: HostCheckOptions) {
 export function namesOfThisServer(config: { publicUrl?: string; host: string }): string[] {
   const names = config.publicUrl ? [new URL(config.publicUrl).host] : [];
   const wildcard = /^(0\.0\.0\.0|::|\[::\])$/.test(config.host);
-  if (!wildcard) names.push(config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host);
+  if (!wildcard)
+    names.push(config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host);
   return names;
 }

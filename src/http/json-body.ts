@@ -3,7 +3,14 @@ import type { JsonLimits } from "../lib/body-limits";
 import { describeBytes } from "../lib/bytes";
 import { NUL_PROBLEM } from "../lib/nul-text";
 
-const QUOTE = 34, BACKSLASH = 92, OPEN_ARRAY = 91, CLOSE_ARRAY = 93, OPEN_OBJECT = 123, CLOSE_OBJECT = 125, COMMA = 44, COLON = 58;
+const QUOTE = 34,
+  BACKSLASH = 92,
+  OPEN_ARRAY = 91,
+  CLOSE_ARRAY = 93,
+  OPEN_OBJECT = 123,
+  CLOSE_OBJECT = 125,
+  COMMA = 44,
+  COLON = 58;
 
 interface Frame {
   array: boolean;
@@ -34,7 +41,11 @@ export function checkJsonText(text: string, limits: Pick<JsonLimits, "depth" | "
     throw badRequest(`${fieldName(text, stack, full)}: ${problem}`);
   };
   const countValue = () => {
-    if (++nodes > limits.nodes) fail(`the body holds more than ${limits.nodes.toLocaleString("en-US")} JSON values, the limit of this route`, false);
+    if (++nodes > limits.nodes)
+      fail(
+        `the body holds more than ${limits.nodes.toLocaleString("en-US")} JSON values, the limit of this route`,
+        false,
+      );
   };
   while (i < length) {
     const c = text.charCodeAt(i);
@@ -169,7 +180,8 @@ function endOfString(text: string, from: number, fail: (problem: string) => neve
 /** Characters that neither end a string nor start an escape (sticky: matches from `lastIndex` on). */
 const PLAIN_RUN = /[^"\\]*/y;
 
-const unpaired = (text: string, at: number) => `contains an unpaired UTF-16 surrogate (${text.slice(at, at + 6)}); send valid Unicode`;
+const unpaired = (text: string, at: number) =>
+  `contains an unpaired UTF-16 surrogate (${text.slice(at, at + 6)}); send valid Unicode`;
 
 function hexUnit(text: string, at: number): number {
   if (at + 4 > text.length) return -1;
@@ -194,7 +206,8 @@ function fieldName(text: string, stack: Frame[], full: boolean): string {
   for (let depth = 0; depth < stack.length; depth++) {
     const frame = stack[depth];
     if (frame.array) segments.push(String(frame.index));
-    else if (frame.keyStart >= 0 && !frame.expectKey) segments.push(decodeKey(text.slice(frame.keyStart, frame.keyEnd)));
+    else if (frame.keyStart >= 0 && !frame.expectKey)
+      segments.push(decodeKey(text.slice(frame.keyStart, frame.keyEnd)));
     else break;
     if (!full) break;
   }

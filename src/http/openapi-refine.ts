@@ -10,7 +10,8 @@ export const PKMS_HEADERS = [
     name: "X-Proxy-Decrypt",
     in: "header",
     required: false,
-    description: "`true` asks for stored encrypted values to be decrypted with the client key (accepted; decryption comes with the encryption feature)",
+    description:
+      "`true` asks for stored encrypted values to be decrypted with the client key (accepted; decryption comes with the encryption feature)",
     schema: { type: "string", enum: ["true"] },
   },
   {
@@ -47,7 +48,10 @@ const CUSTOM_ID_FIELDS = ["id", "documentId"];
  *   statuses itself (`errorsFor`).
  * Returns a new document; the input is not changed.
  */
-export function refineOpenApi<T extends Document>(source: T, bodySchema: (method: string, pattern: string) => unknown): T {
+export function refineOpenApi<T extends Document>(
+  source: T,
+  bodySchema: (method: string, pattern: string) => unknown,
+): T {
   const doc = structuredClone(source);
   const paths: Record<string, Record<string, Operation>> = {};
   for (const [rawPath, operations] of Object.entries(doc.paths ?? {})) {
@@ -79,7 +83,8 @@ function jsonBody(operation: Operation, schema: unknown): void {
 function addHeaders(operation: Operation): void {
   const parameters = operation.parameters ?? [];
   for (const header of PKMS_HEADERS) {
-    if (!parameters.some((p) => p.in === "header" && p.name.toLowerCase() === header.name.toLowerCase())) parameters.push({ ...header });
+    if (!parameters.some((p) => p.in === "header" && p.name.toLowerCase() === header.name.toLowerCase()))
+      parameters.push({ ...header });
   }
   operation.parameters = parameters;
 }
@@ -94,7 +99,8 @@ function narrowErrorStatuses(method: string, operation: Operation): void {
   const keep = new Set<number>([401, 403, 500, 503]);
   if (hasBody || hasPath || parameters.some((p) => p.in === "query")) keep.add(400);
   if (hasPath || WORKSPACE_FIELDS.some((field) => names.has(field))) keep.add(404);
-  if (method.toLowerCase() === "post" && CUSTOM_ID_FIELDS.some((field) => bodyFields(operation).has(field))) keep.add(409);
+  if (method.toLowerCase() === "post" && CUSTOM_ID_FIELDS.some((field) => bodyFields(operation).has(field)))
+    keep.add(409);
   if (hasBody) keep.add(413).add(415);
   for (const status of ERROR_STATUSES) if (!keep.has(status)) delete responses[String(status)];
 }
@@ -104,7 +110,12 @@ function bodyFields(operation: Operation): Set<string> {
   const names = new Set<string>();
   const visit = (schema: unknown) => {
     if (!schema || typeof schema !== "object") return;
-    const s = schema as { properties?: Record<string, unknown>; anyOf?: unknown[]; oneOf?: unknown[]; allOf?: unknown[] };
+    const s = schema as {
+      properties?: Record<string, unknown>;
+      anyOf?: unknown[];
+      oneOf?: unknown[];
+      allOf?: unknown[];
+    };
     for (const name of Object.keys(s.properties ?? {})) names.add(name);
     for (const part of [...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])]) visit(part);
   };

@@ -15,7 +15,8 @@ import { Elysia } from "elysia";
  */
 const scalarBundlePath = async (): Promise<string> =>
   // @ts-expect-error a 4 MB browser script, imported for its path, with no declaration
-  (await import("../../node_modules/@scalar/api-reference/dist/browser/standalone.js", { with: { type: "file" } })).default as string;
+  (await import("../../node_modules/@scalar/api-reference/dist/browser/standalone.js", { with: { type: "file" } }))
+    .default as string;
 
 /** The asset route, relative to the page like `openapi/json`. */
 export const SCALAR_ASSET_PATH = "/openapi/scalar.js";
@@ -53,7 +54,9 @@ export function openApiPage(options: { title: string; specPath: string }): strin
 export function openApiUi(options: { title: string; specPath: string }) {
   const html = openApiPage(options);
   return new Elysia({ name: "openapi-ui" })
-    .get("/openapi", () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
+    .get("/openapi", () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }), {
+      detail: { hide: true },
+    })
     .get(
       SCALAR_ASSET_PATH,
       async () =>

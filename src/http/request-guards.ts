@@ -34,8 +34,14 @@ export function requestGuards(catalog: RouteCatalog) {
     .onRequest(({ request }) => {
       const declared = request.headers.get("content-length");
       // A streamed route (the presigned file PUT) reads raw bytes under a limit of its own.
-      if (declared !== null && Number(declared) > OUTER_BODY_LIMIT && !catalog.routeFor(request.method, new URL(request.url).pathname)?.streamed) {
-        throw payloadTooLarge(`body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}, the largest body this server accepts`);
+      if (
+        declared !== null &&
+        Number(declared) > OUTER_BODY_LIMIT &&
+        !catalog.routeFor(request.method, new URL(request.url).pathname)?.streamed
+      ) {
+        throw payloadTooLarge(
+          `body: is larger than ${describeBytes(OUTER_BODY_LIMIT)}, the largest body this server accepts`,
+        );
       }
       checkPathEncoding(request.url);
       checkNulInUrl(request, catalog);

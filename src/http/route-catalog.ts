@@ -53,9 +53,14 @@ export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
       compiled = list
         .filter((route) => route.method !== "OPTIONS" && !route.path.includes("*"))
         .map((route) => ({
-          method: route.method, pattern: trimSlash(route.path), match: patternToRegExp(route.path),
+          method: route.method,
+          pattern: trimSlash(route.path),
+          match: patternToRegExp(route.path),
           literals: route.path.split("/").filter((segment) => segment && !segment.startsWith(":")).length,
-          names: trimSlash(route.path).split("/").filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1)),
+          names: trimSlash(route.path)
+            .split("/")
+            .filter((segment) => segment.startsWith(":"))
+            .map((segment) => segment.slice(1)),
           body: route.hooks?.body,
           headerChecks: headerChecksOf(route.hooks?.transform),
           bodyLimit: route.hooks?.bodyLimit,
@@ -67,7 +72,11 @@ export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
     /** The methods registered for a concrete path (empty when the path is unknown). */
     allowedMethods(pathname: string): string[] {
       const path = trimSlash(pathname);
-      const methods = new Set(current().filter((route) => route.match.test(path)).map((route) => route.method));
+      const methods = new Set(
+        current()
+          .filter((route) => route.match.test(path))
+          .map((route) => route.method),
+      );
       return [...methods].sort();
     },
     /** The route a request reaches (pattern `/v1/memories/:id`), if any. */
@@ -75,21 +84,29 @@ export function createRouteCatalog(routes: () => readonly RouteEntry[]) {
       const path = trimSlash(pathname);
       let best: Compiled | undefined;
       for (const route of current()) {
-        if (route.method === method && route.match.test(path) && (!best || route.literals > best.literals)) best = route;
+        if (route.method === method && route.match.test(path) && (!best || route.literals > best.literals))
+          best = route;
       }
       if (!best) return undefined;
       const values = best.match.exec(path)!.slice(1);
       const params = Object.fromEntries(best.names.map((name, i) => [name, safeDecode(values[i])]));
       return {
-        pattern: best.pattern, takesBody: !!best.body, params, headerChecks: best.headerChecks,
-        limits: jsonLimitsOf(best.bodyLimit) ?? DEFAULT_BODY_LIMITS, streamed: best.bodyLimit === "streamed",
+        pattern: best.pattern,
+        takesBody: !!best.body,
+        params,
+        headerChecks: best.headerChecks,
+        limits: jsonLimitsOf(best.bodyLimit) ?? DEFAULT_BODY_LIMITS,
+        streamed: best.bodyLimit === "streamed",
       };
     },
     /** Every route that declares a body limit of its own, with its limits (defaults filled in): the table of the docs. */
     bodyLimitTable(): Array<{ route: string; limits: JsonLimits | "streamed" }> {
       return current()
         .filter((route) => route.bodyLimit !== undefined)
-        .map((route) => ({ route: `${route.method} ${route.pattern}`, limits: jsonLimitsOf(route.bodyLimit) ?? "streamed" }));
+        .map((route) => ({
+          route: `${route.method} ${route.pattern}`,
+          limits: jsonLimitsOf(route.bodyLimit) ?? "streamed",
+        }));
     },
     /** The body schema of a route, if it declares one. */
     bodySchema(method: string, pattern: string): unknown {

@@ -17,7 +17,9 @@ export function webhookRoutes(identity: IdentityService) {
     "/api/v1/webhooks/:webhookId/sync",
     async ({ request, params, body }) => {
       const principal = principals.get(request)!;
-      return identity.webhookKind(params.webhookId) === "sync" ? identity.sync(principal.userId, body) : identity.onboard(principal.userId, body);
+      return identity.webhookKind(params.webhookId) === "sync"
+        ? identity.sync(principal.userId, body)
+        : identity.onboard(principal.userId, body);
     },
     {
       params: WebhookParams,
@@ -29,7 +31,8 @@ export function webhookRoutes(identity: IdentityService) {
       response: { 200: t.Union([SyncResult, OnboardingResult]), ...errorResponses() },
       detail: {
         tags: ["identity"],
-        summary: "Identity-provider webhooks: sync (status, wrapped escrowed key, developer token) or onboarding (profile, key escrow); ID tokens only",
+        summary:
+          "Identity-provider webhooks: sync (status, wrapped escrowed key, developer token) or onboarding (profile, key escrow); ID tokens only",
       },
     },
   );

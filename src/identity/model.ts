@@ -13,13 +13,18 @@ export const WebhookParams = t.Object({ webhookId: t.String({ minLength: 1, maxL
  */
 export const WebhookBody = t.Object(
   {
-    client_temp_public_key: t.Optional(t.Union([t.String(), t.Null(), t.Object({}, { additionalProperties: true })], {
-      description: "sync: the caller's temporary P-256 public key (base64 SPKI, base64 raw point, or JWK) to wrap the escrowed key for",
-    })),
+    client_temp_public_key: t.Optional(
+      t.Union([t.String(), t.Null(), t.Object({}, { additionalProperties: true })], {
+        description:
+          "sync: the caller's temporary P-256 public key (base64 SPKI, base64 raw point, or JWK) to wrap the escrowed key for",
+      }),
+    ),
     userName: t.Optional(t.Unknown({ description: "onboarding: 3–32 of a–z, 0–9, _ (unique without regard to case)" })),
     display_name: t.Optional(t.Unknown({ description: "onboarding: at most 100 characters, or null" })),
     age: t.Optional(t.Unknown({ description: "onboarding: an integer 0–150" })),
-    clientKey: t.Optional(t.Unknown({ description: "onboarding: a 32-byte client key (64 hex or base64/base64url) to escrow" })),
+    clientKey: t.Optional(
+      t.Unknown({ description: "onboarding: a 32-byte client key (64 hex or base64/base64url) to escrow" }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -34,10 +39,16 @@ const ProfileView = t.Object({
 export const SyncResult = t.Object({
   secret: t.String({ description: "a fresh developer token (svc_dev_…) for this user, valid 24 h" }),
   userId: t.String(),
-  status: t.Union([t.Literal("new_user"), t.Literal("incomplete_profile"), t.Literal("missing_key"), t.Literal("complete")]),
+  status: t.Union([
+    t.Literal("new_user"),
+    t.Literal("incomplete_profile"),
+    t.Literal("missing_key"),
+    t.Literal("complete"),
+  ]),
   profile: ProfileView,
   wrapped_key: t.Union([t.String(), t.Null()], {
-    description: "JSON text {v, alg, epk, iv, ct}: the escrowed client key wrapped for client_temp_public_key (see README); null without a key or public key",
+    description:
+      "JSON text {v, alg, epk, iv, ct}: the escrowed client key wrapped for client_temp_public_key (see README); null without a key or public key",
   }),
   debug_log: t.String({ description: "the steps taken; never a secret" }),
 });

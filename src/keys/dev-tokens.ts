@@ -8,7 +8,11 @@ import { DevTokenList, KeyParams, RevokedDevToken } from "./model";
 import { requireKeyManager } from "./manager";
 
 const shown = (token: DevTokenInfo) => ({
-  id: token.id, prefix: token.prefix, issuedBy: token.issuedBy, createdAt: token.createdAt, expiresAt: token.expiresAt,
+  id: token.id,
+  prefix: token.prefix,
+  issuedBy: token.issuedBy,
+  createdAt: token.createdAt,
+  expiresAt: token.expiresAt,
 });
 
 /**
@@ -20,25 +24,39 @@ const shown = (token: DevTokenInfo) => ({
 export function devTokenRoutes(auth: AuthService, credentials: CredentialsService) {
   return createRouter({ prefix: "/v1/dev-tokens" })
     .use(authPlugin(auth))
-    .get("/", async ({ principal }) => {
-      requireKeyManager(principal);
-      const now = Date.now();
-      const live = (await credentials.listDevTokens(principal.userId)).filter((token) => !token.revokedAt && Date.parse(token.expiresAt) > now);
-      return { data: live.map(shown) };
-    }, {
-      auth: true,
-      response: { 200: DevTokenList, ...errorResponses() },
-      detail: { tags: ["keys"], summary: "List my live developer tokens (never their secrets)" },
-    })
-    .delete("/:id", async ({ principal, params }) => {
-      requireKeyManager(principal);
-      // Another user's token answers as a missing one.
-      if ((await credentials.revokeDevToken(params.id, principal.userId)) !== "revoked") throw notFound(`developer token '${params.id}' not found (or already revoked)`);
-      return { id: params.id, revoked: true as const };
-    }, {
-      auth: true,
-      params: KeyParams,
-      response: { 200: RevokedDevToken, ...errorResponses() },
-      detail: { tags: ["keys"], summary: "Revoke one of my developer tokens; it, and app sessions made from it, stop working at once" },
-    });
+    .get(
+      "/",
+      async ({ principal }) => {
+        requireKeyManager(principal);
+        const now = Date.now();
+        const live = (await credentials.listDevTokens(principal.userId)).filter(
+          (token) => !token.revokedAt && Date.parse(token.expiresAt) > now,
+        );
+        return { data: live.map(shown) };
+      },
+      {
+        auth: true,
+        response: { 200: DevTokenList, ...errorResponses() },
+        detail: { tags: ["keys"], summary: "List my live developer tokens (never their secrets)" },
+      },
+    )
+    .delete(
+      "/:id",
+      async ({ principal, params }) => {
+        requireKeyManager(principal);
+        // Another user's token answers as a missing one.
+        if ((await credentials.revokeDevToken(params.id, principal.userId)) !== "revoked")
+          throw notFound(`developer token '${params.id}' not found (or already revoked)`);
+        return { id: params.id, revoked: true as const };
+      },
+      {
+        auth: true,
+        params: KeyParams,
+        response: { 200: RevokedDevToken, ...errorResponses() },
+        detail: {
+          tags: ["keys"],
+          summary: "Revoke one of my developer tokens; it, and app sessions made from it, stop working at once",
+        },
+      },
+    );
 }

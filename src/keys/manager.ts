@@ -8,6 +8,8 @@ import { forbidden } from "../shared/app-error";
  */
 export function requireKeyManager(principal: Principal): void {
   if (principal.method === "api_key" || principal.via === "api_key") {
-    throw forbidden("managing API keys needs a session from a sign-in link (`mnemo open --user <id>`) or a developer token; an API key, or a session made from one, cannot");
+    throw forbidden(
+      "managing API keys needs a session from a sign-in link (`mnemo open --user <id>`) or a developer token; an API key, or a session made from one, cannot",
+    );
   }
 }

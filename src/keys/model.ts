@@ -17,14 +17,26 @@ export const ApiKey = t.Object({
   lastUsedAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
 });
 
-export const CreatedKey = t.Composite([ApiKey, t.Object({ key: t.String({ description: "the secret, shown only in this answer" }) })]);
+export const CreatedKey = t.Composite([
+  ApiKey,
+  t.Object({ key: t.String({ description: "the secret, shown only in this answer" }) }),
+]);
 
-export const KeyList = t.Object({ data: t.Array(ApiKey, { description: "the caller's live keys, oldest first; revoked keys are not listed" }) });
+export const KeyList = t.Object({
+  data: t.Array(ApiKey, { description: "the caller's live keys, oldest first; revoked keys are not listed" }),
+});
 
 export const CreateKeyBody = t.Object(
   {
     name: t.String({ minLength: 1, maxLength: 100, description: "a label: what will use the key" }),
-    scopes: t.Optional(t.Array(Scope, { minItems: 1, maxItems: ALL_SCOPES.length, uniqueItems: true, description: "default: every scope" })),
+    scopes: t.Optional(
+      t.Array(Scope, {
+        minItems: 1,
+        maxItems: ALL_SCOPES.length,
+        uniqueItems: true,
+        description: "default: every scope",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -35,9 +47,15 @@ export const RevokedKey = t.Object({ id: t.String(), revoked: t.Literal(true) })
 export const DevToken = t.Object({
   id: t.String({ description: "dev_…" }),
   prefix: t.String({ description: "the token's public start (its lookup id), to recognise it; never the secret" }),
-  issuedBy: t.Union([t.Literal("sync"), t.Null()], { description: "sync: a sign-in through the identity provider (a device); null: `mnemo dev-token create`" }),
+  issuedBy: t.Union([t.Literal("sync"), t.Null()], {
+    description: "sync: a sign-in through the identity provider (a device); null: `mnemo dev-token create`",
+  }),
   createdAt: t.String({ format: "date-time" }),
   expiresAt: t.String({ format: "date-time" }),
 });
-export const DevTokenList = t.Object({ data: t.Array(DevToken, { description: "the caller's live developer tokens, oldest first; revoked and expired ones are not listed" }) });
+export const DevTokenList = t.Object({
+  data: t.Array(DevToken, {
+    description: "the caller's live developer tokens, oldest first; revoked and expired ones are not listed",
+  }),
+});
 export const RevokedDevToken = t.Object({ id: t.String(), revoked: t.Literal(true) });

@@ -5,8 +5,16 @@
  * @example isLoopbackHost("127.0.0.1") // true; isLoopbackHost("0.0.0.0") // false
  */
 export function isLoopbackHost(host: string): boolean {
-  const bare = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
-  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare) || /^::ffff:127(\.\d{1,3}){3}$/.test(bare);
+  const bare = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1");
+  return (
+    bare === "localhost" ||
+    bare === "::1" ||
+    /^127(\.\d{1,3}){3}$/.test(bare) ||
+    /^::ffff:127(\.\d{1,3}){3}$/.test(bare)
+  );
 }
 
 /**

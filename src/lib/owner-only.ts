@@ -38,7 +38,10 @@ export interface ExposedEntry {
  * a directory with any group/other bit, a file group/other-readable or -writable.
  * Stops after `limit` entries looked at; `complete` says whether it saw them all.
  */
-export async function exposedEntries(root: string, limit = 50_000): Promise<{ exposed: ExposedEntry[]; complete: boolean }> {
+export async function exposedEntries(
+  root: string,
+  limit = 50_000,
+): Promise<{ exposed: ExposedEntry[]; complete: boolean }> {
   const exposed: ExposedEntry[] = [];
   const pending = [root];
   let seen = 0;

@@ -20,7 +20,10 @@ export function scopeOf(parent: Scheduler): Scheduler {
   function tracked(task: () => unknown): () => Promise<void> {
     return () => {
       const run = (async () => void (await task()))();
-      const settled = run.then(() => {}, () => {});
+      const settled = run.then(
+        () => {},
+        () => {},
+      );
       running.add(settled);
       void settled.then(() => running.delete(settled));
       return run;

@@ -42,10 +42,13 @@ export function createScheduler(options: { onError?: (name: string, error: unkno
   let stopped = false;
 
   function arm(ms: number, name: string, fire: () => void): () => void {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (!stopped) fire();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        if (!stopped) fire();
+      },
+      Math.max(0, ms),
+    );
     (timer as { unref?: () => void }).unref?.();
     timers.set(timer, name);
     return () => {

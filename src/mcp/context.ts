@@ -46,7 +46,10 @@ export interface McpServices {
 export async function proxyWriteKey(services: McpServices, userId: string): Promise<Buffer | undefined> {
   if (!services.config.encryption.proxyMode) return undefined;
   const key = await services.clientKeys.resolve(userId, null);
-  if (!key) throw badRequest("this server encrypts every write (reverse-proxy mode); escrow a client key first (mnemo escrow set)");
+  if (!key)
+    throw badRequest(
+      "this server encrypts every write (reverse-proxy mode); escrow a client key first (mnemo escrow set)",
+    );
   return key;
 }
 
@@ -66,7 +69,8 @@ export interface McpPrincipal {
 
 export const ALL = new Set<Scope>(ALL_SCOPES);
 /** Over HTTP: the scopes the transport plugin put into `authInfo`, none when absent. */
-export const scopesFromAuthInfo = (extra: ToolExtra): ReadonlySet<Scope> => new Set((extra.authInfo?.scopes ?? []) as Scope[]);
+export const scopesFromAuthInfo = (extra: ToolExtra): ReadonlySet<Scope> =>
+  new Set((extra.authInfo?.scopes ?? []) as Scope[]);
 
 export interface McpContext {
   services: McpServices;
@@ -102,7 +106,12 @@ export function errorBody(error: unknown, log: Logger, where: string): { code: s
  * (`{"error":{"code","message"}}`), so the session carries on. Arguments holding U+0000
  * are refused first, as REST refuses them (nul-text.ts), naming the argument.
  */
-export async function runTool<T extends Record<string, unknown>>(ctx: McpContext, name: string, args: unknown, fn: () => Promise<T>): Promise<CallToolResult> {
+export async function runTool<T extends Record<string, unknown>>(
+  ctx: McpContext,
+  name: string,
+  args: unknown,
+  fn: () => Promise<T>,
+): Promise<CallToolResult> {
   try {
     const nulAt = findNul(args, "arguments");
     if (nulAt !== null) throw badRequest(`${nulAt}: ${NUL_PROBLEM}`);
@@ -110,7 +119,10 @@ export async function runTool<T extends Record<string, unknown>>(ctx: McpContext
     return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
   } catch (error) {
     // No structuredContent on errors: the client checks it against the tool's output schema.
-    return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: errorBody(error, ctx.log, name) }) }] };
+    return {
+      isError: true,
+      content: [{ type: "text", text: JSON.stringify({ error: errorBody(error, ctx.log, name) }) }],
+    };
   }
 }
 
@@ -118,7 +130,12 @@ export async function runTool<T extends Record<string, unknown>>(ctx: McpContext
 export function toMcpError(error: unknown, log: Logger, where: string): McpError {
   if (error instanceof McpError) return error;
   const body = errorBody(error, log, where);
-  const code = body.code === "not_found" ? -32002 /* resource not found, per the MCP spec */ : body.code === "error" ? ErrorCode.InternalError : ErrorCode.InvalidRequest;
+  const code =
+    body.code === "not_found"
+      ? -32002 /* resource not found, per the MCP spec */
+      : body.code === "error"
+        ? ErrorCode.InternalError
+        : ErrorCode.InvalidRequest;
   return new McpError(code, `${body.code}: ${body.message}`, { error: body });
 }
 

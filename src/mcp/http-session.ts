@@ -25,7 +25,11 @@ export async function openSession(
   authInfo: McpAuthInfo,
 ): Promise<Response> {
   const { services, sessions, log } = deps;
-  const server = createMcpServer({ services, log, principal: { userId: principal.userId, via: "http", scopesOf: scopesFromAuthInfo } });
+  const server = createMcpServer({
+    services,
+    log,
+    principal: { userId: principal.userId, via: "http", scopesOf: scopesFromAuthInfo },
+  });
   const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
     enableJsonResponse: true,

@@ -19,7 +19,11 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
   const { services: s, principal: p, log } = ctx;
   const user = p.userId;
 
-  async function read(where: string, extra: ToolExtra, fn: () => Promise<ReadResourceResult>): Promise<ReadResourceResult> {
+  async function read(
+    where: string,
+    extra: ToolExtra,
+    fn: () => Promise<ReadResourceResult>,
+  ): Promise<ReadResourceResult> {
     try {
       requireScopes(p, extra, READ);
       return await fn();
@@ -31,7 +35,11 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
   server.registerResource(
     "memory",
     new ResourceTemplate("mnemo://memories/{id}", { list: undefined }),
-    { title: "A memory", description: "One memory as JSON (content, metadata, workspace, session)", mimeType: "application/json" },
+    {
+      title: "A memory",
+      description: "One memory as JSON (content, metadata, workspace, session)",
+      mimeType: "application/json",
+    },
     (uri, vars, extra) =>
       read("resource memory", extra, async () => {
         const memory = await s.memories.get(user, one(vars.id));
@@ -46,7 +54,11 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
     (uri, vars, extra) =>
       read("resource document", extra, async () => {
         const doc = documentOut(await s.documents.get(user, one(vars.workspaceId), one(vars.documentId)));
-        return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: doc.markdown ? doc.markdown : `# ${doc.title}\n` }] };
+        return {
+          contents: [
+            { uri: uri.href, mimeType: "text/markdown", text: doc.markdown ? doc.markdown : `# ${doc.title}\n` },
+          ],
+        };
       }),
   );
 
@@ -56,20 +68,43 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
       list: async (extra) => {
         try {
           requireScopes(p, extra, READ);
-          return { resources: (await listWorkspaces()).map((w) => ({ uri: `mnemo://workspaces/${w.id}`, name: w.name, mimeType: "application/json" })) };
+          return {
+            resources: (await listWorkspaces()).map((w) => ({
+              uri: `mnemo://workspaces/${w.id}`,
+              name: w.name,
+              mimeType: "application/json",
+            })),
+          };
         } catch (error) {
           throw toMcpError(error, log, "resource list");
         }
       },
     }),
-    { title: "A workspace", description: "A workspace and the first page of its documents (ids, titles, resource URIs), as JSON", mimeType: "application/json" },
+    {
+      title: "A workspace",
+      description: "A workspace and the first page of its documents (ids, titles, resource URIs), as JSON",
+      mimeType: "application/json",
+    },
     (uri, vars, extra) =>
       read("resource workspace", extra, async () => {
         const workspaceId = one(vars.workspaceId);
         const workspace = await s.workspaces.get(user, workspaceId);
         const page = await s.documents.list(user, workspaceId, undefined, { limit: "200" });
-        const documents = page.items.map((d) => ({ id: d.id, title: d.title, uri: `mnemo://workspaces/${workspaceId}/documents/${d.id}`, updatedAt: d.updatedAt }));
-        return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify({ workspace, documents, hasMore: page.hasMore }) }] };
+        const documents = page.items.map((d) => ({
+          id: d.id,
+          title: d.title,
+          uri: `mnemo://workspaces/${workspaceId}/documents/${d.id}`,
+          updatedAt: d.updatedAt,
+        }));
+        return {
+          contents: [
+            {
+              uri: uri.href,
+              mimeType: "application/json",
+              text: JSON.stringify({ workspace, documents, hasMore: page.hasMore }),
+            },
+          ],
+        };
       }),
   );
 

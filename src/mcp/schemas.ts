@@ -17,7 +17,11 @@ import { MAX_FILTER_KEYS } from "../shared/search-filters";
  * route's own TypeBox schema, and the services check bytes.
  */
 
-const WorkspaceId = t.String({ minLength: 1, maxLength: 256, description: "a workspace id (ws_…); default: the session's --workspace" });
+const WorkspaceId = t.String({
+  minLength: 1,
+  maxLength: 256,
+  description: "a workspace id (ws_…); default: the session's --workspace",
+});
 const Query = t.String({ minLength: 1, maxLength: 10_000 });
 const MinScore = t.Number({ minimum: 0, maximum: 1, description: "drop results scoring below this (0..1)" });
 const SessionId = (description: string) => t.String({ minLength: 1, maxLength: 256, description });
@@ -29,22 +33,33 @@ const Free = (description: string) => t.Object({}, { additionalProperties: true,
 
 export const Filters = t.Object(
   {
-    workspace_id: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "only memories of this workspace" })),
+    workspace_id: t.Optional(
+      t.String({ minLength: 1, maxLength: 256, description: "only memories of this workspace" }),
+    ),
     session_id: t.Optional(SessionId("only memories of this conversation")),
     // propertyNames: TypeBox's record drops a key schema's bounds; the converter keeps this one.
-    metadata: t.Optional(t.Record(t.String(), Scalar, { propertyNames: { type: "string", minLength: 1 }, description: "equality on metadata keys" })),
+    metadata: t.Optional(
+      t.Record(t.String(), Scalar, {
+        propertyNames: { type: "string", minLength: 1 },
+        description: "equality on metadata keys",
+      }),
+    ),
   },
   { description: `at most ${MAX_FILTER_KEYS} keys in all, counting those inside metadata` },
 );
 
 export const RememberInput = t.Object({
-  content: t.String({ minLength: 1, description: "the fact to remember, self-contained; at most 51,200 bytes of UTF-8" }),
+  content: t.String({
+    minLength: 1,
+    description: "the fact to remember, self-contained; at most 51,200 bytes of UTF-8",
+  }),
   workspace_id: t.Optional(WorkspaceId),
   session_id: t.Optional(SessionId("the conversation this memory comes from")),
-  metadata: t.Optional(Free("free-form JSON object (at most 16 KB), e.g. {\"topic\": \"travel\"}")),
+  metadata: t.Optional(Free('free-form JSON object (at most 16 KB), e.g. {"topic": "travel"}')),
   timestamp: t.Optional(
     t.Union(Timestamp.anyOf, {
-      description: "when it happened, if not now: ISO 8601 (2023-05-07 or 2023-05-07T13:45:00Z, UTC without an offset) or Unix seconds",
+      description:
+        "when it happened, if not now: ISO 8601 (2023-05-07 or 2023-05-07T13:45:00Z, UTC without an offset) or Unix seconds",
     }),
   ),
 });
@@ -71,13 +86,17 @@ export const BuildContextInput = t.Object({
   minScore: t.Optional(MinScore),
 });
 
-export const ForgetInput = t.Object({ id: t.String({ minLength: 1, maxLength: 256, description: "the memory id (mem_…)" }) });
+export const ForgetInput = t.Object({
+  id: t.String({ minLength: 1, maxLength: 256, description: "the memory id (mem_…)" }),
+});
 
 export const ListMemoriesInput = t.Object(Page);
 
 export const SearchDocumentsInput = t.Object({
   query: t.String({ ...Query, description: "what to look for" }),
-  workspace_id: t.Optional(t.String({ ...WorkspaceId, description: "only this workspace; default: the session's --workspace, else all" })),
+  workspace_id: t.Optional(
+    t.String({ ...WorkspaceId, description: "only this workspace; default: the session's --workspace, else all" }),
+  ),
   top_k: t.Optional(t.Integer({ minimum: 1, maximum: 100, description: "default 10" })),
   include: t.Optional(
     t.Object({
@@ -86,7 +105,9 @@ export const SearchDocumentsInput = t.Object({
       files: t.Optional(t.Boolean({ description: "default false" })),
     }),
   ),
-  document_type: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "only documents of this type, e.g. 'note'" })),
+  document_type: t.Optional(
+    t.String({ minLength: 1, maxLength: 64, description: "only documents of this type, e.g. 'note'" }),
+  ),
   minScore: t.Optional(MinScore),
 });
 
@@ -106,7 +127,9 @@ export const WriteDocumentInput = t.Object({
     }),
   ),
   title: t.Optional(t.String({ minLength: 1, maxLength: 500, description: "required when creating" })),
-  markdown: t.Optional(t.String({ description: "the whole content as markdown (replaces the previous content); at most 5 MB" })),
+  markdown: t.Optional(
+    t.String({ description: "the whole content as markdown (replaces the previous content); at most 5 MB" }),
+  ),
   document_type: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "default 'note'" })),
   metadata: t.Optional(Free("replaces the metadata (at most 64 KB)")),
   metadata_patch: t.Optional(Free("keys merged into the metadata; a null value removes the key")),
@@ -115,21 +138,35 @@ export const WriteDocumentInput = t.Object({
 export const AppendChatMessageInput = t.Object({
   workspace_id: t.Optional(WorkspaceId),
   thread_id: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "omit to start a new thread" })),
-  thread_title: t.Optional(t.String({ minLength: 1, maxLength: 500, description: "title of a new thread; default 'New chat'" })),
+  thread_title: t.Optional(
+    t.String({ minLength: 1, maxLength: 500, description: "title of a new thread; default 'New chat'" }),
+  ),
   role: t.Union([t.Literal("user"), t.Literal("assistant")]),
   content: t.String({ minLength: 1, description: "the message, at most 200 KB of UTF-8" }),
-  parent_id: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "the message this one answers; default the thread's latest" })),
+  parent_id: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 256,
+      description: "the message this one answers; default the thread's latest",
+    }),
+  ),
 });
 
 export const ExtractMemoriesInput = t.Object({
-  messages: t.Array(ExtractMessage, { minItems: 1, maxItems: 100, description: "the conversation to learn from, oldest first" }),
+  messages: t.Array(ExtractMessage, {
+    minItems: 1,
+    maxItems: 100,
+    description: "the conversation to learn from, oldest first",
+  }),
   workspace_id: t.Optional(WorkspaceId),
   session_id: t.Optional(SessionId("the conversation's id, recorded as the source")),
   dry_run: t.Optional(t.Boolean({ description: "true: answer the decisions without applying them" })),
 });
 
 export const ListProposalsInput = t.Object(Page);
-export const ProposalIdInput = t.Object({ id: t.String({ minLength: 1, maxLength: 256, description: "the proposal id (prop_…)" }) });
+export const ProposalIdInput = t.Object({
+  id: t.String({ minLength: 1, maxLength: 256, description: "the proposal id (prop_…)" }),
+});
 
 // Outputs: the REST records.
 
@@ -144,7 +181,11 @@ export const RecallOutput = t.Object({
 });
 export const BuildContextOutput = BuiltContext;
 export const ForgetOutput = t.Object({ id: t.String(), deleted: t.Literal(true) });
-export const ListMemoriesOutput = t.Object({ memories: t.Array(MemoryOutput), nextCursor: t.Union([t.String(), t.Null()]), hasMore: t.Boolean() });
+export const ListMemoriesOutput = t.Object({
+  memories: t.Array(MemoryOutput),
+  nextCursor: t.Union([t.String(), t.Null()]),
+  hasMore: t.Boolean(),
+});
 export const SearchDocumentsOutput = t.Object({
   query: t.String(),
   mode: Mode,
@@ -155,7 +196,16 @@ export const SearchDocumentsOutput = t.Object({
 });
 /** A document as a tool returns it: its content as markdown, without the block payloads. */
 export const DocumentOutput = t.Pick(FullDocument, [
-  "id", "workspace_id", "title", "slug", "document_type", "notebook_id", "markdown", "metadata", "created_at", "updated_at",
+  "id",
+  "workspace_id",
+  "title",
+  "slug",
+  "document_type",
+  "notebook_id",
+  "markdown",
+  "metadata",
+  "created_at",
+  "updated_at",
 ]);
 export const WriteDocumentOutput = t.Object({ created: t.Boolean(), document: DocumentOutput });
 export const AppendChatMessageOutput = t.Composite([t.Object({ thread_id: t.String() }), MessageCreated]);
@@ -163,12 +213,19 @@ export const ExtractMemoriesOutput = ExtractResponse;
 
 export const ProposalOutput = t.Composite([
   t.Omit(MemoryProposal, ["memory"]),
-  t.Object({ memory: t.Union([MemoryOutput, t.Null()], { description: "the memory as it is now; null once deleted" }) }),
+  t.Object({
+    memory: t.Union([MemoryOutput, t.Null()], { description: "the memory as it is now; null once deleted" }),
+  }),
 ]);
-export const ListProposalsOutput = t.Object({ proposals: t.Array(ProposalOutput), nextCursor: t.Union([t.String(), t.Null()]), hasMore: t.Boolean() });
+export const ListProposalsOutput = t.Object({
+  proposals: t.Array(ProposalOutput),
+  nextCursor: t.Union([t.String(), t.Null()]),
+  hasMore: t.Boolean(),
+});
 
 /** The fields of an output record, in its order: what a tool copies from the service's answer. */
-export const fieldsOf = <T extends TObject>(schema: T) => Object.keys(schema.properties) as Array<keyof T["properties"] & string>;
+export const fieldsOf = <T extends TObject>(schema: T) =>
+  Object.keys(schema.properties) as Array<keyof T["properties"] & string>;
 
 /** `record` cut to the fields of `schema`, so a field added to the REST record reaches the tool without another list. */
 export function pick<T extends TObject>(schema: T, record: Record<string, unknown>): T["static"] {

@@ -45,7 +45,6 @@ function reportSdkToolErrorsAsErrorBodies(server: McpServer): void {
   };
 }
 
-
 const PREFIXED = /^MCP error -?\d+: /;
 
 /**

@@ -45,7 +45,11 @@ export const DEFAULT_SESSION_LIMITS: SessionLimits = {
  * owner of timers; a registry of its own when none is given), scheduled only while
  * sessions are open and cancelled for good at `close`.
  */
-export function createSessionRegistry(limits: SessionLimits, now: () => number = Date.now, scheduler: Scheduler = createScheduler()) {
+export function createSessionRegistry(
+  limits: SessionLimits,
+  now: () => number = Date.now,
+  scheduler: Scheduler = createScheduler(),
+) {
   // In order of last use, oldest first: a touched session is moved to the end.
   const sessions = new Map<string, McpSession>();
   const perUser = new Map<string, number>();
@@ -82,7 +86,9 @@ export function createSessionRegistry(limits: SessionLimits, now: () => number =
 
   function startSweeping(): void {
     if (sweeper || closed) return;
-    sweeper = scheduler.every(Math.min(SWEEP_EVERY_MS, limits.idleMs), "mcp-session-sweep", () => sweep().catch(() => {}));
+    sweeper = scheduler.every(Math.min(SWEEP_EVERY_MS, limits.idleMs), "mcp-session-sweep", () =>
+      sweep().catch(() => {}),
+    );
   }
 
   function stopSweeping(): void {

@@ -20,7 +20,12 @@ export function keepStdoutForProtocol(): void {
  * or `stop` is called. The user who can start the process can read the data dir: every
  * scope is theirs.
  */
-export async function serveStdio(options: { services: McpServices; log: Logger; userId: string; workspaceId?: string }): Promise<{ closed: Promise<void>; stop(): Promise<void> }> {
+export async function serveStdio(options: {
+  services: McpServices;
+  log: Logger;
+  userId: string;
+  workspaceId?: string;
+}): Promise<{ closed: Promise<void>; stop(): Promise<void> }> {
   const server = createMcpServer({
     services: options.services,
     log: options.log,

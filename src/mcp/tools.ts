@@ -12,7 +12,18 @@ import { DocumentsQueryBody } from "../documents-query/model";
 import { AppError, badRequest, payloadTooLarge } from "../shared/app-error";
 import { ExtractBody } from "../formation/model";
 import { CreateMemoryBody, SearchMemoriesBody, type MemoryProposalRecord, type MemoryRecord } from "../memories/model";
-import { checkBody, proxyWriteKey, requireScopes, requireWorkspace, runTool, workspaceOf, type McpContext, type McpPrincipal, type McpServices, type ToolExtra } from "./context";
+import {
+  checkBody,
+  proxyWriteKey,
+  requireScopes,
+  requireWorkspace,
+  runTool,
+  workspaceOf,
+  type McpContext,
+  type McpPrincipal,
+  type McpServices,
+  type ToolExtra,
+} from "./context";
 import * as S from "./schemas";
 import { toZod, toZodShape } from "./typebox-zod";
 
@@ -30,7 +41,8 @@ const memoryOut = (m: MemoryRecord) => S.pick(S.MemoryOutput, m);
 export const documentOut = (row: DocumentRow) => S.pick(S.DocumentOutput, toFullDocument(row));
 
 /** Drops undefined values, so the REST schema check sees only what was given. */
-const defined = <T extends Record<string, unknown>>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const defined = <T extends Record<string, unknown>>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /** What a tool's `run` is given besides its arguments: the services, and who it acts for. */
 interface ToolCall {
@@ -62,15 +74,24 @@ export const TOOLS: Tool[] = [
     title: "Remember",
     description:
       "Store one memory about the user or the task so it can be recalled in later conversations. Use it when the user states a lasting " +
-      "fact, preference, decision or commitment (\"I'm vegetarian\", \"we deploy on Fridays\"). Write the content as a short, self-contained " +
+      'fact, preference, decision or commitment ("I\'m vegetarian", "we deploy on Fridays"). Write the content as a short, self-contained ' +
       "sentence in the third person; store one fact per call. Optionally scope it to a workspace and tag it with a session_id and metadata; " +
-      "give timestamp when the fact belongs to another time than now (\"last May\" → that date).",
+      'give timestamp when the fact belongs to another time than now ("last May" → that date).',
     input: S.RememberInput,
     output: S.MemoryOutput,
     annotations: additive,
     scopes: WRITE,
     async run(args, { s, user, p }) {
-      const body = checkBody(CreateMemoryBody, defined({ content: args.content, metadata: args.metadata, workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id, timestamp: args.timestamp }));
+      const body = checkBody(
+        CreateMemoryBody,
+        defined({
+          content: args.content,
+          metadata: args.metadata,
+          workspace_id: workspaceOf(p, args.workspace_id),
+          session_id: args.session_id,
+          timestamp: args.timestamp,
+        }),
+      );
       return memoryOut(await s.memories.create(user, body, { kind: "mcp" }));
     },
   }),
@@ -86,7 +107,14 @@ export const TOOLS: Tool[] = [
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     scopes: CHAT_WRITE,
     async run(args, { s, user, p }) {
-      const body = checkBody(ExtractBody, defined({ messages: args.messages.map((m) => defined(m)), workspace_id: workspaceOf(p, args.workspace_id), session_id: args.session_id }));
+      const body = checkBody(
+        ExtractBody,
+        defined({
+          messages: args.messages.map((m) => defined(m)),
+          workspace_id: workspaceOf(p, args.workspace_id),
+          session_id: args.session_id,
+        }),
+      );
       return s.formation.extract({ userId: user, body, dryRun: args.dry_run === true });
     },
   }),
@@ -102,9 +130,17 @@ export const TOOLS: Tool[] = [
     annotations: readOnly,
     scopes: READ,
     async run(args, { s, user }) {
-      const body = checkBody(SearchMemoriesBody, defined({ query: args.query, limit: args.limit, filters: args.filters, minScore: args.minScore }));
+      const body = checkBody(
+        SearchMemoriesBody,
+        defined({ query: args.query, limit: args.limit, filters: args.filters, minScore: args.minScore }),
+      );
       const { response } = await s.memories.search(user, body);
-      return { results: response.results.map((r) => ({ ...memoryOut(r), score: r.score })), mode: response.mode, strategy: response.strategy, signals: response.signals };
+      return {
+        results: response.results.map((r) => ({ ...memoryOut(r), score: r.score })),
+        mode: response.mode,
+        strategy: response.strategy,
+        signals: response.signals,
+      };
     },
   }),
   tool({
@@ -121,7 +157,14 @@ export const TOOLS: Tool[] = [
     async run(args, { s, user, p }) {
       const body = checkBody(
         BuildContextBody,
-        defined({ query: args.query, workspace_id: workspaceOf(p, args.workspace_id), limit: args.limit, include: args.include, filters: args.filters, minScore: args.minScore }),
+        defined({
+          query: args.query,
+          workspace_id: workspaceOf(p, args.workspace_id),
+          limit: args.limit,
+          include: args.include,
+          filters: args.filters,
+          minScore: args.minScore,
+        }),
       );
       return await s.context.build(user, body);
     },
@@ -152,7 +195,10 @@ export const TOOLS: Tool[] = [
     annotations: readOnly,
     scopes: READ,
     async run(args, { s, user }) {
-      const page = await s.memories.list(user, { limit: args.limit === undefined ? undefined : String(args.limit), cursor: args.cursor });
+      const page = await s.memories.list(user, {
+        limit: args.limit === undefined ? undefined : String(args.limit),
+        cursor: args.cursor,
+      });
       return { memories: page.data.map(memoryOut), nextCursor: page.nextCursor, hasMore: page.hasMore };
     },
   }),
@@ -168,7 +214,10 @@ export const TOOLS: Tool[] = [
     annotations: readOnly,
     scopes: READ,
     async run(args, { s, user }) {
-      const page = await s.memories.proposals.list(user, { limit: args.limit === undefined ? undefined : String(args.limit), cursor: args.cursor });
+      const page = await s.memories.proposals.list(user, {
+        limit: args.limit === undefined ? undefined : String(args.limit),
+        cursor: args.cursor,
+      });
       return { proposals: page.data.map(proposalOut), nextCursor: page.nextCursor, hasMore: page.hasMore };
     },
   }),
@@ -189,7 +238,8 @@ export const TOOLS: Tool[] = [
   tool({
     name: "reject_memory_proposal",
     title: "Reject memory proposal",
-    description: "Turn down one proposal of list_memory_proposals, because the user said so: the memory stays as it is.",
+    description:
+      "Turn down one proposal of list_memory_proposals, because the user said so: the memory stays as it is.",
     input: S.ProposalIdInput,
     output: S.ProposalOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -213,7 +263,11 @@ export const TOOLS: Tool[] = [
       const body = checkBody(
         DocumentsQueryBody,
         defined({
-          query: args.query, workspace_id: workspaceOf(p, args.workspace_id), top_k: args.top_k, include: args.include, minScore: args.minScore,
+          query: args.query,
+          workspace_id: workspaceOf(p, args.workspace_id),
+          top_k: args.top_k,
+          include: args.include,
+          minScore: args.minScore,
           filter: args.document_type === undefined ? undefined : { eq: { document_type: args.document_type } },
         }),
       );
@@ -248,14 +302,26 @@ export const TOOLS: Tool[] = [
     scopes: WRITE,
     async run(args, { s, user, p }) {
       const workspaceId = requireWorkspace(p, args.workspace_id);
-      const fields = defined({ title: args.title, markdown: args.markdown, document_type: args.document_type, metadata: args.metadata });
-      const existing = args.document_id === undefined ? null : await s.documents.get(user, workspaceId, args.document_id).catch(notFoundAsNull);
+      const fields = defined({
+        title: args.title,
+        markdown: args.markdown,
+        document_type: args.document_type,
+        metadata: args.metadata,
+      });
+      const existing =
+        args.document_id === undefined
+          ? null
+          : await s.documents.get(user, workspaceId, args.document_id).catch(notFoundAsNull);
       if (existing) {
         const body = checkBody(PatchDocumentBody, defined({ ...fields, metadata_patch: args.metadata_patch }));
         const changes = { ...fromUnifiedBody(body), encryptionKey: await proxyWriteKey(s, user) };
-        return { created: false, document: documentOut(await s.documents.update(user, workspaceId, existing.id, changes, "unified")) };
+        return {
+          created: false,
+          document: documentOut(await s.documents.update(user, workspaceId, existing.id, changes, "unified")),
+        };
       }
-      if (args.metadata_patch !== undefined) throw badRequest("metadata_patch: only applies to an existing document; send metadata to create one");
+      if (args.metadata_patch !== undefined)
+        throw badRequest("metadata_patch: only applies to an existing document; send metadata to create one");
       if (args.title === undefined) throw badRequest("title: is required to create a document");
       const body = checkBody(CreateDocumentBody, { ...fields, title: args.title });
       const changes = { ...fromUnifiedBody(body), encryptionKey: await proxyWriteKey(s, user) };
@@ -275,7 +341,10 @@ export const TOOLS: Tool[] = [
     scopes: CHAT_WRITE,
     async run(args, { s, user, p }) {
       const workspaceId = requireWorkspace(p, args.workspace_id);
-      const message = checkBody(AppendMessageBody, defined({ role: args.role, content: args.content, parentId: args.parent_id }));
+      const message = checkBody(
+        AppendMessageBody,
+        defined({ role: args.role, content: args.content, parentId: args.parent_id }),
+      );
       const sealWith = await proxyWriteKey(s, user);
       let threadId = args.thread_id;
       if (threadId === undefined) {
@@ -283,8 +352,11 @@ export const TOOLS: Tool[] = [
         await s.workspaces.requireOwned(user, workspaceId);
         if (!message.content.trim()) throw badRequest("content: must not be blank");
         const size = Buffer.byteLength(message.content, "utf8");
-        if (size > MAX_MESSAGE_BYTES) throw payloadTooLarge(`content: is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (200 KB)`);
-        threadId = (await s.chats.create(user, workspaceId, checkBody(CreateThreadBody, defined({ title: args.thread_title })))).id;
+        if (size > MAX_MESSAGE_BYTES)
+          throw payloadTooLarge(`content: is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (200 KB)`);
+        threadId = (
+          await s.chats.create(user, workspaceId, checkBody(CreateThreadBody, defined({ title: args.thread_title })))
+        ).id;
       }
       return { thread_id: threadId, ...(await s.chats.append(user, workspaceId, threadId, message, sealWith)) };
     },
@@ -304,7 +376,13 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
     const schemas = ZOD_SCHEMAS.get(t.name)!;
     server.registerTool(
       t.name,
-      { title: t.title, description: t.description, inputSchema: schemas.input, outputSchema: schemas.output, annotations: t.annotations },
+      {
+        title: t.title,
+        description: t.description,
+        inputSchema: schemas.input,
+        outputSchema: schemas.output,
+        annotations: t.annotations,
+      },
       (args: unknown, extra: ToolExtra) =>
         runTool(ctx, t.name, args, async () => {
           requireScopes(ctx.principal, extra, t.scopes);
@@ -316,6 +394,7 @@ export function registerTools(server: McpServer, ctx: McpContext): void {
 
 function notFoundAsNull(error: unknown): null {
   // A missing document is created; a missing workspace is still a 404 (create checks it again).
-  if (error instanceof AppError && error.errorCode === "not_found" && !error.message.startsWith("workspace ")) return null;
+  if (error instanceof AppError && error.errorCode === "not_found" && !error.message.startsWith("workspace "))
+    return null;
   throw error;
 }

@@ -30,8 +30,24 @@ interface Json {
 }
 
 const KNOWN = new Set([
-  "type", "description", "const", "anyOf", "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
-  "items", "minLength", "maxLength", "pattern", "minimum", "maximum", "minItems", "maxItems", "title",
+  "type",
+  "description",
+  "const",
+  "anyOf",
+  "properties",
+  "required",
+  "additionalProperties",
+  "patternProperties",
+  "propertyNames",
+  "items",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minimum",
+  "maximum",
+  "minItems",
+  "maxItems",
+  "title",
   // Not checked: only outputs carry a format (dates), and a tool's output is its service's answer, already checked by REST's schema.
   "format",
 ]);
@@ -97,7 +113,11 @@ function convert(s: Json): z.ZodType {
 
 /** A union of string constants is an enum (listed as `{type: "string", enum}`, as clients expect). */
 function union(parts: Json[]): z.ZodType {
-  if (parts.every((part) => typeof part.const === "string" && Object.keys(part).every((key) => key === "const" || key === "type"))) {
+  if (
+    parts.every(
+      (part) => typeof part.const === "string" && Object.keys(part).every((key) => key === "const" || key === "type"),
+    )
+  ) {
     return z.enum(parts.map((part) => part.const as string) as [string, ...string[]]);
   }
   return z.union(parts.map((part) => toZod(part as TSchema)) as [z.ZodType, z.ZodType, ...z.ZodType[]]);
@@ -105,19 +125,26 @@ function union(parts: Json[]): z.ZodType {
 
 function object(s: Json): z.ZodType {
   const patterns = Object.keys(s.patternProperties ?? {});
-  if (patterns.some((pattern) => pattern !== ANY_KEY)) throw new Error(`toZod: the key patterns ${JSON.stringify(patterns)} are not supported`);
+  if (patterns.some((pattern) => pattern !== ANY_KEY))
+    throw new Error(`toZod: the key patterns ${JSON.stringify(patterns)} are not supported`);
   const values = patterns.length ? (s.patternProperties?.[ANY_KEY] ?? null) : null;
   const properties = s.properties ?? {};
-  if (values && Object.keys(properties).length) throw new Error("toZod: an object with both properties and a record's values is not supported");
+  if (values && Object.keys(properties).length)
+    throw new Error("toZod: an object with both properties and a record's values is not supported");
   if (Object.keys(properties).length === 0) {
     // A record: free-form (`additionalProperties: true`) or with typed values (TypeBox's `t.Record`).
     const key = s.propertyNames ? (toZod(s.propertyNames as TSchema) as z.ZodString) : z.string();
-    const value = values ? toZod(values as TSchema) : typeof s.additionalProperties === "object" ? toZod(s.additionalProperties as TSchema) : z.unknown();
+    const value = values
+      ? toZod(values as TSchema)
+      : typeof s.additionalProperties === "object"
+        ? toZod(s.additionalProperties as TSchema)
+        : z.unknown();
     return z.record(key, value);
   }
   const shape = toZodShape(s as TObject);
   if (s.additionalProperties === true) return z.looseObject(shape);
   if (s.additionalProperties === false) return z.strictObject(shape);
-  if (typeof s.additionalProperties === "object") return z.object(shape).catchall(toZod(s.additionalProperties as TSchema));
+  if (typeof s.additionalProperties === "object")
+    return z.object(shape).catchall(toZod(s.additionalProperties as TSchema));
   return z.object(shape);
 }

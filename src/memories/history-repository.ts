@@ -15,7 +15,15 @@ export interface MemoryVersion {
   source: MemorySource;
 }
 
-type Stored = { seq: number; event: MemoryEvent; content: string; metadata: string; workspace_id: string | null; source: string; at: string };
+type Stored = {
+  seq: number;
+  event: MemoryEvent;
+  content: string;
+  metadata: string;
+  workspace_id: string | null;
+  source: string;
+  at: string;
+};
 
 /**
  * A memory's versions, oldest first: each write records the memory as it stood after it
@@ -26,7 +34,16 @@ export function createMemoryHistoryRepository() {
   return {
     async record(
       tx: Executor,
-      v: { ownerId: string; memoryId: string; event: MemoryEvent; content: string; metadata: Record<string, unknown>; workspaceId: string | null; at: string; source: MemorySource },
+      v: {
+        ownerId: string;
+        memoryId: string;
+        event: MemoryEvent;
+        content: string;
+        metadata: Record<string, unknown>;
+        workspaceId: string | null;
+        at: string;
+        source: MemorySource;
+      },
     ): Promise<void> {
       await run(
         tx,
@@ -36,7 +53,12 @@ export function createMemoryHistoryRepository() {
     },
     /** Drops every version of a memory that still holds text; whether there were any. */
     async purge(tx: Executor, ownerId: string, memoryId: string): Promise<boolean> {
-      return (await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND content <> ''`)) > 0;
+      return (
+        (await run(
+          tx,
+          sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND content <> ''`,
+        )) > 0
+      );
     },
     /**
      * Drops every version of a workspace's memories: those carrying the workspace (memories
@@ -45,12 +67,18 @@ export function createMemoryHistoryRepository() {
     async purgeWorkspace(tx: Executor, ownerId: string, workspaceId: string, memoryIds: string[]): Promise<void> {
       await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
       for (let i = 0; i < memoryIds.length; i += 500) {
-        await run(tx, sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id IN ${list(memoryIds.slice(i, i + 500))}`);
+        await run(
+          tx,
+          sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id IN ${list(memoryIds.slice(i, i + 500))}`,
+        );
       }
     },
     /** The kinds of source of a memory's versions, oldest first (none: stored before history was kept). */
     async sourceKinds(tx: Executor, ownerId: string, memoryId: string): Promise<Array<MemorySource["kind"]>> {
-      const rows = await all<{ source: string }>(tx, sql`SELECT source FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} ORDER BY seq`);
+      const rows = await all<{ source: string }>(
+        tx,
+        sql`SELECT source FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} ORDER BY seq`,
+      );
       return rows.map((r) => (JSON.parse(r.source) as MemorySource).kind ?? "unknown");
     },
     /** Oldest first; at most `limit` (the newest are kept when there are more). */
@@ -61,7 +89,13 @@ export function createMemoryHistoryRepository() {
             WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} ORDER BY seq DESC LIMIT ${limit}`,
       );
       return rows.reverse().map((r, i) => ({
-        version: i + 1, event: r.event, content: r.content, metadata: JSON.parse(r.metadata), workspaceId: r.workspace_id, at: r.at, source: JSON.parse(r.source),
+        version: i + 1,
+        event: r.event,
+        content: r.content,
+        metadata: JSON.parse(r.metadata),
+        workspaceId: r.workspace_id,
+        at: r.at,
+        source: JSON.parse(r.source),
       }));
     },
   };

@@ -2,7 +2,23 @@ import type { AuthService } from "../auth/service";
 import { authPlugin } from "../auth/plugin";
 import { errorResponses } from "../shared/error-body";
 import { createRouter } from "../lib/router";
-import { CreateMemoryBody, DeletedMemory, ListProposalsQuery, MemoryHistory, MemoryProposal, MemoryProposalList, ListMemoriesQuery, ProposalParams, MemoryList, MemoryParams, MemoryRecord, SearchMemoriesBody, SearchMemoriesResponse, UpdateMemoryBody, MEMORY_BODY_LIMIT } from "./model";
+import {
+  CreateMemoryBody,
+  DeletedMemory,
+  ListProposalsQuery,
+  MemoryHistory,
+  MemoryProposal,
+  MemoryProposalList,
+  ListMemoriesQuery,
+  ProposalParams,
+  MemoryList,
+  MemoryParams,
+  MemoryRecord,
+  SearchMemoriesBody,
+  SearchMemoriesResponse,
+  UpdateMemoryBody,
+  MEMORY_BODY_LIMIT,
+} from "./model";
 import { searchHeaders } from "../search";
 import type { Principal } from "../auth/service";
 import type { MemorySource } from "./history-repository";
@@ -42,7 +58,10 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       auth: "memory:read",
       query: ListMemoriesQuery,
       response: { 200: MemoryList, ...errorResponses() },
-      detail: { tags: ["memories"], summary: "List memories, newest first (filters: workspaceId, session_id, from, to)" },
+      detail: {
+        tags: ["memories"],
+        summary: "List memories, newest first (filters: workspaceId, session_id, from, to)",
+      },
     })
     .post(
       "/search",
@@ -52,10 +71,10 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
         return response;
       },
       {
-      auth: "memory:read",
-      body: SearchMemoriesBody,
-      response: { 200: SearchMemoriesResponse, ...errorResponses() },
-      detail: { tags: ["memories"], summary: "Search memories (hybrid: full text + vectors)" },
+        auth: "memory:read",
+        body: SearchMemoriesBody,
+        response: { 200: SearchMemoriesResponse, ...errorResponses() },
+        detail: { tags: ["memories"], summary: "Search memories (hybrid: full text + vectors)" },
       },
     )
     .get("/proposals", async ({ principal, query }) => memories.proposals.list(principal.userId, query), {
@@ -64,30 +83,43 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       response: { 200: MemoryProposalList, ...errorResponses() },
       detail: {
         tags: ["memories"],
-        summary: "Pending proposals: changes automatic formation (capture) would make to memories a person wrote, each with the memory as it is now",
+        summary:
+          "Pending proposals: changes automatic formation (capture) would make to memories a person wrote, each with the memory as it is now",
       },
     })
-    .post("/proposals/:id/accept", async ({ principal, params }) => memories.proposals.accept(principal.userId, params.id), {
-      auth: "memory:write",
-      params: ProposalParams,
-      response: { 200: MemoryProposal, ...errorResponses() },
-      detail: {
-        tags: ["memories"],
-        summary: "Accept a proposal: the change is applied, its history source extraction with the proposal's id",
-        description: "409 `conflict` when the memory was changed or deleted since it was proposed (nothing is applied then), or the proposal was decided already.",
+    .post(
+      "/proposals/:id/accept",
+      async ({ principal, params }) => memories.proposals.accept(principal.userId, params.id),
+      {
+        auth: "memory:write",
+        params: ProposalParams,
+        response: { 200: MemoryProposal, ...errorResponses() },
+        detail: {
+          tags: ["memories"],
+          summary: "Accept a proposal: the change is applied, its history source extraction with the proposal's id",
+          description:
+            "409 `conflict` when the memory was changed or deleted since it was proposed (nothing is applied then), or the proposal was decided already.",
+        },
       },
-    })
-    .post("/proposals/:id/reject", async ({ principal, params }) => memories.proposals.reject(principal.userId, params.id), {
-      auth: "memory:write",
-      params: ProposalParams,
-      response: { 200: MemoryProposal, ...errorResponses() },
-      detail: { tags: ["memories"], summary: "Reject a proposal: the memory stays as it is" },
-    })
+    )
+    .post(
+      "/proposals/:id/reject",
+      async ({ principal, params }) => memories.proposals.reject(principal.userId, params.id),
+      {
+        auth: "memory:write",
+        params: ProposalParams,
+        response: { 200: MemoryProposal, ...errorResponses() },
+        detail: { tags: ["memories"], summary: "Reject a proposal: the memory stays as it is" },
+      },
+    )
     .get("/:id/history", async ({ principal, params }) => memories.history(principal.userId, params.id), {
       auth: "memory:read",
       params: MemoryParams,
       response: { 200: MemoryHistory, ...errorResponses() },
-      detail: { tags: ["memories"], summary: "A memory's versions (created, updated, deleted) and where each came from" },
+      detail: {
+        tags: ["memories"],
+        summary: "A memory's versions (created, updated, deleted) and where each came from",
+      },
     })
     .get("/:id", async ({ principal, params }) => memories.get(principal.userId, params.id), {
       auth: "memory:read",
@@ -95,18 +127,26 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       response: { 200: MemoryRecord, ...errorResponses() },
       detail: { tags: ["memories"], summary: "Get one memory" },
     })
-    .patch("/:id", async ({ principal, params, body }) => memories.update(principal.userId, params.id, body, sourceOf(principal)), {
-      auth: "memory:write",
-      params: MemoryParams,
-      body: UpdateMemoryBody,
-      bodyLimit: MEMORY_BODY_LIMIT,
-      response: { 200: MemoryRecord, ...errorResponses() },
-      detail: { tags: ["memories"], summary: "Edit a memory's content and/or metadata" },
-    })
-    .delete("/:id", async ({ principal, params }) => memories.delete(principal.userId, params.id, sourceOf(principal)), {
-      auth: "memory:read",
-      params: MemoryParams,
-      response: { 200: DeletedMemory, ...errorResponses() },
-      detail: { tags: ["memories"], summary: "Delete a memory (scope memory:read, as the spec says)" },
-    });
+    .patch(
+      "/:id",
+      async ({ principal, params, body }) => memories.update(principal.userId, params.id, body, sourceOf(principal)),
+      {
+        auth: "memory:write",
+        params: MemoryParams,
+        body: UpdateMemoryBody,
+        bodyLimit: MEMORY_BODY_LIMIT,
+        response: { 200: MemoryRecord, ...errorResponses() },
+        detail: { tags: ["memories"], summary: "Edit a memory's content and/or metadata" },
+      },
+    )
+    .delete(
+      "/:id",
+      async ({ principal, params }) => memories.delete(principal.userId, params.id, sourceOf(principal)),
+      {
+        auth: "memory:read",
+        params: MemoryParams,
+        response: { 200: DeletedMemory, ...errorResponses() },
+        detail: { tags: ["memories"], summary: "Delete a memory (scope memory:read, as the spec says)" },
+      },
+    );
 }

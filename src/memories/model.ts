@@ -10,7 +10,12 @@ export const MAX_METADATA_BYTES = 16_384;
 /** A memory's body: 51,200 bytes of content plus 16 KB of metadata, each up to twice its size once escaped. */
 export const MEMORY_BODY_LIMIT: BodyLimit = { bytes: 512 * KB };
 
-const Id = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$", description: "letters, digits, _ . : -" });
+const Id = t.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
+  description: "letters, digits, _ . : -",
+});
 const Scope = t.String({ minLength: 1, maxLength: 256 });
 
 export const MemoryRecord = t.Object({
@@ -40,11 +45,25 @@ export const CreateMemoryBody = t.Object({
 
 export const ListMemoriesQuery = t.Object({
   limit: t.Optional(IntegerParam("default 100, at most 1000")),
-  cursor: t.Optional(t.String({ minLength: 1, description: "nextCursor of the previous page (given with the same filters)" })),
+  cursor: t.Optional(
+    t.String({ minLength: 1, description: "nextCursor of the previous page (given with the same filters)" }),
+  ),
   workspaceId: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "only memories of this workspace" })),
   session_id: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "only memories of this session" })),
-  from: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "only memories created at or after this ISO time (a YYYY-MM-DD day: its start, UTC)" })),
-  to: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "only memories created at or before this ISO time (a YYYY-MM-DD day: its end, UTC)" })),
+  from: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "only memories created at or after this ISO time (a YYYY-MM-DD day: its start, UTC)",
+    }),
+  ),
+  to: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "only memories created at or before this ISO time (a YYYY-MM-DD day: its end, UTC)",
+    }),
+  ),
 });
 
 export const UpdateMemoryBody = t.Object(
@@ -52,7 +71,10 @@ export const UpdateMemoryBody = t.Object(
     content: t.Optional(t.String({ minLength: 1, description: "the new content, at most 51,200 bytes of UTF-8" })),
     metadata: t.Optional(FreeObject),
   },
-  { additionalProperties: false, description: "at least one of content and metadata; metadata replaces the whole object" },
+  {
+    additionalProperties: false,
+    description: "at least one of content and metadata; metadata replaces the whole object",
+  },
 );
 
 export const MemoryList = t.Object({
@@ -87,21 +109,43 @@ export const MemoryVersionSchema = t.Object({
   version: t.Integer({ minimum: 1, description: "1 for the oldest" }),
   event: t.Union([t.Literal("created"), t.Literal("updated"), t.Literal("deleted")]),
   reason: t.String({ description: "the event in words" }),
-  content: t.String({ description: "the content after the write (created, updated), as it was when deleted by extraction, '' once the user deleted it" }),
+  content: t.String({
+    description:
+      "the content after the write (created, updated), as it was when deleted by extraction, '' once the user deleted it",
+  }),
   metadata: FreeObject,
   workspaceId: t.Union([t.String(), t.Null()]),
   changedAt: t.String({ format: "date-time" }),
-  source: t.Union([t.Literal("api"), t.Literal("app"), t.Literal("mcp"), t.Literal("cli"), t.Literal("import"), t.Literal("extraction"), t.Literal("unknown")], {
-    description: "how the version was written (app: the web app; cli: mnemo's memory commands); unknown: stored before history was kept",
-  }),
-  threadId: t.Optional(t.Union([t.String(), t.Null()], { description: "extraction: the chat thread (or session) it came from" })),
+  source: t.Union(
+    [
+      t.Literal("api"),
+      t.Literal("app"),
+      t.Literal("mcp"),
+      t.Literal("cli"),
+      t.Literal("import"),
+      t.Literal("extraction"),
+      t.Literal("unknown"),
+    ],
+    {
+      description:
+        "how the version was written (app: the web app; cli: mnemo's memory commands); unknown: stored before history was kept",
+    },
+  ),
+  threadId: t.Optional(
+    t.Union([t.String(), t.Null()], { description: "extraction: the chat thread (or session) it came from" }),
+  ),
   messageIds: t.Optional(t.Array(t.String(), { description: "extraction: the messages it came from" })),
   model: t.Optional(t.Union([t.String(), t.Null()], { description: "extraction: the model that proposed it" })),
-  proposalId: t.Optional(t.String({ description: "extraction the person accepted: the proposal (GET /v1/memories/proposals)" })),
+  proposalId: t.Optional(
+    t.String({ description: "extraction the person accepted: the proposal (GET /v1/memories/proposals)" }),
+  ),
 });
 export type MemoryVersionRecord = typeof MemoryVersionSchema.static;
 
-export const MemoryHistory = t.Object({ id: t.String(), data: t.Array(MemoryVersionSchema, { description: "oldest first" }) });
+export const MemoryHistory = t.Object({
+  id: t.String(),
+  data: t.Array(MemoryVersionSchema, { description: "oldest first" }),
+});
 
 export const MemoryProposal = t.Object({
   id: t.String({ description: "prop_…" }),

@@ -26,7 +26,10 @@ export function nearDuplicateKey(content: string): string {
  * transaction); exact duplicates stored before the exact-duplicate rule are among them.
  * Client-encrypted memories are skipped. At most `maxGroups` groups are kept.
  */
-export async function findNearDuplicates(tx: Executor, maxGroups = 1_000): Promise<{ groups: NearDuplicateGroup[]; total: number; scanned: number }> {
+export async function findNearDuplicates(
+  tx: Executor,
+  maxGroups = 1_000,
+): Promise<{ groups: NearDuplicateGroup[]; total: number; scanned: number }> {
   const seen = new Map<string, string[]>();
   let after = 0;
   let scanned = 0;
@@ -38,7 +41,9 @@ export async function findNearDuplicates(tx: Executor, maxGroups = 1_000): Promi
       if (looksEncrypted(r.content)) continue;
       const words = nearDuplicateKey(r.content);
       if (!words) continue;
-      const key = createHash("sha1").update(`${r.ownerId}\u001f${r.workspaceId ?? ""}\u001f${words}`).digest("base64");
+      const key = createHash("sha1")
+        .update(`${r.ownerId}\u001f${r.workspaceId ?? ""}\u001f${words}`)
+        .digest("base64");
       const ids = seen.get(key);
       if (ids) ids.push(`${r.ownerId}\u001f${r.workspaceId ?? ""}\u001f${r.id}`);
       else seen.set(key, [`${r.ownerId}\u001f${r.workspaceId ?? ""}\u001f${r.id}`]);

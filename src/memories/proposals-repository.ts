@@ -23,13 +23,36 @@ export interface ProposalRow {
 }
 
 type Stored = {
-  seq: number; owner_id: string; id: string; memory_id: string; workspace_id: string | null; action: ProposalAction; content: string | null;
-  memory_updated_at: string; thread_id: string | null; message_ids: string; model: string | null; created_at: string; status: ProposalStatus; decided_at: string | null;
+  seq: number;
+  owner_id: string;
+  id: string;
+  memory_id: string;
+  workspace_id: string | null;
+  action: ProposalAction;
+  content: string | null;
+  memory_updated_at: string;
+  thread_id: string | null;
+  message_ids: string;
+  model: string | null;
+  created_at: string;
+  status: ProposalStatus;
+  decided_at: string | null;
 };
 const toRow = (r: Stored): ProposalRow => ({
-  seq: Number(r.seq), ownerId: r.owner_id, id: r.id, memoryId: r.memory_id, workspaceId: r.workspace_id, action: r.action, content: r.content,
-  memoryUpdatedAt: r.memory_updated_at, threadId: r.thread_id, messageIds: JSON.parse(r.message_ids), model: r.model, createdAt: r.created_at,
-  status: r.status, decidedAt: r.decided_at,
+  seq: Number(r.seq),
+  ownerId: r.owner_id,
+  id: r.id,
+  memoryId: r.memory_id,
+  workspaceId: r.workspace_id,
+  action: r.action,
+  content: r.content,
+  memoryUpdatedAt: r.memory_updated_at,
+  threadId: r.thread_id,
+  messageIds: JSON.parse(r.message_ids),
+  model: r.model,
+  createdAt: r.created_at,
+  status: r.status,
+  decidedAt: r.decided_at,
 });
 
 /**
@@ -59,8 +82,19 @@ export function createMemoryProposalRepository() {
       return rows.map(toRow);
     },
     /** Marks a pending proposal decided; false when it was not pending (decided meanwhile). */
-    async decide(tx: Executor, ownerId: string, id: string, status: "accepted" | "rejected", at: string): Promise<boolean> {
-      return (await run(tx, sql`UPDATE memory_proposals SET status = ${status}, decided_at = ${at} WHERE owner_id = ${ownerId} AND id = ${id} AND status = 'pending'`)) > 0;
+    async decide(
+      tx: Executor,
+      ownerId: string,
+      id: string,
+      status: "accepted" | "rejected",
+      at: string,
+    ): Promise<boolean> {
+      return (
+        (await run(
+          tx,
+          sql`UPDATE memory_proposals SET status = ${status}, decided_at = ${at} WHERE owner_id = ${ownerId} AND id = ${id} AND status = 'pending'`,
+        )) > 0
+      );
     },
     /** Drops every proposal about a memory (its person erased it: nothing of it is kept). */
     async dropFor(tx: Executor, ownerId: string, memoryId: string): Promise<void> {

@@ -23,8 +23,17 @@ export interface MemoryProposalDeps {
 const LIST_NAME = "memory-proposals";
 
 const toRecord = (p: ProposalRow, memory: MemoryRow | null): MemoryProposalRecord => ({
-  id: p.id, memoryId: p.memoryId, memory: memory ? toMemoryRecord(memory) : null, workspaceId: p.workspaceId, action: p.action, content: p.content,
-  threadId: p.threadId, messageIds: p.messageIds, model: p.model, createdAt: p.createdAt, status: p.status,
+  id: p.id,
+  memoryId: p.memoryId,
+  memory: memory ? toMemoryRecord(memory) : null,
+  workspaceId: p.workspaceId,
+  action: p.action,
+  content: p.content,
+  threadId: p.threadId,
+  messageIds: p.messageIds,
+  model: p.model,
+  createdAt: p.createdAt,
+  status: p.status,
 });
 
 /**
@@ -42,11 +51,25 @@ export function createMemoryProposals({ repo, history, proposals, writes, store,
     },
 
     /** Records a proposal to change `memory` as the model saw it; its id. */
-    async propose(tx: Executor, ownerId: string, memory: Pick<MemoryRow, "id" | "workspaceId" | "updatedAt">, change: { action: ProposalAction; content: string | null }, source: MemorySource): Promise<string> {
+    async propose(
+      tx: Executor,
+      ownerId: string,
+      memory: Pick<MemoryRow, "id" | "workspaceId" | "updatedAt">,
+      change: { action: ProposalAction; content: string | null },
+      source: MemorySource,
+    ): Promise<string> {
       const id = newId("prop");
       await proposals.insert(tx, {
-        ownerId, id, memoryId: memory.id, workspaceId: memory.workspaceId, action: change.action, content: change.action === "update" ? change.content : null,
-        memoryUpdatedAt: memory.updatedAt, threadId: source.threadId ?? null, messageIds: source.messageIds ?? [], model: source.model ?? null,
+        ownerId,
+        id,
+        memoryId: memory.id,
+        workspaceId: memory.workspaceId,
+        action: change.action,
+        content: change.action === "update" ? change.content : null,
+        memoryUpdatedAt: memory.updatedAt,
+        threadId: source.threadId ?? null,
+        messageIds: source.messageIds ?? [],
+        model: source.model ?? null,
         createdAt: new Date().toISOString(),
       });
       return id;
@@ -80,10 +103,18 @@ export function createMemoryProposals({ repo, history, proposals, writes, store,
         const proposal = await pending(tx, ownerId, id);
         const memory = await repo.get(tx, ownerId, proposal.memoryId);
         if (!memory) throw conflict(`proposal '${id}': its memory was deleted since it was proposed`);
-        if (memory.updatedAt !== proposal.memoryUpdatedAt) throw conflict(`proposal '${id}': its memory was changed since it was proposed`);
+        if (memory.updatedAt !== proposal.memoryUpdatedAt)
+          throw conflict(`proposal '${id}': its memory was changed since it was proposed`);
         // Decided first: of two accepts at once, the second finds it decided.
-        if (!(await proposals.decide(tx, ownerId, id, "accepted", new Date().toISOString()))) throw conflict(`proposal '${id}': was decided already`);
-        const source: MemorySource = { kind: "extraction", threadId: proposal.threadId, messageIds: proposal.messageIds, model: proposal.model, proposalId: proposal.id };
+        if (!(await proposals.decide(tx, ownerId, id, "accepted", new Date().toISOString())))
+          throw conflict(`proposal '${id}': was decided already`);
+        const source: MemorySource = {
+          kind: "extraction",
+          threadId: proposal.threadId,
+          messageIds: proposal.messageIds,
+          model: proposal.model,
+          proposalId: proposal.id,
+        };
         let after: MemoryRow | null = null;
         if (proposal.action === "update") {
           const outcome = await writes.update(tx, ownerId, memory.id, { content: proposal.content! }, source);
@@ -101,7 +132,8 @@ export function createMemoryProposals({ repo, history, proposals, writes, store,
     async reject(ownerId: string, id: string): Promise<MemoryProposalRecord> {
       return store.transaction(async (tx) => {
         const proposal = await pending(tx, ownerId, id);
-        if (!(await proposals.decide(tx, ownerId, id, "rejected", new Date().toISOString()))) throw conflict(`proposal '${id}': was decided already`);
+        if (!(await proposals.decide(tx, ownerId, id, "rejected", new Date().toISOString())))
+          throw conflict(`proposal '${id}': was decided already`);
         return { ...toRecord(proposal, await repo.get(tx, ownerId, proposal.memoryId)), status: "rejected" as const };
       });
     },

@@ -17,11 +17,23 @@ export function createMemoryScanRepository() {
   return {
     /** Up to `limit` memories after position `after`, in insertion order: a page of a scan that holds no long transaction. */
     async page(tx: Executor, after: number, limit: number): Promise<ScannedMemory[]> {
-      const rows = await all<{ seq: number; owner_id: string; id: string; workspace_id: string | null; content: string }>(
+      const rows = await all<{
+        seq: number;
+        owner_id: string;
+        id: string;
+        workspace_id: string | null;
+        content: string;
+      }>(
         tx,
         sql`SELECT seq, owner_id, id, workspace_id, content FROM memories WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`,
       );
-      return rows.map((r) => ({ seq: Number(r.seq), ownerId: r.owner_id, id: r.id, workspaceId: r.workspace_id, content: r.content }));
+      return rows.map((r) => ({
+        seq: Number(r.seq),
+        ownerId: r.owner_id,
+        id: r.id,
+        workspaceId: r.workspace_id,
+        content: r.content,
+      }));
     },
   };
 }

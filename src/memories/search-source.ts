@@ -17,20 +17,31 @@ export function memorySearchSource(repo: MemoryRepository): SearchSource<MemoryR
       for (const [ownerId, ids] of groupByOwner(refs)) {
         for (const row of (await repo.getMany(tx, ownerId, ids)).values()) {
           const ref = { ownerId, kind: "memory" as const, sourceId: row.id };
-          const { previous, earlier, next } = context ? await repo.neighbours(tx, row) : { previous: null, earlier: null, next: null };
-          out.set(sourceKey(ref), [{
-            ...ref, itemId: row.id, workspaceId: row.workspaceId, sessionId: row.sessionId, documentType: null,
-            metadata: row.metadata, createdAtMs: Date.parse(row.createdAt), text: row.content,
-            contextBefore: [earlier?.content, previous?.content].filter(Boolean).join("\n"),
-            contextAfter: next?.content ?? "",
-            record: row,
-          }]);
+          const { previous, earlier, next } = context
+            ? await repo.neighbours(tx, row)
+            : { previous: null, earlier: null, next: null };
+          out.set(sourceKey(ref), [
+            {
+              ...ref,
+              itemId: row.id,
+              workspaceId: row.workspaceId,
+              sessionId: row.sessionId,
+              documentType: null,
+              metadata: row.metadata,
+              createdAtMs: Date.parse(row.createdAt),
+              text: row.content,
+              contextBefore: [earlier?.content, previous?.content].filter(Boolean).join("\n"),
+              contextAfter: next?.content ?? "",
+              record: row,
+            },
+          ]);
         }
       }
       return out;
     },
     async *listAll(tx: Executor) {
-      for await (const key of repo.allKeys(tx)) yield { ownerId: key.ownerId, kind: "memory" as const, sourceId: key.id };
+      for await (const key of repo.allKeys(tx))
+        yield { ownerId: key.ownerId, kind: "memory" as const, sourceId: key.id };
     },
   };
 }

@@ -6,8 +6,23 @@ import { newId } from "../lib/ids";
 import { parseIntegerParam } from "../shared/query";
 import { toSearchFilters } from "../shared/search-filters";
 import { timestampToIso } from "../shared/timestamp";
-import { MAX_CONTENT_BYTES, MAX_METADATA_BYTES, type MemoryRecord, type CreateMemoryBody, type SearchMemoriesBody, type UpdateMemoryBody } from "./model";
-import type { HitSignals, Outbox, SearchEngine, SearchMode, SearchSignal, SearchStrategy, SearchTimings } from "../search";
+import {
+  MAX_CONTENT_BYTES,
+  MAX_METADATA_BYTES,
+  type MemoryRecord,
+  type CreateMemoryBody,
+  type SearchMemoriesBody,
+  type UpdateMemoryBody,
+} from "./model";
+import type {
+  HitSignals,
+  Outbox,
+  SearchEngine,
+  SearchMode,
+  SearchSignal,
+  SearchStrategy,
+  SearchTimings,
+} from "../search";
 import type { ListFilters, ListPosition, MemoryRepository, MemoryRow } from "./repository";
 import type { MemoryHistoryRepository, MemorySource, MemoryVersion } from "./history-repository";
 import type { MemoryVersionRecord } from "./model";
@@ -37,14 +52,29 @@ const encoder = new TextEncoder();
 
 type ScoredRecord = MemoryRecord & { score: number; signals: HitSignals };
 /** Both documented shapes at once (docs/api.md#core-and-memories): `results` and `data` hold the same list. */
-export type MemorySearchResponse = { results: ScoredRecord[]; data: ScoredRecord[]; mode: SearchMode; strategy: SearchStrategy; signals: SearchSignal[] };
+export type MemorySearchResponse = {
+  results: ScoredRecord[];
+  data: ScoredRecord[];
+  mode: SearchMode;
+  strategy: SearchStrategy;
+  signals: SearchSignal[];
+};
 
 /** A version as the history route answers it: the source's kind, and where it came from beside it. */
 function toVersionRecord(v: MemoryVersion): MemoryVersionRecord {
   const { kind, ...from } = v.source;
-  return { version: v.version, event: v.event, reason: v.event, content: v.content, metadata: v.metadata, workspaceId: v.workspaceId, changedAt: v.at, source: kind, ...from };
+  return {
+    version: v.version,
+    event: v.event,
+    reason: v.event,
+    content: v.content,
+    metadata: v.metadata,
+    workspaceId: v.workspaceId,
+    changedAt: v.at,
+    source: kind,
+    ...from,
+  };
 }
-
 
 /**
  * The memory list's cursors: the page position (the last memory's `createdAt` and id, as
@@ -60,12 +90,18 @@ function timeBound(field: "from" | "to", value: string | undefined): string | un
   if (value === undefined) return undefined;
   const text = DAY.test(value) ? `${value}T${field === "from" ? "00:00:00.000" : "23:59:59.999"}Z` : value;
   const ms = Date.parse(text);
-  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}T/.test(text)) throw badRequest(`${field}: '${value}' is not an ISO date-time or a YYYY-MM-DD day`);
+  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}T/.test(text))
+    throw badRequest(`${field}: '${value}' is not an ISO date-time or a YYYY-MM-DD day`);
   return new Date(ms).toISOString();
 }
 
 function listFilters(query: { workspaceId?: string; session_id?: string; from?: string; to?: string }): ListFilters {
-  const filters = { workspaceId: query.workspaceId, sessionId: query.session_id, from: timeBound("from", query.from), to: timeBound("to", query.to) };
+  const filters = {
+    workspaceId: query.workspaceId,
+    sessionId: query.session_id,
+    from: timeBound("from", query.from),
+    to: timeBound("to", query.to),
+  };
   if (filters.from && filters.to && filters.from > filters.to) throw badRequest("to: is before from");
   return filters;
 }
@@ -74,7 +110,8 @@ function checkSizes(content: string | undefined, metadata: Record<string, unknow
   if (content !== undefined) {
     if (!content.trim()) throw badRequest("content: must not be blank");
     const bytes = encoder.encode(content).byteLength;
-    if (bytes > MAX_CONTENT_BYTES) throw payloadTooLarge(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (50 KB)`);
+    if (bytes > MAX_CONTENT_BYTES)
+      throw payloadTooLarge(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (50 KB)`);
   }
   if (metadata !== undefined && encoder.encode(JSON.stringify(metadata)).byteLength > MAX_METADATA_BYTES) {
     throw payloadTooLarge(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
@@ -93,12 +130,18 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
       else throw error;
     }
     const [createdAt, id] = Array.isArray(position) ? position : [];
-    if (typeof createdAt !== "string" || typeof id !== "string") throw badRequest("cursor: is not a cursor returned by this API");
+    if (typeof createdAt !== "string" || typeof id !== "string")
+      throw badRequest("cursor: is not a cursor returned by this API");
     return { createdAt, id };
   };
-  const encodeCursor = (ownerId: string, row: MemoryRow) => cursors.encode(ownerId, LIST_NAME, JSON.stringify([row.createdAt, row.id]));
+  const encodeCursor = (ownerId: string, row: MemoryRow) =>
+    cursors.encode(ownerId, LIST_NAME, JSON.stringify([row.createdAt, row.id]));
 
-  async function storeMemory(ownerId: string, body: typeof CreateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<{ memory: MemoryRecord; duplicate: boolean }> {
+  async function storeMemory(
+    ownerId: string,
+    body: typeof CreateMemoryBody.static,
+    source: MemorySource = { kind: "api" },
+  ): Promise<{ memory: MemoryRecord; duplicate: boolean }> {
     checkSizes(body.content, body.metadata);
     const metadata = body.metadata ?? {};
     const now = new Date().toISOString();
@@ -122,7 +165,9 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
       return outcome.existing ? { existing: outcome.existing, inserted: null } : null;
     });
     if (!stored) throw conflict(`id: a memory with id '${row.id}' already exists`);
-    return stored.existing ? { memory: toMemoryRecord(stored.existing), duplicate: true } : { memory: toMemoryRecord(stored.inserted!), duplicate: false };
+    return stored.existing
+      ? { memory: toMemoryRecord(stored.existing), duplicate: true }
+      : { memory: toMemoryRecord(stored.inserted!), duplicate: false };
   }
 
   return {
@@ -132,7 +177,11 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
     proposals,
 
     /** Stores a memory; an exact duplicate (memories/content-key.ts) answers the memory already stored instead. */
-    async create(ownerId: string, body: typeof CreateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<MemoryRecord> {
+    async create(
+      ownerId: string,
+      body: typeof CreateMemoryBody.static,
+      source: MemorySource = { kind: "api" },
+    ): Promise<MemoryRecord> {
       return (await storeMemory(ownerId, body, source)).memory;
     },
 
@@ -153,10 +202,26 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
       if (versions.length) return { id, data: versions.map(toVersionRecord) };
       const row = await repo.get(store.db, ownerId, id);
       if (!row) throw notFound(`memory '${id}' not found`);
-      return { id, data: [toVersionRecord({ version: 1, event: "created", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: row.createdAt, source: { kind: "unknown" } })] };
+      return {
+        id,
+        data: [
+          toVersionRecord({
+            version: 1,
+            event: "created",
+            content: row.content,
+            metadata: row.metadata,
+            workspaceId: row.workspaceId,
+            at: row.createdAt,
+            source: { kind: "unknown" },
+          }),
+        ],
+      };
     },
 
-    async list(ownerId: string, query: { limit?: string; cursor?: string; workspaceId?: string; session_id?: string; from?: string; to?: string }) {
+    async list(
+      ownerId: string,
+      query: { limit?: string; cursor?: string; workspaceId?: string; session_id?: string; from?: string; to?: string },
+    ) {
       const limit = parseIntegerParam("limit", query.limit, { min: 1, max: 1000, fallback: 100 });
       const filters = listFilters(query);
       // Another user's workspace answers like a missing one (404), as on every workspace route.
@@ -166,7 +231,11 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
       const rows = await repo.listPage(store.db, ownerId, before, limit + 1, filters);
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
-      return { data: page.map(toMemoryRecord), nextCursor: hasMore ? encodeCursor(ownerId, page[page.length - 1]) : null, hasMore };
+      return {
+        data: page.map(toMemoryRecord),
+        nextCursor: hasMore ? encodeCursor(ownerId, page[page.length - 1]) : null,
+        hasMore,
+      };
     },
 
     async get(ownerId: string, id: string): Promise<MemoryRecord> {
@@ -180,10 +249,18 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
      * the memory is indexed again, and so are those that have it as context. New content that
      * duplicates another memory of the same workspace is refused (409), as on create.
      */
-    async update(ownerId: string, id: string, body: typeof UpdateMemoryBody.static, source: MemorySource = { kind: "api" }): Promise<MemoryRecord> {
-      if (body.content === undefined && body.metadata === undefined) throw badRequest("body: give content, metadata or both");
+    async update(
+      ownerId: string,
+      id: string,
+      body: typeof UpdateMemoryBody.static,
+      source: MemorySource = { kind: "api" },
+    ): Promise<MemoryRecord> {
+      if (body.content === undefined && body.metadata === undefined)
+        throw badRequest("body: give content, metadata or both");
       checkSizes(body.content, body.metadata);
-      const outcome = await store.transaction((tx) => writes.update(tx, ownerId, id, { content: body.content, metadata: body.metadata }, source));
+      const outcome = await store.transaction((tx) =>
+        writes.update(tx, ownerId, id, { content: body.content, metadata: body.metadata }, source),
+      );
       if (outcome.updated) return toMemoryRecord(outcome.updated);
       if (outcome.why === "missing") throw notFound(`memory '${id}' not found`);
       throw conflict("content: another memory of this workspace already says this");
@@ -204,13 +281,21 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
      * The owner's memories most like `query`, their workspace beside them: in `workspaceId`
      * when given, in no workspace when null (personal memories only), anywhere when undefined.
      */
-    async similar(ownerId: string, query: string, limit: number, workspaceId: string | null | undefined): Promise<MemoryRow[]> {
+    async similar(
+      ownerId: string,
+      query: string,
+      limit: number,
+      workspaceId: string | null | undefined,
+    ): Promise<MemoryRow[]> {
       const filters = workspaceId === undefined ? {} : workspaceId === null ? { unscopedOnly: true } : { workspaceId };
       const result = await engine.search({ ownerId, query, kinds: ["memory"], filters, limit });
       return result.hits.map((hit) => hit.record);
     },
 
-    async search(ownerId: string, body: typeof SearchMemoriesBody.static): Promise<{ response: MemorySearchResponse; timings: SearchTimings; indexLag: number }> {
+    async search(
+      ownerId: string,
+      body: typeof SearchMemoriesBody.static,
+    ): Promise<{ response: MemorySearchResponse; timings: SearchTimings; indexLag: number }> {
       const result = await engine.search({
         ownerId,
         query: body.query,
@@ -222,8 +307,22 @@ export function createMemoryService({ repo, history, outbox, engine, store, curs
       });
       // Every hit was read back from the store of record by the search (a memory deleted
       // meanwhile is no hit): its row comes with it.
-      const results = result.hits.map((hit) => ({ ...toMemoryRecord(hit.record), score: hit.score, signals: hit.signals }));
-      return { response: { results, data: results, mode: result.mode, strategy: result.strategy, signals: [...result.signals] }, timings: result.timings, indexLag: result.indexLag };
+      const results = result.hits.map((hit) => ({
+        ...toMemoryRecord(hit.record),
+        score: hit.score,
+        signals: hit.signals,
+      }));
+      return {
+        response: {
+          results,
+          data: results,
+          mode: result.mode,
+          strategy: result.strategy,
+          signals: [...result.signals],
+        },
+        timings: result.timings,
+        indexLag: result.indexLag,
+      };
     },
   };
 }

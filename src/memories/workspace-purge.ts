@@ -7,6 +7,8 @@ export function memoryWorkspaceContents(repo: MemoryRepository, writes: MemoryWr
   return {
     name: "memories",
     count: async (tx, ownerId, workspaceId) => ({ memories: await repo.countInWorkspace(tx, ownerId, workspaceId) }),
-    purge: async (tx, ownerId, workspaceId) => ({ counts: { memories: await writes.deleteWorkspace(tx, ownerId, workspaceId) } }),
+    purge: async (tx, ownerId, workspaceId) => ({
+      counts: { memories: await writes.deleteWorkspace(tx, ownerId, workspaceId) },
+    }),
   };
 }

@@ -25,7 +25,17 @@ export type UpdateOutcome =
  * search-source.ts: two before, one after, so a change of this one reaches the one before
  * it and the two after it). Every read and write is scoped by `ownerId`.
  */
-export function createMemoryWrites({ repo, history, outbox, proposals }: { repo: MemoryRepository; history: MemoryHistoryRepository; outbox: Outbox; proposals: MemoryProposalRepository }) {
+export function createMemoryWrites({
+  repo,
+  history,
+  outbox,
+  proposals,
+}: {
+  repo: MemoryRepository;
+  history: MemoryHistoryRepository;
+  outbox: Outbox;
+  proposals: MemoryProposalRepository;
+}) {
   const queue = async (tx: Executor, ownerId: string, ids: Array<string | undefined>) => {
     for (const id of ids) if (id) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
   };
@@ -39,7 +49,8 @@ export function createMemoryWrites({ repo, history, outbox, proposals }: { repo:
     /** Inserts a memory, or finds its exact duplicate (the unique indexes decide, so concurrent writers store it once). */
     async insert(tx: Executor, row: NewMemory, source: MemorySource): Promise<InsertOutcome> {
       const inserted = await repo.insert(tx, row);
-      if (!inserted) return { inserted: null, existing: await repo.duplicateOf(tx, row.ownerId, row.workspaceId, row.content) };
+      if (!inserted)
+        return { inserted: null, existing: await repo.duplicateOf(tx, row.ownerId, row.workspaceId, row.content) };
       await writes.recordInserted(tx, row.ownerId, [inserted], source);
       return { inserted };
     },
@@ -49,15 +60,34 @@ export function createMemoryWrites({ repo, history, outbox, proposals }: { repo:
      * first version, its index entry, and the previous memory of its conversation, which
      * gains it as context. How many sources were queued.
      */
-    async recordInserted(tx: Executor, ownerId: string, rows: MemoryRow[], source: MemorySource, at?: string): Promise<number> {
+    async recordInserted(
+      tx: Executor,
+      ownerId: string,
+      rows: MemoryRow[],
+      source: MemorySource,
+      at?: string,
+    ): Promise<number> {
       const neighbours = new Set<string>();
       for (const row of rows) {
         // The version's time: when it was stored (its `updatedAt`), unless the writer says otherwise (an import: now).
-        await history.record(tx, { ownerId, memoryId: row.id, event: "created", content: row.content, metadata: row.metadata, workspaceId: row.workspaceId, at: at ?? row.updatedAt, source });
+        await history.record(tx, {
+          ownerId,
+          memoryId: row.id,
+          event: "created",
+          content: row.content,
+          metadata: row.metadata,
+          workspaceId: row.workspaceId,
+          at: at ?? row.updatedAt,
+          source,
+        });
         const { previous } = await repo.neighbours(tx, row);
         if (previous) neighbours.add(previous.id);
       }
-      await outbox.enqueueMany(tx, rows.map((row) => ({ ownerId, kind: "memory" as const, sourceId: row.id })), "insert");
+      await outbox.enqueueMany(
+        tx,
+        rows.map((row) => ({ ownerId, kind: "memory" as const, sourceId: row.id })),
+        "insert",
+      );
       await queue(tx, ownerId, [...neighbours]);
       return rows.length + neighbours.size;
     },
@@ -66,17 +96,44 @@ export function createMemoryWrites({ repo, history, outbox, proposals }: { repo:
      * New content and/or metadata (metadata replaces the whole object). The memory is
      * indexed again; on a content change, so are those holding it as context.
      */
-    async update(tx: Executor, ownerId: string, id: string, change: { content?: string; metadata?: Record<string, unknown> }, source: MemorySource): Promise<UpdateOutcome> {
+    async update(
+      tx: Executor,
+      ownerId: string,
+      id: string,
+      change: { content?: string; metadata?: Record<string, unknown> },
+      source: MemorySource,
+    ): Promise<UpdateOutcome> {
       const before = await repo.get(tx, ownerId, id);
       if (!before) return { updated: null, why: "missing", before: null };
       const now = new Date().toISOString();
       if (change.content !== undefined) {
-        if (!(await repo.updateContent(tx, ownerId, id, { content: change.content, metadata: change.metadata, updatedAt: now }))) return { updated: null, why: "duplicate", before };
+        if (
+          !(await repo.updateContent(tx, ownerId, id, {
+            content: change.content,
+            metadata: change.metadata,
+            updatedAt: now,
+          }))
+        )
+          return { updated: null, why: "duplicate", before };
       } else {
         await repo.update(tx, ownerId, id, { metadata: change.metadata, updatedAt: now });
       }
-      const updated = { ...before, content: change.content ?? before.content, metadata: change.metadata ?? before.metadata, updatedAt: now };
-      await history.record(tx, { ownerId, memoryId: id, event: "updated", content: updated.content, metadata: updated.metadata, workspaceId: updated.workspaceId, at: now, source });
+      const updated = {
+        ...before,
+        content: change.content ?? before.content,
+        metadata: change.metadata ?? before.metadata,
+        updatedAt: now,
+      };
+      await history.record(tx, {
+        ownerId,
+        memoryId: id,
+        event: "updated",
+        content: updated.content,
+        metadata: updated.metadata,
+        workspaceId: updated.workspaceId,
+        at: now,
+        source,
+      });
       await queue(tx, ownerId, [id, ...(change.content !== undefined ? await holdingAsContext(tx, updated) : [])]);
       return { updated, before };
     },
@@ -89,20 +146,44 @@ export function createMemoryWrites({ repo, history, outbox, proposals }: { repo:
      * memory already deleted by extraction still erases its history. False: nothing of it
      * was left to delete.
      */
-    async delete(tx: Executor, ownerId: string, id: string, source: MemorySource, { erase }: { erase: boolean }): Promise<{ deleted: MemoryRow | null } | false> {
+    async delete(
+      tx: Executor,
+      ownerId: string,
+      id: string,
+      source: MemorySource,
+      { erase }: { erase: boolean },
+    ): Promise<{ deleted: MemoryRow | null } | false> {
       const row = await repo.get(tx, ownerId, id);
       const at = new Date().toISOString();
       if (!row) {
         if (!erase || !(await history.purge(tx, ownerId, id))) return false;
         await proposals.dropFor(tx, ownerId, id);
-        await history.record(tx, { ownerId, memoryId: id, event: "deleted", content: "", metadata: {}, workspaceId: null, at, source });
+        await history.record(tx, {
+          ownerId,
+          memoryId: id,
+          event: "deleted",
+          content: "",
+          metadata: {},
+          workspaceId: null,
+          at,
+          source,
+        });
         return { deleted: null };
       }
       if (erase) {
         await history.purge(tx, ownerId, id);
         await proposals.dropFor(tx, ownerId, id);
       }
-      await history.record(tx, { ownerId, memoryId: id, event: "deleted", content: erase ? "" : row.content, metadata: erase ? {} : row.metadata, workspaceId: row.workspaceId, at, source });
+      await history.record(tx, {
+        ownerId,
+        memoryId: id,
+        event: "deleted",
+        content: erase ? "" : row.content,
+        metadata: erase ? {} : row.metadata,
+        workspaceId: row.workspaceId,
+        at,
+        source,
+      });
       const context = await holdingAsContext(tx, row);
       await repo.delete(tx, ownerId, id);
       await queue(tx, ownerId, [id, ...context]);
@@ -121,7 +202,12 @@ export function createMemoryWrites({ repo, history, outbox, proposals }: { repo:
       await history.purgeWorkspace(tx, ownerId, workspaceId, ids);
       await proposals.dropForWorkspace(tx, ownerId, workspaceId);
       const resync = [...ids, ...(await repo.idsInSessions(tx, ownerId, sessions))];
-      if (resync.length) await outbox.enqueueMany(tx, resync.map((sourceId) => ({ ownerId, kind: "memory" as const, sourceId })), "sync");
+      if (resync.length)
+        await outbox.enqueueMany(
+          tx,
+          resync.map((sourceId) => ({ ownerId, kind: "memory" as const, sourceId })),
+          "sync",
+        );
       return ids.length;
     },
   };

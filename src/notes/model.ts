@@ -3,7 +3,12 @@ import { MB, type BodyLimit } from "../lib/body-limits";
 import { BlocksPayload, DocumentPayload, IndexableBlock } from "../documents/model";
 import { FreeObject, WorkspaceId } from "../shared/schemas";
 
-const NoteId = t.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$", description: "letters, digits, _ . : -" });
+const NoteId = t.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
+  description: "letters, digits, _ . : -",
+});
 const NotebookId = t.String({ minLength: 1, maxLength: 256 });
 
 export const CreateNoteBody = t.Object({
@@ -43,5 +48,7 @@ export const NotebookParams = t.Object({ workspaceId: WorkspaceId, notebookId: N
 export const NotebookRegistry = t.Object({ ciphertext: t.Union([t.String(), t.Null()]) });
 /** A notebook registry's body: 5 MB, escaped. */
 export const NOTEBOOKS_BODY_LIMIT: BodyLimit = { bytes: 12 * MB, nodes: 1_000_000 };
-export const SaveNotebooksBody = t.Object({ ciphertext: t.String({ description: "the (encrypted) notebook registry; at most 5 MB" }) });
+export const SaveNotebooksBody = t.Object({
+  ciphertext: t.String({ description: "the (encrypted) notebook registry; at most 5 MB" }),
+});
 export const NotebookRecord = t.Object({ notebook: FreeObject });

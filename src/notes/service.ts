@@ -16,7 +16,8 @@ import type { CreateNoteBody, LegacyNoteEntry, PatchNoteBody } from "./model";
 const ENCRYPTED_FORMAT = ENVELOPE_FORMAT;
 
 /** Where a workspace's notebook registry is sealed (crypto/binding.ts). */
-export const registryBinding = (ownerId: string, workspaceId: string) => bindingFor(ownerId, "notebook-registry", workspaceId)("ciphertext");
+export const registryBinding = (ownerId: string, workspaceId: string) =>
+  bindingFor(ownerId, "notebook-registry", workspaceId)("ciphertext");
 
 /** A sealed registry's text, or null when the key does not open it (then no notebook is found). */
 function openOrNull(value: string, key: Buffer, binding: SealBinding): string | null {
@@ -28,11 +29,14 @@ function openOrNull(value: string, key: Buffer, binding: SealBinding): string | 
 }
 const MAX_REGISTRY_BYTES = 5 * 1024 * 1024;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A legacy payload's title, when it is plaintext and has one. */
 function titleOf(payload: unknown): string | undefined {
-  return isObject(payload) && typeof payload.title === "string" && payload.title.trim() ? payload.title.slice(0, 500) : undefined;
+  return isObject(payload) && typeof payload.title === "string" && payload.title.trim()
+    ? payload.title.slice(0, 500)
+    : undefined;
 }
 
 /**
@@ -80,7 +84,12 @@ function toEntry(doc: DocumentRow): LegacyNoteEntry {
   return {
     id: doc.id,
     ...listForm(doc.documentPayload),
-    _meta: { ...doc.metadata, indexableBlocks: doc.indexableBlocks, notebookId: doc.notebookId, updatedAt: doc.updatedAt },
+    _meta: {
+      ...doc.metadata,
+      indexableBlocks: doc.indexableBlocks,
+      notebookId: doc.notebookId,
+      updatedAt: doc.updatedAt,
+    },
   };
 }
 
@@ -92,15 +101,28 @@ function findNotebook(registry: string, notebookId: string): Record<string, unkn
   } catch {
     return null;
   }
-  const list = Array.isArray(parsed) ? parsed : isObject(parsed) && Array.isArray(parsed.notebooks) ? parsed.notebooks : [];
-  return (list as unknown[]).find((item): item is Record<string, unknown> => isObject(item) && item.id === notebookId) ?? null;
+  const list = Array.isArray(parsed)
+    ? parsed
+    : isObject(parsed) && Array.isArray(parsed.notebooks)
+      ? parsed.notebooks
+      : [];
+  return (
+    (list as unknown[]).find((item): item is Record<string, unknown> => isObject(item) && item.id === notebookId) ??
+    null
+  );
 }
 
 /**
  * The legacy notes view of the document store: writes go straight to the stored
  * document and never touch the derived index (see documents/service.ts).
  */
-export function createNoteService(documents: DocumentService, workspaces: WorkspaceService, artifacts: ArtifactAccess, store: Store, sealTags: SealTags) {
+export function createNoteService(
+  documents: DocumentService,
+  workspaces: WorkspaceService,
+  artifacts: ArtifactAccess,
+  store: Store,
+  sealTags: SealTags,
+) {
   return {
     /** A page of notes, oldest first: at most `limit`, and fewer once they hold 8 MB of stored content. */
     async list(ownerId: string, workspaceId: string, request: PageRequest): Promise<Page<LegacyNoteEntry>> {
@@ -109,9 +131,16 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
     },
 
     /** Creates a note, or rewrites the note `documentId` names when it exists in this workspace. */
-    async save(ownerId: string, workspaceId: string, body: typeof CreateNoteBody.static, encryptionKey?: Buffer): Promise<{ id: string; created: boolean }> {
+    async save(
+      ownerId: string,
+      workspaceId: string,
+      body: typeof CreateNoteBody.static,
+      encryptionKey?: Buffer,
+    ): Promise<{ id: string; created: boolean }> {
       const changes = fromLegacyBody(body, encryptionKey);
-      const { document, created } = await documents.create(ownerId, workspaceId, body.documentId, changes, "legacy", { replace: true });
+      const { document, created } = await documents.create(ownerId, workspaceId, body.documentId, changes, "legacy", {
+        replace: true,
+      });
       return { id: document.id, created };
     },
 
@@ -121,7 +150,13 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
       return { document: full.document_payload, blocks: full.blocks_payload, markdown: full.markdown };
     },
 
-    async patch(ownerId: string, workspaceId: string, noteId: string, body: typeof PatchNoteBody.static, encryptionKey?: Buffer): Promise<string> {
+    async patch(
+      ownerId: string,
+      workspaceId: string,
+      noteId: string,
+      body: typeof PatchNoteBody.static,
+      encryptionKey?: Buffer,
+    ): Promise<string> {
       return (await documents.update(ownerId, workspaceId, noteId, fromLegacyBody(body, encryptionKey), "legacy")).id;
     },
 
@@ -139,11 +174,18 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
      * With `encryptionKey` (reverse-proxy mode) a registry sent in plaintext is stored as
      * `iv:tag:ct`; a sealed registry is tagged with its workspace (crypto/seal-tags.ts).
      */
-    async saveNotebookRegistry(ownerId: string, workspaceId: string, ciphertext: string, encryptionKey?: Buffer): Promise<void> {
+    async saveNotebookRegistry(
+      ownerId: string,
+      workspaceId: string,
+      ciphertext: string,
+      encryptionKey?: Buffer,
+    ): Promise<void> {
       await workspaces.requireOwned(ownerId, workspaceId);
       const size = Buffer.byteLength(ciphertext, "utf8");
-      if (size > MAX_REGISTRY_BYTES) throw payloadTooLarge(`ciphertext: is ${size} bytes; the limit is ${MAX_REGISTRY_BYTES} bytes (5 MB)`);
-      const stored = encryptionKey && !isCiphertextString(ciphertext) ? encryptString(ciphertext, encryptionKey) : ciphertext;
+      if (size > MAX_REGISTRY_BYTES)
+        throw payloadTooLarge(`ciphertext: is ${size} bytes; the limit is ${MAX_REGISTRY_BYTES} bytes (5 MB)`);
+      const stored =
+        encryptionKey && !isCiphertextString(ciphertext) ? encryptString(ciphertext, encryptionKey) : ciphertext;
       await store.transaction(async (tx) => {
         await artifacts.put(tx, ownerId, workspaceId, "notebooks", stored, new Date().toISOString());
         await sealTags.stamp(tx, registryBinding(ownerId, workspaceId), stored);
@@ -151,7 +193,12 @@ export function createNoteService(documents: DocumentService, workspaces: Worksp
     },
 
     /** A notebook's structured record, when the registry is plaintext JSON that lists it. */
-    async notebook(ownerId: string, workspaceId: string, notebookId: string, key: Buffer | null = null): Promise<Record<string, unknown>> {
+    async notebook(
+      ownerId: string,
+      workspaceId: string,
+      notebookId: string,
+      key: Buffer | null = null,
+    ): Promise<Record<string, unknown>> {
       const { ciphertext } = await this.notebookRegistry(ownerId, workspaceId);
       let registry = ciphertext;
       if (ciphertext !== null && key && isCiphertextString(ciphertext)) {

@@ -36,7 +36,11 @@ export function meRoutes(auth: AuthService, profiles: ProfileService) {
         return {
           ok: true as const,
           userId: principal.userId,
-          profile: { userName: profile?.userName ?? null, display_name: profile?.displayName ?? null, age: profile?.age ?? null },
+          profile: {
+            userName: profile?.userName ?? null,
+            display_name: profile?.displayName ?? null,
+            age: profile?.age ?? null,
+          },
           clientKeyEscrow: { present: clientKeyEscrowed },
           verifiedAt: principal.verifiedAt.toISOString(),
         };
@@ -44,7 +48,11 @@ export function meRoutes(auth: AuthService, profiles: ProfileService) {
         if (!(error instanceof AppError) || error.status !== 401) throw error;
         set.status = 401;
         const missing = !authorization;
-        return { ok: false as const, error: missing ? ("Missing Token" as const) : ("Invalid token" as const), details: error.message };
+        return {
+          ok: false as const,
+          error: missing ? ("Missing Token" as const) : ("Invalid token" as const),
+          details: error.message,
+        };
       }
     },
     { response: { 200: Me, 401: MeFailure }, detail: { tags: ["identity"], summary: "Who am I" } },

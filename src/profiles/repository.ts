@@ -15,11 +15,16 @@ export function createProfileRepository() {
         tx,
         sql`SELECT user_name, display_name, age FROM profiles WHERE user_id = ${userId}`,
       );
-      return r ? { userName: r.user_name, displayName: r.display_name, age: r.age === null ? null : Number(r.age) } : null;
+      return r
+        ? { userName: r.user_name, displayName: r.display_name, age: r.age === null ? null : Number(r.age) }
+        : null;
     },
     /** The user holding a username, compared without regard to case (a unique index enforces it). */
     async userWithName(tx: Executor, userName: string): Promise<string | null> {
-      const r = await first<{ user_id: string }>(tx, sql`SELECT user_id FROM profiles WHERE lower(user_name) = ${userName.toLowerCase()}`);
+      const r = await first<{ user_id: string }>(
+        tx,
+        sql`SELECT user_id FROM profiles WHERE lower(user_name) = ${userName.toLowerCase()}`,
+      );
       return r?.user_id ?? null;
     },
     /** Creates or replaces a user's profile. */
@@ -37,6 +42,9 @@ export type ProfileRepository = ReturnType<typeof createProfileRepository>;
 
 /** User profiles, as a user's export carries them. */
 export const PROFILE_TABLE: OwnedTable = {
-  table: "profiles", owner: "user_id", columns: ["user_id", "user_name", "display_name", "age", "created_at", "updated_at"],
-  orderBy: "user_id", idColumns: ["user_id"],
+  table: "profiles",
+  owner: "user_id",
+  columns: ["user_id", "user_name", "display_name", "age", "created_at", "updated_at"],
+  orderBy: "user_id",
+  idColumns: ["user_id"],
 };

@@ -15,7 +15,11 @@ export interface OwnProfile {
 }
 
 /** The user's own profile (written by the identity webhooks, see identity/service.ts). */
-export function createProfileService(d: { store: Store; repo: ProfileRepository; escrow: Pick<EscrowService, "status"> }) {
+export function createProfileService(d: {
+  store: Store;
+  repo: ProfileRepository;
+  escrow: Pick<EscrowService, "status">;
+}) {
   return {
     async own(userId: string): Promise<OwnProfile> {
       const profile = await d.repo.get(d.store.db, userId);

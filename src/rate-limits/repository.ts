@@ -8,14 +8,18 @@ export interface WindowState {
   newestMs: number | null;
 }
 
-const num = (value: number | string | null | undefined) => (value === null || value === undefined ? null : Number(value));
+const num = (value: number | string | null | undefined) =>
+  value === null || value === undefined ? null : Number(value);
 
 /** Storage of the sliding windows; every method runs inside the caller's transaction. */
 export function createRateLimitRepository() {
   return {
     /** Locks the key's row for the rest of the transaction (PostgreSQL row lock; SQLite holds the write lock already). */
     async lock(tx: Executor, key: string, nowMs: number): Promise<void> {
-      await run(tx, sql`INSERT INTO rate_limit_keys (key, touched_ms) VALUES (${key}, ${nowMs}) ON CONFLICT (key) DO UPDATE SET touched_ms = excluded.touched_ms`);
+      await run(
+        tx,
+        sql`INSERT INTO rate_limit_keys (key, touched_ms) VALUES (${key}, ${nowMs}) ON CONFLICT (key) DO UPDATE SET touched_ms = excluded.touched_ms`,
+      );
     },
 
     /** Drops hits that left the window, then reads what is left. */

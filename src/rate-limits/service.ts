@@ -41,12 +41,24 @@ export function rateLimitHeaders(verdict: RateLimitVerdict): Record<string, stri
  * restarts. A refused request is not counted, so a client that backs off for
  * `Retry-After` gets in.
  */
-export function createRateLimiter({ store, repo, now = () => Date.now() }: { store: Store; repo: RateLimitRepository; now?: () => number }) {
+export function createRateLimiter({
+  store,
+  repo,
+  now = () => Date.now(),
+}: {
+  store: Store;
+  repo: RateLimitRepository;
+  now?: () => number;
+}) {
   /**
    * In the caller's transaction: the verdict of every window at `at`, with their keys
    * locked until it commits, and `count` to record the request as admitted.
    */
-  async function evaluateIn(tx: Executor, windows: WindowSpec[], at: number): Promise<{ verdict: RateLimitVerdict; count(): Promise<void> }> {
+  async function evaluateIn(
+    tx: Executor,
+    windows: WindowSpec[],
+    at: number,
+  ): Promise<{ verdict: RateLimitVerdict; count(): Promise<void> }> {
     // Keys locked in one order, so two requests never wait on each other crosswise.
     const sorted = [...windows].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const states: Array<{ w: WindowSpec; state: WindowState }> = [];
@@ -103,8 +115,13 @@ export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
 /** The 429 of a refused verdict, carrying `Retry-After` and the `X-RateLimit-*` headers. */
 export function rateLimited(verdict: RateLimitVerdict, route: string): AppError {
-  return new AppError(429, "rate_limited", `rate limit exceeded on ${route}: ${verdict.refusedBy.join(" and ")}; retry in ${verdict.retryAfterSeconds} s`, {
-    ...rateLimitHeaders(verdict),
-    "retry-after": String(verdict.retryAfterSeconds),
-  });
+  return new AppError(
+    429,
+    "rate_limited",
+    `rate limit exceeded on ${route}: ${verdict.refusedBy.join(" and ")}; retry in ${verdict.retryAfterSeconds} s`,
+    {
+      ...rateLimitHeaders(verdict),
+      "retry-after": String(verdict.retryAfterSeconds),
+    },
+  );
 }

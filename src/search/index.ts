@@ -11,7 +11,18 @@ import type { Search, SearchDeps } from "./open-search";
 import type { RecordsOf, SearchSources } from "./types";
 
 export type {
-  SearchFilters, SearchHit, SearchItem, SearchKind, SearchMode, SearchRequest, SearchResult, SearchSignal, HitSignals, SearchSource, SearchStrategy, SourceRef,
+  SearchFilters,
+  SearchHit,
+  SearchItem,
+  SearchKind,
+  SearchMode,
+  SearchRequest,
+  SearchResult,
+  SearchSignal,
+  HitSignals,
+  SearchSource,
+  SearchStrategy,
+  SourceRef,
 } from "./types";
 export { groupByOwner, SEARCH_SIGNALS, sourceKey } from "./types";
 export type { Search, SearchDeps } from "./open-search";

@@ -50,7 +50,13 @@ export interface Search<R extends SearchRecords> {
  * Opens the index and wires the search side: the outbox, the index writer, and the
  * engine, which sees the writer only through an `IndexView` (query/index-view.ts).
  */
-export async function openSearch<S extends SearchSources>({ config, store, log, scheduler, sources }: SearchDeps<S>): Promise<Search<RecordsOf<S>>> {
+export async function openSearch<S extends SearchSources>({
+  config,
+  store,
+  log,
+  scheduler,
+  sources,
+}: SearchDeps<S>): Promise<Search<RecordsOf<S>>> {
   const lance = await LanceStore.open(indexLocation(config), {
     cache: { indexMb: config.indexer.indexCacheMb, metadataMb: Math.max(16, config.indexer.indexCacheMb >> 2) },
     maxOpenTables: config.indexer.maxOpenTables,
@@ -62,7 +68,16 @@ export async function openSearch<S extends SearchSources>({ config, store, log, 
   const contextFlags = createContextFlags(settings, store.db);
   const termStats = createTermStats();
   const indexer = new Indexer({
-    store, outbox, lance, sources, embedder, settings, log, contextFlags, scheduler, termStats,
+    store,
+    outbox,
+    lance,
+    sources,
+    embedder,
+    settings,
+    log,
+    contextFlags,
+    scheduler,
+    termStats,
     cache: createEmbeddingCache(store, { maxRows: config.indexer.embeddingCacheMax }),
     lease: createLease(store, "indexer", LEASE_TTL_MS),
     neverWrite: config.index.writer === "never",
@@ -81,7 +96,16 @@ export async function openSearch<S extends SearchSources>({ config, store, log, 
     hasContext: (table) => contextFlags.has(table),
     noteSearch: (table) => indexer.noteSearch(table),
   };
-  const engine = createSearchEngine({ store, lance, view, termStats, sources, embedder, log, queryEmbedTimeoutMs: QUERY_EMBED_TIMEOUT_MS });
+  const engine = createSearchEngine({
+    store,
+    lance,
+    view,
+    termStats,
+    sources,
+    embedder,
+    log,
+    queryEmbedTimeoutMs: QUERY_EMBED_TIMEOUT_MS,
+  });
   return {
     engine,
     indexing: indexer,

@@ -70,7 +70,11 @@ export type SearchSources = { [K in SearchKind]?: AnySearchSource<K> };
 
 /** The row type each kind's hits carry, as its source's items declare it. */
 export type RecordsOf<S extends SearchSources> = { [K in keyof S & SearchKind]: RowOf<S[K]> };
-type RowOf<S> = S extends { load(...args: never[]): Promise<Map<string, Array<infer I>>> } ? (I extends { record: infer T } ? T : undefined) : never;
+type RowOf<S> = S extends { load(...args: never[]): Promise<Map<string, Array<infer I>>> }
+  ? I extends { record: infer T }
+    ? T
+    : undefined
+  : never;
 
 /** What each kind's hits carry (`unknown`: the caller does not look at records). */
 export type SearchRecords = Partial<Record<SearchKind, unknown>>;
@@ -131,7 +135,9 @@ export interface SearchHit<T = unknown, K extends SearchKind = SearchKind> {
 }
 
 /** The hits of the kinds `K`, each with its own kind's record type (a union by kind). */
-export type HitOf<R extends SearchRecords, K extends SearchKind & keyof R> = K extends SearchKind ? SearchHit<R[K], K> : never;
+export type HitOf<R extends SearchRecords, K extends SearchKind & keyof R> = K extends SearchKind
+  ? SearchHit<R[K], K>
+  : never;
 
 /** `semantic` when vectors took part in ranking, `fulltext_fallback` otherwise (docs/retrieval.md#ranking). */
 export type SearchMode = "semantic" | "fulltext_fallback";
@@ -149,7 +155,12 @@ export interface SearchResult<H = SearchHit> {
  * The current items of these sources, read through each kind's source (a source that no
  * longer exists has none); `context: false` skips the neighbouring text.
  */
-export async function loadSourceItems(db: Executor, sources: SearchSources, refs: SourceRef[], options?: { context?: boolean }): Promise<AnyItem[]> {
+export async function loadSourceItems(
+  db: Executor,
+  sources: SearchSources,
+  refs: SourceRef[],
+  options?: { context?: boolean },
+): Promise<AnyItem[]> {
   const byKind = new Map<SearchKind, SourceRef[]>();
   for (const ref of refs) (byKind.get(ref.kind) ?? byKind.set(ref.kind, []).get(ref.kind)!).push(ref);
   const items: AnyItem[] = [];

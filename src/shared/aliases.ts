@@ -16,7 +16,11 @@ function sameValue(a: unknown, b: unknown): boolean {
  * @example oneOf({ workspace_id: "ws_a", workspaceId: "ws_a" }, ["workspace_id", "workspaceId"]) // "ws_a"
  * @example oneOf({ workspace_id: "ws_a", workspaceId: "ws_b" }, ["workspace_id", "workspaceId"]) // throws 400
  */
-export function oneOf<T = unknown>(source: object | undefined | null, names: readonly string[], prefix = ""): T | undefined {
+export function oneOf<T = unknown>(
+  source: object | undefined | null,
+  names: readonly string[],
+  prefix = "",
+): T | undefined {
   if (!source) return undefined;
   const record = source as Record<string, unknown>;
   let found: { name: string; value: unknown } | undefined;
@@ -24,7 +28,9 @@ export function oneOf<T = unknown>(source: object | undefined | null, names: rea
     const value = record[name];
     if (value === undefined) continue;
     if (found && !sameValue(found.value, value)) {
-      throw badRequest(`${prefix}${found.name}, ${prefix}${name}: are aliases of one field and differ; send one of them`);
+      throw badRequest(
+        `${prefix}${found.name}, ${prefix}${name}: are aliases of one field and differ; send one of them`,
+      );
     }
     found ??= { name, value };
   }
@@ -36,7 +42,10 @@ export function oneOf<T = unknown>(source: object | undefined | null, names: rea
  * workspace in `metadata.filters.workspaceId` beside `workspace_id`): both given and
  * different is a 400 naming both fields.
  */
-export function agree<T>(first: { field: string; value: T | undefined }, second: { field: string; value: T | undefined }): T | undefined {
+export function agree<T>(
+  first: { field: string; value: T | undefined },
+  second: { field: string; value: T | undefined },
+): T | undefined {
   if (first.value !== undefined && second.value !== undefined && !sameValue(first.value, second.value)) {
     throw badRequest(`${first.field}, ${second.field}: name the same thing and differ; send one of them`);
   }

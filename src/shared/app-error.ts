@@ -42,6 +42,7 @@ export const conflict = (message: string) => new AppError(409, "conflict", messa
 export const payloadTooLarge = (message: string) => new AppError(413, "payload_too_large", message);
 export const unsupportedMediaType = (message: string) => new AppError(415, "unsupported_media_type", message);
 /** 405 with the `Allow` header listing the methods the path has. */
-export const methodNotAllowed = (message: string, allow: string[]) => new AppError(405, "method_not_allowed", message, { allow: allow.join(", ") });
+export const methodNotAllowed = (message: string, allow: string[]) =>
+  new AppError(405, "method_not_allowed", message, { allow: allow.join(", ") });
 /** A route of the API contract (docs/api.md) that this server does not serve yet. */
 export const notImplemented = (message: string) => new AppError(501, "not_implemented", message);

@@ -25,7 +25,8 @@ export function errorResponses() {
 }
 
 /** Response schemas for the listed error statuses only (kept as listed in the OpenAPI document, e.g. 429, 502, 504). */
-export const errorsFor = <S extends number>(...statuses: S[]) => Object.fromEntries(statuses.map((s) => [s, ErrorBody])) as Record<S, typeof ErrorBody>;
+export const errorsFor = <S extends number>(...statuses: S[]) =>
+  Object.fromEntries(statuses.map((s) => [s, ErrorBody])) as Record<S, typeof ErrorBody>;
 
 /**
  * OpenAPI entries (not validation schemas) for the error statuses of a route whose success
@@ -33,5 +34,25 @@ export const errorsFor = <S extends number>(...statuses: S[]) => Object.fromEntr
  */
 export const errorDocs = (statuses: number[]) =>
   Object.fromEntries(
-    statuses.map((status) => [status, { description: "Error", content: { "application/json": { schema: { type: "object" as const, required: ["error"], properties: { error: { type: "object" as const, required: ["code", "message"], properties: { code: { type: "string" as const }, message: { type: "string" as const } } } } } } } }]),
+    statuses.map((status) => [
+      status,
+      {
+        description: "Error",
+        content: {
+          "application/json": {
+            schema: {
+              type: "object" as const,
+              required: ["error"],
+              properties: {
+                error: {
+                  type: "object" as const,
+                  required: ["code", "message"],
+                  properties: { code: { type: "string" as const }, message: { type: "string" as const } },
+                },
+              },
+            },
+          },
+        },
+      },
+    ]),
   );

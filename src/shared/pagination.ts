@@ -8,7 +8,9 @@ export const PAGE_SIZE = { fallback: 50, max: 200 } as const;
 /** `?limit=&cursor=` of a paginated list. */
 export const PageQueryFields = {
   limit: t.Optional(IntegerParam(`page size: default ${PAGE_SIZE.fallback}, at most ${PAGE_SIZE.max}`)),
-  cursor: t.Optional(t.String({ minLength: 1, maxLength: 1024, description: "the next-page cursor of the previous page" })),
+  cursor: t.Optional(
+    t.String({ minLength: 1, maxLength: 1024, description: "the next-page cursor of the previous page" }),
+  ),
 };
 export const PageQuery = t.Object(PageQueryFields);
 export type PageRequest = { limit?: string; cursor?: string };
@@ -31,15 +33,26 @@ export interface Page<T> {
 export function pager(cursors: Cursors, ownerId: string, list: string) {
   return {
     start(request: PageRequest): { limit: number; after: string | null } {
-      const limit = parseIntegerParam("limit", request.limit, { min: 1, max: PAGE_SIZE.max, fallback: PAGE_SIZE.fallback });
-      return { limit, after: request.cursor === undefined ? null : cursors.decode(ownerId, list, request.cursor, "cursor") };
+      const limit = parseIntegerParam("limit", request.limit, {
+        min: 1,
+        max: PAGE_SIZE.max,
+        fallback: PAGE_SIZE.fallback,
+      });
+      return {
+        limit,
+        after: request.cursor === undefined ? null : cursors.decode(ownerId, list, request.cursor, "cursor"),
+      };
     },
     /** The cursor of the page that starts after `position`. */
     cursorAt: (position: string) => cursors.encode(ownerId, list, position),
     page<T>(rows: T[], limit: number, positionOf: (row: T) => string): Page<T> {
       const items = rows.slice(0, limit);
       const hasMore = rows.length > limit;
-      return { items, hasMore, nextCursor: hasMore ? cursors.encode(ownerId, list, positionOf(items[items.length - 1])) : null };
+      return {
+        items,
+        hasMore,
+        nextCursor: hasMore ? cursors.encode(ownerId, list, positionOf(items[items.length - 1])) : null,
+      };
     },
   };
 }

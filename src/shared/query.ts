@@ -8,7 +8,8 @@ import { badRequest } from "./app-error";
  * ("limit: must be an integer between 1 and 1000"); a schema pattern here would answer
  * first with TypeBox's "expected string to match '^[0-9]{1,9}$'".
  */
-export const IntegerParam = (description: string) => t.String({ description: `an integer; ${description}`, maxLength: 32 });
+export const IntegerParam = (description: string) =>
+  t.String({ description: `an integer; ${description}`, maxLength: 32 });
 
 /**
  * An integer in a JSON body. Elysia's `t.Integer` also accepts the string "3"; TypeBox's
@@ -16,9 +17,14 @@ export const IntegerParam = (description: string) => t.String({ description: `an
  */
 export const StrictInteger = (options: IntegerOptions) => Type.Integer(options);
 
-export function parseIntegerParam(name: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {
+export function parseIntegerParam(
+  name: string,
+  value: string | undefined,
+  range: { min: number; max: number; fallback: number },
+): number {
   if (value === undefined) return range.fallback;
   const number = /^[0-9]{1,9}$/.test(value) ? Number(value) : NaN;
-  if (!(number >= range.min && number <= range.max)) throw badRequest(`${name}: must be an integer between ${range.min} and ${range.max}`);
+  if (!(number >= range.min && number <= range.max))
+    throw badRequest(`${name}: must be an integer between ${range.min} and ${range.max}`);
   return number;
 }

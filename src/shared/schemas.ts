@@ -17,17 +17,24 @@ export const Strategy = t.Union([t.Literal("hybrid"), t.Literal("vector"), t.Lit
 
 /** The time a memory refers to (its `createdAt`): ISO 8601 or Unix seconds; checked by src/shared/timestamp.ts. */
 export const Timestamp = t.Union([t.String({ minLength: 1, maxLength: 64 }), t.Number()], {
-  description: "when the memory happened, as ISO 8601 (2023-05-07, 2023-05-07T13:45:00Z; UTC without an offset) or Unix seconds; default now",
+  description:
+    "when the memory happened, as ISO 8601 (2023-05-07, 2023-05-07T13:45:00Z; UTC without an offset) or Unix seconds; default now",
 });
 
 const Signal = t.Union([t.Literal("text"), t.Literal("words"), t.Literal("time"), t.Literal("vector")]);
 /** The signals that ranked a search's results (a response field). */
 export const RankedBy = t.Array(Signal, {
-  description: "the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)",
+  description:
+    "the signals that ranked: text (full text), words (the word-vector layer), time (dates named in the query), vector (the embedding model)",
 });
 /** A hit's score by each signal that ranked it (the fused score is their weighted mean). */
 export const HitSignalScores = t.Object(
-  { text: t.Optional(t.Number()), words: t.Optional(t.Number()), time: t.Optional(t.Number()), vector: t.Optional(t.Number()) },
+  {
+    text: t.Optional(t.Number()),
+    words: t.Optional(t.Number()),
+    time: t.Optional(t.Number()),
+    vector: t.Optional(t.Number()),
+  },
   { description: "this hit's score by each signal that took part, each in [0, 1]" },
 );
 /** The ranking signals a search may be limited to (the recall bench's ablations). */
@@ -35,5 +42,6 @@ export const SearchSignals = t.Array(Signal, {
   minItems: 1,
   maxItems: 4,
   uniqueItems: true,
-  description: "rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available",
+  description:
+    "rank with these signals only (text: full text, words: word vectors, time: dates in the query, vector: the embedding model); default all available",
 });

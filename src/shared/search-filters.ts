@@ -27,7 +27,8 @@ export const SearchFilters = t.Object(
     additionalProperties: Scalar,
     // Counted before any key is validated or becomes a search condition.
     maxProperties: MAX_FILTER_KEYS,
-    description: "workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all",
+    description:
+      "workspaceId, session_id, and equality on metadata keys (in `metadata` or as extra keys); at most 32 keys in all",
   },
 );
 type ApiFilters = typeof SearchFilters.static;
@@ -54,12 +55,22 @@ export function toSearchFilters(filters: ApiFilters | undefined, field = "filter
   // inside `metadata` included (the schema caps each object on its own).
   const conditions = Object.keys(filters).length - (filters.metadata ? 1 : 0) + Object.keys(metadata).length;
   if (conditions > MAX_FILTER_KEYS) {
-    throw badRequest(`${field}: has ${conditions} keys (counting those in ${field}.metadata); at most ${MAX_FILTER_KEYS} are allowed`);
+    throw badRequest(
+      `${field}: has ${conditions} keys (counting those in ${field}.metadata); at most ${MAX_FILTER_KEYS} are allowed`,
+    );
   }
-  const merged = new Map(Object.entries(filters as Record<string, ScalarValue>).filter(([key]) => !NAMED_KEYS.has(key)));
+  const merged = new Map(
+    Object.entries(filters as Record<string, ScalarValue>).filter(([key]) => !NAMED_KEYS.has(key)),
+  );
   // `{topic: "x"}` and `{metadata: {topic: "x"}}` are two spellings of one condition.
   for (const [key, value] of Object.entries(metadata)) {
-    merged.set(key, agree({ field: `${field}.${key}`, value: merged.get(key) }, { field: `${field}.metadata.${key}`, value }) as ScalarValue);
+    merged.set(
+      key,
+      agree(
+        { field: `${field}.${key}`, value: merged.get(key) },
+        { field: `${field}.metadata.${key}`, value },
+      ) as ScalarValue,
+    );
   }
   return {
     workspaceId: oneOf<string>(filters, ["workspaceId", "workspace_id"], `${field}.`),
@@ -101,7 +112,11 @@ export function inspectFilters(filters: ApiFilters | undefined, field: string) {
 }
 
 /** The workspace a search is scoped to, from the body and from its filters; two different ones are a 400. */
-export function scopeWorkspace(body: { workspace_id?: string; workspaceId?: string }, fromFilters: string | undefined, filtersField: string) {
+export function scopeWorkspace(
+  body: { workspace_id?: string; workspaceId?: string },
+  fromFilters: string | undefined,
+  filtersField: string,
+) {
   const top = oneOf<string>(body, ["workspace_id", "workspaceId"]);
   return agree(
     { field: body.workspace_id !== undefined ? "workspace_id" : "workspaceId", value: top },

@@ -16,7 +16,8 @@ import { badRequest } from "./app-error";
 export const TIMESTAMP_MIN_MS = 0;
 export const TIMESTAMP_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 /** Why a value is not a timestamp, or its time in ms since the epoch. */
 export function readTimestamp(value: unknown): number | { problem: string } {
@@ -26,13 +27,19 @@ export function readTimestamp(value: unknown): number | { problem: string } {
     ms = Math.round(value * 1000);
   } else if (typeof value === "string") {
     const parsed = parseIso(value.trim());
-    if (parsed === null) return { problem: "must be an ISO 8601 date or date-time (2023-05-07, 2023-05-07T13:45:00Z) or a number of Unix seconds" };
+    if (parsed === null)
+      return {
+        problem: "must be an ISO 8601 date or date-time (2023-05-07, 2023-05-07T13:45:00Z) or a number of Unix seconds",
+      };
     ms = parsed;
   } else {
     return { problem: "must be an ISO 8601 string or a number of Unix seconds" };
   }
   if (ms < TIMESTAMP_MIN_MS || ms > TIMESTAMP_MAX_MS) {
-    return { problem: "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z (as a number: Unix seconds, not milliseconds)" };
+    return {
+      problem:
+        "must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z (as a number: Unix seconds, not milliseconds)",
+    };
   }
   return ms;
 }
@@ -55,7 +62,14 @@ function parseIso(text: string): number | null {
   const m = ISO.exec(text);
   if (!m) return null;
   const [, y, mo, d, h = "0", mi = "0", s = "0", fraction = "", offset = "Z"] = m;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
   const local = new Date(0);
   local.setUTCFullYear(year, month - 1, day); // Date.UTC would read years 0–99 as 1900–1999

@@ -58,7 +58,8 @@ const localBlobs = (config: Config) => (config.files.blobsUri.includes("://") ? 
  * directories, 0600 files), whatever the modes of the data dir's files.
  */
 export async function backup(config: Config, outDir: string): Promise<BackupResult> {
-  if (!(await isEmptyDir(outDir))) throw new Error(`--out: ${outDir} is not empty; back up into a new or empty directory`);
+  if (!(await isEmptyDir(outDir)))
+    throw new Error(`--out: ${outDir} is not empty; back up into a new or empty directory`);
   const createdDir = !existsSync(outDir);
   await mkdir(outDir, { recursive: true, mode: OWNER_ONLY_DIR });
   const postgres = Boolean(config.storage.databaseUrl);
@@ -79,13 +80,21 @@ export async function backup(config: Config, outDir: string): Promise<BackupResu
   const blobsDir = localBlobs(config);
   const blobs = blobsDir !== null && existsSync(blobsDir);
   if (blobs) await cp(blobsDir!, join(outDir, "blobs"), { recursive: true });
-  if (blobsDir === null) guidance.push(`file bytes live in ${config.files.blobsUri}: back that bucket up with its own tools`);
+  if (blobsDir === null)
+    guidance.push(`file bytes live in ${config.files.blobsUri}: back that bucket up with its own tools`);
   const keyFile = join(config.dataDir, MASTER_KEY_FILE);
   const masterKey = !config.encryption?.masterKey && existsSync(keyFile);
   if (masterKey) await cp(keyFile, join(outDir, MASTER_KEY_FILE));
-  if (config.encryption?.masterKey) guidance.push("SERVER_MASTER_KEY is set in the environment: keep it with this backup (it is not copied)");
+  if (config.encryption?.masterKey)
+    guidance.push("SERVER_MASTER_KEY is set in the environment: keep it with this backup (it is not copied)");
   const manifest: BackupManifest = {
-    format: "mnemo-backup", version: BACKUP_VERSION, createdAt: new Date().toISOString(), store: postgres ? "postgres" : "sqlite", database, blobs, masterKey,
+    format: "mnemo-backup",
+    version: BACKUP_VERSION,
+    createdAt: new Date().toISOString(),
+    store: postgres ? "postgres" : "sqlite",
+    database,
+    blobs,
+    masterKey,
   };
   await writeFile(join(outDir, BACKUP_MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: OWNER_ONLY_FILE });
   // A backup holds everything the data dir does: owner-only, whatever the modes of what it copied.
@@ -103,7 +112,8 @@ export async function readManifest(dir: string): Promise<BackupManifest> {
     throw new Error(`${dir}: not a Mnemo backup (no readable ${BACKUP_MANIFEST})`);
   }
   if (manifest.format !== "mnemo-backup") throw new Error(`${dir}: not a Mnemo backup`);
-  if (manifest.version > BACKUP_VERSION) throw new Error(`${dir}: a backup of format version ${manifest.version}, newer than this Mnemo reads`);
+  if (manifest.version > BACKUP_VERSION)
+    throw new Error(`${dir}: a backup of format version ${manifest.version}, newer than this Mnemo reads`);
   return manifest;
 }
 
@@ -116,20 +126,29 @@ export async function restoreFiles(config: Config, dir: string, manifest: Backup
   const target = dataPaths(config.dataDir).sqlite;
   if (manifest.store === "sqlite") {
     if (config.storage.databaseUrl) {
-      throw new Error("this backup holds a SQLite store, but MNEMO_DATABASE_URL names PostgreSQL: unset it to restore into a data dir " +
-        "(to move data to PostgreSQL, use mnemo export and mnemo import)");
+      throw new Error(
+        "this backup holds a SQLite store, but MNEMO_DATABASE_URL names PostgreSQL: unset it to restore into a data dir " +
+          "(to move data to PostgreSQL, use mnemo export and mnemo import)",
+      );
     }
-    if (existsSync(target)) throw new Error(`${config.dataDir} already has a store of record (${target}); restore into a new or empty data dir`);
+    if (existsSync(target))
+      throw new Error(
+        `${config.dataDir} already has a store of record (${target}); restore into a new or empty data dir`,
+      );
     await mkdir(config.dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
     await cp(join(dir, manifest.database!), target);
     await makeOwnerOnly(target);
   } else {
-    guidance.push(`first restore the database: pg_restore --clean --if-exists --no-owner --dbname "$MNEMO_DATABASE_URL" ${join(dir, "mnemo.pgdump")}, then run mnemo reindex`);
+    guidance.push(
+      `first restore the database: pg_restore --clean --if-exists --no-owner --dbname "$MNEMO_DATABASE_URL" ${join(dir, "mnemo.pgdump")}, then run mnemo reindex`,
+    );
   }
   const blobsDir = localBlobs(config);
   if (manifest.blobs) {
-    if (blobsDir === null) guidance.push(`copy ${join(dir, "blobs")} to ${config.files.blobsUri} with your storage's tools`);
-    else if (!(await isEmptyDir(blobsDir))) throw new Error(`${blobsDir} is not empty; restore into a new or empty data dir`);
+    if (blobsDir === null)
+      guidance.push(`copy ${join(dir, "blobs")} to ${config.files.blobsUri} with your storage's tools`);
+    else if (!(await isEmptyDir(blobsDir)))
+      throw new Error(`${blobsDir} is not empty; restore into a new or empty data dir`);
     else {
       await cp(join(dir, "blobs"), blobsDir, { recursive: true });
       await makeOwnerOnly(blobsDir);

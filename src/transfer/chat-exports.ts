@@ -94,7 +94,8 @@ function chatgptPath(conversation: Record<string, unknown>): unknown[] | string 
     let latest = -Infinity;
     for (const [id, node] of Object.entries(mapping)) {
       if (!isObject(node) || (Array.isArray(node.children) && node.children.length)) continue;
-      const time = isObject(node.message) && typeof node.message.create_time === "number" ? node.message.create_time : 0;
+      const time =
+        isObject(node.message) && typeof node.message.create_time === "number" ? node.message.create_time : 0;
       if (time >= latest) {
         latest = time;
         at = id;
@@ -107,7 +108,8 @@ function chatgptPath(conversation: Record<string, unknown>): unknown[] | string 
     const node = mapping[id];
     if (!isObject(node)) break;
     // Far more nodes than messages kept: hidden and tool nodes are on the path too.
-    if (seen.size >= 4 * CHAT_EXPORT_LIMITS.messages) return `its branch is longer than ${4 * CHAT_EXPORT_LIMITS.messages} nodes`;
+    if (seen.size >= 4 * CHAT_EXPORT_LIMITS.messages)
+      return `its branch is longer than ${4 * CHAT_EXPORT_LIMITS.messages} nodes`;
     seen.add(id);
     path.push(node.message);
     id = typeof node.parent === "string" ? node.parent : null;
@@ -127,9 +129,19 @@ function chatgptMessage(message: unknown, index: number, previous: string): Expo
   if (kind !== "text" && kind !== "multimodal_text") return null;
   const parts = Array.isArray(message.content.parts) ? message.content.parts : [];
   // Images are pointers to files of the export; a voice message's parts carry its transcript as `text`.
-  const content = parts.flatMap((part) => (typeof part === "string" ? [part] : isObject(part) && typeof part.text === "string" ? [part.text] : [])).join("\n").trim();
+  const content = parts
+    .flatMap((part) =>
+      typeof part === "string" ? [part] : isObject(part) && typeof part.text === "string" ? [part.text] : [],
+    )
+    .join("\n")
+    .trim();
   if (!content) return null;
-  return { sourceId: typeof message.id === "string" ? message.id : `#${index}`, role, content: storableText(content), createdAt: isoTime(message.create_time, previous) };
+  return {
+    sourceId: typeof message.id === "string" ? message.id : `#${index}`,
+    role,
+    content: storableText(content),
+    createdAt: isoTime(message.create_time, previous),
+  };
 }
 
 /** Claude: `chat_messages` in order, or, when they name parents and the conversation its leaf, the leaf's branch. */
@@ -148,10 +160,17 @@ function claudeMessage(message: unknown, index: number, previous: string): Expor
   const role = message.sender === "human" ? "user" : message.sender === "assistant" ? "assistant" : null;
   if (!role) return null;
   // Text blocks only: tool use, tool results and thinking were not the conversation's text.
-  const blocks = Array.isArray(message.content) ? message.content.flatMap((b) => (isObject(b) && b.type === "text" && typeof b.text === "string" ? [b.text] : [])) : [];
-  const content = (blocks.join("\n\n").trim() || (typeof message.text === "string" ? message.text.trim() : ""));
+  const blocks = Array.isArray(message.content)
+    ? message.content.flatMap((b) => (isObject(b) && b.type === "text" && typeof b.text === "string" ? [b.text] : []))
+    : [];
+  const content = blocks.join("\n\n").trim() || (typeof message.text === "string" ? message.text.trim() : "");
   if (!content) return null;
-  return { sourceId: typeof message.uuid === "string" ? message.uuid : `#${index}`, role, content: storableText(content), createdAt: isoTime(message.created_at, previous) };
+  return {
+    sourceId: typeof message.uuid === "string" ? message.uuid : `#${index}`,
+    role,
+    content: storableText(content),
+    createdAt: isoTime(message.created_at, previous),
+  };
 }
 
 /** The conversations of a parsed export, each with what it showed; a conversation that cannot be read is a problem, and the rest go on. */
@@ -164,7 +183,7 @@ export function readChatExport(value: unknown[], source: ChatExportSource, now: 
   /** Reads one conversation into the result; answers what is wrong with it instead, if anything. */
   const readOne = (item: unknown, place: string): string | null => {
     if (!isObject(item)) return "expected a JSON object";
-    const sourceId = source === "chatgpt" ? text(item.conversation_id) ?? text(item.id) : text(item.uuid);
+    const sourceId = source === "chatgpt" ? (text(item.conversation_id) ?? text(item.id)) : text(item.uuid);
     const idField = source === "chatgpt" ? "conversation_id" : "uuid";
     if (!sourceId) return `${idField}: is required (a string)`;
     // Kept in the thread's metadata, which stays small.
@@ -176,14 +195,24 @@ export function readChatExport(value: unknown[], source: ChatExportSource, now: 
     if (typeof path === "string") return path;
     const messages: ExportedMessage[] = [];
     for (const [index, raw] of path.entries()) {
-      const message = source === "chatgpt" ? chatgptMessage(raw, index, messages.at(-1)?.createdAt ?? createdAt) : claudeMessage(raw, index, messages.at(-1)?.createdAt ?? createdAt);
+      const message =
+        source === "chatgpt"
+          ? chatgptMessage(raw, index, messages.at(-1)?.createdAt ?? createdAt)
+          : claudeMessage(raw, index, messages.at(-1)?.createdAt ?? createdAt);
       if (message) messages.push(message);
     }
-    if (messages.length > CHAT_EXPORT_LIMITS.messages) return `${messages.length} messages; the limit is ${CHAT_EXPORT_LIMITS.messages} per conversation`;
+    if (messages.length > CHAT_EXPORT_LIMITS.messages)
+      return `${messages.length} messages; the limit is ${CHAT_EXPORT_LIMITS.messages} per conversation`;
     result.conversations.push({
-      place, sourceId, messages, createdAt,
+      place,
+      sourceId,
+      messages,
+      createdAt,
       title: titleOf(source === "chatgpt" ? item.title : item.name, messages, fallbackTitle),
-      updatedAt: isoTime(source === "chatgpt" ? item.update_time : item.updated_at, messages.at(-1)?.createdAt ?? createdAt),
+      updatedAt: isoTime(
+        source === "chatgpt" ? item.update_time : item.updated_at,
+        messages.at(-1)?.createdAt ?? createdAt,
+      ),
     });
     return null;
   };

@@ -6,7 +6,14 @@ import { createFormationJobRepository } from "../formation/jobs-repository";
 import { MAX_EXTRACT_MESSAGES } from "../formation/model";
 import type { Outbox, SourceRef } from "../search";
 import { createWorkspaceRepository } from "../workspaces/repository";
-import { CHAT_EXPORT_LIMITS, chatExportSource, readChatExport, type ChatExport, type ChatExportSource, type ExportedConversation } from "./chat-exports";
+import {
+  CHAT_EXPORT_LIMITS,
+  chatExportSource,
+  readChatExport,
+  type ChatExport,
+  type ChatExportSource,
+  type ExportedConversation,
+} from "./chat-exports";
 import { looksLikeZip, readZipMember, ZipError } from "./zip";
 
 /**
@@ -40,8 +47,10 @@ const hash = (...parts: string[]) => createHash("sha256").update(parts.join("\u0
 
 const SOURCE_NAMES: Record<ChatExportSource, string> = { chatgpt: "ChatGPT", claude: "Claude" };
 /** The workspace a source's conversations go to when no `--workspace` is given: one per user and source. */
-export const chatImportWorkspaceId = (userId: string, source: ChatExportSource) => `ws_${source}_${hash("chat-import", userId, source)}`;
-const threadIdOf = (userId: string, source: ChatExportSource, conversationId: string) => `thr_${source}_${hash(userId, source, conversationId)}`;
+export const chatImportWorkspaceId = (userId: string, source: ChatExportSource) =>
+  `ws_${source}_${hash("chat-import", userId, source)}`;
+const threadIdOf = (userId: string, source: ChatExportSource, conversationId: string) =>
+  `thr_${source}_${hash(userId, source, conversationId)}`;
 const messageIdOf = (threadId: string, messageId: string) => `msg_${hash(threadId, messageId)}`;
 
 /**
@@ -54,18 +63,30 @@ export async function loadChatExport(path: string, now: string): Promise<ChatExp
   const { bytesRead } = await file.read(head, 0, HEAD_BYTES, 0).finally(() => file.close());
   let json: string;
   if (looksLikeZip(head.subarray(0, bytesRead))) {
-    const member = await readZipMember(path, (name) => name === "conversations.json" || name.endsWith("/conversations.json"), {
-      maxEntries: CHAT_EXPORT_LIMITS.zipEntries, maxBytes: CHAT_EXPORT_LIMITS.bytes, maxRatio: CHAT_EXPORT_LIMITS.zipRatio,
-    }).catch((error) => {
+    const member = await readZipMember(
+      path,
+      (name) => name === "conversations.json" || name.endsWith("/conversations.json"),
+      {
+        maxEntries: CHAT_EXPORT_LIMITS.zipEntries,
+        maxBytes: CHAT_EXPORT_LIMITS.bytes,
+        maxRatio: CHAT_EXPORT_LIMITS.zipRatio,
+      },
+    ).catch((error) => {
       throw error instanceof ZipError ? new ChatExportError(`${path}: ${error.message}`) : error;
     });
-    if (!member) throw new ChatExportError(`${path}: a zip archive without conversations.json; import ChatGPT's or Claude's data export (the zip or its conversations.json)`);
+    if (!member)
+      throw new ChatExportError(
+        `${path}: a zip archive without conversations.json; import ChatGPT's or Claude's data export (the zip or its conversations.json)`,
+      );
     json = member.data.toString("utf8");
   } else {
     const start = head.toString("utf8", 0, bytesRead).trimStart();
     if (!start.startsWith("[") || !/"(mapping|chat_messages)"\s*:/.test(start)) return null;
     const { size } = await stat(path);
-    if (size > CHAT_EXPORT_LIMITS.bytes) throw new ChatExportError(`${path}: is ${size} bytes; the limit for a chat export is ${CHAT_EXPORT_LIMITS.bytes}`);
+    if (size > CHAT_EXPORT_LIMITS.bytes)
+      throw new ChatExportError(
+        `${path}: is ${size} bytes; the limit for a chat export is ${CHAT_EXPORT_LIMITS.bytes}`,
+      );
     json = await readFile(path, "utf8");
   }
   let value: unknown;
@@ -78,7 +99,9 @@ export async function loadChatExport(path: string, now: string): Promise<ChatExp
   const source = chatExportSource(value);
   if (!source) {
     if (!looksLikeZip(head)) return null;
-    throw new ChatExportError(`${path}: conversations.json is neither ChatGPT's export (a list with "mapping") nor Claude's (a list with "chat_messages")`);
+    throw new ChatExportError(
+      `${path}: conversations.json is neither ChatGPT's export (a list with "mapping") nor Claude's (a list with "chat_messages")`,
+    );
   }
   try {
     return readChatExport(value as unknown[], source, now);
@@ -119,14 +142,31 @@ interface Deps {
 }
 
 /** Writes the conversations of an export as chat threads (see the module's comment). */
-export async function importChatExport(deps: Deps, exported: ChatExport, options: ChatImportOptions): Promise<ChatImportReport> {
+export async function importChatExport(
+  deps: Deps,
+  exported: ChatExport,
+  options: ChatImportOptions,
+): Promise<ChatImportReport> {
   const { userId } = options;
   const workspaceId = options.workspaceId ?? chatImportWorkspaceId(userId, exported.source);
-  await ensureChatWorkspace(deps.store, userId, workspaceId, options.workspaceId ? options.workspaceId : `${SOURCE_NAMES[exported.source]} import`);
+  await ensureChatWorkspace(
+    deps.store,
+    userId,
+    workspaceId,
+    options.workspaceId ? options.workspaceId : `${SOURCE_NAMES[exported.source]} import`,
+  );
   const conversations = exported.conversations.slice(0, options.limit ?? exported.conversations.length);
   const report: ChatImportReport = {
-    format: `${exported.source}-export`, read: exported.read, inserted: 0, existing: 0, failed: exported.problems.length, problems: [...exported.problems],
-    byType: {}, queued: 0, workspaceId, extractionJobs: 0,
+    format: `${exported.source}-export`,
+    read: exported.read,
+    inserted: 0,
+    existing: 0,
+    failed: exported.problems.length,
+    problems: [...exported.problems],
+    byType: {},
+    queued: 0,
+    workspaceId,
+    extractionJobs: 0,
   };
   const count = (type: string, n: number) => {
     if (n) report.byType[type] = (report.byType[type] ?? 0) + n;
@@ -135,14 +175,23 @@ export async function importChatExport(deps: Deps, exported: ChatExport, options
   for (let start = 0; start < conversations.length; ) {
     let messages = 0;
     let end = start;
-    while (end < conversations.length && end - start < BATCH_CONVERSATIONS && messages < BATCH_MESSAGES) messages += conversations[end++].messages.length;
+    while (end < conversations.length && end - start < BATCH_CONVERSATIONS && messages < BATCH_MESSAGES)
+      messages += conversations[end++].messages.length;
     const batch = conversations.slice(start, end);
     // Counted once committed: a transaction that meets a conflict runs again.
     const { outcomes, queued } = await deps.store.transaction(async (tx) => {
       const refs: SourceRef[] = [];
       const outcomes = [];
       for (const conversation of batch) {
-        outcomes.push(await writeConversation(tx, exported.source, conversation, { ...options, workspaceId, memoriesWorkspaceId: options.workspaceId ?? null }, refs));
+        outcomes.push(
+          await writeConversation(
+            tx,
+            exported.source,
+            conversation,
+            { ...options, workspaceId, memoriesWorkspaceId: options.workspaceId ?? null },
+            refs,
+          ),
+        );
       }
       await deps.outbox.enqueueMany(tx, refs, "insert");
       return { outcomes, queued: refs.length };
@@ -168,7 +217,8 @@ async function ensureChatWorkspace(store: Store, ownerId: string, id: string, na
   await store.transaction(async (tx) => {
     const now = new Date().toISOString();
     if (await workspaces.insertIfAbsent(tx, { ownerId, id, name, createdAt: now, updatedAt: now })) return;
-    if ((await workspaces.ownerOf(tx, id)) !== ownerId) throw new ChatExportError(`--workspace: '${id}' belongs to another user`);
+    if ((await workspaces.ownerOf(tx, id)) !== ownerId)
+      throw new ChatExportError(`--workspace: '${id}' belongs to another user`);
   });
 }
 
@@ -178,18 +228,29 @@ async function ensureChatWorkspace(store: Store, ownerId: string, id: string, na
  * with `extract`, jobs for the messages no job covers.
  */
 async function writeConversation(
-  tx: Executor, source: ChatExportSource, conversation: ExportedConversation,
-  options: ChatImportOptions & { workspaceId: string; memoriesWorkspaceId: string | null }, refs: SourceRef[],
+  tx: Executor,
+  source: ChatExportSource,
+  conversation: ExportedConversation,
+  options: ChatImportOptions & { workspaceId: string; memoriesWorkspaceId: string | null },
+  refs: SourceRef[],
 ): Promise<{ newThread: boolean; newMessages: number; jobs: number }> {
   const { userId } = options;
   const threadId = threadIdOf(userId, source, conversation.sourceId);
-  const workspaceId = (await chats.getThreads(tx, userId, [threadId])).get(threadId)?.workspaceId ?? options.workspaceId;
+  const workspaceId =
+    (await chats.getThreads(tx, userId, [threadId])).get(threadId)?.workspaceId ?? options.workspaceId;
   // Locked so that a concurrent import of the same export appends after this one, not beside it.
   const newThread = !(await chats.lockThread(tx, userId, workspaceId, threadId));
   if (newThread) {
     await chats.insertThread(tx, {
-      ownerId: userId, workspaceId, id: threadId, title: conversation.title, metadata: { importedFrom: source, conversationId: conversation.sourceId },
-      messageCount: 0, lastMessageId: null, createdAt: conversation.createdAt, updatedAt: conversation.updatedAt,
+      ownerId: userId,
+      workspaceId,
+      id: threadId,
+      title: conversation.title,
+      metadata: { importedFrom: source, conversationId: conversation.sourceId },
+      messageCount: 0,
+      lastMessageId: null,
+      createdAt: conversation.createdAt,
+      updatedAt: conversation.updatedAt,
     });
   }
   const held = new Set<string>();
@@ -210,7 +271,16 @@ async function writeConversation(
     // An export that names one message twice keeps the first.
     if (onPath.has(id)) continue;
     if (!held.has(id)) {
-      await chats.appendMessage(tx, { ownerId: userId, threadId, id, parentId, role: message.role, content: message.content, encryptedContent: null, createdAt: message.createdAt });
+      await chats.appendMessage(tx, {
+        ownerId: userId,
+        threadId,
+        id,
+        parentId,
+        role: message.role,
+        content: message.content,
+        encryptedContent: null,
+        createdAt: message.createdAt,
+      });
       refs.push({ ownerId: userId, kind: "message", sourceId: id });
       held.add(id);
       newMessages++;
@@ -225,7 +295,17 @@ async function writeConversation(
     const uncovered = path.filter((id) => !covered.has(id));
     // A job reads at most MAX_EXTRACT_MESSAGES messages: a long conversation gets several.
     for (let i = 0; i < uncovered.length; i += MAX_EXTRACT_MESSAGES) {
-      await jobs.enqueue(tx, { ownerId: userId, workspaceId: options.memoriesWorkspaceId, threadWorkspaceId: workspaceId, threadId, messageIds: uncovered.slice(i, i + MAX_EXTRACT_MESSAGES) }, Date.now());
+      await jobs.enqueue(
+        tx,
+        {
+          ownerId: userId,
+          workspaceId: options.memoriesWorkspaceId,
+          threadWorkspaceId: workspaceId,
+          threadId,
+          messageIds: uncovered.slice(i, i + MAX_EXTRACT_MESSAGES),
+        },
+        Date.now(),
+      );
       queued++;
     }
   }

@@ -42,19 +42,31 @@ async function probe(url: string, headers: Record<string, string> = {}): Promise
     await response.body?.cancel();
     return null;
   } catch (error) {
-    return (error as Error).name === "TimeoutError" ? `no answer within ${PROBE_TIMEOUT_MS / 1000}s` : (error as Error).message;
+    return (error as Error).name === "TimeoutError"
+      ? `no answer within ${PROBE_TIMEOUT_MS / 1000}s`
+      : (error as Error).message;
   }
 }
 
 async function dataDirCheck(config: Config): Promise<Check> {
   if (!existsSync(config.dataDir)) {
-    return { name: "data dir", status: "fail", detail: `${config.dataDir} does not exist`, hint: "check --data / MNEMO_DATA_DIR, or run `mnemo serve` once to create it" };
+    return {
+      name: "data dir",
+      status: "fail",
+      detail: `${config.dataDir} does not exist`,
+      hint: "check --data / MNEMO_DATA_DIR, or run `mnemo serve` once to create it",
+    };
   }
   try {
     await access(config.dataDir, constants.W_OK);
     return { name: "data dir", status: "ok", detail: config.dataDir };
   } catch {
-    return { name: "data dir", status: "fail", detail: `${config.dataDir} is not writable by this user`, hint: "fix its owner or permissions" };
+    return {
+      name: "data dir",
+      status: "fail",
+      detail: `${config.dataDir} is not writable by this user`,
+      hint: "fix its owner or permissions",
+    };
   }
 }
 
@@ -69,10 +81,14 @@ export async function permissionsCheck(config: Pick<Config, "dataDir">): Promise
   const { exposed, complete } = await exposedEntries(config.dataDir);
   const scope = complete ? "" : " (the first 50,000 entries looked at)";
   if (!exposed.length) return { name, status: "ok", detail: `owner-only${scope}` };
-  const shown = exposed.slice(0, 3).map((entry) => `${entry.path} (${entry.mode.toString(8).padStart(4, "0")})`).join(", ");
+  const shown = exposed
+    .slice(0, 3)
+    .map((entry) => `${entry.path} (${entry.mode.toString(8).padStart(4, "0")})`)
+    .join(", ");
   const more = exposed.length > 3 ? ` and ${exposed.length - 3} more` : "";
   return {
-    name, status: "warn",
+    name,
+    status: "warn",
     detail: `readable or writable by other users: ${shown}${more}${scope}`,
     hint: `chmod -R go-rwx '${config.dataDir}'`,
   };
@@ -83,7 +99,12 @@ async function diskCheck(config: Config): Promise<Check> {
     const fs = await statfs(config.dataDir);
     const free = Number(fs.bavail) * Number(fs.bsize);
     return free < MIN_FREE_BYTES
-      ? { name: "free disk", status: "fail", detail: `${gb(free)} free`, hint: `free space on the disk of ${config.dataDir}; writes fail when it is full` }
+      ? {
+          name: "free disk",
+          status: "fail",
+          detail: `${gb(free)} free`,
+          hint: `free space on the disk of ${config.dataDir}; writes fail when it is full`,
+        }
       : { name: "free disk", status: "ok", detail: `${gb(free)} free` };
   } catch (error) {
     return { name: "free disk", status: "warn", detail: `unknown (${(error as Error).message})` };
@@ -95,13 +116,27 @@ async function integrityCheck(store: Store): Promise<Check> {
   try {
     const problems = await integrityProblems(store);
     if (problems.length) {
-      return { name, status: "fail", detail: `integrity check: ${problems.slice(0, 3).join("; ")}`, hint: "restore the latest backup (`mnemo restore`)" };
+      return {
+        name,
+        status: "fail",
+        detail: `integrity check: ${problems.slice(0, 3).join("; ")}`,
+        hint: "restore the latest backup (`mnemo restore`)",
+      };
     }
     const pending = allMigrations.length - (await appliedMigrationCount(store));
     const schema = pending > 0 ? `, ${pending} migrations pending (applied at the next start)` : "";
-    return { name, status: "ok", detail: `${store.location} (${store.dialect === "sqlite" ? "integrity ok" : "answers"}${schema})` };
+    return {
+      name,
+      status: "ok",
+      detail: `${store.location} (${store.dialect === "sqlite" ? "integrity ok" : "answers"}${schema})`,
+    };
   } catch (error) {
-    return { name, status: "fail", detail: `${store.location}: ${(error as Error).message}`, hint: "check MNEMO_DATABASE_URL and that the database server runs" };
+    return {
+      name,
+      status: "fail",
+      detail: `${store.location}: ${(error as Error).message}`,
+      hint: "check MNEMO_DATABASE_URL and that the database server runs",
+    };
   }
 }
 
@@ -111,7 +146,11 @@ async function indexChecks(store: Store): Promise<Check[]> {
   const { text, vector, oldest, oldestText } = await outboxBacklog(store);
   const ageMs = oldest ? Date.now() - oldest : 0;
   const textAgeMs = oldestText ? Date.now() - oldestText : 0;
-  const lag: Check = { name: "index lag", status: "ok", detail: `${plural(text, "change")} waiting for full-text, ${vector} for vectors` };
+  const lag: Check = {
+    name: "index lag",
+    status: "ok",
+    detail: `${plural(text, "change")} waiting for full-text, ${vector} for vectors`,
+  };
   if (text + vector > 0) lag.detail += `; oldest ${Math.round(ageMs / 1000)}s`;
   // The same verdict as the writer's `/health`: a failure it recorded, or changes waiting too long.
   const { status, failure } = indexStatus({
@@ -123,19 +162,32 @@ async function indexChecks(store: Store): Promise<Check[]> {
   });
   if (failure) {
     Object.assign(lag, {
-      status: "fail", detail: `${lag.detail}; index writes fail since ${failure.since}: ${failure.reason}`,
+      status: "fail",
+      detail: `${lag.detail}; index writes fail since ${failure.since}: ${failure.reason}`,
       hint: "the writer cannot write the search index (MNEMO_INDEX_URI: permissions, free space, object store); records are kept and indexed once writes succeed",
     });
   } else if (live && status === "behind") {
     Object.assign(lag, { status: "warn", hint: "the index writer is behind; see its log" });
   } else if (!live && text > 0 && textAgeMs > STALE_OUTBOX_MS) {
-    Object.assign(lag, { status: "fail", hint: "no process writes the index: start `mnemo serve` (it drains the queue), or run `mnemo reindex`" });
+    Object.assign(lag, {
+      status: "fail",
+      hint: "no process writes the index: start `mnemo serve` (it drains the queue), or run `mnemo reindex`",
+    });
   }
   const writerCheck: Check = live
     ? { name: "index writer", status: "ok", detail: `${holder} (lease live)` }
     : store.dialect === "postgres"
-      ? { name: "index writer", status: text > 0 ? "fail" : "warn", detail: "no replica holds the index writer lease", hint: "start at least one `mnemo serve` replica on this database" }
-      : { name: "index writer", status: "ok", detail: "no server running on this data dir (one becomes the writer when it starts)" };
+      ? {
+          name: "index writer",
+          status: text > 0 ? "fail" : "warn",
+          detail: "no replica holds the index writer lease",
+          hint: "start at least one `mnemo serve` replica on this database",
+        }
+      : {
+          name: "index writer",
+          status: "ok",
+          detail: "no server running on this data dir (one becomes the writer when it starts)",
+        };
   return [lag, writerCheck, await layoutCheck(store)];
 }
 
@@ -148,7 +200,9 @@ async function layoutCheck(store: Store): Promise<Check> {
   const layout = await createSettings().get(store.db, "index_schema");
   if (layout === INDEX_SCHEMA_VERSION) return { name: "index layout", status: "ok", detail: `version ${layout}` };
   return {
-    name: "index layout", status: "warn", detail: layout ? `version ${layout}; this Mnemo writes version ${INDEX_SCHEMA_VERSION}` : "not built yet",
+    name: "index layout",
+    status: "warn",
+    detail: layout ? `version ${layout}; this Mnemo writes version ${INDEX_SCHEMA_VERSION}` : "not built yet",
     hint: "the next `mnemo serve` rebuilds the index from the store of record (searches stay complete meanwhile); or run `mnemo reindex` now",
   };
 }
@@ -159,39 +213,66 @@ async function vectorsUnavailable(store: Store | null): Promise<Check | null> {
   const { readVectorOutage, vectorsStatus } = await import("../search");
   const status = vectorsStatus(true, await readVectorOutage(createSettings(), store.db).catch(() => null));
   if (status === "ok") return null;
-  return { name: "embedding model", status: "fail", detail: `vectors ${status}`, hint: "changes wait for their vectors and get them once the model is there: `mnemo models pull`, or `mnemo models install --from DIR` without network" };
+  return {
+    name: "embedding model",
+    status: "fail",
+    detail: `vectors ${status}`,
+    hint: "changes wait for their vectors and get them once the model is there: `mnemo models pull`, or `mnemo models install --from DIR` without network",
+  };
 }
 
 async function modelCheck(config: Config, store: Store | null = null): Promise<Check> {
   const name = "embedding model";
   const e = config.embeddings;
-  if (e.provider === "none") return { name, status: "ok", detail: "embeddings off (EMBEDDINGS_PROVIDER=none): full-text search only" };
+  if (e.provider === "none")
+    return { name, status: "ok", detail: "embeddings off (EMBEDDINGS_PROVIDER=none): full-text search only" };
   const unavailable = await vectorsUnavailable(store);
   if (unavailable) return unavailable;
   if (e.provider === "openai") {
-    const problem = await probe(`${e.url!.replace(/\/+$/, "")}/models`, e.apiKey ? { authorization: `Bearer ${e.apiKey}` } : {});
+    const problem = await probe(
+      `${e.url!.replace(/\/+$/, "")}/models`,
+      e.apiKey ? { authorization: `Bearer ${e.apiKey}` } : {},
+    );
     return problem
-      ? { name, status: "fail", detail: `${e.url} unreachable: ${problem}`, hint: "check EMBEDDINGS_URL; writes queue vectors until it answers" }
+      ? {
+          name,
+          status: "fail",
+          detail: `${e.url} unreachable: ${problem}`,
+          hint: "check EMBEDDINGS_URL; writes queue vectors until it answers",
+        }
       : { name, status: "ok", detail: `${e.model ?? "model"} at ${e.url}` };
   }
   const { checkModelFiles, getModelSpec } = await import("../search");
   const status = await checkModelFiles(e.modelsDir, getModelSpec(e.localModel, { pins: e.modelPins }));
   if (status.state === "present") return { name, status: "ok", detail: `${status.name} in ${status.path}` };
   const hint = `run \`mnemo models pull ${e.localModel}\`${e.autoDownload ? " (or let the server download it on first use)" : ""}`;
-  return { name, status: e.autoDownload && status.state === "absent" ? "warn" : "fail", detail: `${status.name}: ${status.state}${status.problem ? ` (${status.problem})` : ""}`, hint };
+  return {
+    name,
+    status: e.autoDownload && status.state === "absent" ? "warn" : "fail",
+    detail: `${status.name}: ${status.state}${status.problem ? ` (${status.problem})` : ""}`,
+    hint,
+  };
 }
 
 async function gatewayCheck(config: Config): Promise<Check | null> {
   // The completions config arrives with the completions feature; read it defensively.
-  const completions = (config as unknown as { completions?: { gatewayUrl?: string; gatewayApiKey?: string } }).completions;
+  const completions = (config as unknown as { completions?: { gatewayUrl?: string; gatewayApiKey?: string } })
+    .completions;
   if (!completions?.gatewayUrl) return null;
-  const problem = await probe(`${completions.gatewayUrl}/models`, completions.gatewayApiKey ? { authorization: `Bearer ${completions.gatewayApiKey}` } : {});
+  const problem = await probe(
+    `${completions.gatewayUrl}/models`,
+    completions.gatewayApiKey ? { authorization: `Bearer ${completions.gatewayApiKey}` } : {},
+  );
   if (!problem) return { name: "upstream gateway", status: "ok", detail: `${completions.gatewayUrl} answers` };
   // The default (a local Ollama) is only a guess: its absence is a warning, a configured gateway's a failure.
   const isDefault = completions.gatewayUrl === "http://127.0.0.1:11434/v1";
   return {
-    name: "upstream gateway", status: isDefault ? "warn" : "fail", detail: `${completions.gatewayUrl} unreachable: ${problem}`,
-    hint: isDefault ? "chat completions need an upstream: set LLM_GATEWAY_URL, or start Ollama" : "check LLM_GATEWAY_URL and that the gateway runs",
+    name: "upstream gateway",
+    status: isDefault ? "warn" : "fail",
+    detail: `${completions.gatewayUrl} unreachable: ${problem}`,
+    hint: isDefault
+      ? "chat completions need an upstream: set LLM_GATEWAY_URL, or start Ollama"
+      : "check LLM_GATEWAY_URL and that the gateway runs",
   };
 }
 
@@ -203,11 +284,21 @@ async function masterKeyCheck(config: Config, store: Store | null): Promise<Chec
       parseMasterKey(configured, "SERVER_MASTER_KEY");
       return { name, status: "ok", detail: "SERVER_MASTER_KEY is set" };
     } catch (error) {
-      return { name, status: "fail", detail: (error as Error).message, hint: "generate one with `openssl rand -hex 32`" };
+      return {
+        name,
+        status: "fail",
+        detail: (error as Error).message,
+        hint: "generate one with `openssl rand -hex 32`",
+      };
     }
   }
   if (config.storage.databaseUrl) {
-    return { name, status: "fail", detail: "SERVER_MASTER_KEY is not set (required with PostgreSQL)", hint: "set the same 32-byte key on every replica (`openssl rand -hex 32`)" };
+    return {
+      name,
+      status: "fail",
+      detail: "SERVER_MASTER_KEY is not set (required with PostgreSQL)",
+      hint: "set the same 32-byte key on every replica (`openssl rand -hex 32`)",
+    };
   }
   const path = join(config.dataDir, MASTER_KEY_FILE);
   if (existsSync(path)) {
@@ -220,7 +311,12 @@ async function masterKeyCheck(config: Config, store: Store | null): Promise<Chec
   }
   const escrowed = store ? await countEscrowedKeys(store.db).catch(() => 0) : 0;
   return escrowed > 0
-    ? { name, status: "fail", detail: `${path} is missing and ${escrowed} client keys are escrowed under it`, hint: "restore master.key from a backup; without it those keys cannot be opened" }
+    ? {
+        name,
+        status: "fail",
+        detail: `${path} is missing and ${escrowed} client keys are escrowed under it`,
+        hint: "restore master.key from a backup; without it those keys cannot be opened",
+      }
     : { name, status: "ok", detail: `none yet (created at ${path} when the server first starts)` };
 }
 
@@ -235,7 +331,8 @@ async function nearDuplicatesCheck(store: Store): Promise<Check> {
   if (!total) return { name, status: "ok", detail: `none among ${plural(scanned, "memory", "memories")}` };
   const users = new Set(groups.map((g) => g.ownerId)).size;
   return {
-    name, status: "warn",
+    name,
+    status: "warn",
     detail: `${plural(total, "group")} of near-duplicate memories (${users}${groups.length < total ? "+" : ""} ${users === 1 && groups.length >= total ? "user" : "users"}) among ${scanned}`,
     hint: "kept as they are; `mnemo doctor --json` lists their ids per user and workspace",
     items: groups,
@@ -255,7 +352,9 @@ async function extractionJobsCheck(store: Store): Promise<Check> {
   if (!counts.failed && !retrying) return { name, status: "ok", detail };
   const latest = await latestError();
   return {
-    name, status: "warn", detail: latest ? `${detail}; latest error: ${latest}` : detail,
+    name,
+    status: "warn",
+    detail: latest ? `${detail}; latest error: ${latest}` : detail,
     hint: "check the memory model (MNEMO_MEMORY_MODEL) and the gateway; users see why and retry in GET /v1/memories/extract/jobs, `mnemo memories jobs` or the app",
   };
 }
@@ -271,7 +370,12 @@ export async function runChecks(config: Config): Promise<Check[]> {
   checks.push(await diskCheck(config));
   let store: Store | null = null;
   if (!config.storage.databaseUrl && !existsSync(dataPaths(config.dataDir).sqlite)) {
-    checks.push({ name: "store of record", status: "fail", detail: `no store at ${dataPaths(config.dataDir).sqlite}`, hint: "a wrong --data? `mnemo serve` creates it" });
+    checks.push({
+      name: "store of record",
+      status: "fail",
+      detail: `no store at ${dataPaths(config.dataDir).sqlite}`,
+      hint: "a wrong --data? `mnemo serve` creates it",
+    });
   } else {
     // A store that cannot be opened (a damaged file) is the store check's failure; the other checks still run.
     let integrity: Check;
@@ -279,17 +383,34 @@ export async function runChecks(config: Config): Promise<Check[]> {
       store = openStoreFor({ ...config.storage, databasePoolSize: 1 }, config.dataDir);
       integrity = await integrityCheck(store);
     } catch (error) {
-      integrity = { name: "store of record", status: "fail", detail: (error as Error).message, hint: "restore the latest backup (`mnemo restore`), or fix the file's permissions" };
+      integrity = {
+        name: "store of record",
+        status: "fail",
+        detail: (error as Error).message,
+        hint: "restore the latest backup (`mnemo restore`), or fix the file's permissions",
+      };
     }
     checks.push(integrity);
     if (integrity.status === "ok") {
-      checks.push(...(await indexChecks(store!).catch((error) => [{ name: "index lag", status: "fail" as const, detail: (error as Error).message }])));
+      checks.push(
+        ...(await indexChecks(store!).catch((error) => [
+          { name: "index lag", status: "fail" as const, detail: (error as Error).message },
+        ])),
+      );
       // Tables a store not yet migrated lacks: those checks are skipped, not failed.
-      const notYet = (name: string) => (): Check => ({ name, status: "skip", detail: "skipped: the store's schema is older (the next `mnemo serve` migrates it)" });
+      const notYet = (name: string) => (): Check => ({
+        name,
+        status: "skip",
+        detail: "skipped: the store's schema is older (the next `mnemo serve` migrates it)",
+      });
       checks.push(await nearDuplicatesCheck(store!).catch(notYet("memory duplicates")));
       checks.push(await extractionJobsCheck(store!).catch(notYet("memory extraction")));
-    }
-    else checks.push(...["index lag", "index writer", "index layout"].map((name): Check => ({ name, status: "skip", detail: "skipped: the store of record cannot be read" })));
+    } else
+      checks.push(
+        ...["index lag", "index writer", "index layout"].map(
+          (name): Check => ({ name, status: "skip", detail: "skipped: the store of record cannot be read" }),
+        ),
+      );
   }
   try {
     checks.push(await modelCheck(config, store));

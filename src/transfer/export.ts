@@ -13,7 +13,9 @@ import { TABLE_BY_TYPE, TABLES, toRecord } from "./tables";
  * @example for await (const line of exportLines(store.db, "alice")) out.write(line + "\n");
  */
 export async function* exportLines(
-  tx: Executor, userId: string, counts: Record<string, number> = {},
+  tx: Executor,
+  userId: string,
+  counts: Record<string, number> = {},
   options: { fileBytes?: (blobId: string, size: number) => AsyncIterable<Uint8Array> } = {},
 ): AsyncGenerator<string> {
   yield JSON.stringify({ type: "header", format: "mnemo-export", version: EXPORT_FORMAT_VERSION, userId });
@@ -29,7 +31,12 @@ export async function* exportLines(
     if (!row.blob_id) continue;
     let part = 0;
     for await (const chunk of options.fileBytes(String(row.blob_id), Number(row.size))) {
-      yield JSON.stringify({ type: "file_data", key: row.key, part: part++, data: Buffer.from(chunk).toString("base64") });
+      yield JSON.stringify({
+        type: "file_data",
+        key: row.key,
+        part: part++,
+        data: Buffer.from(chunk).toString("base64"),
+      });
     }
     counts.file_data = (counts.file_data ?? 0) + 1;
   }

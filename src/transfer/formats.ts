@@ -24,7 +24,13 @@ export type Entry =
 
 /** The formats `mnemo import` recognises in a file (a folder is Markdown). */
 /** `mnemo-app-export`: the web app's "Export" download, `{exportedAt, filters, count, memories: [memory as the API lists it]}`. */
-export type FileFormat = "mnemo-export" | "mnemo-app-export" | "mem0-export" | "mem0-get-all" | "supermemory" | "content-lines";
+export type FileFormat =
+  | "mnemo-export"
+  | "mnemo-app-export"
+  | "mem0-export"
+  | "mem0-get-all"
+  | "supermemory"
+  | "content-lines";
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const encoder = new TextEncoder();
@@ -48,12 +54,17 @@ export function isoTime(value: unknown, fallback: string): string {
  * workspace and session), so a re-run finds the same ids and adds nothing twice.
  */
 export function memoryId(
-  sourceId: unknown, content: string, metadata: Record<string, unknown>, workspaceId: string | null, sessionId: string | null,
+  sourceId: unknown,
+  content: string,
+  metadata: Record<string, unknown>,
+  workspaceId: string | null,
+  sessionId: string | null,
 ): string {
   if (typeof sourceId === "string" && ID.test(sourceId)) return sourceId;
-  const key = typeof sourceId === "string" || typeof sourceId === "number"
-    ? `id\u001f${sourceId}`
-    : `content\u001f${workspaceId ?? ""}\u001f${sessionId ?? ""}\u001f${JSON.stringify(metadata)}\u001f${content}`;
+  const key =
+    typeof sourceId === "string" || typeof sourceId === "number"
+      ? `id\u001f${sourceId}`
+      : `content\u001f${workspaceId ?? ""}\u001f${sessionId ?? ""}\u001f${JSON.stringify(metadata)}\u001f${content}`;
   return `imp_${createHash("sha256").update(key).digest("hex").slice(0, 32)}`;
 }
 
@@ -80,11 +91,15 @@ export function toMemory(item: unknown, format: FileFormat, now: string, workspa
   } else {
     content = item.content;
   }
-  if (typeof content !== "string") throw new Error(`${format === "supermemory" ? "content" : "memory" in item ? "memory" : "content"}: is required (a string)`);
+  if (typeof content !== "string")
+    throw new Error(
+      `${format === "supermemory" ? "content" : "memory" in item ? "memory" : "content"}: is required (a string)`,
+    );
   if (!content.trim()) throw new Error("content: must not be blank");
   const bytes = encoder.encode(content).byteLength;
   if (bytes > MAX_CONTENT_BYTES) throw new Error(`content: is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES}`);
-  if (encoder.encode(JSON.stringify(metadata)).byteLength > MAX_METADATA_BYTES) throw new Error(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
+  if (encoder.encode(JSON.stringify(metadata)).byteLength > MAX_METADATA_BYTES)
+    throw new Error(`metadata: is larger than ${MAX_METADATA_BYTES} bytes`);
   const workspaceId = workspaceOverride ?? str(item.workspace_id) ?? str(item.workspaceId);
   const createdAt = isoTime(item.created_at ?? item.createdAt ?? item.timestamp, now);
   return {
@@ -115,14 +130,28 @@ const memoryShaped = (value: unknown) => isObject(value) && ("content" in value 
 function jsonDocument(value: unknown): { format: FileFormat; items: unknown[]; path: string } | null {
   if (Array.isArray(value)) {
     const firstItem = value.find(isObject);
-    return { format: firstItem && "memory" in firstItem ? "mem0-get-all" : firstItem && ("customId" in firstItem || "containerTags" in firstItem) ? "supermemory" : "content-lines", items: value, path: "" };
+    return {
+      format:
+        firstItem && "memory" in firstItem
+          ? "mem0-get-all"
+          : firstItem && ("customId" in firstItem || "containerTags" in firstItem)
+            ? "supermemory"
+            : "content-lines",
+      items: value,
+      path: "",
+    };
   }
   if (!isObject(value)) return null;
   // The web app's export: the API's memory records under a header of its own.
-  if (Array.isArray(value.memories) && typeof value.exportedAt === "string" && typeof value.count === "number") return { format: "mnemo-app-export", items: value.memories, path: "memories" };
+  if (Array.isArray(value.memories) && typeof value.exportedAt === "string" && typeof value.count === "number")
+    return { format: "mnemo-app-export", items: value.memories, path: "memories" };
   if (Array.isArray(value.memories)) {
     const firstItem = value.memories.find(isObject);
-    return { format: firstItem && !("memory" in firstItem) && "content" in firstItem ? "supermemory" : "mem0-export", items: value.memories, path: "memories" };
+    return {
+      format: firstItem && !("memory" in firstItem) && "content" in firstItem ? "supermemory" : "mem0-export",
+      items: value.memories,
+      path: "memories",
+    };
   }
   if (Array.isArray(value.results)) return { format: "mem0-get-all", items: value.results, path: "results" };
   if (Array.isArray(value.documents)) return { format: "supermemory", items: value.documents, path: "documents" };
@@ -136,7 +165,11 @@ function jsonDocument(value: unknown): { format: FileFormat; items: unknown[]; p
  * Lines: our export, or one memory object per line. A bad line is an `error` entry
  * naming its line number, and the rest go on.
  */
-export function* readEntries(text: string, now: string, workspaceOverride?: string): Generator<Entry, FileFormat | Unrecognised> {
+export function* readEntries(
+  text: string,
+  now: string,
+  workspaceOverride?: string,
+): Generator<Entry, FileFormat | Unrecognised> {
   const trimmed = text.trimStart();
   // JSON Lines fail to parse as one document at their second line, so trying costs little.
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
@@ -151,7 +184,9 @@ export function* readEntries(text: string, now: string, workspaceOverride?: stri
       return { unrecognised: 'it is a JSON list whose entries have neither "content" nor "memory"' };
     }
     if (!doc && isObject(value) && !memoryShaped(value) && typeof value.type !== "string") {
-      return { unrecognised: 'it is a JSON object with none of "memories", "results", "documents", "content" or "memory"' };
+      return {
+        unrecognised: 'it is a JSON object with none of "memories", "results", "documents", "content" or "memory"',
+      };
     }
     if (doc) {
       for (let i = 0; i < doc.items.length; i++) {
@@ -180,18 +215,35 @@ export function* readEntries(text: string, now: string, workspaceOverride?: stri
       continue;
     }
     json = true;
-    if (isObject(value) && typeof value.type === "string" && (value.type === "header" || value.type === "file_data" || TABLE_BY_TYPE.has(value.type))) {
+    if (
+      isObject(value) &&
+      typeof value.type === "string" &&
+      (value.type === "header" || value.type === "file_data" || TABLE_BY_TYPE.has(value.type))
+    ) {
       format ??= "mnemo-export";
       yield { kind: "record", place, record: value };
       continue;
     }
     if (memoryShaped(value)) format ??= "memory" in (value as object) ? "mem0-get-all" : "content-lines";
     try {
-      yield { kind: "memory", place, memory: toMemory(value, isObject(value) && "memory" in value ? "mem0-get-all" : "content-lines", now, workspaceOverride) };
+      yield {
+        kind: "memory",
+        place,
+        memory: toMemory(
+          value,
+          isObject(value) && "memory" in value ? "mem0-get-all" : "content-lines",
+          now,
+          workspaceOverride,
+        ),
+      };
     } catch (error) {
       yield { kind: "error", place, message: (error as Error).message };
     }
   }
   if (format) return format;
-  return { unrecognised: json ? 'no line is a Mnemo export record or has "content" or "memory"' : "it is neither JSON nor JSON Lines" };
+  return {
+    unrecognised: json
+      ? 'no line is a Mnemo export record or has "content" or "memory"'
+      : "it is neither JSON nor JSON Lines",
+  };
 }

@@ -76,8 +76,16 @@ const INDEXED: Record<string, { kind: SearchKind; idColumn: string }> = {
 
 /** Columns of a record that must name something the importing user owns. */
 type ParentTable = "workspaces" | "chat_threads" | "files";
-const PARENT_NAME: Record<ParentTable, string> = { workspaces: "workspace", chat_threads: "chat thread", files: "file" };
-const PARENT_SPEC: Record<ParentTable, TableSpec> = { workspaces: TABLE_BY_TYPE.get("workspace")!, chat_threads: TABLE_BY_TYPE.get("chat_thread")!, files: TABLE_BY_TYPE.get("file")! };
+const PARENT_NAME: Record<ParentTable, string> = {
+  workspaces: "workspace",
+  chat_threads: "chat thread",
+  files: "file",
+};
+const PARENT_SPEC: Record<ParentTable, TableSpec> = {
+  workspaces: TABLE_BY_TYPE.get("workspace")!,
+  chat_threads: TABLE_BY_TYPE.get("chat_thread")!,
+  files: TABLE_BY_TYPE.get("file")!,
+};
 
 const workspaceRepo = createWorkspaceRepository();
 const memoryRepo = createMemoryRepository();
@@ -101,11 +109,17 @@ const PARENT: Record<string, { column: string; table: ParentTable }> = {
  * Creates the workspace when missing. Throws when the id belongs to another user
  * (workspace ids are unique across users).
  */
-export async function ensureWorkspace(store: Store, ownerId: string, id: string, name: string): Promise<"created" | "existing"> {
+export async function ensureWorkspace(
+  store: Store,
+  ownerId: string,
+  id: string,
+  name: string,
+): Promise<"created" | "existing"> {
   return store.transaction(async (tx) => {
     const now = new Date().toISOString();
     if (await workspaceRepo.insertIfAbsent(tx, { ownerId, id, name, createdAt: now, updatedAt: now })) return "created";
-    if ((await workspaceRepo.ownerOf(tx, id)) !== ownerId) throw new Error(`--workspace: '${id}' belongs to another user`);
+    if ((await workspaceRepo.ownerOf(tx, id)) !== ownerId)
+      throw new Error(`--workspace: '${id}' belongs to another user`);
     return "existing";
   });
 }
@@ -126,7 +140,19 @@ function ownership(ownerId: string) {
 }
 
 function emptyReport(format: ImportReport["format"], workspaceId: string | null): ImportReport {
-  return { format, read: 0, inserted: 0, existing: 0, failed: 0, problems: [], byType: {}, queued: 0, workspaceId, newFiles: [], fileBytes: 0 };
+  return {
+    format,
+    read: 0,
+    inserted: 0,
+    existing: 0,
+    failed: 0,
+    problems: [],
+    byType: {},
+    queued: 0,
+    workspaceId,
+    newFiles: [],
+    fileBytes: 0,
+  };
 }
 
 /**
@@ -134,7 +160,13 @@ function emptyReport(format: ImportReport["format"], workspaceId: string | null)
  * order (workspaces before their documents, threads before their messages), each group
  * in multi-row statements, and the outbox rows for what is new.
  */
-async function writeBatch({ store, outbox, sealTags }: Deps, ownerId: string, batch: Entry[], report: ImportReport, owned: ReturnType<typeof ownership>) {
+async function writeBatch(
+  { store, outbox, sealTags }: Deps,
+  ownerId: string,
+  batch: Entry[],
+  report: ImportReport,
+  owned: ReturnType<typeof ownership>,
+) {
   const groups = new Map<string, Array<{ place: string; record: Record<string, unknown> }>>();
   const add = (type: string, place: string, record: Record<string, unknown>) => {
     if (!groups.has(type)) groups.set(type, []);
@@ -149,14 +181,23 @@ async function writeBatch({ store, outbox, sealTags }: Deps, ownerId: string, ba
     else if (entry.kind === "memory") {
       const m = entry.memory;
       add("memory", entry.place, {
-        id: m.id, content: m.content, metadata: m.metadata, workspace_id: m.workspaceId, session_id: m.sessionId,
-        status: "active", created_at: m.createdAt, updated_at: m.updatedAt,
+        id: m.id,
+        content: m.content,
+        metadata: m.metadata,
+        workspace_id: m.workspaceId,
+        session_id: m.sessionId,
+        status: "active",
+        created_at: m.createdAt,
+        updated_at: m.updatedAt,
       });
     } else {
       const type = entry.record.type as string;
       if (type === "header") {
         if (entry.record.format !== "mnemo-export" || Number(entry.record.version) > EXPORT_FORMAT_VERSION) {
-          fail(entry.place, `header: an export of format version ${String(entry.record.version)}, newer than this Mnemo reads (${EXPORT_FORMAT_VERSION})`);
+          fail(
+            entry.place,
+            `header: an export of format version ${String(entry.record.version)}, newer than this Mnemo reads (${EXPORT_FORMAT_VERSION})`,
+          );
         }
       } else if (type === "file_data") {
         // Bytes are written after the rows (see `restoreFileBytes`).
@@ -166,7 +207,12 @@ async function writeBatch({ store, outbox, sealTags }: Deps, ownerId: string, ba
     }
   }
   const started = report.failed;
-  const writes = createMemoryWrites({ repo: memoryRepo, history: memoryHistory, outbox, proposals: createMemoryProposalRepository() });
+  const writes = createMemoryWrites({
+    repo: memoryRepo,
+    history: memoryHistory,
+    outbox,
+    proposals: createMemoryProposalRepository(),
+  });
   await store.transaction(async (tx) => {
     const refs: SourceRef[] = [];
     for (const declared of TABLES) {
@@ -175,14 +221,23 @@ async function writeBatch({ store, outbox, sealTags }: Deps, ownerId: string, ba
       if (!group) continue;
       const parent = PARENT[spec.type];
       if (parent) {
-        await owned.load(tx, parent.table, group.flatMap(({ record }) => (typeof record[parent.column] === "string" ? [record[parent.column] as string] : [])));
+        await owned.load(
+          tx,
+          parent.table,
+          group.flatMap(({ record }) =>
+            typeof record[parent.column] === "string" ? [record[parent.column] as string] : [],
+          ),
+        );
       }
       const rows: unknown[][] = [];
       const places: string[] = [];
       for (const { place, record } of group) {
         const parentId = parent ? record[parent.column] : null;
         if (parent && parentId !== null && parentId !== undefined && !owned.owns(parent.table, String(parentId))) {
-          fail(place, `${parent.column}: '${String(parentId)}' is not a ${PARENT_NAME[parent.table]} of user '${ownerId}'`);
+          fail(
+            place,
+            `${parent.column}: '${String(parentId)}' is not a ${PARENT_NAME[parent.table]} of user '${ownerId}'`,
+          );
           continue;
         }
         try {
@@ -195,16 +250,31 @@ async function writeBatch({ store, outbox, sealTags }: Deps, ownerId: string, ba
         }
       }
       const outcome = await insertRows(tx, spec, ownerId, rows);
-      if (sealTags) await tagImportedRows(tx, sealTags, spec.type, spec.columns, ownerId, outcome.inserted.map((i) => rows[i]));
+      if (sealTags)
+        await tagImportedRows(
+          tx,
+          sealTags,
+          spec.type,
+          spec.columns,
+          ownerId,
+          outcome.inserted.map((i) => rows[i]),
+        );
       if (spec.type === "memory") await settleMemories(tx, writes, ownerId, spec, rows, outcome, report);
       report.inserted += outcome.inserted.length;
       report.existing += outcome.existing.length;
       if (outcome.inserted.length) report.byType[spec.type] = (report.byType[spec.type] ?? 0) + outcome.inserted.length;
       for (const i of outcome.conflicting) fail(places[i], conflictMessage(spec, rows[i]));
-      const grants: Record<string, ParentTable> = { workspace: "workspaces", chat_thread: "chat_threads", file: "files" };
+      const grants: Record<string, ParentTable> = {
+        workspace: "workspaces",
+        chat_thread: "chat_threads",
+        file: "files",
+      };
       const table = grants[spec.type];
-      if (table) for (const i of [...outcome.inserted, ...outcome.existing]) owned.grant(table, String(rows[i][spec.columns.indexOf(PARENT_SPEC[table].idColumns[0])]));
-      if (spec.type === "file") for (const i of outcome.inserted) report.newFiles.push(String(rows[i][spec.columns.indexOf("key")]));
+      if (table)
+        for (const i of [...outcome.inserted, ...outcome.existing])
+          owned.grant(table, String(rows[i][spec.columns.indexOf(PARENT_SPEC[table].idColumns[0])]));
+      if (spec.type === "file")
+        for (const i of outcome.inserted) report.newFiles.push(String(rows[i][spec.columns.indexOf("key")]));
       const indexed = INDEXED[spec.type];
       if (indexed) {
         const at = spec.columns.indexOf(indexed.idColumn);
@@ -224,26 +294,53 @@ async function writeBatch({ store, outbox, sealTags }: Deps, ownerId: string, ba
  * goes through the memory write's `recordInserted` (first version, source `import`; its
  * index entry and its conversation's previous memory queued), as any new memory does.
  */
-async function settleMemories(tx: Executor, writes: MemoryWrites, ownerId: string, spec: TableSpec, rows: unknown[][], outcome: InsertOutcome, report: ImportReport) {
+async function settleMemories(
+  tx: Executor,
+  writes: MemoryWrites,
+  ownerId: string,
+  spec: TableSpec,
+  rows: unknown[][],
+  outcome: InsertOutcome,
+  report: ImportReport,
+) {
   const col = (row: unknown[], name: string) => row[spec.columns.indexOf(name)];
   const duplicates = new Set<number>();
   for (const i of outcome.conflicting) {
     const row = rows[i];
-    if (await memoryRepo.duplicateOf(tx, ownerId, (col(row, "workspace_id") as string | null) ?? null, String(col(row, "content")))) duplicates.add(i);
+    if (
+      await memoryRepo.duplicateOf(
+        tx,
+        ownerId,
+        (col(row, "workspace_id") as string | null) ?? null,
+        String(col(row, "content")),
+      )
+    )
+      duplicates.add(i);
   }
   if (duplicates.size) {
     outcome.conflicting = outcome.conflicting.filter((i) => !duplicates.has(i));
     outcome.existing.push(...duplicates);
   }
-  const inserted = await memoryRepo.getMany(tx, ownerId, outcome.inserted.map((i) => String(col(rows[i], "id"))));
-  report.queued += await writes.recordInserted(tx, ownerId, [...inserted.values()].sort((a, b) => a.seq - b.seq), { kind: "import" }, new Date().toISOString());
+  const inserted = await memoryRepo.getMany(
+    tx,
+    ownerId,
+    outcome.inserted.map((i) => String(col(rows[i], "id"))),
+  );
+  report.queued += await writes.recordInserted(
+    tx,
+    ownerId,
+    [...inserted.values()].sort((a, b) => a.seq - b.seq),
+    { kind: "import" },
+    new Date().toISOString(),
+  );
 }
 
 const placeOrder = (place: string) => Number(/(\d+)/.exec(place)?.[1] ?? 0);
 
 function conflictMessage(spec: TableSpec, row: unknown[]): string {
   const id = spec.idColumns.map((c) => String(row[spec.columns.indexOf(c)])).join("/");
-  if (spec.type === "document") return `document '${id}': its id or its slug in the workspace is taken by another document`;
+  if (spec.type === "document")
+    return `document '${id}': its id or its slug in the workspace is taken by another document`;
   if (spec.type === "profile") return `profile: the user name is taken by another user`;
   return `${spec.type} '${id}': the id belongs to another user`;
 }
@@ -265,7 +362,10 @@ export async function importFile(deps: Deps, path: string, options: ImportOption
   let step = generator.next();
   for (; !step.done; step = generator.next()) entries.push(step.value);
   // Nothing is written (not even --workspace) for a file in none of the formats.
-  if (typeof step.value === "object") throw new ImportFormatError(`${path}: format not recognised: ${step.value.unrecognised}; known formats: ${KNOWN_FORMATS}`);
+  if (typeof step.value === "object")
+    throw new ImportFormatError(
+      `${path}: format not recognised: ${step.value.unrecognised}; known formats: ${KNOWN_FORMATS}`,
+    );
   if (options.workspaceId) await ensureWorkspace(deps.store, options.userId, options.workspaceId, options.workspaceId);
   const report = emptyReport(step.value, options.workspaceId ?? null);
   report.read = entries.length;
@@ -275,7 +375,9 @@ export async function importFile(deps: Deps, path: string, options: ImportOption
     options.onProgress?.(Math.min(entries.length, i + BATCH), entries.length);
   }
   if (!entries.length) options.onProgress?.(0, 0);
-  const bytes = entries.filter((e): e is Extract<Entry, { kind: "record" }> => e.kind === "record" && e.record.type === "file_data");
+  const bytes = entries.filter(
+    (e): e is Extract<Entry, { kind: "record" }> => e.kind === "record" && e.record.type === "file_data",
+  );
   if (bytes.length) await restoreFileBytes(deps, options.userId, bytes, report);
   return report;
 }
@@ -285,14 +387,21 @@ export async function importFile(deps: Deps, path: string, options: ImportOption
  * in order) to the blob store, for files of the user that have none yet (new in this
  * run, or imported before without bytes), and checks them against the stored SHA-256.
  */
-async function restoreFileBytes(deps: Deps, ownerId: string, parts: Array<Extract<Entry, { kind: "record" }>>, report: ImportReport) {
+async function restoreFileBytes(
+  deps: Deps,
+  ownerId: string,
+  parts: Array<Extract<Entry, { kind: "record" }>>,
+  report: ImportReport,
+) {
   const byKey = new Map<string, Array<{ part: number; data: string; place: string }>>();
   for (const { record, place } of parts) {
     const key = String(record.key);
     if (!byKey.has(key)) byKey.set(key, []);
     byKey.get(key)!.push({ part: Number(record.part), data: String(record.data), place });
   }
-  const wanted = new Map((await fileRepo.withoutBytes(deps.store.db, ownerId, [...byKey.keys()])).map((file) => [file.key, file]));
+  const wanted = new Map(
+    (await fileRepo.withoutBytes(deps.store.db, ownerId, [...byKey.keys()])).map((file) => [file.key, file]),
+  );
   if (!wanted.size) return;
   // LanceDB loads only when an export carries bytes.
   const { BlobStore, blobsLocation } = await import("../blobs/store");
@@ -304,7 +413,10 @@ async function restoreFileBytes(deps: Deps, ownerId: string, parts: Array<Extrac
       if (blob.sha256 !== file.sha256) {
         await blobs.delete(blob.blobId);
         report.failed++;
-        report.problems.push({ place: chunks[0].place, message: `file_data '${key}': the bytes do not match the file's sha256; the file has no bytes` });
+        report.problems.push({
+          place: chunks[0].place,
+          message: `file_data '${key}': the bytes do not match the file's sha256; the file has no bytes`,
+        });
         continue;
       }
       await fileRepo.attachBytes(deps.store.db, ownerId, key, blob.blobId);
@@ -344,21 +456,51 @@ export async function importMarkdownFolder(deps: Deps, dir: string, options: Imp
     const slug = uniqueSlug(slugify(doc.title), slugs);
     slugs.add(slug);
     const row = {
-      workspace_id: workspaceId, id: doc.id, document_type: "note", title: doc.title, slug, root_block_id: doc.rootBlockId, notebook_id: null,
-      document_payload: { title: doc.title }, blocks_payload: doc.blocks, markdown: doc.markdown, metadata: doc.metadata,
-      indexable_blocks: doc.blocks, created_at: doc.createdAt, updated_at: doc.updatedAt,
+      workspace_id: workspaceId,
+      id: doc.id,
+      document_type: "note",
+      title: doc.title,
+      slug,
+      root_block_id: doc.rootBlockId,
+      notebook_id: null,
+      document_payload: { title: doc.title },
+      blocks_payload: doc.blocks,
+      markdown: doc.markdown,
+      metadata: doc.metadata,
+      indexable_blocks: doc.blocks,
+      created_at: doc.createdAt,
+      updated_at: doc.updatedAt,
     };
     const view = snapshotOf(
-      { ownerId: options.userId, workspaceId, id: doc.id, documentType: "note", title: doc.title, rootBlockId: doc.rootBlockId,
-        metadata: doc.metadata, markdown: doc.markdown, indexableBlocks: doc.blocks, createdAt: doc.createdAt },
+      {
+        ownerId: options.userId,
+        workspaceId,
+        id: doc.id,
+        documentType: "note",
+        title: doc.title,
+        rootBlockId: doc.rootBlockId,
+        metadata: doc.metadata,
+        markdown: doc.markdown,
+        indexableBlocks: doc.blocks,
+        createdAt: doc.createdAt,
+      },
       now,
     );
     entries.push({ kind: "record", place: doc.path, record: { type: "document", ...row } });
     entries.push({
-      kind: "record", place: doc.path,
+      kind: "record",
+      place: doc.path,
       record: {
-        type: "indexed_document", document_id: view.documentId, workspace_id: workspaceId, document_type: view.documentType, title: view.title,
-        root_block_id: view.rootBlockId, metadata: view.metadata, blocks: view.blocks, created_at: view.createdAt, indexed_at: view.indexedAt,
+        type: "indexed_document",
+        document_id: view.documentId,
+        workspace_id: workspaceId,
+        document_type: view.documentType,
+        title: view.title,
+        root_block_id: view.rootBlockId,
+        metadata: view.metadata,
+        blocks: view.blocks,
+        created_at: view.createdAt,
+        indexed_at: view.indexedAt,
       },
     });
   }
@@ -374,7 +516,11 @@ export async function importMarkdownFolder(deps: Deps, dir: string, options: Imp
 }
 
 /** A file or a folder: Markdown folder, a ChatGPT or Claude export, else a file in one of the memory formats or our export. */
-export async function importPath(deps: Deps, path: string, options: ImportOptions & Pick<ChatImportOptions, "extract" | "limit">): Promise<ImportReport | ChatImportReport> {
+export async function importPath(
+  deps: Deps,
+  path: string,
+  options: ImportOptions & Pick<ChatImportOptions, "extract" | "limit">,
+): Promise<ImportReport | ChatImportReport> {
   const info = await stat(path);
   if (info.isDirectory()) return importMarkdownFolder(deps, path, options);
   const conversations = await loadChatExport(path, new Date().toISOString());

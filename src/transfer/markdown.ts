@@ -46,7 +46,11 @@ function scalar(raw: string): unknown {
   if (/^-?\d+(\.\d+)?$/.test(value)) return Number(value);
   if (/^(null|~)$/.test(value)) return null;
   if (value.startsWith("[") && value.endsWith("]")) {
-    return value.slice(1, -1).split(",").map((part) => scalar(part)).filter((part) => part !== null);
+    return value
+      .slice(1, -1)
+      .split(",")
+      .map((part) => scalar(part))
+      .filter((part) => part !== null);
   }
   const quoted = /^"(.*)"$|^'(.*)'$/.exec(value);
   return quoted ? (quoted[1] ?? quoted[2]) : value;
@@ -111,7 +115,11 @@ function resolveLinks(content: string, titleByName: Map<string, string>): string
  * resolved to titles so they become block edges. Ids derive from the path, so a re-run
  * finds the same documents.
  */
-export async function readMarkdownFolder(dir: string, scope: string, onError: (place: string, message: string) => void): Promise<MarkdownDocument[]> {
+export async function readMarkdownFolder(
+  dir: string,
+  scope: string,
+  onError: (place: string, message: string) => void,
+): Promise<MarkdownDocument[]> {
   const files = await markdownFiles(dir);
   const docs: Array<MarkdownDocument & { name: string }> = [];
   for (const file of files) {
@@ -122,12 +130,24 @@ export async function readMarkdownFolder(dir: string, scope: string, onError: (p
       const name = basename(file).replace(/\.(md|markdown)$/i, "");
       const heading = /^ {0,3}#\s+(.+?)\s*#*\s*$/m.exec(body)?.[1];
       const title = (typeof data.title === "string" && data.title.trim()) || heading?.trim() || name;
-      const created = typeof data.created === "string" ? Date.parse(data.created) : typeof data.date === "string" ? Date.parse(data.date) : NaN;
-      const createdAt = new Date(Number.isNaN(created) ? (info.birthtimeMs || info.mtimeMs) : created).toISOString();
+      const created =
+        typeof data.created === "string"
+          ? Date.parse(data.created)
+          : typeof data.date === "string"
+            ? Date.parse(data.date)
+            : NaN;
+      const createdAt = new Date(Number.isNaN(created) ? info.birthtimeMs || info.mtimeMs : created).toISOString();
       docs.push({
-        name, path, id: `doc_${hash(`${scope}\u001f${path}`)}`, title: title.slice(0, 500), markdown: body,
-        metadata: { ...data, path }, blocks: markdownBlocks(body), rootBlockId: `blk_${hash(`${scope}\u001f${path}\u001froot`)}`,
-        createdAt, updatedAt: new Date(Math.max(info.mtimeMs, Date.parse(createdAt))).toISOString(),
+        name,
+        path,
+        id: `doc_${hash(`${scope}\u001f${path}`)}`,
+        title: title.slice(0, 500),
+        markdown: body,
+        metadata: { ...data, path },
+        blocks: markdownBlocks(body),
+        rootBlockId: `blk_${hash(`${scope}\u001f${path}\u001froot`)}`,
+        createdAt,
+        updatedAt: new Date(Math.max(info.mtimeMs, Date.parse(createdAt))).toISOString(),
       });
     } catch (error) {
       onError(path, (error as Error).message);

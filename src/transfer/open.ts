@@ -11,13 +11,23 @@ import { tagExistingSealedFields } from "../record-store";
  * export never touch the index (a running server, or the next start, drains the outbox).
  * `forImport`: with the seal tags too (they need the master key), for what an import writes.
  */
-export async function openTransferStore(dataDir?: string, config: Config = loadConfig({ dataDir, logLevel: "warn" }), { forImport = false } = {}) {
-  const masterKeyOptions = { configured: config.encryption.masterKey, dataDir: config.dataDir, postgres: !!config.storage.databaseUrl };
+export async function openTransferStore(
+  dataDir?: string,
+  config: Config = loadConfig({ dataDir, logLevel: "warn" }),
+  { forImport = false } = {},
+) {
+  const masterKeyOptions = {
+    configured: config.encryption.masterKey,
+    dataDir: config.dataDir,
+    postgres: !!config.storage.databaseUrl,
+  };
   // Without a master key (PostgreSQL without SERVER_MASTER_KEY) no server runs on this store: nothing to tag for.
   const withKey = forImport && (!!config.encryption.masterKey || !config.storage.databaseUrl);
   if (withKey) checkMasterKeyConfig(masterKeyOptions);
   const store = await migrateAll(openStoreFor(config.storage, config.dataDir));
   // Imported sealed fields are tagged in their new place (crypto/seal-tags.ts), so they open through the server.
-  const sealTags = withKey ? (await openSealTags(store, resolveMasterKey(masterKeyOptions).key, tagExistingSealedFields)).tags : undefined;
+  const sealTags = withKey
+    ? (await openSealTags(store, resolveMasterKey(masterKeyOptions).key, tagExistingSealedFields)).tags
+    : undefined;
   return { config, store, outbox: createOutbox(store), sealTags, close: () => store.close() };
 }

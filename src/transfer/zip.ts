@@ -35,7 +35,8 @@ const EOCD_SEARCH = 22 + 0xffff;
 const MAX_DIRECTORY_BYTES = 64 * 1024 * 1024;
 
 /** Whether the bytes start like a zip archive (a local file header). */
-export const looksLikeZip = (head: Uint8Array) => head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04;
+export const looksLikeZip = (head: Uint8Array) =>
+  head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04;
 
 interface Member {
   name: string;
@@ -46,7 +47,11 @@ interface Member {
 }
 
 /** Members of the archive at `path` whose name `wanted` picks, the shortest path first; null when none. */
-export async function readZipMember(path: string, wanted: (name: string) => boolean, limits: ZipLimits): Promise<{ name: string; data: Buffer } | null> {
+export async function readZipMember(
+  path: string,
+  wanted: (name: string) => boolean,
+  limits: ZipLimits,
+): Promise<{ name: string; data: Buffer } | null> {
   const file = await open(path, "r");
   try {
     const { size: fileSize } = await file.stat();
@@ -64,19 +69,28 @@ export async function readZipMember(path: string, wanted: (name: string) => bool
     const entries = tail.readUInt16LE(at + 10);
     const directorySize = tail.readUInt32LE(at + 12);
     const directoryOffset = tail.readUInt32LE(at + 16);
-    if (entries === 0xffff || directoryOffset === 0xffffffff) throw new ZipError("a ZIP64 archive; extract conversations.json from it and import that file");
-    if (entries > limits.maxEntries) throw new ZipError(`the archive lists ${entries} entries; the limit is ${limits.maxEntries}`);
-    if (directorySize > MAX_DIRECTORY_BYTES) throw new ZipError(`the archive's central directory is ${directorySize} bytes; the limit is ${MAX_DIRECTORY_BYTES}`);
+    if (entries === 0xffff || directoryOffset === 0xffffffff)
+      throw new ZipError("a ZIP64 archive; extract conversations.json from it and import that file");
+    if (entries > limits.maxEntries)
+      throw new ZipError(`the archive lists ${entries} entries; the limit is ${limits.maxEntries}`);
+    if (directorySize > MAX_DIRECTORY_BYTES)
+      throw new ZipError(
+        `the archive's central directory is ${directorySize} bytes; the limit is ${MAX_DIRECTORY_BYTES}`,
+      );
     if (directoryOffset + directorySize > fileSize) throw new ZipError("the archive's central directory is damaged");
     const directory = await read(directoryOffset, directorySize);
     const members: Member[] = [];
     for (let p = 0, n = 0; n < entries; n++) {
-      if (p + 46 > directory.length || directory.readUInt32LE(p) !== CENTRAL) throw new ZipError("the archive's central directory is damaged");
+      if (p + 46 > directory.length || directory.readUInt32LE(p) !== CENTRAL)
+        throw new ZipError("the archive's central directory is damaged");
       const nameLength = directory.readUInt16LE(p + 28);
       const name = directory.toString("utf8", p + 46, p + 46 + nameLength);
       if (wanted(name)) {
         members.push({
-          name, method: directory.readUInt16LE(p + 10), compressedSize: directory.readUInt32LE(p + 20), size: directory.readUInt32LE(p + 24),
+          name,
+          method: directory.readUInt16LE(p + 10),
+          compressedSize: directory.readUInt32LE(p + 20),
+          size: directory.readUInt32LE(p + 24),
           localOffset: directory.readUInt32LE(p + 42),
         });
       }
@@ -86,9 +100,14 @@ export async function readZipMember(path: string, wanted: (name: string) => bool
     if (!member) return null;
     // Deflate never grows data by more than a few bytes per 16 KB: a larger compressed size is past the limit too.
     if (member.size > limits.maxBytes || member.compressedSize > limits.maxBytes + limits.maxBytes / 1000) {
-      throw new ZipError(`${member.name} is ${Math.max(member.size, member.compressedSize)} bytes; the limit is ${limits.maxBytes}`);
+      throw new ZipError(
+        `${member.name} is ${Math.max(member.size, member.compressedSize)} bytes; the limit is ${limits.maxBytes}`,
+      );
     }
-    if (member.size > Math.max(1, member.compressedSize) * limits.maxRatio) throw new ZipError(`${member.name} expands ${Math.round(member.size / Math.max(1, member.compressedSize))}-fold; the limit is ${limits.maxRatio}`);
+    if (member.size > Math.max(1, member.compressedSize) * limits.maxRatio)
+      throw new ZipError(
+        `${member.name} expands ${Math.round(member.size / Math.max(1, member.compressedSize))}-fold; the limit is ${limits.maxRatio}`,
+      );
     const local = await read(member.localOffset, 30);
     if (local.readUInt32LE(0) !== LOCAL) throw new ZipError("the archive's local header is damaged");
     const dataOffset = member.localOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
@@ -103,8 +122,12 @@ export async function readZipMember(path: string, wanted: (name: string) => bool
       } catch {
         throw new ZipError(`${member.name} does not decompress to its declared ${member.size} bytes`);
       }
-    } else throw new ZipError(`${member.name} is compressed with method ${member.method}; only stored and deflated members are read`);
-    if (data.length !== member.size) throw new ZipError(`${member.name} does not decompress to its declared ${member.size} bytes`);
+    } else
+      throw new ZipError(
+        `${member.name} is compressed with method ${member.method}; only stored and deflated members are read`,
+      );
+    if (data.length !== member.size)
+      throw new ZipError(`${member.name} does not decompress to its declared ${member.size} bytes`);
     return { name: member.name, data };
   } finally {
     await file.close();

@@ -9,8 +9,13 @@ export const UploadStarted = t.Object({ uploadId: t.String({ description: "upl_ 
 export const UploadParams = t.Object({ uploadId: t.String({ minLength: 1, maxLength: 128 }) });
 export const UploadPartBody = t.Object({
   // Range-checked by the service: the schema's own message for a bounded integer names no bounds.
-  partNumber: t.Number({ description: `an integer from 1 to ${UPLOAD_LIMITS.parts}; parts are joined in this order; re-sending a number replaces that part` }),
-  data: t.String({ maxLength: Math.ceil(UPLOAD_LIMITS.partBytes / 3) * 4 + 4, description: "the part's bytes, base64 (standard or URL-safe), at most 8 MB decoded" }),
+  partNumber: t.Number({
+    description: `an integer from 1 to ${UPLOAD_LIMITS.parts}; parts are joined in this order; re-sending a number replaces that part`,
+  }),
+  data: t.String({
+    maxLength: Math.ceil(UPLOAD_LIMITS.partBytes / 3) * 4 + 4,
+    description: "the part's bytes, base64 (standard or URL-safe), at most 8 MB decoded",
+  }),
 });
 /** An upload part's body: 8 MB decoded is 11.2 MB of base64. */
 export const PART_BODY_LIMIT: BodyLimit = { bytes: 12 * MB };

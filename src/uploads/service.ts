@@ -75,25 +75,48 @@ export function createUploadService(d: UploadServiceDeps) {
 
   return {
     /** `sealed`: reverse-proxy mode, where the parts and the file are sealed with the owner's client key. */
-    async start(ownerId: string, body: { workspaceId: string; filename: string; contentType: string }, sealed = false): Promise<{ uploadId: string }> {
+    async start(
+      ownerId: string,
+      body: { workspaceId: string; filename: string; contentType: string },
+      sealed = false,
+    ): Promise<{ uploadId: string }> {
       await d.workspaces.requireOwned(ownerId, body.workspaceId);
       const now = Date.now();
       await sweep(now);
       if ((await repo.countOpen(store.db, ownerId, now - UPLOAD_LIMITS.idleMs)) >= UPLOAD_LIMITS.openPerUser) {
-        throw new AppError(429, "rate_limited", `uploads: at most ${UPLOAD_LIMITS.openPerUser} open upload sessions per user; complete one or let it expire (1 hour idle)`, {
-          "retry-after": String(Math.ceil(UPLOAD_LIMITS.idleMs / 1000)),
-        });
+        throw new AppError(
+          429,
+          "rate_limited",
+          `uploads: at most ${UPLOAD_LIMITS.openPerUser} open upload sessions per user; complete one or let it expire (1 hour idle)`,
+          {
+            "retry-after": String(Math.ceil(UPLOAD_LIMITS.idleMs / 1000)),
+          },
+        );
       }
       const uploadId = newId("upl");
-      await store.transaction((tx) => repo.insert(tx, {
-        id: uploadId, ownerId, workspaceId: body.workspaceId, name: body.filename, contentType: normalizeType(body.contentType),
-        totalBytes: 0, createdAt: now, touchedAt: now, sealed,
-      }));
+      await store.transaction((tx) =>
+        repo.insert(tx, {
+          id: uploadId,
+          ownerId,
+          workspaceId: body.workspaceId,
+          name: body.filename,
+          contentType: normalizeType(body.contentType),
+          totalBytes: 0,
+          createdAt: now,
+          touchedAt: now,
+          sealed,
+        }),
+      );
       return { uploadId };
     },
 
     /** Stores one part (replacing an earlier part of the same number). `data` is base64. */
-    async part(ownerId: string, uploadId: string, body: { partNumber: number; data: string }, sealKey: SealKey): Promise<{ uploaded: true }> {
+    async part(
+      ownerId: string,
+      uploadId: string,
+      body: { partNumber: number; data: string },
+      sealKey: SealKey,
+    ): Promise<{ uploaded: true }> {
       const now = Date.now();
       const found = await session(ownerId, uploadId, now);
       if (!Number.isInteger(body.partNumber) || body.partNumber < 1 || body.partNumber > UPLOAD_LIMITS.parts) {
@@ -101,8 +124,11 @@ export function createUploadService(d: UploadServiceDeps) {
       }
       if (!BASE64.test(body.data)) throw badRequest("data: must be base64 (standard or URL-safe alphabet)");
       const bytes = Buffer.from(body.data, "base64");
-      if (bytes.byteLength > UPLOAD_LIMITS.partBytes) throw payloadTooLarge(`data: a part holds at most ${describeBytes(UPLOAD_LIMITS.partBytes)} (decoded)`);
-      const blob = await blobs.write(found.sealed ? sealStream([bytes], await sealKey(), partContext(uploadId, body.partNumber)) : [bytes]);
+      if (bytes.byteLength > UPLOAD_LIMITS.partBytes)
+        throw payloadTooLarge(`data: a part holds at most ${describeBytes(UPLOAD_LIMITS.partBytes)} (decoded)`);
+      const blob = await blobs.write(
+        found.sealed ? sealStream([bytes], await sealKey(), partContext(uploadId, body.partNumber)) : [bytes],
+      );
       // Totals count the bytes as sent, so the MNEMO_MAX_FILE_BYTES cap is the same sealed or not.
       const sentBytes = (size: number) => (found.sealed ? plainSize(size) : size);
       let replaced: string | null = null;
@@ -113,7 +139,10 @@ export function createUploadService(d: UploadServiceDeps) {
           if (await repo.completing(tx, uploadId)) throw conflict(`upload '${uploadId}' is being completed`);
           const previous = await repo.part(tx, uploadId, body.partNumber);
           const total = current.totalBytes - (previous ? sentBytes(previous.size) : 0) + bytes.byteLength;
-          if (total > d.maxFileBytes) throw payloadTooLarge(`data: the upload would exceed ${describeBytes(d.maxFileBytes)} (MNEMO_MAX_FILE_BYTES)`);
+          if (total > d.maxFileBytes)
+            throw payloadTooLarge(
+              `data: the upload would exceed ${describeBytes(d.maxFileBytes)} (MNEMO_MAX_FILE_BYTES)`,
+            );
           await repo.putPart(tx, uploadId, { partNumber: body.partNumber, blobId: blob.blobId, size: blob.size });
           await repo.touch(tx, uploadId, total, now);
           replaced = previous?.blobId ?? null;
@@ -134,8 +163,10 @@ export function createUploadService(d: UploadServiceDeps) {
       const parts = await repo.parts(store.db, uploadId);
       if (!parts.length) throw badRequest("partNumber: no parts were uploaded; send part 1 first");
       const missing = parts.findIndex((part, i) => part.partNumber !== i + 1);
-      if (missing !== -1) throw badRequest(`partNumber: part ${missing + 1} is missing (parts must be numbered 1, 2, 3, … without gaps)`);
-      if (!(await store.transaction((tx) => repo.claim(tx, uploadId, now)))) throw conflict(`upload '${uploadId}' is being completed`);
+      if (missing !== -1)
+        throw badRequest(`partNumber: part ${missing + 1} is missing (parts must be numbered 1, 2, 3, … without gaps)`);
+      if (!(await store.transaction((tx) => repo.claim(tx, uploadId, now))))
+        throw conflict(`upload '${uploadId}' is being completed`);
       let fileKey: string;
       try {
         // Parts re-read under the claim: no part can change any more.
@@ -147,14 +178,28 @@ export function createUploadService(d: UploadServiceDeps) {
               continue;
             }
             try {
-              yield* openSealed((range) => blobs.read(part.blobId, part.size, range), part.size, key, partContext(uploadId, part.partNumber));
+              yield* openSealed(
+                (range) => blobs.read(part.blobId, part.size, range),
+                part.size,
+                key,
+                partContext(uploadId, part.partNumber),
+              );
             } catch (error) {
-              if (error instanceof SealedFileError) throw badRequest(`X-Client-Key: part ${part.partNumber} does not open with this client key; send the key the parts were sent with`);
+              if (error instanceof SealedFileError)
+                throw badRequest(
+                  `X-Client-Key: part ${part.partNumber} does not open with this client key; send the key the parts were sent with`,
+                );
               throw error;
             }
           }
         }
-        const file = { ownerId, workspaceId: found.workspaceId, key: newId("file"), name: found.name, contentType: found.contentType };
+        const file = {
+          ownerId,
+          workspaceId: found.workspaceId,
+          key: newId("file"),
+          name: found.name,
+          contentType: found.contentType,
+        };
         fileKey = (await d.files.store(file, assembled(), key)).key;
       } catch (error) {
         await store.transaction((tx) => repo.release(tx, uploadId));

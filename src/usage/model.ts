@@ -19,7 +19,10 @@ export const UsageResponse = t.Object(
 export const CreditsResponse = t.Object(
   {
     used: Tokens,
-    limit: t.Integer({ minimum: 0, description: "MONTHLY_TOKEN_LIMIT, or the user's override (mnemo usage set-limit)" }),
+    limit: t.Integer({
+      minimum: 0,
+      description: "MONTHLY_TOKEN_LIMIT, or the user's override (mnemo usage set-limit)",
+    }),
     remaining: Tokens,
     month: Month,
   },

@@ -13,7 +13,12 @@ export interface UsageDelta {
   requests: number;
 }
 
-type CounterRow = { prompt_tokens: number | string; completion_tokens: number | string; total_tokens: number | string; request_count: number | string };
+type CounterRow = {
+  prompt_tokens: number | string;
+  completion_tokens: number | string;
+  total_tokens: number | string;
+  request_count: number | string;
+};
 
 /** PostgreSQL returns BIGINT as a string (pg's default, exact past 2^53); counts here stay far below. */
 const num = (value: number | string | null | undefined) => Number(value ?? 0);
@@ -22,7 +27,14 @@ const num = (value: number | string | null | undefined) => Number(value ?? 0);
 export function createUsageRepository() {
   return {
     /** Adds to the month's counters, and the day's, each in one atomic statement (no read-modify-write). */
-    async add(tx: Executor, userId: string, month: string, delta: UsageDelta, now: string, day: string = now.slice(0, 10)): Promise<void> {
+    async add(
+      tx: Executor,
+      userId: string,
+      month: string,
+      delta: UsageDelta,
+      now: string,
+      day: string = now.slice(0, 10),
+    ): Promise<void> {
       const total = delta.promptTokens + delta.completionTokens;
       await run(
         tx,
@@ -68,8 +80,14 @@ export function createUsageRepository() {
       return { used: num(row?.used), held: num(row?.held) };
     },
 
-    async hold(tx: Executor, hold: { id: string; userId: string; month: string; tokens: number; expiresMs: number }): Promise<void> {
-      await run(tx, sql`INSERT INTO usage_holds (id, user_id, month, tokens, expires_ms) VALUES (${hold.id}, ${hold.userId}, ${hold.month}, ${hold.tokens}, ${hold.expiresMs})`);
+    async hold(
+      tx: Executor,
+      hold: { id: string; userId: string; month: string; tokens: number; expiresMs: number },
+    ): Promise<void> {
+      await run(
+        tx,
+        sql`INSERT INTO usage_holds (id, user_id, month, tokens, expires_ms) VALUES (${hold.id}, ${hold.userId}, ${hold.month}, ${hold.tokens}, ${hold.expiresMs})`,
+      );
     },
 
     async dropHold(tx: Executor, id: string): Promise<void> {
@@ -91,15 +109,26 @@ export function createUsageRepository() {
 
     /** The user's override of the monthly token limit, or null. */
     /** The month's days that have usage, in order. */
-    async days(tx: Executor, userId: string, month: string): Promise<Array<{ day: string; totalTokens: number; requestCount: number }>> {
+    async days(
+      tx: Executor,
+      userId: string,
+      month: string,
+    ): Promise<Array<{ day: string; totalTokens: number; requestCount: number }>> {
       const rows = await all<{ day: string; total_tokens: number; request_count: number }>(
         tx,
         sql`SELECT day, total_tokens, request_count FROM usage_daily WHERE user_id = ${userId} AND day >= ${`${month}-01`} AND day <= ${`${month}-31`} ORDER BY day`,
       );
-      return rows.map((r) => ({ day: r.day, totalTokens: Number(r.total_tokens), requestCount: Number(r.request_count) }));
+      return rows.map((r) => ({
+        day: r.day,
+        totalTokens: Number(r.total_tokens),
+        requestCount: Number(r.request_count),
+      }));
     },
     async limitOf(tx: Executor, userId: string): Promise<number | null> {
-      const row = await first<{ monthly_tokens: number | string }>(tx, sql`SELECT monthly_tokens FROM usage_limits WHERE user_id = ${userId}`);
+      const row = await first<{ monthly_tokens: number | string }>(
+        tx,
+        sql`SELECT monthly_tokens FROM usage_limits WHERE user_id = ${userId}`,
+      );
       return row ? num(row.monthly_tokens) : null;
     },
 

@@ -37,9 +37,14 @@ export function quotaRefusal(balance: QuotaBalance, need: { total: number; detai
   const { month, used, held, limit } = balance;
   const renews = "it renews at the start of the next month (UTC)";
   if (used >= limit) {
-    return new AppError(429, "rate_limited", `monthly token quota exhausted: ${used} of ${limit} tokens used in ${month}; ${renews}`, {
-      "retry-after": String(secondsUntilNextMonth(at)),
-    });
+    return new AppError(
+      429,
+      "rate_limited",
+      `monthly token quota exhausted: ${used} of ${limit} tokens used in ${month}; ${renews}`,
+      {
+        "retry-after": String(secondsUntilNextMonth(at)),
+      },
+    );
   }
   const waitForHolds = used + need.total <= limit;
   const free = Math.max(0, limit - used - held);
@@ -124,7 +129,14 @@ export function createUsageService({ store, repo, defaultMonthlyLimit, now = () 
     /** A completion's tokens added to the month it started in, and its hold dropped, in one transaction. */
     async settle(hold: QuotaHold, delta: UsageDelta): Promise<void> {
       await store.transaction(async (tx) => {
-        await repo.add(tx, hold.userId, monthOf(hold.at), delta, new Date().toISOString(), hold.at.toISOString().slice(0, 10));
+        await repo.add(
+          tx,
+          hold.userId,
+          monthOf(hold.at),
+          delta,
+          new Date().toISOString(),
+          hold.at.toISOString().slice(0, 10),
+        );
         await repo.dropHold(tx, hold.id);
       });
     },
@@ -139,7 +151,14 @@ export function createUsageService({ store, repo, defaultMonthlyLimit, now = () 
       const month = monthOf(at);
       const [row, override] = await Promise.all([repo.get(store.db, userId, month), repo.limitOf(store.db, userId)]);
       const limit = override ?? defaultMonthlyLimit;
-      return { user: userId, month, ...row, limit, limitSource: override === null ? "default" : "override", remaining: Math.max(0, limit - row.totalTokens) };
+      return {
+        user: userId,
+        month,
+        ...row,
+        limit,
+        limitSource: override === null ? "default" : "override",
+        remaining: Math.max(0, limit - row.totalTokens),
+      };
     },
 
     setLimit: (userId: string, tokens: number) => repo.setLimit(store.db, userId, tokens, new Date().toISOString()),

@@ -12,13 +12,22 @@ let tokenizer: Promise<Tokenizer> | null = null;
 // Special-token text (`<|endoftext|>`) in a message is counted as the plain text it is; by
 // default the tokenizer throws on it, and the request would go unmetered.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
-const load = () => (tokenizer ??= import("gpt-tokenizer").then((m) => ({ countTokens: (text: string) => m.countTokens(text, AS_TEXT) })));
+const load = () =>
+  (tokenizer ??= import("gpt-tokenizer").then((m) => ({
+    countTokens: (text: string) => m.countTokens(text, AS_TEXT),
+  })));
 
 /** The text of a message's `content`: a string, or the text parts of an array. */
 export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
-    return content.map((part) => (part && typeof part === "object" && typeof (part as { text?: unknown }).text === "string" ? (part as { text: string }).text : "")).join("\n");
+    return content
+      .map((part) =>
+        part && typeof part === "object" && typeof (part as { text?: unknown }).text === "string"
+          ? (part as { text: string }).text
+          : "",
+      )
+      .join("\n");
   }
   return "";
 }
@@ -26,10 +35,12 @@ export function contentText(content: unknown): string {
 /** Text a message carries beyond its content: tool calls' names and arguments. */
 function toolCallText(message: Record<string, unknown>): string {
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  return calls.map((c) => {
-    const fn = (c as { function?: { name?: unknown; arguments?: unknown } }).function;
-    return `${typeof fn?.name === "string" ? fn.name : ""} ${typeof fn?.arguments === "string" ? fn.arguments : ""}`;
-  }).join("\n");
+  return calls
+    .map((c) => {
+      const fn = (c as { function?: { name?: unknown; arguments?: unknown } }).function;
+      return `${typeof fn?.name === "string" ? fn.name : ""} ${typeof fn?.arguments === "string" ? fn.arguments : ""}`;
+    })
+    .join("\n");
 }
 
 /** The prompt's tokens by `count`: OpenAI's framing around each message's role, content, tool calls and name. */

@@ -9,7 +9,8 @@ export type AppFile = (typeof APP_FILES)[number];
 export type AppAssets = Record<AppFile, string>;
 
 /** The policy sent with every page of the app: nothing from elsewhere, no inline script or style, no framing. */
-export const APP_CSP = "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+export const APP_CSP =
+  "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 let loaded: Promise<AppAssets | null> | undefined;
 

@@ -43,14 +43,16 @@ export function webAppRoutes(auth: AuthService, sessions: WebAppSessions) {
       {
         // Signing a browser in to someone's account is an attack too (login CSRF): the header first, before the body.
         transform: checkBeforeBody(async ({ request }) => {
-          if (request.headers.get(APP_HEADER) !== "1") throw forbidden("signing in to the app needs the header 'X-Mnemo-App: 1' (sent by the app itself)");
+          if (request.headers.get(APP_HEADER) !== "1")
+            throw forbidden("signing in to the app needs the header 'X-Mnemo-App: 1' (sent by the app itself)");
         }),
         body: CreateSessionBody,
         bodyLimit: SESSION_BODY_LIMIT,
         response: { 200: SessionInfo, ...errorsFor(400, 401, 403, 413, 415, 500, 503) },
         detail: {
           tags: ["app"],
-          summary: "Sign in to the web app: a one-time sign-in link's token or a pasted API key, for an HttpOnly session cookie",
+          summary:
+            "Sign in to the web app: a one-time sign-in link's token or a pasted API key, for an HttpOnly session cookie",
           security: [{}],
         },
       },
@@ -64,14 +66,16 @@ export function webAppRoutes(auth: AuthService, sessions: WebAppSessions) {
       {
         // As for signing in: only the app asks, so no other page learns whom a link is for.
         transform: checkBeforeBody(async ({ request }) => {
-          if (request.headers.get(APP_HEADER) !== "1") throw forbidden("reading a sign-in link needs the header 'X-Mnemo-App: 1' (sent by the app itself)");
+          if (request.headers.get(APP_HEADER) !== "1")
+            throw forbidden("reading a sign-in link needs the header 'X-Mnemo-App: 1' (sent by the app itself)");
         }),
         body: LinkBody,
         bodyLimit: SESSION_BODY_LIMIT,
         response: { 200: LinkInfo, ...errorsFor(400, 401, 403, 413, 415, 500, 503) },
         detail: {
           tags: ["app"],
-          summary: "Whom a sign-in link signs in, without using it: the app asks before a link replaces the session of another user",
+          summary:
+            "Whom a sign-in link signs in, without using it: the app asks before a link replaces the session of another user",
           security: [{}],
         },
       },
@@ -80,7 +84,10 @@ export function webAppRoutes(auth: AuthService, sessions: WebAppSessions) {
       "/session",
       async ({ request, principal, set }) => {
         const sessionId = sessionCookie(request.headers);
-        if (principal.method !== "app_session" || !sessionId) throw badRequest("session: this request carries no app session to end (it authenticated with a bearer token)");
+        if (principal.method !== "app_session" || !sessionId)
+          throw badRequest(
+            "session: this request carries no app session to end (it authenticated with a bearer token)",
+          );
         await sessions.signOut(sessionId);
         set.headers["set-cookie"] = cookie(request, "", 0);
         return { signedOut: true as const };
@@ -88,7 +95,10 @@ export function webAppRoutes(auth: AuthService, sessions: WebAppSessions) {
       {
         auth: true,
         response: { 200: SessionEnded, ...errorsFor(400, 401, 403, 500, 503) },
-        detail: { tags: ["app"], summary: "Sign out of the web app: the session ends on the server and its cookie is cleared" },
+        detail: {
+          tags: ["app"],
+          summary: "Sign out of the web app: the session ends on the server and its cookie is cleared",
+        },
       },
     );
 }

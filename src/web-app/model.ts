@@ -6,8 +6,22 @@ export const SESSION_BODY_LIMIT: BodyLimit = { bytes: 16 * KB, depth: 2, nodes: 
 
 export const CreateSessionBody = t.Object(
   {
-    token: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "the one-time token of a sign-in link (`mnemo open` prints the link; the token follows `#signin=`)" })),
-    apiKey: t.Optional(t.String({ minLength: 1, maxLength: 12_000, description: "an API key (or any bearer credential the server accepts), exchanged for a session of the same user and scopes" })),
+    token: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          "the one-time token of a sign-in link (`mnemo open` prints the link; the token follows `#signin=`)",
+      }),
+    ),
+    apiKey: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 12_000,
+        description:
+          "an API key (or any bearer credential the server accepts), exchanged for a session of the same user and scopes",
+      }),
+    ),
   },
   { additionalProperties: false, description: "exactly one of token and apiKey" },
 );
@@ -16,7 +30,10 @@ export type CreateSessionBody = typeof CreateSessionBody.static;
 export const SessionInfo = t.Object({
   userId: t.String(),
   scopes: t.Array(t.String()),
-  expiresAt: t.String({ format: "date-time", description: "the session's end at the latest; it ends sooner after 12 hours unused, or at sign-out" }),
+  expiresAt: t.String({
+    format: "date-time",
+    description: "the session's end at the latest; it ends sooner after 12 hours unused, or at sign-out",
+  }),
 });
 
 export const LinkBody = t.Object(

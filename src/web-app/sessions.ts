@@ -5,7 +5,8 @@ import { AppError, badRequest, unauthorized } from "../shared/app-error";
 import type { CreateSessionBody } from "./model";
 
 const LINK_REFUSALS = {
-  expired: "this sign-in link has expired (a link works for 5 minutes); run `mnemo open --user <id>` again for a new one",
+  expired:
+    "this sign-in link has expired (a link works for 5 minutes); run `mnemo open --user <id>` again for a new one",
   used: "this sign-in link was already used (each link works once); run `mnemo open --user <id>` again for a new one",
   unknown: "this sign-in link is not known to this server; run `mnemo open --user <id>` for a new one",
 } as const;
@@ -15,7 +16,8 @@ export function createWebAppSessions(auth: AuthService, sessions: AppSessions) {
   return {
     /** Makes a session; returns its secret id (only ever put in the cookie) and what the page may know. */
     async signIn(body: CreateSessionBody) {
-      if ((body.token === undefined) === (body.apiKey === undefined)) throw badRequest("body: give exactly one of 'token' (a sign-in link's) and 'apiKey'");
+      if ((body.token === undefined) === (body.apiKey === undefined))
+        throw badRequest("body: give exactly one of 'token' (a sign-in link's) and 'apiKey'");
       if (body.token !== undefined) {
         const outcome = await sessions.useLink(body.token);
         if (!outcome.ok) throw unauthorized(LINK_REFUSALS[outcome.reason]);
@@ -32,8 +34,12 @@ export function createWebAppSessions(auth: AuthService, sessions: AppSessions) {
       }
       // A session ends with the credential it came from: it records which key or developer token that was.
       return start({
-        userId: principal.userId, scopes: [...principal.scopes], via: principal.method as SessionVia, keyId: principal.keyId ?? null,
-        devTokenId: principal.devTokenId ?? null, notAfter: principal.expiresAt,
+        userId: principal.userId,
+        scopes: [...principal.scopes],
+        via: principal.method as SessionVia,
+        keyId: principal.keyId ?? null,
+        devTokenId: principal.devTokenId ?? null,
+        notAfter: principal.expiresAt,
       });
     },
     /** Whom a sign-in link would sign in, without using it (the link's holder could sign in as that user anyway). */

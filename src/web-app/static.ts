@@ -16,10 +16,15 @@ export const APP_HEADERS = {
   "cache-control": "no-cache",
 } as const;
 
-const NOT_BUILT = "Mnemo's web app was not built into this server. Run `bun scripts/build-app.ts` (or `npm install`) and start the server again; the API works without it.\n";
+const NOT_BUILT =
+  "Mnemo's web app was not built into this server. Run `bun scripts/build-app.ts` (or `npm install`) and start the server again; the API works without it.\n";
 
 function page(assets: AppAssets | null, path: string): Response {
-  if (!assets) return new Response(NOT_BUILT, { status: 503, headers: { ...APP_HEADERS, "content-type": "text/plain; charset=utf-8" } });
+  if (!assets)
+    return new Response(NOT_BUILT, {
+      status: 503,
+      headers: { ...APP_HEADERS, "content-type": "text/plain; charset=utf-8" },
+    });
   // /app/app.js and /app/app.css are files; every other /app path is a page of the history router.
   const name: AppFile = path === "/app/app.js" ? "app.js" : path === "/app/app.css" ? "app.css" : "index.html";
   return new Response(assets[name], { headers: { ...APP_HEADERS, "content-type": TYPES[name] } });
@@ -32,7 +37,9 @@ function page(assets: AppAssets | null, path: string): Response {
 export function appPages() {
   const serve = async ({ request }: { request: Request }) => page(await loadAppAssets(), new URL(request.url).pathname);
   return new Elysia({ name: "app-pages" })
-    .get("/", () => new Response(null, { status: 302, headers: { location: "/app/", "cache-control": "no-cache" } }), { detail: { hide: true } })
+    .get("/", () => new Response(null, { status: 302, headers: { location: "/app/", "cache-control": "no-cache" } }), {
+      detail: { hide: true },
+    })
     .get("/app", serve, { detail: { hide: true } })
     .get("/app/*", serve, { detail: { hide: true } });
 }

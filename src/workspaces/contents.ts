@@ -26,7 +26,11 @@ export interface WorkspaceContents {
    * search index rows in the same transaction. What cannot be undone (bytes outside the
    * store of record) is returned as a task, run only once the transaction committed.
    */
-  purge(tx: Executor, ownerId: string, workspaceId: string): Promise<{ counts: Partial<ContentCounts>; afterCommit?: () => Promise<void> }>;
+  purge(
+    tx: Executor,
+    ownerId: string,
+    workspaceId: string,
+  ): Promise<{ counts: Partial<ContentCounts>; afterCommit?: () => Promise<void> }>;
 }
 
 /** Adds `part` into `total`, key by key. */

@@ -5,13 +5,25 @@ import { errorResponses } from "../shared/error-body";
 import { decryptPlugin, type EncryptionOptions } from "../crypto/plugin";
 import { createRouter } from "../lib/router";
 import { WorkspaceParams } from "../shared/schemas";
-import { CreateWorkspaceBody, DeletedWorkspace, RenameWorkspaceBody, Workspace, WorkspaceContents, WorkspaceEnvelope } from "./model";
+import {
+  CreateWorkspaceBody,
+  DeletedWorkspace,
+  RenameWorkspaceBody,
+  Workspace,
+  WorkspaceContents,
+  WorkspaceEnvelope,
+} from "./model";
 import type { WorkspaceRemoval } from "./removal";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
 import type { WorkspaceService } from "./service";
 
 /** Workspaces: list, create, read, rename, and delete with all they hold. */
-export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService, removal: WorkspaceRemoval, encryption: EncryptionOptions) {
+export function workspaceRoutes(
+  auth: AuthService,
+  workspaces: WorkspaceService,
+  removal: WorkspaceRemoval,
+  encryption: EncryptionOptions,
+) {
   return createRouter({ prefix: "/v1/workspaces" })
     .use(authPlugin(auth))
     .use(decryptPlugin(encryption))
@@ -23,12 +35,14 @@ export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService,
         return page.items;
       },
       {
-        auth: "memory:read", decrypt: true,
+        auth: "memory:read",
+        decrypt: true,
         query: PageQuery,
         response: { 200: t.Array(Workspace), ...errorResponses() },
         detail: {
           tags: ["workspaces"],
-          summary: "List my workspaces, oldest first (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)",
+          summary:
+            "List my workspaces, oldest first (?limit= default 50, at most 200; X-Next-Cursor names the next page's ?cursor=)",
         },
       },
     )
@@ -39,25 +53,38 @@ export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService,
         return workspaces.create(principal.userId, body.name);
       },
       {
-        auth: "memory:write", decrypt: true,
+        auth: "memory:write",
+        decrypt: true,
         body: CreateWorkspaceBody,
         response: { 201: Workspace, ...errorResponses() },
         detail: { tags: ["workspaces"], summary: "Create a workspace" },
       },
     )
-    .get("/:workspaceId", async ({ principal, params }) => ({ workspace: await workspaces.get(principal.userId, params.workspaceId) }), {
-      auth: "memory:read", decrypt: true,
-      params: WorkspaceParams,
-      response: { 200: WorkspaceEnvelope, ...errorResponses() },
-      detail: { tags: ["workspaces"], summary: "Get one workspace" },
-    })
-    .patch("/:workspaceId", async ({ principal, params, body }) => ({ workspace: await workspaces.rename(principal.userId, params.workspaceId, body.name) }), {
-      auth: "memory:write", decrypt: true,
-      params: WorkspaceParams,
-      body: RenameWorkspaceBody,
-      response: { 200: WorkspaceEnvelope, ...errorResponses() },
-      detail: { tags: ["workspaces"], summary: "Rename a workspace" },
-    })
+    .get(
+      "/:workspaceId",
+      async ({ principal, params }) => ({ workspace: await workspaces.get(principal.userId, params.workspaceId) }),
+      {
+        auth: "memory:read",
+        decrypt: true,
+        params: WorkspaceParams,
+        response: { 200: WorkspaceEnvelope, ...errorResponses() },
+        detail: { tags: ["workspaces"], summary: "Get one workspace" },
+      },
+    )
+    .patch(
+      "/:workspaceId",
+      async ({ principal, params, body }) => ({
+        workspace: await workspaces.rename(principal.userId, params.workspaceId, body.name),
+      }),
+      {
+        auth: "memory:write",
+        decrypt: true,
+        params: WorkspaceParams,
+        body: RenameWorkspaceBody,
+        response: { 200: WorkspaceEnvelope, ...errorResponses() },
+        detail: { tags: ["workspaces"], summary: "Rename a workspace" },
+      },
+    )
     .get("/:workspaceId/contents", ({ principal, params }) => removal.contents(principal.userId, params.workspaceId), {
       auth: "memory:read",
       params: WorkspaceParams,
@@ -70,7 +97,8 @@ export function workspaceRoutes(auth: AuthService, workspaces: WorkspaceService,
       response: { 200: DeletedWorkspace, ...errorResponses() },
       detail: {
         tags: ["workspaces"],
-        summary: "Delete a workspace and everything in it: documents, notes, chats, files and their bytes, memories and their history, extraction jobs, and their search entries",
+        summary:
+          "Delete a workspace and everything in it: documents, notes, chats, files and their bytes, memories and their history, extraction jobs, and their search entries",
       },
     });
 }

@@ -10,25 +10,39 @@ export interface WorkspaceRow {
 }
 
 type Stored = { seq: number; owner_id: string; id: string; name: string; created_at: string; updated_at: string };
-const toRow = (r: Stored): WorkspaceRow => ({ ownerId: r.owner_id, id: r.id, name: r.name, createdAt: r.created_at, updatedAt: r.updated_at });
+const toRow = (r: Stored): WorkspaceRow => ({
+  ownerId: r.owner_id,
+  id: r.id,
+  name: r.name,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 /** Workspaces in the store of record. Every read is scoped by owner: another user's workspace reads as missing. */
 export function createWorkspaceRepository() {
   return {
     async insert(tx: Executor, row: WorkspaceRow): Promise<void> {
-      await run(tx, sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
-                        VALUES (${row.ownerId}, ${row.id}, ${row.name}, ${row.createdAt}, ${row.updatedAt})`);
+      await run(
+        tx,
+        sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
+                        VALUES (${row.ownerId}, ${row.id}, ${row.name}, ${row.createdAt}, ${row.updatedAt})`,
+      );
     },
     /** Inserts the workspace unless its id is taken (by this owner or another); whether it did. */
     async insertIfAbsent(tx: Executor, row: WorkspaceRow): Promise<boolean> {
-      const inserted = await all(tx, sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
+      const inserted = await all(
+        tx,
+        sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
                                          VALUES (${row.ownerId}, ${row.id}, ${row.name}, ${row.createdAt}, ${row.updatedAt})
-                                         ON CONFLICT DO NOTHING RETURNING id`);
+                                         ON CONFLICT DO NOTHING RETURNING id`,
+      );
       return inserted.length > 0;
     },
     /** Who owns the workspace of this id (ids are unique across users), or null. */
     async ownerOf(tx: Executor, id: string): Promise<string | null> {
-      return (await first<{ owner_id: string }>(tx, sql`SELECT owner_id FROM workspaces WHERE id = ${id}`))?.owner_id ?? null;
+      return (
+        (await first<{ owner_id: string }>(tx, sql`SELECT owner_id FROM workspaces WHERE id = ${id}`))?.owner_id ?? null
+      );
     },
     async get(tx: Executor, ownerId: string, id: string): Promise<WorkspaceRow | null> {
       const r = await first<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND id = ${id}`);
@@ -36,7 +50,10 @@ export function createWorkspaceRepository() {
     },
     /** Renames; false when the owner has no such workspace. */
     async rename(tx: Executor, ownerId: string, id: string, name: string, now: string): Promise<WorkspaceRow | null> {
-      const r = await first<Stored>(tx, sql`UPDATE workspaces SET name = ${name}, updated_at = ${now} WHERE owner_id = ${ownerId} AND id = ${id} RETURNING *`);
+      const r = await first<Stored>(
+        tx,
+        sql`UPDATE workspaces SET name = ${name}, updated_at = ${now} WHERE owner_id = ${ownerId} AND id = ${id} RETURNING *`,
+      );
       return r ? toRow(r) : null;
     },
     /**
@@ -44,15 +61,26 @@ export function createWorkspaceRepository() {
      * chats' lockThread): a second delete of it waits, then finds it gone.
      */
     async lock(tx: Executor, ownerId: string, id: string): Promise<WorkspaceRow | null> {
-      const r = await first<Stored>(tx, sql`UPDATE workspaces SET updated_at = updated_at WHERE owner_id = ${ownerId} AND id = ${id} RETURNING *`);
+      const r = await first<Stored>(
+        tx,
+        sql`UPDATE workspaces SET updated_at = updated_at WHERE owner_id = ${ownerId} AND id = ${id} RETURNING *`,
+      );
       return r ? toRow(r) : null;
     },
     async delete(tx: Executor, ownerId: string, id: string): Promise<boolean> {
       return (await run(tx, sql`DELETE FROM workspaces WHERE owner_id = ${ownerId} AND id = ${id}`)) > 0;
     },
     /** Up to `limit` workspaces created after the one of sequence `afterSeq`, in creation order. */
-    async listPage(tx: Executor, ownerId: string, afterSeq: number, limit: number): Promise<Array<WorkspaceRow & { seq: number }>> {
-      const rows = await all<Stored>(tx, sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`);
+    async listPage(
+      tx: Executor,
+      ownerId: string,
+      afterSeq: number,
+      limit: number,
+    ): Promise<Array<WorkspaceRow & { seq: number }>> {
+      const rows = await all<Stored>(
+        tx,
+        sql`SELECT * FROM workspaces WHERE owner_id = ${ownerId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`,
+      );
       return rows.map((r) => ({ ...toRow(r), seq: r.seq }));
     },
   };
@@ -73,7 +101,14 @@ export function createArtifactRepository() {
       );
       return r ? JSON.parse(r.value) : undefined;
     },
-    async put(tx: Executor, ownerId: string, workspaceId: string, kind: ArtifactKind, value: unknown, now: string): Promise<void> {
+    async put(
+      tx: Executor,
+      ownerId: string,
+      workspaceId: string,
+      kind: ArtifactKind,
+      value: unknown,
+      now: string,
+    ): Promise<void> {
       await run(
         tx,
         sql`INSERT INTO workspace_artifacts (owner_id, workspace_id, kind, value, updated_at)
@@ -83,10 +118,16 @@ export function createArtifactRepository() {
     },
     /** Every artifact of a workspace (its block index, manifest, edges and notebook registry); how many went. */
     async deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<number> {
-      return run(tx, sql`DELETE FROM workspace_artifacts WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`);
+      return run(
+        tx,
+        sql`DELETE FROM workspace_artifacts WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId}`,
+      );
     },
     async delete(tx: Executor, ownerId: string, workspaceId: string, kind: ArtifactKind): Promise<void> {
-      await run(tx, sql`DELETE FROM workspace_artifacts WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND kind = ${kind}`);
+      await run(
+        tx,
+        sql`DELETE FROM workspace_artifacts WHERE owner_id = ${ownerId} AND workspace_id = ${workspaceId} AND kind = ${kind}`,
+      );
     },
   };
 }
@@ -94,12 +135,19 @@ export type ArtifactRepository = ReturnType<typeof createArtifactRepository>;
 
 /** Workspaces, as a user's export carries them. */
 export const WORKSPACE_TABLE: OwnedTable = {
-  table: "workspaces", owner: "owner_id", columns: ["owner_id", "id", "name", "created_at", "updated_at"],
-  orderBy: "seq", idColumns: ["id"],
+  table: "workspaces",
+  owner: "owner_id",
+  columns: ["owner_id", "id", "name", "created_at", "updated_at"],
+  orderBy: "seq",
+  idColumns: ["id"],
 };
 
 /** Workspace artifacts (the notebook registry, stored indexes), as a user's export carries them. */
 export const ARTIFACT_TABLE: OwnedTable = {
-  table: "workspace_artifacts", owner: "owner_id", columns: ["owner_id", "workspace_id", "kind", "value", "updated_at"],
-  json: ["value"], orderBy: "workspace_id, kind", idColumns: ["workspace_id", "kind"],
+  table: "workspace_artifacts",
+  owner: "owner_id",
+  columns: ["owner_id", "workspace_id", "kind", "value", "updated_at"],
+  json: ["value"],
+  orderBy: "workspace_id, kind",
+  idColumns: ["workspace_id", "kind"],
 };

@@ -12,7 +12,12 @@ export const registrySealedFields: SealedFieldSource = {
       sql`SELECT owner_id, workspace_id, value FROM workspace_artifacts WHERE kind = ${"notebooks"} ${owned} ${from} ORDER BY workspace_id LIMIT ${limit}`,
     );
     return {
-      records: rows.map((row) => [{ value: parsedField(row.value), binding: bindingFor(row.owner_id, "notebook-registry", row.workspace_id)("ciphertext") }]),
+      records: rows.map((row) => [
+        {
+          value: parsedField(row.value),
+          binding: bindingFor(row.owner_id, "notebook-registry", row.workspace_id)("ciphertext"),
+        },
+      ]),
       last: rows.length ? rows[rows.length - 1].workspace_id : null,
     };
   },

@@ -10,10 +10,23 @@ import type { ArtifactRepository, WorkspaceRepository, WorkspaceRow } from "./re
 export type ArtifactAccess = Pick<ArtifactRepository, "get" | "put" | "delete">;
 export type { ArtifactKind } from "./repository";
 
-const toWorkspace = (row: WorkspaceRow): Workspace => ({ id: row.id, name: row.name, createdAt: row.createdAt, updatedAt: row.updatedAt });
+const toWorkspace = (row: WorkspaceRow): Workspace => ({
+  id: row.id,
+  name: row.name,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+});
 
 /** Workspaces: named scopes that hold documents, notes, chat threads and derived artifacts. */
-export function createWorkspaceService({ repo, store, cursors }: { repo: WorkspaceRepository; store: Store; cursors: Cursors }) {
+export function createWorkspaceService({
+  repo,
+  store,
+  cursors,
+}: {
+  repo: WorkspaceRepository;
+  store: Store;
+  cursors: Cursors;
+}) {
   /**
    * The ownership check every workspace-scoped route runs first. Another user's
    * workspace answers exactly like a missing one, so ids leak nothing. Inside a
@@ -30,7 +43,9 @@ export function createWorkspaceService({ repo, store, cursors }: { repo: Workspa
     async list(ownerId: string, request: PageRequest): Promise<Page<Workspace>> {
       const paging = pager(cursors, ownerId, "workspaces");
       const { limit, after } = paging.start(request);
-      const page = paging.page(await repo.listPage(store.db, ownerId, seqAfter(after), limit + 1), limit, (row) => String(row.seq));
+      const page = paging.page(await repo.listPage(store.db, ownerId, seqAfter(after), limit + 1), limit, (row) =>
+        String(row.seq),
+      );
       return { ...page, items: page.items.map(toWorkspace) };
     },
 

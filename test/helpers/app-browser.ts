@@ -12,8 +12,14 @@ export const haveChromium = existsSync(CHROMIUM);
 export const skipBrowser = !haveChromium && !process.env.CI;
 
 const ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-  "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
   // No DNS: belt and braces with the request blocking below.
   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ];
@@ -30,7 +36,10 @@ export interface AppTab {
   close(): Promise<void>;
 }
 
-export async function openTab(browser: Browser, options: { width?: number; height?: number; colorScheme?: "light" | "dark" } = {}): Promise<AppTab> {
+export async function openTab(
+  browser: Browser,
+  options: { width?: number; height?: number; colorScheme?: "light" | "dark" } = {},
+): Promise<AppTab> {
   const context = await browser.newContext({
     viewport: { width: options.width ?? 1280, height: options.height ?? 900 },
     colorScheme: options.colorScheme ?? "light",
@@ -40,7 +49,13 @@ export async function openTab(browser: Browser, options: { width?: number; heigh
   const blocked: string[] = [];
   await context.route("**/*", (route) => {
     const url = new URL(route.request().url());
-    if (url.protocol === "data:" || url.protocol === "blob:" || url.hostname === "127.0.0.1" || url.hostname === "localhost") return route.continue();
+    if (
+      url.protocol === "data:" ||
+      url.protocol === "blob:" ||
+      url.hostname === "127.0.0.1" ||
+      url.hostname === "localhost"
+    )
+      return route.continue();
     blocked.push(url.href);
     return route.abort("internetdisconnected");
   });
@@ -64,5 +79,7 @@ export async function signIn(tab: AppTab, appUrl: string, key: string): Promise<
 
 /** Goes to an app path the way a link does (history, no page load): an in-memory session survives. */
 export async function visit(tab: AppTab, path: string): Promise<void> {
-  await tab.page.evaluate(`history.pushState(null, "", ${JSON.stringify(path)}); dispatchEvent(new PopStateEvent("popstate"))`);
+  await tab.page.evaluate(
+    `history.pushState(null, "", ${JSON.stringify(path)}); dispatchEvent(new PopStateEvent("popstate"))`,
+  );
 }

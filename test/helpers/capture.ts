@@ -28,7 +28,12 @@ export async function captureWith(
   });
   const response = await fetch(`${server.url}/v1/chat/completions`, {
     method: "POST",
-    headers: { authorization: `Bearer ${mock(user)}`, "content-type": "application/json", "x-svc-remember": "true", ...(options.workspace ? { "x-svc-workspace": options.workspace } : {}) },
+    headers: {
+      authorization: `Bearer ${mock(user)}`,
+      "content-type": "application/json",
+      "x-svc-remember": "true",
+      ...(options.workspace ? { "x-svc-workspace": options.workspace } : {}),
+    },
     body: JSON.stringify({ model: "m", messages: [{ role: "user", content: options.message }] }),
   });
   expect(response.status).toBe(200);
@@ -50,10 +55,16 @@ export async function captureWith(
 }
 
 /** The ref shown with fact `i` for the memory whose content contains `text`. */
-export const refOf = (shown: Shown[], i: number, text: string) => shown[i]?.memories.find((m) => m.content.includes(text))?.ref;
+export const refOf = (shown: Shown[], i: number, text: string) =>
+  shown[i]?.memories.find((m) => m.content.includes(text))?.ref;
 
 /** Stores a memory over the API; its id. */
-export async function remember(server: TestServer, user: string, content: string, extra: Record<string, unknown> = {}): Promise<string> {
+export async function remember(
+  server: TestServer,
+  user: string,
+  content: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const [status, body] = await server.call("POST", "/v1/memories", { token: mock(user), body: { content, ...extra } });
   expect(status).toBe(201);
   return body.id;

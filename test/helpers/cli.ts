@@ -16,11 +16,21 @@ async function databaseEnvForArgs(args: string[]): Promise<Record<string, string
 export async function runCli(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([process.execPath, join(ROOT, "cli", "mnemo.ts"), ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvForArgs(args)), ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      EMBEDDINGS_PROVIDER: "none",
+      ...(await databaseEnvForArgs(args)),
+      ...env,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { exitCode, stdout, stderr };
 }
 
@@ -36,16 +46,27 @@ export function killSpawnedServers(): void {
 }
 
 /** Starts `mnemo serve` as a subprocess and resolves once it prints its URL. */
-export async function spawnServer(args: string[], env: Record<string, string> = {}, options: { bunArgs?: string[] } = {}) {
-  const proc = Bun.spawn([process.execPath, ...(options.bunArgs ?? []), join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", ...args], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", EMBEDDINGS_PROVIDER: "none", MNEMO_LOG_LEVEL: "warn",
-      ...(await databaseEnvForArgs(args)), ...env,
+export async function spawnServer(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { bunArgs?: string[] } = {},
+) {
+  const proc = Bun.spawn(
+    [process.execPath, ...(options.bunArgs ?? []), join(ROOT, "cli", "mnemo.ts"), "serve", "--port", "0", ...args],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        EMBEDDINGS_PROVIDER: "none",
+        MNEMO_LOG_LEVEL: "warn",
+        ...(await databaseEnvForArgs(args)),
+        ...env,
+      },
+      stdout: "pipe",
+      stderr: "pipe",
     },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  );
   spawned.add(proc);
   const reader = proc.stdout.getReader();
   let buffered = "";

@@ -44,8 +44,13 @@ export function isStaleTestDatabase(name: string, options: { unowned?: boolean }
 }
 
 /** Drops the test databases left by runs that are gone (see isStaleTestDatabase); returns their names. */
-export async function dropStaleTestDatabases(client: pg.Client, options: { unowned?: boolean } = {}): Promise<string[]> {
-  const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'mnemo\\_t\\_%'");
+export async function dropStaleTestDatabases(
+  client: pg.Client,
+  options: { unowned?: boolean } = {},
+): Promise<string[]> {
+  const { rows } = await client.query<{ datname: string }>(
+    "SELECT datname FROM pg_database WHERE datname LIKE 'mnemo\\_t\\_%'",
+  );
   const stale = rows.map((row) => row.datname).filter((name) => isStaleTestDatabase(name, options));
   for (const name of stale) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   return stale;

@@ -57,7 +57,7 @@ export type FakeVectors = "concepts" | "random" | "constant";
  */
 function randomEmbedding(text: string, dimension: number): number[] {
   let state = hash(text);
-  const shared = Math.sqrt(dimension / 12) * 2 / Math.sqrt(dimension);
+  const shared = (Math.sqrt(dimension / 12) * 2) / Math.sqrt(dimension);
   const vector = Array.from({ length: dimension }, () => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
     return shared + state / 2 ** 32 - 0.5;
@@ -79,7 +79,8 @@ export function startFakeEmbedder(dimension = 64, vectors: FakeVectors = "concep
     hostname: "127.0.0.1",
     async fetch(request) {
       const url = new URL(request.url);
-      if (request.method !== "POST" || url.pathname !== "/v1/embeddings") return new Response("not found", { status: 404 });
+      if (request.method !== "POST" || url.pathname !== "/v1/embeddings")
+        return new Response("not found", { status: 404 });
       if (state.failing) return new Response("unavailable", { status: 503 });
       const body = (await request.json()) as { input: string | string[]; model: string };
       const inputs = Array.isArray(body.input) ? body.input : [body.input];
@@ -87,7 +88,11 @@ export function startFakeEmbedder(dimension = 64, vectors: FakeVectors = "concep
       return Response.json({
         object: "list",
         model: body.model,
-        data: inputs.map((text, index) => ({ object: "embedding", index, embedding: embeddings[vectors](text, dimension) })),
+        data: inputs.map((text, index) => ({
+          object: "embedding",
+          index,
+          embedding: embeddings[vectors](text, dimension),
+        })),
       });
     },
   });

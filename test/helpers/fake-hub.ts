@@ -57,10 +57,16 @@ export function startFakeHub(): FakeHub {
       if (resolve && bytes.byteLength >= LFS_THRESHOLD) {
         return new Response(null, {
           status: 302,
-          headers: { location: `/cdn/${repo}/main/${path}`, "x-linked-etag": `"${sha256(bytes)}"`, "x-linked-size": String(bytes.byteLength) },
+          headers: {
+            location: `/cdn/${repo}/main/${path}`,
+            "x-linked-etag": `"${sha256(bytes)}"`,
+            "x-linked-size": String(bytes.byteLength),
+          },
         });
       }
-      return new Response(body, { headers: { etag: `"${sha256(bytes)}"`, "content-type": "application/octet-stream" } });
+      return new Response(body, {
+        headers: { etag: `"${sha256(bytes)}"`, "content-type": "application/octet-stream" },
+      });
     },
   });
 

@@ -22,7 +22,15 @@ export async function startFakeIdp(projectId = "mnemo-test") {
      * or set `nbf` relative to now, or sign with a key the JWKS does not hold.
      */
     async sign(
-      options: { sub?: string; iss?: string; aud?: string; expiresInSec?: number | null; issuedAtSec?: number; notBeforeSec?: number; wrongKey?: boolean } = {},
+      options: {
+        sub?: string;
+        iss?: string;
+        aud?: string;
+        expiresInSec?: number | null;
+        issuedAtSec?: number;
+        notBeforeSec?: number;
+        wrongKey?: boolean;
+      } = {},
     ) {
       const now = Math.floor(Date.now() / 1000);
       const jwt = new SignJWT({ email: "user@example.com" })

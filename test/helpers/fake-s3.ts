@@ -12,7 +12,13 @@ const BUCKET = "mnemo-index";
  */
 export async function startFakeS3(prefix = "mnemo-s3-") {
   const dir = tempDir(prefix);
-  const s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: BUCKET, configs: [] }] });
+  const s3 = new S3rver({
+    port: 0,
+    address: "127.0.0.1",
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: BUCKET, configs: [] }],
+  });
   const { port } = await s3.run();
   const endpoint = `http://127.0.0.1:${port}`;
   return {

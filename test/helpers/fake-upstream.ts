@@ -69,14 +69,21 @@ function memoryModelReply(body: any): string | null {
   if (typeof data !== "string") return null;
   const parsed = JSON.parse(data);
   if (Array.isArray(parsed.conversation)) {
-    const facts = parsed.conversation.filter((m: any) => m.role === "user").flatMap((m: any) => String(m.content).split(/(?<=\.)\s+/)).filter(Boolean).slice(0, 20);
+    const facts = parsed.conversation
+      .filter((m: any) => m.role === "user")
+      .flatMap((m: any) => String(m.content).split(/(?<=\.)\s+/))
+      .filter(Boolean)
+      .slice(0, 20);
     return JSON.stringify({ facts });
   }
-  if (Array.isArray(parsed.facts)) return JSON.stringify({ decisions: parsed.facts.map((f: any) => ({ fact: f.fact, action: "add" })) });
+  if (Array.isArray(parsed.facts))
+    return JSON.stringify({ decisions: parsed.facts.map((f: any) => ({ fact: f.fact, action: "add" })) });
   return null;
 }
 
-export function startFakeUpstream(options: { reply?: string; record?: boolean; memoryModel?: boolean } = {}): FakeUpstream {
+export function startFakeUpstream(
+  options: { reply?: string; record?: boolean; memoryModel?: boolean } = {},
+): FakeUpstream {
   const record = options.record !== false;
   let abortWaiters: Array<() => void> = [];
   const state: FakeUpstream = {
@@ -97,7 +104,10 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
     slowEmbed: () => false,
     slowEmbedMs: 0,
     script: [],
-    models: [{ id: "upstream-model-a", owned_by: "upstream-lab" }, { id: "llama3.2", owned_by: "meta" }],
+    models: [
+      { id: "upstream-model-a", owned_by: "upstream-lab" },
+      { id: "llama3.2", owned_by: "meta" },
+    ],
     stop: () => server.stop(true),
   };
   const noteAbort = () => {
@@ -111,7 +121,8 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
     const id = "chatcmpl-fake";
     const created = 1_700_000_000;
     const model = body.model;
-    if (!body.stream && state.rawReply !== null) return new Response(state.rawReply, { headers: { "content-type": "application/json" } });
+    if (!body.stream && state.rawReply !== null)
+      return new Response(state.rawReply, { headers: { "content-type": "application/json" } });
     if (!body.stream) {
       let content: unknown = (options.memoryModel && memoryModelReply(body)) || state.reply;
       if (state.script.length) {
@@ -119,12 +130,28 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
         content = typeof next === "function" ? next(body) : next;
       }
       return Response.json({
-        id, object: "chat.completion", created, model,
-        choices: [{ index: 0, message: { role: "assistant", content: typeof content === "string" ? content : JSON.stringify(content) }, finish_reason: "stop", logprobs: null }],
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: typeof content === "string" ? content : JSON.stringify(content) },
+            finish_reason: "stop",
+            logprobs: null,
+          },
+        ],
         ...(state.sendUsage ? { usage: state.usage } : {}),
       });
     }
-    const chunk = (delta: unknown, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+    const chunk = (delta: unknown, finish: string | null = null) => ({
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
     const words = state.reply.split(/(?<= )/);
     const hang = state.hangStreams;
     const streamError = state.streamError;
@@ -148,7 +175,8 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
         }
         for (const word of words) controller.enqueue(sse(chunk({ content: word })));
         controller.enqueue(sse(chunk({}, "stop")));
-        if (wantsUsage) controller.enqueue(sse({ id, object: "chat.completion.chunk", created, model, choices: [], usage }));
+        if (wantsUsage)
+          controller.enqueue(sse({ id, object: "chat.completion.chunk", created, model, choices: [], usage }));
         controller.enqueue(sse("[DONE]"));
         controller.close();
       },
@@ -168,14 +196,21 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
       const path = new URL(request.url).pathname;
       if (request.method === "GET" && path === "/v1/models") {
         if (!state.models) return Response.json({ error: { message: "models unavailable" } }, { status: 500 });
-        return Response.json({ object: "list", data: state.models.map((m) => ({ ...m, object: "model", created: 0 })) });
+        return Response.json({
+          object: "list",
+          data: state.models.map((m) => ({ ...m, object: "model", created: 0 })),
+        });
       }
       if (request.method === "POST" && path === "/v1/embeddings") {
         const body = (await request.json()) as { input: string | string[]; model: string };
         const inputs = Array.isArray(body.input) ? body.input : [body.input];
         if (record) state.embedded.push(...inputs);
         if (state.slowEmbedMs > 0 && inputs.some(state.slowEmbed)) await Bun.sleep(state.slowEmbedMs);
-        return Response.json({ object: "list", model: body.model, data: inputs.map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text, 64) })) });
+        return Response.json({
+          object: "list",
+          model: body.model,
+          data: inputs.map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text, 64) })),
+        });
       }
       if (request.method === "POST" && path === "/v1/chat/completions") {
         let seen = false;
@@ -188,7 +223,8 @@ export function startFakeUpstream(options: { reply?: string; record?: boolean; m
         const body = await request.json();
         if (record) state.requests.push({ path, headers: Object.fromEntries(request.headers), body });
         if (state.delayMs > 0) await Bun.sleep(state.delayMs);
-        if (state.failWith) return Response.json(state.failWith.body, { status: state.failWith.status, headers: state.failWith.headers });
+        if (state.failWith)
+          return Response.json(state.failWith.body, { status: state.failWith.status, headers: state.failWith.headers });
         return completion(body, onAbort);
       }
       return Response.json({ error: { message: "not found" } }, { status: 404 });

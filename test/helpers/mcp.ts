@@ -5,14 +5,17 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /** The SDK's own client over Streamable HTTP at `<baseUrl>/mcp`, with a bearer token. */
 export async function connectMcpHttp(baseUrl: string, token: string, name = "mnemo-test") {
-  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
   const client = new Client({ name, version: "1.0.0" });
   await client.connect(transport);
   return { client, transport };
 }
 
 /** Calls a tool; the result as the tools answer it. */
-export const callTool = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+export const callTool = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
 
 /** The REST error body an error result carries as its text. */
 export const errorOf = (result: CallToolResult) => {

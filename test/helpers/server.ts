@@ -9,7 +9,11 @@ import { databaseEnvFor, dropDatabaseFor } from "./database";
 export interface TestServer extends RunningServer {
   dataDir: string;
   /** `[status, body]` of a JSON request; prints the body when a status check fails. */
-  call(method: string, path: string, options?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<[number, any]>;
+  call(
+    method: string,
+    path: string,
+    options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<[number, any]>;
   /** Stops the server and removes its data dir. */
   destroy(): Promise<void>;
 }
@@ -26,7 +30,9 @@ export async function startTestServer(
   const dataDir = options.dataDir ?? tempDir();
   const env = { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir)), ...options.env };
   const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "error", ...options.overrides }, env);
-  const server = await startServer(config, { log: options.log ?? createLogger(process.env.MNEMO_TEST_LOG as "debug" ?? "error") });
+  const server = await startServer(config, {
+    log: options.log ?? createLogger((process.env.MNEMO_TEST_LOG as "debug") ?? "error"),
+  });
   return withClient(server, dataDir);
 }
 

@@ -25,9 +25,36 @@ export const TINY_TOPICS: Record<string, string[]> = {
 const SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 const PUNCTUATION = [".", ",", "!", "?", "'", ":", "-", "@"];
 const FUNCTION_WORDS = [
-  "the", "a", "my", "and", "i", "to", "of", "is", "with", "for", "in", "on", "we", "went",
-  "likes", "love", "played", "hello", "world", "represent", "this", "sentence", "searching",
-  "relevant", "passages", "naive", "cafe", "un", "t", "don",
+  "the",
+  "a",
+  "my",
+  "and",
+  "i",
+  "to",
+  "of",
+  "is",
+  "with",
+  "for",
+  "in",
+  "on",
+  "we",
+  "went",
+  "likes",
+  "love",
+  "played",
+  "hello",
+  "world",
+  "represent",
+  "this",
+  "sentence",
+  "searching",
+  "relevant",
+  "passages",
+  "naive",
+  "cafe",
+  "un",
+  "t",
+  "don",
 ];
 // Pieces that make WordPiece splits visible in tests: "unaffable" → un ##aff ##able.
 const CONTINUATIONS = ["##s", "##ing", "##ed", "##aff", "##able", "##ly"];
@@ -138,11 +165,26 @@ export function tinyTokenizerJson(): string {
     truncation: null,
     padding: null,
     added_tokens: SPECIALS.map((content) => ({ id: vocab[content], content, special: true })),
-    normalizer: { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+    normalizer: {
+      type: "BertNormalizer",
+      clean_text: true,
+      handle_chinese_chars: true,
+      strip_accents: null,
+      lowercase: true,
+    },
     pre_tokenizer: { type: "BertPreTokenizer" },
-    post_processor: { type: "TemplateProcessing", special_tokens: { "[CLS]": special("[CLS]"), "[SEP]": special("[SEP]") } },
+    post_processor: {
+      type: "TemplateProcessing",
+      special_tokens: { "[CLS]": special("[CLS]"), "[SEP]": special("[SEP]") },
+    },
     decoder: { type: "WordPiece", prefix: "##", cleanup: true },
-    model: { type: "WordPiece", unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100, vocab },
+    model: {
+      type: "WordPiece",
+      unk_token: "[UNK]",
+      continuing_subword_prefix: "##",
+      max_input_chars_per_word: 100,
+      vocab,
+    },
   });
 }
 

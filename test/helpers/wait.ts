@@ -44,7 +44,9 @@ export async function waitFor<T>(probe: () => T | Promise<T>, options: WaitOptio
     const value = await probe();
     if (value) return value as NonNullable<T>;
     if (performance.now() >= deadline) {
-      throw new Error(`gave up waiting for ${options.what} after ${Math.round(timeoutMs / 1000)} s (last answer: ${describe(value)})`);
+      throw new Error(
+        `gave up waiting for ${options.what} after ${Math.round(timeoutMs / 1000)} s (last answer: ${describe(value)})`,
+      );
     }
     await Bun.sleep(everyMs);
   }
@@ -57,14 +59,20 @@ export async function waitFor<T>(probe: () => T | Promise<T>, options: WaitOptio
  * @example
  * const health = await waitUntil(() => server.call("GET", "/health"), ([, body]) => body.index.state === "ok", { what: "a healthy index" });
  */
-export async function waitUntil<T>(read: () => Promise<T> | T, done: (value: T) => boolean, options: WaitOptions): Promise<T> {
+export async function waitUntil<T>(
+  read: () => Promise<T> | T,
+  done: (value: T) => boolean,
+  options: WaitOptions,
+): Promise<T> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (done(value)) return value;
     if (performance.now() >= deadline) {
-      throw new Error(`gave up waiting for ${options.what} after ${Math.round(timeoutMs / 1000)} s (last value: ${describe(value)})`);
+      throw new Error(
+        `gave up waiting for ${options.what} after ${Math.round(timeoutMs / 1000)} s (last value: ${describe(value)})`,
+      );
     }
     await Bun.sleep(options.everyMs ?? DEFAULT_EVERY_MS);
   }

@@ -8,8 +8,16 @@ export async function createWorkspace(server: TestServer, name = "Workspace", to
 }
 
 /** Creates a unified document through POST /v1/documents and returns its full record. */
-export async function createDocument(server: TestServer, workspaceId: string, body: Record<string, unknown>, token?: string) {
-  const [status, created] = await server.call("POST", "/v1/documents", { body: { workspace_id: workspaceId, ...body }, token });
+export async function createDocument(
+  server: TestServer,
+  workspaceId: string,
+  body: Record<string, unknown>,
+  token?: string,
+) {
+  const [status, created] = await server.call("POST", "/v1/documents", {
+    body: { workspace_id: workspaceId, ...body },
+    token,
+  });
   if (status !== 201) throw new Error(`document create failed: ${status} ${JSON.stringify(created)}`);
   return created.document;
 }
@@ -20,7 +28,10 @@ export async function createDocument(server: TestServer, workspaceId: string, bo
  * index holds, not the word vectors' neighbours.
  */
 export async function queryIds(server: TestServer, body: Record<string, unknown>, token?: string): Promise<string[]> {
-  const [status, result] = await server.call("POST", "/v1/documents/query", { body: { signals: ["text"], ...body }, token });
+  const [status, result] = await server.call("POST", "/v1/documents/query", {
+    body: { signals: ["text"], ...body },
+    token,
+  });
   if (status !== 200) throw new Error(`query failed: ${status} ${JSON.stringify(result)}`);
   return result.items.map((item: { id: string }) => item.id);
 }

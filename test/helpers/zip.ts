@@ -5,7 +5,9 @@ import { crc32, deflateRawSync } from "node:zlib";
  * exports come, so tests build their archives without a `zip` binary. `declaredSize`
  * overrides a member's recorded uncompressed size (a member that lies about it).
  */
-export function zipArchive(members: Array<{ name: string; data: string | Uint8Array; store?: boolean; declaredSize?: number }>): Uint8Array {
+export function zipArchive(
+  members: Array<{ name: string; data: string | Uint8Array; store?: boolean; declaredSize?: number }>,
+): Uint8Array {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;

@@ -22,7 +22,11 @@ afterAll(async () => {
 });
 
 describe(`crash loop, two replicas (${KILLS} SIGKILLs, ${BACKEND}, seed ${SEED})`, () => {
-  test.skipIf(BACKEND !== "postgres")("either replica or the index writer killed: nothing lost, the survivor takes over the index", async () => {
-    await createCrashLoop(SEED).run({ dataDir, kills: KILLS, replicas: 2 });
-  }, 900_000);
+  test.skipIf(BACKEND !== "postgres")(
+    "either replica or the index writer killed: nothing lost, the survivor takes over the index",
+    async () => {
+      await createCrashLoop(SEED).run({ dataDir, kills: KILLS, replicas: 2 });
+    },
+    900_000,
+  );
 });

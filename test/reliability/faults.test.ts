@@ -34,7 +34,11 @@ afterAll(async () => {
 
 const headers = { authorization: "Bearer mock-token-fault", "content-type": "application/json" };
 async function call(server: ChildServer, method: string, path: string, body?: unknown): Promise<[number, any]> {
-  const response = await fetch(server.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(server.url + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await response.text();
   try {
     return [response.status, JSON.parse(text)];
@@ -59,7 +63,8 @@ async function seeded(name: string, count: number, word: string, extra: Record<s
   const dataDir = fresh(name);
   const env = childEnv(dataDir, { ...(await databaseEnvFor(dataDir)), ...extra });
   const server = await startChild(dataDir, env);
-  for (let i = 0; i < count; i++) expect((await call(server, "POST", "/v1/memories", { content: `${word} number ${i}` }))[0]).toBe(201);
+  for (let i = 0; i < count; i++)
+    expect((await call(server, "POST", "/v1/memories", { content: `${word} number ${i}` }))[0]).toBe(201);
   await waitForSearch(server, word, count);
   expect(await server.kill("SIGTERM")).toBe(0);
   return { dataDir, env };
@@ -82,29 +87,38 @@ let readOnlyStderr = "";
 
 /** The first lines of an error output that are not stack frames. */
 const firstLines = (text: string) =>
-  text.split("\n").filter((l) => l.trim() && !/^\s+at /.test(l)).slice(0, 2).join(" | ").slice(0, 240);
+  text
+    .split("\n")
+    .filter((l) => l.trim() && !/^\s+at /.test(l))
+    .slice(0, 2)
+    .join(" | ")
+    .slice(0, 240);
 
 function mountable(): boolean {
   return process.platform === "linux" && process.getuid?.() === 0;
 }
 
 describe(`faults (${BACKEND})`, () => {
-  test.skipIf(BACKEND !== "sqlite")("a corrupted SQLite file: no start, nothing overwritten", async () => {
-    const { dataDir, env } = await seeded("sqlite", 3, "sturdy");
-    const file = join(dataDir, "mnemo.sqlite");
-    const bytes = readFileSync(file);
-    // Garbage over the header and the first pages; the rest of the file is left as it was.
-    bytes.fill(0x5a, 0, Math.min(bytes.length, 8_192));
-    writeFileSync(file, bytes);
-    const before = fingerprint(dataDir);
-    const run = await runCli(["serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], env, 30_000);
-    figure("faults", `corrupted SQLite: exit ${run.code}, "${firstLines(run.stderr)}"`);
-    expect(run.code).not.toBe(0);
-    expect(run.stdout).not.toContain("listening on");
-    expect(run.stderr).toMatch(/database|corrupt|malformed/i);
-    expect(fingerprint(dataDir)).toEqual(before);
-    corruptedSqliteStderr = run.stderr;
-  }, 60_000);
+  test.skipIf(BACKEND !== "sqlite")(
+    "a corrupted SQLite file: no start, nothing overwritten",
+    async () => {
+      const { dataDir, env } = await seeded("sqlite", 3, "sturdy");
+      const file = join(dataDir, "mnemo.sqlite");
+      const bytes = readFileSync(file);
+      // Garbage over the header and the first pages; the rest of the file is left as it was.
+      bytes.fill(0x5a, 0, Math.min(bytes.length, 8_192));
+      writeFileSync(file, bytes);
+      const before = fingerprint(dataDir);
+      const run = await runCli(["serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], env, 30_000);
+      figure("faults", `corrupted SQLite: exit ${run.code}, "${firstLines(run.stderr)}"`);
+      expect(run.code).not.toBe(0);
+      expect(run.stdout).not.toContain("listening on");
+      expect(run.stderr).toMatch(/database|corrupt|malformed/i);
+      expect(fingerprint(dataDir)).toEqual(before);
+      corruptedSqliteStderr = run.stderr;
+    },
+    60_000,
+  );
 
   test.skipIf(BACKEND !== "sqlite")("a corrupted SQLite file: the error names the file, without a stack trace", () => {
     expect(corruptedSqliteStderr).toContain("mnemo.sqlite");
@@ -115,8 +129,15 @@ describe(`faults (${BACKEND})`, () => {
     const dataDir = fresh("nodb");
     const url = BACKEND === "postgres" ? "postgres://postgres@127.0.0.1:1/none" : undefined;
     if (!url) return;
-    const run = await runCli(["serve", "--port", "0", "--data", dataDir], childEnv(dataDir, { MNEMO_DATABASE_URL: url }), 60_000);
-    figure("faults", `unreachable PostgreSQL at start: exit ${run.code}, "${run.stderr.trim().split("\n").pop()?.slice(0, 200)}"`);
+    const run = await runCli(
+      ["serve", "--port", "0", "--data", dataDir],
+      childEnv(dataDir, { MNEMO_DATABASE_URL: url }),
+      60_000,
+    );
+    figure(
+      "faults",
+      `unreachable PostgreSQL at start: exit ${run.code}, "${run.stderr.trim().split("\n").pop()?.slice(0, 200)}"`,
+    );
     expect(run.code).not.toBe(0);
     expect(run.stderr).not.toMatch(/^\s+at /m);
   }, 90_000);
@@ -145,7 +166,10 @@ describe(`faults (${BACKEND})`, () => {
         throw error;
       }
       const found = await waitForSearch(server, "rebuildable", 5, damage === "corrupted" ? 5_000 : 30_000);
-      const line = server.output().split("\n").find((l) => /index/i.test(l) && /rebuil/i.test(l));
+      const line = server
+        .output()
+        .split("\n")
+        .find((l) => /index/i.test(l) && /rebuil/i.test(l));
       const outcome = found < 0 ? `every search answers ${-found}` : `${found} of 5 memories findable after restart`;
       figure("faults", `${damage} index dir: ${outcome}; log: ${line?.replace(/^\S+ /, "") ?? "(no rebuild line)"}`);
       await server.kill("SIGTERM");
@@ -154,81 +178,107 @@ describe(`faults (${BACKEND})`, () => {
     }, 120_000);
   }
 
-  test.skipIf(!mountable())("a read-only data dir: a clear refusal or read-only service, never a crash loop or data change", async () => {
-    const { dataDir, env } = await seeded("readonly", 2, "frozen");
-    const mountPoint = fresh("readonly-mnt");
-    const before = fingerprint(dataDir);
-    expect(Bun.spawnSync(["mount", "--bind", "-o", "ro", dataDir, mountPoint]).exitCode).toBe(0);
-    try {
-      const roEnv = { ...env, MNEMO_DATA_DIR: mountPoint };
-      let outcome: string;
+  test.skipIf(!mountable())(
+    "a read-only data dir: a clear refusal or read-only service, never a crash loop or data change",
+    async () => {
+      const { dataDir, env } = await seeded("readonly", 2, "frozen");
+      const mountPoint = fresh("readonly-mnt");
+      const before = fingerprint(dataDir);
+      expect(Bun.spawnSync(["mount", "--bind", "-o", "ro", dataDir, mountPoint]).exitCode).toBe(0);
       try {
-        const server = await startChild(mountPoint, roEnv, 30_000);
-        const [read] = await call(server, "GET", "/v1/memories");
-        const [write] = await call(server, "POST", "/v1/memories", { content: "cannot be stored" });
-        const found = await waitForSearch(server, "stored", 1, 5_000);
-        const errors = server.output().split("\n").filter((l) => / (ERROR|WARN) /.test(l) && !/mock tokens/.test(l)).map((l) => l.replace(/^\S+ /, "").slice(0, 140));
-        outcome = `started; list ${read}, write ${write}, the write findable: ${found === 1 ? "yes" : found < 0 ? `search answers ${-found}` : "no"}; logged: ${errors[0] ?? "nothing"}`;
-        expect(write).not.toBe(500);
-        await server.kill("SIGTERM");
-      } catch (error) {
-        readOnlyStderr = (error as Error).message;
-        outcome = `refused to start: ${firstLines(readOnlyStderr.replace(/^.*before listening:\n/s, ""))}`;
+        const roEnv = { ...env, MNEMO_DATA_DIR: mountPoint };
+        let outcome: string;
+        try {
+          const server = await startChild(mountPoint, roEnv, 30_000);
+          const [read] = await call(server, "GET", "/v1/memories");
+          const [write] = await call(server, "POST", "/v1/memories", { content: "cannot be stored" });
+          const found = await waitForSearch(server, "stored", 1, 5_000);
+          const errors = server
+            .output()
+            .split("\n")
+            .filter((l) => / (ERROR|WARN) /.test(l) && !/mock tokens/.test(l))
+            .map((l) => l.replace(/^\S+ /, "").slice(0, 140));
+          outcome = `started; list ${read}, write ${write}, the write findable: ${found === 1 ? "yes" : found < 0 ? `search answers ${-found}` : "no"}; logged: ${errors[0] ?? "nothing"}`;
+          expect(write).not.toBe(500);
+          await server.kill("SIGTERM");
+        } catch (error) {
+          readOnlyStderr = (error as Error).message;
+          outcome = `refused to start: ${firstLines(readOnlyStderr.replace(/^.*before listening:\n/s, ""))}`;
+        }
+        figure("faults", `read-only data dir: ${outcome}`);
+      } finally {
+        Bun.spawnSync(["umount", mountPoint]);
       }
-      figure("faults", `read-only data dir: ${outcome}`);
-    } finally {
-      Bun.spawnSync(["umount", mountPoint]);
-    }
-    expect(fingerprint(dataDir)).toEqual(before);
-  }, 90_000);
+      expect(fingerprint(dataDir)).toEqual(before);
+    },
+    90_000,
+  );
 
-  test.skipIf(!mountable() || BACKEND !== "sqlite")("a read-only data dir: the refusal is one line naming the dir, without a stack trace", () => {
-    if (!readOnlyStderr) return;
-    expect(readOnlyStderr).not.toMatch(/^\s+at /m);
-  });
+  test.skipIf(!mountable() || BACKEND !== "sqlite")(
+    "a read-only data dir: the refusal is one line naming the dir, without a stack trace",
+    () => {
+      if (!readOnlyStderr) return;
+      expect(readOnlyStderr).not.toMatch(/^\s+at /m);
+    },
+  );
 
-  test.skipIf(!mountable())("a full disk: writes fail cleanly, the server stays up, and recovers when space returns", async () => {
-    const mountPoint = fresh("full-mnt");
-    expect(Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint]).exitCode).toBe(0);
-    const dataDir = join(mountPoint, "data");
-    mkdirSync(dataDir);
-    let server: ChildServer | undefined;
-    try {
-      const env = childEnv(dataDir, await databaseEnvFor(dataDir));
-      server = await startChild(dataDir, env);
-      const acked: string[] = [];
-      const failures = new Map<number, number>();
-      const filler = join(mountPoint, "filler");
-      // Fill what is left, then keep writing.
-      Bun.spawnSync(["sh", "-c", `head -c 100000000 /dev/zero > ${filler}`]);
-      for (let i = 0; i < 200; i++) {
-        const [status, body] = await call(server, "POST", "/v1/memories", { content: `full disk ${i} ${"x".repeat(2_000)}` });
-        if (status === 201) acked.push(body.id);
-        else failures.set(status, (failures.get(status) ?? 0) + 1);
+  test.skipIf(!mountable())(
+    "a full disk: writes fail cleanly, the server stays up, and recovers when space returns",
+    async () => {
+      const mountPoint = fresh("full-mnt");
+      expect(Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint]).exitCode).toBe(0);
+      const dataDir = join(mountPoint, "data");
+      mkdirSync(dataDir);
+      let server: ChildServer | undefined;
+      try {
+        const env = childEnv(dataDir, await databaseEnvFor(dataDir));
+        server = await startChild(dataDir, env);
+        const acked: string[] = [];
+        const failures = new Map<number, number>();
+        const filler = join(mountPoint, "filler");
+        // Fill what is left, then keep writing.
+        Bun.spawnSync(["sh", "-c", `head -c 100000000 /dev/zero > ${filler}`]);
+        for (let i = 0; i < 200; i++) {
+          const [status, body] = await call(server, "POST", "/v1/memories", {
+            content: `full disk ${i} ${"x".repeat(2_000)}`,
+          });
+          if (status === 201) acked.push(body.id);
+          else failures.set(status, (failures.get(status) ?? 0) + 1);
+        }
+        const [health] = await call(server, "GET", "/health");
+        rmSync(filler);
+        const [after] = await call(server, "POST", "/v1/memories", { content: "space is back" });
+        const [, list] = await call(server, "GET", "/v1/memories?limit=1000");
+        const listed = new Set((list?.data ?? []).map((m: { id: string }) => m.id));
+        figure(
+          "faults",
+          `full disk (tmpfs 24 MB${BACKEND === "postgres" ? "; the index only, the records are in PostgreSQL" : ""}): ${acked.length} writes acknowledged, refusals ${JSON.stringify(Object.fromEntries(failures))}, /health ${health}, write after space returned ${after}`,
+        );
+        expect(failures.get(500) ?? 0).toBe(0);
+        expect([...failures.keys()].every((status) => status === 507)).toBe(true);
+        expect(health).toBe(200);
+        expect(after).toBe(201);
+        expect(acked.filter((id) => !listed.has(id))).toEqual([]);
+      } finally {
+        await server?.kill("SIGKILL");
+        Bun.spawnSync(["umount", "-l", mountPoint]);
       }
-      const [health] = await call(server, "GET", "/health");
-      rmSync(filler);
-      const [after] = await call(server, "POST", "/v1/memories", { content: "space is back" });
-      const [, list] = await call(server, "GET", "/v1/memories?limit=1000");
-      const listed = new Set((list?.data ?? []).map((m: { id: string }) => m.id));
-      figure("faults", `full disk (tmpfs 24 MB${BACKEND === "postgres" ? "; the index only, the records are in PostgreSQL" : ""}): ${acked.length} writes acknowledged, refusals ${JSON.stringify(Object.fromEntries(failures))}, /health ${health}, write after space returned ${after}`);
-      expect(failures.get(500) ?? 0).toBe(0);
-      expect([...failures.keys()].every((status) => status === 507)).toBe(true);
-      expect(health).toBe(200);
-      expect(after).toBe(201);
-      expect(acked.filter((id) => !listed.has(id))).toEqual([]);
-    } finally {
-      await server?.kill("SIGKILL");
-      Bun.spawnSync(["umount", "-l", mountPoint]);
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 
   test("the embeddings endpoint down: writes succeed, search answers, vectors come later", async () => {
     const dataDir = fresh("embed");
-    const base = { ...(await databaseEnvFor(dataDir)), EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_MODEL: "fake-embed", EMBEDDINGS_TIMEOUT_MS: "500" };
+    const base = {
+      ...(await databaseEnvFor(dataDir)),
+      EMBEDDINGS_PROVIDER: "openai",
+      EMBEDDINGS_MODEL: "fake-embed",
+      EMBEDDINGS_TIMEOUT_MS: "500",
+    };
     const down = await startChild(dataDir, childEnv(dataDir, { ...base, EMBEDDINGS_URL: unreachableUrl() }));
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await call(down, "POST", "/v1/memories", { content: `offline vectors ${i}` }))[0]);
+    for (let i = 0; i < 5; i++)
+      statuses.push((await call(down, "POST", "/v1/memories", { content: `offline vectors ${i}` }))[0]);
     const found = await waitForSearch(down, "offline", 5);
     const [, mode] = await call(down, "POST", "/v1/memories/search", { query: "offline" });
     await down.kill("SIGTERM");
@@ -247,65 +297,102 @@ describe(`faults (${BACKEND})`, () => {
         await Bun.sleep(300);
       }
       await up.kill("SIGTERM");
-      figure("faults", `embeddings endpoint down: 5/5 writes 201, search mode ${mode?.mode} with ${found} results; endpoint back: search mode ${semantic}`);
+      figure(
+        "faults",
+        `embeddings endpoint down: 5/5 writes 201, search mode ${mode?.mode} with ${found} results; endpoint back: search mode ${semantic}`,
+      );
       expect(semantic).toBe("semantic");
     } finally {
       upstream.stop();
     }
   }, 120_000);
 
-  test.skipIf(!TEST_DATABASE_URL)("PostgreSQL connections cut under load (a TCP proxy): 503s, then recovery without a restart", async () => {
-    const target = new URL(TEST_DATABASE_URL!);
-    // The proxy between Mnemo and PostgreSQL: "restarting PostgreSQL" closes every proxied
-    // connection and refuses new ones for a while, as a restarting server does.
-    const proxy = startTcpProxy(target.hostname, Number(target.port || 5432));
-    const dataDir = fresh("pgcut");
-    const direct = new URL((await databaseEnvFor(dataDir)).MNEMO_DATABASE_URL);
-    direct.host = `127.0.0.1:${proxy.port}`;
-    const server = await startChild(dataDir, childEnv(dataDir, { MNEMO_DATABASE_URL: direct.toString() }));
-    try {
-      const counts = new Map<number, number>();
-      const acked: string[] = [];
-      let stop = false;
-      const load = async () => {
-        for (let i = 0; !stop; i++) {
-          const [status, body] = await call(server, "POST", "/v1/memories", { content: `through the proxy ${i}` }).catch(() => [0, null] as [number, any]);
-          counts.set(status, (counts.get(status) ?? 0) + 1);
-          if (status === 201) acked.push(body.id);
+  test.skipIf(!TEST_DATABASE_URL)(
+    "PostgreSQL connections cut under load (a TCP proxy): 503s, then recovery without a restart",
+    async () => {
+      const target = new URL(TEST_DATABASE_URL!);
+      // The proxy between Mnemo and PostgreSQL: "restarting PostgreSQL" closes every proxied
+      // connection and refuses new ones for a while, as a restarting server does.
+      const proxy = startTcpProxy(target.hostname, Number(target.port || 5432));
+      const dataDir = fresh("pgcut");
+      const direct = new URL((await databaseEnvFor(dataDir)).MNEMO_DATABASE_URL);
+      direct.host = `127.0.0.1:${proxy.port}`;
+      const server = await startChild(dataDir, childEnv(dataDir, { MNEMO_DATABASE_URL: direct.toString() }));
+      try {
+        const counts = new Map<number, number>();
+        const acked: string[] = [];
+        let stop = false;
+        const load = async () => {
+          for (let i = 0; !stop; i++) {
+            const [status, body] = await call(server, "POST", "/v1/memories", {
+              content: `through the proxy ${i}`,
+            }).catch(() => [0, null] as [number, any]);
+            counts.set(status, (counts.get(status) ?? 0) + 1);
+            if (status === 201) acked.push(body.id);
+          }
+        };
+        const loaders = [load(), load(), load(), load()];
+        await Bun.sleep(500);
+        proxy.cut();
+        await Bun.sleep(2_000);
+        proxy.restore();
+        await Bun.sleep(3_000);
+        stop = true;
+        await Promise.all(loaders);
+        if (server.proc.exitCode !== null || server.proc.signalCode) {
+          const tail = server
+            .output()
+            .split("\n")
+            .filter((l) => l.trim() && !/^\s+at /.test(l))
+            .slice(-4)
+            .join(" | ");
+          figure(
+            "faults",
+            `PostgreSQL cut for 2 s under 4 writers: the server process EXITED (${server.proc.exitCode ?? server.proc.signalCode}): ${tail.slice(0, 400)}`,
+          );
+          throw new Error(`the server exited when its PostgreSQL connections were cut: ${tail}`);
         }
-      };
-      const loaders = [load(), load(), load(), load()];
-      await Bun.sleep(500);
-      proxy.cut();
-      await Bun.sleep(2_000);
-      proxy.restore();
-      await Bun.sleep(3_000);
-      stop = true;
-      await Promise.all(loaders);
-      if (server.proc.exitCode !== null || server.proc.signalCode) {
-        const tail = server.output().split("\n").filter((l) => l.trim() && !/^\s+at /.test(l)).slice(-4).join(" | ");
-        figure("faults", `PostgreSQL cut for 2 s under 4 writers: the server process EXITED (${server.proc.exitCode ?? server.proc.signalCode}): ${tail.slice(0, 400)}`);
-        throw new Error(`the server exited when its PostgreSQL connections were cut: ${tail}`);
+        const [after] = await call(server, "POST", "/v1/memories", { content: "after the cut" });
+        const listed = new Set<string>();
+        for (let cursor = ""; ; ) {
+          const [, page] = await call(
+            server,
+            "GET",
+            `/v1/memories?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+          );
+          for (const m of page.data) listed.add(m.id);
+          if (!page.nextCursor) break;
+          cursor = page.nextCursor;
+        }
+        const errors = [
+          ...new Set(
+            server
+              .output()
+              .split("\n")
+              .filter((l) => / ERROR /.test(l))
+              .map((l) =>
+                l
+                  .replace(/^\S+ ERROR /, "")
+                  .replace(/requestId="[^"]*" /, "")
+                  .slice(0, 160),
+              ),
+          ),
+        ];
+        figure(
+          "faults",
+          `PostgreSQL cut for 2 s under 4 writers: statuses ${JSON.stringify(Object.fromEntries(counts))}, write after recovery ${after}, acknowledged missing ${acked.filter((id) => !listed.has(id)).length}${errors.length ? `; logged errors: ${errors.slice(0, 3).join(" || ")}` : ""}`,
+        );
+        expect(counts.get(503) ?? 0).toBeGreaterThan(0);
+        expect(counts.get(500) ?? 0).toBe(0);
+        expect(after).toBe(201);
+        expect(acked.filter((id) => !listed.has(id))).toEqual([]);
+      } finally {
+        await server.kill("SIGKILL");
+        proxy.stop();
       }
-      const [after] = await call(server, "POST", "/v1/memories", { content: "after the cut" });
-      const listed = new Set<string>();
-      for (let cursor = ""; ; ) {
-        const [, page] = await call(server, "GET", `/v1/memories?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-        for (const m of page.data) listed.add(m.id);
-        if (!page.nextCursor) break;
-        cursor = page.nextCursor;
-      }
-      const errors = [...new Set(server.output().split("\n").filter((l) => / ERROR /.test(l)).map((l) => l.replace(/^\S+ ERROR /, "").replace(/requestId="[^"]*" /, "").slice(0, 160)))];
-      figure("faults", `PostgreSQL cut for 2 s under 4 writers: statuses ${JSON.stringify(Object.fromEntries(counts))}, write after recovery ${after}, acknowledged missing ${acked.filter((id) => !listed.has(id)).length}${errors.length ? `; logged errors: ${errors.slice(0, 3).join(" || ")}` : ""}`);
-      expect(counts.get(503) ?? 0).toBeGreaterThan(0);
-      expect(counts.get(500) ?? 0).toBe(0);
-      expect(after).toBe(201);
-      expect(acked.filter((id) => !listed.has(id))).toEqual([]);
-    } finally {
-      await server.kill("SIGKILL");
-      proxy.stop();
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 
   test("the LLM gateway down or slow: completions answer 502/504 with an error body, the rest is unaffected", async () => {
     const dataDir = fresh("gateway");
@@ -327,7 +414,9 @@ describe(`faults (${BACKEND})`, () => {
       const [slowStatus, slowBody] = await call(slow, "POST", "/v1/chat/completions", ask);
       const waited = Math.round(performance.now() - started);
       const [search] = await call(slow, "POST", "/v1/memories/search", { query: "gateway" });
-      outcomes.push(`slow (3 s, timeout 1 s): ${slowStatus} ${slowBody?.error?.code} after ${waited} ms, search ${search}`);
+      outcomes.push(
+        `slow (3 s, timeout 1 s): ${slowStatus} ${slowBody?.error?.code} after ${waited} ms, search ${search}`,
+      );
       expect([slowStatus, typeof slowBody?.error?.message, search]).toEqual([504, "string", 200]);
       upstream.delayMs = 0;
       const [back] = await call(slow, "POST", "/v1/chat/completions", ask);
@@ -344,7 +433,10 @@ describe(`faults (${BACKEND})`, () => {
     const s3 = await startFakeS3("mnemo-fault-s3-");
     const proxy = startTcpProxy("127.0.0.1", s3.port);
     const dataDir = fresh("s3data");
-    const env = childEnv(dataDir, { ...(await databaseEnvFor(dataDir)), ...s3.env("s3://mnemo-index/reliability", `http://127.0.0.1:${proxy.port}`) });
+    const env = childEnv(dataDir, {
+      ...(await databaseEnvFor(dataDir)),
+      ...s3.env("s3://mnemo-index/reliability", `http://127.0.0.1:${proxy.port}`),
+    });
     let server: ChildServer | undefined;
     try {
       server = await startChild(dataDir, env);
@@ -352,12 +444,16 @@ describe(`faults (${BACKEND})`, () => {
       expect(await waitForSearch(server, "outage", 1)).toBe(1);
       proxy.cut();
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) statuses.push((await call(server, "POST", "/v1/memories", { content: `unreachable bucket ${i}` }))[0]);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await call(server, "POST", "/v1/memories", { content: `unreachable bucket ${i}` }))[0]);
       const [during] = await call(server, "POST", "/v1/memories/search", { query: "outage" });
       await Bun.sleep(2_000);
       proxy.restore();
       const found = await waitForSearch(server, "bucket", 5, 60_000);
-      figure("faults", `object storage unreachable: writes ${JSON.stringify(statuses)}, search during the outage ${during}; after it returned ${found} of 5 findable`);
+      figure(
+        "faults",
+        `object storage unreachable: writes ${JSON.stringify(statuses)}, search during the outage ${during}; after it returned ${found} of 5 findable`,
+      );
       expect(statuses).toEqual([201, 201, 201, 201, 201]);
       expect(during).not.toBe(500);
       expect(found).toBe(5);

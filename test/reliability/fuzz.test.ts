@@ -56,7 +56,8 @@ function judge(sent: Sent, status: number, contentType: string, text: string): s
   if (leak && !bobStored.has(leak)) return `A's ${leak} in B's response (status ${status})`;
   // Ids are per user: a write of B's that carried one of A's ids (B's own record under that
   // id, or the id as text) makes it B's data from then on. A's marker never is.
-  if (status >= 200 && status < 300 && sent.op.method !== "GET") for (const id of Object.values(alice.ids)) if (`${sent.path} ${sent.body.text}`.includes(id)) bobStored.add(id);
+  if (status >= 200 && status < 300 && sent.op.method !== "GET")
+    for (const id of Object.values(alice.ids)) if (`${sent.path} ${sent.body.text}`.includes(id)) bobStored.add(id);
   const upstream = UPSTREAM_ROUTES.has(op.key) && (status === 502 || status === 504);
   if (status >= 500 && !(status === 501 && op.pending) && !upstream) return `status ${status}`;
   const isJson = contentType.includes("json");
@@ -74,8 +75,13 @@ function judge(sent: Sent, status: number, contentType: string, text: string): s
     // GET /v1/me answers 401 in the spec's own shape `{ok: false, error, details}`.
     const meShape = op.key === "GET /v1/me" && status === 401 && body?.ok === false && typeof body?.error === "string";
     // MCP speaks JSON-RPC: its errors are `{jsonrpc, error: {code: number, message}, id}`.
-    const rpcShape = op.path === "/mcp" && body?.jsonrpc === "2.0" && typeof body?.error?.code === "number" && typeof body?.error?.message === "string";
-    if (!meShape && !rpcShape && (typeof body?.error?.code !== "string" || typeof body?.error?.message !== "string")) return `error body is not {error:{code,message}}: ${text.slice(0, 200)}`;
+    const rpcShape =
+      op.path === "/mcp" &&
+      body?.jsonrpc === "2.0" &&
+      typeof body?.error?.code === "number" &&
+      typeof body?.error?.message === "string";
+    if (!meShape && !rpcShape && (typeof body?.error?.code !== "string" || typeof body?.error?.message !== "string"))
+      return `error body is not {error:{code,message}}: ${text.slice(0, 200)}`;
     if (!isJson) return `error with content-type ${contentType}`;
   } else {
     const declared = op.responses[String(status)];
@@ -86,115 +92,186 @@ function judge(sent: Sent, status: number, contentType: string, text: string): s
 }
 
 describe(`fuzzing every route of the OpenAPI document (${CASES} cases, seed ${SEED})`, () => {
-  test("no 5xx, declared shapes, no cross-user leak; A's data unchanged", async () => {
-    figure("fuzz", `seed ${SEED}, ${CASES} cases (replay: MNEMO_FUZZ_SEED=${SEED} MNEMO_FUZZ_CASES=${CASES} bun test test/reliability/fuzz.test.ts)`);
-    const before = await ownerView(server.call, operations, alice);
-    const ids = [...Object.values(alice.ids), ...Object.values(bob.ids), "shared-custom-id", "mem_00000000000000000000000000", "ws_missing"];
-    const pools: Pools = { ids, queries: [...ids, alice.marker] };
-    const request = fc.constantFrom(...operations).chain((op) =>
-      fc.record({
-        op: fc.constant(op),
-        params: fc.tuple(...op.pathParams.map(() => pathParamFor(pools)), fc.constant("")),
-        query: queryFor(op, pools),
-        headers: headersFor(op, bob.token),
-        // fetch() cannot send a body with GET.
-        body: op.method === "GET" ? fc.constant({ bytes: null, text: "", contentType: null }) : op.method === "DELETE" ? fc.oneof({ weight: 9, arbitrary: fc.constant({ bytes: null, text: "", contentType: null }) }, { weight: 1, arbitrary: bodyFor(op, pools, FULL) }) : bodyFor(op, pools, FULL),
-      }),
-    );
-    const statuses = new Map<string, number>();
-    const findings = new Map<string, string>();
-    const undeclared = new Map<string, number>();
-    let cases = 0;
-    await fc.assert(
-      fc.asyncProperty(request, async ({ op, params, query, headers, body }) => {
-        const values = Object.fromEntries(op.pathParams.map((name, i) => [name, params[i]]));
-        const path = fillPath(op.path, values) + query;
-        const sentHeaders = { ...headers, ...(body.contentType ? { "content-type": body.contentType } : {}) };
-        let response: Response;
-        try {
-          response = await fetch(server.url + path, { method: op.method, headers: sentHeaders, body: body.bytes ?? undefined, signal: AbortSignal.timeout(30_000) });
-        } catch (error) {
-          // No answer (a hang or a dropped connection) is a finding like a 500.
-          const kind = `${op.key}: no answer`;
-          if (!findings.has(kind)) findings.set(kind, `case ${cases}: ${op.method} ${path.slice(0, 300)} body ${body.text.slice(0, 200)} → ${(error as Error).message}`);
-          cases++;
-          return;
-        }
-        const text = await response.text();
-        cases++;
-        if (cases % 2_000 === 0) process.stderr.write(`  fuzz: ${cases} of ${CASES} cases…\n`);
-        const bucket = `${response.status}`;
-        statuses.set(bucket, (statuses.get(bucket) ?? 0) + 1);
-        if (!op.responses[String(response.status)] && !op.pending && op.path !== "/mcp") {
-          const key = `${op.key} → ${response.status}`;
-          undeclared.set(key, (undeclared.get(key) ?? 0) + 1);
-        }
-        const problem = judge({ op, path, headers: sentHeaders, body }, response.status, response.headers.get("content-type") ?? "", text);
-        // Every distinct problem is kept (one example each), so one run reports them all.
-        if (problem) {
-          const kind = `${op.key}: ${problem.replace(/:.*$/s, "")}`;
-          if (!findings.has(kind)) findings.set(kind, `case ${cases}: ${op.method} ${path.slice(0, 300)} headers ${JSON.stringify(sentHeaders).slice(0, 400)} body ${body.text.slice(0, VERBOSE ? 100_000 : 300)} → ${problem.slice(0, 400)}`);
-        }
-      }),
-      { numRuns: CASES, seed: SEED, endOnFailure: true, verbose: 0 },
-    );
-    figure("fuzz", `${cases} requests, ${findings.size} distinct problems, statuses ${[...statuses].sort().map(([s, n]) => `${s}×${n}`).join(" ")}`);
-    // Not a failure (global guards answer 405/406/413/415 on every route): listed for review.
-    for (const finding of findings.values()) console.log(`  finding: ${finding.slice(0, VERBOSE ? 200_000 : 600)}`);
-    if (undeclared.size) figure("fuzz", `statuses a route's OpenAPI entry does not declare: ${[...undeclared.keys()].sort().slice(0, 12).join("; ")}${undeclared.size > 12 ? ` (+${undeclared.size - 12} more)` : ""}`);
-    expect([...findings.values()]).toEqual([]);
-    const [health] = await server.call("GET", "/health", { token: null });
-    expect(health).toBe(200);
-    expect(await ownerView(server.call, operations, alice)).toEqual(before);
-  }, FULL ? 3_600_000 : 600_000);
-
-  test(`every MCP tool with generated arguments (${MCP_CASES} calls): no internal error, no cross-user leak`, async () => {
-    if (!operations.some((op) => op.key === "POST /mcp" && !op.pending)) return console.log("no /mcp route: MCP fuzzing skipped");
-    const before = await ownerView(server.call, operations, alice);
-    const { client } = await connectMcpHttp(server.url, bob.token, "fuzz");
-    const findings = new Map<string, string>();
-    let calls = 0;
-    try {
-      const { tools } = await client.listTools();
-      const ids = [...Object.values(alice.ids), ...Object.values(bob.ids), "shared-custom-id"];
-      const pools: Pools = { ids, queries: [...ids, alice.marker] };
-      // `arguments` is a JSON object by the protocol; inside it anything goes.
-      const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
-      const call = fc.constantFrom(...tools).chain((tool) => fc.record({ tool: fc.constant(tool), args: valueFor(tool.inputSchema as any, pools).filter(isObject) }));
-      await fc.assert(
-        fc.asyncProperty(call, async ({ tool, args }) => {
-          calls++;
-          const sent = JSON.stringify(args ?? null);
-          let outcome: { error: boolean; body: unknown };
-          try {
-            const result = await client.callTool({ name: tool.name, arguments: args as Record<string, unknown> });
-            outcome = { error: !!result.isError, body: result };
-          } catch (error) {
-            const code = (error as { code?: number }).code;
-            // -32602 invalid params is the SDK refusing arguments against the tool's schema; -32603 is a crash.
-            if (code === -32603 || code === undefined) findings.set(`${tool.name}: ${(error as Error).message.slice(0, 80)}`, `${tool.name} ${sent.slice(0, 300)} → ${(error as Error).message.slice(0, 300)}`);
-            outcome = { error: true, body: (error as Error).message };
-          }
-          const text = JSON.stringify(outcome.body);
-          if (/internal error/i.test(text)) findings.set(`${tool.name}: internal error`, `${tool.name} ${sent.slice(0, 300)} → ${text.slice(0, 300)}`);
-          const leak = leakIn(alice, outcome.body, sent, outcome.error);
-          if (!outcome.error) for (const id of Object.values(alice.ids)) if (sent.includes(id)) bobStored.add(id);
-          if (leak && !bobStored.has(leak)) findings.set(`${tool.name}: leak`, `${tool.name} ${sent.slice(0, 300)} → A's ${leak}`);
-        }),
-        { numRuns: MCP_CASES, seed: SEED, endOnFailure: true, verbose: 0 },
+  test(
+    "no 5xx, declared shapes, no cross-user leak; A's data unchanged",
+    async () => {
+      figure(
+        "fuzz",
+        `seed ${SEED}, ${CASES} cases (replay: MNEMO_FUZZ_SEED=${SEED} MNEMO_FUZZ_CASES=${CASES} bun test test/reliability/fuzz.test.ts)`,
       );
-    } finally {
-      await client.close();
-    }
-    figure("fuzz", `MCP: ${calls} tool calls with generated arguments, ${findings.size} distinct problems`);
-    for (const finding of findings.values()) console.log(`  finding: ${finding.slice(0, 600)}`);
-    expect([...findings.values()]).toEqual([]);
-    expect(await ownerView(server.call, operations, alice)).toEqual(before);
-  }, FULL ? 3_600_000 : 600_000);
+      const before = await ownerView(server.call, operations, alice);
+      const ids = [
+        ...Object.values(alice.ids),
+        ...Object.values(bob.ids),
+        "shared-custom-id",
+        "mem_00000000000000000000000000",
+        "ws_missing",
+      ];
+      const pools: Pools = { ids, queries: [...ids, alice.marker] };
+      const request = fc.constantFrom(...operations).chain((op) =>
+        fc.record({
+          op: fc.constant(op),
+          params: fc.tuple(...op.pathParams.map(() => pathParamFor(pools)), fc.constant("")),
+          query: queryFor(op, pools),
+          headers: headersFor(op, bob.token),
+          // fetch() cannot send a body with GET.
+          body:
+            op.method === "GET"
+              ? fc.constant({ bytes: null, text: "", contentType: null })
+              : op.method === "DELETE"
+                ? fc.oneof(
+                    { weight: 9, arbitrary: fc.constant({ bytes: null, text: "", contentType: null }) },
+                    { weight: 1, arbitrary: bodyFor(op, pools, FULL) },
+                  )
+                : bodyFor(op, pools, FULL),
+        }),
+      );
+      const statuses = new Map<string, number>();
+      const findings = new Map<string, string>();
+      const undeclared = new Map<string, number>();
+      let cases = 0;
+      await fc.assert(
+        fc.asyncProperty(request, async ({ op, params, query, headers, body }) => {
+          const values = Object.fromEntries(op.pathParams.map((name, i) => [name, params[i]]));
+          const path = fillPath(op.path, values) + query;
+          const sentHeaders = { ...headers, ...(body.contentType ? { "content-type": body.contentType } : {}) };
+          let response: Response;
+          try {
+            response = await fetch(server.url + path, {
+              method: op.method,
+              headers: sentHeaders,
+              body: body.bytes ?? undefined,
+              signal: AbortSignal.timeout(30_000),
+            });
+          } catch (error) {
+            // No answer (a hang or a dropped connection) is a finding like a 500.
+            const kind = `${op.key}: no answer`;
+            if (!findings.has(kind))
+              findings.set(
+                kind,
+                `case ${cases}: ${op.method} ${path.slice(0, 300)} body ${body.text.slice(0, 200)} → ${(error as Error).message}`,
+              );
+            cases++;
+            return;
+          }
+          const text = await response.text();
+          cases++;
+          if (cases % 2_000 === 0) process.stderr.write(`  fuzz: ${cases} of ${CASES} cases…\n`);
+          const bucket = `${response.status}`;
+          statuses.set(bucket, (statuses.get(bucket) ?? 0) + 1);
+          if (!op.responses[String(response.status)] && !op.pending && op.path !== "/mcp") {
+            const key = `${op.key} → ${response.status}`;
+            undeclared.set(key, (undeclared.get(key) ?? 0) + 1);
+          }
+          const problem = judge(
+            { op, path, headers: sentHeaders, body },
+            response.status,
+            response.headers.get("content-type") ?? "",
+            text,
+          );
+          // Every distinct problem is kept (one example each), so one run reports them all.
+          if (problem) {
+            const kind = `${op.key}: ${problem.replace(/:.*$/s, "")}`;
+            if (!findings.has(kind))
+              findings.set(
+                kind,
+                `case ${cases}: ${op.method} ${path.slice(0, 300)} headers ${JSON.stringify(sentHeaders).slice(0, 400)} body ${body.text.slice(0, VERBOSE ? 100_000 : 300)} → ${problem.slice(0, 400)}`,
+              );
+          }
+        }),
+        { numRuns: CASES, seed: SEED, endOnFailure: true, verbose: 0 },
+      );
+      figure(
+        "fuzz",
+        `${cases} requests, ${findings.size} distinct problems, statuses ${[...statuses]
+          .sort()
+          .map(([s, n]) => `${s}×${n}`)
+          .join(" ")}`,
+      );
+      // Not a failure (global guards answer 405/406/413/415 on every route): listed for review.
+      for (const finding of findings.values()) console.log(`  finding: ${finding.slice(0, VERBOSE ? 200_000 : 600)}`);
+      if (undeclared.size)
+        figure(
+          "fuzz",
+          `statuses a route's OpenAPI entry does not declare: ${[...undeclared.keys()].sort().slice(0, 12).join("; ")}${undeclared.size > 12 ? ` (+${undeclared.size - 12} more)` : ""}`,
+        );
+      expect([...findings.values()]).toEqual([]);
+      const [health] = await server.call("GET", "/health", { token: null });
+      expect(health).toBe(200);
+      expect(await ownerView(server.call, operations, alice)).toEqual(before);
+    },
+    FULL ? 3_600_000 : 600_000,
+  );
+
+  test(
+    `every MCP tool with generated arguments (${MCP_CASES} calls): no internal error, no cross-user leak`,
+    async () => {
+      if (!operations.some((op) => op.key === "POST /mcp" && !op.pending))
+        return console.log("no /mcp route: MCP fuzzing skipped");
+      const before = await ownerView(server.call, operations, alice);
+      const { client } = await connectMcpHttp(server.url, bob.token, "fuzz");
+      const findings = new Map<string, string>();
+      let calls = 0;
+      try {
+        const { tools } = await client.listTools();
+        const ids = [...Object.values(alice.ids), ...Object.values(bob.ids), "shared-custom-id"];
+        const pools: Pools = { ids, queries: [...ids, alice.marker] };
+        // `arguments` is a JSON object by the protocol; inside it anything goes.
+        const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+        const call = fc
+          .constantFrom(...tools)
+          .chain((tool) =>
+            fc.record({ tool: fc.constant(tool), args: valueFor(tool.inputSchema as any, pools).filter(isObject) }),
+          );
+        await fc.assert(
+          fc.asyncProperty(call, async ({ tool, args }) => {
+            calls++;
+            const sent = JSON.stringify(args ?? null);
+            let outcome: { error: boolean; body: unknown };
+            try {
+              const result = await client.callTool({ name: tool.name, arguments: args as Record<string, unknown> });
+              outcome = { error: !!result.isError, body: result };
+            } catch (error) {
+              const code = (error as { code?: number }).code;
+              // -32602 invalid params is the SDK refusing arguments against the tool's schema; -32603 is a crash.
+              if (code === -32603 || code === undefined)
+                findings.set(
+                  `${tool.name}: ${(error as Error).message.slice(0, 80)}`,
+                  `${tool.name} ${sent.slice(0, 300)} → ${(error as Error).message.slice(0, 300)}`,
+                );
+              outcome = { error: true, body: (error as Error).message };
+            }
+            const text = JSON.stringify(outcome.body);
+            if (/internal error/i.test(text))
+              findings.set(
+                `${tool.name}: internal error`,
+                `${tool.name} ${sent.slice(0, 300)} → ${text.slice(0, 300)}`,
+              );
+            const leak = leakIn(alice, outcome.body, sent, outcome.error);
+            if (!outcome.error) for (const id of Object.values(alice.ids)) if (sent.includes(id)) bobStored.add(id);
+            if (leak && !bobStored.has(leak))
+              findings.set(`${tool.name}: leak`, `${tool.name} ${sent.slice(0, 300)} → A's ${leak}`);
+          }),
+          { numRuns: MCP_CASES, seed: SEED, endOnFailure: true, verbose: 0 },
+        );
+      } finally {
+        await client.close();
+      }
+      figure("fuzz", `MCP: ${calls} tool calls with generated arguments, ${findings.size} distinct problems`);
+      for (const finding of findings.values()) console.log(`  finding: ${finding.slice(0, 600)}`);
+      expect([...findings.values()]).toEqual([]);
+      expect(await ownerView(server.call, operations, alice)).toEqual(before);
+    },
+    FULL ? 3_600_000 : 600_000,
+  );
 
   test("a string field holding an object with a `toString` key is a 400, not a 500", async () => {
     const answers = [];
-    for (const [path, body] of [["/v1/memories", { content: { toString: "x" } }], ["/v1/memories/search", { query: { toString: "x" } }], ["/v1/workspaces", { name: { valueOf: "x" } }]] as const) {
+    for (const [path, body] of [
+      ["/v1/memories", { content: { toString: "x" } }],
+      ["/v1/memories/search", { query: { toString: "x" } }],
+      ["/v1/workspaces", { name: { valueOf: "x" } }],
+    ] as const) {
       answers.push((await server.call("POST", path, { token: bob.token, body }))[0]);
     }
     expect(answers).toEqual([400, 400, 400]);

@@ -40,7 +40,8 @@ let operations: Operation[];
 let alice: Tenant;
 let bob: Tenant;
 
-const connect = async (token: string): Promise<Client> => (await connectMcpHttp(server.url, token, "reliability")).client;
+const connect = async (token: string): Promise<Client> =>
+  (await connectMcpHttp(server.url, token, "reliability")).client;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -64,31 +65,57 @@ describe("MCP isolation (generated from tools/list and resources/templates/list)
       for (const tool of tools) {
         const properties = Object.keys((tool.inputSchema as any).properties ?? {});
         const unknownIds = properties.filter((p) => looksLikeId(p) && !(p in ID_ARGUMENTS));
-        if (unknownIds.length) failures.push(`tool ${tool.name}: id argument(s) ${unknownIds.join(", ")} have no fixture: add them to ID_ARGUMENTS`);
+        if (unknownIds.length)
+          failures.push(
+            `tool ${tool.name}: id argument(s) ${unknownIds.join(", ")} have no fixture: add them to ID_ARGUMENTS`,
+          );
         const idArgs = properties.filter((p) => p in ID_ARGUMENTS);
         const base = (owner: Tenant) => ({
-          ...(minimalBody(tool.inputSchema as any, { query: alice.marker, content: `probe ${bob.marker}`, title: "probe", role: "user", markdown: `probe ${bob.marker}` }) as object),
+          ...(minimalBody(tool.inputSchema as any, {
+            query: alice.marker,
+            content: `probe ${bob.marker}`,
+            title: "probe",
+            role: "user",
+            markdown: `probe ${bob.marker}`,
+          }) as object),
           ...Object.fromEntries(idArgs.map((p) => [p, owner.ids[ID_ARGUMENTS[p]]]).filter(([, v]) => v !== undefined)),
         });
         // Each id argument alone set to A's, the rest B's own: every check must hold on its own.
         for (const arg of idArgs) {
           if (alice.ids[ID_ARGUMENTS[arg]] === undefined) continue;
           const args = { ...base(bob), [arg]: alice.ids[ID_ARGUMENTS[arg]] };
-          const result = await client.callTool({ name: tool.name, arguments: args }).catch((error: Error) => ({ isError: true, content: [{ type: "text", text: error.message }] }));
+          const result = await client
+            .callTool({ name: tool.name, arguments: args })
+            .catch((error: Error) => ({ isError: true, content: [{ type: "text", text: error.message }] }));
           // Success is allowed only where ids are per user (a write creating B's own record
           // under that id); A's records are compared before and after, below.
-          seen.push({ what: `tool ${tool.name} ${arg}=A's`, sent: JSON.stringify(args), error: !!result.isError, body: result });
+          seen.push({
+            what: `tool ${tool.name} ${arg}=A's`,
+            sent: JSON.stringify(args),
+            error: !!result.isError,
+            body: result,
+          });
         }
         // B's own call (searches look for A's marker).
         const own = base(bob);
-        const result = await client.callTool({ name: tool.name, arguments: own }).catch((error: Error) => ({ content: [{ type: "text", text: error.message }] }));
-        seen.push({ what: `tool ${tool.name} (own)`, sent: JSON.stringify(own), error: !!(result as { isError?: boolean }).isError, body: result });
+        const result = await client
+          .callTool({ name: tool.name, arguments: own })
+          .catch((error: Error) => ({ content: [{ type: "text", text: error.message }] }));
+        seen.push({
+          what: `tool ${tool.name} (own)`,
+          sent: JSON.stringify(own),
+          error: !!(result as { isError?: boolean }).isError,
+          body: result,
+        });
       }
       const resources = await client.listResources().catch(() => ({ resources: [] }));
       seen.push({ what: "resources/list", sent: "", error: false, body: resources });
       const templates = await client.listResourceTemplates().catch(() => ({ resourceTemplates: [] }));
       for (const template of templates.resourceTemplates) {
-        const uri = template.uriTemplate.replace(/\{([^}]+)\}/g, (_, name: string) => alice.ids[name] ?? `missing-${name}`);
+        const uri = template.uriTemplate.replace(
+          /\{([^}]+)\}/g,
+          (_, name: string) => alice.ids[name] ?? `missing-${name}`,
+        );
         const read = await client.readResource({ uri }).then(
           (ok) => ({ ok: true, body: ok }),
           (error: Error) => ({ ok: false, body: error.message }),
@@ -99,8 +126,13 @@ describe("MCP isolation (generated from tools/list and resources/templates/list)
     } finally {
       await client.close();
     }
-    const leaks = seen.map(({ what, sent, error, body }) => [what, leakIn(alice, body, sent, error)]).filter(([, leak]) => leak);
-    figure("mcp-isolation", `${seen.length} MCP calls by B scanned, ${failures.length} failures, ${leaks.length} leaks`);
+    const leaks = seen
+      .map(({ what, sent, error, body }) => [what, leakIn(alice, body, sent, error)])
+      .filter(([, leak]) => leak);
+    figure(
+      "mcp-isolation",
+      `${seen.length} MCP calls by B scanned, ${failures.length} failures, ${leaks.length} leaks`,
+    );
     expect(failures).toEqual([]);
     expect(leaks).toEqual([]);
     expect(await ownerView(server.call, operations, alice)).toEqual(before);

@@ -6,12 +6,39 @@
  * is held in this module's memory only and sent as `X-Client-Key`.
  */
 import type {
-  ApiResponse, BlockEdge, CreatedKey, Credits, DailyUsage, DocumentWithContent, ExtractionJob, FileInfo, Health, Me, Memory, MemoryFilters, MemoryProposal, Message,
-  NewMemory, Note, NoteEntry, ScoredMemory, SearchResponse, Thread, UploadUrl, Usage, Workspace, WorkspaceContents, JsonObject,
+  ApiResponse,
+  BlockEdge,
+  CreatedKey,
+  Credits,
+  DailyUsage,
+  DocumentWithContent,
+  ExtractionJob,
+  FileInfo,
+  Health,
+  Me,
+  Memory,
+  MemoryFilters,
+  MemoryProposal,
+  Message,
+  NewMemory,
+  Note,
+  NoteEntry,
+  ScoredMemory,
+  SearchResponse,
+  Thread,
+  UploadUrl,
+  Usage,
+  Workspace,
+  WorkspaceContents,
+  JsonObject,
 } from "./api-types";
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
   get notFound(): boolean {
@@ -62,7 +89,8 @@ function headersFor(options: RequestOptions): Headers {
 
 function urlFor(path: string, query?: Query): string {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined && value !== null && value !== "") params.set(key, String(value));
+  for (const [key, value] of Object.entries(query ?? {}))
+    if (value !== undefined && value !== null && value !== "") params.set(key, String(value));
   const search = params.toString();
   return search ? `${path}?${search}` : path;
 }
@@ -73,7 +101,8 @@ async function errorFrom(response: Response): Promise<ApiError> {
   let message = `The server answered ${response.status} ${response.statusText}`.trim();
   try {
     const body = JSON.parse(text);
-    if (body?.error?.message) ({ code, message } = { code: String(body.error.code ?? code), message: String(body.error.message) });
+    if (body?.error?.message)
+      ({ code, message } = { code: String(body.error.code ?? code), message: String(body.error.message) });
     else if (typeof body?.details === "string") message = body.details;
   } catch {}
   return new ApiError(response.status, code, message);
@@ -105,7 +134,11 @@ async function json<T>(method: string, path: string, options?: RequestOptions): 
 }
 
 /** A list answered as a bare array with the next page's cursor in X-Next-Cursor. */
-async function arrayPage<T>(path: string, cursor: string | undefined, options: RequestOptions = {}): Promise<{ items: T[]; nextCursor: string | null }> {
+async function arrayPage<T>(
+  path: string,
+  cursor: string | undefined,
+  options: RequestOptions = {},
+): Promise<{ items: T[]; nextCursor: string | null }> {
   const response = await send("GET", path, { ...options, query: { ...options.query, cursor } });
   return { items: (await response.json()) as T[], nextCursor: response.headers.get("x-next-cursor") };
 }
@@ -125,17 +158,22 @@ export async function me(): Promise<Me> {
 /** Exchanges a one-time sign-in link's token for a session cookie (HttpOnly: this page never sees it). */
 export async function signInWithToken(token: string): Promise<string> {
   sessionUser = null;
-  sessionUser = (await json<ApiResponse<"postV1AppSession">>("POST", "/v1/app/session", { body: { token }, authAttempt: true })).userId;
+  sessionUser = (
+    await json<ApiResponse<"postV1AppSession">>("POST", "/v1/app/session", { body: { token }, authAttempt: true })
+  ).userId;
   return sessionUser;
 }
 
 /** Whom a sign-in link's token signs in, without using it (asked before it replaces an open session). */
-export const signInLinkUser = (token: string) => json<ApiResponse<"postV1AppLink">>("POST", "/v1/app/link", { body: { token }, authAttempt: true });
+export const signInLinkUser = (token: string) =>
+  json<ApiResponse<"postV1AppLink">>("POST", "/v1/app/link", { body: { token }, authAttempt: true });
 
 /** Exchanges a pasted API key for a session cookie of the same user and scopes; the key is not kept. */
 export async function signInWithKey(apiKey: string): Promise<string> {
   sessionUser = null;
-  sessionUser = (await json<ApiResponse<"postV1AppSession">>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })).userId;
+  sessionUser = (
+    await json<ApiResponse<"postV1AppSession">>("POST", "/v1/app/session", { body: { apiKey }, authAttempt: true })
+  ).userId;
   return sessionUser;
 }
 
@@ -163,10 +201,18 @@ export async function signOut(): Promise<void> {
 export const listMemories = (page: { limit?: number; cursor?: string } & MemoryFilters, signal?: AbortSignal) =>
   json<ApiResponse<"getV1Memories">>("GET", "/v1/memories", { query: { ...page }, signal });
 
-export const searchMemories = (query: string, options: { limit?: number; filters?: { workspaceId?: string; session_id?: string } }, signal?: AbortSignal) =>
-  json<SearchResponse>("POST", "/v1/memories/search", { body: { query, limit: options.limit ?? 50, filters: options.filters }, signal });
+export const searchMemories = (
+  query: string,
+  options: { limit?: number; filters?: { workspaceId?: string; session_id?: string } },
+  signal?: AbortSignal,
+) =>
+  json<SearchResponse>("POST", "/v1/memories/search", {
+    body: { query, limit: options.limit ?? 50, filters: options.filters },
+    signal,
+  });
 
-export const getMemory = (id: string, signal?: AbortSignal) => json<Memory>("GET", `/v1/memories/${seg(id)}`, { signal });
+export const getMemory = (id: string, signal?: AbortSignal) =>
+  json<Memory>("GET", `/v1/memories/${seg(id)}`, { signal });
 export const createMemory = (memory: NewMemory) => json<Memory>("POST", "/v1/memories", { body: memory });
 /** Adds a memory; `duplicate`: the user already had it (same text and workspace), nothing was stored and `memory` is that one. */
 export async function addMemory(memory: NewMemory): Promise<{ memory: Memory; duplicate: boolean }> {
@@ -175,20 +221,31 @@ export async function addMemory(memory: NewMemory): Promise<{ memory: Memory; du
 }
 export const updateMemory = (id: string, changes: { content?: string; metadata?: JsonObject }) =>
   json<Memory>("PATCH", `/v1/memories/${seg(id)}`, { body: changes });
-export const deleteMemory = (id: string) => json<ApiResponse<"deleteV1MemoriesById">>("DELETE", `/v1/memories/${seg(id)}`);
-export const memoryHistory = (id: string, signal?: AbortSignal) => json<ApiResponse<"getV1MemoriesByIdHistory">>("GET", `/v1/memories/${seg(id)}/history`, { signal });
+export const deleteMemory = (id: string) =>
+  json<ApiResponse<"deleteV1MemoriesById">>("DELETE", `/v1/memories/${seg(id)}`);
+export const memoryHistory = (id: string, signal?: AbortSignal) =>
+  json<ApiResponse<"getV1MemoriesByIdHistory">>("GET", `/v1/memories/${seg(id)}/history`, { signal });
 /** Pending proposals of automatic formation, oldest first. */
 export const listProposals = (cursor?: string, signal?: AbortSignal) =>
-  json<ApiResponse<"getV1MemoriesProposals">>("GET", "/v1/memories/proposals", { query: { limit: 50, cursor }, signal });
+  json<ApiResponse<"getV1MemoriesProposals">>("GET", "/v1/memories/proposals", {
+    query: { limit: 50, cursor },
+    signal,
+  });
 /** Accepts (applies) or rejects a proposal; 409 when its memory changed since. */
-export const decideProposal = (id: string, decision: "accept" | "reject") => json<MemoryProposal>("POST", `/v1/memories/proposals/${seg(id)}/${decision}`);
+export const decideProposal = (id: string, decision: "accept" | "reject") =>
+  json<MemoryProposal>("POST", `/v1/memories/proposals/${seg(id)}/${decision}`);
 
 /**
  * Puts a forgotten memory back: same id, content, metadata, workspace, session and its
  * original time.
  */
 export async function restoreMemory(memory: Memory): Promise<Memory> {
-  const body: NewMemory = { id: memory.id, content: memory.content, metadata: memory.metadata, timestamp: memory.createdAt };
+  const body: NewMemory = {
+    id: memory.id,
+    content: memory.content,
+    metadata: memory.metadata,
+    timestamp: memory.createdAt,
+  };
   if (memory.workspaceId) body.workspaceId = memory.workspaceId;
   if (memory.session_id) body.session_id = memory.session_id;
   return createMemory(body);
@@ -197,47 +254,77 @@ export async function restoreMemory(memory: Memory): Promise<Memory> {
 export type { ScoredMemory };
 
 /** Extraction jobs of captured conversations, newest first (the latest 100). */
-export const extractionJobs = (signal?: AbortSignal) => json<ApiResponse<"getV1MemoriesExtractJobs">>("GET", "/v1/memories/extract/jobs", { signal });
+export const extractionJobs = (signal?: AbortSignal) =>
+  json<ApiResponse<"getV1MemoriesExtractJobs">>("GET", "/v1/memories/extract/jobs", { signal });
 /** Runs a failed (or retrying) job again now; answers the job, pending. */
-export const retryExtractionJob = (id: string) => json<ExtractionJob>("POST", `/v1/memories/extract/jobs/${seg(id)}/retry`);
+export const retryExtractionJob = (id: string) =>
+  json<ExtractionJob>("POST", `/v1/memories/extract/jobs/${seg(id)}/retry`);
 
 // ── Workspaces and what they hold ──────────────────────────────────────────────────
 
-export const listWorkspaces = (cursor?: string, signal?: AbortSignal) => arrayPage<Workspace>("/v1/workspaces", cursor, { query: { limit: 200 }, signal });
-export const getWorkspace = (id: string, signal?: AbortSignal) => json<ApiResponse<"getV1WorkspacesByWorkspaceId">>("GET", ws(id), { signal }).then((r) => r.workspace);
+export const listWorkspaces = (cursor?: string, signal?: AbortSignal) =>
+  arrayPage<Workspace>("/v1/workspaces", cursor, { query: { limit: 200 }, signal });
+export const getWorkspace = (id: string, signal?: AbortSignal) =>
+  json<ApiResponse<"getV1WorkspacesByWorkspaceId">>("GET", ws(id), { signal }).then((r) => r.workspace);
 export const createWorkspace = (name: string) => json<Workspace>("POST", "/v1/workspaces", { body: { name } });
-export const renameWorkspace = (id: string, name: string) => json<ApiResponse<"patchV1WorkspacesByWorkspaceId">>("PATCH", ws(id), { body: { name } }).then((r) => r.workspace);
-export const workspaceContents = (id: string, signal?: AbortSignal) => json<WorkspaceContents>("GET", `${ws(id)}/contents`, { signal });
+export const renameWorkspace = (id: string, name: string) =>
+  json<ApiResponse<"patchV1WorkspacesByWorkspaceId">>("PATCH", ws(id), { body: { name } }).then((r) => r.workspace);
+export const workspaceContents = (id: string, signal?: AbortSignal) =>
+  json<WorkspaceContents>("GET", `${ws(id)}/contents`, { signal });
 /** Deletes the workspace and everything in it. */
 export const deleteWorkspace = (id: string) => json<ApiResponse<"deleteV1WorkspacesByWorkspaceId">>("DELETE", ws(id));
 
-export const listDocuments = (workspaceId: string, options: { cursor?: string; notebookId?: string }, signal?: AbortSignal) =>
+export const listDocuments = (
+  workspaceId: string,
+  options: { cursor?: string; notebookId?: string },
+  signal?: AbortSignal,
+) =>
   json<ApiResponse<"getV1WorkspacesByWorkspaceIdDocuments">>("GET", `${ws(workspaceId)}/documents`, {
-    query: { limit: 200, cursor: options.cursor, notebookId: options.notebookId }, signal, decrypt: true,
+    query: { limit: 200, cursor: options.cursor, notebookId: options.notebookId },
+    signal,
+    decrypt: true,
   });
 
 /** A document with its Markdown; `decryptErrors` counts values the given key could not open. */
 export async function getDocument(workspaceId: string, documentId: string, signal?: AbortSignal) {
   const response = await send("GET", `${ws(workspaceId)}/documents/${seg(documentId)}`, { signal, decrypt: true });
-  return { ...((await response.json()) as DocumentWithContent), decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0) };
+  return {
+    ...((await response.json()) as DocumentWithContent),
+    decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0),
+  };
 }
 export const createDocument = (workspaceId: string, document: { title: string; markdown: string }) =>
-  json<ApiResponse<"postV1WorkspacesByWorkspaceIdDocuments">>("POST", `${ws(workspaceId)}/documents`, { body: document });
+  json<ApiResponse<"postV1WorkspacesByWorkspaceIdDocuments">>("POST", `${ws(workspaceId)}/documents`, {
+    body: document,
+  });
 
 /** Renames a document (its title). */
 export const renameDocument = (workspaceId: string, documentId: string, title: string) =>
-  json<ApiResponse<"putV1WorkspacesByWorkspaceIdDocumentsByDocumentId">>("PUT", `${ws(workspaceId)}/documents/${seg(documentId)}`, { body: { title } });
+  json<ApiResponse<"putV1WorkspacesByWorkspaceIdDocumentsByDocumentId">>(
+    "PUT",
+    `${ws(workspaceId)}/documents/${seg(documentId)}`,
+    { body: { title } },
+  );
 /** Deletes a document (a note too: notes are documents) and its search entries. */
-export const deleteDocument = (workspaceId: string, documentId: string) => json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdDocumentsByDocumentId">>("DELETE", `${ws(workspaceId)}/documents/${seg(documentId)}`);
+export const deleteDocument = (workspaceId: string, documentId: string) =>
+  json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdDocumentsByDocumentId">>(
+    "DELETE",
+    `${ws(workspaceId)}/documents/${seg(documentId)}`,
+  );
 /** Rewrites a plaintext note's payload (a rename sets its `title`, which is also the document's title). */
 export const patchNote = (workspaceId: string, noteId: string, documentPayload: JsonObject) =>
-  json<ApiResponse<"patchV1WorkspacesByWorkspaceIdNotesByNoteId">>("PATCH", `${ws(workspaceId)}/notes/${seg(noteId)}`, { body: { documentPayload } });
+  json<ApiResponse<"patchV1WorkspacesByWorkspaceIdNotesByNoteId">>("PATCH", `${ws(workspaceId)}/notes/${seg(noteId)}`, {
+    body: { documentPayload },
+  });
 
 export const listNotes = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<NoteEntry>(`${ws(workspaceId)}/notes`, cursor, { query: { limit: 200 }, signal, decrypt: true });
 export async function getNote(workspaceId: string, noteId: string, signal?: AbortSignal) {
   const response = await send("GET", `${ws(workspaceId)}/notes/${seg(noteId)}`, { signal, decrypt: true });
-  return { ...((await response.json()) as Note), decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0) };
+  return {
+    ...((await response.json()) as Note),
+    decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0),
+  };
 }
 export const getNotebooks = (workspaceId: string, signal?: AbortSignal) =>
   json<{ ciphertext: string | null }>("GET", `${ws(workspaceId)}/notebooks`, { signal, decrypt: true });
@@ -245,12 +332,23 @@ export const getNotebooks = (workspaceId: string, signal?: AbortSignal) =>
 export const listThreads = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<Thread>(`${ws(workspaceId)}/chats`, cursor, { query: { limit: 200 }, signal, decrypt: true });
 export const renameThread = (workspaceId: string, threadId: string, title: string) =>
-  json<ApiResponse<"patchV1WorkspacesByWorkspaceIdChatsByThreadId">>("PATCH", `${ws(workspaceId)}/chats/${seg(threadId)}`, { body: { title } });
+  json<ApiResponse<"patchV1WorkspacesByWorkspaceIdChatsByThreadId">>(
+    "PATCH",
+    `${ws(workspaceId)}/chats/${seg(threadId)}`,
+    { body: { title } },
+  );
 /** Deletes a thread, its messages and their search entries. */
 export const deleteThread = (workspaceId: string, threadId: string) =>
-  json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdChatsByThreadId">>("DELETE", `${ws(workspaceId)}/chats/${seg(threadId)}`);
+  json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdChatsByThreadId">>(
+    "DELETE",
+    `${ws(workspaceId)}/chats/${seg(threadId)}`,
+  );
 export const listMessages = (workspaceId: string, threadId: string, cursor?: string, signal?: AbortSignal) =>
-  arrayPage<Message>(`${ws(workspaceId)}/chats/${seg(threadId)}/messages`, cursor, { query: { limit: 200 }, signal, decrypt: true });
+  arrayPage<Message>(`${ws(workspaceId)}/chats/${seg(threadId)}/messages`, cursor, {
+    query: { limit: 200 },
+    signal,
+    decrypt: true,
+  });
 
 export const blockEdges = (workspaceId: string, signal?: AbortSignal) =>
   json<{ edges: BlockEdge[] | JsonObject }>("GET", `${ws(workspaceId)}/graph/block-edges`, { signal, decrypt: true });
@@ -258,8 +356,12 @@ export const blockEdges = (workspaceId: string, signal?: AbortSignal) =>
 // ── Files ──────────────────────────────────────────────────────────────────────────
 
 export const listFiles = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
-  json<ApiResponse<"getV1WorkspacesByWorkspaceIdFiles">>("GET", `${ws(workspaceId)}/files`, { query: { limit: 200, cursor }, signal });
-export const deleteFile = (workspaceId: string, key: string) => json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdFilesByKey">>("DELETE", `${ws(workspaceId)}/files/${seg(key)}`);
+  json<ApiResponse<"getV1WorkspacesByWorkspaceIdFiles">>("GET", `${ws(workspaceId)}/files`, {
+    query: { limit: 200, cursor },
+    signal,
+  });
+export const deleteFile = (workspaceId: string, key: string) =>
+  json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdFilesByKey">>("DELETE", `${ws(workspaceId)}/files/${seg(key)}`);
 
 /** The file's bytes, for a download link made from a Blob URL. */
 export async function downloadFile(workspaceId: string, key: string): Promise<Blob> {
@@ -267,9 +369,15 @@ export async function downloadFile(workspaceId: string, key: string): Promise<Bl
 }
 
 /** Asks for a presigned URL, then PUTs the bytes with XMLHttpRequest, which reports upload progress. */
-export async function uploadFile(workspaceId: string, file: File, onProgress: (fraction: number) => void): Promise<FileInfo> {
+export async function uploadFile(
+  workspaceId: string,
+  file: File,
+  onProgress: (fraction: number) => void,
+): Promise<FileInfo> {
   const contentType = file.type || "application/octet-stream";
-  const target = await json<UploadUrl>("POST", `${ws(workspaceId)}/files/upload-url`, { body: { filename: file.name, contentType } });
+  const target = await json<UploadUrl>("POST", `${ws(workspaceId)}/files/upload-url`, {
+    body: { filename: file.name, contentType },
+  });
   return new Promise<FileInfo>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("PUT", target.url);
@@ -292,7 +400,8 @@ export async function uploadFile(workspaceId: string, file: File, onProgress: (f
 // ── Your server ────────────────────────────────────────────────────────────────────
 
 export const listKeys = (signal?: AbortSignal) => json<ApiResponse<"getV1Keys">>("GET", "/v1/keys", { signal });
-export const createKey = (input: { name: string; scopes?: string[] }) => json<CreatedKey>("POST", "/v1/keys", { body: input });
+export const createKey = (input: { name: string; scopes?: string[] }) =>
+  json<CreatedKey>("POST", "/v1/keys", { body: input });
 export const revokeKey = (id: string) => json<unknown>("DELETE", `/v1/keys/${seg(id)}`);
 export const usage = (signal?: AbortSignal) => json<Usage>("GET", "/v1/usage", { signal });
 export const credits = (signal?: AbortSignal) => json<Credits>("GET", "/v1/credits", { signal });

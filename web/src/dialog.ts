@@ -10,17 +10,28 @@ export interface DialogHandle {
   closed: Promise<void>;
 }
 
-export function openDialog(title: string, body: Child, options: { wide?: boolean; description?: string } = {}): DialogHandle {
+export function openDialog(
+  title: string,
+  body: Child,
+  options: { wide?: boolean; description?: string } = {},
+): DialogHandle {
   const opener = document.activeElement as HTMLElement | null;
   const titleId = uid("dialog-title");
   const dialog = h(
     "dialog",
     { class: options.wide ? "dialog dialog-wide" : "dialog", "aria-labelledby": titleId },
-    h("header", { class: "dialog-header" },
+    h(
+      "header",
+      { class: "dialog-header" },
       h("h2", { id: titleId }, title),
       h("button", { type: "button", class: "icon-button", "aria-label": "Close", onClick: () => dialog.close() }, "×"),
     ),
-    h("div", { class: "dialog-body" }, options.description ? h("p", { class: "muted" }, options.description) : null, body),
+    h(
+      "div",
+      { class: "dialog-body" },
+      options.description ? h("p", { class: "muted" }, options.description) : null,
+      body,
+    ),
   );
   let resolveClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
@@ -32,7 +43,9 @@ export function openDialog(title: string, body: Child, options: { wide?: boolean
   document.body.append(dialog);
   dialog.showModal();
   // The first field, else the first button, takes focus.
-  const first = dialog.querySelector<HTMLElement>("input:not([type=hidden]), textarea, select") ?? dialog.querySelector<HTMLElement>(".dialog-actions button");
+  const first =
+    dialog.querySelector<HTMLElement>("input:not([type=hidden]), textarea, select") ??
+    dialog.querySelector<HTMLElement>(".dialog-actions button");
   first?.focus();
   return { element: dialog, close: () => dialog.close(), closed };
 }
@@ -43,12 +56,22 @@ export function confirmDialog(title: string, message: string, confirmLabel: stri
     let answer = false;
     const handle = openDialog(title, [
       h("p", null, message),
-      h("div", { class: "dialog-actions" },
+      h(
+        "div",
+        { class: "dialog-actions" },
         h("button", { type: "button", class: "button", onClick: () => handle.close() }, "Cancel"),
-        h("button", { type: "button", class: danger ? "button button-danger" : "button button-primary", onClick: () => {
-          answer = true;
-          handle.close();
-        } }, confirmLabel),
+        h(
+          "button",
+          {
+            type: "button",
+            class: danger ? "button button-danger" : "button button-primary",
+            onClick: () => {
+              answer = true;
+              handle.close();
+            },
+          },
+          confirmLabel,
+        ),
       ),
     ]);
     void handle.closed.then(() => resolve(answer));
@@ -59,14 +82,30 @@ export function confirmDialog(title: string, message: string, confirmLabel: stri
  * Asks for a new name (a rename): the value, trimmed, or null when cancelled. A blank value
  * is refused in the form, as the API would refuse it.
  */
-export function promptDialog(title: string, label: string, initial: string, options: { confirmLabel?: string; maxLength?: number } = {}): Promise<string | null> {
+export function promptDialog(
+  title: string,
+  label: string,
+  initial: string,
+  options: { confirmLabel?: string; maxLength?: number } = {},
+): Promise<string | null> {
   return new Promise((resolve) => {
     let answer: string | null = null;
-    const input = h("input", { type: "text", name: "name", value: initial, maxlength: options.maxLength ?? 200, autocomplete: "off", required: true });
+    const input = h("input", {
+      type: "text",
+      name: "name",
+      value: initial,
+      maxlength: options.maxLength ?? 200,
+      autocomplete: "off",
+      required: true,
+    });
     const nameField = field(label, input);
-    const form = h("form", { class: "form", novalidate: true },
+    const form = h(
+      "form",
+      { class: "form", novalidate: true },
       nameField.element,
-      h("div", { class: "dialog-actions" },
+      h(
+        "div",
+        { class: "dialog-actions" },
         h("button", { type: "button", class: "button", onClick: () => handle.close() }, "Cancel"),
         h("button", { type: "submit", class: "button button-primary" }, options.confirmLabel ?? "Rename"),
       ),

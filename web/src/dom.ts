@@ -33,7 +33,11 @@ function append(parent: Node, children: Child[]): void {
 }
 
 /** An HTML element. @example h("button", { type: "button", onClick: save }, "Save") */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   apply(element, attrs);
   append(element, children);
@@ -42,7 +46,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs |
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 /** An SVG element (charts and the graph view). */
-export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: Child[]): SVGElementTagNameMap[K] {
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...children: Child[]
+): SVGElementTagNameMap[K] {
   const element = document.createElementNS(SVG_NS, tag);
   apply(element, attrs);
   append(element, children);
@@ -67,14 +75,25 @@ let idCounter = 0;
 export const uid = (prefix = "id") => `${prefix}-${++idCounter}`;
 
 /** A labelled form field: label, control, optional hint and an error slot wired with aria-describedby. */
-export function field(label: string, control: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement, hint?: string) {
+export function field(
+  label: string,
+  control: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement,
+  hint?: string,
+) {
   const id = control.id || uid("field");
   control.id = id;
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
   const error = h("p", { class: "field-error", id: errorId, hidden: true });
   control.setAttribute("aria-describedby", [hint ? hintId : "", errorId].filter(Boolean).join(" "));
-  const wrapper = h("div", { class: "field" }, h("label", { for: id }, label), control, hint ? h("p", { class: "hint", id: hintId }, hint) : null, error);
+  const wrapper = h(
+    "div",
+    { class: "field" },
+    h("label", { for: id }, label),
+    control,
+    hint ? h("p", { class: "hint", id: hintId }, hint) : null,
+    error,
+  );
   return {
     element: wrapper,
     /** Shows (or with null clears) a message under the field and marks the control invalid. */
@@ -91,4 +110,5 @@ export function field(label: string, control: HTMLInputElement | HTMLTextAreaEle
 export const loading = (what = "Loading") => h("p", { class: "muted loading", role: "status" }, `${what}…`);
 
 /** An empty state. */
-export const empty = (title: string, ...details: Child[]) => h("div", { class: "empty" }, h("p", { class: "empty-title" }, title), ...details);
+export const empty = (title: string, ...details: Child[]) =>
+  h("div", { class: "empty" }, h("p", { class: "empty-title" }, title), ...details);

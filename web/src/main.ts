@@ -42,7 +42,10 @@ function notFoundView({ outlet }: { outlet: HTMLElement }): void {
 async function enterApp(userId?: string): Promise<void> {
   const user = userId ? { userId } : await me();
   setCurrentUser(user);
-  startRouter(mountShell(user, () => void leave()), notFoundView);
+  startRouter(
+    mountShell(user, () => void leave()),
+    notFoundView,
+  );
   if (appPath() === "/") await navigate("/memories", { replace: true, focus: false });
   else await render(false);
 }

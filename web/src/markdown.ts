@@ -55,7 +55,9 @@ let resolveWikiLink: (title: string) => string | null = () => null;
 
 function wikiLink(title: string): Node {
   const target = resolveWikiLink(title);
-  return target ? h("a", { href: target, class: "md-wikilink" }, title) : h("span", { class: "md-wikilink md-wikilink-missing", title: "No document has this title" }, title);
+  return target
+    ? h("a", { href: target, class: "md-wikilink" }, title)
+    : h("span", { class: "md-wikilink md-wikilink-missing", title: "No document has this title" }, title);
 }
 
 const WORD_CHARACTER = /[\p{L}\p{N}]/u;
@@ -91,14 +93,22 @@ export function renderInline(text: string, parent: Node): void {
     last = index + m[0].length;
     let node: Node;
     if (m[1] !== undefined) node = h("code", null, m[2].replace(/^ (.*) $/s, "$1"));
-    else if (m[3] !== undefined) node = link(m[4], undefined, (a) => a.appendChild(h("span", { class: "md-image" }, `Image: ${m[3] || m[4]}`)), m[0]);
+    else if (m[3] !== undefined)
+      node = link(
+        m[4],
+        undefined,
+        (a) => a.appendChild(h("span", { class: "md-image" }, `Image: ${m[3] || m[4]}`)),
+        m[0],
+      );
     else if (m[5] !== undefined) node = wikiLink(m[5].split("|")[0].trim());
     else if (m[6] !== undefined) node = link(m[7], m[8], (a) => renderInline(m[6], a), m[0]);
-    else if (m[9] !== undefined) node = link(m[9], undefined, (a) => a.appendChild(document.createTextNode(m[9])), m[0]);
+    else if (m[9] !== undefined)
+      node = link(m[9], undefined, (a) => a.appendChild(document.createTextNode(m[9])), m[0]);
     else if (m[10] !== undefined) node = inline(m[11], h("strong"));
     else if (m[12] !== undefined) node = inline(m[13], h("em"));
     else if (m[14] !== undefined) node = inline(m[14], h("del"));
-    else if (m[15] !== undefined) node = link(m[15], undefined, (a) => a.appendChild(document.createTextNode(m[15])), m[0]);
+    else if (m[15] !== undefined)
+      node = link(m[15], undefined, (a) => a.appendChild(document.createTextNode(m[15])), m[0]);
     else if (m[16] !== undefined) node = document.createTextNode(m[16]);
     else node = h("br");
     parent.appendChild(node);
@@ -114,30 +124,61 @@ const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(?:([ \t]+)(.*)|$)/;
 const TABLE_DELIMITER = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 
 const isBlank = (line: string) => line.trim() === "";
-const startsBlock = (line: string) => FENCE.test(line) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line) || ITEM.test(line);
+const startsBlock = (line: string) =>
+  FENCE.test(line) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line) || ITEM.test(line);
 
 function tableCells(line: string): string[] {
-  const trimmed = line.trim().replace(/^\|/, "").replace(/(?<!\\)\|$/, "");
+  const trimmed = line
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/(?<!\\)\|$/, "");
   return trimmed.split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/\\\|/g, "|"));
 }
 
 function renderTable(lines: string[]): HTMLElement {
   const header = tableCells(lines[0]);
-  const aligns = tableCells(lines[1]).map((cell) => (cell.startsWith(":") && cell.endsWith(":") ? "center" : cell.endsWith(":") ? "right" : null));
+  const aligns = tableCells(lines[1]).map((cell) =>
+    cell.startsWith(":") && cell.endsWith(":") ? "center" : cell.endsWith(":") ? "right" : null,
+  );
   const cell = (tag: "th" | "td", text: string, i: number) => {
     const element = h(tag, aligns[i] ? { class: `align-${aligns[i]}` } : null);
     renderInline(text, element);
     return element;
   };
-  const body = lines.slice(2).map((line) => h("tr", null, header.map((_, i) => cell("td", tableCells(line)[i] ?? "", i))));
-  return h("div", { class: "table-wrap" }, h("table", null, h("thead", null, h("tr", null, header.map((text, i) => cell("th", text, i)))), h("tbody", null, body)));
+  const body = lines.slice(2).map((line) =>
+    h(
+      "tr",
+      null,
+      header.map((_, i) => cell("td", tableCells(line)[i] ?? "", i)),
+    ),
+  );
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      null,
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          header.map((text, i) => cell("th", text, i)),
+        ),
+      ),
+      h("tbody", null, body),
+    ),
+  );
 }
 
 /** Parses one list starting at `start`; returns the element and the next line's index. */
 function renderList(lines: string[], start: number): [HTMLElement, number] {
   const first = ITEM.exec(lines[start])!;
   const ordered = /\d/.test(first[2]);
-  const list = ordered ? h("ol", Number.parseInt(first[2], 10) !== 1 ? { start: Number.parseInt(first[2], 10) } : null) : h("ul");
+  const list = ordered
+    ? h("ol", Number.parseInt(first[2], 10) !== 1 ? { start: Number.parseInt(first[2], 10) } : null)
+    : h("ul");
   const items: string[][] = [];
   let loose = false;
   let i = start;
@@ -153,7 +194,8 @@ function renderList(lines: string[], start: number): [HTMLElement, number] {
     }
     if (isBlank(line)) {
       const next = lines[i + 1];
-      if (next === undefined || (!/^\s/.test(next) && !(ITEM.exec(next) && /\d/.test(ITEM.exec(next)![2]) === ordered))) break;
+      if (next === undefined || (!/^\s/.test(next) && !(ITEM.exec(next) && /\d/.test(ITEM.exec(next)![2]) === ordered)))
+        break;
       if (!/^\s/.test(next)) loose = true;
       items[items.length - 1].push("");
       i++;
@@ -170,11 +212,19 @@ function renderList(lines: string[], start: number): [HTMLElement, number] {
     const task = /^\[([ xX])\][ \t]+/.exec(itemLines[0]);
     if (task) {
       li.classList.add("task");
-      li.appendChild(h("input", { type: "checkbox", disabled: true, checked: task[1] !== " ", "aria-label": task[1] !== " " ? "done" : "not done" }));
+      li.appendChild(
+        h("input", {
+          type: "checkbox",
+          disabled: true,
+          checked: task[1] !== " ",
+          "aria-label": task[1] !== " " ? "done" : "not done",
+        }),
+      );
       itemLines[0] = itemLines[0].slice(task[0].length);
     }
     renderBlocks(itemLines, li);
-    if (!loose) for (const p of Array.from(li.children)) if (p.tagName === "P") p.replaceWith(...Array.from(p.childNodes));
+    if (!loose)
+      for (const p of Array.from(li.children)) if (p.tagName === "P") p.replaceWith(...Array.from(p.childNodes));
     list.appendChild(li);
   }
   return [list, i];
@@ -228,7 +278,12 @@ function renderBlocks(lines: string[], parent: Node): void {
       i = next;
       continue;
     }
-    if (line.includes("|") && lines[i + 1] !== undefined && TABLE_DELIMITER.test(lines[i + 1]) && lines[i + 1].includes("-")) {
+    if (
+      line.includes("|") &&
+      lines[i + 1] !== undefined &&
+      TABLE_DELIMITER.test(lines[i + 1]) &&
+      lines[i + 1].includes("-")
+    ) {
       const rows = [line, lines[i + 1]];
       for (i += 2; i < lines.length && !isBlank(lines[i]) && lines[i].includes("|"); i++) rows.push(lines[i]);
       parent.appendChild(renderTable(rows));
@@ -236,13 +291,15 @@ function renderBlocks(lines: string[], parent: Node): void {
     }
     if (/^( {4}|\t)/.test(line)) {
       const body: string[] = [];
-      for (; i < lines.length && (/^( {4}|\t)/.test(lines[i]) || isBlank(lines[i])); i++) body.push(lines[i].replace(/^( {4}|\t)/, ""));
+      for (; i < lines.length && (/^( {4}|\t)/.test(lines[i]) || isBlank(lines[i])); i++)
+        body.push(lines[i].replace(/^( {4}|\t)/, ""));
       while (body.length && isBlank(body[body.length - 1])) body.pop();
       parent.appendChild(h("pre", null, h("code", null, body.join("\n"))));
       continue;
     }
     const paragraph: string[] = [line.trim()];
-    for (i++; i < lines.length && !isBlank(lines[i]) && !startsBlock(lines[i]); i++) paragraph.push(lines[i].replace(/^\s+/, ""));
+    for (i++; i < lines.length && !isBlank(lines[i]) && !startsBlock(lines[i]); i++)
+      paragraph.push(lines[i].replace(/^\s+/, ""));
     const p = h("p");
     renderInline(paragraph.join("\n"), p);
     parent.appendChild(p);
@@ -250,7 +307,10 @@ function renderBlocks(lines: string[], parent: Node): void {
 }
 
 /** Renders a Markdown document into a fragment of safe elements; `#` becomes h(1 + offset). */
-export function renderMarkdown(source: string, options: { headingOffset?: number; wikiLink?: (title: string) => string | null } = {}): DocumentFragment {
+export function renderMarkdown(
+  source: string,
+  options: { headingOffset?: number; wikiLink?: (title: string) => string | null } = {},
+): DocumentFragment {
   const fragment = document.createDocumentFragment();
   headingOffset = Math.max(1, options.headingOffset ?? 1);
   resolveWikiLink = options.wikiLink ?? (() => null);

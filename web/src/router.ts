@@ -32,13 +32,16 @@ export function route(pattern: string, view: View): void {
 }
 
 function match(path: string): { view: View; params: Record<string, string> } | null {
-  const parts = path.split("/").filter(Boolean).map((part) => {
-    try {
-      return decodeURIComponent(part);
-    } catch {
-      return part;
-    }
-  });
+  const parts = path
+    .split("/")
+    .filter(Boolean)
+    .map((part) => {
+      try {
+        return decodeURIComponent(part);
+      } catch {
+        return part;
+      }
+    });
   for (const candidate of routes) {
     if (candidate.segments.length !== parts.length) continue;
     const params: Record<string, string> = {};
@@ -61,7 +64,8 @@ export function appPath(): string {
 }
 
 /** A link target inside the app. @example href("/memories", id) */
-export const href = (...parts: string[]) => `${BASE}/${parts.map((part) => part.split("/").map(encodeURIComponent).join("/")).join("/")}`.replace(/\/+/g, "/");
+export const href = (...parts: string[]) =>
+  `${BASE}/${parts.map((part) => part.split("/").map(encodeURIComponent).join("/")).join("/")}`.replace(/\/+/g, "/");
 
 /** Renders the current location into the outlet; `focusMain` moves focus to the new page's heading. */
 export async function render(focusMain = false): Promise<void> {
@@ -72,7 +76,12 @@ export async function render(focusMain = false): Promise<void> {
   const found = match(appPath());
   rendered = location.pathname + location.search;
   outlet.replaceChildren();
-  const context = { params: found?.params ?? {}, query: new URLSearchParams(location.search), outlet, signal: controller.signal };
+  const context = {
+    params: found?.params ?? {},
+    query: new URLSearchParams(location.search),
+    outlet,
+    signal: controller.signal,
+  };
   const pending = (found?.view ?? notFound)(context);
   // The heading exists once the view's synchronous part ran: screen readers hear the new page.
   if (focusMain) outlet.querySelector<HTMLElement>("h1")?.focus({ preventScroll: false });
@@ -93,12 +102,24 @@ export const onRender = (listener: (path: string) => void) => afterRender.add(li
 
 /** The app URL an ordinary click on a link goes to (HTML or SVG <a>), or null to let the browser follow it. */
 function appLinkTarget(event: MouseEvent): URL | null {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return null;
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey)
+    return null;
   const anchor = (event.target as Element | null)?.closest?.("a");
   const target = anchor?.getAttribute("href");
-  if (!anchor || target === null || target === undefined || anchor.getAttribute("target") || anchor.hasAttribute("download")) return null;
+  if (
+    !anchor ||
+    target === null ||
+    target === undefined ||
+    anchor.getAttribute("target") ||
+    anchor.hasAttribute("download")
+  )
+    return null;
   const url = new URL(target, location.href);
-  return url.origin === location.origin && (url.pathname === BASE || url.pathname.startsWith(`${BASE}/`)) && !target.startsWith("#") ? url : null;
+  return url.origin === location.origin &&
+    (url.pathname === BASE || url.pathname.startsWith(`${BASE}/`)) &&
+    !target.startsWith("#")
+    ? url
+    : null;
 }
 
 /** Starts routing into `element`: app links and back/forward render without a page load. */

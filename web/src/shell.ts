@@ -17,17 +17,41 @@ const NAV: Array<[string, string]> = [
 export function mountShell(user: SignedInUser, onSignOut: () => void): HTMLElement {
   const main = h("main", { id: "main", class: "main", tabindex: -1 });
   const links = NAV.map(([path, label]) => h("a", { href: href(path), class: "nav-link", "data-path": path }, label));
-  const skip = h("a", { class: "skip-link", href: "#main", onClick: (event: MouseEvent) => {
-    event.preventDefault();
-    (main.querySelector<HTMLElement>("h1") ?? main).focus();
-  } }, "Skip to content");
+  const skip = h(
+    "a",
+    {
+      class: "skip-link",
+      href: "#main",
+      onClick: (event: MouseEvent) => {
+        event.preventDefault();
+        (main.querySelector<HTMLElement>("h1") ?? main).focus();
+      },
+    },
+    "Skip to content",
+  );
   const signOut = h("button", { type: "button", class: "button button-quiet", onClick: onSignOut }, "Sign out");
-  const header = h("header", { class: "topbar" },
-    h("div", { class: "topbar-inner" },
-      h("a", { class: "brand", href: href("/memories"), "aria-label": "Mnemo, memories" }, h("span", { class: "brand-mark", "aria-hidden": "true" }, "m"), "Mnemo"),
+  const header = h(
+    "header",
+    { class: "topbar" },
+    h(
+      "div",
+      { class: "topbar-inner" },
+      h(
+        "a",
+        { class: "brand", href: href("/memories"), "aria-label": "Mnemo, memories" },
+        h("span", { class: "brand-mark", "aria-hidden": "true" }, "m"),
+        "Mnemo",
+      ),
       h("nav", { class: "nav", "aria-label": "Main" }, links),
-      h("div", { class: "topbar-end" },
-        h("span", { class: "who", title: "Signed in as" }, h("span", { class: "visually-hidden" }, "Signed in as "), user.userId),
+      h(
+        "div",
+        { class: "topbar-end" },
+        h(
+          "span",
+          { class: "who", title: "Signed in as" },
+          h("span", { class: "visually-hidden" }, "Signed in as "),
+          user.userId,
+        ),
         themeToggle(),
         signOut,
       ),

@@ -19,10 +19,21 @@ export const SHORTCUTS: Array<[string, string]> = [
 ];
 
 function showHelp(): void {
-  openDialog("Keyboard shortcuts", h("dl", { class: "shortcut-list" }, SHORTCUTS.map(([keys, what]) => [
-    h("dt", null, keys.split(" ").map((key) => h("kbd", null, key))),
-    h("dd", null, what),
-  ])));
+  openDialog(
+    "Keyboard shortcuts",
+    h(
+      "dl",
+      { class: "shortcut-list" },
+      SHORTCUTS.map(([keys, what]) => [
+        h(
+          "dt",
+          null,
+          keys.split(" ").map((key) => h("kbd", null, key)),
+        ),
+        h("dd", null, what),
+      ]),
+    ),
+  );
 }
 
 /** Runs `action` on the memories page, going there first when needed. */
@@ -32,7 +43,8 @@ async function onMemories(action: () => void): Promise<void> {
 }
 
 const isTyping = (target: EventTarget | null) =>
-  target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  target instanceof HTMLElement &&
+  (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
 
 let pendingG = false;
 let installed = false;

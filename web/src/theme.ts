@@ -31,7 +31,11 @@ export function initTheme(): void {
 /** A button that cycles system → light → dark. */
 export function themeToggle(): HTMLButtonElement {
   let theme = stored();
-  const button = h("button", { type: "button", class: "icon-button", "aria-label": LABEL[theme], title: LABEL[theme] }, ICON[theme]);
+  const button = h(
+    "button",
+    { type: "button", class: "icon-button", "aria-label": LABEL[theme], title: LABEL[theme] },
+    ICON[theme],
+  );
   button.addEventListener("click", () => {
     theme = ORDER[(ORDER.indexOf(theme) + 1) % ORDER.length];
     apply(theme);

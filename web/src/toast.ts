@@ -27,18 +27,28 @@ export function toast(message: string, options: ToastOptions = {}): () => void {
   item.append(h("p", null, message));
   if (options.action) {
     const { label, run } = options.action;
-    const button = h("button", { type: "button", class: "button button-small", onClick: async () => {
-      button.disabled = true;
-      try {
-        await run();
-        close();
-      } catch {
-        button.disabled = false;
-      }
-    } }, label);
+    const button = h(
+      "button",
+      {
+        type: "button",
+        class: "button button-small",
+        onClick: async () => {
+          button.disabled = true;
+          try {
+            await run();
+            close();
+          } catch {
+            button.disabled = false;
+          }
+        },
+      },
+      label,
+    );
     item.append(button);
   }
-  item.append(h("button", { type: "button", class: "icon-button toast-close", "aria-label": "Dismiss", onClick: close }, "×"));
+  item.append(
+    h("button", { type: "button", class: "icon-button toast-close", "aria-label": "Dismiss", onClick: close }, "×"),
+  );
   container.append(item);
   while (container.children.length > MAX_TOASTS) container.firstElementChild?.remove();
   if (!options.action) setTimeout(close, options.tone === "error" ? PLAIN_TOAST_MS * 2 : PLAIN_TOAST_MS);
@@ -46,4 +56,5 @@ export function toast(message: string, options: ToastOptions = {}): () => void {
 }
 
 /** An error's message as a toast. */
-export const toastError = (error: unknown) => toast(error instanceof Error ? error.message : String(error), { tone: "error" });
+export const toastError = (error: unknown) =>
+  toast(error instanceof Error ? error.message : String(error), { tone: "error" });

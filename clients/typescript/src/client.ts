@@ -50,16 +50,19 @@ export class Mnemo {
 
   readonly memories = {
     /** Stores a memory; `timestamp` (ISO 8601 or Unix seconds) says when it happened. */
-    add: (content: string, options: Omit<Body<"postV1Memories">, "content"> = {}) => this.api.postV1Memories({ body: { ...options, content } }),
+    add: (content: string, options: Omit<Body<"postV1Memories">, "content"> = {}) =>
+      this.api.postV1Memories({ body: { ...options, content } }),
     /** Every memory matching the filters, newest first, page by page. */
     list: (filters: Paged<Query<"getV1Memories">> = {}): AsyncGenerator<Memory> =>
       paginate((cursor) => this.send("getV1Memories", { query: pageQuery(filters, cursor) }), "data"),
     get: (id: string) => this.api.getV1MemoriesById({ path: { id } }),
-    update: (id: string, changes: Body<"patchV1MemoriesById">) => this.api.patchV1MemoriesById({ path: { id }, body: changes }),
+    update: (id: string, changes: Body<"patchV1MemoriesById">) =>
+      this.api.patchV1MemoriesById({ path: { id }, body: changes }),
     delete: (id: string) => this.api.deleteV1MemoriesById({ path: { id } }),
     /** The memory's versions, oldest first, each with where it came from. */
     history: async (id: string) => (await this.api.getV1MemoriesByIdHistory({ path: { id } })).data,
-    search: (query: string, options: Omit<Body<"postV1MemoriesSearch">, "query"> = {}) => this.api.postV1MemoriesSearch({ body: { ...options, query } }),
+    search: (query: string, options: Omit<Body<"postV1MemoriesSearch">, "query"> = {}) =>
+      this.api.postV1MemoriesSearch({ body: { ...options, query } }),
     /** Extracts memories from a conversation; `dryRun` says what would change without writing. */
     extract: (body: Body<"postV1MemoriesExtract">, options: { dryRun?: boolean } = {}) =>
       this.api.postV1MemoriesExtract({ body, query: options.dryRun ? { dry_run: "true" } : {} }),
@@ -69,22 +72,28 @@ export class Mnemo {
     retryExtractionJob: (id: string) => this.api.postV1MemoriesExtractJobsByIdRetry({ path: { id } }),
     /** What capture proposed to change in memories the person wrote, oldest first, page by page. */
     proposals: (options: Paged<Query<"getV1MemoriesProposals">> = {}) =>
-      paginate<Result<"getV1MemoriesProposals">["data"][number]>((cursor) => this.send("getV1MemoriesProposals", { query: pageQuery(options, cursor) }), "data"),
+      paginate<Result<"getV1MemoriesProposals">["data"][number]>(
+        (cursor) => this.send("getV1MemoriesProposals", { query: pageQuery(options, cursor) }),
+        "data",
+      ),
     acceptProposal: (id: string) => this.api.postV1MemoriesProposalsByIdAccept({ path: { id } }),
     rejectProposal: (id: string) => this.api.postV1MemoriesProposalsByIdReject({ path: { id } }),
   };
 
   readonly context = {
     /** The memories (and documents) that fit a query, ranked and joined into `contextText`. */
-    build: (query: string, options: Omit<Body<"postV1ContextBuild">, "query"> = {}) => this.api.postV1ContextBuild({ body: { ...options, query } }),
+    build: (query: string, options: Omit<Body<"postV1ContextBuild">, "query"> = {}) =>
+      this.api.postV1ContextBuild({ body: { ...options, query } }),
   };
 
   readonly workspaces = {
     create: (name: string) => this.api.postV1Workspaces({ body: { name } }),
     list: (options: Paged<Query<"getV1Workspaces">> = {}): AsyncGenerator<Workspace> =>
       paginate((cursor) => this.send("getV1Workspaces", { query: pageQuery(options, cursor) })),
-    get: async (workspaceId: string) => (await this.api.getV1WorkspacesByWorkspaceId({ path: { workspaceId } })).workspace,
-    rename: async (workspaceId: string, name: string) => (await this.api.patchV1WorkspacesByWorkspaceId({ path: { workspaceId }, body: { name } })).workspace,
+    get: async (workspaceId: string) =>
+      (await this.api.getV1WorkspacesByWorkspaceId({ path: { workspaceId } })).workspace,
+    rename: async (workspaceId: string, name: string) =>
+      (await this.api.patchV1WorkspacesByWorkspaceId({ path: { workspaceId }, body: { name } })).workspace,
     /** Deletes the workspace and everything in it, for good. */
     delete: (workspaceId: string) => this.api.deleteV1WorkspacesByWorkspaceId({ path: { workspaceId } }),
   };
@@ -97,7 +106,8 @@ export class Mnemo {
   readonly keys = {
     list: async () => (await this.api.getV1Keys()).data,
     /** A new API key; its secret (`key`) is in this answer only. */
-    create: (name: string, scopes?: Body<"postV1Keys">["scopes"]) => this.api.postV1Keys({ body: { name, ...(scopes ? { scopes } : {}) } }),
+    create: (name: string, scopes?: Body<"postV1Keys">["scopes"]) =>
+      this.api.postV1Keys({ body: { name, ...(scopes ? { scopes } : {}) } }),
     revoke: (id: string) => this.api.deleteV1KeysById({ path: { id } }),
   };
 
@@ -125,20 +135,25 @@ export class WorkspaceClient {
   }
 
   readonly documents = {
-    create: (body: Body<"postV1WorkspacesByWorkspaceIdDocuments">) => this.api.postV1WorkspacesByWorkspaceIdDocuments({ path: this.path, body }),
+    create: (body: Body<"postV1WorkspacesByWorkspaceIdDocuments">) =>
+      this.api.postV1WorkspacesByWorkspaceIdDocuments({ path: this.path, body }),
     list: (options: Paged<Query<"getV1WorkspacesByWorkspaceIdDocuments">> = {}) =>
       paginate<Result<"getV1WorkspacesByWorkspaceIdDocuments">["documents"][number]>(
-        (cursor) => this.send("getV1WorkspacesByWorkspaceIdDocuments", { path: this.path, query: pageQuery(options, cursor) }),
+        (cursor) =>
+          this.send("getV1WorkspacesByWorkspaceIdDocuments", { path: this.path, query: pageQuery(options, cursor) }),
         "documents",
       ),
-    get: (documentId: string) => this.api.getV1WorkspacesByWorkspaceIdDocumentsByDocumentId({ path: { ...this.path, documentId } }),
+    get: (documentId: string) =>
+      this.api.getV1WorkspacesByWorkspaceIdDocumentsByDocumentId({ path: { ...this.path, documentId } }),
     update: (documentId: string, body: Body<"putV1WorkspacesByWorkspaceIdDocumentsByDocumentId">) =>
       this.api.putV1WorkspacesByWorkspaceIdDocumentsByDocumentId({ path: { ...this.path, documentId }, body }),
-    delete: (documentId: string) => this.api.deleteV1WorkspacesByWorkspaceIdDocumentsByDocumentId({ path: { ...this.path, documentId } }),
+    delete: (documentId: string) =>
+      this.api.deleteV1WorkspacesByWorkspaceIdDocumentsByDocumentId({ path: { ...this.path, documentId } }),
   };
 
   readonly notes = {
-    create: (body: Body<"postV1WorkspacesByWorkspaceIdNotes">) => this.api.postV1WorkspacesByWorkspaceIdNotes({ path: this.path, body }),
+    create: (body: Body<"postV1WorkspacesByWorkspaceIdNotes">) =>
+      this.api.postV1WorkspacesByWorkspaceIdNotes({ path: this.path, body }),
     list: (options: Paged<Query<"getV1WorkspacesByWorkspaceIdNotes">> = {}) =>
       paginate<Result<"getV1WorkspacesByWorkspaceIdNotes">[number]>((cursor) =>
         this.send("getV1WorkspacesByWorkspaceIdNotes", { path: this.path, query: pageQuery(options, cursor) }),
@@ -146,11 +161,13 @@ export class WorkspaceClient {
     get: (noteId: string) => this.api.getV1WorkspacesByWorkspaceIdNotesByNoteId({ path: { ...this.path, noteId } }),
     update: (noteId: string, body: Body<"patchV1WorkspacesByWorkspaceIdNotesByNoteId">) =>
       this.api.patchV1WorkspacesByWorkspaceIdNotesByNoteId({ path: { ...this.path, noteId }, body }),
-    delete: (noteId: string) => this.api.deleteV1WorkspacesByWorkspaceIdNotesByNoteId({ path: { ...this.path, noteId } }),
+    delete: (noteId: string) =>
+      this.api.deleteV1WorkspacesByWorkspaceIdNotesByNoteId({ path: { ...this.path, noteId } }),
   };
 
   readonly chats = {
-    create: (body: Body<"postV1WorkspacesByWorkspaceIdChats"> = {}) => this.api.postV1WorkspacesByWorkspaceIdChats({ path: this.path, body }),
+    create: (body: Body<"postV1WorkspacesByWorkspaceIdChats"> = {}) =>
+      this.api.postV1WorkspacesByWorkspaceIdChats({ path: this.path, body }),
     list: (options: Paged<Query<"getV1WorkspacesByWorkspaceIdChats">> = {}) =>
       paginate<Result<"getV1WorkspacesByWorkspaceIdChats">[number]>((cursor) =>
         this.send("getV1WorkspacesByWorkspaceIdChats", { path: this.path, query: pageQuery(options, cursor) }),
@@ -160,24 +177,41 @@ export class WorkspaceClient {
     /** A thread's messages in creation order. */
     messages: (threadId: string, options: Paged<Query<"getV1WorkspacesByWorkspaceIdChatsByThreadIdMessages">> = {}) =>
       paginate<Result<"getV1WorkspacesByWorkspaceIdChatsByThreadIdMessages">[number]>((cursor) =>
-        this.send("getV1WorkspacesByWorkspaceIdChatsByThreadIdMessages", { path: { ...this.path, threadId }, query: pageQuery(options, cursor) }),
+        this.send("getV1WorkspacesByWorkspaceIdChatsByThreadIdMessages", {
+          path: { ...this.path, threadId },
+          query: pageQuery(options, cursor),
+        }),
       ),
     addMessage: (threadId: string, body: Body<"postV1WorkspacesByWorkspaceIdChatsByThreadIdMessages">) =>
       this.api.postV1WorkspacesByWorkspaceIdChatsByThreadIdMessages({ path: { ...this.path, threadId }, body }),
     /** Deletes a thread with its messages. */
-    delete: (threadId: string) => this.api.deleteV1WorkspacesByWorkspaceIdChatsByThreadId({ path: { ...this.path, threadId } }),
+    delete: (threadId: string) =>
+      this.api.deleteV1WorkspacesByWorkspaceIdChatsByThreadId({ path: { ...this.path, threadId } }),
   };
 
   readonly files = {
     /** Uploads through a presigned URL: asks for the URL, then PUTs the bytes there (no bearer: the URL is signed). */
     upload: async (filename: string, data: Uint8Array | Blob | string, contentType: string): Promise<FileInfo> => {
-      const target = await this.api.postV1WorkspacesByWorkspaceIdFilesUploadUrl({ path: this.path, body: { filename, contentType } });
+      const target = await this.api.postV1WorkspacesByWorkspaceIdFilesUploadUrl({
+        path: this.path,
+        body: { filename, contentType },
+      });
       const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-      const response = await this.transport.fetchRaw(target.method, this.transport.resolve(target.url), bytes, { "content-type": contentType }, false);
+      const response = await this.transport.fetchRaw(
+        target.method,
+        this.transport.resolve(target.url),
+        bytes,
+        { "content-type": contentType },
+        false,
+      );
       return (await response.json()) as FileInfo;
     },
     list: (options: Paged<Query<"getV1WorkspacesByWorkspaceIdFiles">> = {}) =>
-      paginate<FileInfo>((cursor) => this.send("getV1WorkspacesByWorkspaceIdFiles", { path: this.path, query: pageQuery(options, cursor) }), "files"),
+      paginate<FileInfo>(
+        (cursor) =>
+          this.send("getV1WorkspacesByWorkspaceIdFiles", { path: this.path, query: pageQuery(options, cursor) }),
+        "files",
+      ),
     /** The file's bytes. */
     download: async (key: string) => new Uint8Array(await (await this.files.downloadResponse(key)).arrayBuffer()),
     /** The download as a `Response`, to stream it or send `Range` (in `headers`). */

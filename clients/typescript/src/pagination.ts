@@ -16,7 +16,9 @@ export async function* paginate<T>(fetchPage: PageFetcher, field?: string): Asyn
     const { body, response } = await fetchPage(cursor);
     const items = (Array.isArray(body) ? body : (body as Record<string, unknown>)[field ?? "data"]) as T[];
     yield* items;
-    const next = Array.isArray(body) ? response.headers.get("x-next-cursor") : (body as { nextCursor?: string | null }).nextCursor;
+    const next = Array.isArray(body)
+      ? response.headers.get("x-next-cursor")
+      : (body as { nextCursor?: string | null }).nextCursor;
     cursor = next ?? undefined;
   } while (cursor);
 }

@@ -54,7 +54,13 @@ export class Transport {
   }
 
   /** A request to any URL of this server (e.g. a presigned upload URL): no bearer unless `authorize`. */
-  async fetchRaw(method: string, url: string, body?: unknown, headers: Record<string, string> = {}, authorize = true): Promise<Response> {
+  async fetchRaw(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    authorize = true,
+  ): Promise<Response> {
     const raw = body instanceof Uint8Array || body instanceof Blob || body instanceof ArrayBuffer;
     let response: Response;
     try {

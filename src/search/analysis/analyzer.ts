@@ -33,7 +33,19 @@ import { stem } from "porter2";
 const MAX_TERM_LENGTH = 40;
 
 /** Letters that NFKD leaves whole, spelled the way ASCII folding does. */
-const SPELLED: Record<string, string> = { ß: "ss", æ: "ae", œ: "oe", ø: "o", đ: "d", ł: "l", þ: "th", ð: "d", ı: "i", ŧ: "t", ħ: "h" };
+const SPELLED: Record<string, string> = {
+  ß: "ss",
+  æ: "ae",
+  œ: "oe",
+  ø: "o",
+  đ: "d",
+  ł: "l",
+  þ: "th",
+  ð: "d",
+  ı: "i",
+  ŧ: "t",
+  ħ: "h",
+};
 const SPELLED_PATTERN = /[ßæœøđłþðıŧħ]/g;
 const COMBINING_MARKS = /\p{M}+/gu;
 /** A word: letters and digits, with inner apostrophes. */
@@ -42,7 +54,9 @@ const CURLY_APOSTROPHES = /[\u2019\u2018\u02bc\uff07]/g;
 
 /** Lucene's English stop words (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET). */
 export const INDEX_STOP_WORDS: ReadonlySet<string> = new Set(
-  ("a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with").split(" "),
+  "a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with".split(
+    " ",
+  ),
 );
 
 /** NLTK's English stop words (179), for queries; Lucene's are added to them. */
@@ -140,7 +154,9 @@ export function analyzeQuery(text: string): string[] {
 export function candidateQuery(text: string): string {
   const list = words(text);
   const content = list.filter((word) => !QUERY_STOP_WORDS.has(word));
-  const chosen = (content.length > 0 ? content : list.filter((word) => !INDEX_STOP_WORDS.has(word))).filter((word) => word.length <= MAX_TERM_LENGTH);
+  const chosen = (content.length > 0 ? content : list.filter((word) => !INDEX_STOP_WORDS.has(word))).filter(
+    (word) => word.length <= MAX_TERM_LENGTH,
+  );
   const out = new Set<string>();
   for (const word of chosen) {
     const t = term(word);

@@ -17,12 +17,41 @@ export interface TimeRange {
 }
 
 const DAY = 86_400_000;
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
 const MONTH_ABBREVIATIONS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 const NUMBER_WORDS: Record<string, number> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, couple: 2, "a couple of": 2, few: 3, "a few": 3,
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  couple: 2,
+  "a couple of": 2,
+  few: 3,
+  "a few": 3,
 };
 /** Month names, full or abbreviated (with a day or a year beside them). */
 const MONTH = `(${MONTHS.join("|")}|sept|${MONTH_ABBREVIATIONS.join("|")})\\.?`;
@@ -46,7 +75,10 @@ const dayRange = (year: number, month: number, day: number): TimeRange | null =>
   if (date.getUTCMonth() !== ((month % 12) + 12) % 12 || date.getUTCDate() !== day) return null;
   return { from, to: from + DAY };
 };
-const monthRange = (year: number, month: number, months = 1): TimeRange => ({ from: Date.UTC(year, month, 1), to: Date.UTC(year, month + months, 1) });
+const monthRange = (year: number, month: number, months = 1): TimeRange => ({
+  from: Date.UTC(year, month, 1),
+  to: Date.UTC(year, month + months, 1),
+});
 const yearRange = (year: number): TimeRange => ({ from: Date.UTC(year, 0, 1), to: Date.UTC(year + 1, 0, 1) });
 /** Monday 00:00 UTC of the week holding `time`. */
 const weekStart = (time: number) => utcDay(time) - ((new Date(time).getUTCDay() + 6) % 7) * DAY;
@@ -71,7 +103,10 @@ function shift(time: number, unit: Unit, count: number): number {
   const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
   return Date.UTC(year, month, Math.min(date.getUTCDate(), lastDay)) + (time - utcDay(time));
 }
-const shiftRange = (range: TimeRange, unit: Unit, count: number): TimeRange => ({ from: shift(range.from, unit, count), to: shift(range.to, unit, count) });
+const shiftRange = (range: TimeRange, unit: Unit, count: number): TimeRange => ({
+  from: shift(range.from, unit, count),
+  to: shift(range.to, unit, count),
+});
 
 /** A month (0-based) `months` long starting at `first`, most recently begun by `now` (a year earlier when `strictlyPast`). */
 function recentMonths(first: number, months: number, now: number, strictlyPast: boolean): TimeRange {
@@ -93,11 +128,17 @@ type Rule = [RegExp, (groups: string[], now: number) => TimeRange | null];
 /** The rules, most specific first: what one matches is masked from the later ones. */
 const RULES: Rule[] = [
   // 2023-05-07, 2023-05-07T13:45:00Z, 2023/05/07
-  [/\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?\b/g, ([y, m, d]) => dayRange(+y!, +m! - 1, +d!)],
+  [
+    /\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:t[\d:.]+(?:z|[+-]\d{2}:?\d{2})?)?\b/g,
+    ([y, m, d]) => dayRange(+y!, +m! - 1, +d!),
+  ],
   // 2023-05
   [/\b(\d{4})-(\d{2})\b/g, ([y, m]) => (+m! >= 1 && +m! <= 12 ? monthRange(+y!, +m! - 1) : null)],
   // 7 May 2023, 7th of May, 2023
-  [new RegExp(`\\b${ORDINAL}(?:\\s+of)?\\s+${MONTH},?\\s+(\\d{4})\\b`, "g"), ([d, m, y]) => dayRange(+y!, monthIndex(m!), +d!)],
+  [
+    new RegExp(`\\b${ORDINAL}(?:\\s+of)?\\s+${MONTH},?\\s+(\\d{4})\\b`, "g"),
+    ([d, m, y]) => dayRange(+y!, monthIndex(m!), +d!),
+  ],
   // May 7, 2023, May 7th 2023
   [new RegExp(`\\b${MONTH}\\s+${ORDINAL},?\\s+(\\d{4})\\b`, "g"), ([m, d, y]) => dayRange(+y!, monthIndex(m!), +d!)],
   // summer of 2022, winter 2022 (winter runs into the next year)
@@ -105,45 +146,67 @@ const RULES: Rule[] = [
   // May 2023, May of 2023
   [new RegExp(`\\b${MONTH},?\\s+(?:of\\s+)?(\\d{4})\\b`, "g"), ([m, y]) => monthRange(+y!, monthIndex(m!))],
   // 7 May, May 7th (most recent)
-  [new RegExp(`\\b(?:${ORDINAL}(?:\\s+of)?\\s+${MONTH}|${MONTH}\\s+${ORDINAL})\\b`, "g"), ([d1, m1, m2, d2], now) => {
-    const month = monthIndex((m1 ?? m2)!);
-    const day = +(d1 ?? d2)!;
-    const year = new Date(now).getUTCFullYear();
-    const range = dayRange(year, month, day);
-    return range && range.from > now ? dayRange(year - 1, month, day) : range;
-  }],
+  [
+    new RegExp(`\\b(?:${ORDINAL}(?:\\s+of)?\\s+${MONTH}|${MONTH}\\s+${ORDINAL})\\b`, "g"),
+    ([d1, m1, m2, d2], now) => {
+      const month = monthIndex((m1 ?? m2)!);
+      const day = +(d1 ?? d2)!;
+      const year = new Date(now).getUTCFullYear();
+      const range = dayRange(year, month, day);
+      return range && range.from > now ? dayRange(year - 1, month, day) : range;
+    },
+  ],
   [/\b(\d{4})\b/g, ([y]) => (+y! >= 1900 && +y! <= 2099 ? yearRange(+y!) : null)],
   [/\b(?:the\s+)?day\s+before\s+yesterday\b/g, (_, now) => unitRange("day", now - 2 * DAY)],
-  [/\b(yesterday|today|tonight|this\s+morning|this\s+evening|tomorrow)\b/g, ([word], now) =>
-    unitRange("day", now + (word === "yesterday" ? -DAY : word === "tomorrow" ? DAY : 0))],
-  [/\b(last|past|previous|this|next)\s+weekend\b/g, ([which], now) => {
-    const saturday = weekStart(now) + 5 * DAY;
-    // The week's weekend is its end, so "last weekend" is always the previous week's.
-    const from = which === "this" ? saturday : which === "next" ? saturday + 7 * DAY : saturday - 7 * DAY;
-    return { from, to: from + 2 * DAY };
-  }],
-  [/\b(last|past|previous|this|next)\s+(week|month|year)\b/g, ([which, unit], now) => {
-    const offset = which === "this" ? 0 : which === "next" ? 1 : -1;
-    return unitRange(unit as Unit, shift(unitRange(unit as Unit, now).from, unit as Unit, offset));
-  }],
-  [new RegExp(`\\b${NUMBER}\\s+${UNIT}\\s+ago\\b`, "g"), ([n, unit], now) => {
-    const count = numberOf(n!);
-    return Number.isFinite(count) ? unitRange(unit as Unit, shift(now, unit as Unit, -count)) : null;
-  }],
+  [
+    /\b(yesterday|today|tonight|this\s+morning|this\s+evening|tomorrow)\b/g,
+    ([word], now) => unitRange("day", now + (word === "yesterday" ? -DAY : word === "tomorrow" ? DAY : 0)),
+  ],
+  [
+    /\b(last|past|previous|this|next)\s+weekend\b/g,
+    ([which], now) => {
+      const saturday = weekStart(now) + 5 * DAY;
+      // The week's weekend is its end, so "last weekend" is always the previous week's.
+      const from = which === "this" ? saturday : which === "next" ? saturday + 7 * DAY : saturday - 7 * DAY;
+      return { from, to: from + 2 * DAY };
+    },
+  ],
+  [
+    /\b(last|past|previous|this|next)\s+(week|month|year)\b/g,
+    ([which, unit], now) => {
+      const offset = which === "this" ? 0 : which === "next" ? 1 : -1;
+      return unitRange(unit as Unit, shift(unitRange(unit as Unit, now).from, unit as Unit, offset));
+    },
+  ],
+  [
+    new RegExp(`\\b${NUMBER}\\s+${UNIT}\\s+ago\\b`, "g"),
+    ([n, unit], now) => {
+      const count = numberOf(n!);
+      return Number.isFinite(count) ? unitRange(unit as Unit, shift(now, unit as Unit, -count)) : null;
+    },
+  ],
   // last summer, this winter, in the spring
-  [/\b(last|this|in\s+the|during\s+the)\s+(spring|summer|autumn|fall|winter)\b/g, ([which, season], now) =>
-    recentMonths(SEASONS[season!]!, 3, now, which === "last")],
+  [
+    /\b(last|this|in\s+the|during\s+the)\s+(spring|summer|autumn|fall|winter)\b/g,
+    ([which, season], now) => recentMonths(SEASONS[season!]!, 3, now, which === "last"),
+  ],
   // on Monday, last Friday, Sunday
-  [new RegExp(`\\b(?:(?:on|last|past|this)\\s+)?(${WEEKDAYS.join("|")})\\b`, "g"), ([day], now) => {
-    const today = utcDay(now);
-    const back = ((new Date(today).getUTCDay() - WEEKDAYS.indexOf(day!) + 6) % 7) + 1; // 1..7 days ago
-    return { from: today - back * DAY, to: today - back * DAY + DAY };
-  }],
+  [
+    new RegExp(`\\b(?:(?:on|last|past|this)\\s+)?(${WEEKDAYS.join("|")})\\b`, "g"),
+    ([day], now) => {
+      const today = utcDay(now);
+      const back = ((new Date(today).getUTCDay() - WEEKDAYS.indexOf(day!) + 6) % 7) + 1; // 1..7 days ago
+      return { from: today - back * DAY, to: today - back * DAY + DAY };
+    },
+  ],
   // in May, last March; "may" and "march" alone are verbs far more often than months
-  [new RegExp(`\\b(?:(in|during|last|this|since|of|early|late|mid|until|by)\\s+)?(${MONTHS.join("|")})\\b`, "g"), ([which, month], now) => {
-    if (!which && (month === "may" || month === "march")) return null;
-    return recentMonths(MONTHS.indexOf(month!), 1, now, which === "last");
-  }],
+  [
+    new RegExp(`\\b(?:(in|during|last|this|since|of|early|late|mid|until|by)\\s+)?(${MONTHS.join("|")})\\b`, "g"),
+    ([which, month], now) => {
+      if (!which && (month === "may" || month === "march")) return null;
+      return recentMonths(MONTHS.indexOf(month!), 1, now, which === "last");
+    },
+  ],
 ];
 
 /** "two days after" / "a week before" right before a date expression. */
@@ -165,7 +228,10 @@ const MAX_QUERY_CHARS = 2_000;
 export function timeRanges(query: string, now: Date): TimeRange[] {
   const nowMs = now.getTime();
   if (!Number.isFinite(nowMs)) return [];
-  let text = query.slice(0, MAX_QUERY_CHARS).toLowerCase().replace(/[\u2019']/g, "'");
+  let text = query
+    .slice(0, MAX_QUERY_CHARS)
+    .toLowerCase()
+    .replace(/[\u2019']/g, "'");
   const original = text;
   const matches: Match[] = [];
   for (const [pattern, toRange] of RULES) {

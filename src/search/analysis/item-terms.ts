@@ -36,7 +36,10 @@ function field(text: string): FieldTerms {
  * The analysis of one item, the same whether it is done by the index writer or by a
  * search (`vectors` null: the word-vector file could not be read; no vector then).
  */
-export function itemTerms(item: { text: string; contextBefore?: string; contextAfter?: string; createdAtMs: number }, vectors: WordVectors | null): ItemTerms {
+export function itemTerms(
+  item: { text: string; contextBefore?: string; contextAfter?: string; createdAtMs: number },
+  vectors: WordVectors | null,
+): ItemTerms {
   return {
     text: field(item.text),
     before: item.contextBefore ? field(item.contextBefore) : null,
@@ -84,7 +87,8 @@ export function dequantise(vector: Int8Array | null, dims: number): number[] {
   return unit;
 }
 
-export const encodeVector = (vector: Int8Array | null) => (vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.length).toString("base64") : "");
+export const encodeVector = (vector: Int8Array | null) =>
+  vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.length).toString("base64") : "";
 export const decodeVector = (text: string) => (text ? new Int8Array(Buffer.from(text, "base64")) : null);
 
 /** `length term:count term:count`: terms hold neither spaces nor colons (they are runs of letters and digits). */
@@ -122,7 +126,8 @@ export function decodeField(text: string, only?: readonly string[]): FieldTerms 
 }
 
 /** The two context fields in one stored column: `before|after`. */
-export const encodeContext = (terms: ItemTerms) => (terms.before || terms.after ? `${encodeField(terms.before)}|${encodeField(terms.after)}` : "");
+export const encodeContext = (terms: ItemTerms) =>
+  terms.before || terms.after ? `${encodeField(terms.before)}|${encodeField(terms.after)}` : "";
 export function decodeContext(text: string, only?: readonly string[]): Pick<ItemTerms, "before" | "after"> {
   if (!text) return { before: null, after: null };
   const [before, after] = text.split("|");

@@ -44,7 +44,13 @@ export function encodeWordVectors(tables: WordVectorTables): Uint8Array {
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
   out.set(new TextEncoder().encode(WORD_VECTOR_MAGIC), 0);
-  for (const [i, value] of [WORD_VECTOR_VERSION, count, tables.dims, tables.vocabularySize, wordBytes.length].entries()) {
+  for (const [i, value] of [
+    WORD_VECTOR_VERSION,
+    count,
+    tables.dims,
+    tables.vocabularySize,
+    wordBytes.length,
+  ].entries()) {
     view.setUint32(4 + i * 4, value, true);
   }
   let offset = HEADER_BYTES;
@@ -72,7 +78,8 @@ export function decodeWordVectors(buffer: ArrayBuffer): WordVectorTables {
   const view = new DataView(buffer);
   const magic = new TextDecoder().decode(new Uint8Array(buffer, 0, 4));
   const version = view.getUint32(4, true);
-  if (magic !== WORD_VECTOR_MAGIC || version !== WORD_VECTOR_VERSION) throw new Error("word-vectors.bin: not a word-vector file of version 1");
+  if (magic !== WORD_VECTOR_MAGIC || version !== WORD_VECTOR_VERSION)
+    throw new Error("word-vectors.bin: not a word-vector file of version 1");
   const count = view.getUint32(8, true);
   const dims = view.getUint32(12, true);
   const vocabularySize = view.getUint32(16, true);
@@ -87,6 +94,7 @@ export function decodeWordVectors(buffer: ArrayBuffer): WordVectorTables {
   const quantised = new Int8Array(buffer, offset, count * dims);
   offset += count * dims;
   const words = new TextDecoder().decode(new Uint8Array(buffer, offset, wordBytes)).split("\n");
-  if (words.length !== count || offset + wordBytes !== buffer.byteLength) throw new Error("word-vectors.bin: truncated or corrupt");
+  if (words.length !== count || offset + wordBytes !== buffer.byteLength)
+    throw new Error("word-vectors.bin: truncated or corrupt");
   return { dims, vocabularySize, commonComponent, scales, ranks, quantised, words };
 }

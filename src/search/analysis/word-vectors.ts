@@ -125,7 +125,9 @@ export function textVector(vectors: WordVectors, words: string[]): Float32Array 
 
 /** Cosine of two vectors of the same length (0 when either is zero). */
 export function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0, na = 0, nb = 0;
+  let dot = 0,
+    na = 0,
+    nb = 0;
   for (let i = 0; i < a.length; i++) {
     dot += a[i]! * b[i]!;
     na += a[i]! * a[i]!;
@@ -142,7 +144,10 @@ export async function readWordVectors(log: Logger): Promise<WordVectors | null> 
   try {
     return await loadWordVectors();
   } catch (error) {
-    if (!unreadableLogged) log.warn("the word-vector file cannot be read; search ranks without word vectors", { reason: (error as Error).message });
+    if (!unreadableLogged)
+      log.warn("the word-vector file cannot be read; search ranks without word vectors", {
+        reason: (error as Error).message,
+      });
     unreadableLogged = true;
     return null;
   }

@@ -12,7 +12,12 @@ export async function createEmbedder(config: Config["embeddings"], log: Logger):
     case "none":
       return null;
     case "openai":
-      return createOpenAiEmbedder({ url: config.url!, model: config.model ?? "text-embedding-3-small", apiKey: config.apiKey, timeoutMs: config.timeoutMs });
+      return createOpenAiEmbedder({
+        url: config.url!,
+        model: config.model ?? "text-embedding-3-small",
+        apiKey: config.apiKey,
+        timeoutMs: config.timeoutMs,
+      });
     case "local": {
       const { createLocalEmbedderFromConfig } = await import("./local-provider");
       return createLocalEmbedderFromConfig(config, log);

@@ -12,7 +12,10 @@ import { getModelSpec } from "./local/model-registry";
  * downloaded from then on (with MNEMO_MODEL_DOWNLOAD), its reason logged then.
  * An unknown model name is still refused at start (logged; search uses full text).
  */
-export async function createLocalEmbedderFromConfig(config: Config["embeddings"], log: Logger): Promise<Embedder | null> {
+export async function createLocalEmbedderFromConfig(
+  config: Config["embeddings"],
+  log: Logger,
+): Promise<Embedder | null> {
   let spaceId: string;
   try {
     spaceId = `local:${getModelSpec(config.localModel).name}`;

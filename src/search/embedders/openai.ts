@@ -31,12 +31,16 @@ export function createOpenAiEmbedder({ url, model, apiKey, timeoutMs }: OpenAiEm
         throw new EmbedderUnavailableError(`embeddings endpoint unreachable: ${(error as Error).message}`);
       }
       if (!response.ok) throw new EmbedderUnavailableError(`embeddings endpoint answered ${response.status}`);
-      const body = (await response.json().catch(() => null)) as { data?: Array<{ index?: number; embedding?: number[] }> } | null;
+      const body = (await response.json().catch(() => null)) as {
+        data?: Array<{ index?: number; embedding?: number[] }>;
+      } | null;
       const data = body?.data;
-      if (!Array.isArray(data) || data.length !== texts.length) throw new EmbedderUnavailableError("embeddings endpoint returned a malformed body");
+      if (!Array.isArray(data) || data.length !== texts.length)
+        throw new EmbedderUnavailableError("embeddings endpoint returned a malformed body");
       const ordered = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
       return ordered.map((item) => {
-        if (!Array.isArray(item.embedding) || item.embedding.length === 0) throw new EmbedderUnavailableError("embeddings endpoint returned an empty vector");
+        if (!Array.isArray(item.embedding) || item.embedding.length === 0)
+          throw new EmbedderUnavailableError("embeddings endpoint returned an empty vector");
         return normalize(Float32Array.from(item.embedding));
       });
     },

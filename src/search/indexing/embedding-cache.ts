@@ -32,7 +32,10 @@ type Pair = [source: string, key: string];
  */
 export function createEmbeddingCache(
   store: Store,
-  { maxRows = DEFAULT_EMBEDDING_CACHE_MAX, now = Date.now }: { maxRows?: number; /** ms clock for `used_at` */ now?: () => number } = {},
+  {
+    maxRows = DEFAULT_EMBEDDING_CACHE_MAX,
+    now = Date.now,
+  }: { maxRows?: number /** ms clock for `used_at` */; now?: () => number } = {},
 ) {
   // Rows in the table as this process counts them; counted for real before evicting.
   let approxRows: number | null = null;
@@ -41,7 +44,10 @@ export function createEmbeddingCache(
   async function recordedRefs(tx: Executor, sourceKeys: string[]): Promise<Map<string, Set<string>>> {
     const before = new Map<string, Set<string>>();
     for (const chunk of chunks(sourceKeys)) {
-      const rows = await all<{ source_key: string; text_hash: string }>(tx, sql`SELECT source_key, text_hash FROM embedding_refs WHERE source_key IN ${list(chunk)}`);
+      const rows = await all<{ source_key: string; text_hash: string }>(
+        tx,
+        sql`SELECT source_key, text_hash FROM embedding_refs WHERE source_key IN ${list(chunk)}`,
+      );
       for (const r of rows) before.set(r.source_key, (before.get(r.source_key) ?? new Set()).add(r.text_hash));
     }
     return before;
@@ -63,22 +69,37 @@ export function createEmbeddingCache(
   /** Applies a diff inside `tx`; entries that lost their last reference are removed. Returns how many. */
   async function applyRefs(tx: Executor, stale: Pair[], fresh: Pair[]): Promise<number> {
     const pairs = (chunk: Pair[]) => sql.join(chunk.map(([source, key]) => sql`(${source}, ${key})`));
-    for (const chunk of chunks(stale, 200)) await run(tx, sql`DELETE FROM embedding_refs WHERE (source_key, text_hash) IN (${pairs(chunk)})`);
-    for (const chunk of chunks(fresh, 200)) await run(tx, sql`INSERT INTO embedding_refs (source_key, text_hash) VALUES ${pairs(chunk)} ON CONFLICT DO NOTHING`);
+    for (const chunk of chunks(stale, 200))
+      await run(tx, sql`DELETE FROM embedding_refs WHERE (source_key, text_hash) IN (${pairs(chunk)})`);
+    for (const chunk of chunks(fresh, 200))
+      await run(
+        tx,
+        sql`INSERT INTO embedding_refs (source_key, text_hash) VALUES ${pairs(chunk)} ON CONFLICT DO NOTHING`,
+      );
     let removed = 0;
     for (const keys of chunks([...new Set(stale.map(([, key]) => key))])) {
-      removed += await run(tx, sql`DELETE FROM embedding_cache WHERE text_hash IN ${list(keys)}
-                                   AND NOT EXISTS (SELECT 1 FROM embedding_refs r WHERE r.text_hash = embedding_cache.text_hash)`);
+      removed += await run(
+        tx,
+        sql`DELETE FROM embedding_cache WHERE text_hash IN ${list(keys)}
+                                   AND NOT EXISTS (SELECT 1 FROM embedding_refs r WHERE r.text_hash = embedding_cache.text_hash)`,
+      );
     }
     return removed;
   }
 
-  async function insertVectors(tx: Executor, spaceId: string, entries: Array<[key: string, vector: Float32Array]>): Promise<void> {
+  async function insertVectors(
+    tx: Executor,
+    spaceId: string,
+    entries: Array<[key: string, vector: Float32Array]>,
+  ): Promise<void> {
     const usedAt = now();
     for (const [key, vector] of entries) {
       const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-      await run(tx, sql`INSERT INTO embedding_cache (space_id, text_hash, vector, used_at) VALUES (${spaceId}, ${key}, ${bytes}, ${usedAt})
-                        ON CONFLICT (space_id, text_hash) DO UPDATE SET vector = excluded.vector, used_at = excluded.used_at`);
+      await run(
+        tx,
+        sql`INSERT INTO embedding_cache (space_id, text_hash, vector, used_at) VALUES (${spaceId}, ${key}, ${bytes}, ${usedAt})
+                        ON CONFLICT (space_id, text_hash) DO UPDATE SET vector = excluded.vector, used_at = excluded.used_at`,
+      );
     }
   }
 
@@ -106,7 +127,10 @@ export function createEmbeddingCache(
         );
         for (const r of rows) found.set(r.text_hash, toVector(r.vector));
         if (rows.length) {
-          await run(store.db, sql`UPDATE embedding_cache SET used_at = ${now()} WHERE space_id = ${spaceId} AND text_hash IN ${list(rows.map((r) => r.text_hash))}`);
+          await run(
+            store.db,
+            sql`UPDATE embedding_cache SET used_at = ${now()} WHERE space_id = ${spaceId} AND text_hash IN ${list(rows.map((r) => r.text_hash))}`,
+          );
         }
       }
       return found;
@@ -117,7 +141,11 @@ export function createEmbeddingCache(
      * transaction: the new vectors, and which keys each source of the batch uses now (a
      * deleted source uses none). Entries that lost their last source are removed.
      */
-    async record(spaceId: string, entries: Array<[key: string, vector: Float32Array]>, sources: SourceKeys): Promise<void> {
+    async record(
+      spaceId: string,
+      entries: Array<[key: string, vector: Float32Array]>,
+      sources: SourceKeys,
+    ): Promise<void> {
       const removed = await store.transaction(async (tx) => {
         await insertVectors(tx, spaceId, entries);
         const { stale, fresh } = diffRefs(await recordedRefs(tx, [...sources.keys()]), sources);

@@ -59,7 +59,8 @@ export class IdleOptimizer {
       }
       // The memory LanceDB keeps for each full-text index update goes with the connection
       // (not while an ANN index build still uses it).
-      if (this.o.isWriter() && !this.o.building()) await this.o.runner.run(() => this.o.lance.recycleConnectionAfter(1));
+      if (this.o.isWriter() && !this.o.building())
+        await this.o.runner.run(() => this.o.lance.recycleConnectionAfter(1));
     } catch (error) {
       if (!(error instanceof RunnerClosed)) this.o.log.warn("index optimize failed", { error });
       return;

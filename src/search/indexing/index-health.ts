@@ -1,7 +1,13 @@
 import type { Lease, Settings } from "../../db/leases";
 import type { Executor } from "../../db/store";
 import type { IndexOutbox } from "./outbox-repository";
-import { INDEX_FAILURE_KEY, indexStatus, parseIndexFailure, type IndexFailure, type IndexStatus } from "./write-failures";
+import {
+  INDEX_FAILURE_KEY,
+  indexStatus,
+  parseIndexFailure,
+  type IndexFailure,
+  type IndexStatus,
+} from "./write-failures";
 
 /** The index's progress, for status routes, `/health` and the CLI. */
 export interface IndexStats {
@@ -45,7 +51,11 @@ export interface IndexHealthSources {
 /** What the store of record says about the index; null when it does not answer (the answer is still given). */
 async function storeView(s: IndexHealthSources) {
   try {
-    const [stats, oldest, recorded] = await Promise.all([s.stats(), s.outbox.oldestPendingText(), s.settings.get(s.db, INDEX_FAILURE_KEY)]);
+    const [stats, oldest, recorded] = await Promise.all([
+      s.stats(),
+      s.outbox.oldestPendingText(),
+      s.settings.get(s.db, INDEX_FAILURE_KEY),
+    ]);
     return { stats, oldest, recorded: parseIndexFailure(recorded) };
   } catch {
     return null;

@@ -97,7 +97,10 @@ export class IndexPurge {
         await this.o.runner.run(() => this.purge(table));
       } catch (error) {
         if (error instanceof RunnerClosed) return;
-        this.o.log.warn("deleted rows not yet removed from an index table; trying again", { table, reason: (error as Error).message });
+        this.o.log.warn("deleted rows not yet removed from an index table; trying again", {
+          table,
+          reason: (error as Error).message,
+        });
         retry = true;
       }
     }

@@ -11,7 +11,14 @@ import type { LanceStore } from "../lance/lance-store";
 import { INDEX_SCHEMA_VERSION } from "../lance/layout";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
 import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox-repository";
-import { loadSourceItems, sourceKey, type AnyItem, type SearchKind, type SearchSources, type SourceRef } from "../types";
+import {
+  loadSourceItems,
+  sourceKey,
+  type AnyItem,
+  type SearchKind,
+  type SearchSources,
+  type SourceRef,
+} from "../types";
 import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
 import type { TermStats } from "./term-stats";
@@ -96,7 +103,9 @@ export class IndexWriter {
 
   /** An owner's vector table of a group in the current space, once vectors exist. */
   vectorTableFor(ownerId: string, group: PartitionGroup): string | null {
-    return this.o.embedder && this.dimension ? vectorTable(ownerId, group, this.o.embedder.spaceId, this.dimension) : null;
+    return this.o.embedder && this.dimension
+      ? vectorTable(ownerId, group, this.o.embedder.spaceId, this.dimension)
+      : null;
   }
 
   /** The table whose ANN index is being built (set by vector-index-builds.ts), or null. */
@@ -122,7 +131,10 @@ export class IndexWriter {
       // holding context: a search that sees the mark finds them.
       const hasContext = part.items.some((item) => item.contextBefore || item.contextAfter);
       const context = hasContext || (await this.o.contextFlags.has(table));
-      const rows = part.items.map((item) => ({ ...toIndexRow(item), wvec: dequantise(analysed.get(item)!.vector, WORD_VECTOR_DIMS) }));
+      const rows = part.items.map((item) => ({
+        ...toIndexRow(item),
+        wvec: dequantise(analysed.get(item)!.vector, WORD_VECTOR_DIMS),
+      }));
       await this.o.lance.replaceItems(table, part.deleteKeys, rows, { context });
       if (hasContext) await this.o.contextFlags.mark(table);
       this.compaction.noteCommit(table, part.items.length);
@@ -137,7 +149,11 @@ export class IndexWriter {
     // The statistics searches score with change in the transaction that takes the rows off
     // the text stage: a search sees a source either pending or counted, never both.
     await this.o.store.transaction(async (tx) => {
-      await this.o.termStats.replace(tx, refs, items.map((item) => ({ item, terms: analysed.get(item)! })));
+      await this.o.termStats.replace(
+        tx,
+        refs,
+        items.map((item) => ({ item, terms: analysed.get(item)! })),
+      );
       await this.purgeLog.note(tx, deleted);
       if (this.o.embedder) await this.o.outbox.advanceToVector(seqs, tx);
       else await this.o.outbox.remove(seqs, tx);
@@ -162,7 +178,10 @@ export class IndexWriter {
     try {
       for (let i = 0; i < toEmbed.length; i += EMBED_CHUNK) {
         const chunk = toEmbed.slice(i, i + EMBED_CHUNK);
-        const vectorsOfChunk = await embedder.embed(chunk.map(([, text]) => text), "document");
+        const vectorsOfChunk = await embedder.embed(
+          chunk.map(([, text]) => text),
+          "document",
+        );
         chunk.forEach(([key], j) => {
           embedded.push([key, vectorsOfChunk[j]]);
           vectors.set(key, vectorsOfChunk[j]);
@@ -185,7 +204,8 @@ export class IndexWriter {
     }
     let deleted = new Map<string, number>();
     if (dimension) {
-      const tableOf = (ref: SourceRef) => vectorTable(ref.ownerId, partitionGroup(ref.kind), embedder.spaceId, dimension);
+      const tableOf = (ref: SourceRef) =>
+        vectorTable(ref.ownerId, partitionGroup(ref.kind), embedder.spaceId, dimension);
       const parts = byPartition(deletes, items, tableOf);
       deleted = deletedFrom(rows, parts);
       await inParallel([...parts], PARTITION_COMMITS, async ([table, part]) => {
@@ -198,7 +218,10 @@ export class IndexWriter {
     }
     await this.o.store.transaction(async (tx) => {
       await this.purgeLog.note(tx, deleted);
-      await this.o.outbox.remove(rows.map((r) => r.seq), tx);
+      await this.o.outbox.remove(
+        rows.map((r) => r.seq),
+        tx,
+      );
     });
     if (deleted.size) this.onDeletes(deleted);
     this.lastIndexedAt = new Date().toISOString();
@@ -234,7 +257,9 @@ export class IndexWriter {
     const damaged = await lance.unreadableTables();
     if (damaged.length) {
       this.o.log.warn("the search index is damaged; rebuilding it from the store of record", {
-        tables: damaged.length, first: damaged[0].name, reason: damaged[0].reason,
+        tables: damaged.length,
+        first: damaged[0].name,
+        reason: damaged[0].reason,
       });
       for (const { name } of damaged) await lance.dropTable(name);
     }
@@ -245,8 +270,14 @@ export class IndexWriter {
       hasRecords = true;
       break;
     }
-    const rebuild = (damaged.length > 0 || (hasIndex ? !current : hasRecords)) && (await outbox.pendingTextSeq("*")) === null;
-    if (rebuild && !damaged.length) this.o.log.info(hasIndex ? "the search index has an older layout; rebuilding it" : "the search index is missing; rebuilding it from the store of record");
+    const rebuild =
+      (damaged.length > 0 || (hasIndex ? !current : hasRecords)) && (await outbox.pendingTextSeq("*")) === null;
+    if (rebuild && !damaged.length)
+      this.o.log.info(
+        hasIndex
+          ? "the search index has an older layout; rebuilding it"
+          : "the search index is missing; rebuilding it from the store of record",
+      );
     // Rebuilt now rather than queued: until every source is pending again, searches would
     // trust the term statistics of an index that is gone or of another layout.
     if (rebuild) await this.rebuild();
@@ -359,7 +390,11 @@ function keysBySource(refs: SourceRef[], items: AnyItem[], keyOf: Map<AnyItem, s
  * replayed insert), each with the time of the batch's earliest change.
  */
 function deletedFrom(rows: OutboxRow[], parts: Map<string, { deleteKeys: string[] }>): Map<string, number> {
-  const changed = new Set(rows.filter((row) => row.op !== "insert").map((row) => sourceKey({ ownerId: row.ownerId, kind: row.kind as SearchKind, sourceId: row.sourceId })));
+  const changed = new Set(
+    rows
+      .filter((row) => row.op !== "insert")
+      .map((row) => sourceKey({ ownerId: row.ownerId, kind: row.kind as SearchKind, sourceId: row.sourceId })),
+  );
   const at = Math.min(...rows.map((row) => row.createdAt));
   const tables = new Map<string, number>();
   for (const [table, part] of parts) if (part.deleteKeys.some((key) => changed.has(key))) tables.set(table, at);

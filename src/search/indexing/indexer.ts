@@ -84,22 +84,65 @@ export class Indexer implements IndexingControl {
   constructor(private readonly o: IndexerOptions) {
     this.tasks = scopeOf(o.scheduler);
     this.writer = new IndexWriter(o, () => this.waiters.any);
-    this.failures = new WriteFailures({ log: o.log, outbox: o.outbox, settings: o.settings, db: o.store.db, holder: o.lease.holder });
+    this.failures = new WriteFailures({
+      log: o.log,
+      outbox: o.outbox,
+      settings: o.settings,
+      db: o.store.db,
+      holder: o.lease.holder,
+    });
     this.builds = new VectorIndexBuilds(
-      { lance: o.lance, log: o.log, runner: this.runner, minRows: o.vectorIndexMinRows, onDone: () => this.kick(), building: (table) => (this.writer.buildingTable = table) },
+      {
+        lance: o.lance,
+        log: o.log,
+        runner: this.runner,
+        minRows: o.vectorIndexMinRows,
+        onDone: () => this.kick(),
+        building: (table) => (this.writer.buildingTable = table),
+      },
       this.writer.vectorTablesWritten,
     );
-    this.idle = new IdleOptimizer({ delayMs: o.idleOptimizeMs, scheduler: this.tasks, runner: this.runner, writer: this.writer, lance: o.lance, log: o.log, isWriter: () => this.isWriter, building: () => this.builds.running });
+    this.idle = new IdleOptimizer({
+      delayMs: o.idleOptimizeMs,
+      scheduler: this.tasks,
+      runner: this.runner,
+      writer: this.writer,
+      lance: o.lance,
+      log: o.log,
+      isWriter: () => this.isWriter,
+      building: () => this.builds.running,
+    });
     this.vectors = new VectorStage({
-      outbox: o.outbox, embedder: o.embedder, writer: this.writer, log: o.log, tasks: this.tasks, building: () => this.builds.running, kick: () => this.kick(),
+      outbox: o.outbox,
+      embedder: o.embedder,
+      writer: this.writer,
+      log: o.log,
+      tasks: this.tasks,
+      building: () => this.builds.running,
+      kick: () => this.kick(),
     });
     this.waiters = createWaiters({
-      outbox: o.outbox, settings: o.settings, db: o.store.db, scheduler: this.tasks, isWriter: () => this.isWriter, onWait: () => {
+      outbox: o.outbox,
+      settings: o.settings,
+      db: o.store.db,
+      scheduler: this.tasks,
+      isWriter: () => this.isWriter,
+      onWait: () => {
         this.tasks.wake();
         this.kick();
       },
     });
-    this.purge = new IndexPurge({ withinMs: o.purgeWithinMs, scheduler: this.tasks, runner: this.runner, writer: this.writer, lance: o.lance, db: o.store.db, log: o.log, isWriter: () => this.isWriter, kick: () => this.kick() });
+    this.purge = new IndexPurge({
+      withinMs: o.purgeWithinMs,
+      scheduler: this.tasks,
+      runner: this.runner,
+      writer: this.writer,
+      lance: o.lance,
+      db: o.store.db,
+      log: o.log,
+      isWriter: () => this.isWriter,
+      kick: () => this.kick(),
+    });
   }
 
   /** Holding the lease, and neither stopping nor with the app's scheduler stopped (a shutdown that cancelled it first). */
@@ -127,10 +170,14 @@ export class Indexer implements IndexingControl {
    */
   noteSearch(table: string): void {
     if (!this.isWriter || !this.writer.compaction.noteSearch(table)) return;
-    this.runner.run(() => this.writer.compaction.inspect(table)).then(
-      (untidy) => untidy && this.idle.schedule(),
-      (error) => error instanceof RunnerClosed || this.o.log.debug("index table not inspected", { table, reason: (error as Error).message }),
-    );
+    this.runner
+      .run(() => this.writer.compaction.inspect(table))
+      .then(
+        (untidy) => untidy && this.idle.schedule(),
+        (error) =>
+          error instanceof RunnerClosed ||
+          this.o.log.debug("index table not inspected", { table, reason: (error as Error).message }),
+      );
   }
 
   /** Seeks the lease (and keeps seeking it every second) and starts draining when it has it. */
@@ -166,7 +213,9 @@ export class Indexer implements IndexingControl {
       // Unrenewable: another replica may take over once it expires, so stop writing now.
       this.o.lease.forget();
       held = false;
-      this.o.log.warn("cannot reach the store of record to renew the index lease", { reason: (error as Error).message });
+      this.o.log.warn("cannot reach the store of record to renew the index lease", {
+        reason: (error as Error).message,
+      });
     }
     if (!held) {
       if (wasHeld) this.o.log.warn("index writer lease lost; this process stops writing the index");
@@ -230,7 +279,9 @@ export class Indexer implements IndexingControl {
       // Searches waiting for their owners' rows go first: one user's bulk import never
       // holds up another user's read-your-writes.
       const priority = this.waiters.priorityOwners();
-      const text = priority ? await outbox.priorityBatch(batchSize, priority) : await outbox.nextBatch("text", batchSize);
+      const text = priority
+        ? await outbox.priorityBatch(batchSize, priority)
+        : await outbox.nextBatch("text", batchSize);
       if (text.length) {
         // Every commit costs a LanceDB version, a fragment and CPU the writes need: a
         // small batch waits for company until its oldest row is BATCH_DELAY_MS old,
@@ -352,8 +403,12 @@ export class Indexer implements IndexingControl {
   async stats(): Promise<IndexStats> {
     const counts = await this.o.outbox.counts();
     return {
-      pendingText: counts.text, pendingVector: counts.vector, vectorSpace: this.o.embedder?.spaceId ?? null, vectorDimension: this.writer.dimension,
-      lastIndexedAt: this.writer.lastIndexedAt, leaseHeld: this.o.lease.held,
+      pendingText: counts.text,
+      pendingVector: counts.vector,
+      vectorSpace: this.o.embedder?.spaceId ?? null,
+      vectorDimension: this.writer.dimension,
+      lastIndexedAt: this.writer.lastIndexedAt,
+      leaseHeld: this.o.lease.held,
     };
   }
 
@@ -363,12 +418,18 @@ export class Indexer implements IndexingControl {
     return count;
   }
 
-  vectorOutage = (): Promise<{ raw: string; outage: VectorOutage } | null> => readVectorOutage(this.o.settings, this.o.store.db);
+  vectorOutage = (): Promise<{ raw: string; outage: VectorOutage } | null> =>
+    readVectorOutage(this.o.settings, this.o.store.db);
 
   health(): Promise<IndexHealth> {
     const { lance, lease, outbox, settings, store } = this.o;
     return indexHealth({
-      uri: lance.uri, lease, outbox, settings, db: store.db, isWriter: this.isWriter,
+      uri: lance.uri,
+      lease,
+      outbox,
+      settings,
+      db: store.db,
+      isWriter: this.isWriter,
       // This process's ongoing write failure while it writes the index (cleared when a batch lands).
       ownFailure: this.isWriter ? this.failures.failure : null,
       stats: () => this.stats(),
@@ -392,7 +453,11 @@ export class Indexer implements IndexingControl {
     this.waiters.releaseAll();
     await this.runner.close(async () => {
       if (!wasWriter) return;
-      for (let batch = await this.o.outbox.nextBatch("text", this.o.batchSize); batch.length; batch = await this.o.outbox.nextBatch("text", this.o.batchSize)) {
+      for (
+        let batch = await this.o.outbox.nextBatch("text", this.o.batchSize);
+        batch.length;
+        batch = await this.o.outbox.nextBatch("text", this.o.batchSize)
+      ) {
         if (batch.some((row) => row.op === "rebuild")) break;
         await this.writer.processText(batch);
       }

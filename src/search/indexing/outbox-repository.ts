@@ -17,9 +17,25 @@ export interface OutboxRow {
   createdAt: number;
 }
 
-type Stored = { seq: number; owner_id: string; kind: SearchKind | "*"; source_id: string; op: OutboxOp; stage: OutboxStage; attempts: number; created_at: number };
+type Stored = {
+  seq: number;
+  owner_id: string;
+  kind: SearchKind | "*";
+  source_id: string;
+  op: OutboxOp;
+  stage: OutboxStage;
+  attempts: number;
+  created_at: number;
+};
 const toRow = (r: Stored): OutboxRow => ({
-  seq: r.seq, ownerId: r.owner_id, kind: r.kind, sourceId: r.source_id, op: r.op, stage: r.stage, attempts: r.attempts, createdAt: r.created_at,
+  seq: r.seq,
+  ownerId: r.owner_id,
+  kind: r.kind,
+  sourceId: r.source_id,
+  op: r.op,
+  stage: r.stage,
+  attempts: r.attempts,
+  createdAt: r.created_at,
 });
 
 /** Narrows a query to rows of the given kinds (all without). */
@@ -32,29 +48,46 @@ const ofKinds = (kinds?: readonly string[]) => (kinds ? sql`AND kind IN ${list(k
 export function createOutbox(store: Store) {
   const db = store.db;
   /** The oldest due rows of a stage; with `owners`, only theirs (searches wait for them). */
-  async function nextBatch(stage: OutboxStage, limit: number, owners?: string[], now = Date.now()): Promise<OutboxRow[]> {
+  async function nextBatch(
+    stage: OutboxStage,
+    limit: number,
+    owners?: string[],
+    now = Date.now(),
+  ): Promise<OutboxRow[]> {
     const owner = owners === undefined ? sql`` : sql`AND owner_id IN ${list(owners)}`;
-    const rows = await all<Stored>(db, sql`SELECT seq, owner_id, kind, source_id, op, stage, attempts, created_at FROM outbox
-                                            WHERE stage = ${stage} AND available_at <= ${now} ${owner} ORDER BY seq LIMIT ${limit}`);
+    const rows = await all<Stored>(
+      db,
+      sql`SELECT seq, owner_id, kind, source_id, op, stage, attempts, created_at FROM outbox
+                                            WHERE stage = ${stage} AND available_at <= ${now} ${owner} ORDER BY seq LIMIT ${limit}`,
+    );
     return rows.map(toRow);
   }
   return {
     /** Records that a source changed, inside the record's own write transaction `tx`. */
     async enqueue(tx: Executor, ref: SourceRef, op: OutboxOp, stage: OutboxStage = "text"): Promise<void> {
-      await run(tx, sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at)
-                        VALUES (${ref.ownerId}, ${ref.kind}, ${ref.sourceId}, ${op}, ${stage}, ${Date.now()})`);
+      await run(
+        tx,
+        sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at)
+                        VALUES (${ref.ownerId}, ${ref.kind}, ${ref.sourceId}, ${op}, ${stage}, ${Date.now()})`,
+      );
     },
     /** Records many changes at once (rebuilds, re-embedding), inside `tx`. */
     async enqueueMany(tx: Executor, refs: SourceRef[], op: OutboxOp, stage: OutboxStage = "text"): Promise<void> {
       const now = Date.now();
       for (const chunk of chunks(refs, 200)) {
         const rows = chunk.map((ref) => sql`(${ref.ownerId}, ${ref.kind}, ${ref.sourceId}, ${op}, ${stage}, ${now})`);
-        await run(tx, sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES ${sql.join(rows)}`);
+        await run(
+          tx,
+          sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES ${sql.join(rows)}`,
+        );
       }
     },
     /** Asks the index writer (this process's or another's) to rebuild the whole index. */
     async enqueueRebuild(tx: Executor): Promise<void> {
-      await run(tx, sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES ('*', '*', '*', 'rebuild', 'text', ${Date.now()})`);
+      await run(
+        tx,
+        sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES ('*', '*', '*', 'rebuild', 'text', ${Date.now()})`,
+      );
     },
     nextBatch,
     /**
@@ -72,12 +105,18 @@ export function createOutbox(store: Store) {
     /** Highest pending text-stage seq of an owner ('*' is a queued rebuild), or of anyone; null when none. */
     async pendingTextSeq(ownerId?: string): Promise<number | null> {
       const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
-      return (await first<{ seq: number | null }>(db, sql`SELECT MAX(seq) AS seq FROM outbox WHERE stage = 'text' ${owner}`))?.seq ?? null;
+      return (
+        (await first<{ seq: number | null }>(db, sql`SELECT MAX(seq) AS seq FROM outbox WHERE stage = 'text' ${owner}`))
+          ?.seq ?? null
+      );
     },
     /** When the oldest pending text-stage change (of one owner's, with `ownerId`) was written (ms since the epoch), or null: how far the index is behind. */
     async oldestPendingText(ownerId?: string): Promise<number | null> {
       const owner = ownerId === undefined ? sql`` : sql`AND owner_id = ${ownerId}`;
-      const row = await first<{ created_at: number }>(db, sql`SELECT created_at FROM outbox WHERE stage = 'text' ${owner} ORDER BY seq LIMIT 1`);
+      const row = await first<{ created_at: number }>(
+        db,
+        sql`SELECT created_at FROM outbox WHERE stage = 'text' ${owner} ORDER BY seq LIMIT 1`,
+      );
       return row ? Number(row.created_at) : null;
     },
     /**
@@ -85,7 +124,10 @@ export function createOutbox(store: Store) {
      * without) and a queued rebuild's (null when none): what a search of those kinds
      * waits for. A memory search does not wait for a document's rows, nor the reverse.
      */
-    async pendingForSearch(ownerId: string, kinds?: readonly string[]): Promise<{ own: number | null; rebuild: number | null }> {
+    async pendingForSearch(
+      ownerId: string,
+      kinds?: readonly string[],
+    ): Promise<{ own: number | null; rebuild: number | null }> {
       const row = await first<{ own: number | null; rebuild: number | null }>(
         db,
         sql`SELECT MAX(CASE WHEN owner_id = ${ownerId} ${ofKinds(kinds)} THEN seq END) AS own, MAX(CASE WHEN owner_id = '*' THEN seq END) AS rebuild
@@ -95,18 +137,33 @@ export function createOutbox(store: Store) {
     },
     /** Whether an owner still has text-stage rows (of the given kinds, all without) at or below `seq`. */
     async ownerHasTextUpTo(ownerId: string, seq: number, kinds?: readonly string[]): Promise<boolean> {
-      return (await first(db, sql`SELECT 1 AS one FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} AND seq <= ${seq} ${ofKinds(kinds)} LIMIT 1`)) !== null;
+      return (
+        (await first(
+          db,
+          sql`SELECT 1 AS one FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} AND seq <= ${seq} ${ofKinds(kinds)} LIMIT 1`,
+        )) !== null
+      );
     },
     /** An owner's pending text-stage rows of the given kinds: a search's index lag. */
     async pendingTextCount(ownerId: string, kinds?: readonly string[]): Promise<number> {
-      return Number((await first<{ n: number }>(db, sql`SELECT COUNT(*) AS n FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} ${ofKinds(kinds)}`))?.n ?? 0);
+      return Number(
+        (
+          await first<{ n: number }>(
+            db,
+            sql`SELECT COUNT(*) AS n FROM outbox WHERE stage = 'text' AND owner_id = ${ownerId} ${ofKinds(kinds)}`,
+          )
+        )?.n ?? 0,
+      );
     },
     async remove(seqs: number[], tx: Executor = db): Promise<void> {
       for (const chunk of chunks(seqs)) await run(tx, sql`DELETE FROM outbox WHERE seq IN ${list(chunk)}`);
     },
     async advanceToVector(seqs: number[], tx: Executor = db): Promise<void> {
       for (const chunk of chunks(seqs)) {
-        await run(tx, sql`UPDATE outbox SET stage = 'vector', attempts = 0, available_at = 0 WHERE seq IN ${list(chunk)}`);
+        await run(
+          tx,
+          sql`UPDATE outbox SET stage = 'vector', attempts = 0, available_at = 0 WHERE seq IN ${list(chunk)}`,
+        );
       }
     },
     /** Postpones rows after a failure, with exponential backoff capped at five minutes. */
@@ -121,18 +178,27 @@ export function createOutbox(store: Store) {
     },
     /** Earliest time a postponed row of the stage becomes due, or null. */
     async nextDueAt(stage: OutboxStage): Promise<number | null> {
-      return (await first<{ at: number | null }>(db, sql`SELECT MIN(available_at) AS at FROM outbox WHERE stage = ${stage}`))?.at ?? null;
+      return (
+        (await first<{ at: number | null }>(db, sql`SELECT MIN(available_at) AS at FROM outbox WHERE stage = ${stage}`))
+          ?.at ?? null
+      );
     },
     /** The highest seq of each stage now: rows up to it may already be in the index after a crash. */
     async maxSeqs(): Promise<{ text: number; vector: number }> {
-      const rows = await all<{ stage: OutboxStage; seq: number }>(db, sql`SELECT stage, MAX(seq) AS seq FROM outbox GROUP BY stage`);
+      const rows = await all<{ stage: OutboxStage; seq: number }>(
+        db,
+        sql`SELECT stage, MAX(seq) AS seq FROM outbox GROUP BY stage`,
+      );
       const out = { text: 0, vector: 0 };
       for (const r of rows) out[r.stage] = r.seq;
       return out;
     },
     async counts(ownerId?: string): Promise<{ text: number; vector: number }> {
       const owner = ownerId === undefined ? sql`` : sql`WHERE owner_id = ${ownerId}`;
-      const rows = await all<{ stage: OutboxStage; n: number }>(db, sql`SELECT stage, COUNT(*) AS n FROM outbox ${owner} GROUP BY stage`);
+      const rows = await all<{ stage: OutboxStage; n: number }>(
+        db,
+        sql`SELECT stage, COUNT(*) AS n FROM outbox ${owner} GROUP BY stage`,
+      );
       const out = { text: 0, vector: 0 };
       for (const r of rows) out[r.stage] = r.n;
       return out;

@@ -10,13 +10,19 @@ export function createPurgeLog() {
     /** Notes tables with rows just deleted; a table already noted keeps its earlier time. */
     async note(tx: Executor, tables: Map<string, number>): Promise<void> {
       for (const [table, deletedAt] of tables) {
-        await run(tx, sql`INSERT INTO index_purges (table_name, deleted_at) VALUES (${table}, ${deletedAt}) ON CONFLICT (table_name) DO NOTHING`);
+        await run(
+          tx,
+          sql`INSERT INTO index_purges (table_name, deleted_at) VALUES (${table}, ${deletedAt}) ON CONFLICT (table_name) DO NOTHING`,
+        );
       }
     },
 
     /** Every noted table with the time of its earliest delete not purged yet. */
     async pending(db: Executor): Promise<Map<string, number>> {
-      const rows = await all<{ table_name: string; deleted_at: number }>(db, sql`SELECT table_name, deleted_at FROM index_purges`);
+      const rows = await all<{ table_name: string; deleted_at: number }>(
+        db,
+        sql`SELECT table_name, deleted_at FROM index_purges`,
+      );
       return new Map(rows.map((row) => [row.table_name, Number(row.deleted_at)]));
     },
 

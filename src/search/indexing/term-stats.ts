@@ -1,5 +1,14 @@
 import { all, chunks, list, run, sql, type Executor } from "../../db/store";
-import { decodeContext, decodeField, decodeVector, encodeContext, encodeField, encodeVector, type FieldTerms, type ItemTerms } from "../analysis/item-terms";
+import {
+  decodeContext,
+  decodeField,
+  decodeVector,
+  encodeContext,
+  encodeField,
+  encodeVector,
+  type FieldTerms,
+  type ItemTerms,
+} from "../analysis/item-terms";
 import { GROUP_KINDS, partitionGroup, type PartitionGroup } from "../lance/partitions";
 import type { AnyItem, SearchKind, SourceRef } from "../types";
 
@@ -23,7 +32,8 @@ export interface OwnSnapshot {
 }
 
 /** Key of one item among an owner's: `kind|sourceId|itemId`. */
-export const itemKey = (item: { kind: string; sourceId: string; itemId: string }) => `${item.kind}|${item.sourceId}|${item.itemId}`;
+export const itemKey = (item: { kind: string; sourceId: string; itemId: string }) =>
+  `${item.kind}|${item.sourceId}|${item.itemId}`;
 
 type Delta = { ownerId: string; group: PartitionGroup; n: number };
 
@@ -57,7 +67,11 @@ export function createTermStats() {
             const text = decodeField(row.terms)!;
             add(ownerId, row.grp, text.length, text.counts.keys(), -1);
           }
-          if (old.length) await run(tx, sql`DELETE FROM search_terms WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(ids)}`);
+          if (old.length)
+            await run(
+              tx,
+              sql`DELETE FROM search_terms WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(ids)}`,
+            );
         }
       }
       const rows = items.map(({ item, terms }) => {
@@ -66,22 +80,38 @@ export function createTermStats() {
         return sql`(${item.ownerId}, ${item.kind}, ${item.sourceId}, ${item.itemId}, ${group}, ${encodeField(terms.text)}, ${encodeContext(terms)}, ${encodeVector(terms.vector)}, ${terms.at})`;
       });
       for (const chunk of chunks(rows, 100)) {
-        await run(tx, sql`INSERT INTO search_terms (owner_id, kind, source_id, item_id, grp, terms, context, wvec, created_at) VALUES ${sql.join(chunk)}`);
+        await run(
+          tx,
+          sql`INSERT INTO search_terms (owner_id, kind, source_id, item_id, grp, terms, context, wvec, created_at) VALUES ${sql.join(chunk)}`,
+        );
       }
-      const corpusRows = [...corpus.values()].filter((c) => c.n !== 0 || c.length !== 0).map((c) => sql`(${c.ownerId}, ${c.group}, ${c.n}, ${c.length})`);
+      const corpusRows = [...corpus.values()]
+        .filter((c) => c.n !== 0 || c.length !== 0)
+        .map((c) => sql`(${c.ownerId}, ${c.group}, ${c.n}, ${c.length})`);
       for (const chunk of chunks(corpusRows, 200)) {
-        await run(tx, sql`INSERT INTO search_corpus (owner_id, grp, items, length) VALUES ${sql.join(chunk)}
-                          ON CONFLICT (owner_id, grp) DO UPDATE SET items = search_corpus.items + excluded.items, length = search_corpus.length + excluded.length`);
+        await run(
+          tx,
+          sql`INSERT INTO search_corpus (owner_id, grp, items, length) VALUES ${sql.join(chunk)}
+                          ON CONFLICT (owner_id, grp) DO UPDATE SET items = search_corpus.items + excluded.items, length = search_corpus.length + excluded.length`,
+        );
       }
-      const dfRows = [...df.values()].filter((d) => d.n !== 0).map((d) => sql`(${d.ownerId}, ${d.group}, ${d.term}, ${d.n})`);
+      const dfRows = [...df.values()]
+        .filter((d) => d.n !== 0)
+        .map((d) => sql`(${d.ownerId}, ${d.group}, ${d.term}, ${d.n})`);
       for (const chunk of chunks(dfRows, 200)) {
-        await run(tx, sql`INSERT INTO search_df (owner_id, grp, term, df) VALUES ${sql.join(chunk)}
-                          ON CONFLICT (owner_id, grp, term) DO UPDATE SET df = search_df.df + excluded.df`);
+        await run(
+          tx,
+          sql`INSERT INTO search_df (owner_id, grp, term, df) VALUES ${sql.join(chunk)}
+                          ON CONFLICT (owner_id, grp, term) DO UPDATE SET df = search_df.df + excluded.df`,
+        );
       }
       // A term no item holds any more goes: a deleted item's words stay in no row.
       for (const [ownerId, group, terms] of byOwnerAndGroup([...df.values()].filter((d) => d.n < 0))) {
         for (const chunk of chunks(terms, 200)) {
-          await run(tx, sql`DELETE FROM search_df WHERE owner_id = ${ownerId} AND grp = ${group} AND term IN ${list(chunk)} AND df <= 0`);
+          await run(
+            tx,
+            sql`DELETE FROM search_df WHERE owner_id = ${ownerId} AND grp = ${group} AND term IN ${list(chunk)} AND df <= 0`,
+          );
         }
       }
     },
@@ -120,28 +150,45 @@ export function createTermStats() {
         const group = row.a as PartitionGroup;
         if (row.t === "p") snapshot.pending.push({ ownerId, kind: row.a as SearchKind, sourceId: row.b });
         else if (row.t === "c") snapshot.corpus.set(group, { items: Number(row.n), length: Number(row.m) });
-        else if (row.t === "d") (snapshot.df.get(group) ?? snapshot.df.set(group, new Map()).get(group)!).set(row.b, Number(row.n));
+        else if (row.t === "d")
+          (snapshot.df.get(group) ?? snapshot.df.set(group, new Map()).get(group)!).set(row.b, Number(row.n));
         else snapshot.stale.push({ group, text: decodeField(row.c, terms)! });
       }
       return snapshot;
     },
 
     /** What scoring needs of some of an owner's indexed items (the counts of `terms` only), by `itemKey`. */
-    async forwardRows(db: Executor, ownerId: string, items: Array<{ kind: SearchKind; sourceId: string; itemId: string }>, terms: readonly string[]): Promise<Map<string, ItemTerms>> {
+    async forwardRows(
+      db: Executor,
+      ownerId: string,
+      items: Array<{ kind: SearchKind; sourceId: string; itemId: string }>,
+      terms: readonly string[],
+    ): Promise<Map<string, ItemTerms>> {
       const out = new Map<string, ItemTerms>();
       const byKind = new Map<SearchKind, typeof items>();
       for (const item of items) (byKind.get(item.kind) ?? byKind.set(item.kind, []).get(item.kind)!).push(item);
       for (const [kind, ofKind] of byKind) {
         for (const chunk of chunks(ofKind, 200)) {
-          const itemIds = kind === "memory" ? sql`` : sql`AND item_id IN ${list([...new Set(chunk.map((i) => i.itemId))])}`;
-          const rows = await all<{ source_id: string; item_id: string; terms: string; context: string; wvec: string; created_at: number }>(
+          const itemIds =
+            kind === "memory" ? sql`` : sql`AND item_id IN ${list([...new Set(chunk.map((i) => i.itemId))])}`;
+          const rows = await all<{
+            source_id: string;
+            item_id: string;
+            terms: string;
+            context: string;
+            wvec: string;
+            created_at: number;
+          }>(
             db,
             sql`SELECT source_id, item_id, terms, context, wvec, created_at FROM search_terms
                 WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list([...new Set(chunk.map((i) => i.sourceId))])} ${itemIds}`,
           );
           for (const row of rows) {
             out.set(itemKey({ kind, sourceId: row.source_id, itemId: row.item_id }), {
-              text: decodeField(row.terms, terms)!, ...decodeContext(row.context, terms), vector: decodeVector(row.wvec), at: Number(row.created_at),
+              text: decodeField(row.terms, terms)!,
+              ...decodeContext(row.context, terms),
+              vector: decodeVector(row.wvec),
+              at: Number(row.created_at),
             });
           }
         }

@@ -11,7 +11,14 @@ export class VectorIndexBuilds {
   private build: Promise<void> | null = null;
 
   constructor(
-    private readonly o: { lance: LanceStore; log: Logger; runner: JobRunner; minRows: number; onDone: () => void; building: (table: string | null) => void },
+    private readonly o: {
+      lance: LanceStore;
+      log: Logger;
+      runner: JobRunner;
+      minRows: number;
+      onDone: () => void;
+      building: (table: string | null) => void;
+    },
     /** Vector tables written since they were last considered. */
     private readonly written: Set<string>,
   ) {}

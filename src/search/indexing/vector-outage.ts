@@ -32,7 +32,12 @@ export class VectorOutages {
   async failed(error: unknown): Promise<void> {
     const now = new Date().toISOString();
     const reason = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim().slice(0, 300);
-    this.current = { since: this.current?.since ?? now, lastAt: now, reason, failures: (this.current?.failures ?? 0) + 1 };
+    this.current = {
+      since: this.current?.since ?? now,
+      lastAt: now,
+      reason,
+      failures: (this.current?.failures ?? 0) + 1,
+    };
     this.inherited = false;
     await this.publish(JSON.stringify(this.current));
   }
@@ -60,7 +65,10 @@ export class VectorOutages {
 }
 
 /** The recorded outage as the settings hold it (`raw`, to tell a new failure from an old one), or null. */
-export async function readVectorOutage(settings: Settings, db: Executor): Promise<{ raw: string; outage: VectorOutage } | null> {
+export async function readVectorOutage(
+  settings: Settings,
+  db: Executor,
+): Promise<{ raw: string; outage: VectorOutage } | null> {
   const raw = await settings.get(db, VECTOR_OUTAGE_KEY);
   if (!raw) return null;
   try {

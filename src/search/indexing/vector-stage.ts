@@ -35,17 +35,19 @@ export class VectorStage {
     if (!this.o.embedder || this.down || this.o.building()) return false;
     const rows = await this.o.outbox.nextBatch("vector", size);
     if (!rows.length) return false;
-    return this.o.writer.processVectors(rows, (error) => {
-      // The local embedder explains its own state in one line; others are explained here.
-      if (!this.warned && this.o.embedder?.provider !== "local") {
-        this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: error.message });
-      }
-      this.warned = true;
-      this.down = true;
-    }).then((done) => {
-      if (done) this.warned = false;
-      return done;
-    });
+    return this.o.writer
+      .processVectors(rows, (error) => {
+        // The local embedder explains its own state in one line; others are explained here.
+        if (!this.warned && this.o.embedder?.provider !== "local") {
+          this.o.log.warn("embedder unavailable; vectors will be filled in later", { reason: error.message });
+        }
+        this.warned = true;
+        this.down = true;
+      })
+      .then((done) => {
+        if (done) this.warned = false;
+        return done;
+      });
   }
 
   /** Schedules a drain for when the earliest postponed vector row comes due. */

@@ -36,7 +36,14 @@ const READER_POLL_MS = 20;
  * polls run on the index writer's part of the scheduler: once it is stopped (shutdown),
  * a search answers from the index as it is, at once.
  */
-export function createWaiters(o: { outbox: IndexOutbox; settings: Settings; db: Executor; scheduler: Scheduler; isWriter: () => boolean; onWait: () => void }) {
+export function createWaiters(o: {
+  outbox: IndexOutbox;
+  settings: Settings;
+  db: Executor;
+  scheduler: Scheduler;
+  isWriter: () => boolean;
+  onWait: () => void;
+}) {
   let waiters: Waiter[] = [];
 
   async function isDone(w: Waiter): Promise<boolean> {
@@ -68,7 +75,10 @@ export function createWaiters(o: { outbox: IndexOutbox; settings: Settings; db: 
       return new Promise<FlushResult>((resolve) => {
         let settled = false;
         const waiter: Waiter = {
-          ownerId, kinds, seq, rebuildSeq,
+          ownerId,
+          kinds,
+          seq,
+          rebuildSeq,
           done: (result) => {
             if (settled) return;
             settled = true;
@@ -77,7 +87,9 @@ export function createWaiters(o: { outbox: IndexOutbox; settings: Settings; db: 
             resolve(result);
           },
         };
-        const timer = o.scheduler.after(waitMs, "search wait deadline", () => lagNow().then(waiter.done, () => waiter.done({ lag: 1 })));
+        const timer = o.scheduler.after(waitMs, "search wait deadline", () =>
+          lagNow().then(waiter.done, () => waiter.done({ lag: 1 })),
+        );
         waiters.push(waiter);
         o.onWait();
       });

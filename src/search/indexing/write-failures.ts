@@ -32,7 +32,11 @@ export interface IndexFailure {
 /** The message on one line, without LanceDB's Rust source locations and its causes (they repeat the message). */
 function oneLine(error: unknown): string {
   const text = (error instanceof Error ? error.message : String(error)).split(/\s*Caused by:/)[0];
-  return text.replace(/,\s*\S+\.rs:\d+:\d+/g, "").replace(/\s+/g, " ").trim().slice(0, 300);
+  return text
+    .replace(/,\s*\S+\.rs:\d+:\d+/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 300);
 }
 
 /**
@@ -43,7 +47,9 @@ function oneLine(error: unknown): string {
 export class WriteFailures {
   private current: IndexFailure | null = null;
 
-  constructor(private readonly o: { log: Logger; outbox: IndexOutbox; settings: Settings; db: Executor; holder: string }) {}
+  constructor(
+    private readonly o: { log: Logger; outbox: IndexOutbox; settings: Settings; db: Executor; holder: string },
+  ) {}
 
   get failure(): IndexFailure | null {
     return this.current;
@@ -61,7 +67,10 @@ export class WriteFailures {
       return;
     }
     this.current = { since: now, lastAt: now, reason, failures: 1, holder: this.o.holder };
-    this.o.log.warn("search index writes fail; records are kept and become searchable once writes succeed (retrying every 1s)", { reason });
+    this.o.log.warn(
+      "search index writes fail; records are kept and become searchable once writes succeed (retrying every 1s)",
+      { reason },
+    );
     void this.publish(JSON.stringify(this.current));
   }
 
@@ -110,7 +119,8 @@ export function indexStatus(input: {
   pendingText: number;
   oldestPendingAgeMs: number | null;
 }): { status: IndexStatus; failure: IndexFailure | null } {
-  const recorded = input.recorded && input.recorded.holder === input.writerId && input.pendingText > 0 ? input.recorded : null;
+  const recorded =
+    input.recorded && input.recorded.holder === input.writerId && input.pendingText > 0 ? input.recorded : null;
   const failure = input.own ?? recorded;
   if (failure) return { status: "failing", failure };
   return { status: (input.oldestPendingAgeMs ?? 0) > INDEX_BEHIND_MS ? "behind" : "ok", failure: null };

@@ -49,7 +49,12 @@ export async function numericColumns(query: object, names: readonly string[], li
     parts.push(batch.columns);
     rows += batch.rows;
   }
-  return names.map((_, c) => concat(parts.map((p) => p[c]), rows));
+  return names.map((_, c) =>
+    concat(
+      parts.map((p) => p[c]),
+      rows,
+    ),
+  );
 }
 
 function concat(parts: Column[], rows: number): Column {

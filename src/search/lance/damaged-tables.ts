@@ -10,7 +10,10 @@ const CHECKS_AT_ONCE = 8;
  * failing every search. One open and one row count per table, eight at a time, which
  * shortens a restart with many tables (docs/performance.md#why-the-code-is-tuned-as-it-is). `atOnce` is for the bench that measures this.
  */
-export async function unreadableTables(connection: lancedb.Connection, atOnce = CHECKS_AT_ONCE): Promise<Array<{ name: string; reason: string }>> {
+export async function unreadableTables(
+  connection: lancedb.Connection,
+  atOnce = CHECKS_AT_ONCE,
+): Promise<Array<{ name: string; reason: string }>> {
   const damaged: Array<{ name: string; reason: string }> = [];
   await inParallel(await connection.tableNames(), atOnce, async (name) => {
     try {

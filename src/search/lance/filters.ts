@@ -60,9 +60,25 @@ export function whereSourceKeys(keys: string[]): string {
  * Whether an item read from the store of record (not yet indexed) passes the same filter
  * `partitionWhere` gives LanceDB: a search treats both the same.
  */
-export function itemMatches(item: { kind: SearchKind; sourceId: string; workspaceId: string | null; sessionId: string | null; documentType: string | null; metadata: Record<string, unknown> }, kinds: readonly SearchKind[], filters: SearchFilters = {}): boolean {
+export function itemMatches(
+  item: {
+    kind: SearchKind;
+    sourceId: string;
+    workspaceId: string | null;
+    sessionId: string | null;
+    documentType: string | null;
+    metadata: Record<string, unknown>;
+  },
+  kinds: readonly SearchKind[],
+  filters: SearchFilters = {},
+): boolean {
   if (!kinds.includes(item.kind)) return false;
-  if (filters.workspaceId !== undefined && item.workspaceId !== filters.workspaceId && !(filters.includeUnscoped && item.workspaceId === null)) return false;
+  if (
+    filters.workspaceId !== undefined &&
+    item.workspaceId !== filters.workspaceId &&
+    !(filters.includeUnscoped && item.workspaceId === null)
+  )
+    return false;
   if (filters.unscopedOnly && item.workspaceId !== null) return false;
   if (filters.sessionId !== undefined && item.sessionId !== filters.sessionId) return false;
   if (filters.documentType !== undefined && item.documentType !== filters.documentType) return false;

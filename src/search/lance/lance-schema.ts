@@ -53,9 +53,15 @@ function filterFields(): Field[] {
 /** Dimensions of the word vectors (analysis/word-vectors.bin). */
 export const WORD_VECTOR_DIMS = 100;
 export const itemsSchema = () =>
-  new Schema([...filterFields(), new Field("wvec", new FixedSizeList(WORD_VECTOR_DIMS, new Field("item", new Float32(), true)), false)]);
+  new Schema([
+    ...filterFields(),
+    new Field("wvec", new FixedSizeList(WORD_VECTOR_DIMS, new Field("item", new Float32(), true)), false),
+  ]);
 export const vectorSchema = (dimension: number) =>
-  new Schema([...filterFields(), new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false)]);
+  new Schema([
+    ...filterFields(),
+    new Field("vector", new FixedSizeList(dimension, new Field("item", new Float32(), true)), false),
+  ]);
 
 /** How text is tokenized for full-text search (the benches build their baseline with the same). */
 export const FULL_TEXT_TOKENIZER = {

@@ -3,13 +3,20 @@ import type { Schema } from "apache-arrow";
 import { createScheduler, type Scheduler } from "../../lib/scheduler";
 import { unreadableTables } from "./damaged-tables";
 import { whereSourceKeys, withinTime } from "./filters";
-import { fullTextIndex, itemsSchema, TEXT_BOOSTS, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
+import {
+  fullTextIndex,
+  itemsSchema,
+  TEXT_BOOSTS,
+  TEXT_COLUMNS,
+  vectorSchema,
+  type IndexRow,
+  type RawHit,
+} from "./lance-schema";
 import type { LanceLocation } from "./index-location";
 import { isVectorTable } from "./partitions";
 import { rewriteWithoutDeleted } from "./rewrite";
 import { RowKeys } from "./row-keys";
 import { isMissing, TableHandles } from "./table-handles";
-
 
 /** HNSW search breadth: candidates examined per query (recall against exact search vs speed). */
 const VECTOR_EF = 96;
@@ -78,13 +85,21 @@ export class LanceStore {
    * working set (full-text postings, the HNSW graphs) fits well within.
    */
   static async open(location: LanceLocation, options: LanceStoreOptions = {}): Promise<LanceStore> {
-    const { cache = { indexMb: 256, metadataMb: 64 }, maxOpenTables = DEFAULT_MAX_OPEN_TABLES, scheduler = createScheduler() } = options;
+    const {
+      cache = { indexMb: 256, metadataMb: 64 },
+      maxOpenTables = DEFAULT_MAX_OPEN_TABLES,
+      scheduler = createScheduler(),
+    } = options;
     const session = new lancedb.Session(BigInt(cache.indexMb) << 20n, BigInt(cache.metadataMb) << 20n);
     return new LanceStore(location, session, await LanceStore.connect(location, session), maxOpenTables, scheduler);
   }
 
   private static connect(location: LanceLocation, session: lancedb.Session): Promise<lancedb.Connection> {
-    return lancedb.connect(location.uri, { storageOptions: location.storageOptions, readConsistencyInterval: location.readConsistencySeconds }, session);
+    return lancedb.connect(
+      location.uri,
+      { storageOptions: location.storageOptions, readConsistencyInterval: location.readConsistencySeconds },
+      session,
+    );
   }
 
   get uri(): string {
@@ -184,7 +199,12 @@ export class LanceStore {
    * Replaces the rows of the given sources in a full-text table, creating it on its first
    * rows and dropping it when the last row goes (a partition holds only live items).
    */
-  async replaceItems(name: string, deleteKeys: string[], rows: IndexRow[], options: { context: boolean }): Promise<void> {
+  async replaceItems(
+    name: string,
+    deleteKeys: string[],
+    rows: IndexRow[],
+    options: { context: boolean },
+  ): Promise<void> {
     const table = (await this.table(name)) ?? (rows.length ? await this.create(name, itemsSchema()) : null);
     if (!table) return;
     if (rows.length) await this.ensureFullText(name, table, options.context);
@@ -198,7 +218,15 @@ export class LanceStore {
     const table = (await this.table(name)) ?? (rows.length ? await this.create(name, vectorSchema(dimension)) : null);
     if (!table) return;
     if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
-    if (rows.length) await table.add(rows.map(({ wvec: _, ...row }) => ({ ...row, context_before: "", context_after: "", vector: Array.from(row.vector!) })));
+    if (rows.length)
+      await table.add(
+        rows.map(({ wvec: _, ...row }) => ({
+          ...row,
+          context_before: "",
+          context_after: "",
+          vector: Array.from(row.vector!),
+        })),
+      );
     else await this.dropIfEmpty(name, table);
   }
 
@@ -211,7 +239,13 @@ export class LanceStore {
    * index writer, which compacted it and wrote nothing since), so LanceDB skips planning
    * the flat scan of unindexed rows (docs/performance.md#why-the-code-is-tuned-as-it-is).
    */
-  async searchText(name: string, where: string | null, query: string, limit: number, options: { context: boolean; memories: boolean; indexedOnly?: boolean } = { context: true, memories: false }): Promise<RawHit[]> {
+  async searchText(
+    name: string,
+    where: string | null,
+    query: string,
+    limit: number,
+    options: { context: boolean; memories: boolean; indexedOnly?: boolean } = { context: true, memories: false },
+  ): Promise<RawHit[]> {
     if (!query.trim()) return [];
     return this.reading(name, async (table) => {
       // Without context in the table, its context columns score 0 for every row: a match
@@ -226,7 +260,13 @@ export class LanceStore {
       if (options.indexedOnly && !this.rewriting.has(name)) search.fastSearch();
       if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, search, limit);
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
-      return hits(await search.select([...columns, "_score"]).limit(limit).toArray(), options.memories);
+      return hits(
+        await search
+          .select([...columns, "_score"])
+          .limit(limit)
+          .toArray(),
+        options.memories,
+      );
     });
   }
 
@@ -251,7 +291,13 @@ export class LanceStore {
    * Cosine-distance vector search within the filter: through the ANN index once one
    * exists (rows added since are searched exactly and merged), or exact with `exact`.
    */
-  async searchVectors(name: string, where: string | null, vector: Float32Array, limit: number, options: { exact?: boolean; memories?: boolean } = {}): Promise<RawHit[]> {
+  async searchVectors(
+    name: string,
+    where: string | null,
+    vector: Float32Array,
+    limit: number,
+    options: { exact?: boolean; memories?: boolean } = {},
+  ): Promise<RawHit[]> {
     return this.reading(name, async (table) => {
       // A typed array goes to LanceDB as raw bytes; a JS array would be converted element by element.
       let query = table.vectorSearch(vector).distanceType("cosine");
@@ -259,27 +305,63 @@ export class LanceStore {
       if (where) query = query.where(where);
       if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
-      return hits(await query.select([...columns, "_distance"]).limit(limit).toArray(), Boolean(options.memories));
+      return hits(
+        await query
+          .select([...columns, "_distance"])
+          .limit(limit)
+          .toArray(),
+        Boolean(options.memories),
+      );
     });
   }
 
   /** Nearest items by word vector (the `wvec` column of a full-text table), within the filter: through its ANN index once one exists. */
-  async searchWordVectors(name: string, where: string | null, vector: Float32Array, limit: number, options: { memories: boolean }): Promise<RawHit[]> {
+  async searchWordVectors(
+    name: string,
+    where: string | null,
+    vector: Float32Array,
+    limit: number,
+    options: { memories: boolean },
+  ): Promise<RawHit[]> {
     return this.reading(name, async (table) => {
-      let query = table.vectorSearch(vector).column("wvec").distanceType("cosine").ef(VECTOR_EF).refineFactor(VECTOR_REFINE);
+      let query = table
+        .vectorSearch(vector)
+        .column("wvec")
+        .distanceType("cosine")
+        .ef(VECTOR_EF)
+        .refineFactor(VECTOR_REFINE);
       if (where) query = query.where(where);
       if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
-      return hits(await query.select([...columns, "_distance"]).limit(limit).toArray(), options.memories);
+      return hits(
+        await query
+          .select([...columns, "_distance"])
+          .limit(limit)
+          .toArray(),
+        options.memories,
+      );
     });
   }
 
   /** Items created within a time range (ms since the epoch, half-open), within the filter: candidates for dates in a query. */
-  async searchTimeRange(name: string, where: string | null, from: number, to: number, limit: number, options: { memories: boolean }): Promise<RawHit[]> {
+  async searchTimeRange(
+    name: string,
+    where: string | null,
+    from: number,
+    to: number,
+    limit: number,
+    options: { memories: boolean },
+  ): Promise<RawHit[]> {
     return this.reading(name, async (table) => {
       const query = table.query().where(withinTime(where, from, to));
       const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
-      return hits(await query.select([...columns]).limit(limit).toArray(), options.memories);
+      return hits(
+        await query
+          .select([...columns])
+          .limit(limit)
+          .toArray(),
+        options.memories,
+      );
     });
   }
 
@@ -300,7 +382,12 @@ export class LanceStore {
     const rows = await table.countRows();
     await table.createIndex(vectorColumn(name), {
       replace: true,
-      config: lancedb.Index.hnswSq({ distanceType: "cosine", numPartitions: Math.max(1, Math.round(rows / 250_000)), m: 16, efConstruction: 150 }),
+      config: lancedb.Index.hnswSq({
+        distanceType: "cosine",
+        numPartitions: Math.max(1, Math.round(rows / 250_000)),
+        m: 16,
+        efConstruction: 150,
+      }),
     });
   }
 
@@ -315,7 +402,9 @@ export class LanceStore {
     if (!table) return null;
     const fragments = (await table.stats()).fragmentStats.numFragments;
     const index = (await table.listIndices()).find((candidate) => candidate.columns.includes(TEXT_COLUMNS[0]));
-    const unindexedRows = index ? ((await table.indexStats(index.name))?.numUnindexedRows ?? 0) : await table.countRows();
+    const unindexedRows = index
+      ? ((await table.indexStats(index.name))?.numUnindexedRows ?? 0)
+      : await table.countRows();
     return { fragments, unindexedRows };
   }
 

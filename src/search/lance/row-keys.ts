@@ -49,16 +49,31 @@ export class RowKeys {
    * by row id (from the same table: a drop or a compaction detaches the map object taken
    * here, it never changes under a search).
    */
-  async search(name: string, table: lancedb.Table, query: ReturnType<lancedb.Table["search"]>, limit: number, score: ScoreColumn = "_score"): Promise<RawHit[]> {
+  async search(
+    name: string,
+    table: lancedb.Table,
+    query: ReturnType<lancedb.Table["search"]>,
+    limit: number,
+    score: ScoreColumn = "_score",
+  ): Promise<RawHit[]> {
     const keys = this.of(name);
     const rows = await addressesAndScores(query, limit, score);
     const itemIds = rows.map((row) => this.lookup(name, keys, Number(row._rowaddr)));
     const unknown = rows.filter((_, i) => itemIds[i] === undefined);
     if (unknown.length) {
-      const read = (await table.takeRowIds(unknown.map((row) => row._rowid)).select(["item_id"]).withRowId().toArray()) as Array<{ item_id: string; _rowid: number | bigint }>;
+      const read = (await table
+        .takeRowIds(unknown.map((row) => row._rowid))
+        .select(["item_id"])
+        .withRowId()
+        .toArray()) as Array<{ item_id: string; _rowid: number | bigint }>;
       const byRowId = new Map(read.map((row) => [Number(row._rowid), row.item_id]));
       for (const [i, row] of rows.entries()) itemIds[i] ??= byRowId.get(Number(row._rowid));
-      this.loadLater(name, table, keys, unknown.map((row) => Number(row._rowaddr)));
+      this.loadLater(
+        name,
+        table,
+        keys,
+        unknown.map((row) => Number(row._rowaddr)),
+      );
     }
     return rows.flatMap((row, i) => {
       const itemId = itemIds[i];
@@ -107,7 +122,11 @@ export class RowKeys {
 
   private async load(name: string, table: lancedb.Table, keys: TableKeys, fragmentId: number): Promise<void> {
     const from = fragmentId * FRAGMENT;
-    const rows = (await table.query().where(`_rowaddr >= ${from} AND _rowaddr < ${from + FRAGMENT}`).select(["_rowaddr", "item_id"]).toArray()) as Array<{ _rowaddr: number | bigint; item_id: string }>;
+    const rows = (await table
+      .query()
+      .where(`_rowaddr >= ${from} AND _rowaddr < ${from + FRAGMENT}`)
+      .select(["_rowaddr", "item_id"])
+      .toArray()) as Array<{ _rowaddr: number | bigint; item_id: string }>;
     if (this.tables.get(name) !== keys || !rows.length) return;
     const byOffset = new Map<number, string>();
     for (const row of rows) byOffset.set(Number(row._rowaddr) - from, row.item_id);
@@ -167,7 +186,11 @@ type AddressedHit = { _rowaddr: number | bigint; _rowid: number | bigint; score:
 type ScoreColumn = "_score" | "_distance";
 
 /** A query's row addresses, row ids and scores, read lean (arrow-rows.ts) or, failing that, the SDK's way. */
-async function addressesAndScores(query: ReturnType<lancedb.Table["search"]>, limit: number, score: ScoreColumn): Promise<AddressedHit[]> {
+async function addressesAndScores(
+  query: ReturnType<lancedb.Table["search"]>,
+  limit: number,
+  score: ScoreColumn,
+): Promise<AddressedHit[]> {
   const selected = query.select(["_rowaddr", score]).withRowId().limit(limit);
   const columns = await numericColumns(selected, ["_rowaddr", score, "_rowid"], limit);
   if (!columns) {

@@ -36,13 +36,20 @@ export interface Candidate {
  * the embedding model's vectors, each within the caller's filter, concurrently, in the
  * owner's partition tables of the kinds searched. LanceDB proposes; the engine scores.
  */
-export function createCandidates(o: { lance: LanceStore; view: IndexView; embedder: Embedder | null; log: Logger; queryEmbedTimeoutMs: number }) {
+export function createCandidates(o: {
+  lance: LanceStore;
+  view: IndexView;
+  embedder: Embedder | null;
+  log: Logger;
+  queryEmbedTimeoutMs: number;
+}) {
   const { lance, view } = o;
   const embedQuery = createQueryVectors(o.embedder, o.log);
 
   return async function candidates(request: SearchRequest, ask: CandidateAsk, count: number, remaining: () => number) {
     const byGroup = new Map<PartitionGroup, SearchKind[]>();
-    for (const kind of request.kinds) byGroup.set(partitionGroup(kind), [...(byGroup.get(partitionGroup(kind)) ?? []), kind]);
+    for (const kind of request.kinds)
+      byGroup.set(partitionGroup(kind), [...(byGroup.get(partitionGroup(kind)) ?? []), kind]);
     let embedMs = 0;
     let vector: Promise<Float32Array | null> | null = null;
     const queryVector = () =>
@@ -68,8 +75,12 @@ export function createCandidates(o: { lance: LanceStore; view: IndexView; embedd
               })
             : none,
           ask.words ? lance.searchWordVectors(table, where, ask.words, count, { memories }) : none,
-          Promise.all(ask.times.map((range) => lance.searchTimeRange(table, where, range.from, range.to, count, { memories }))).then((lists) => lists.flat()),
-          vectors ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count, { memories }) : null)) : Promise.resolve(null),
+          Promise.all(
+            ask.times.map((range) => lance.searchTimeRange(table, where, range.from, range.to, count, { memories })),
+          ).then((lists) => lists.flat()),
+          vectors
+            ? queryVector().then((v) => (v ? lance.searchVectors(vectors, where, v, count, { memories }) : null))
+            : Promise.resolve(null),
         ]);
         return { found: [...text, ...words, ...times], near };
       }),
@@ -77,7 +88,10 @@ export function createCandidates(o: { lance: LanceStore; view: IndexView; embedd
     const vectorLists = perGroup.map((g) => g.near).filter((list): list is RawHit[] => list !== null);
     return {
       /** Every candidate once, with its best neural cosine (0 when it came from another list). */
-      found: merge(perGroup.flatMap((g) => g.found), vectorLists.flat()),
+      found: merge(
+        perGroup.flatMap((g) => g.found),
+        vectorLists.flat(),
+      ),
       /** Whether the embedding model's vectors were searched (some table had them and the query embedded). */
       semantic: vectorLists.length > 0,
       embedMs: () => embedMs,

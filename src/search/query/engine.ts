@@ -4,8 +4,21 @@ import type { Embedder } from "../embedders/embedder";
 import { itemKey, type TermStats } from "../indexing/term-stats";
 import { itemMatches, partitionWhere } from "../lance/filters";
 import type { LanceStore } from "../lance/lance-store";
-import { partitionGroup, textTable, } from "../lance/partitions";
-import { sourceKey, type AnyItem, type HitOf, type RecordsOf, type SearchFilters, type SearchKind, type SearchRecords, type SearchRequest, type SearchResult, type SearchSources, type HitSignals, SEARCH_SIGNALS } from "../types";
+import { partitionGroup, textTable } from "../lance/partitions";
+import {
+  sourceKey,
+  type AnyItem,
+  type HitOf,
+  type RecordsOf,
+  type SearchFilters,
+  type SearchKind,
+  type SearchRecords,
+  type SearchRequest,
+  type SearchResult,
+  type SearchSources,
+  type HitSignals,
+  SEARCH_SIGNALS,
+} from "../types";
 import type { IndexView } from "./index-view";
 import { loadPending } from "./pending";
 import { createCandidates, type Candidate, type CandidateAsk } from "./candidates";
@@ -51,7 +64,12 @@ export interface SearchEngine<out R extends SearchRecords = SearchRecords> {
    * `filters`, and how many of them have vectors (unless `vectors: false`): the index as
    * the writer last wrote it.
    */
-  countIndexed(ownerId: string, kinds: SearchKind[], filters: SearchFilters, options?: { vectors?: boolean }): Promise<{ items: number; withVectors: number }>;
+  countIndexed(
+    ownerId: string,
+    kinds: SearchKind[],
+    filters: SearchFilters,
+    options?: { vectors?: boolean },
+  ): Promise<{ items: number; withVectors: number }>;
 }
 
 const CANDIDATES_PER_RESULT = 4;
@@ -111,10 +129,19 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         ...(found.semantic ? (["vector"] as const) : []),
       ];
       // Every signal of every candidate first; fused once the query's vector trust is known.
-      const scored: Array<{ key: string; hit: { kind: SearchKind; sourceId: string; itemId: string }; all: Required<HitSignals> }> = [];
+      const scored: Array<{
+        key: string;
+        hit: { kind: SearchKind; sourceId: string; itemId: string };
+        all: Required<HitSignals>;
+      }> = [];
       const seen = new Set<string>();
       let textMatches = 0;
-      const rank = (key: string, hit: { kind: SearchKind; sourceId: string; itemId: string }, terms: ItemTerms, cosine: number) => {
+      const rank = (
+        key: string,
+        hit: { kind: SearchKind; sourceId: string; itemId: string },
+        terms: ItemTerms,
+        cosine: number,
+      ) => {
         const text = queryTerms.length ? textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)) : 0;
         if (text > 0) textMatches++;
         scored.push({
@@ -130,7 +157,10 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       };
       /** Scores LanceDB's candidates: indexed items, minus the pending sources' stale rows, each once. */
       const rankIndexed = async (list: Candidate[]) => {
-        const fresh = list.filter((c) => !pendingSources.has(sourceKey({ ownerId, kind: c.kind, sourceId: c.sourceId })) && !seen.has(itemKey(c)));
+        const fresh = list.filter(
+          (c) =>
+            !pendingSources.has(sourceKey({ ownerId, kind: c.kind, sourceId: c.sourceId })) && !seen.has(itemKey(c)),
+        );
         const forward = await termStats.forwardRows(db, ownerId, fresh, queryTerms);
         for (const hit of fresh) {
           const key = itemKey(hit);
@@ -155,7 +185,10 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       // room on the page (a close word vector alone scores below most keyword matches). The
       // count of matches is the owner's data alone, indexed or pending, so the candidates are too.
       if (ask.words && textMatches < request.limit) {
-        await rankIndexed((await candidates(request, { text: null, words: ask.words, times: [], neural: false }, count, remaining)).found);
+        await rankIndexed(
+          (await candidates(request, { text: null, words: ask.words, times: [], neural: false }, count, remaining))
+            .found,
+        );
       }
       const ranked: RankedHit[] = [];
       for (const { key, hit, all } of scored) {
@@ -168,10 +201,19 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       ranked.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       // Ties go to the newer item: every hit tied with the last candidate is read back too, then ordered.
       // Question turns rank a little lower on that page (ranking.ts lowerQuestionTurns).
-      const hits = order(lowerQuestionTurns(await readBack(ownerId, ranked, request.limit, known), request.minScore), request.limit) as Array<HitOf<RecordsOf<S>, K>>;
+      const hits = order(
+        lowerQuestionTurns(await readBack(ownerId, ranked, request.limit, known), request.minScore),
+        request.limit,
+      ) as Array<HitOf<RecordsOf<S>, K>>;
       const embedMs = found.embedMs();
       const timings = { own: afterOwn - started, embed: embedMs, search: performance.now() - afterOwn - embedMs };
-      log.debug("search timings", { kinds: request.kinds.join(","), ownMs: round(timings.own), embedMs: round(timings.embed), searchMs: round(timings.search), pending: pending.length });
+      log.debug("search timings", {
+        kinds: request.kinds.join(","),
+        ownMs: round(timings.own),
+        embedMs: round(timings.embed),
+        searchMs: round(timings.search),
+        pending: pending.length,
+      });
       return {
         hits,
         mode: found.semantic ? "semantic" : "fulltext_fallback",

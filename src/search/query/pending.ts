@@ -15,7 +15,12 @@ export interface PendingItem {
  * The current items of the owner's pending sources (changes the index does not reflect
  * yet), read from the store of record through their sources: a deleted source has none.
  */
-export async function loadPending(db: Executor, sources: SearchSources, refs: SourceRef[], vectors: WordVectors | null): Promise<PendingItem[]> {
+export async function loadPending(
+  db: Executor,
+  sources: SearchSources,
+  refs: SourceRef[],
+  vectors: WordVectors | null,
+): Promise<PendingItem[]> {
   const items = await loadSourceItems(db, sources, refs, { context: true });
   return items.map((item) => ({ item, group: partitionGroup(item.kind), terms: itemTerms(item, vectors) }));
 }

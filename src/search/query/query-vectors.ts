@@ -13,7 +13,8 @@ const QUERY_CACHE_SIZE = 512;
  */
 export function createQueryVectors(embedder: Embedder | null, log: Logger) {
   const queryVectors = new Map<string, Float32Array>();
-  const queryKey = (ownerId: string, query: string) => createHash("sha256").update(`${ownerId.length}:${ownerId}|${query}`).digest("base64url");
+  const queryKey = (ownerId: string, query: string) =>
+    createHash("sha256").update(`${ownerId.length}:${ownerId}|${query}`).digest("base64url");
 
   /** The query's vector, or null (no embedder, a blank query, no time left, the embedder failed or was too slow). */
   return async function embedQuery(ownerId: string, query: string, timeoutMs: number): Promise<Float32Array | null> {

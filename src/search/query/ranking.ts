@@ -28,9 +28,14 @@ const ASKS = /[?\uff1f]\s*$/u;
  * back (the first `limit` and ties), no further: no store read is added. A function of the
  * items' current text, so the same whether they are pending, indexed or compacted.
  */
-export function lowerQuestionTurns<T extends { kind: SearchKind; score: number; text: string }>(hits: T[], minScore = 0): T[] {
+export function lowerQuestionTurns<T extends { kind: SearchKind; score: number; text: string }>(
+  hits: T[],
+  minScore = 0,
+): T[] {
   return hits
-    .map((hit) => (TURN_KINDS.has(hit.kind) && ASKS.test(hit.text) ? { ...hit, score: hit.score * QUESTION_TURN_FACTOR } : hit))
+    .map((hit) =>
+      TURN_KINDS.has(hit.kind) && ASKS.test(hit.text) ? { ...hit, score: hit.score * QUESTION_TURN_FACTOR } : hit,
+    )
     .filter((hit) => hit.score > 0 && hit.score >= minScore);
 }
 
@@ -48,11 +53,18 @@ export function contenders<T extends { score: number }>(sorted: T[], count: numb
 }
 
 /** The final order: best score first, ties to the newer item, then by key (a stable order); scores rounded. */
-export function order<T extends RankedHit & { createdAtMs: number }>(hits: T[], limit: number): Array<Omit<T, "key" | "createdAtMs">> {
+export function order<T extends RankedHit & { createdAtMs: number }>(
+  hits: T[],
+  limit: number,
+): Array<Omit<T, "key" | "createdAtMs">> {
   return [...hits]
     .sort((a, b) => b.score - a.score || b.createdAtMs - a.createdAtMs || byKeyOrder(a, b))
     .slice(0, limit)
-    .map(({ key: _, createdAtMs: __, ...hit }) => ({ ...hit, score: rounded(hit.score), signals: roundedSignals(hit.signals) }));
+    .map(({ key: _, createdAtMs: __, ...hit }) => ({
+      ...hit,
+      score: rounded(hit.score),
+      signals: roundedSignals(hit.signals),
+    }));
 }
 
 const rounded = (score: number) => Math.round(score * 1e6) / 1e6;

@@ -30,7 +30,17 @@ export function createReadBack(db: Executor, sources: SearchSources) {
     for (const item of await loadSourceItems(db, sources, refs, { context: false })) current.set(itemKey(item), item);
     return hits.flatMap((hit) => {
       const item = current.get(hit.key);
-      return item ? [{ ...hit, text: item.text, workspaceId: item.workspaceId, createdAtMs: item.createdAtMs, record: item.record }] : [];
+      return item
+        ? [
+            {
+              ...hit,
+              text: item.text,
+              workspaceId: item.workspaceId,
+              createdAtMs: item.createdAtMs,
+              record: item.record,
+            },
+          ]
+        : [];
     });
   }
 
@@ -40,7 +50,12 @@ export function createReadBack(db: Executor, sources: SearchSources) {
    * next candidates to fill the gap. Reading spares up front cost every search a third
    * more rows for a case that is rare.
    */
-  return async function readBack(ownerId: string, fused: RankedHit[], limit: number, known: Map<string, AnyItem>): Promise<ReadHit[]> {
+  return async function readBack(
+    ownerId: string,
+    fused: RankedHit[],
+    limit: number,
+    known: Map<string, AnyItem>,
+  ): Promise<ReadHit[]> {
     let read = contenders(fused, limit);
     let hits = await hydrate(ownerId, read, known);
     while (hits.length < limit && read.length < fused.length) {

@@ -27,7 +27,6 @@ export const WORDS_ALONE_COSINE = 0.35;
 /** ...or its time fits the query's dates this well (0.5: within one range width of one). */
 export const TIME_ALONE_FIT = 0.5;
 
-
 /**
  * The fused score of one candidate, or null when it is no hit: the weighted mean over the
  * signals that take part in the query (`active`), a missing one counting 0. An item needs
@@ -35,7 +34,8 @@ export const TIME_ALONE_FIT = 0.5;
  */
 export function fuse(active: readonly SearchSignal[], signals: HitSignals, vectorTrust = 1): number | null {
   const { text = 0, words = 0, time = 0, vector = 0 } = signals;
-  if (!(text > 0 || (vector > 0 && vectorTrust > 0) || words >= WORDS_ALONE_COSINE || time >= TIME_ALONE_FIT)) return null;
+  if (!(text > 0 || (vector > 0 && vectorTrust > 0) || words >= WORDS_ALONE_COSINE || time >= TIME_ALONE_FIT))
+    return null;
   let sum = 0;
   let weights = 0;
   for (const signal of active) {
@@ -65,7 +65,10 @@ export const FULL_TRUST_AGREEMENT = 0.7;
  * The cost is a sort of the candidates (bounded by the candidate count, not the corpus).
  */
 export function vectorTrust(candidates: ReadonlyArray<{ text: number; vector: number }>): number {
-  const matches = candidates.filter((c) => c.text > 0).map((c) => c.text).sort((a, b) => a - b);
+  const matches = candidates
+    .filter((c) => c.text > 0)
+    .map((c) => c.text)
+    .sort((a, b) => a - b);
   if (matches.length === 0) return 1;
   const present = candidates.filter((c) => c.vector > 0).map((c) => c.vector);
   if (present.length === 0) return 1;
@@ -142,7 +145,10 @@ export function bm25(item: ItemTerms, queryTerms: string[], stats: GroupStats): 
   };
   let score = 0;
   for (const term of queryTerms) {
-    const tf = saturated(item.text, term) + FIELD_WEIGHTS.before * saturated(item.before, term) + FIELD_WEIGHTS.after * saturated(item.after, term);
+    const tf =
+      saturated(item.text, term) +
+      FIELD_WEIGHTS.before * saturated(item.before, term) +
+      FIELD_WEIGHTS.after * saturated(item.after, term);
     if (!tf) continue;
     const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
     score += Math.log(1 + (items - df + 0.5) / (df + 0.5)) * tf;
@@ -153,4 +159,3 @@ export function bm25(item: ItemTerms, queryTerms: string[], stats: GroupStats): 
 export const textScore = (bm25Score: number) => (bm25Score > 0 ? bm25Score / (bm25Score + TEXT_HALF) : 0);
 export const wordsScore = (cosine: number) => Math.max(0, Math.min(1, cosine));
 export const vectorScore = (cosineDistance: number) => Math.max(0, Math.min(1, 1 - cosineDistance));
-

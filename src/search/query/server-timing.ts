@@ -12,7 +12,8 @@ export interface SearchTimings {
  * log: it says whether the query vector came from the cache, which no client needs (and
  * which told other users' searches apart while the cache was shared).
  */
-export const serverTiming = (t: SearchTimings) => `own;dur=${t.own.toFixed(2)}, search;dur=${(t.embed + t.search).toFixed(2)}`;
+export const serverTiming = (t: SearchTimings) =>
+  `own;dur=${t.own.toFixed(2)}, search;dur=${(t.embed + t.search).toFixed(2)}`;
 
 /** Response headers of a search: timings, and the index lag (sources the index does not reflect yet; the search included them). */
 export function searchHeaders(result: { timings: SearchTimings; indexLag: number }): Record<string, string> {

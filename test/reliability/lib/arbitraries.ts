@@ -72,7 +72,22 @@ const hostileString = fc.oneof(
 );
 
 /** Numbers at and past the edges. */
-const boundaryNumber = fc.constantFrom(0, -1, 1, 0.5, -0, 1e-9, 1e21, 2 ** 31, 2 ** 53 + 1, -(2 ** 63), Number.MAX_VALUE, 101, 1001, 10_001);
+const boundaryNumber = fc.constantFrom(
+  0,
+  -1,
+  1,
+  0.5,
+  -0,
+  1e-9,
+  1e21,
+  2 ** 31,
+  2 ** 53 + 1,
+  -(2 ** 63),
+  Number.MAX_VALUE,
+  101,
+  1001,
+  10_001,
+);
 
 export interface Pools {
   /** Ids of both users (and made-up ones) to put in id-shaped slots. */
@@ -107,15 +122,22 @@ function validish(schema: JsonSchema, pools: Pools, depth: number, name: string)
         fc.constant("y".repeat(Math.min(max + 1, 6_000_000))),
       ];
       if (name === "query") arbitraries.push(fc.constantFrom(...pools.queries), fc.constantFrom(...pools.queries));
-      else if (idLike || name === "parentId") arbitraries.push(fc.constantFrom(...pools.ids), fc.constantFrom(...pools.ids));
+      else if (idLike || name === "parentId")
+        arbitraries.push(fc.constantFrom(...pools.ids), fc.constantFrom(...pools.ids));
       return fc.oneof(...arbitraries);
     }
     case "integer":
     case "number":
       return fc.oneof(
-        type === "integer" ? fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000 }) : fc.double({ noNaN: true, noDefaultInfinity: true }),
+        type === "integer"
+          ? fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000 })
+          : fc.double({ noNaN: true, noDefaultInfinity: true }),
         boundaryNumber,
-        fc.constantFrom(...[schema.minimum, schema.maximum, (schema.minimum ?? 0) - 1, (schema.maximum ?? 0) + 1].filter((n) => n !== undefined)),
+        fc.constantFrom(
+          ...[schema.minimum, schema.maximum, (schema.minimum ?? 0) - 1, (schema.maximum ?? 0) + 1].filter(
+            (n) => n !== undefined,
+          ),
+        ),
       );
     case "boolean":
       return fc.boolean();
@@ -125,7 +147,9 @@ function validish(schema: JsonSchema, pools: Pools, depth: number, name: string)
       return fc.oneof(
         fc.array(valueFor(schema.items, pools, depth + 1), { maxLength: 4 }),
         fc.constant([]),
-        fc.integer({ min: 100, max: 12_000 }).map((n) => Array.from({ length: n }, (_, i) => ({ id: `b${i}`, content: "x" }))),
+        fc
+          .integer({ min: 100, max: 12_000 })
+          .map((n) => Array.from({ length: n }, (_, i) => ({ id: `b${i}`, content: "x" }))),
       );
     default:
       return objectFor(schema, pools, depth);
@@ -139,26 +163,69 @@ function objectFor(schema: JsonSchema, pools: Pools, depth: number): fc.Arbitrar
     Object.fromEntries(Object.entries(properties).map(([key, sub]) => [key, valueFor(sub, pools, depth + 1, key)])),
     { requiredKeys: [] },
   );
-  const extraValue: JsonSchema | undefined = typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined;
-  const extras = fc.dictionary(fc.oneof(hostileString, fc.constantFrom("topic", "workspaceId", "owner_id", "metadata", "eq", "ne", "$or")), valueFor(extraValue, pools, depth + 1), { maxKeys: 6 });
+  const extraValue: JsonSchema | undefined =
+    typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined;
+  const extras = fc.dictionary(
+    fc.oneof(hostileString, fc.constantFrom("topic", "workspaceId", "owner_id", "metadata", "eq", "ne", "$or")),
+    valueFor(extraValue, pools, depth + 1),
+    { maxKeys: 6 },
+  );
   return fc.oneof(
     { weight: 6, arbitrary: declared },
     { weight: 2, arbitrary: fc.tuple(declared, extras).map(([a, b]) => ({ ...b, ...a })) },
-    { weight: 1, arbitrary: fc.integer({ min: 30, max: 200 }).map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}' OR 1=1 --`, `v${i}`]))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .integer({ min: 30, max: 200 })
+        .map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}' OR 1=1 --`, `v${i}`]))),
+    },
   );
 }
 
 /** A request body as bytes: most are JSON of a (mutated) schema value, some are raw hostility. */
-export function bodyFor(op: Operation, pools: Pools, full: boolean): fc.Arbitrary<{ bytes: Uint8Array | null; text: string; contentType: string | null }> {
+export function bodyFor(
+  op: Operation,
+  pools: Pools,
+  full: boolean,
+): fc.Arbitrary<{ bytes: Uint8Array | null; text: string; contentType: string | null }> {
   const encoder = new TextEncoder();
-  const json = (value: unknown) => ({ bytes: encoder.encode(JSON.stringify(value)), text: JSON.stringify(value), contentType: "application/json" });
-  const raw = (text: string, contentType: string | null = "application/json") => ({ bytes: encoder.encode(text), text, contentType });
+  const json = (value: unknown) => ({
+    bytes: encoder.encode(JSON.stringify(value)),
+    text: JSON.stringify(value),
+    contentType: "application/json",
+  });
+  const raw = (text: string, contentType: string | null = "application/json") => ({
+    bytes: encoder.encode(text),
+    text,
+    contentType,
+  });
   const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
   const maxDeep = full ? 200_000 : 30_000;
   const hostileBodies = fc.oneof(
-    fc.integer({ min: 50, max: maxDeep }).map((n) => raw(`{"query":"x","content":"x","filters":{"k":${deep(n)}},"metadata":${deep(n)}}`)),
-    fc.integer({ min: 50, max: maxDeep }).map((n) => raw(`{"content":"x","metadata":${'{"a":'.repeat(n)}1${"}".repeat(n)}}`)),
-    fc.constantFrom("{", "}", "[", '{"content":', '{"a":1,"a":2}', "\uFEFF{}", "null", "[]", "1", '"str"', "true", "{}".repeat(1000), '{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"x":1}}}').map((t) => raw(t)),
+    fc
+      .integer({ min: 50, max: maxDeep })
+      .map((n) => raw(`{"query":"x","content":"x","filters":{"k":${deep(n)}},"metadata":${deep(n)}}`)),
+    fc
+      .integer({ min: 50, max: maxDeep })
+      .map((n) => raw(`{"content":"x","metadata":${'{"a":'.repeat(n)}1${"}".repeat(n)}}`)),
+    fc
+      .constantFrom(
+        "{",
+        "}",
+        "[",
+        '{"content":',
+        '{"a":1,"a":2}',
+        "\uFEFF{}",
+        "null",
+        "[]",
+        "1",
+        '"str"',
+        "true",
+        "{}".repeat(1000),
+        '{"__proto__":{"admin":true}}',
+        '{"constructor":{"prototype":{"x":1}}}',
+      )
+      .map((t) => raw(t)),
     fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => {
       // Invalid UTF-8 inside a JSON string.
       const head = encoder.encode('{"content":"');
@@ -166,13 +233,24 @@ export function bodyFor(op: Operation, pools: Pools, full: boolean): fc.Arbitrar
       const all = new Uint8Array(head.length + bytes.length + 2 + tail.length);
       all.set(head);
       all.set([0xc0, 0xaf], head.length);
-      all.set(bytes.map((b) => (b === 0x22 || b === 0x5c ? 0xff : b)), head.length + 2);
+      all.set(
+        bytes.map((b) => (b === 0x22 || b === 0x5c ? 0xff : b)),
+        head.length + 2,
+      );
       all.set(tail, head.length + 2 + bytes.length);
       return { bytes: all, text: "(invalid utf-8)", contentType: "application/json" };
     }),
-    fc.constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16", "application/json; charset=latin1", "application/merge-patch+json", "").map((type) =>
-      raw('{"content":"x","query":"x","title":"t","name":"n"}', type || null),
-    ),
+    fc
+      .constantFrom(
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/json; charset=utf-16",
+        "application/json; charset=latin1",
+        "application/merge-patch+json",
+        "",
+      )
+      .map((type) => raw('{"content":"x","query":"x","title":"t","name":"n"}', type || null)),
   );
   // Huge, rarely (a machine shared with other work): past the routes' limits (1 … 20 MB), and
   // in the full form past the 32 MB outer one.
@@ -190,17 +268,37 @@ export function bodyFor(op: Operation, pools: Pools, full: boolean): fc.Arbitrar
 
 /** A path parameter: an id of either user, a made-up one, or hostility. */
 export function pathParamFor(pools: Pools): fc.Arbitrary<string> {
-  return fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...pools.ids) }, { weight: 2, arbitrary: hostileString.filter((s) => s.length > 0 && s.length < 5_000) });
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...pools.ids) },
+    { weight: 2, arbitrary: hostileString.filter((s) => s.length > 0 && s.length < 5_000) },
+  );
 }
 
 /** Query strings: declared parameters at boundaries, plus unknown ones. */
 export function queryFor(op: Operation, pools: Pools): fc.Arbitrary<string> {
   const declared = op.queryParams.map((q) =>
-    fc.option(fc.oneof(valueFor(q.schema, pools, 0, q.name).map((v) => (typeof v === "string" ? v : JSON.stringify(v))), fc.constantFrom(...pools.ids)).map((v) => [q.name, String(v)] as const)),
+    fc.option(
+      fc
+        .oneof(
+          valueFor(q.schema, pools, 0, q.name).map((v) => (typeof v === "string" ? v : JSON.stringify(v))),
+          fc.constantFrom(...pools.ids),
+        )
+        .map((v) => [q.name, String(v)] as const),
+    ),
   );
-  const unknown = fc.option(fc.tuple(fc.constantFrom("limit", "cursor", "workspace_id", "owner_id", "__proto__", "filter[eq][x]"), hostileString).map(([k, v]) => [k, v] as const));
+  const unknown = fc.option(
+    fc
+      .tuple(
+        fc.constantFrom("limit", "cursor", "workspace_id", "owner_id", "__proto__", "filter[eq][x]"),
+        hostileString,
+      )
+      .map(([k, v]) => [k, v] as const),
+  );
   return fc.tuple(...declared, unknown).map((pairs) => {
-    const text = pairs.filter((pair) => pair).map((pair) => `${encodeLoose(pair![0])}=${encodeLoose(pair![1].slice(0, 8_000))}`).join("&");
+    const text = pairs
+      .filter((pair) => pair)
+      .map((pair) => `${encodeLoose(pair![0])}=${encodeLoose(pair![1].slice(0, 8_000))}`)
+      .join("&");
     return text ? `?${text}` : "";
   });
 }
@@ -210,14 +308,34 @@ export function headersFor(op: Operation, token: string): fc.Arbitrary<Record<st
   const auth = fc.oneof(
     { weight: 12, arbitrary: fc.constant(`Bearer ${token}`) },
     { weight: 1, arbitrary: fc.constant("") },
-    { weight: 1, arbitrary: fc.constantFrom("Bearer", "Bearer ", "Basic YTpi", "Bearer mock-token-", "Bearer mock-token-iso-alice' OR 1=1", `bearer mock-token-${"a".repeat(5000)}`, "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJpc28tYWxpY2UifQ.", `Bearer mnk_${"0".repeat(40)}`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "Bearer",
+        "Bearer ",
+        "Basic YTpi",
+        "Bearer mock-token-",
+        "Bearer mock-token-iso-alice' OR 1=1",
+        `bearer mock-token-${"a".repeat(5000)}`,
+        "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJpc28tYWxpY2UifQ.",
+        `Bearer mnk_${"0".repeat(40)}`,
+      ),
+    },
   );
   const extra = fc.record(
-    Object.fromEntries([...op.headerParams.map((h) => h.name), "X-Backend-Project", "X-Request-Id", "Accept"].map((name) => [name, fc.constantFrom("true", "false", "1", "", "x".repeat(300), "' OR 1=1", "../..", "*/*")])),
+    Object.fromEntries(
+      [...op.headerParams.map((h) => h.name), "X-Backend-Project", "X-Request-Id", "Accept"].map((name) => [
+        name,
+        fc.constantFrom("true", "false", "1", "", "x".repeat(300), "' OR 1=1", "../..", "*/*"),
+      ]),
+    ),
     { requiredKeys: [] },
   );
   return fc.tuple(auth, extra).map(([authorization, rest]) => {
-    const headers = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const headers = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Record<
+      string,
+      string
+    >;
     if (authorization) headers.authorization = authorization;
     return headers;
   });

@@ -42,7 +42,11 @@ export function createCrashLoop(seed: number) {
   const bases: string[] = [];
   let turn = 0;
   const api = (method: string, path: string, body?: unknown) =>
-    fetch(bases[turn++ % bases.length] + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(bases[turn++ % bases.length] + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   async function json(method: string, path: string, body?: unknown): Promise<[number, any, Headers]> {
     const response = await api(method, path, body);
@@ -55,7 +59,10 @@ export function createCrashLoop(seed: number) {
     let cursor: string | null = null;
     do {
       const sep = path.includes("?") ? "&" : "?";
-      const [status, body, h] = await json("GET", `${path}${sep}limit=${key === "data" ? 1000 : 200}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const [status, body, h] = await json(
+        "GET",
+        `${path}${sep}limit=${key === "data" ? 1000 : 200}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       if (status !== 200) throw new Error(`GET ${path} answered ${status}: ${JSON.stringify(body).slice(0, 200)}`);
       if (key) {
         out.push(...body[key]);
@@ -84,9 +91,16 @@ export function createCrashLoop(seed: number) {
         const token = word("mem");
         const id = `cm-${token}`;
         const content = `crash memory ${token}`;
-        const body = kind === "memory-ws" ? { id, content, workspaceId: pick(workspaces), session_id: `s${index}` } : { id, content };
+        const body =
+          kind === "memory-ws"
+            ? { id, content, workspaceId: pick(workspaces), session_id: `s${index}` }
+            : { id, content };
         ledger.memories.set(id, { content, token, created: "uncertain" });
-        await ledger.write(() => api("POST", "/v1/memories", body), () => (ledger.memories.get(id)!.created = "acked"), () => {});
+        await ledger.write(
+          () => api("POST", "/v1/memories", body),
+          () => (ledger.memories.get(id)!.created = "acked"),
+          () => {},
+        );
       } else if (kind === "delete") {
         const candidates = [...ledger.memories].filter(([, m]) => m.created === "acked" && !m.deleted);
         if (candidates.length === 0) {
@@ -95,9 +109,16 @@ export function createCrashLoop(seed: number) {
         }
         const [id, entry] = pick(candidates);
         entry.deleted = "uncertain";
-        await ledger.write(() => api("DELETE", `/v1/memories/${id}`), () => (entry.deleted = "acked"), () => {}, [404]);
+        await ledger.write(
+          () => api("DELETE", `/v1/memories/${id}`),
+          () => (entry.deleted = "acked"),
+          () => {},
+          [404],
+        );
       } else if (kind === "document") {
-        const mine = [...ledger.documents].filter(([id, d]) => id.startsWith(`cd${index}-`) && d.created === "acked" && !d.deleted);
+        const mine = [...ledger.documents].filter(
+          ([id, d]) => id.startsWith(`cd${index}-`) && d.created === "acked" && !d.deleted,
+        );
         const roll = random();
         if (mine.length === 0 || roll < 0.4) {
           const token = word("ver");
@@ -106,7 +127,13 @@ export function createCrashLoop(seed: number) {
           ledger.documents.set(id, { workspaceId, created: "uncertain", versions: [{ token, state: "uncertain" }] });
           const entry = ledger.documents.get(id)!;
           await ledger.write(
-            () => api("POST", "/v1/documents", { workspace_id: workspaceId, id, title: `doc ${id}`, markdown: `# ${id}\n\nversion ${token}` }),
+            () =>
+              api("POST", "/v1/documents", {
+                workspace_id: workspaceId,
+                id,
+                title: `doc ${id}`,
+                markdown: `# ${id}\n\nversion ${token}`,
+              }),
             () => {
               entry.created = "acked";
               entry.versions[0].state = "acked";
@@ -119,30 +146,51 @@ export function createCrashLoop(seed: number) {
           const version = { token, state: "uncertain" as const };
           entry.versions.push(version);
           await ledger.write(
-            () => api("PATCH", `/v1/documents/${id}`, { workspace_id: entry.workspaceId, markdown: `# ${id}\n\nversion ${token}` }),
+            () =>
+              api("PATCH", `/v1/documents/${id}`, {
+                workspace_id: entry.workspaceId,
+                markdown: `# ${id}\n\nversion ${token}`,
+              }),
             () => ((version as { state: string }).state = "acked"),
             () => {},
           );
         } else {
           const [id, entry] = pick(mine);
           entry.deleted = "uncertain";
-          await ledger.write(() => api("DELETE", `/v1/documents/${id}?workspace_id=${entry.workspaceId}`), () => (entry.deleted = "acked"), () => {}, [404]);
+          await ledger.write(
+            () => api("DELETE", `/v1/documents/${id}?workspace_id=${entry.workspaceId}`),
+            () => (entry.deleted = "acked"),
+            () => {},
+            [404],
+          );
         }
       } else if (kind === "file") {
         const workspaceId = pick(workspaces);
         const text = `file ${word("file")}\n`;
-        const [status, upload] = await json("POST", `/v1/workspaces/${workspaceId}/files/upload-url`, { filename: "crash.md", contentType: "text/markdown" }).catch(() => [0, null, new Headers()] as [number, any, Headers]);
+        const [status, upload] = await json("POST", `/v1/workspaces/${workspaceId}/files/upload-url`, {
+          filename: "crash.md",
+          contentType: "text/markdown",
+        }).catch(() => [0, null, new Headers()] as [number, any, Headers]);
         if (status !== 200) {
-          if (status !== 0 && status !== 503) throw new Error(`upload-url answered ${status}: ${JSON.stringify(upload)}`);
+          if (status !== 0 && status !== 503)
+            throw new Error(`upload-url answered ${status}: ${JSON.stringify(upload)}`);
           continue;
         }
         const entry = { workspaceId, text, state: "uncertain" as "uncertain" | "acked" };
         files.set(upload.key, entry);
-        await ledger.write(() => fetch(upload.url, { method: "PUT", headers: { "content-type": "text/markdown" }, body: text }), () => (entry.state = "acked"), () => {});
+        await ledger.write(
+          () => fetch(upload.url, { method: "PUT", headers: { "content-type": "text/markdown" }, body: text }),
+          () => (entry.state = "acked"),
+          () => {},
+        );
       } else if (kind === "completion") {
         completions.uncertain++;
         await ledger.write(
-          () => api("POST", "/v1/chat/completions", { model: "fake", messages: [{ role: "user", content: `crash ${word("ask")}` }] }),
+          () =>
+            api("POST", "/v1/chat/completions", {
+              model: "fake",
+              messages: [{ role: "user", content: `crash ${word("ask")}` }],
+            }),
           () => {
             completions.acked++;
             completions.uncertain--;
@@ -154,7 +202,11 @@ export function createCrashLoop(seed: number) {
         const thread = ledger.threads.get(threadId)!;
         thread.uncertain++;
         await ledger.write(
-          () => api("POST", `/v1/workspaces/${thread.workspaceId}/chats/${threadId}/messages`, { role: random() < 0.5 ? "user" : "assistant", content: `chat ${word("msg")}` }),
+          () =>
+            api("POST", `/v1/workspaces/${thread.workspaceId}/chats/${threadId}/messages`, {
+              role: random() < 0.5 ? "user" : "assistant",
+              content: `chat ${word("msg")}`,
+            }),
           (body) => {
             thread.acked.add(body.id);
             thread.uncertain--;
@@ -171,7 +223,8 @@ export function createCrashLoop(seed: number) {
     const memories = new Map((await listAll("/v1/memories", "data")).map((m) => [m.id, m]));
     for (const [id, entry] of ledger.memories) {
       const present = memories.get(id);
-      if (present && present.content !== entry.content) problems.push(`memory ${id}: content ${JSON.stringify(present.content)}`);
+      if (present && present.content !== entry.content)
+        problems.push(`memory ${id}: content ${JSON.stringify(present.content)}`);
       if (entry.deleted === "acked") {
         if (present) problems.push(`memory ${id}: deleted (acknowledged) but back after kill ${round}`);
       } else if (entry.created === "acked" && !entry.deleted) {
@@ -190,11 +243,14 @@ export function createCrashLoop(seed: number) {
 
     const workspaces = new Set([...ledger.documents.values()].map((d) => d.workspaceId));
     const stored = new Map<string, any>();
-    for (const ws of workspaces) for (const d of await listAll(`/v1/workspaces/${ws}/documents`, "documents")) stored.set(d.id, d);
+    for (const ws of workspaces)
+      for (const d of await listAll(`/v1/workspaces/${ws}/documents`, "documents")) stored.set(d.id, d);
     for (const [id, entry] of ledger.documents) {
       const present = stored.get(id);
-      if (entry.deleted === "acked" && present) problems.push(`document ${id}: deleted (acknowledged) but back after kill ${round}`);
-      else if (entry.created === "acked" && !entry.deleted && !present) problems.push(`document ${id}: acknowledged but missing after kill ${round}`);
+      if (entry.deleted === "acked" && present)
+        problems.push(`document ${id}: deleted (acknowledged) but back after kill ${round}`);
+      else if (entry.created === "acked" && !entry.deleted && !present)
+        problems.push(`document ${id}: acknowledged but missing after kill ${round}`);
       else if (!present) {
         if (entry.created === "acked") entry.deleted = "acked";
         else ledger.documents.delete(id);
@@ -208,7 +264,8 @@ export function createCrashLoop(seed: number) {
       const holds = /version (\S+)/.exec(full?.document?.markdown ?? "")?.[1];
       const lastAcked = entry.versions.map((v) => v.state).lastIndexOf("acked");
       const at = entry.versions.findIndex((v) => v.token === holds);
-      if (at < 0 || at < lastAcked) problems.push(`document ${id}: holds version ${holds}, last acknowledged ${entry.versions[lastAcked]?.token}`);
+      if (at < 0 || at < lastAcked)
+        problems.push(`document ${id}: holds version ${holds}, last acknowledged ${entry.versions[lastAcked]?.token}`);
       else entry.versions = entry.versions.slice(0, at + 1).map((v) => ({ ...v, state: "acked" }));
       stored.delete(id);
     }
@@ -216,11 +273,14 @@ export function createCrashLoop(seed: number) {
 
     if (files.size) {
       const stored = new Map<string, any>();
-      for (const ws of new Set([...files.values()].map((f) => f.workspaceId))) for (const f of await listAll(`/v1/workspaces/${ws}/files`, "files")) stored.set(f.key, f);
+      for (const ws of new Set([...files.values()].map((f) => f.workspaceId)))
+        for (const f of await listAll(`/v1/workspaces/${ws}/files`, "files")) stored.set(f.key, f);
       for (const [key, entry] of files) {
         const present = stored.get(key);
-        if (entry.state === "acked" && !present) problems.push(`file ${key}: acknowledged but missing after kill ${round}`);
-        if (present && present.size !== Buffer.byteLength(entry.text)) problems.push(`file ${key}: ${present.size} bytes, ${Buffer.byteLength(entry.text)} uploaded`);
+        if (entry.state === "acked" && !present)
+          problems.push(`file ${key}: acknowledged but missing after kill ${round}`);
+        if (present && present.size !== Buffer.byteLength(entry.text))
+          problems.push(`file ${key}: ${present.size} bytes, ${Buffer.byteLength(entry.text)} uploaded`);
         if (present) entry.state = "acked";
         else if (entry.state !== "acked") files.delete(key);
       }
@@ -229,9 +289,13 @@ export function createCrashLoop(seed: number) {
       const [, usage] = await json("GET", "/v1/usage");
       const count = usage?.usage?.requestCount ?? -1;
       if (count < completions.acked || count > completions.acked + completions.uncertain) {
-        problems.push(`usage: requestCount ${count}, ${completions.acked} completions acknowledged (+${completions.uncertain} in flight at the kill)`);
+        problems.push(
+          `usage: requestCount ${count}, ${completions.acked} completions acknowledged (+${completions.uncertain} in flight at the kill)`,
+        );
       } else if (usage.usage.totalTokens !== count * FIXED_USAGE.total_tokens) {
-        problems.push(`usage: totalTokens ${usage.usage.totalTokens} for ${count} completions of ${FIXED_USAGE.total_tokens} tokens`);
+        problems.push(
+          `usage: totalTokens ${usage.usage.totalTokens} for ${count} completions of ${FIXED_USAGE.total_tokens} tokens`,
+        );
       }
       completions.acked = Math.max(count, completions.acked);
       completions.uncertain = 0;
@@ -239,10 +303,15 @@ export function createCrashLoop(seed: number) {
     for (const [threadId, thread] of ledger.threads) {
       const messages = await listAll(`/v1/workspaces/${thread.workspaceId}/chats/${threadId}/messages`);
       const ids = new Set(messages.map((m) => m.id));
-      for (const id of thread.acked) if (!ids.has(id)) problems.push(`message ${id}: acknowledged but missing after kill ${round}`);
-      if (messages.length > thread.acked.size + thread.uncertain) problems.push(`thread ${threadId}: ${messages.length} messages, at most ${thread.acked.size + thread.uncertain} written`);
+      for (const id of thread.acked)
+        if (!ids.has(id)) problems.push(`message ${id}: acknowledged but missing after kill ${round}`);
+      if (messages.length > thread.acked.size + thread.uncertain)
+        problems.push(
+          `thread ${threadId}: ${messages.length} messages, at most ${thread.acked.size + thread.uncertain} written`,
+        );
       const listed = (await listAll(`/v1/workspaces/${thread.workspaceId}/chats`)).find((t) => t.id === threadId);
-      if (listed?.messageCount !== messages.length) problems.push(`thread ${threadId}: messageCount ${listed?.messageCount}, ${messages.length} messages stored`);
+      if (listed?.messageCount !== messages.length)
+        problems.push(`thread ${threadId}: messageCount ${listed?.messageCount}, ${messages.length} messages stored`);
       thread.acked = ids;
       thread.uncertain = 0;
     }
@@ -261,14 +330,23 @@ export function createCrashLoop(seed: number) {
     return answer;
   }
 
-
   /**
    * Runs the loop: `kills` SIGKILLs; with `replicas` 2 (PostgreSQL only) two servers share
    * the database and an index dir, and the victim alternates between the index writer
    * and either replica.
    */
-  async function run({ dataDir, kills, replicas = 1 }: { dataDir: string; kills: number; replicas?: number }): Promise<void> {
-    const replicaDirs = Array.from({ length: replicas }, (_, i) => (replicas > 1 ? join(dataDir, `replica-${i}`) : dataDir));
+  async function run({
+    dataDir,
+    kills,
+    replicas = 1,
+  }: {
+    dataDir: string;
+    kills: number;
+    replicas?: number;
+  }): Promise<void> {
+    const replicaDirs = Array.from({ length: replicas }, (_, i) =>
+      replicas > 1 ? join(dataDir, `replica-${i}`) : dataDir,
+    );
     // Replicas share one index dir (MNEMO_INDEX_URI); indexRows reads `<dir>/index`.
     const indexParent = dataDir;
     const shared: Record<string, string> = replicas > 1 ? { MNEMO_INDEX_URI: join(dataDir, "index") } : {};
@@ -287,7 +365,8 @@ export function createCrashLoop(seed: number) {
     for (let i = 0; i < replicas; i++) servers.push(await startChild(replicaDirs[i], env));
     bases.push(...servers.map((s) => s.url));
     const workspaces: string[] = [];
-    for (const name of ["crash one", "crash two"]) workspaces.push((await json("POST", "/v1/workspaces", { name }))[1].id);
+    for (const name of ["crash one", "crash two"])
+      workspaces.push((await json("POST", "/v1/workspaces", { name }))[1].id);
     const threads: string[] = [];
     for (const ws of workspaces) {
       const [, thread] = await json("POST", `/v1/workspaces/${ws}/chats`, { title: "crash" });
@@ -299,7 +378,16 @@ export function createCrashLoop(seed: number) {
     const routes = new Set((await loadOperations(bases[0])).filter((op) => !op.pending).map((op) => op.key));
     const hasFiles = routes.has("POST /v1/workspaces/:workspaceId/files/upload-url");
     const hasCompletions = routes.has("POST /v1/chat/completions") && routes.has("GET /v1/usage");
-    const kinds = ["memory", hasCompletions ? "completion" : "memory", "memory-ws", "delete", "document", "document", "chat", hasFiles ? "file" : "chat"];
+    const kinds = [
+      "memory",
+      hasCompletions ? "completion" : "memory",
+      "memory-ws",
+      "delete",
+      "document",
+      "document",
+      "chat",
+      hasFiles ? "file" : "chat",
+    ];
     const allProblems: string[] = [];
     const restartMs: number[] = [];
     const victims: string[] = [];
@@ -310,7 +398,16 @@ export function createCrashLoop(seed: number) {
       // With replicas: every other round the index writer (per /health), else either one.
       let victim = 0;
       if (replicas > 1) {
-        const writerAt = await Promise.all(servers.map((s) => fetch(`${s.url}/health`, { headers }).then((r) => r.json()).then((h: any) => h.index?.writer === true, () => false)));
+        const writerAt = await Promise.all(
+          servers.map((s) =>
+            fetch(`${s.url}/health`, { headers })
+              .then((r) => r.json())
+              .then(
+                (h: any) => h.index?.writer === true,
+                () => false,
+              ),
+          ),
+        );
         victim = round % 2 === 0 && writerAt.includes(true) ? writerAt.indexOf(true) : Math.floor(random() * replicas);
         victims.push(writerAt[victim] ? "writer" : "reader");
       }
@@ -332,15 +429,24 @@ export function createCrashLoop(seed: number) {
     // deleted memories and overwritten document versions are not.
     const live = [...ledger.memories].filter(([, m]) => m.created === "acked" && !m.deleted);
     const dead = [...ledger.memories].filter(([, m]) => m.deleted === "acked");
-    const sample = <T>(list: T[], n: number) => list.slice().sort(() => random() - 0.5).slice(0, n);
+    const sample = <T>(list: T[], n: number) =>
+      list
+        .slice()
+        .sort(() => random() - 0.5)
+        .slice(0, n);
     const searchProblems: string[] = [];
     for (const [id, m] of sample(live, 25)) {
-      const found = await eventually(() => json("POST", "/v1/memories/search", { query: m.token, limit: 5 }), ([, b]) => b?.results?.some((r: any) => r.id === id));
-      if (!found?.[1]?.results?.some((r: any) => r.id === id)) searchProblems.push(`memory ${id} not findable by ${m.token}`);
+      const found = await eventually(
+        () => json("POST", "/v1/memories/search", { query: m.token, limit: 5 }),
+        ([, b]) => b?.results?.some((r: any) => r.id === id),
+      );
+      if (!found?.[1]?.results?.some((r: any) => r.id === id))
+        searchProblems.push(`memory ${id} not findable by ${m.token}`);
     }
     for (const [id, m] of sample(dead, 25)) {
       const [, b] = await json("POST", "/v1/memories/search", { query: m.token, limit: 5 });
-      if (b?.results?.some((r: any) => r.id === id)) searchProblems.push(`deleted memory ${id} still found by ${m.token}`);
+      if (b?.results?.some((r: any) => r.id === id))
+        searchProblems.push(`deleted memory ${id} still found by ${m.token}`);
     }
     const docs = [...ledger.documents].filter(([, d]) => d.created === "acked" && !d.deleted);
     for (const [id, d] of sample(docs, 15)) {
@@ -349,23 +455,35 @@ export function createCrashLoop(seed: number) {
         () => json("POST", "/v1/documents/query", { query: current, workspace_id: d.workspaceId, top_k: 5 }),
         ([, b]) => b?.items?.some((i: any) => i.documentId === id),
       );
-      if (!found?.[1]?.items?.some((i: any) => i.documentId === id)) searchProblems.push(`document ${id} not findable by its current version ${current}`);
+      if (!found?.[1]?.items?.some((i: any) => i.documentId === id))
+        searchProblems.push(`document ${id} not findable by its current version ${current}`);
       for (const old of d.versions.slice(0, -1).slice(-2)) {
-        const [, b] = await json("POST", "/v1/documents/query", { query: old.token, workspace_id: d.workspaceId, top_k: 5 });
-        if (b?.items?.some((i: any) => i.documentId === id)) searchProblems.push(`document ${id} still found by overwritten version ${old.token}`);
+        const [, b] = await json("POST", "/v1/documents/query", {
+          query: old.token,
+          workspace_id: d.workspaceId,
+          top_k: 5,
+        });
+        if (b?.items?.some((i: any) => i.documentId === id))
+          searchProblems.push(`document ${id} still found by overwritten version ${old.token}`);
       }
     }
     expect(searchProblems).toEqual([]);
 
     // Wait for the outbox to drain, stop cleanly, then read LanceDB as a second process would.
     for (const ws of workspaces) {
-      await eventually(() => json("GET", `/v1/workspaces/${ws}/index/status`), ([, s]) => s?.pending?.text === 0);
+      await eventually(
+        () => json("GET", `/v1/workspaces/${ws}/index/status`),
+        ([, s]) => s?.pending?.text === 0,
+      );
     }
     for (const s of servers) await s.kill("SIGTERM");
     const rows = await indexRows(indexParent);
     const dupes = duplicates(rows);
     // source_key is `kind|ownerLength|owner|sourceId` (src/search/types.ts).
-    const deadIds = new Set([...dead.map(([id]) => id), ...[...ledger.documents].filter(([, d]) => d.deleted === "acked").map(([id]) => id)]);
+    const deadIds = new Set([
+      ...dead.map(([id]) => id),
+      ...[...ledger.documents].filter(([, d]) => d.deleted === "acked").map(([id]) => id),
+    ]);
     const staleRows = rows.filter((r) => deadIds.has(r.item_id) || deadIds.has(r.source_key.split("|").pop() ?? ""));
     const liveIds = new Set(live.map(([id]) => id));
     const memoryRows = rows.filter((r) => r.source_key.startsWith("memory|")).map((r) => r.source_key.split("|").pop());

@@ -7,8 +7,7 @@
  */
 import { test } from "bun:test";
 
-export const OPEN_FINDINGS: Record<string, string> = {
-};
+export const OPEN_FINDINGS: Record<string, string> = {};
 
 export const STRICT = process.env.MNEMO_RELIABILITY_STRICT === "1";
 

@@ -35,7 +35,12 @@ export class Ledger {
   acked = 0;
 
   /** Runs a write: acked on 2xx, uncertain when the connection died, thrown on a 4xx/5xx. */
-  async write(send: () => Promise<Response>, onAck: (body: any) => void, onUncertain: () => void, allowed: number[] = []): Promise<void> {
+  async write(
+    send: () => Promise<Response>,
+    onAck: (body: any) => void,
+    onUncertain: () => void,
+    allowed: number[] = [],
+  ): Promise<void> {
     let response: Response;
     try {
       response = await send();

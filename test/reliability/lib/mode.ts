@@ -14,7 +14,10 @@ export function sized(envName: string, reduced: number, full: number): number {
 }
 
 /** The fuzzing seed: MNEMO_FUZZ_SEED to replay a failure, else a fresh one (printed). */
-export const SEED = Number.isInteger(Number(process.env.MNEMO_FUZZ_SEED)) && process.env.MNEMO_FUZZ_SEED ? Number(process.env.MNEMO_FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
+export const SEED =
+  Number.isInteger(Number(process.env.MNEMO_FUZZ_SEED)) && process.env.MNEMO_FUZZ_SEED
+    ? Number(process.env.MNEMO_FUZZ_SEED)
+    : Math.floor(Math.random() * 2 ** 31);
 
 /** Prints one figure line (and appends it to MNEMO_RELIABILITY_FIGURES, which stress.ts reads). */
 export function figure(suite: string, text: string): void {

@@ -23,7 +23,8 @@ export interface Operation {
   pending: boolean;
 }
 
-export const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ":$1")}`;
+export const routeKey = (method: string, path: string) =>
+  `${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ":$1")}`;
 
 /** Reads every operation of the server's OpenAPI document. */
 export async function loadOperations(baseUrl: string): Promise<Operation[]> {
@@ -44,7 +45,9 @@ export async function loadOperations(baseUrl: string): Promise<Operation[]> {
         path,
         key: routeKey(method, path),
         pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]),
-        queryParams: params.filter((p) => p.in === "query").map((p) => ({ name: p.name, schema: p.schema ?? {}, required: !!p.required })),
+        queryParams: params
+          .filter((p) => p.in === "query")
+          .map((p) => ({ name: p.name, schema: p.schema ?? {}, required: !!p.required })),
         headerParams: params.filter((p) => p.in === "header").map((p) => ({ name: p.name, schema: p.schema ?? {} })),
         body: op.requestBody?.content?.["application/json"]?.schema ?? firstContentSchema(op.requestBody),
         responses,
@@ -77,7 +80,11 @@ export function encodeLoose(value: string): string {
   try {
     return encodeURIComponent(value);
   } catch {
-    return value.replace(/[\uD800-\uDFFF]/g, "\u0000").split("\u0000").map(encodeURIComponent).join("%ED%A0%80");
+    return value
+      .replace(/[\uD800-\uDFFF]/g, "\u0000")
+      .split("\u0000")
+      .map(encodeURIComponent)
+      .join("%ED%A0%80");
   }
 }
 
@@ -112,7 +119,10 @@ function minimalValue(schema: JsonSchema, hints: Record<string, unknown>, name: 
     case "object": {
       const out: Record<string, unknown> = {};
       // Required properties, plus any the caller hints at (a PATCH needing "at least one").
-      const keys = new Set<string>([...(schema.required ?? []), ...Object.keys(schema.properties ?? {}).filter((key) => key in hints)]);
+      const keys = new Set<string>([
+        ...(schema.required ?? []),
+        ...Object.keys(schema.properties ?? {}).filter((key) => key in hints),
+      ]);
       for (const key of keys) out[key] = minimalValue(schema.properties?.[key] ?? {}, hints, key);
       return out;
     }
@@ -153,8 +163,10 @@ export function schemaViolation(schema: JsonSchema | undefined, value: unknown, 
   }
   if ("const" in schema && value !== schema.const) return `${at}: expected ${JSON.stringify(schema.const)}`;
   if (schema.enum && !schema.enum.includes(value)) return `${at}: not one of ${JSON.stringify(schema.enum)}`;
-  const types: string[] | undefined = schema.type === undefined ? undefined : Array.isArray(schema.type) ? schema.type : [schema.type];
-  if (types && !types.some((t) => matchesType(t, value))) return `${at}: expected ${types.join("|")}, got ${jsonType(value)}`;
+  const types: string[] | undefined =
+    schema.type === undefined ? undefined : Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types && !types.some((t) => matchesType(t, value)))
+    return `${at}: expected ${types.join("|")}, got ${jsonType(value)}`;
   if (value && typeof value === "object" && !Array.isArray(value)) {
     const record = value as Record<string, unknown>;
     for (const key of schema.required ?? []) if (!(key in record)) return `${at}.${key}: required`;

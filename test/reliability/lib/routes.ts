@@ -11,7 +11,8 @@ export const ROUTES_WITHOUT_OWNER_IDS: Record<string, string> = {
   "GET /v1/me": "answers about the caller only (scanned for leaks)",
   "GET /v1/memories": "the caller's list (scanned for leaks)",
   "POST /v1/memories": "creates for the caller; a body workspaceId of another user is checked (404)",
-  "POST /v1/memories/extract": "extracts for the caller: the memories shown to the model are the caller's own search results; a body workspaceId of another user is checked (404)",
+  "POST /v1/memories/extract":
+    "extracts for the caller: the memories shown to the model are the caller's own search results; a body workspaceId of another user is checked (404)",
   "GET /v1/memories/extract/jobs": "the caller's extraction jobs (scanned for leaks)",
   "GET /v1/memories/proposals": "the caller's pending proposals (scanned for leaks)",
   "GET /v1/me/capture": "the caller's capture default",
@@ -27,17 +28,21 @@ export const ROUTES_WITHOUT_OWNER_IDS: Record<string, string> = {
   "GET /v1/usage": "the caller's counters (scanned for leaks)",
   "GET /v1/credits": "the caller's credits (scanned for leaks)",
   "GET /v1/usage/daily": "the caller's daily counters (scanned for leaks)",
-  "POST /v1/app/session": "signs in with the body's link token or key: the session is that credential's user's (app-sessions.test.ts)",
-  "POST /v1/app/link": "tells the holder of a sign-in link whom it signs in, without using it; needs the link's secret token (webapp-switch-account.test.ts)",
+  "POST /v1/app/session":
+    "signs in with the body's link token or key: the session is that credential's user's (app-sessions.test.ts)",
+  "POST /v1/app/link":
+    "tells the holder of a sign-in link whom it signs in, without using it; needs the link's secret token (webapp-switch-account.test.ts)",
   "DELETE /v1/app/session": "ends the caller's own cookie session only (app-sessions.test.ts)",
   "GET /v1/keys": "the caller's keys (scanned for leaks)",
   "POST /v1/keys": "creates a key for the caller",
   "GET /v1/dev-tokens": "the caller's live developer tokens (scanned for leaks)",
-  "POST /api/v1/webhooks/:webhookId/sync": "identity-provider webhook; authenticated by its signing secret, not a user token",
+  "POST /api/v1/webhooks/:webhookId/sync":
+    "identity-provider webhook; authenticated by its signing secret, not a user token",
   "POST /mcp": "JSON-RPC; every tool and resource is checked by mcp-isolation.test.ts (generated from tools/list)",
   "GET /mcp": "405, no stream",
   "DELETE /mcp": "closes the caller's session; another user's session id is a 404 (sessions are per user)",
-  "PUT /v1/workspaces/:workspaceId/files/:key": "presigned upload: no bearer token, the URL's signature authorizes (checked in isolation.test.ts: another user's key or workspace in a signed URL is refused)",
+  "PUT /v1/workspaces/:workspaceId/files/:key":
+    "presigned upload: no bearer token, the URL's signature authorizes (checked in isolation.test.ts: another user's key or workspace in a signed URL is refused)",
   "POST /v1/uploads/start": "starts an upload for the caller (body workspace checked when it has one)",
 };
 

@@ -40,11 +40,19 @@ export function childEnv(dataDir: string, extra: Record<string, string> = {}): R
 export const TEST_MASTER_KEY = "7e".repeat(32);
 
 /** Runs a CLI command to completion (e.g. a server expected to refuse to start). */
-export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn([process.execPath, CLI, ...args], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
   children.add(proc);
   const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   clearTimeout(timer);
   children.delete(proc);
   LOGS.push(stdout, stderr);
@@ -52,8 +60,17 @@ export async function runCli(args: string[], env: Record<string, string>, timeou
 }
 
 /** Starts `mnemo serve` on a free port and waits for its "listening on" line. */
-export async function startChild(dataDir: string, env: Record<string, string>, timeoutMs = 60_000): Promise<ChildServer> {
-  const proc = Bun.spawn([process.execPath, CLI, "serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
+export async function startChild(
+  dataDir: string,
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<ChildServer> {
+  const proc = Bun.spawn([process.execPath, CLI, "serve", "--port", "0", "--data", dataDir, "--allow-mock-tokens"], {
+    cwd: ROOT,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   children.add(proc);
   let out = "";
   const collect = async (stream: ReadableStream<Uint8Array>) => {
@@ -68,7 +85,8 @@ export async function startChild(dataDir: string, env: Record<string, string>, t
   void collect(proc.stderr as ReadableStream<Uint8Array>);
   const started = Date.now();
   while (!/listening on (\S+)/.test(out)) {
-    if (proc.exitCode !== null || proc.signalCode) throw new Error(`server exited (${proc.exitCode ?? proc.signalCode}) before listening:\n${out.slice(-2000)}`);
+    if (proc.exitCode !== null || proc.signalCode)
+      throw new Error(`server exited (${proc.exitCode ?? proc.signalCode}) before listening:\n${out.slice(-2000)}`);
     if (Date.now() - started > timeoutMs) {
       proc.kill("SIGKILL");
       throw new Error(`server did not listen within ${timeoutMs} ms:\n${out.slice(-2000)}`);

@@ -10,12 +10,20 @@ import { toast, toastError } from "../toast";
 import { lockedNotice } from "./encrypted";
 import type { TabContext } from "./tab-context";
 
-const errorNotice = (error: unknown) => h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
+const errorNotice = (error: unknown) =>
+  h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
 
 function bubble(message: Message): HTMLLIElement {
   const who = message.role === "user" ? "You" : "Assistant";
-  return h("li", { class: `message message-${message.role}` },
-    h("div", { class: "message-head" }, h("span", { class: "message-role" }, who), h("span", { class: "muted" }, time(message.createdAt))),
+  return h(
+    "li",
+    { class: `message message-${message.role}` },
+    h(
+      "div",
+      { class: "message-head" },
+      h("span", { class: "message-role" }, who),
+      h("span", { class: "muted" }, time(message.createdAt)),
+    ),
     message.content !== undefined
       ? h("p", { class: "message-text" }, message.content)
       : h("p", { class: "message-text muted" }, "Encrypted message."),
@@ -36,7 +44,10 @@ async function promptRename(workspaceId: string, thread: { id: string; title: st
 }
 
 /** Asks (saying what goes), then deletes; whether the thread was deleted. */
-async function confirmDelete(workspaceId: string, thread: { id: string; title: string; messageCount: number }): Promise<boolean> {
+async function confirmDelete(
+  workspaceId: string,
+  thread: { id: string; title: string; messageCount: number },
+): Promise<boolean> {
   const message = `Delete chat “${thread.title}”? Its ${plural(thread.messageCount, "message")} are deleted for good.`;
   if (!(await confirmDialog("Delete chat", message, "Delete chat", true))) return false;
   try {
@@ -52,35 +63,71 @@ async function confirmDelete(workspaceId: string, thread: { id: string; title: s
 async function threadPage({ workspace, itemId, container, signal }: TabContext): Promise<void> {
   replace(container, loading("Loading the conversation"));
   try {
-    const [threads, messages] = await Promise.all([loadAll((cursor) => listThreads(workspace.id, cursor, signal)), loadAll((cursor) => listMessages(workspace.id, itemId!, cursor, signal))]);
+    const [threads, messages] = await Promise.all([
+      loadAll((cursor) => listThreads(workspace.id, cursor, signal)),
+      loadAll((cursor) => listMessages(workspace.id, itemId!, cursor, signal)),
+    ]);
     const thread = threads.find((t) => t.id === itemId);
     const title = thread?.title ?? "Conversation";
     setTitle(title, workspace.name);
     const anyLocked = messages.some((message) => message.content === undefined);
     const heading = h("h2", { id: "thread-title" }, title);
     const current = { id: itemId!, title, messageCount: messages.length };
-    const actions = h("div", { class: "row-actions" },
-      h("button", { type: "button", class: "button button-small", onClick: async () => {
-        const renamed = await promptRename(workspace.id, current);
-        if (renamed) {
-        current.title = renamed;
-        heading.textContent = renamed;
-        setTitle(renamed, workspace.name);
-      }
-      } }, "Rename chat"),
-      h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
-        if (await confirmDelete(workspace.id, current)) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/chats`);
-      } }, "Delete chat"),
+    const actions = h(
+      "div",
+      { class: "row-actions" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small",
+          onClick: async () => {
+            const renamed = await promptRename(workspace.id, current);
+            if (renamed) {
+              current.title = renamed;
+              heading.textContent = renamed;
+              setTitle(renamed, workspace.name);
+            }
+          },
+        },
+        "Rename chat",
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small button-danger",
+          onClick: async () => {
+            if (await confirmDelete(workspace.id, current))
+              await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/chats`);
+          },
+        },
+        "Delete chat",
+      ),
     );
-    replace(container,
+    replace(
+      container,
       h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "chats") }, "← All chats")),
-      h("header", { class: "document-header" }, heading, h("p", { class: "muted" }, plural(messages.length, "message")), actions),
+      h(
+        "header",
+        { class: "document-header" },
+        heading,
+        h("p", { class: "muted" }, plural(messages.length, "message")),
+        actions,
+      ),
       anyLocked ? lockedNotice("conversation") : null,
-      messages.length ? h("ol", { class: "conversation", "aria-labelledby": "thread-title" }, messages.map(bubble)) : empty("No messages yet."),
+      messages.length
+        ? h("ol", { class: "conversation", "aria-labelledby": "thread-title" }, messages.map(bubble))
+        : empty("No messages yet."),
     );
   } catch (error) {
     if (signal.aborted) return;
-    replace(container, error instanceof ApiError && error.notFound ? empty("This conversation does not exist in this workspace.") : errorNotice(error));
+    replace(
+      container,
+      error instanceof ApiError && error.notFound
+        ? empty("This conversation does not exist in this workspace.")
+        : errorNotice(error),
+    );
   }
 }
 
@@ -103,30 +150,71 @@ export async function chatsTab(context: TabContext): Promise<void> {
   replace(container, loading("Loading chats"));
   try {
     let threads: Thread[] = (await loadAll((cursor) => listThreads(workspace.id, cursor, signal))).reverse();
-    const draw = (): void => replace(container, threads.length
-      ? h("ul", { class: "entity-list", "aria-label": "Chat threads" }, threads.map((thread) => h("li", { class: "entity-row" },
-          h("div", { class: "entity-main" },
-            h("a", { href: href("/workspaces", workspace.id, "chats", thread.id), class: "entity-title" }, thread.title),
-            h("span", { class: "muted" }, plural(thread.messageCount, "message")),
-          ),
-          h("span", { class: "entity-meta" }, "updated ", time(thread.updatedAt)),
-          h("div", { class: "row-actions" },
-            h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${thread.title}`, onClick: async () => {
-              const title = await promptRename(workspace.id, thread);
-              if (title) {
-        threads = threads.map((t) => (t.id === thread.id ? { ...t, title } : t));
-        draw();
-      }
-            } }, "Rename"),
-            h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${thread.title}`, onClick: async () => {
-              if (await confirmDelete(workspace.id, thread)) {
-        threads = threads.filter((t) => t.id !== thread.id);
-        draw();
-      }
-            } }, "Delete"),
-          ),
-        )))
-      : empty("No chats in this workspace.", h("p", { class: "muted" }, "Conversations held through the chat API appear here.")));
+    const draw = (): void =>
+      replace(
+        container,
+        threads.length
+          ? h(
+              "ul",
+              { class: "entity-list", "aria-label": "Chat threads" },
+              threads.map((thread) =>
+                h(
+                  "li",
+                  { class: "entity-row" },
+                  h(
+                    "div",
+                    { class: "entity-main" },
+                    h(
+                      "a",
+                      { href: href("/workspaces", workspace.id, "chats", thread.id), class: "entity-title" },
+                      thread.title,
+                    ),
+                    h("span", { class: "muted" }, plural(thread.messageCount, "message")),
+                  ),
+                  h("span", { class: "entity-meta" }, "updated ", time(thread.updatedAt)),
+                  h(
+                    "div",
+                    { class: "row-actions" },
+                    h(
+                      "button",
+                      {
+                        type: "button",
+                        class: "button button-small button-quiet",
+                        "aria-label": `Rename ${thread.title}`,
+                        onClick: async () => {
+                          const title = await promptRename(workspace.id, thread);
+                          if (title) {
+                            threads = threads.map((t) => (t.id === thread.id ? { ...t, title } : t));
+                            draw();
+                          }
+                        },
+                      },
+                      "Rename",
+                    ),
+                    h(
+                      "button",
+                      {
+                        type: "button",
+                        class: "button button-small button-quiet",
+                        "aria-label": `Delete ${thread.title}`,
+                        onClick: async () => {
+                          if (await confirmDelete(workspace.id, thread)) {
+                            threads = threads.filter((t) => t.id !== thread.id);
+                            draw();
+                          }
+                        },
+                      },
+                      "Delete",
+                    ),
+                  ),
+                ),
+              ),
+            )
+          : empty(
+              "No chats in this workspace.",
+              h("p", { class: "muted" }, "Conversations held through the chat API appear here."),
+            ),
+      );
     draw();
   } catch (error) {
     if (!signal.aborted) replace(container, errorNotice(error));

@@ -1,5 +1,13 @@
 /** A workspace's documents: the list (by notebook), one document rendered from its Markdown, a form to write one, rename and delete. */
-import { ApiError, createDocument, deleteDocument, getDocument, getNotebooks, listDocuments, renameDocument } from "../api";
+import {
+  ApiError,
+  createDocument,
+  deleteDocument,
+  getDocument,
+  getNotebooks,
+  listDocuments,
+  renameDocument,
+} from "../api";
 import type { DocumentSummary } from "../api-types";
 import { confirmDialog, openDialog, promptDialog } from "../dialog";
 import { empty, field, h, loading, replace } from "../dom";
@@ -13,9 +21,16 @@ import { notebooksOf } from "./notes";
 import type { TabContext } from "./tab-context";
 
 /** Titles compare as the server's slugs do: case, accents and punctuation aside. */
-const titleKey = (title: string) => title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+const titleKey = (title: string) =>
+  title
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "");
 
-const errorNotice = (error: unknown) => h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
+const errorNotice = (error: unknown) =>
+  h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
 
 /** Asks for a new title, then renames; the new title, or null. */
 async function promptRename(workspaceId: string, document: { id: string; title: string }): Promise<string | null> {
@@ -30,8 +45,20 @@ async function promptRename(workspaceId: string, document: { id: string; title: 
 }
 
 /** Asks, then deletes the document and its search entries; whether it was deleted. */
-export async function confirmDeleteDocument(workspaceId: string, document: { id: string; title: string }, kind = "document"): Promise<boolean> {
-  if (!(await confirmDialog(`Delete ${kind}`, `Delete ${kind} “${document.title}”? It is deleted for good, with its search entries.`, `Delete ${kind}`, true))) return false;
+export async function confirmDeleteDocument(
+  workspaceId: string,
+  document: { id: string; title: string },
+  kind = "document",
+): Promise<boolean> {
+  if (
+    !(await confirmDialog(
+      `Delete ${kind}`,
+      `Delete ${kind} “${document.title}”? It is deleted for good, with its search entries.`,
+      `Delete ${kind}`,
+      true,
+    ))
+  )
+    return false;
   try {
     await deleteDocument(workspaceId, document.id);
     toast(`Deleted ${document.title}.`);
@@ -48,7 +75,10 @@ async function documentPage({ workspace, itemId, container, signal }: TabContext
     const [{ document, markdown, decryptErrors }, titles] = await Promise.all([
       getDocument(workspace.id, itemId!, signal),
       // [[Title]] links resolve against this workspace's documents (the first 200).
-      listDocuments(workspace.id, {}, signal).then((page) => page.documents, () => []),
+      listDocuments(workspace.id, {}, signal).then(
+        (page) => page.documents,
+        () => [],
+      ),
     ]);
     const byTitle = new Map(titles.map((d) => [titleKey(d.title), d.id]));
     const wikiLink = (title: string) => {
@@ -62,24 +92,52 @@ async function documentPage({ workspace, itemId, container, signal }: TabContext
     else article.append(renderMarkdown(markdown, { headingOffset: 2, wikiLink }));
     const heading = h("h2", { id: "document-title" }, document.title);
     const current = { id: document.id, title: document.title };
-    replace(container,
-      h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "documents") }, "← All documents")),
-      h("div", { class: "document" },
-        h("header", { class: "document-header" },
+    replace(
+      container,
+      h(
+        "p",
+        { class: "back-link" },
+        h("a", { href: href("/workspaces", workspace.id, "documents") }, "← All documents"),
+      ),
+      h(
+        "div",
+        { class: "document" },
+        h(
+          "header",
+          { class: "document-header" },
           heading,
           h("p", { class: "muted" }, `${kindLabel(document.document_type)} · updated `, time(document.updated_at)),
-          h("div", { class: "row-actions" },
-            h("button", { type: "button", class: "button button-small", onClick: async () => {
-              const title = await promptRename(workspace.id, current);
-              if (title) {
-        current.title = title;
-        heading.textContent = title;
-        setTitle(title, workspace.name);
-      }
-            } }, "Rename document"),
-            h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
-              if (await confirmDeleteDocument(workspace.id, current)) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/documents`);
-            } }, "Delete document"),
+          h(
+            "div",
+            { class: "row-actions" },
+            h(
+              "button",
+              {
+                type: "button",
+                class: "button button-small",
+                onClick: async () => {
+                  const title = await promptRename(workspace.id, current);
+                  if (title) {
+                    current.title = title;
+                    heading.textContent = title;
+                    setTitle(title, workspace.name);
+                  }
+                },
+              },
+              "Rename document",
+            ),
+            h(
+              "button",
+              {
+                type: "button",
+                class: "button button-small button-danger",
+                onClick: async () => {
+                  if (await confirmDeleteDocument(workspace.id, current))
+                    await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/documents`);
+                },
+              },
+              "Delete document",
+            ),
           ),
         ),
         decryptErrorsNotice(decryptErrors),
@@ -88,7 +146,12 @@ async function documentPage({ workspace, itemId, container, signal }: TabContext
     );
   } catch (error) {
     if (signal.aborted) return;
-    replace(container, error instanceof ApiError && error.notFound ? empty("This document does not exist in this workspace.") : errorNotice(error));
+    replace(
+      container,
+      error instanceof ApiError && error.notFound
+        ? empty("This document does not exist in this workspace.")
+        : errorNotice(error),
+    );
   }
 }
 
@@ -101,11 +164,23 @@ const kindLabel = (type: string) => (type === "note" ? "document" : type);
 
 function openNewDocument(workspaceId: string): void {
   const title = h("input", { type: "text", name: "title", maxlength: 500, required: true });
-  const markdown = h("textarea", { name: "markdown", rows: 12, class: "mono", placeholder: "# Heading\n\nWrite in Markdown. [[Other page]] links documents." });
+  const markdown = h("textarea", {
+    name: "markdown",
+    rows: 12,
+    class: "mono",
+    placeholder: "# Heading\n\nWrite in Markdown. [[Other page]] links documents.",
+  });
   const titleField = field("Title", title);
   const formError = h("div", { class: "notice notice-error", role: "alert", hidden: true });
   const save = h("button", { type: "submit", class: "button button-primary" }, "Create document");
-  const form = h("form", { class: "form", novalidate: true }, titleField.element, field("Markdown", markdown).element, formError, h("div", { class: "dialog-actions" }, save));
+  const form = h(
+    "form",
+    { class: "form", novalidate: true },
+    titleField.element,
+    field("Markdown", markdown).element,
+    formError,
+    h("div", { class: "dialog-actions" }, save),
+  );
   const dialog = openDialog("New document", form, { wide: true });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -124,21 +199,54 @@ function openNewDocument(workspaceId: string): void {
   });
 }
 
-function documentRow(workspaceId: string, document: DocumentSummary, notebookName: (id: string) => string, onChange: (next: DocumentSummary | null) => void): HTMLLIElement {
-  return h("li", { class: "entity-row" },
-    h("div", { class: "entity-main" },
-      h("a", { href: href("/workspaces", workspaceId, "documents", document.id), class: "entity-title" }, document.title),
+function documentRow(
+  workspaceId: string,
+  document: DocumentSummary,
+  notebookName: (id: string) => string,
+  onChange: (next: DocumentSummary | null) => void,
+): HTMLLIElement {
+  return h(
+    "li",
+    { class: "entity-row" },
+    h(
+      "div",
+      { class: "entity-main" },
+      h(
+        "a",
+        { href: href("/workspaces", workspaceId, "documents", document.id), class: "entity-title" },
+        document.title,
+      ),
       document.notebookId ? h("span", { class: "chip" }, notebookName(document.notebookId)) : null,
     ),
     h("span", { class: "entity-meta" }, "updated ", time(document.updatedAt)),
-    h("div", { class: "row-actions" },
-      h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${document.title}`, onClick: async () => {
-        const title = await promptRename(workspaceId, document);
-        if (title) onChange({ ...document, title });
-      } }, "Rename"),
-      h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${document.title}`, onClick: async () => {
-        if (await confirmDeleteDocument(workspaceId, document)) onChange(null);
-      } }, "Delete"),
+    h(
+      "div",
+      { class: "row-actions" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small button-quiet",
+          "aria-label": `Rename ${document.title}`,
+          onClick: async () => {
+            const title = await promptRename(workspaceId, document);
+            if (title) onChange({ ...document, title });
+          },
+        },
+        "Rename",
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small button-quiet",
+          "aria-label": `Delete ${document.title}`,
+          onClick: async () => {
+            if (await confirmDeleteDocument(workspaceId, document)) onChange(null);
+          },
+        },
+        "Delete",
+      ),
     ),
   );
 }
@@ -149,7 +257,11 @@ export async function documentsTab(context: TabContext): Promise<void> {
   const list = h("ul", { class: "entity-list", "aria-label": "Documents" });
   const notebookFilter = h("select", { name: "notebook" }, h("option", { value: "" }, "All notebooks"));
   const more = h("button", { type: "button", class: "button load-more", hidden: true }, "Load more");
-  const newButton = h("button", { type: "button", class: "button button-primary", onClick: () => openNewDocument(workspace.id) }, "New document");
+  const newButton = h(
+    "button",
+    { type: "button", class: "button button-primary", onClick: () => openNewDocument(workspace.id) },
+    "New document",
+  );
   const body = h("div", null, loading("Loading documents"));
   replace(container, h("div", { class: "tab-toolbar" }, field("Notebook", notebookFilter).element, newButton), body);
 
@@ -164,9 +276,17 @@ export async function documentsTab(context: TabContext): Promise<void> {
       items = next ? items.map((d) => (d.id === at ? next : d)) : items.filter((d) => d.id !== at);
       draw();
     };
-    replace(list, items.map((document) => documentRow(workspace.id, document, notebookName, onChange(document.id))));
+    replace(
+      list,
+      items.map((document) => documentRow(workspace.id, document, notebookName, onChange(document.id))),
+    );
     more.hidden = !cursor;
-    replace(body, items.length ? [list, more] : empty(notebookFilter.value ? "No documents in this notebook." : "No documents yet."));
+    replace(
+      body,
+      items.length
+        ? [list, more]
+        : empty(notebookFilter.value ? "No documents in this notebook." : "No documents yet."),
+    );
   }
   async function load(reset: boolean): Promise<void> {
     if (reset) {
@@ -174,7 +294,11 @@ export async function documentsTab(context: TabContext): Promise<void> {
       cursor = null;
     }
     try {
-      const page = await listDocuments(workspace.id, { cursor: cursor ?? undefined, notebookId: notebookFilter.value || undefined }, signal);
+      const page = await listDocuments(
+        workspace.id,
+        { cursor: cursor ?? undefined, notebookId: notebookFilter.value || undefined },
+        signal,
+      );
       items.push(...page.documents);
       cursor = page.hasMore ? page.nextCursor : null;
       draw();

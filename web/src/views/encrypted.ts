@@ -13,14 +13,24 @@ export function isEncrypted(value: Json | undefined): boolean {
 }
 
 export function lockedNotice(what: string): HTMLElement {
-  return h("div", { class: "notice notice-info" },
-    h("p", null, `This ${what} is encrypted. `,
+  return h(
+    "div",
+    { class: "notice notice-info" },
+    h(
+      "p",
+      null,
+      `This ${what} is encrypted. `,
       h("a", { href: `${href("/server")}#encryption` }, "Enter your client key"),
-      " (or use the key escrowed on this server) to read it here. The key stays in this tab's memory."),
+      " (or use the key escrowed on this server) to read it here. The key stays in this tab's memory.",
+    ),
   );
 }
 
 export function decryptErrorsNotice(count: number): HTMLElement | null {
   if (!count) return null;
-  return h("div", { class: "notice notice-error", role: "alert" }, `${count} encrypted ${count === 1 ? "value" : "values"} did not open with this key: check it under Your server → Encryption.`);
+  return h(
+    "div",
+    { class: "notice notice-error", role: "alert" },
+    `${count} encrypted ${count === 1 ? "value" : "values"} did not open with this key: check it under Your server → Encryption.`,
+  );
 }

@@ -31,8 +31,15 @@ export async function exportMemories(filters: MemoryFilters, button: HTMLButtonE
       cursor = page.hasMore && page.nextCursor ? page.nextCursor : undefined;
       button.textContent = `Exporting… ${memories.length}`;
     } while (cursor);
-    const body = JSON.stringify({ exportedAt: new Date().toISOString(), filters, count: memories.length, memories }, null, 2);
-    saveBlob(new Blob([body], { type: "application/json" }), `mnemo-memories-${new Date().toISOString().slice(0, 10)}.json`);
+    const body = JSON.stringify(
+      { exportedAt: new Date().toISOString(), filters, count: memories.length, memories },
+      null,
+      2,
+    );
+    saveBlob(
+      new Blob([body], { type: "application/json" }),
+      `mnemo-memories-${new Date().toISOString().slice(0, 10)}.json`,
+    );
     toast(`Exported ${plural(memories.length, "memory", "memories")}.`, { tone: "success" });
   } catch (error) {
     toastError(error);

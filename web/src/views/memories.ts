@@ -12,7 +12,15 @@ import { setTitle } from "../shell";
 import { toastError } from "../toast";
 import { exportMemories } from "./memories-export";
 import { openMemoryEditor } from "./memory-editor";
-import { activeFilterCount, filterPanel, filtersFromQuery, filtersToQuery, listFilters, searchFilters, withinDates } from "./memory-filters";
+import {
+  activeFilterCount,
+  filterPanel,
+  filtersFromQuery,
+  filtersToQuery,
+  listFilters,
+  searchFilters,
+  withinDates,
+} from "./memory-filters";
 import { memoryRow } from "./memory-row";
 import { forgetMemories, memoryEvents, type MemoryChange } from "./memory-undo";
 
@@ -26,9 +34,15 @@ const SEARCH_LIMIT = 50;
 const SEARCH_DEBOUNCE_MS = 30;
 
 /** What each ranking signal is, as the result line names it. */
-const SIGNAL_LABEL: Record<string, string> = { text: "keywords", words: "word meaning", time: "dates", vector: "embedding model" };
+const SIGNAL_LABEL: Record<string, string> = {
+  text: "keywords",
+  words: "word meaning",
+  time: "dates",
+  vector: "embedding model",
+};
 const rankedBy = (signals: string[]) => signals.map((signal) => SIGNAL_LABEL[signal] ?? signal).join(" + ");
-const newestFirst = (a: Memory, b: Memory) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1);
+const newestFirst = (a: Memory, b: Memory) =>
+  a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1;
 
 export async function memoriesView({ outlet, signal, query }: ViewContext): Promise<void> {
   setTitle("Memories");
@@ -48,10 +62,21 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
   const workspaceName = (id: string) => state.workspaces.find((w) => w.id === id)?.name ?? id;
 
   const search = h("input", {
-    type: "search", id: "memory-search", class: "search-input", placeholder: "Search memories", autocomplete: "off", spellcheck: "false",
-    "aria-controls": "memory-list", "aria-keyshortcuts": "/", value: state.q,
+    type: "search",
+    id: "memory-search",
+    class: "search-input",
+    placeholder: "Search memories",
+    autocomplete: "off",
+    spellcheck: "false",
+    "aria-controls": "memory-list",
+    "aria-keyshortcuts": "/",
+    value: state.q,
   });
-  const addButton = h("button", { type: "button", id: "add-memory", class: "button button-primary", "aria-keyshortcuts": "n" }, "Add memory");
+  const addButton = h(
+    "button",
+    { type: "button", id: "add-memory", class: "button button-primary", "aria-keyshortcuts": "n" },
+    "Add memory",
+  );
   const exportButton = h("button", { type: "button", class: "button" }, "Export");
   const filtersSlot = h("div", { class: "filters-slot" });
   const status = h("p", { class: "status-line", role: "status", "aria-live": "polite" });
@@ -61,12 +86,24 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
   const selectAll = h("input", { type: "checkbox", class: "row-check", "aria-label": "Select all shown" });
 
   outlet.append(
-    h("div", { class: "page-header" },
+    h(
+      "div",
+      { class: "page-header" },
       h("h1", { tabindex: -1 }, "Memories"),
-      h("div", { class: "page-actions" }, h("a", { href: href("/memories/proposals"), class: "button", id: "review-proposals" }, "Review proposals"), exportButton, addButton),
+      h(
+        "div",
+        { class: "page-actions" },
+        h("a", { href: href("/memories/proposals"), class: "button", id: "review-proposals" }, "Review proposals"),
+        exportButton,
+        addButton,
+      ),
     ),
-    h("div", { class: "toolbar" },
-      h("label", { class: "search" },
+    h(
+      "div",
+      { class: "toolbar" },
+      h(
+        "label",
+        { class: "search" },
         h("span", { class: "visually-hidden" }, "Search memories"),
         search,
         h("kbd", { class: "search-hint", "aria-hidden": "true" }, "/"),
@@ -79,15 +116,18 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
     more,
   );
 
-  const shown = (): Memory[] => (state.results ?? state.items);
+  const shown = (): Memory[] => state.results ?? state.items;
 
   function renderFilters(): void {
-    replace(filtersSlot, filterPanel(state.filters, state.workspaces, (next) => {
-      state.filters = next;
-      syncUrl();
-      renderFilters();
-      void (state.q.trim() ? runSearch() : reload());
-    }));
+    replace(
+      filtersSlot,
+      filterPanel(state.filters, state.workspaces, (next) => {
+        state.filters = next;
+        syncUrl();
+        renderFilters();
+        void (state.q.trim() ? runSearch() : reload());
+      }),
+    );
   }
 
   function syncUrl(): void {
@@ -103,13 +143,26 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
     selectAll.checked = visible.length > 0 && visible.length === shown().length;
     selectAll.indeterminate = visible.length > 0 && visible.length < shown().length;
     selectionBar.hidden = visible.length === 0;
-    replace(selectionBar,
+    replace(
+      selectionBar,
       h("span", null, `${plural(visible.length, "memory", "memories")} selected`),
-      h("button", { type: "button", class: "button button-small button-danger", onClick: () => void forget(visible) }, "Forget selected"),
-      h("button", { type: "button", class: "button button-small", onClick: () => {
-          state.selected.clear();
-          render();
-        } }, "Clear selection"),
+      h(
+        "button",
+        { type: "button", class: "button button-small button-danger", onClick: () => void forget(visible) },
+        "Forget selected",
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small",
+          onClick: () => {
+            state.selected.clear();
+            render();
+          },
+        },
+        "Clear selection",
+      ),
     );
   }
 
@@ -127,20 +180,35 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
   function render(): void {
     const rows = shown();
     list.setAttribute("aria-label", state.results ? "Search results" : "Memories");
-    replace(list, rows.map((memory) => memoryRow(memory, {
-      selected: state.selected.has(memory.id),
-      workspaceName,
-      onSelect: (checked) => {
-        if (checked) state.selected.add(memory.id);
-        else state.selected.delete(memory.id);
-        list.querySelector(`[data-id="${CSS.escape(memory.id)}"]`)?.classList.toggle("is-selected", checked);
-        renderSelection();
-      },
-      onEdit: () => void openMemoryEditor({ memory, workspaces: state.workspaces }),
-      onForget: () => void forget([memory]),
-    })));
+    replace(
+      list,
+      rows.map((memory) =>
+        memoryRow(memory, {
+          selected: state.selected.has(memory.id),
+          workspaceName,
+          onSelect: (checked) => {
+            if (checked) state.selected.add(memory.id);
+            else state.selected.delete(memory.id);
+            list.querySelector(`[data-id="${CSS.escape(memory.id)}"]`)?.classList.toggle("is-selected", checked);
+            renderSelection();
+          },
+          onEdit: () => void openMemoryEditor({ memory, workspaces: state.workspaces }),
+          onForget: () => void forget([memory]),
+        }),
+      ),
+    );
     if (state.loaded && rows.length === 0 && !state.listError) {
-      list.append(h("li", { class: "empty" }, state.results ? "No memory matches. Try other words." : activeFilterCount(state.filters) ? "No memory matches these filters." : "Nothing remembered yet. Add a memory, or let your tools write some through the API."));
+      list.append(
+        h(
+          "li",
+          { class: "empty" },
+          state.results
+            ? "No memory matches. Try other words."
+            : activeFilterCount(state.filters)
+              ? "No memory matches these filters."
+              : "Nothing remembered yet. Add a memory, or let your tools write some through the API.",
+        ),
+      );
     }
     more.hidden = Boolean(state.results) || !state.hasMore;
     status.textContent = describe();
@@ -150,11 +218,17 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
   async function forget(memories: Memory[]): Promise<void> {
     const gone = await forgetMemories(memories);
     // Focus stays in the list rather than on a removed button.
-    if (gone.length && !list.contains(document.activeElement)) (list.querySelector<HTMLElement>(".row-check") ?? search).focus();
+    if (gone.length && !list.contains(document.activeElement))
+      (list.querySelector<HTMLElement>(".row-check") ?? search).focus();
   }
 
   function listError(error: unknown): string {
-    if (error instanceof ApiError && error.status === 400 && /unexpected property/.test(error.message) && activeFilterCount(state.filters)) {
+    if (
+      error instanceof ApiError &&
+      error.status === 400 &&
+      /unexpected property/.test(error.message) &&
+      activeFilterCount(state.filters)
+    ) {
       return "This server cannot filter the list by workspace, session or date yet. Search still honours workspace and session.";
     }
     return error instanceof Error ? error.message : String(error);
@@ -163,7 +237,10 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
   async function loadPage(): Promise<void> {
     more.disabled = true;
     try {
-      const page = await listMemories({ limit: PAGE_SIZE, cursor: state.cursor ?? undefined, ...listFilters(state.filters) }, signal);
+      const page = await listMemories(
+        { limit: PAGE_SIZE, cursor: state.cursor ?? undefined, ...listFilters(state.filters) },
+        signal,
+      );
       state.items.push(...page.data);
       state.cursor = page.nextCursor;
       state.hasMore = page.hasMore;
@@ -202,7 +279,11 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
     signal.addEventListener("abort", abort, { once: true });
     searching = true;
     try {
-      const answer = await searchMemories(q, { limit: SEARCH_LIMIT, filters: searchFilters(state.filters) }, controller.signal);
+      const answer = await searchMemories(
+        q,
+        { limit: SEARCH_LIMIT, filters: searchFilters(state.filters) },
+        controller.signal,
+      );
       if (controller.signal.aborted) return;
       performance.mark(MARKS.searchAnswered);
       state.results = answer.results.filter((memory) => withinDates(memory, state.filters));
@@ -249,40 +330,60 @@ export async function memoriesView({ outlet, signal, query }: ViewContext): Prom
     render();
   });
   more.addEventListener("click", () => void loadPage());
-  addButton.addEventListener("click", () => void openMemoryEditor({ workspaces: state.workspaces, workspaceId: state.filters.workspaceId || undefined }));
+  addButton.addEventListener(
+    "click",
+    () => void openMemoryEditor({ workspaces: state.workspaces, workspaceId: state.filters.workspaceId || undefined }),
+  );
   exportButton.addEventListener("click", () => void exportMemories(listFilters(state.filters), exportButton));
 
-  memoryEvents.addEventListener("change", (event) => {
-    const change = (event as CustomEvent<MemoryChange>).detail;
-    if (change.removed) {
-      const removed = new Set(change.removed);
-      state.items = state.items.filter((memory) => !removed.has(memory.id));
-      if (state.results) state.results = state.results.filter((memory) => !removed.has(memory.id));
-      for (const id of removed) state.selected.delete(id);
-    }
-    const arrived = [...(change.restored ?? []), ...(change.added ? [change.added] : [])];
-    if (arrived.length) {
-      const matches = arrived.filter((memory) => !activeFilterCount(state.filters) || (withinDates(memory, state.filters) &&
-        (!state.filters.workspaceId || memory.workspaceId === state.filters.workspaceId) && (!state.filters.session || memory.session_id === state.filters.session)));
-      state.items = [...matches, ...state.items.filter((memory) => !arrived.some((a) => a.id === memory.id))].sort(newestFirst);
-      if (state.results) void runSearch();
-    }
-    if (change.updated) {
-      const updated = change.updated;
-      state.items = state.items.map((memory) => (memory.id === updated.id ? updated : memory));
-      if (state.results) state.results = state.results.map((memory) => (memory.id === updated.id ? { ...memory, ...updated } : memory));
-    }
-    render();
-  }, { signal });
+  memoryEvents.addEventListener(
+    "change",
+    (event) => {
+      const change = (event as CustomEvent<MemoryChange>).detail;
+      if (change.removed) {
+        const removed = new Set(change.removed);
+        state.items = state.items.filter((memory) => !removed.has(memory.id));
+        if (state.results) state.results = state.results.filter((memory) => !removed.has(memory.id));
+        for (const id of removed) state.selected.delete(id);
+      }
+      const arrived = [...(change.restored ?? []), ...(change.added ? [change.added] : [])];
+      if (arrived.length) {
+        const matches = arrived.filter(
+          (memory) =>
+            !activeFilterCount(state.filters) ||
+            (withinDates(memory, state.filters) &&
+              (!state.filters.workspaceId || memory.workspaceId === state.filters.workspaceId) &&
+              (!state.filters.session || memory.session_id === state.filters.session)),
+        );
+        state.items = [...matches, ...state.items.filter((memory) => !arrived.some((a) => a.id === memory.id))].sort(
+          newestFirst,
+        );
+        if (state.results) void runSearch();
+      }
+      if (change.updated) {
+        const updated = change.updated;
+        state.items = state.items.map((memory) => (memory.id === updated.id ? updated : memory));
+        if (state.results)
+          state.results = state.results.map((memory) =>
+            memory.id === updated.id ? { ...memory, ...updated } : memory,
+          );
+      }
+      render();
+    },
+    { signal },
+  );
 
   render();
   renderFilters();
   // The workspace names come alongside; the list does not wait for them.
-  void listWorkspaces(undefined, signal).then(({ items }) => {
-    state.workspaces = items;
-    renderFilters();
-    render();
-  }, (error) => signal.aborted || toastError(error));
+  void listWorkspaces(undefined, signal).then(
+    ({ items }) => {
+      state.workspaces = items;
+      renderFilters();
+      render();
+    },
+    (error) => signal.aborted || toastError(error),
+  );
   if (state.q.trim()) {
     performance.mark(MARKS.searchInput);
     await Promise.all([loadPage(), runSearch()]);

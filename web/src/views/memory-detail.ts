@@ -22,27 +22,48 @@ function provenance(memory: Memory, workspaces: Workspace[], versions: MemoryVer
   const source = sourceOf(versions);
   const rows: Array<[string, Node | string]> = [
     ["Id", h("span", { class: "mono" }, memory.id)],
-    ["Workspace", memory.workspaceId ? h("a", { href: href("/workspaces", memory.workspaceId) }, workspace?.name ?? memory.workspaceId) : "None"],
+    [
+      "Workspace",
+      memory.workspaceId
+        ? h("a", { href: href("/workspaces", memory.workspaceId) }, workspace?.name ?? memory.workspaceId)
+        : "None",
+    ],
     ["Session", memory.session_id ?? "None"],
     ["Source", source ?? "Not recorded"],
     ["Created", time(memory.createdAt)],
     ["Updated", time(memory.updatedAt)],
   ];
-  return h("dl", { class: "facts" }, rows.map(([term, value]) => [h("dt", null, term), h("dd", null, value)]));
+  return h(
+    "dl",
+    { class: "facts" },
+    rows.map(([term, value]) => [h("dt", null, term), h("dd", null, value)]),
+  );
 }
 
 function historyList(versions: MemoryVersion[]): HTMLElement {
   if (!versions.length) return h("p", { class: "muted" }, "No earlier versions.");
-  return h("ol", { class: "history", reversed: true },
-    [...versions].sort((a, b) => b.version - a.version).map((version) => h("li", { class: "history-item" },
-      h("div", { class: "history-head" },
-        h("strong", null, `Version ${version.version}`),
-        h("span", { class: "muted" }, " · ", version.reason, version.source ? ` · from ${version.source}` : ""),
-        h("span", { class: "history-time" }, time(version.changedAt)),
+  return h(
+    "ol",
+    { class: "history", reversed: true },
+    [...versions]
+      .sort((a, b) => b.version - a.version)
+      .map((version) =>
+        h(
+          "li",
+          { class: "history-item" },
+          h(
+            "div",
+            { class: "history-head" },
+            h("strong", null, `Version ${version.version}`),
+            h("span", { class: "muted" }, " · ", version.reason, version.source ? ` · from ${version.source}` : ""),
+            h("span", { class: "history-time" }, time(version.changedAt)),
+          ),
+          h("p", { class: "memory-content" }, version.content),
+          Object.keys(version.metadata ?? {}).length
+            ? h("pre", { class: "code-block" }, prettyJson(version.metadata))
+            : null,
+        ),
       ),
-      h("p", { class: "memory-content" }, version.content),
-      Object.keys(version.metadata ?? {}).length ? h("pre", { class: "code-block" }, prettyJson(version.metadata)) : null,
-    )),
   );
 }
 
@@ -50,7 +71,11 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
   setTitle("Memory");
   const heading = h("h1", { tabindex: -1 }, "Memory");
   const body = h("div", { class: "detail" }, loading("Loading the memory"));
-  outlet.append(h("nav", { class: "breadcrumbs", "aria-label": "Breadcrumbs" }, h("a", { href: href("/memories") }, "Memories")), h("div", { class: "page-header" }, heading), body);
+  outlet.append(
+    h("nav", { class: "breadcrumbs", "aria-label": "Breadcrumbs" }, h("a", { href: href("/memories") }, "Memories")),
+    h("div", { class: "page-header" }, heading),
+    body,
+  );
 
   let memory: Memory;
   let workspaces: Workspace[] = [];
@@ -59,38 +84,82 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
   try {
     [memory, workspaces, versions] = await Promise.all([
       getMemory(params.id, signal),
-      listWorkspaces(undefined, signal).then((page) => page.items, () => []),
-      memoryHistory(params.id, signal).then((history) => history.data, () => null),
+      listWorkspaces(undefined, signal).then(
+        (page) => page.items,
+        () => [],
+      ),
+      memoryHistory(params.id, signal).then(
+        (history) => history.data,
+        () => null,
+      ),
     ]);
   } catch (error) {
     if (signal.aborted) return;
-    replace(body, error instanceof ApiError && error.notFound
-      ? empty("This memory does not exist, or it was forgotten.", h("a", { href: href("/memories") }, "Back to memories"))
-      : h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
+    replace(
+      body,
+      error instanceof ApiError && error.notFound
+        ? empty(
+            "This memory does not exist, or it was forgotten.",
+            h("a", { href: href("/memories") }, "Back to memories"),
+          )
+        : h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message),
+    );
     return;
   }
 
-  const historySection = h("section", { class: "panel", "aria-labelledby": "history-heading", hidden: true },
-    h("h2", { id: "history-heading" }, "History"), loading("Loading history"));
+  const historySection = h(
+    "section",
+    { class: "panel", "aria-labelledby": "history-heading", hidden: true },
+    h("h2", { id: "history-heading" }, "History"),
+    loading("Loading history"),
+  );
 
   const draw = () => {
     setTitle("Memory", memory.id);
-    replace(body,
-      h("div", { class: "detail-actions" },
-        h("button", { type: "button", class: "button", onClick: () => void openMemoryEditor({ memory, workspaces }) }, "Edit"),
-        h("button", { type: "button", class: "button button-danger", onClick: async () => {
-          if ((await forgetMemories([memory])).length) await navigate("/memories");
-        } }, "Forget"),
+    replace(
+      body,
+      h(
+        "div",
+        { class: "detail-actions" },
+        h(
+          "button",
+          { type: "button", class: "button", onClick: () => void openMemoryEditor({ memory, workspaces }) },
+          "Edit",
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "button button-danger",
+            onClick: async () => {
+              if ((await forgetMemories([memory])).length) await navigate("/memories");
+            },
+          },
+          "Forget",
+        ),
       ),
-      h("section", { class: "panel", "aria-labelledby": "content-heading" },
+      h(
+        "section",
+        { class: "panel", "aria-labelledby": "content-heading" },
         h("h2", { id: "content-heading", class: "visually-hidden" }, "Content"),
         h("p", { class: "memory-content memory-content-full" }, memory.content),
       ),
-      h("div", { class: "detail-grid" },
-        h("section", { class: "panel", "aria-labelledby": "origin-heading" }, h("h2", { id: "origin-heading" }, "Where it came from"), provenance(memory, workspaces, versions)),
-        h("section", { class: "panel", "aria-labelledby": "metadata-heading" },
+      h(
+        "div",
+        { class: "detail-grid" },
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "origin-heading" },
+          h("h2", { id: "origin-heading" }, "Where it came from"),
+          provenance(memory, workspaces, versions),
+        ),
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "metadata-heading" },
           h("h2", { id: "metadata-heading" }, "Metadata"),
-          Object.keys(memory.metadata).length ? h("pre", { class: "code-block" }, prettyJson(memory.metadata)) : h("p", { class: "muted" }, "None."),
+          Object.keys(memory.metadata).length
+            ? h("pre", { class: "code-block" }, prettyJson(memory.metadata))
+            : h("p", { class: "muted" }, "None."),
         ),
       ),
       historySection,
@@ -98,14 +167,18 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
   };
   draw();
 
-  memoryEvents.addEventListener("change", (event) => {
-    const change = (event as CustomEvent<MemoryChange>).detail;
-    if (change.updated?.id === memory.id) {
-      memory = change.updated;
-      draw();
-      void loadHistory();
-    }
-  }, { signal });
+  memoryEvents.addEventListener(
+    "change",
+    (event) => {
+      const change = (event as CustomEvent<MemoryChange>).detail;
+      if (change.updated?.id === memory.id) {
+        memory = change.updated;
+        draw();
+        void loadHistory();
+      }
+    },
+    { signal },
+  );
 
   function showHistory(data: MemoryVersion[]): void {
     replace(historySection, h("h2", { id: "history-heading" }, "History"), historyList(data));
@@ -120,7 +193,11 @@ export async function memoryDetailView({ outlet, params, signal }: ViewContext):
     } catch (error) {
       // The memory is gone (404): the panel stays hidden.
       if (!(error instanceof ApiError && error.notFound) && !signal.aborted) {
-        replace(historySection, h("h2", { id: "history-heading" }, "History"), h("p", { class: "muted" }, (error as Error).message));
+        replace(
+          historySection,
+          h("h2", { id: "history-heading" }, "History"),
+          h("p", { class: "muted" }, (error as Error).message),
+        );
         historySection.hidden = false;
       }
     }

@@ -12,7 +12,8 @@ export function parseMetadata(text: string): { value?: JsonObject; error?: strin
   if (!text.trim()) return { value: {} };
   try {
     const value = JSON.parse(text);
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: "Metadata must be a JSON object, like {\"topic\": \"travel\"}." };
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      return { error: 'Metadata must be a JSON object, like {"topic": "travel"}.' };
     return { value };
   } catch (error) {
     return { error: `Metadata is not valid JSON: ${(error as Error).message}` };
@@ -24,11 +25,21 @@ function explain(error: unknown): string {
 }
 
 /** Opens the editor; `memory` given means edit, else add. Resolves with the saved memory, or null. */
-export function openMemoryEditor(options: { memory?: Memory; workspaces: Workspace[]; workspaceId?: string }): Promise<Memory | null> {
+export function openMemoryEditor(options: {
+  memory?: Memory;
+  workspaces: Workspace[];
+  workspaceId?: string;
+}): Promise<Memory | null> {
   const editing = options.memory;
   const content = h("textarea", { rows: 6, required: true, name: "content" });
   content.value = editing?.content ?? "";
-  const metadata = h("textarea", { rows: 4, name: "metadata", class: "mono", spellcheck: "false", placeholder: "{\"topic\": \"travel\"}" });
+  const metadata = h("textarea", {
+    rows: 4,
+    name: "metadata",
+    class: "mono",
+    spellcheck: "false",
+    placeholder: '{"topic": "travel"}',
+  });
   metadata.value = editing && Object.keys(editing.metadata).length ? prettyJson(editing.metadata) : "";
   const contentField = field("Content", content);
   const metadataField = field("Metadata", metadata, "Optional. A JSON object.");
@@ -37,16 +48,37 @@ export function openMemoryEditor(options: { memory?: Memory; workspaces: Workspa
   let session: HTMLInputElement | null = null;
   let when: HTMLInputElement | null = null;
   if (!editing) {
-    workspace = h("select", { name: "workspaceId" }, h("option", { value: "" }, "None"), options.workspaces.map((w) => h("option", { value: w.id }, w.name)));
+    workspace = h(
+      "select",
+      { name: "workspaceId" },
+      h("option", { value: "" }, "None"),
+      options.workspaces.map((w) => h("option", { value: w.id }, w.name)),
+    );
     workspace.value = options.workspaceId ?? "";
-    session = h("input", { type: "text", name: "session_id", autocomplete: "off", placeholder: "e.g. chat-2024-06-01" });
+    session = h("input", {
+      type: "text",
+      name: "session_id",
+      autocomplete: "off",
+      placeholder: "e.g. chat-2024-06-01",
+    });
     when = h("input", { type: "datetime-local", name: "timestamp" });
-    extra.push(h("div", { class: "field-row" }, field("Workspace", workspace).element, field("Session", session).element), field("When", when, "Optional: when this happened, if not now.").element);
+    extra.push(
+      h("div", { class: "field-row" }, field("Workspace", workspace).element, field("Session", session).element),
+      field("When", when, "Optional: when this happened, if not now.").element,
+    );
   }
   const formError = h("div", { class: "notice notice-error", role: "alert", hidden: true });
   const save = h("button", { type: "submit", class: "button button-primary" }, editing ? "Save changes" : "Add memory");
   const cancel = h("button", { type: "button", class: "button" }, "Cancel");
-  const form = h("form", { class: "form", novalidate: true }, contentField.element, metadataField.element, extra, formError, h("div", { class: "dialog-actions" }, cancel, save));
+  const form = h(
+    "form",
+    { class: "form", novalidate: true },
+    contentField.element,
+    metadataField.element,
+    extra,
+    formError,
+    h("div", { class: "dialog-actions" }, cancel, save),
+  );
   const dialog = openDialog(editing ? "Edit memory" : "New memory", form, { wide: true });
   cancel.addEventListener("click", () => dialog.close());
   content.focus();

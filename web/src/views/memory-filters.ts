@@ -18,7 +18,12 @@ export const filtersFromQuery = (query: URLSearchParams): FilterState => ({
 });
 
 export function filtersToQuery(filters: FilterState, params: URLSearchParams): void {
-  const pairs: Array<[string, string]> = [["workspace", filters.workspaceId], ["session", filters.session], ["from", filters.from], ["to", filters.to]];
+  const pairs: Array<[string, string]> = [
+    ["workspace", filters.workspaceId],
+    ["session", filters.session],
+    ["from", filters.from],
+    ["to", filters.to],
+  ];
   for (const [key, value] of pairs) if (value) params.set(key, value);
 }
 
@@ -28,15 +33,24 @@ export const activeFilterCount = (f: FilterState) => [f.workspaceId, f.session, 
 function range(f: FilterState): { from?: string; to?: string } {
   const start = f.from ? new Date(`${f.from}T00:00:00`) : null;
   const end = f.to ? new Date(`${f.to}T23:59:59.999`) : null;
-  return { from: start && !Number.isNaN(start.getTime()) ? start.toISOString() : undefined, to: end && !Number.isNaN(end.getTime()) ? end.toISOString() : undefined };
+  return {
+    from: start && !Number.isNaN(start.getTime()) ? start.toISOString() : undefined,
+    to: end && !Number.isNaN(end.getTime()) ? end.toISOString() : undefined,
+  };
 }
 
 /** The list's query parameters (`GET /v1/memories`). */
-export const listFilters = (f: FilterState): MemoryFilters => ({ workspaceId: f.workspaceId || undefined, session_id: f.session || undefined, ...range(f) });
+export const listFilters = (f: FilterState): MemoryFilters => ({
+  workspaceId: f.workspaceId || undefined,
+  session_id: f.session || undefined,
+  ...range(f),
+});
 
 /** What search filters on the server; dates are applied to the results here (search has no date filter). */
 export const searchFilters = (f: FilterState) =>
-  f.workspaceId || f.session ? { ...(f.workspaceId ? { workspaceId: f.workspaceId } : {}), ...(f.session ? { session_id: f.session } : {}) } : undefined;
+  f.workspaceId || f.session
+    ? { ...(f.workspaceId ? { workspaceId: f.workspaceId } : {}), ...(f.session ? { session_id: f.session } : {}) }
+    : undefined;
 
 export function withinDates(memory: Memory, f: FilterState): boolean {
   const { from, to } = range(f);
@@ -44,26 +58,52 @@ export function withinDates(memory: Memory, f: FilterState): boolean {
 }
 
 /** The collapsible filter form; `onApply` gets the new state. */
-export function filterPanel(filters: FilterState, workspaces: Workspace[], onApply: (next: FilterState) => void): HTMLDetailsElement {
-  const workspace = h("select", { name: "workspace" }, h("option", { value: "" }, "Any workspace"), workspaces.map((w) => h("option", { value: w.id }, w.name)));
+export function filterPanel(
+  filters: FilterState,
+  workspaces: Workspace[],
+  onApply: (next: FilterState) => void,
+): HTMLDetailsElement {
+  const workspace = h(
+    "select",
+    { name: "workspace" },
+    h("option", { value: "" }, "Any workspace"),
+    workspaces.map((w) => h("option", { value: w.id }, w.name)),
+  );
   workspace.value = filters.workspaceId;
   const session = h("input", { type: "text", name: "session", autocomplete: "off", value: filters.session });
   const from = h("input", { type: "date", name: "from", value: filters.from });
   const to = h("input", { type: "date", name: "to", value: filters.to });
   const count = activeFilterCount(filters);
-  const form = h("form", { class: "filters-form" },
+  const form = h(
+    "form",
+    { class: "filters-form" },
     field("Workspace", workspace).element,
     field("Session", session).element,
     field("From", from).element,
     field("To", to).element,
-    h("div", { class: "filters-actions" },
+    h(
+      "div",
+      { class: "filters-actions" },
       h("button", { type: "submit", class: "button button-primary button-small" }, "Apply"),
-      h("button", { type: "button", class: "button button-small", onClick: () => onApply({ workspaceId: "", session: "", from: "", to: "" }) }, "Clear"),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small",
+          onClick: () => onApply({ workspaceId: "", session: "", from: "", to: "" }),
+        },
+        "Clear",
+      ),
     ),
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     onApply({ workspaceId: workspace.value, session: session.value.trim(), from: from.value, to: to.value });
   });
-  return h("details", { class: "filters", open: count > 0 }, h("summary", null, count ? `Filters (${count})` : "Filters"), form);
+  return h(
+    "details",
+    { class: "filters", open: count > 0 },
+    h("summary", null, count ? `Filters (${count})` : "Filters"),
+    form,
+  );
 }

@@ -14,22 +14,49 @@ import { toast, toastError } from "../toast";
 function proposalItem(proposal: MemoryProposal, onDecided: (item: HTMLElement) => void): HTMLElement {
   const problem = h("p", { class: "notice notice-error", role: "alert", hidden: true });
   const buttons = [
-    h("button", { type: "button", class: "button button-primary" }, proposal.action === "delete" ? "Accept: forget it" : "Accept"),
+    h(
+      "button",
+      { type: "button", class: "button button-primary" },
+      proposal.action === "delete" ? "Accept: forget it" : "Accept",
+    ),
     h("button", { type: "button", class: "button" }, "Reject"),
   ];
-  const item = h("li", { class: "proposal panel", "data-id": proposal.id },
-    h("p", { class: "proposal-head" },
+  const item = h(
+    "li",
+    { class: "proposal panel", "data-id": proposal.id },
+    h(
+      "p",
+      { class: "proposal-head" },
       h("strong", null, proposal.action === "delete" ? "Forget this memory" : "Change this memory"),
-      h("span", { class: "muted" }, " · proposed ", time(proposal.createdAt), proposal.model ? ` by ${proposal.model}` : ""),
+      h(
+        "span",
+        { class: "muted" },
+        " · proposed ",
+        time(proposal.createdAt),
+        proposal.model ? ` by ${proposal.model}` : "",
+      ),
     ),
-    h("dl", { class: "facts" },
+    h(
+      "dl",
+      { class: "facts" },
       h("dt", null, "Now"),
-      h("dd", null, proposal.memory
-        ? h("a", { href: href("/memories", proposal.memoryId), class: "memory-content" }, proposal.memory.content)
-        : h("span", { class: "muted" }, "Forgotten since")),
-      proposal.action === "update" ? [h("dt", null, "Proposed"), h("dd", { class: "memory-content proposed" }, proposal.content ?? "")] : null,
+      h(
+        "dd",
+        null,
+        proposal.memory
+          ? h("a", { href: href("/memories", proposal.memoryId), class: "memory-content" }, proposal.memory.content)
+          : h("span", { class: "muted" }, "Forgotten since"),
+      ),
+      proposal.action === "update"
+        ? [h("dt", null, "Proposed"), h("dd", { class: "memory-content proposed" }, proposal.content ?? "")]
+        : null,
       h("dt", null, "From"),
-      h("dd", { class: "muted" }, proposal.threadId ? `conversation ${proposal.threadId}` : "a conversation", proposal.messageIds.length ? `, ${plural(proposal.messageIds.length, "message")}` : ""),
+      h(
+        "dd",
+        { class: "muted" },
+        proposal.threadId ? `conversation ${proposal.threadId}` : "a conversation",
+        proposal.messageIds.length ? `, ${plural(proposal.messageIds.length, "message")}` : "",
+      ),
     ),
     problem,
     h("div", { class: "detail-actions" }, buttons),
@@ -65,13 +92,18 @@ export async function memoryProposalsView({ outlet, signal }: ViewContext): Prom
   outlet.append(
     h("nav", { class: "breadcrumbs", "aria-label": "Breadcrumbs" }, h("a", { href: href("/memories") }, "Memories")),
     h("div", { class: "page-header" }, h("h1", { tabindex: -1 }, "Proposals")),
-    h("p", { class: "muted" }, "Changes the memory model proposed to memories you wrote, from conversations it captured. Nothing changes until you accept."),
+    h(
+      "p",
+      { class: "muted" },
+      "Changes the memory model proposed to memories you wrote, from conversations it captured. Nothing changes until you accept.",
+    ),
     body,
     more,
   );
   let cursor: string | null = null;
   const showEmpty = () => {
-    if (!list.children.length) replace(body, empty("No proposals to review.", h("a", { href: href("/memories") }, "Back to memories")));
+    if (!list.children.length)
+      replace(body, empty("No proposals to review.", h("a", { href: href("/memories") }, "Back to memories")));
   };
   const onDecided = (item: HTMLElement) => {
     item.remove();

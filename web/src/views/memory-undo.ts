@@ -17,7 +17,8 @@ export interface MemoryChange {
 
 /** Fires "change" events with a MemoryChange in `detail`. */
 export const memoryEvents = new EventTarget();
-export const announce = (change: MemoryChange) => memoryEvents.dispatchEvent(new CustomEvent<MemoryChange>("change", { detail: change }));
+export const announce = (change: MemoryChange) =>
+  memoryEvents.dispatchEvent(new CustomEvent<MemoryChange>("change", { detail: change }));
 
 const batches: Memory[][] = [];
 const toasts = new Map<Memory[], () => void>();
@@ -31,7 +32,12 @@ export async function forgetMemories(memories: Memory[]): Promise<Memory[]> {
     batches.push(forgotten);
     announce({ removed: forgotten.map((memory) => memory.id) });
     const batch = forgotten;
-    toasts.set(batch, toast(`Forgot ${plural(forgotten.length, "memory", "memories")}.`, { action: { label: "Undo", run: () => undoForget(batch) } }));
+    toasts.set(
+      batch,
+      toast(`Forgot ${plural(forgotten.length, "memory", "memories")}.`, {
+        action: { label: "Undo", run: () => undoForget(batch) },
+      }),
+    );
   }
   if (failed) toastError(failed.reason);
   return forgotten;
@@ -49,7 +55,9 @@ async function undoForget(batch: Memory[]): Promise<void> {
   if (restored.length) announce({ restored });
   if (failed.length) {
     batches.push(failed);
-    toastError(`${plural(failed.length, "memory", "memories")} could not be restored: ${(results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason.message}`);
+    toastError(
+      `${plural(failed.length, "memory", "memories")} could not be restored: ${(results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason.message}`,
+    );
     throw new Error("restore failed");
   }
   toast(`Restored ${plural(restored.length, "memory", "memories")}.`, { tone: "success" });

@@ -42,10 +42,17 @@ function titleOf(note: NoteEntry): string | null {
 
 /** A plaintext note's payload: a rename rewrites its title (the server takes the document's title from it). */
 const plainPayload = (document: Json | undefined): JsonObject | null =>
-  typeof document === "object" && document !== null && !Array.isArray(document) && !isEncrypted(document) ? document : null;
+  typeof document === "object" && document !== null && !Array.isArray(document) && !isEncrypted(document)
+    ? document
+    : null;
 
 /** Asks for a new title, then renames; the new title, or null. */
-async function promptRename(workspaceId: string, noteId: string, payload: JsonObject, current: string): Promise<string | null> {
+async function promptRename(
+  workspaceId: string,
+  noteId: string,
+  payload: JsonObject,
+  current: string,
+): Promise<string | null> {
   const title = await promptDialog("Rename note", "Title", current, { maxLength: 500 });
   if (title === null || title === current) return null;
   try {
@@ -73,22 +80,46 @@ async function notePage({ workspace, itemId, container, signal }: TabContext): P
     const heading = h("h2", { id: "note-title" }, title);
     const plain = plainPayload(document);
     let current = title;
-    const actions = h("div", { class: "row-actions" },
-      plain ? h("button", { type: "button", class: "button button-small", onClick: async () => {
-        const renamed = await promptRename(workspace.id, itemId!, plain, current);
-        if (renamed) {
-        current = renamed;
-        heading.textContent = renamed;
-        setTitle(renamed, workspace.name);
-      }
-      } }, "Rename note") : null,
-      h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
-        if (await confirmDeleteDocument(workspace.id, { id: itemId!, title: current }, "note")) await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/notes`);
-      } }, "Delete note"),
+    const actions = h(
+      "div",
+      { class: "row-actions" },
+      plain
+        ? h(
+            "button",
+            {
+              type: "button",
+              class: "button button-small",
+              onClick: async () => {
+                const renamed = await promptRename(workspace.id, itemId!, plain, current);
+                if (renamed) {
+                  current = renamed;
+                  heading.textContent = renamed;
+                  setTitle(renamed, workspace.name);
+                }
+              },
+            },
+            "Rename note",
+          )
+        : null,
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small button-danger",
+          onClick: async () => {
+            if (await confirmDeleteDocument(workspace.id, { id: itemId!, title: current }, "note"))
+              await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/notes`);
+          },
+        },
+        "Delete note",
+      ),
     );
-    replace(container,
+    replace(
+      container,
       h("p", { class: "back-link" }, h("a", { href: href("/workspaces", workspace.id, "notes") }, "← All notes")),
-      h("div", { class: "document" },
+      h(
+        "div",
+        { class: "document" },
         h("header", { class: "document-header" }, heading, actions),
         decryptErrorsNotice(note.decryptErrors),
         article,
@@ -96,7 +127,12 @@ async function notePage({ workspace, itemId, container, signal }: TabContext): P
     );
   } catch (error) {
     if (signal.aborted) return;
-    replace(container, error instanceof ApiError && error.notFound ? empty("This note does not exist in this workspace.") : h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
+    replace(
+      container,
+      error instanceof ApiError && error.notFound
+        ? empty("This note does not exist in this workspace.")
+        : h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message),
+    );
   }
 }
 
@@ -109,7 +145,10 @@ export async function notesTab(context: TabContext): Promise<void> {
       getNotebooks(workspace.id, signal).catch(() => ({ ciphertext: null })),
       loadAllNotes(workspace.id, signal),
       // Notes written through the documents API carry their title there, not in the note payload.
-      listDocuments(workspace.id, {}, signal).then((page) => page.documents, () => []),
+      listDocuments(workspace.id, {}, signal).then(
+        (page) => page.documents,
+        () => [],
+      ),
     ]);
     const documentTitles = new Map(documents.map((d) => [d.id, d.title]));
     const notebooks = notebooksOf(registry);
@@ -117,56 +156,98 @@ export async function notesTab(context: TabContext): Promise<void> {
     const sections: HTMLElement[] = [];
     if (registry.ciphertext && isEncrypted(registry.ciphertext)) sections.push(lockedNotice("notebook list"));
     if (notebooks.length) {
-      sections.push(h("section", { class: "panel", "aria-labelledby": "notebooks-heading" },
-        h("h2", { id: "notebooks-heading" }, "Notebooks"),
-        h("ul", { class: "chip-list" }, notebooks.map((notebook) => {
-          const count = notes.filter((note) => note._meta.notebookId === notebook.id).length;
-          return h("li", { class: "chip" }, `${notebook.name} · ${plural(count, "note")}`);
-        })),
-      ));
+      sections.push(
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "notebooks-heading" },
+          h("h2", { id: "notebooks-heading" }, "Notebooks"),
+          h(
+            "ul",
+            { class: "chip-list" },
+            notebooks.map((notebook) => {
+              const count = notes.filter((note) => note._meta.notebookId === notebook.id).length;
+              return h("li", { class: "chip" }, `${notebook.name} · ${plural(count, "note")}`);
+            }),
+          ),
+        ),
+      );
     }
     const list = h("ul", { class: "entity-list", "aria-label": "Notes" });
     const titles = new Map(notes.map((note) => [note.id, titleOf(note) ?? documentTitles.get(note.id) ?? null]));
     const draw = (): void => {
       if (!notes.length) return void list.replaceWith(empty("No notes in this workspace."));
-      replace(list, notes.map((note) => {
-        const title = titles.get(note.id) ?? null;
-        const shown = title ?? (isEncrypted(note.ciphertext ?? undefined) || note.format === "svc.om.encrypted" ? "Encrypted note" : note.id);
-        const notebookId = typeof note._meta.notebookId === "string" ? note._meta.notebookId : null;
-        const updated = typeof note._meta.updatedAt === "string" ? note._meta.updatedAt : null;
-        const payload = plainPayload(note.document as Json | undefined);
-        return h("li", { class: "entity-row" },
-          h("div", { class: "entity-main" },
-            h("a", { href: href("/workspaces", workspace.id, "notes", note.id), class: "entity-title" }, shown),
-            notebookId ? h("span", { class: "chip" }, name(notebookId)) : null,
-            note.format === "svc.om.encrypted" && !title ? h("span", { class: "chip chip-lock" }, "encrypted") : null,
-          ),
-          h("span", { class: "entity-meta" }, updated ? ["updated ", time(updated)] : note.format),
-          h("div", { class: "row-actions" },
-            // An encrypted note's title is inside its ciphertext: only the client that holds the key renames it.
-            payload ? h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${shown}`, onClick: async () => {
-              const renamed = await promptRename(workspace.id, note.id, payload, title ?? "");
-              if (renamed) {
-        note.document = { ...payload, title: renamed };
-        titles.set(note.id, renamed);
-        draw();
-      }
-            } }, "Rename") : null,
-            h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${shown}`, onClick: async () => {
-              if (await confirmDeleteDocument(workspace.id, { id: note.id, title: shown }, "note")) {
-        notes.splice(notes.indexOf(note), 1);
-        draw();
-      }
-            } }, "Delete"),
-          ),
-        );
-      }));
+      replace(
+        list,
+        notes.map((note) => {
+          const title = titles.get(note.id) ?? null;
+          const shown =
+            title ??
+            (isEncrypted(note.ciphertext ?? undefined) || note.format === "svc.om.encrypted"
+              ? "Encrypted note"
+              : note.id);
+          const notebookId = typeof note._meta.notebookId === "string" ? note._meta.notebookId : null;
+          const updated = typeof note._meta.updatedAt === "string" ? note._meta.updatedAt : null;
+          const payload = plainPayload(note.document as Json | undefined);
+          return h(
+            "li",
+            { class: "entity-row" },
+            h(
+              "div",
+              { class: "entity-main" },
+              h("a", { href: href("/workspaces", workspace.id, "notes", note.id), class: "entity-title" }, shown),
+              notebookId ? h("span", { class: "chip" }, name(notebookId)) : null,
+              note.format === "svc.om.encrypted" && !title ? h("span", { class: "chip chip-lock" }, "encrypted") : null,
+            ),
+            h("span", { class: "entity-meta" }, updated ? ["updated ", time(updated)] : note.format),
+            h(
+              "div",
+              { class: "row-actions" },
+              // An encrypted note's title is inside its ciphertext: only the client that holds the key renames it.
+              payload
+                ? h(
+                    "button",
+                    {
+                      type: "button",
+                      class: "button button-small button-quiet",
+                      "aria-label": `Rename ${shown}`,
+                      onClick: async () => {
+                        const renamed = await promptRename(workspace.id, note.id, payload, title ?? "");
+                        if (renamed) {
+                          note.document = { ...payload, title: renamed };
+                          titles.set(note.id, renamed);
+                          draw();
+                        }
+                      },
+                    },
+                    "Rename",
+                  )
+                : null,
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "button button-small button-quiet",
+                  "aria-label": `Delete ${shown}`,
+                  onClick: async () => {
+                    if (await confirmDeleteDocument(workspace.id, { id: note.id, title: shown }, "note")) {
+                      notes.splice(notes.indexOf(note), 1);
+                      draw();
+                    }
+                  },
+                },
+                "Delete",
+              ),
+            ),
+          );
+        }),
+      );
     };
     sections.push(notes.length ? list : empty("No notes in this workspace."));
     if (notes.length) draw();
     replace(container, ...sections);
   } catch (error) {
-    if (!signal.aborted) replace(container, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
+    if (!signal.aborted)
+      replace(container, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
   }
 }
 

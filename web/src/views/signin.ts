@@ -23,7 +23,8 @@ export function describeLinkFailure(error: unknown): string {
   if (error.status === 0) return error.message;
   const text = `${error.code} ${error.message}`.toLowerCase();
   if (text.includes("expired")) return "This sign-in link has expired. Run `mnemo open` again for a new one.";
-  if (/already|used|consumed|redeemed/.test(text)) return "This sign-in link was already used: each link works once. Run `mnemo open` again for a new one.";
+  if (/already|used|consumed|redeemed/.test(text))
+    return "This sign-in link was already used: each link works once. Run `mnemo open` again for a new one.";
   return `This sign-in link was not accepted: ${error.message}`;
 }
 
@@ -33,7 +34,11 @@ export function describeLinkFailure(error: unknown): string {
  * that account (login CSRF) and end their own session. True when the user says so.
  */
 export function confirmAccountSwitch(current: string, next: string): Promise<boolean> {
-  return confirmDialog("Switch account?", `You are signed in as ${current}. Sign in as ${next} instead?`, `Sign in as ${next}`);
+  return confirmDialog(
+    "Switch account?",
+    `You are signed in as ${current}. Sign in as ${next} instead?`,
+    `Sign in as ${next}`,
+  );
 }
 
 function describeKeyFailure(error: unknown): string {
@@ -44,11 +49,32 @@ function describeKeyFailure(error: unknown): string {
 
 export function renderSignIn(options: SignInOptions): void {
   setTitle("Sign in");
-  const notice = h("div", { class: `notice ${options.tone === "info" ? "notice-info" : "notice-error"}`, role: "alert", hidden: !options.message }, options.message ?? "");
-  const input = h("input", { type: "password", name: "apiKey", autocomplete: "off", spellcheck: "false", required: true, placeholder: "svc_sk_live_…" });
-  const keyField = field("API key", input, "Exchanged for a session of the same user and scopes; the key itself is not kept.");
+  const notice = h(
+    "div",
+    {
+      class: `notice ${options.tone === "info" ? "notice-info" : "notice-error"}`,
+      role: "alert",
+      hidden: !options.message,
+    },
+    options.message ?? "",
+  );
+  const input = h("input", {
+    type: "password",
+    name: "apiKey",
+    autocomplete: "off",
+    spellcheck: "false",
+    required: true,
+    placeholder: "svc_sk_live_…",
+  });
+  const keyField = field(
+    "API key",
+    input,
+    "Exchanged for a session of the same user and scopes; the key itself is not kept.",
+  );
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Sign in");
-  const form = h("form", { class: "signin-form", "aria-labelledby": "signin-key-heading" },
+  const form = h(
+    "form",
+    { class: "signin-form", "aria-labelledby": "signin-key-heading" },
     h("h2", { id: "signin-key-heading" }, "Paste an API key"),
     keyField.element,
     submit,
@@ -74,8 +100,12 @@ export function renderSignIn(options: SignInOptions): void {
       input.focus();
     }
   });
-  const main = h("main", { id: "main", class: "signin", tabindex: -1 },
-    h("div", { class: "signin-card" },
+  const main = h(
+    "main",
+    { id: "main", class: "signin", tabindex: -1 },
+    h(
+      "div",
+      { class: "signin-card" },
       h("div", { class: "signin-brand", "aria-hidden": "true" }, h("span", { class: "brand-mark" }, "m"), "Mnemo"),
       h("h1", { tabindex: -1 }, "Sign in"),
       h("p", { class: "muted" }, "Your memory server runs on this machine; this page talks only to it."),
@@ -83,9 +113,17 @@ export function renderSignIn(options: SignInOptions): void {
       options.pending
         ? h("p", { class: "muted", role: "status" }, options.pending)
         : [
-            h("section", { class: "signin-link", "aria-labelledby": "signin-link-heading" },
+            h(
+              "section",
+              { class: "signin-link", "aria-labelledby": "signin-link-heading" },
               h("h2", { id: "signin-link-heading" }, "Use a sign-in link"),
-              h("p", null, "Run ", h("code", null, "mnemo open --user <id>"), " in a terminal. It prints a link that signs you in once and expires in minutes."),
+              h(
+                "p",
+                null,
+                "Run ",
+                h("code", null, "mnemo open --user <id>"),
+                " in a terminal. It prints a link that signs you in once and expires in minutes.",
+              ),
             ),
             form,
           ],

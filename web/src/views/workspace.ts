@@ -12,7 +12,6 @@ import { notesTab } from "./notes";
 import type { TabContext } from "./tab-context";
 import { confirmDeleteWorkspace, promptRenameWorkspace } from "./workspaces";
 
-
 const TABS: Array<[string, string, (context: TabContext) => Promise<void>]> = [
   ["documents", "Documents", documentsTab],
   ["notes", "Notes", notesTab],
@@ -27,10 +26,26 @@ export async function workspaceView({ outlet, params, signal }: ViewContext): Pr
   const actions = h("div", { class: "row-actions", hidden: true });
   const container = h("div", { class: "tab-panel" }, loading());
   outlet.append(
-    h("nav", { class: "breadcrumbs", "aria-label": "Breadcrumbs" }, h("a", { href: href("/workspaces") }, "Workspaces")),
+    h(
+      "nav",
+      { class: "breadcrumbs", "aria-label": "Breadcrumbs" },
+      h("a", { href: href("/workspaces") }, "Workspaces"),
+    ),
     h("div", { class: "page-header" }, heading, actions),
-    h("nav", { class: "tabs", "aria-label": "Workspace sections" },
-      TABS.map(([name, label]) => h("a", { href: href("/workspaces", params.workspaceId, name), class: "tab", "aria-current": tab?.[0] === name ? "page" : null }, label)),
+    h(
+      "nav",
+      { class: "tabs", "aria-label": "Workspace sections" },
+      TABS.map(([name, label]) =>
+        h(
+          "a",
+          {
+            href: href("/workspaces", params.workspaceId, name),
+            class: "tab",
+            "aria-current": tab?.[0] === name ? "page" : null,
+          },
+          label,
+        ),
+      ),
     ),
     container,
   );
@@ -41,24 +56,44 @@ export async function workspaceView({ outlet, params, signal }: ViewContext): Pr
     if (signal.aborted) return;
     setTitle("Workspace not found");
     heading.textContent = "Workspace not found";
-    replace(container, error instanceof ApiError && error.notFound
-      ? empty("No workspace of yours has this id.", h("a", { href: href("/workspaces") }, "See your workspaces"))
-      : h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
+    replace(
+      container,
+      error instanceof ApiError && error.notFound
+        ? empty("No workspace of yours has this id.", h("a", { href: href("/workspaces") }, "See your workspaces"))
+        : h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message),
+    );
     return;
   }
   heading.textContent = workspace.name;
   setTitle(tab?.[1] ?? "Not found", workspace.name);
-  replace(actions,
-    h("button", { type: "button", class: "button button-small", onClick: async () => {
-      const renamed = await promptRenameWorkspace(workspace);
-      if (!renamed) return;
-      workspace = renamed;
-      heading.textContent = renamed.name;
-      setTitle(tab?.[1] ?? "Not found", renamed.name);
-    } }, "Rename workspace"),
-    h("button", { type: "button", class: "button button-small button-danger", onClick: async () => {
-      if (await confirmDeleteWorkspace(workspace)) await navigate("/workspaces");
-    } }, "Delete workspace"),
+  replace(
+    actions,
+    h(
+      "button",
+      {
+        type: "button",
+        class: "button button-small",
+        onClick: async () => {
+          const renamed = await promptRenameWorkspace(workspace);
+          if (!renamed) return;
+          workspace = renamed;
+          heading.textContent = renamed.name;
+          setTitle(tab?.[1] ?? "Not found", renamed.name);
+        },
+      },
+      "Rename workspace",
+    ),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "button button-small button-danger",
+        onClick: async () => {
+          if (await confirmDeleteWorkspace(workspace)) await navigate("/workspaces");
+        },
+      },
+      "Delete workspace",
+    ),
   );
   actions.hidden = false;
   if (!tab) return replace(container, empty("This workspace has no such section."));

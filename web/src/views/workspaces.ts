@@ -10,7 +10,12 @@ import { toast, toastError } from "../toast";
 
 /** What a workspace delete removes, in words: "3 documents, 5 chats (40 messages), 4 files and 12 memories". */
 export function describeContents(c: Omit<WorkspaceContents, "workspaceId">): string {
-  const parts = [plural(c.documents, "document"), `${plural(c.threads, "chat")}${c.messages ? ` (${plural(c.messages, "message")})` : ""}`, plural(c.files, "file"), plural(c.memories, "memory", "memories")];
+  const parts = [
+    plural(c.documents, "document"),
+    `${plural(c.threads, "chat")}${c.messages ? ` (${plural(c.messages, "message")})` : ""}`,
+    plural(c.files, "file"),
+    plural(c.memories, "memory", "memories"),
+  ];
   return `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`;
 }
 
@@ -42,27 +47,58 @@ export async function promptRenameWorkspace(workspace: Workspace): Promise<Works
 }
 
 function row(workspace: Workspace, onChange: (next: Workspace | null) => void): HTMLLIElement {
-  return h("li", { class: "entity-row" },
-    h("div", { class: "entity-main" },
+  return h(
+    "li",
+    { class: "entity-row" },
+    h(
+      "div",
+      { class: "entity-main" },
       h("a", { href: href("/workspaces", workspace.id), class: "entity-title" }, workspace.name),
       h("span", { class: "mono muted" }, workspace.id),
     ),
     h("span", { class: "entity-meta" }, "created ", time(workspace.createdAt, { dateOnly: true })),
-    h("div", { class: "row-actions" },
-      h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Rename ${workspace.name}`, onClick: async () => {
-        const renamed = await promptRenameWorkspace(workspace);
-        if (renamed) onChange(renamed);
-      } }, "Rename"),
-      h("button", { type: "button", class: "button button-small button-quiet", "aria-label": `Delete ${workspace.name}`, onClick: async () => {
-        if (await confirmDeleteWorkspace(workspace)) onChange(null);
-      } }, "Delete"),
+    h(
+      "div",
+      { class: "row-actions" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small button-quiet",
+          "aria-label": `Rename ${workspace.name}`,
+          onClick: async () => {
+            const renamed = await promptRenameWorkspace(workspace);
+            if (renamed) onChange(renamed);
+          },
+        },
+        "Rename",
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button button-small button-quiet",
+          "aria-label": `Delete ${workspace.name}`,
+          onClick: async () => {
+            if (await confirmDeleteWorkspace(workspace)) onChange(null);
+          },
+        },
+        "Delete",
+      ),
     ),
   );
 }
 
 export async function workspacesView({ outlet, signal }: ViewContext): Promise<void> {
   setTitle("Workspaces");
-  const name = h("input", { type: "text", name: "name", maxlength: 200, autocomplete: "off", required: true, placeholder: "e.g. Research" });
+  const name = h("input", {
+    type: "text",
+    name: "name",
+    maxlength: 200,
+    autocomplete: "off",
+    required: true,
+    placeholder: "e.g. Research",
+  });
   const nameField = field("New workspace", name);
   const create = h("button", { type: "submit", class: "button button-primary" }, "Create");
   const form = h("form", { class: "inline-form" }, nameField.element, create);
@@ -78,9 +114,20 @@ export async function workspacesView({ outlet, signal }: ViewContext): Promise<v
       items = next ? items.map((w) => (w.id === at ? next : w)) : items.filter((w) => w.id !== at);
       draw();
     };
-    replace(list, items.map((workspace) => row(workspace, onChange(workspace.id))));
+    replace(
+      list,
+      items.map((workspace) => row(workspace, onChange(workspace.id))),
+    );
     more.hidden = !cursor;
-    replace(body, items.length ? [list, more] : empty("No workspaces yet.", h("p", { class: "muted" }, "A workspace holds documents, notes, chats and files. Create one above.")));
+    replace(
+      body,
+      items.length
+        ? [list, more]
+        : empty(
+            "No workspaces yet.",
+            h("p", { class: "muted" }, "A workspace holds documents, notes, chats and files. Create one above."),
+          ),
+    );
   }
   async function load(): Promise<void> {
     try {
@@ -89,7 +136,8 @@ export async function workspacesView({ outlet, signal }: ViewContext): Promise<v
       cursor = page.nextCursor;
       draw();
     } catch (error) {
-      if (!signal.aborted) replace(body, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
+      if (!signal.aborted)
+        replace(body, h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message));
     }
   }
   more.addEventListener("click", () => void load());

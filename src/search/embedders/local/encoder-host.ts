@@ -185,7 +185,12 @@ function createBatchQueue(runner: BatchRunner, batchSize: number, inWorker: bool
       const batches: Promise<Float32Array[]>[] = [];
       for (let start = 0; start < order.length; start += batchSize) {
         const indices = order.slice(start, start + batchSize);
-        batches.push(runBatch(indices.map((index) => texts[index]), purpose));
+        batches.push(
+          runBatch(
+            indices.map((index) => texts[index]),
+            purpose,
+          ),
+        );
       }
       const results = await Promise.all(batches);
       const vectors = new Array<Float32Array>(texts.length);

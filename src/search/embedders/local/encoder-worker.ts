@@ -27,7 +27,10 @@ self.onmessage = async (event: MessageEvent<EncoderRequest>) => {
       case "encode": {
         if (!encoder) throw new Error("encoder worker has no model loaded");
         const vectors = await encoder.encode(request.texts, request.purpose);
-        reply({ type: "encoded", id: request.id, vectors }, vectors.map((vector) => vector.buffer as ArrayBuffer));
+        reply(
+          { type: "encoded", id: request.id, vectors },
+          vectors.map((vector) => vector.buffer as ArrayBuffer),
+        );
         break;
       }
       case "close":

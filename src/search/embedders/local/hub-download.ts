@@ -120,12 +120,21 @@ async function downloadFile(
 }
 
 /** Refuses a file that differs from its pinned sha256 and size, or from the hub's own hash. */
-export function checkSha256(spec: LocalModelSpec, path: string, actual: string, fromHub: string | undefined, size?: number): void {
+export function checkSha256(
+  spec: LocalModelSpec,
+  path: string,
+  actual: string,
+  fromHub: string | undefined,
+  size?: number,
+): void {
   const bytes = spec.pinnedBytes[path];
   if (bytes !== undefined && size !== undefined && size !== bytes) {
     throw new ModelDownloadError(`size mismatch for ${path}: pinned ${bytes} bytes, got ${size}`);
   }
-  for (const [source, expected] of [["pinned", spec.pinnedSha256[path]], ["hub", fromHub]] as const) {
+  for (const [source, expected] of [
+    ["pinned", spec.pinnedSha256[path]],
+    ["hub", fromHub],
+  ] as const) {
     if (expected && expected !== actual) {
       throw new ModelDownloadError(`checksum mismatch for ${path}: ${source} sha256 ${expected}, got ${actual}`);
     }
@@ -169,7 +178,13 @@ export async function pullModel(options: PullModelOptions): Promise<PullModelRes
   // Staging inside the models dir keeps the final rename on one filesystem (atomic).
   const staging = await mkdtemp(join(options.modelsDir, `.pull-${spec.name}-`));
   try {
-    const manifest: ModelManifest = { model: spec.name, repo: spec.repo, hub, downloadedAt: new Date().toISOString(), files: {} };
+    const manifest: ModelManifest = {
+      model: spec.name,
+      repo: spec.repo,
+      hub,
+      downloadedAt: new Date().toISOString(),
+      files: {},
+    };
     for (const file of spec.files) {
       const url = `${hub}/${spec.repo}/resolve/main/${file.path}`;
       const result = await downloadFile(url, join(staging, file.path), !file.required, (received, total) =>
@@ -182,7 +197,13 @@ export async function pullModel(options: PullModelOptions): Promise<PullModelRes
     await writeFile(join(staging, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
     await swapIntoPlace(staging, target);
     const files = Object.entries(manifest.files).map(([path, entry]) => ({ path, ...entry }));
-    return { model: spec.name, path: target, downloaded: true, sizeBytes: files.reduce((sum, f) => sum + f.size, 0), files };
+    return {
+      model: spec.name,
+      path: target,
+      downloaded: true,
+      sizeBytes: files.reduce((sum, f) => sum + f.size, 0),
+      files,
+    };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }

@@ -34,13 +34,21 @@ export interface InstallModelOptions {
 export async function installModelFromDir(options: InstallModelOptions): Promise<PullModelResult> {
   const spec = getModelSpec(options.model, { pins: options.pins });
   const source = resolve(options.from);
-  const missing = spec.files.filter((file) => file.required && !existsSync(join(source, file.path))).map((file) => file.path);
+  const missing = spec.files
+    .filter((file) => file.required && !existsSync(join(source, file.path)))
+    .map((file) => file.path);
   if (missing.length) throw new ModelDownloadError(`${source} lacks ${missing.join(", ")}`);
   await mkdir(options.modelsDir, { recursive: true });
   // Staging inside the models dir keeps the final rename on one filesystem (atomic).
   const staging = await mkdtemp(join(options.modelsDir, `.install-${spec.name}-`));
   try {
-    const manifest: ModelManifest = { model: spec.name, repo: spec.repo, hub: `file://${source}`, downloadedAt: new Date().toISOString(), files: {} };
+    const manifest: ModelManifest = {
+      model: spec.name,
+      repo: spec.repo,
+      hub: `file://${source}`,
+      downloadedAt: new Date().toISOString(),
+      files: {},
+    };
     for (const file of spec.files) {
       const from = join(source, file.path);
       if (!existsSync(from)) continue;
@@ -56,7 +64,13 @@ export async function installModelFromDir(options: InstallModelOptions): Promise
     const target = modelDirectory(options.modelsDir, spec.name);
     await swapIntoPlace(staging, target);
     const files = Object.entries(manifest.files).map(([path, entry]) => ({ path, ...entry }));
-    return { model: spec.name, path: target, downloaded: true, sizeBytes: files.reduce((sum, f) => sum + f.size, 0), files };
+    return {
+      model: spec.name,
+      path: target,
+      downloaded: true,
+      sizeBytes: files.reduce((sum, f) => sum + f.size, 0),
+      files,
+    };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }

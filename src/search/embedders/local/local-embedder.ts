@@ -105,7 +105,9 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedde
     host = encoder;
     failure = undefined;
     logged.clear();
-    logOnce(`local embedder: model ${spec.name} ready (${spec.dimension}-d, loaded in ${Math.round(performance.now() - started)} ms)`);
+    logOnce(
+      `local embedder: model ${spec.name} ready (${spec.dimension}-d, loaded in ${Math.round(performance.now() - started)} ms)`,
+    );
   };
 
   const downloadThenLoad = async () => {
@@ -142,7 +144,9 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): LocalEmbedde
       }
     } else if (files.state === "corrupt" || !options.autoDownload) {
       const hint = options.autoDownload ? "" : " and download is disabled";
-      fail(`model ${spec.name} ${files.state === "corrupt" ? "is corrupt" : "is unavailable"}: ${files.problem}${hint}`);
+      fail(
+        `model ${spec.name} ${files.state === "corrupt" ? "is corrupt" : "is unavailable"}: ${files.problem}${hint}`,
+      );
     } else {
       failure = undefined;
       downloadProgress = "";

@@ -81,7 +81,14 @@ export async function checkModelFiles(
   options: { verify?: boolean } = {},
 ): Promise<ModelStatus> {
   const dir = modelDirectory(modelsDir, spec.name);
-  const status: ModelStatus = { name: spec.name, state: "present", path: dir, sizeBytes: 0, dimension: spec.dimension, verified: false };
+  const status: ModelStatus = {
+    name: spec.name,
+    state: "present",
+    path: dir,
+    sizeBytes: 0,
+    dimension: spec.dimension,
+    verified: false,
+  };
   const missing: string[] = [];
   for (const file of spec.files) {
     const size = fileSize(join(dir, file.path));
@@ -99,18 +106,25 @@ export async function checkModelFiles(
   if (options.verify === false) return { ...status, verified: manifest !== undefined };
   for (const [path, bytes] of Object.entries(spec.pinnedBytes)) {
     const size = fileSize(join(dir, path));
-    if (size !== undefined && size !== bytes) return { ...status, state: "corrupt", problem: `${path} has ${size} bytes, pinned ${bytes}` };
+    if (size !== undefined && size !== bytes)
+      return { ...status, state: "corrupt", problem: `${path} has ${size} bytes, pinned ${bytes}` };
   }
   const expected: Record<string, string> = { ...spec.pinnedSha256 };
   for (const [path, entry] of Object.entries(manifest?.files ?? {})) {
     const size = fileSize(join(dir, path));
-    if (size !== entry.size) return { ...status, state: "corrupt", problem: `${path} has ${size ?? "no"} bytes, manifest says ${entry.size}` };
+    if (size !== entry.size)
+      return { ...status, state: "corrupt", problem: `${path} has ${size ?? "no"} bytes, manifest says ${entry.size}` };
     expected[path] ??= entry.sha256;
   }
   for (const [path, sha256] of Object.entries(expected)) {
     if (!existsSync(join(dir, path))) continue;
     const actual = await sha256File(join(dir, path));
-    if (actual !== sha256) return { ...status, state: "corrupt", problem: `checksum mismatch for ${path} (expected ${sha256.slice(0, 12)}…, got ${actual.slice(0, 12)}…)` };
+    if (actual !== sha256)
+      return {
+        ...status,
+        state: "corrupt",
+        problem: `checksum mismatch for ${path} (expected ${sha256.slice(0, 12)}…, got ${actual.slice(0, 12)}…)`,
+      };
   }
   return { ...status, verified: manifest !== undefined };
 }
@@ -121,7 +135,10 @@ export async function checkModelFiles(
  * @example
  * for (const model of await listModels(modelsDir)) console.log(model.name, model.state);
  */
-export async function listModels(modelsDir: string, options: { verify?: boolean; pins?: boolean } = {}): Promise<ModelStatus[]> {
+export async function listModels(
+  modelsDir: string,
+  options: { verify?: boolean; pins?: boolean } = {},
+): Promise<ModelStatus[]> {
   return Promise.all(knownModelNames().map((name) => checkModelFiles(modelsDir, getModelSpec(name, options), options)));
 }
 

@@ -30,7 +30,9 @@ async function embeddedNativeLibrary(): Promise<{ path: string; fileName: string
     return { path: lib.default, fileName: "libonnxruntime.so.1" };
   }
   if (process.platform === "linux" && process.arch === "arm64") {
-    const lib = await import("onnxruntime-node/bin/napi-v6/linux/arm64/libonnxruntime.so.1", { with: { type: "file" } });
+    const lib = await import("onnxruntime-node/bin/napi-v6/linux/arm64/libonnxruntime.so.1", {
+      with: { type: "file" },
+    });
     return { path: lib.default, fileName: "libonnxruntime.so.1" };
   }
   // Other platforms are not built as binaries yet; from source the addon finds its library.

@@ -95,7 +95,13 @@ export class SentenceEncoder {
     await this.session.release();
   }
 
-  private pool(data: Float32Array, mask: BigInt64Array, row: number, seqLength: number, dimension: number): Float32Array {
+  private pool(
+    data: Float32Array,
+    mask: BigInt64Array,
+    row: number,
+    seqLength: number,
+    dimension: number,
+  ): Float32Array {
     const rowOffset = row * seqLength * dimension;
     if (this.spec.pooling === "cls") return data.slice(rowOffset, rowOffset + dimension);
     const sum = new Float32Array(dimension);
