@@ -1,7 +1,7 @@
+import type { Executor } from "../db/store";
 import type { BlobStore } from "../blobs/store";
 import type { Logger } from "../lib/log";
 import type { Outbox } from "../search";
-import type { UploadPurge } from "../uploads/service";
 import type { WorkspaceContents } from "../workspaces/contents";
 import type { FileRepository } from "./repository";
 
@@ -11,9 +11,14 @@ import type { FileRepository } from "./repository";
  * bytes are removed from the blob store after it, as a single file delete does. Bytes a
  * crash left behind belong to no file from then on, and the orphan sweep removes them.
  */
+/** The uploads' part of the purge: open upload sessions of the workspace (the uploads domain provides it). */
+export interface WorkspaceUploadPurge {
+  deleteWorkspace(tx: Executor, ownerId: string, workspaceId: string): Promise<string[]>;
+}
+
 export function fileWorkspaceContents(d: {
   repo: FileRepository;
-  uploads: UploadPurge;
+  uploads: WorkspaceUploadPurge;
   blobs: BlobStore;
   outbox: Outbox;
   log: Logger;

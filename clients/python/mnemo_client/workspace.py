@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from . import _generated as g
 from ._transport import Transport
-from .client import _Group
+from ._groups import _Group
 
 
 class _InWorkspace(_Group):

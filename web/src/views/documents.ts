@@ -1,21 +1,14 @@
 /** A workspace's documents: the list (by notebook), one document rendered from its Markdown, a form to write one, rename and delete. */
-import {
-  ApiError,
-  createDocument,
-  deleteDocument,
-  getDocument,
-  getNotebooks,
-  listDocuments,
-  renameDocument,
-} from "../api";
+import { ApiError, createDocument, getDocument, getNotebooks, listDocuments, renameDocument } from "../api";
 import type { DocumentSummary } from "../api-types";
-import { confirmDialog, openDialog, promptDialog } from "../dialog";
+import { openDialog, promptDialog } from "../dialog";
 import { empty, field, h, loading, replace } from "../dom";
 import { time } from "../format";
 import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
 import { setTitle } from "../shell";
-import { toast, toastError } from "../toast";
+import { toastError } from "../toast";
+import { confirmDeleteDocument } from "./document-delete";
 import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
 import { notebooksOf } from "./notes";
 import type { TabContext } from "./tab-context";
@@ -41,31 +34,6 @@ async function promptRename(workspaceId: string, document: { id: string; title: 
   } catch (error) {
     toastError(error);
     return null;
-  }
-}
-
-/** Asks, then deletes the document and its search entries; whether it was deleted. */
-export async function confirmDeleteDocument(
-  workspaceId: string,
-  document: { id: string; title: string },
-  kind = "document",
-): Promise<boolean> {
-  if (
-    !(await confirmDialog(
-      `Delete ${kind}`,
-      `Delete ${kind} “${document.title}”? It is deleted for good, with its search entries.`,
-      `Delete ${kind}`,
-      true,
-    ))
-  )
-    return false;
-  try {
-    await deleteDocument(workspaceId, document.id);
-    toast(`Deleted ${document.title}.`);
-    return true;
-  } catch (error) {
-    toastError(error);
-    return false;
   }
 }
 

@@ -8,7 +8,7 @@ import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
 import { setTitle } from "../shell";
 import { toastError } from "../toast";
-import { confirmDeleteDocument } from "./documents";
+import { confirmDeleteDocument } from "./document-delete";
 import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
 import type { TabContext } from "./tab-context";
 
