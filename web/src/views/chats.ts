@@ -9,6 +9,7 @@ import { setTitle } from "../shell";
 import { toast, toastError } from "../toast";
 import { lockedNotice } from "./encrypted";
 import type { TabContext } from "./tab-context";
+import { itemActions } from "./item-actions";
 
 const errorNotice = (error: unknown) =>
   h("div", { class: "notice notice-error", role: "alert" }, (error as Error).message);
@@ -76,34 +77,21 @@ async function threadPage({ workspace, itemId, container, signal }: TabContext):
     const actions = h(
       "div",
       { class: "row-actions" },
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button button-small",
-          onClick: async () => {
-            const renamed = await promptRename(workspace.id, current);
-            if (renamed) {
-              current.title = renamed;
-              heading.textContent = renamed;
-              setTitle(renamed, workspace.name);
-            }
-          },
+      itemActions({
+        kind: "chat",
+        onRename: async () => {
+          const renamed = await promptRename(workspace.id, current);
+          if (renamed) {
+            current.title = renamed;
+            heading.textContent = renamed;
+            setTitle(renamed, workspace.name);
+          }
         },
-        "Rename chat",
-      ),
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button button-small button-danger",
-          onClick: async () => {
-            if (await confirmDelete(workspace.id, current))
-              await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/chats`);
-          },
+        onDelete: async () => {
+          if (await confirmDelete(workspace.id, current))
+            await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/chats`);
         },
-        "Delete chat",
-      ),
+      }),
     );
     replace(
       container,
@@ -175,37 +163,23 @@ export async function chatsTab(context: TabContext): Promise<void> {
                   h(
                     "div",
                     { class: "row-actions" },
-                    h(
-                      "button",
-                      {
-                        type: "button",
-                        class: "button button-small button-quiet",
-                        "aria-label": `Rename ${thread.title}`,
-                        onClick: async () => {
-                          const title = await promptRename(workspace.id, thread);
-                          if (title) {
-                            threads = threads.map((t) => (t.id === thread.id ? { ...t, title } : t));
-                            draw();
-                          }
-                        },
+                    itemActions({
+                      kind: "chat",
+                      rowOf: thread.title,
+                      onRename: async () => {
+                        const title = await promptRename(workspace.id, thread);
+                        if (title) {
+                          threads = threads.map((t) => (t.id === thread.id ? { ...t, title } : t));
+                          draw();
+                        }
                       },
-                      "Rename",
-                    ),
-                    h(
-                      "button",
-                      {
-                        type: "button",
-                        class: "button button-small button-quiet",
-                        "aria-label": `Delete ${thread.title}`,
-                        onClick: async () => {
-                          if (await confirmDelete(workspace.id, thread)) {
-                            threads = threads.filter((t) => t.id !== thread.id);
-                            draw();
-                          }
-                        },
+                      onDelete: async () => {
+                        if (await confirmDelete(workspace.id, thread)) {
+                          threads = threads.filter((t) => t.id !== thread.id);
+                          draw();
+                        }
                       },
-                      "Delete",
-                    ),
+                    }),
                   ),
                 ),
               ),

@@ -12,6 +12,7 @@ import { confirmDeleteDocument } from "./document-delete";
 import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
 import { notebooksOf } from "./notes";
 import type { TabContext } from "./tab-context";
+import { itemActions } from "./item-actions";
 
 /** Titles compare as the server's slugs do: case, accents and punctuation aside. */
 const titleKey = (title: string) =>
@@ -78,34 +79,21 @@ async function documentPage({ workspace, itemId, container, signal }: TabContext
           h(
             "div",
             { class: "row-actions" },
-            h(
-              "button",
-              {
-                type: "button",
-                class: "button button-small",
-                onClick: async () => {
-                  const title = await promptRename(workspace.id, current);
-                  if (title) {
-                    current.title = title;
-                    heading.textContent = title;
-                    setTitle(title, workspace.name);
-                  }
-                },
+            itemActions({
+              kind: "document",
+              onRename: async () => {
+                const title = await promptRename(workspace.id, current);
+                if (title) {
+                  current.title = title;
+                  heading.textContent = title;
+                  setTitle(title, workspace.name);
+                }
               },
-              "Rename document",
-            ),
-            h(
-              "button",
-              {
-                type: "button",
-                class: "button button-small button-danger",
-                onClick: async () => {
-                  if (await confirmDeleteDocument(workspace.id, current))
-                    await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/documents`);
-                },
+              onDelete: async () => {
+                if (await confirmDeleteDocument(workspace.id, current))
+                  await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/documents`);
               },
-              "Delete document",
-            ),
+            }),
           ),
         ),
         decryptErrorsNotice(decryptErrors),
@@ -190,31 +178,17 @@ function documentRow(
     h(
       "div",
       { class: "row-actions" },
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button button-small button-quiet",
-          "aria-label": `Rename ${document.title}`,
-          onClick: async () => {
-            const title = await promptRename(workspaceId, document);
-            if (title) onChange({ ...document, title });
-          },
+      itemActions({
+        kind: "document",
+        rowOf: document.title,
+        onRename: async () => {
+          const title = await promptRename(workspaceId, document);
+          if (title) onChange({ ...document, title });
         },
-        "Rename",
-      ),
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button button-small button-quiet",
-          "aria-label": `Delete ${document.title}`,
-          onClick: async () => {
-            if (await confirmDeleteDocument(workspaceId, document)) onChange(null);
-          },
+        onDelete: async () => {
+          if (await confirmDeleteDocument(workspaceId, document)) onChange(null);
         },
-        "Delete",
-      ),
+      }),
     ),
   );
 }

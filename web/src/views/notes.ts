@@ -11,6 +11,7 @@ import { toastError } from "../toast";
 import { confirmDeleteDocument } from "./document-delete";
 import { decryptErrorsNotice, isEncrypted, lockedNotice } from "./encrypted";
 import type { TabContext } from "./tab-context";
+import { itemActions } from "./item-actions";
 
 export interface Notebook {
   id: string;
@@ -83,36 +84,23 @@ async function notePage({ workspace, itemId, container, signal }: TabContext): P
     const actions = h(
       "div",
       { class: "row-actions" },
-      plain
-        ? h(
-            "button",
-            {
-              type: "button",
-              class: "button button-small",
-              onClick: async () => {
-                const renamed = await promptRename(workspace.id, itemId!, plain, current);
-                if (renamed) {
-                  current = renamed;
-                  heading.textContent = renamed;
-                  setTitle(renamed, workspace.name);
-                }
-              },
-            },
-            "Rename note",
-          )
-        : null,
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button button-small button-danger",
-          onClick: async () => {
-            if (await confirmDeleteDocument(workspace.id, { id: itemId!, title: current }, "note"))
-              await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/notes`);
-          },
+      itemActions({
+        kind: "note",
+        onRename: plain
+          ? async () => {
+              const renamed = await promptRename(workspace.id, itemId!, plain, current);
+              if (renamed) {
+                current = renamed;
+                heading.textContent = renamed;
+                setTitle(renamed, workspace.name);
+              }
+            }
+          : undefined,
+        onDelete: async () => {
+          if (await confirmDeleteDocument(workspace.id, { id: itemId!, title: current }, "note"))
+            await navigate(`/workspaces/${encodeURIComponent(workspace.id)}/notes`);
         },
-        "Delete note",
-      ),
+      }),
     );
     replace(
       container,
@@ -202,41 +190,27 @@ export async function notesTab(context: TabContext): Promise<void> {
             h(
               "div",
               { class: "row-actions" },
-              // An encrypted note's title is inside its ciphertext: only the client that holds the key renames it.
-              payload
-                ? h(
-                    "button",
-                    {
-                      type: "button",
-                      class: "button button-small button-quiet",
-                      "aria-label": `Rename ${shown}`,
-                      onClick: async () => {
-                        const renamed = await promptRename(workspace.id, note.id, payload, title ?? "");
-                        if (renamed) {
-                          note.document = { ...payload, title: renamed };
-                          titles.set(note.id, renamed);
-                          draw();
-                        }
-                      },
-                    },
-                    "Rename",
-                  )
-                : null,
-              h(
-                "button",
-                {
-                  type: "button",
-                  class: "button button-small button-quiet",
-                  "aria-label": `Delete ${shown}`,
-                  onClick: async () => {
-                    if (await confirmDeleteDocument(workspace.id, { id: note.id, title: shown }, "note")) {
-                      notes.splice(notes.indexOf(note), 1);
-                      draw();
+              itemActions({
+                kind: "note",
+                rowOf: shown,
+                // An encrypted note's title is inside its ciphertext: only the client that holds the key renames it.
+                onRename: payload
+                  ? async () => {
+                      const renamed = await promptRename(workspace.id, note.id, payload, title ?? "");
+                      if (renamed) {
+                        note.document = { ...payload, title: renamed };
+                        titles.set(note.id, renamed);
+                        draw();
+                      }
                     }
-                  },
+                  : undefined,
+                onDelete: async () => {
+                  if (await confirmDeleteDocument(workspace.id, { id: note.id, title: shown }, "note")) {
+                    notes.splice(notes.indexOf(note), 1);
+                    draw();
+                  }
                 },
-                "Delete",
-              ),
+              }),
             ),
           );
         }),

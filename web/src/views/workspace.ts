@@ -11,6 +11,7 @@ import { graphTab } from "./graph";
 import { notesTab } from "./notes";
 import type { TabContext } from "./tab-context";
 import { confirmDeleteWorkspace, promptRenameWorkspace } from "./workspaces";
+import { itemActions } from "./item-actions";
 
 const TABS: Array<[string, string, (context: TabContext) => Promise<void>]> = [
   ["documents", "Documents", documentsTab],
@@ -68,32 +69,19 @@ export async function workspaceView({ outlet, params, signal }: ViewContext): Pr
   setTitle(tab?.[1] ?? "Not found", workspace.name);
   replace(
     actions,
-    h(
-      "button",
-      {
-        type: "button",
-        class: "button button-small",
-        onClick: async () => {
-          const renamed = await promptRenameWorkspace(workspace);
-          if (!renamed) return;
-          workspace = renamed;
-          heading.textContent = renamed.name;
-          setTitle(tab?.[1] ?? "Not found", renamed.name);
-        },
+    itemActions({
+      kind: "workspace",
+      onRename: async () => {
+        const renamed = await promptRenameWorkspace(workspace);
+        if (!renamed) return;
+        workspace = renamed;
+        heading.textContent = renamed.name;
+        setTitle(tab?.[1] ?? "Not found", renamed.name);
       },
-      "Rename workspace",
-    ),
-    h(
-      "button",
-      {
-        type: "button",
-        class: "button button-small button-danger",
-        onClick: async () => {
-          if (await confirmDeleteWorkspace(workspace)) await navigate("/workspaces");
-        },
+      onDelete: async () => {
+        if (await confirmDeleteWorkspace(workspace)) await navigate("/workspaces");
       },
-      "Delete workspace",
-    ),
+    }),
   );
   actions.hidden = false;
   if (!tab) return replace(container, empty("This workspace has no such section."));

@@ -7,6 +7,7 @@ import { plural, time } from "../format";
 import { href, navigate, type ViewContext } from "../router";
 import { setTitle } from "../shell";
 import { toast, toastError } from "../toast";
+import { itemActions } from "./item-actions";
 
 /** What a workspace delete removes, in words: "3 documents, 5 chats (40 messages), 4 files and 12 memories". */
 export function describeContents(c: Omit<WorkspaceContents, "workspaceId">): string {
@@ -60,31 +61,17 @@ function row(workspace: Workspace, onChange: (next: Workspace | null) => void): 
     h(
       "div",
       { class: "row-actions" },
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button button-small button-quiet",
-          "aria-label": `Rename ${workspace.name}`,
-          onClick: async () => {
-            const renamed = await promptRenameWorkspace(workspace);
-            if (renamed) onChange(renamed);
-          },
+      itemActions({
+        kind: "workspace",
+        rowOf: workspace.name,
+        onRename: async () => {
+          const renamed = await promptRenameWorkspace(workspace);
+          if (renamed) onChange(renamed);
         },
-        "Rename",
-      ),
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button button-small button-quiet",
-          "aria-label": `Delete ${workspace.name}`,
-          onClick: async () => {
-            if (await confirmDeleteWorkspace(workspace)) onChange(null);
-          },
+        onDelete: async () => {
+          if (await confirmDeleteWorkspace(workspace)) onChange(null);
         },
-        "Delete",
-      ),
+      }),
     ),
   );
 }
