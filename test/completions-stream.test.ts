@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadConfig } from "../src/config";
 import { createLogger } from "../src/lib/log";
-import { startServer } from "../src/server";
-import { databaseEnvFor, TEST_DATABASE_URL } from "./helpers/database";
+import { TEST_DATABASE_URL } from "./helpers/database";
 import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstream";
-import { tempDir, withClient, type TestServer } from "./helpers/server";
+import { startTestServer, type TestServer } from "./helpers/server";
 
 const backend = TEST_DATABASE_URL ? "PostgreSQL" : "the embedded store";
 
@@ -18,18 +16,11 @@ describe(`what a stream passes on, on ${backend}`, () => {
   let server: TestServer;
   beforeAll(async () => {
     fake = startFakeUpstream({ reply: "one two three" });
-    const dataDir = tempDir();
-    const env = {
-      EMBEDDINGS_PROVIDER: "none",
-      LLM_GATEWAY_URL: fake.url,
-      LLM_GATEWAY_API_KEY: GATEWAY_KEY,
-      ...(await databaseEnvFor(dataDir)),
-    };
-    const config = loadConfig({ dataDir, port: 0, allowMockTokens: true, logLevel: "debug" }, env);
-    server = withClient(
-      await startServer(config, { log: createLogger("debug", (line) => logLines.push(line)) }),
-      dataDir,
-    );
+    server = await startTestServer({
+      env: { LLM_GATEWAY_URL: fake.url, LLM_GATEWAY_API_KEY: GATEWAY_KEY },
+      overrides: { logLevel: "debug" },
+      log: createLogger("debug", (line) => logLines.push(line)),
+    });
   });
   afterAll(async () => {
     await server.destroy();
