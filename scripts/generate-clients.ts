@@ -47,7 +47,7 @@ export function renderClients(doc: Schema): Array<[string, string]> {
 }
 
 /** The generated files whose text differs from what `doc` renders. */
-export function staleClients(doc: Schema): string[] {
+function staleClients(doc: Schema): string[] {
   const read = (path: string) => {
     try {
       return readFileSync(path, "utf8");

@@ -283,14 +283,6 @@ export function createFileRepository() {
         )) > 0
       );
     },
-    /** The first file after `afterSeq` whose text waits to be read. */
-    async nextPendingText(tx: Executor, afterSeq: number): Promise<FileRow | null> {
-      const row = await first<Stored>(
-        tx,
-        sql`SELECT ${COLUMNS} FROM files WHERE text_status = 'pending' AND seq > ${afterSeq} ORDER BY seq LIMIT 1`,
-      );
-      return row && toRow(row);
-    },
     /**
      * Takes the reading of a pending file's text for this process until `until` (ms):
      * false when another process holds it, or the bytes changed since `blobId`.
