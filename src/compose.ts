@@ -59,7 +59,14 @@ import { createProfileRepository } from "./profiles/repository";
 import { createProfileService } from "./profiles/service";
 import { createRateLimitRepository } from "./rate-limits/repository";
 import { createRateLimiter } from "./rate-limits/service";
-import { createSearch, type Embedder, type IndexingControl, type Outbox, type SearchEngine } from "./search";
+import {
+  createRecordingOutbox,
+  createSearch,
+  type Embedder,
+  type IndexingControl,
+  type Outbox,
+  type SearchEngine,
+} from "./search";
 import { createCursors, type Cursors } from "./shared/cursors";
 import { createUploadRepository } from "./uploads/repository";
 import { chatWorkspaceContents } from "./chats/workspace-purge";
@@ -113,11 +120,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
     store,
     log,
     scheduler,
-    sources: {
-      memory: memorySearchSource(memoryRepo),
-      ...workspaceSearchSources(workspaceRepos),
-      file: fileSearchSource(fileRepo),
-    },
+    sources: indexSources(memoryRepo, workspaceRepos, fileRepo),
   });
   const { engine, outbox, indexing: indexer, embedder } = search;
 
@@ -351,6 +354,27 @@ function openWorkspaceRepositories() {
   };
 }
 type WorkspaceRepositories = ReturnType<typeof openWorkspaceRepositories>;
+
+/** What the index is fed from, one source per kind. */
+function indexSources(
+  memoryRepo = createMemoryRepository(),
+  workspaceRepos = openWorkspaceRepositories(),
+  fileRepo = createFileRepository(),
+) {
+  return {
+    memory: memorySearchSource(memoryRepo),
+    ...workspaceSearchSources(workspaceRepos),
+    file: fileSearchSource(fileRepo),
+  };
+}
+
+/**
+ * The outbox of a process that writes records without the other services (`mnemo
+ * import`): it analyses what it records for search as the server's does.
+ */
+export function recordingOutbox(store: Store): Outbox {
+  return createRecordingOutbox(store, indexSources(), createLogger("warn"));
+}
 
 /** Search sources: document blocks (from the index view) and chat messages. */
 function workspaceSearchSources(repos: WorkspaceRepositories) {

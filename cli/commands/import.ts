@@ -132,9 +132,13 @@ Examples:
         if (options.dryRun) return previewChatImport(path, conversations, options);
       }
       const { openTransferStore } = await import("../../src/transfer/open");
+      const { recordingOutbox } = await import("../../src/compose");
       const { importPath } = await import("../../src/transfer/import");
       const { importChatExport } = await import("../../src/transfer/chat-import");
-      const opened = await openTransferStore(options.data, undefined, { forImport: true }).catch((error: Error) => {
+      const opened = await openTransferStore(options.data, undefined, {
+        forImport: true,
+        outbox: recordingOutbox,
+      }).catch((error: Error) => {
         throw new CliError(error.message);
       });
       const { encryption, completions } = opened.config;

@@ -37,7 +37,12 @@ export function createMemoryWrites({
   proposals: MemoryProposalRepository;
 }) {
   const queue = async (tx: Executor, ownerId: string, ids: Array<string | undefined>) => {
-    for (const id of ids) if (id) await outbox.enqueue(tx, { ownerId, kind: "memory", sourceId: id }, "sync");
+    const refs = [...new Set(ids.filter((id): id is string => !!id))].map((sourceId) => ({
+      ownerId,
+      kind: "memory" as const,
+      sourceId,
+    }));
+    await outbox.enqueueMany(tx, refs, "sync");
   };
   /** The memories whose index text holds this one's as context. */
   const holdingAsContext = async (tx: Executor, row: MemoryRow) => {

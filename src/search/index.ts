@@ -29,6 +29,7 @@ export type { Search, SearchDeps } from "./open-search";
 export type { SearchEngine, SearchResponse } from "./query/engine";
 export { searchHeaders, type SearchTimings } from "./query/server-timing";
 export { createOutbox, outboxBacklog, type Outbox, type OutboxOp } from "./indexing/outbox-repository";
+export { createRecordingOutbox } from "./indexing/recording-outbox";
 export type { IndexingControl } from "./indexing/control";
 export { recordedIndexFailure, type IndexHealth } from "./indexing/index-health";
 export { indexStatus } from "./indexing/write-failures";

@@ -63,10 +63,10 @@ export async function openSearch<S extends SearchSources>({
     scheduler,
   });
   const embedder = await createEmbedder(config.embeddings, log);
-  const outbox = createOutbox(store);
+  const termStats = createTermStats({ sources, log });
+  const outbox = createOutbox(store, termStats.refresh);
   const settings = createSettings();
   const contextFlags = createContextFlags(settings, store.db);
-  const termStats = createTermStats();
   const indexer = new Indexer({
     store,
     outbox,

@@ -1,7 +1,8 @@
 import { loadConfig, type Config } from "../config";
 import { migrateAll } from "../migrations";
 import { openStoreFor } from "../db/open";
-import { createOutbox } from "../search";
+import { createOutbox, type Outbox } from "../search";
+import type { Store } from "../db/store";
 import { checkMasterKeyConfig, resolveMasterKey } from "../crypto/master-key";
 import { openSealTags } from "../crypto/seal-tags";
 import { tagExistingSealedFields } from "../record-store";
@@ -9,12 +10,13 @@ import { tagExistingSealedFields } from "../record-store";
 /**
  * The store of record and its outbox, without LanceDB or an embedder: import and
  * export never touch the index (a running server, or the next start, drains the outbox).
- * `forImport`: with the seal tags too (they need the master key), for what an import writes.
+ * `forImport`: with the seal tags too (they need the master key), for what an import writes;
+ * `outbox`: one that records changes (an import's: see compose.ts `recordingOutbox`).
  */
 export async function openTransferStore(
   dataDir?: string,
   config: Config = loadConfig({ dataDir, logLevel: "warn" }),
-  { forImport = false } = {},
+  { forImport = false, outbox }: { forImport?: boolean; outbox?: (store: Store) => Outbox } = {},
 ) {
   const masterKeyOptions = {
     configured: config.encryption.masterKey,
@@ -29,5 +31,5 @@ export async function openTransferStore(
   const sealTags = withKey
     ? (await openSealTags(store, resolveMasterKey(masterKeyOptions).key, tagExistingSealedFields)).tags
     : undefined;
-  return { config, store, outbox: createOutbox(store), sealTags, close: () => store.close() };
+  return { config, store, outbox: outbox ? outbox(store) : createOutbox(store), sealTags, close: () => store.close() };
 }

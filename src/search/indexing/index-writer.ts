@@ -21,9 +21,8 @@ import {
 } from "../types";
 import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
-import type { TermStats } from "./term-stats";
-import { dequantise, itemTerms } from "../analysis/item-terms";
-import { readWordVectors } from "../analysis/word-vectors";
+import { itemKey, type TermStats } from "./term-stats";
+import { dequantise } from "../analysis/item-terms";
 import { createPurgeLog } from "./purges-repository";
 
 export const EMBED_CHUNK = 64;
@@ -32,6 +31,8 @@ const PARTITION_COMMITS = 4;
 /** Settings key that changes with every index write (see `announceVersion`). */
 export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
+/** Settings key: every write analyses its own changes (set once the sources pending before that were analysed). */
+const ANALYSED_AT_WRITE = "terms_analysed_at_write";
 /**
  * Optimizes between renewals of the LanceDB connection, which keeps memory for each
  * full-text index update (`bun bench/lance-fts-leak.ts`): renewing bounds what it keeps
@@ -90,10 +91,26 @@ export class IndexWriter {
    * indices, and a table taken for fully indexed would be searched without them.
    */
   async takeOver(): Promise<void> {
+    await this.analysePendingOnce();
     this.replayUpTo = await this.o.outbox.maxSeqs();
     this.compaction.clear();
     await this.loadDimension();
     this.vectorOutage.tookOver();
+  }
+
+  /**
+   * A store written before writes analysed their own changes counted only indexed items:
+   * the sources still pending then are analysed once, and never again.
+   */
+  private async analysePendingOnce(): Promise<void> {
+    const { store, settings, outbox, termStats } = this.o;
+    if ((await settings.get(store.db, ANALYSED_AT_WRITE)) === "1") return;
+    await store.transaction(async (tx) => {
+      if ((await settings.get(tx, ANALYSED_AT_WRITE)) === "1") return;
+      const pending = await outbox.pendingTextSources(tx);
+      for (let i = 0; i < pending.length; i += 500) await termStats.refresh(tx, pending.slice(i, i + 500));
+      await settings.set(tx, ANALYSED_AT_WRITE, "1");
+    });
   }
 
   async loadDimension(): Promise<void> {
@@ -121,9 +138,8 @@ export class IndexWriter {
   async processText(rows: OutboxRow[]): Promise<void> {
     const { refs, deletes } = this.plan(rows, "text");
     const items = await this.load(refs);
-    // Analysed once: the LanceDB rows take the word vectors, the term statistics the rest.
-    const vectors = await readWordVectors(this.o.log);
-    const analysed = new Map(items.map((item) => [item, itemTerms(item, vectors)]));
+    // Analysed once, by the write (term-stats.ts `refresh`): the LanceDB rows take the stored word vectors.
+    const wordVectors = await this.o.termStats.wordVectors(this.o.store.db, refs);
     const parts = byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)));
     // Different owners' tables are independent datasets: commit a few at once.
     await inParallel([...parts], PARTITION_COMMITS, async ([table, part]) => {
@@ -133,7 +149,7 @@ export class IndexWriter {
       const context = hasContext || (await this.o.contextFlags.has(table));
       const rows = part.items.map((item) => ({
         ...toIndexRow(item),
-        wvec: dequantise(analysed.get(item)!.vector, WORD_VECTOR_DIMS),
+        wvec: dequantise(wordVectors.get(`${item.ownerId}\u0000${itemKey(item)}`) ?? null, WORD_VECTOR_DIMS),
       }));
       await this.o.lance.replaceItems(table, part.deleteKeys, rows, { context });
       if (hasContext) await this.o.contextFlags.mark(table);
@@ -146,14 +162,7 @@ export class IndexWriter {
     // Without a vector stage, this is where changed and deleted sources let go of cached vectors.
     if (!this.o.embedder) await this.o.cache.release(refs.map(sourceKey), () => keysBySource(refs, items, new Map()));
     const seqs = rows.map((r) => r.seq);
-    // The statistics searches score with change in the transaction that takes the rows off
-    // the text stage: a search sees a source either pending or counted, never both.
     await this.o.store.transaction(async (tx) => {
-      await this.o.termStats.replace(
-        tx,
-        refs,
-        items.map((item) => ({ item, terms: analysed.get(item)! })),
-      );
       await this.purgeLog.note(tx, deleted);
       if (this.o.embedder) await this.o.outbox.advanceToVector(seqs, tx);
       else await this.o.outbox.remove(seqs, tx);
@@ -251,18 +260,28 @@ export class IndexWriter {
     for (const source of Object.values(this.o.sources)) if (source) yield* source.listAll(tx);
   }
 
+  /**
+   * Tables that cannot be read (damaged files) are dropped and the index rebuilt from the
+   * store of record, so a damaged index is rebuilt instead of failing every search. Run
+   * after taking over, beside serving: it opens every table, which would make a start with
+   * many users' tables wait (docs/performance.md#many-users).
+   */
+  async repairDamaged(): Promise<void> {
+    const { lance, outbox } = this.o;
+    const damaged = await lance.unreadableTables();
+    if (!damaged.length) return;
+    this.o.log.warn("the search index is damaged; rebuilding it from the store of record", {
+      tables: damaged.length,
+      first: damaged[0].name,
+      reason: damaged[0].reason,
+    });
+    for (const { name } of damaged) await lance.dropTable(name);
+    if ((await outbox.pendingTextSeq("*")) === null) await this.rebuild();
+  }
+
   /** An index of an older layout is rebuilt; so is a missing one when the store holds records. */
   async reconcileSchema(): Promise<void> {
     const { store, settings, outbox, lance } = this.o;
-    const damaged = await lance.unreadableTables();
-    if (damaged.length) {
-      this.o.log.warn("the search index is damaged; rebuilding it from the store of record", {
-        tables: damaged.length,
-        first: damaged[0].name,
-        reason: damaged[0].reason,
-      });
-      for (const { name } of damaged) await lance.dropTable(name);
-    }
     const hasIndex = (await lance.tableNames()).length > 0;
     const current = (await settings.get(store.db, "index_schema")) === INDEX_SCHEMA_VERSION;
     let hasRecords = false;
@@ -270,9 +289,8 @@ export class IndexWriter {
       hasRecords = true;
       break;
     }
-    const rebuild =
-      (damaged.length > 0 || (hasIndex ? !current : hasRecords)) && (await outbox.pendingTextSeq("*")) === null;
-    if (rebuild && !damaged.length)
+    const rebuild = (hasIndex ? !current : hasRecords) && (await outbox.pendingTextSeq("*")) === null;
+    if (rebuild)
       this.o.log.info(
         hasIndex
           ? "the search index has an older layout; rebuilding it"

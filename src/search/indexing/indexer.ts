@@ -232,6 +232,12 @@ export class Indexer implements IndexingControl {
         await this.o.lease.release().catch(() => {});
         return;
       }
+      // Beside serving, before the first batch (the runner takes jobs in turn).
+      this.runner
+        .run(() => this.writer.repairDamaged())
+        .catch((error) => {
+          if (!(error instanceof RunnerClosed)) this.o.log.error("checking the index tables failed", { error });
+        });
       this.kick();
     }
   }

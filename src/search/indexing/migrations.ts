@@ -70,6 +70,15 @@ export const searchMigrations: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    id: "0560_outbox_by_owner_seq",
+    sql: `
+      -- A search reads an owner's outbox rows after the last seq it saw (query/pending-index.ts):
+      -- a range of this index, whatever the size of the backlog.
+      DROP INDEX outbox_by_owner;
+      CREATE INDEX outbox_by_owner ON outbox (owner_id, stage, seq);
+    `,
+  },
 ];
 
 /** The outbox and the embedding cache, the search side's part of the first migration (`0001_core`, in `src/migrations.ts`). */

@@ -41,11 +41,22 @@ const toRow = (r: Stored): OutboxRow => ({
 /** Narrows a query to rows of the given kinds (all without). */
 const ofKinds = (kinds?: readonly string[]) => (kinds ? sql`AND kind IN ${list(kinds)}` : sql``);
 
+/** Analyses sources' current items into the search statistics, inside the write's transaction (term-stats.ts `refresh`). */
+export type AnalyseSources = (tx: Executor, refs: SourceRef[]) => Promise<void>;
+
 /**
  * The outbox: written in the same transaction as the record it describes, so the
- * index can never miss an acknowledged write; drained by the indexer.
+ * index can never miss an acknowledged write; drained by the indexer. A change recorded
+ * for full text is analysed there and then (`analyse`): the statistics and forward rows
+ * searches score with never wait for the index writer. Without `analyse` the outbox only
+ * reads (status and health).
  */
-export function createOutbox(store: Store) {
+export function createOutbox(store: Store, analyse?: AnalyseSources) {
+  const analysed = async (tx: Executor, refs: SourceRef[], stage: OutboxStage) => {
+    if (stage !== "text" || !refs.length) return;
+    if (!analyse) throw new Error("this outbox only reads: it was opened without the search statistics");
+    for (const chunk of chunks(refs, 200)) await analyse(tx, chunk);
+  };
   const db = store.db;
   /** The oldest due rows of a stage; with `owners`, only theirs (searches wait for them). */
   async function nextBatch(
@@ -65,6 +76,7 @@ export function createOutbox(store: Store) {
   return {
     /** Records that a source changed, inside the record's own write transaction `tx`. */
     async enqueue(tx: Executor, ref: SourceRef, op: OutboxOp, stage: OutboxStage = "text"): Promise<void> {
+      await analysed(tx, [ref], stage);
       await run(
         tx,
         sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at)
@@ -73,6 +85,7 @@ export function createOutbox(store: Store) {
     },
     /** Records many changes at once (rebuilds, re-embedding), inside `tx`. */
     async enqueueMany(tx: Executor, refs: SourceRef[], op: OutboxOp, stage: OutboxStage = "text"): Promise<void> {
+      await analysed(tx, refs, stage);
       const now = Date.now();
       for (const chunk of chunks(refs, 200)) {
         const rows = chunk.map((ref) => sql`(${ref.ownerId}, ${ref.kind}, ${ref.sourceId}, ${op}, ${stage}, ${now})`);
@@ -81,6 +94,14 @@ export function createOutbox(store: Store) {
           sql`INSERT INTO outbox (owner_id, kind, source_id, op, stage, created_at) VALUES ${sql.join(rows)}`,
         );
       }
+    },
+    /** Every source with a pending text-stage change, once. */
+    async pendingTextSources(tx: Executor): Promise<SourceRef[]> {
+      const rows = await all<{ owner_id: string; kind: SearchKind; source_id: string }>(
+        tx,
+        sql`SELECT DISTINCT owner_id, kind, source_id FROM outbox WHERE stage = 'text' AND owner_id <> '*'`,
+      );
+      return rows.map((row) => ({ ownerId: row.owner_id, kind: row.kind, sourceId: row.source_id }));
     },
     /** Asks the index writer (this process's or another's) to rebuild the whole index. */
     async enqueueRebuild(tx: Executor): Promise<void> {

@@ -6,8 +6,6 @@ import { itemMatches, partitionWhere } from "../lance/filters";
 import type { LanceStore } from "../lance/lance-store";
 import { partitionGroup, textTable } from "../lance/partitions";
 import {
-  sourceKey,
-  type AnyItem,
   type HitOf,
   type RecordsOf,
   type SearchFilters,
@@ -20,7 +18,8 @@ import {
   SEARCH_SIGNALS,
 } from "../types";
 import type { IndexView } from "./index-view";
-import { loadPending } from "./pending";
+import { createPendingIndex, type PendingEntry } from "./pending-index";
+import { bestPendingByText } from "./pending-text";
 import { createCandidates, type Candidate, type CandidateAsk } from "./candidates";
 import { analyzeQuery, candidateQuery } from "../analysis/analyzer";
 import { timeFit, timeRanges } from "../analysis/dates";
@@ -28,7 +27,7 @@ import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms"
 import { readWordVectors } from "../analysis/word-vectors";
 import { lowerQuestionTurns, order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
-import { bm25, fuse, ownStatistics, textScore, vectorTrust, wordsScore } from "./scoring";
+import { bm25, fuse, groupStatistics, textScore, vectorTrust, wordsScore } from "./scoring";
 import type { SearchTimings } from "./server-timing";
 
 export interface SearchEngineOptions<S extends SearchSources> {
@@ -77,22 +76,26 @@ const MAX_CANDIDATES = 200;
 
 /**
  * The one search engine: memories, document blocks, chat messages and files all go
- * through `search`. Read-your-writes by construction, never by waiting:
- * 1. one statement reads the owner's pending sources (outbox rows the index does not
- *    reflect yet) and the owner's term statistics (indexing/term-stats.ts);
- * 2. the pending sources' current items are read from the store of record;
- * 3. LanceDB gives full-text and vector candidates among the indexed items, minus the
- *    pending sources' (their index rows are stale);
- * 4. every candidate, indexed or pending, is scored exactly with the owner's statistics
- *    corrected for the pending items (scoring.ts), so the ranking depends on the owner's
- *    data alone, not on how far the writer got or how its tables are laid out;
- * 5. the best are read back from the store of record (read-back.ts), so a deleted or
- *    changed source is never answered from the index with its old text.
+ * through `search`. Read-your-writes by construction, never by waiting, and a search's own
+ * work follows its results and matches, not how far the index writer is behind:
+ * 1. the owner's statistics for the query's terms are read (indexing/term-stats.ts: every
+ *    write analysed its items once, in its own transaction, so they are exact at every
+ *    moment), and the owner's pending items brought up to date by reading only what came
+ *    since this process last looked (pending-index.ts);
+ * 2. LanceDB gives full-text and vector candidates among the indexed items; the pending
+ *    items give theirs by the same lists (terms, dates, word vectors), in memory;
+ * 3. every candidate is scored exactly from its current forward row with those statistics
+ *    (scoring.ts), so the ranking depends on the owner's data alone, not on how far the
+ *    writer got or how its tables are laid out;
+ * 4. the best are read back from the store of record (read-back.ts), so a deleted or
+ *    changed source is never answered from the index with its old text, and a changed
+ *    source's filters are checked on its current row.
  */
 export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptions<S>): SearchEngine<RecordsOf<S>> {
   const { lance, view, log, termStats } = o;
   const db = o.store.db;
   const candidates = createCandidates(o);
+  const pendingIndex = createPendingIndex(termStats);
   const readBack = createReadBack(db, o.sources);
 
   return {
@@ -110,14 +113,15 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         neural: wanted.has("vector"),
       };
       const groups = [...new Set(request.kinds.map(partitionGroup))];
-      const snapshot = await termStats.snapshot(db, ownerId, groups, queryTerms);
+      const [own, pending] = await Promise.all([
+        termStats.statistics(db, ownerId, groups, queryTerms),
+        pendingIndex.read(db, ownerId, groups),
+      ]);
       // A replica that does not write the index looks at its newest version: at least the
-      // one the snapshot's counted items are in (the writer announces a version before it
-      // takes its rows off the outbox).
+      // one holding what left the outbox before the pending items were read (the writer
+      // announces a version before it takes its rows off the outbox).
       await view.followWriter();
-      const pending = await loadPending(db, o.sources, snapshot.pending, vectors);
-      const stats = ownStatistics(groups, snapshot, pending, queryTerms);
-      const pendingSources = new Set(snapshot.pending.map(sourceKey));
+      const stats = groupStatistics(groups, own);
       const afterOwn = performance.now();
 
       const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
@@ -135,6 +139,9 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         all: Required<HitSignals>;
       }> = [];
       const seen = new Set<string>();
+      // Hits whose filters were not checked on their current row (LanceDB matched the
+      // indexed one, or none): the read-back checks them.
+      const verify = new Set<string>();
       let textMatches = 0;
       const rank = (
         key: string,
@@ -142,6 +149,8 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         terms: ItemTerms,
         cosine: number,
       ) => {
+        seen.add(key);
+        if (pending.has(`${hit.kind}|${hit.sourceId}`)) verify.add(key);
         const text = queryTerms.length ? textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)) : 0;
         if (text > 0) textMatches++;
         scored.push({
@@ -155,32 +164,41 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
           },
         });
       };
-      /** Scores LanceDB's candidates: indexed items, minus the pending sources' stale rows, each once. */
+      /** Scores LanceDB's candidates with their current forward rows, each once. */
       const rankIndexed = async (list: Candidate[]) => {
-        const fresh = list.filter(
-          (c) =>
-            !pendingSources.has(sourceKey({ ownerId, kind: c.kind, sourceId: c.sourceId })) && !seen.has(itemKey(c)),
-        );
+        const fresh = list.filter((c) => !seen.has(itemKey(c)));
         const forward = await termStats.forwardRows(db, ownerId, fresh, queryTerms);
         for (const hit of fresh) {
           const key = itemKey(hit);
-          seen.add(key);
           const terms = forward.get(key);
           // No forward row: the item is gone since LanceDB answered (deleted, or replaced).
           if (terms) rank(key, hit, terms, hit.cosine);
+          else seen.add(key);
         }
       };
       await rankIndexed(found.found);
       // Judged on LanceDB's first candidates only: the pending items have no model vector yet.
       const trust = found.semantic ? vectorTrust(scored.map((entry) => entry.all)) : 1;
-      // The pending items within the request's kinds and filters; none has an embedding-model vector yet.
-      const known = new Map<string, AnyItem>();
-      for (const { item, terms } of pending) {
-        if (!itemMatches(item, request.kinds, request.filters)) continue;
-        const key = itemKey(item);
-        known.set(key, item);
-        rank(key, item, terms, 0);
-      }
+      // The pending items LanceDB cannot propose yet, by the same lists: the query's terms
+      // and the dates it names (none has an embedding-model vector yet).
+      const kinds: readonly SearchKind[] = request.kinds;
+      const proposed = new Map<string, PendingEntry>();
+      // By text, as LanceDB's list: the `count` best matches.
+      const byText = bestPendingByText(
+        pending,
+        queryTerms,
+        (entry) => stats.get(partitionGroup(entry.kind))!,
+        stats,
+        (entry) => kinds.includes(entry.kind) && !seen.has(entry.key),
+        count,
+      );
+      for (const entry of byText) proposed.set(entry.key, entry);
+      if (ask.times.length)
+        for (const entry of pending.all())
+          if (ask.times.some((range) => entry.terms.at >= range.from && entry.terms.at <= range.to))
+            proposed.set(entry.key, entry);
+      for (const entry of proposed.values())
+        if (!seen.has(entry.key) && kinds.includes(entry.kind)) rank(entry.key, entry, entry.terms, 0);
       // Paraphrases: the word vectors' nearest items are asked for when the query's terms leave
       // room on the page (a close word vector alone scores below most keyword matches). The
       // count of matches is the owner's data alone, indexed or pending, so the candidates are too.
@@ -189,6 +207,8 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
           (await candidates(request, { text: null, words: ask.words, times: [], neural: false }, count, remaining))
             .found,
         );
+        for (const entry of nearest(pending.all(), ask.words, count))
+          if (!seen.has(entry.key) && kinds.includes(entry.kind)) rank(entry.key, entry, entry.terms, 0);
       }
       const ranked: RankedHit[] = [];
       for (const { key, hit, all } of scored) {
@@ -202,7 +222,12 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       // Ties go to the newer item: every hit tied with the last candidate is read back too, then ordered.
       // Question turns rank a little lower on that page (ranking.ts lowerQuestionTurns).
       const hits = order(
-        lowerQuestionTurns(await readBack(ownerId, ranked, request.limit, known), request.minScore),
+        lowerQuestionTurns(
+          await readBack(ownerId, ranked, request.limit, (hit, item) =>
+            verify.has(hit.key) ? itemMatches(item, kinds, request.filters) : true,
+          ),
+          request.minScore,
+        ),
         request.limit,
       ) as Array<HitOf<RecordsOf<S>, K>>;
       const embedMs = found.embedMs();
@@ -212,7 +237,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         ownMs: round(timings.own),
         embedMs: round(timings.embed),
         searchMs: round(timings.search),
-        pending: pending.length,
+        pending: pending.size,
       });
       return {
         hits,
@@ -221,7 +246,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         strategy: found.semantic ? (textMatches > 0 ? "hybrid" : "vector") : "fulltext",
         signals: active,
         timings,
-        indexLag: snapshot.pending.filter((ref) => request.kinds.includes(ref.kind as K)).length,
+        indexLag: pending.lag(kinds),
       } as const;
     },
 
@@ -240,3 +265,14 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** The `count` pending items whose word vectors are nearest the query's (what LanceDB's word-vector list gives of the indexed ones). */
+function nearest(entries: Iterable<PendingEntry>, query: Float32Array, count: number): PendingEntry[] {
+  const close: Array<{ entry: PendingEntry; cosine: number }> = [];
+  for (const entry of entries)
+    if (entry.terms.vector) close.push({ entry, cosine: cosineTo(query, entry.terms.vector) });
+  return close
+    .sort((a, b) => b.cosine - a.cosine)
+    .slice(0, count)
+    .map((c) => c.entry);
+}

@@ -1,6 +1,6 @@
 import { FIELD_WEIGHTS, type FieldTerms, type ItemTerms } from "../analysis/item-terms";
 import type { PartitionGroup } from "../lance/partitions";
-import type { OwnSnapshot } from "../indexing/term-stats";
+import type { OwnStatistics } from "../indexing/term-stats";
 import type { HitSignals, SearchSignal } from "../types";
 
 /**
@@ -96,38 +96,20 @@ function agreement(a: number[], b: number[]): number {
   return wins / (a.length * b.length);
 }
 
-/** One partition group's statistics as a search sees them: the indexed items corrected for the pending ones. */
+/** One partition group's statistics as a search sees them. */
 export interface GroupStats {
   items: number;
   length: number;
   df: Map<string, number>;
 }
 
-/**
- * The owner's statistics at the search's moment: what the store counts for the indexed
- * items, minus what it counts for the pending sources' old items, plus their current
- * items. The same items give the same figures however far the index writer has got.
- */
-export function ownStatistics(
-  groups: PartitionGroup[],
-  snapshot: OwnSnapshot,
-  pending: Array<{ group: PartitionGroup; terms: ItemTerms }>,
-  queryTerms: string[],
-): Map<PartitionGroup, GroupStats> {
+/** The owner's statistics per group searched (a group without items counts none). */
+export function groupStatistics(groups: PartitionGroup[], own: OwnStatistics): Map<PartitionGroup, GroupStats> {
   const stats = new Map<PartitionGroup, GroupStats>();
   for (const group of groups) {
-    const corpus = snapshot.corpus.get(group);
-    stats.set(group, { items: corpus?.items ?? 0, length: corpus?.length ?? 0, df: new Map(snapshot.df.get(group)) });
+    const corpus = own.corpus.get(group);
+    stats.set(group, { items: corpus?.items ?? 0, length: corpus?.length ?? 0, df: own.df.get(group) ?? new Map() });
   }
-  const count = (group: PartitionGroup, text: FieldTerms, sign: 1 | -1) => {
-    const entry = stats.get(group);
-    if (!entry) return;
-    entry.items += sign;
-    entry.length += sign * text.length;
-    for (const term of queryTerms) if (text.counts.has(term)) entry.df.set(term, (entry.df.get(term) ?? 0) + sign);
-  };
-  for (const stale of snapshot.stale) count(stale.group, stale.text, -1);
-  for (const item of pending) count(item.group, item.terms.text, 1);
   return stats;
 }
 
@@ -154,6 +136,18 @@ export function bm25(item: ItemTerms, queryTerms: string[], stats: GroupStats): 
     score += Math.log(1 + (items - df + 0.5) / (df + 0.5)) * tf;
   }
   return score;
+}
+
+/**
+ * The most one query term can add to an item's BM25 (`bm25` above): its idf times the
+ * largest saturated count (k1 + 1, approached as the count grows), in the text alone or
+ * with the context fields' weights too. Lets a search skip items that cannot make its list.
+ */
+export function termBound(term: string, stats: GroupStats, withContext: boolean): number {
+  const items = Math.max(stats.items, 1);
+  const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
+  const fields = withContext ? FIELD_WEIGHTS.text + FIELD_WEIGHTS.before + FIELD_WEIGHTS.after : FIELD_WEIGHTS.text;
+  return Math.log(1 + (items - df + 0.5) / (df + 0.5)) * (BM25.k1 + 1) * fields;
 }
 
 export const textScore = (bm25Score: number) => (bm25Score > 0 ? bm25Score / (bm25Score + TEXT_HALF) : 0);

@@ -1,0 +1,163 @@
+/**
+ * `bun bench/backlog.ts [--memories 20000] [--clients 8] [--searches 200] [--curve 100,1000,5000,20000] [--base 10000]`:
+ * what a search costs while the index writer is behind, side by side with LanceDB alone.
+ *
+ * 1. Bulk write: one user's `--memories` memories from `--clients` clients over HTTP (full
+ *    text, no embedder; a `mnemo serve` child process), then at once `--searches` searches
+ *    from the same number of clients, without waiting for the index; then LanceDB's own
+ *    full-text query on a table of the same texts (built and indexed beforehand), the same
+ *    queries from the same number of concurrent callers. Prints the ingest rate and both
+ *    latencies with their ratios.
+ * 2. The curve: a fresh server holding `--base` settled memories (searched: the settled
+ *    figure, taken on the server below), restarted with `MNEMO_INDEX_WRITER=never` so that
+ *    nothing more is indexed, then fresh writes until `--curve` counts are pending, each
+ *    followed by sequential searches:
+ *    p50 / p99 after N fresh writes, and the ratio to the settled p50 (target ≤ 2).
+ */
+import * as lancedb from "@lancedb/lancedb";
+import { Field, Int32, Schema, Utf8 } from "apache-arrow";
+import { parseArgs } from "node:util";
+import { candidateQuery } from "../src/search/analysis/analyzer";
+import { client, ingest } from "./lib/client";
+import { memoryTexts, queryTexts } from "./lib/corpus";
+import { cleanup, giveUpAfter, removeDir, startBenchServer, tempDir } from "./lib/harness";
+import { FTS_CONFIG } from "./lib/lance-direct";
+import { machineLine } from "./lib/machine";
+import { round, summarize, table, type Summary } from "./lib/stats";
+
+const { values } = parseArgs({
+  options: {
+    memories: { type: "string", default: "20000" },
+    clients: { type: "string", default: "8" },
+    searches: { type: "string", default: "200" },
+    curve: { type: "string", default: "100,1000,5000,20000" },
+    base: { type: "string", default: "10000" },
+    "curve-searches": { type: "string", default: "100" },
+    seed: { type: "string", default: "42" },
+    skip: { type: "string", default: "" },
+  },
+});
+const memories = Number(values.memories);
+const clients = Number(values.clients);
+const searches = Number(values.searches);
+const seed = Number(values.seed);
+const skip = new Set(values.skip!.split(",").filter(Boolean));
+const env = { EMBEDDINGS_PROVIDER: "none" };
+const user = "backlog-bench";
+giveUpAfter(40, "backlog bench");
+
+/** `queries` from `concurrency` callers pulling from one queue; latencies in ms. */
+async function concurrently(queries: string[], concurrency: number, call: (q: string) => Promise<unknown>) {
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < queries.length; i = next++) {
+        const t0 = performance.now();
+        await call(queries[i]);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  return summarize(latencies);
+}
+
+async function lanceTable(dir: string, texts: string[]) {
+  const db = await lancedb.connect(dir);
+  const schema = new Schema([new Field("id", new Int32(), false), new Field("text", new Utf8(), false)]);
+  const created = await db.createTable(
+    "direct",
+    texts.map((text, id) => ({ id, text })),
+    { schema },
+  );
+  await created.createIndex("text", { config: lancedb.Index.fts(FTS_CONFIG) });
+  return created;
+}
+
+const ratio = (a: number, b: number) => `${round(a / b, 2)}×`;
+const lines: string[] = [machineLine()];
+const json: Record<string, unknown> = {};
+
+try {
+  if (!skip.has("bulk")) {
+    const texts = memoryTexts(seed, memories);
+    const queries = queryTexts(seed + 1, searches);
+    const lanceDir = tempDir("mnemo-bench-backlog-lance-");
+    const direct = await lanceTable(lanceDir, texts);
+    // Warm both sides' caches alike: a few queries before the measured ones.
+    for (const q of queries.slice(0, 20)) await direct.search(candidateQuery(q), "fts").limit(40).toArray();
+
+    const dataDir = tempDir();
+    const server = await startBenchServer({ dataDir, env });
+    const { wallMs } = await ingest(server.url, user, texts, clients);
+    const api = client(server.url, user);
+    const mnemo = await concurrently(queries, clients, (q) => api.search(q, 10));
+    const lance = await concurrently(queries, clients, (q) =>
+      direct.search(candidateQuery(q), "fts").select(["id", "_score"]).limit(40).toArray(),
+    );
+    const catchUpMs = await server.ops.drain();
+    await server.stop();
+    removeDir(dataDir);
+    direct.close();
+    removeDir(lanceDir);
+    const perSecond = round(memories / (wallMs / 1000), 0);
+    json.bulk = { memories, clients, perSecond, catchUpMs, mnemo, lance };
+    lines.push(
+      `\nBulk write: ${memories} memories, ${clients} clients over HTTP: ${perSecond}/s (${round(wallMs / 1000, 1)} s); the index caught up ${round(catchUpMs / 1000, 1)} s after the searches`,
+      `Then ${searches} searches from ${clients} clients at once, without waiting for the index:`,
+      table(
+        ["", "p50 ms", "p99 ms", "max ms"],
+        [
+          ["Mnemo (HTTP)", mnemo.p50, mnemo.p99, mnemo.max],
+          ["LanceDB direct", lance.p50, lance.p99, lance.max],
+          ["ratio", ratio(mnemo.p50, lance.p50), ratio(mnemo.p99, lance.p99), ""],
+        ],
+      ),
+    );
+  }
+
+  if (!skip.has("curve")) {
+    const base = Number(values.base);
+    const counts = values
+      .curve!.split(",")
+      .map(Number)
+      .sort((a, b) => a - b);
+    const queries = queryTexts(seed + 2, Number(values["curve-searches"]));
+    const texts = memoryTexts(seed + 3, base + counts[counts.length - 1]);
+    const dataDir = tempDir();
+    let server = await startBenchServer({ dataDir, env });
+    await ingest(server.url, user, texts.slice(0, base), clients);
+    await server.ops.drain();
+    await server.ops.settle();
+    await server.stop();
+    const measure = async (url: string): Promise<Summary> => {
+      const api = client(url, user);
+      for (const q of queries.slice(0, 10)) await api.search(q, 10);
+      return concurrently(queries, 1, (q) => api.search(q, 10));
+    };
+    // Nothing more is indexed from here: every write stays pending. Settled first, on the same server.
+    server = await startBenchServer({ dataDir, env: { ...env, MNEMO_INDEX_WRITER: "never" } });
+    const settled = await measure(server.url);
+    const rows: Array<Array<string | number>> = [["0 (settled)", settled.p50, settled.p99, "1×"]];
+    const curve: Array<{ pending: number; search: Summary }> = [];
+    let written = 0;
+    for (const n of counts) {
+      await ingest(server.url, user, texts.slice(base + written, base + n), clients);
+      written = n;
+      const search = await measure(server.url);
+      curve.push({ pending: n, search });
+      rows.push([n, search.p50, search.p99, ratio(search.p50, settled.p50)]);
+    }
+    await server.stop();
+    removeDir(dataDir);
+    json.curve = { base, settled, curve };
+    lines.push(
+      `\nSearch after N fresh writes (one user, ${base} settled memories, the index writer stopped, sequential searches, limit 10):`,
+      table(["N pending", "p50 ms", "p99 ms", "p50 / settled"], rows),
+    );
+  }
+  console.log(lines.join("\n"));
+  console.log(`BENCH_JSON ${JSON.stringify(json)}`);
+} finally {
+  cleanup();
+}

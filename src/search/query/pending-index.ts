@@ -1,0 +1,180 @@
+import type { Executor } from "../../db/store";
+import type { ItemTerms } from "../analysis/item-terms";
+import { itemKey, type PendingRow, type TermStats } from "../indexing/term-stats";
+import type { PartitionGroup } from "../lance/partitions";
+import type { SearchKind } from "../types";
+
+/** An item of a source the index does not reflect yet, with its forward row as the write stored it. */
+export interface PendingEntry {
+  key: string;
+  kind: SearchKind;
+  sourceId: string;
+  itemId: string;
+  terms: ItemTerms;
+}
+
+/** One owner's pending items of one partition group, as this process last read them. */
+class OwnerPending {
+  /** The highest outbox seq read: the next look reads only what came after it. */
+  lastSeq = 0;
+  usedAt = 0;
+  readonly sources = new Map<string, { seq: number; kind: SearchKind; keys: string[] }>();
+  /** Items with context fields. */
+  withContext = 0;
+  /** Pending sources per kind. */
+  readonly perKind = new Map<SearchKind, number>();
+  readonly items = new Map<string, PendingEntry>();
+  /** Term → keys of the items holding it in their text or context. */
+  readonly postings = new Map<string, Set<string>>();
+  private reading: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+
+  /**
+   * Reads what changed since the last look, one read at a time. A read already running may
+   * have begun before the caller's own writes: the caller waits for the next one, which
+   * every caller arriving meanwhile shares.
+   */
+  update(read: () => Promise<void>): Promise<void> {
+    if (!this.reading) {
+      this.reading = read().finally(() => {
+        this.reading = null;
+      });
+      return this.reading;
+    }
+    this.queued ??= this.reading
+      .catch(() => {})
+      .then(() => {
+        this.queued = null;
+        return this.update(read);
+      });
+    return this.queued;
+  }
+
+  apply(rows: PendingRow[], oldest: number | null): void {
+    const bySource = new Map<string, PendingRow[]>();
+    for (const row of rows) {
+      const source = `${row.kind}|${row.sourceId}`;
+      (bySource.get(source) ?? bySource.set(source, []).get(source)!).push(row);
+      if (row.seq > this.lastSeq) this.lastSeq = row.seq;
+    }
+    for (const [source, list] of bySource) {
+      this.drop(source);
+      const keys: string[] = [];
+      for (const row of list) {
+        if (row.itemId === null || !row.terms) continue;
+        const entry = { kind: row.kind, sourceId: row.sourceId, itemId: row.itemId, terms: row.terms, key: "" };
+        entry.key = itemKey(entry);
+        keys.push(entry.key);
+        this.items.set(entry.key, entry);
+        if (row.terms.before || row.terms.after) this.withContext++;
+        for (const field of [row.terms.text, row.terms.before, row.terms.after]) {
+          if (!field) continue;
+          for (const term of field.counts.keys())
+            (this.postings.get(term) ?? this.postings.set(term, new Set()).get(term)!).add(entry.key);
+        }
+      }
+      this.sources.set(source, { seq: list[0].seq, kind: list[0].kind, keys });
+      this.perKind.set(list[0].kind, (this.perKind.get(list[0].kind) ?? 0) + 1);
+    }
+    // A source whose newest change is older than every pending row is in the index now.
+    for (const [source, { seq }] of this.sources) if (oldest === null || seq < oldest) this.drop(source);
+  }
+
+  private drop(source: string): void {
+    const known = this.sources.get(source);
+    if (!known) return;
+    for (const key of known.keys) {
+      const entry = this.items.get(key);
+      this.items.delete(key);
+      if (!entry) continue;
+      if (entry.terms.before || entry.terms.after) this.withContext--;
+      for (const field of [entry.terms.text, entry.terms.before, entry.terms.after]) {
+        if (!field) continue;
+        for (const term of field.counts.keys()) {
+          const keys = this.postings.get(term);
+          keys?.delete(key);
+          if (keys?.size === 0) this.postings.delete(term);
+        }
+      }
+    }
+    this.sources.delete(source);
+    this.perKind.set(known.kind, (this.perKind.get(known.kind) ?? 1) - 1);
+  }
+}
+
+/** What a search learns of an owner's pending items of the groups it searches. */
+export interface PendingView {
+  /** Whether a source (`kind|sourceId`) has a change the index does not reflect yet (one just indexed may still count). */
+  has(source: string): boolean;
+  /** Every pending item, for the signals that are not looked up by term (time, word vectors). */
+  all(): Iterable<PendingEntry>;
+  /** The pending items holding a term (in their text or context). */
+  holding(term: string): Iterable<PendingEntry>;
+  /** Whether some pending item has context fields. */
+  withContext: boolean;
+  /** How many sources of these kinds are pending. */
+  lag(kinds: readonly SearchKind[]): number;
+  /** How many sources are pending. */
+  size: number;
+}
+
+/** Owners' pending groups kept at most; past it, the least recently searched are forgotten (read afresh when next searched). */
+const MAX_GROUPS = 4_096;
+
+/**
+ * The items of an owner's sources that the index does not reflect yet, kept in this
+ * process between searches and brought up to date by reading only the outbox rows that
+ * came since the last look (their forward rows were written with them): a search's own
+ * work follows what changed since, never the size of the index writer's backlog. A source
+ * leaves once every one of its changes is off the outbox (then the index holds it).
+ * Read-your-writes holds because an owner's outbox rows of one group get their seqs in
+ * commit order (term-stats.ts `refresh` locks the owner's statistics first).
+ */
+export function createPendingIndex(termStats: TermStats) {
+  const groups = new Map<string, OwnerPending>();
+
+  async function current(db: Executor, ownerId: string, group: PartitionGroup): Promise<OwnerPending> {
+    const key = `${ownerId}\u0000${group}`;
+    let entry = groups.get(key);
+    if (!entry) {
+      entry = new OwnerPending();
+      groups.set(key, entry);
+      if (groups.size > MAX_GROUPS) {
+        const oldest = [...groups].sort((a, b) => a[1].usedAt - b[1].usedAt).slice(0, groups.size - MAX_GROUPS);
+        for (const [name] of oldest) groups.delete(name);
+      }
+    }
+    entry.usedAt = Date.now();
+    const owner = entry;
+    await owner.update(async () => {
+      const { rows, oldest } = await termStats.pendingSince(db, ownerId, group, owner.lastSeq);
+      owner.apply(rows, oldest);
+    });
+    return owner;
+  }
+
+  return {
+    /** Brings the owner's pending items of these groups up to date and returns a view of them. */
+    async read(db: Executor, ownerId: string, partitionGroups: PartitionGroup[]): Promise<PendingView> {
+      const owners = await Promise.all(partitionGroups.map((group) => current(db, ownerId, group)));
+      return {
+        has: (source) => owners.some((owner) => owner.sources.has(source)),
+        size: owners.reduce((n, owner) => n + owner.sources.size, 0),
+        *all() {
+          for (const owner of owners) yield* owner.items.values();
+        },
+        *holding(term) {
+          for (const owner of owners) for (const key of owner.postings.get(term) ?? []) yield owner.items.get(key)!;
+        },
+        withContext: owners.some((owner) => owner.withContext > 0),
+        lag(kinds) {
+          let n = 0;
+          for (const owner of owners) for (const kind of kinds) n += owner.perKind.get(kind) ?? 0;
+          return n;
+        },
+      };
+    },
+  };
+}
+
+export type PendingIndex = ReturnType<typeof createPendingIndex>;
