@@ -1,5 +1,5 @@
 import type { OwnedTable } from "../db/owned-tables";
-import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
+import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
 
 export interface ThreadRow {
   ownerId: string;
@@ -256,6 +256,17 @@ export function createChatRepository() {
   };
 }
 export type ChatRepository = ReturnType<typeof createChatRepository>;
+
+/**
+ * A condition on `column` (a `message` source id): it names a message of a thread of the
+ * workspace. A part of another statement, so that the derived index counts a workspace's
+ * pending outbox rows in one statement.
+ */
+export function workspaceMessageSources(column: Sql, ownerId: string, workspaceId: string): Sql {
+  return sql`${column} IN (
+    SELECT m.id FROM chat_messages m JOIN chat_threads t ON t.owner_id = m.owner_id AND t.id = m.thread_id
+    WHERE t.owner_id = ${ownerId} AND t.workspace_id = ${workspaceId})`;
+}
 
 /** Chat threads, as a user's export carries them. */
 export const THREAD_TABLE: OwnedTable = {

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import type { Config } from "../config";
 import { MASTER_KEY_FILE, parseMasterKey } from "../crypto/master-key";
 import { dataPaths } from "../data-paths";
-import { allMigrations } from "../migrations";
 import { openStoreFor } from "../db/open";
 import { countEscrowedKeys } from "../crypto/escrow";
 import { integrityProblems } from "../db/integrity";
@@ -111,7 +110,7 @@ async function diskCheck(config: Config): Promise<Check> {
   }
 }
 
-async function integrityCheck(store: Store): Promise<Check> {
+async function integrityCheck(store: Store, knownMigrations: number): Promise<Check> {
   const name = "store of record";
   try {
     const problems = await integrityProblems(store);
@@ -123,7 +122,7 @@ async function integrityCheck(store: Store): Promise<Check> {
         hint: "restore the latest backup (`mnemo restore`)",
       };
     }
-    const pending = allMigrations.length - (await appliedMigrationCount(store));
+    const pending = knownMigrations - (await appliedMigrationCount(store));
     const schema = pending > 0 ? `, ${pending} migrations pending (applied at the next start)` : "";
     return {
       name,
@@ -362,8 +361,9 @@ async function extractionJobsCheck(store: Store): Promise<Check> {
 /**
  * Every check of `mnemo doctor`, in a fixed order. Opens the store of record itself
  * (never creating a missing SQLite file) and nothing heavy: no LanceDB, no model.
+ * `knownMigrations`: how many migrations this Mnemo has (the list sits above the domains).
  */
-export async function runChecks(config: Config): Promise<Check[]> {
+export async function runChecks(config: Config, knownMigrations: number): Promise<Check[]> {
   const dataDir = await dataDirCheck(config);
   const checks: Check[] = [dataDir];
   if (existsSync(config.dataDir)) checks.push(await permissionsCheck(config));
@@ -381,7 +381,7 @@ export async function runChecks(config: Config): Promise<Check[]> {
     let integrity: Check;
     try {
       store = openStoreFor({ ...config.storage, databasePoolSize: 1 }, config.dataDir);
-      integrity = await integrityCheck(store);
+      integrity = await integrityCheck(store, knownMigrations);
     } catch (error) {
       integrity = {
         name: "store of record",

@@ -6,19 +6,14 @@ import { insertRows, ownedIds, type InsertOutcome } from "../db/owned-tables";
 import type { Executor, Store } from "../db/store";
 import type { SealTags } from "../crypto/seal-tags";
 import { tagImportedRows } from "../crypto/seal-tags-import";
-import { snapshotOf } from "../documents/index-view";
-import { createDocumentRepository } from "../documents/repository";
-import { slugify, uniqueSlug } from "../documents/slug";
-import { createFileRepository } from "../files/repository";
+import { documentNames, slugify, snapshotOf, uniqueSlug } from "../documents";
+import { fileBytesRestore } from "../files";
+import { memoryImportWrites, type MemoryImportWrites } from "../memories";
 import type { Outbox, SearchKind, SourceRef } from "../search";
+import { ensureWorkspace } from "../workspaces";
 import { importChatExport, loadChatExport, type ChatImportOptions, type ChatImportReport } from "./chat-import";
 import { KNOWN_FORMATS, readEntries, type Entry, type FileFormat } from "./formats";
 import { readMarkdownFolder } from "./markdown";
-import { createWorkspaceRepository } from "../workspaces/repository";
-import { createMemoryHistoryRepository } from "../memories/history-repository";
-import { createMemoryProposalRepository } from "../memories/proposals-repository";
-import { createMemoryRepository, storedContentKey } from "../memories/repository";
-import { createMemoryWrites, type MemoryWrites } from "../memories/writes";
 import { fromRecord, TABLE_BY_TYPE, TABLES, type TableSpec } from "./tables";
 
 /** Entries per transaction: large enough that commits (an fsync each on SQLite) stay rare. */
@@ -87,13 +82,8 @@ const PARENT_SPEC: Record<ParentTable, TableSpec> = {
   files: TABLE_BY_TYPE.get("file")!,
 };
 
-const workspaceRepo = createWorkspaceRepository();
-const memoryRepo = createMemoryRepository();
-const memoryHistory = createMemoryHistoryRepository();
 /** Memories are written with their exact-duplicate key (not exported: it is derived from the content). */
 const withContentKey = (spec: TableSpec): TableSpec => ({ ...spec, columns: [...spec.columns, "content_key"] });
-const documentRepo = createDocumentRepository();
-const fileRepo = createFileRepository();
 const PARENT: Record<string, { column: string; table: ParentTable }> = {
   workspace_artifact: { column: "workspace_id", table: "workspaces" },
   memory: { column: "workspace_id", table: "workspaces" },
@@ -109,18 +99,16 @@ const PARENT: Record<string, { column: string; table: ParentTable }> = {
  * Creates the workspace when missing. Throws when the id belongs to another user
  * (workspace ids are unique across users).
  */
-export async function ensureWorkspace(
+async function ensureTargetWorkspace(
   store: Store,
   ownerId: string,
   id: string,
   name: string,
 ): Promise<"created" | "existing"> {
   return store.transaction(async (tx) => {
-    const now = new Date().toISOString();
-    if (await workspaceRepo.insertIfAbsent(tx, { ownerId, id, name, createdAt: now, updatedAt: now })) return "created";
-    if ((await workspaceRepo.ownerOf(tx, id)) !== ownerId)
-      throw new Error(`--workspace: '${id}' belongs to another user`);
-    return "existing";
+    const outcome = await ensureWorkspace(tx, { ownerId, id, name });
+    if (outcome === "taken") throw new Error(`--workspace: '${id}' belongs to another user`);
+    return outcome;
   });
 }
 
@@ -207,12 +195,7 @@ async function writeBatch(
     }
   }
   const started = report.failed;
-  const writes = createMemoryWrites({
-    repo: memoryRepo,
-    history: memoryHistory,
-    outbox,
-    proposals: createMemoryProposalRepository(),
-  });
+  const memories = memoryImportWrites(outbox);
   await store.transaction(async (tx) => {
     const refs: SourceRef[] = [];
     for (const declared of TABLES) {
@@ -242,7 +225,7 @@ async function writeBatch(
         }
         try {
           const row = fromRecord(declared, record, ownerId);
-          if (spec !== declared) row.push(storedContentKey(String(record.id), String(record.content)));
+          if (spec !== declared) row.push(memories.contentKey(String(record.id), String(record.content)));
           rows.push(row);
           places.push(place);
         } catch (error) {
@@ -259,7 +242,7 @@ async function writeBatch(
           ownerId,
           outcome.inserted.map((i) => rows[i]),
         );
-      if (spec.type === "memory") await settleMemories(tx, writes, ownerId, spec, rows, outcome, report);
+      if (spec.type === "memory") await settleMemories(tx, memories, ownerId, spec, rows, outcome, report);
       report.inserted += outcome.inserted.length;
       report.existing += outcome.existing.length;
       if (outcome.inserted.length) report.byType[spec.type] = (report.byType[spec.type] ?? 0) + outcome.inserted.length;
@@ -291,12 +274,12 @@ async function writeBatch(
 /**
  * Memories of an import: an exact duplicate of one the user has in that workspace (or of
  * an earlier entry of the same file) is not written and counts as existing; each new one
- * goes through the memory write's `recordInserted` (first version, source `import`; its
- * index entry and its conversation's previous memory queued), as any new memory does.
+ * goes through the memory write (first version, source `import`; its index entry and its
+ * conversation's previous memory queued), as any new memory does.
  */
 async function settleMemories(
   tx: Executor,
-  writes: MemoryWrites,
+  memories: MemoryImportWrites,
   ownerId: string,
   spec: TableSpec,
   rows: unknown[][],
@@ -308,7 +291,7 @@ async function settleMemories(
   for (const i of outcome.conflicting) {
     const row = rows[i];
     if (
-      await memoryRepo.duplicateOf(
+      await memories.isDuplicate(
         tx,
         ownerId,
         (col(row, "workspace_id") as string | null) ?? null,
@@ -321,16 +304,10 @@ async function settleMemories(
     outcome.conflicting = outcome.conflicting.filter((i) => !duplicates.has(i));
     outcome.existing.push(...duplicates);
   }
-  const inserted = await memoryRepo.getMany(
+  report.queued += await memories.recordImported(
     tx,
     ownerId,
     outcome.inserted.map((i) => String(col(rows[i], "id"))),
-  );
-  report.queued += await writes.recordInserted(
-    tx,
-    ownerId,
-    [...inserted.values()].sort((a, b) => a.seq - b.seq),
-    { kind: "import" },
     new Date().toISOString(),
   );
 }
@@ -366,7 +343,8 @@ export async function importFile(deps: Deps, path: string, options: ImportOption
     throw new ImportFormatError(
       `${path}: format not recognised: ${step.value.unrecognised}; known formats: ${KNOWN_FORMATS}`,
     );
-  if (options.workspaceId) await ensureWorkspace(deps.store, options.userId, options.workspaceId, options.workspaceId);
+  if (options.workspaceId)
+    await ensureTargetWorkspace(deps.store, options.userId, options.workspaceId, options.workspaceId);
   const report = emptyReport(step.value, options.workspaceId ?? null);
   report.read = entries.length;
   const owned = ownership(options.userId);
@@ -400,7 +378,7 @@ async function restoreFileBytes(
     byKey.get(key)!.push({ part: Number(record.part), data: String(record.data), place });
   }
   const wanted = new Map(
-    (await fileRepo.withoutBytes(deps.store.db, ownerId, [...byKey.keys()])).map((file) => [file.key, file]),
+    (await fileBytesRestore.withoutBytes(deps.store.db, ownerId, [...byKey.keys()])).map((file) => [file.key, file]),
   );
   if (!wanted.size) return;
   // LanceDB loads only when an export carries bytes.
@@ -419,7 +397,7 @@ async function restoreFileBytes(
         });
         continue;
       }
-      await fileRepo.attachBytes(deps.store.db, ownerId, key, blob.blobId);
+      await fileBytesRestore.attachBytes(deps.store.db, ownerId, key, blob.blobId);
       report.fileBytes++;
     }
   } finally {
@@ -436,14 +414,14 @@ export async function importMarkdownFolder(deps: Deps, dir: string, options: Imp
   const absolute = resolve(dir);
   const scope = `${options.userId}\u001f${absolute}`;
   const workspaceId = options.workspaceId ?? `ws_md_${createHash("sha256").update(scope).digest("hex").slice(0, 24)}`;
-  await ensureWorkspace(deps.store, options.userId, workspaceId, options.workspaceId ?? basename(absolute));
+  await ensureTargetWorkspace(deps.store, options.userId, workspaceId, options.workspaceId ?? basename(absolute));
   const report = emptyReport("markdown", workspaceId);
   const docs = await readMarkdownFolder(absolute, `${options.userId}\u001f${workspaceId}`, (place, message) => {
     report.failed++;
     report.problems.push({ place, message });
   });
   report.read = docs.length + report.failed;
-  const taken = await documentRepo.idsAndSlugs(deps.store.db, options.userId, workspaceId);
+  const taken = await documentNames.idsAndSlugs(deps.store.db, options.userId, workspaceId);
   const existingIds = new Set(taken.map((r) => r.id));
   const slugs = new Set(taken.map((r) => r.slug));
   const now = new Date().toISOString();
