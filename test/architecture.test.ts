@@ -11,7 +11,10 @@ const ROOT = resolve(import.meta.dir, "..");
 
 /** The layers, bottom first; an import may point to its own layer or one below. */
 const LAYERS: Array<{ name: string; members: string[] }> = [
-  { name: "base", members: ["src/config.ts", "src/data-paths.ts", "src/lib/"] },
+  {
+    name: "base",
+    members: ["src/config.ts", "src/config-schema.ts", "src/config-errors.ts", "src/data-paths.ts", "src/lib/"],
+  },
   { name: "shared", members: ["src/shared/"] },
   { name: "store", members: ["src/db/"] },
   { name: "search", members: ["src/search/"] },
