@@ -6,6 +6,9 @@ import { MEMORY_TABLE } from "../memories";
 import { PROFILE_TABLE } from "../profiles";
 import { ARTIFACT_TABLE, WORKSPACE_TABLE } from "../workspaces";
 
+/** The version of the export format this Mnemo writes, and the newest it reads. */
+export const EXPORT_FORMAT_VERSION = 1;
+
 /**
  * The tables a user's export carries, in the order they are written and restored (a
  * workspace before what lives in it), each with the record `type` that names its rows
