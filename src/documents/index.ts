@@ -226,7 +226,8 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
 // workspace's documents and index view line up (the derived index's status).
 export { DOCUMENT_TABLE } from "./repository";
 export { type ViewCounts, workspaceBlockSources, workspaceViewCounts } from "./index-status-repository";
-export { INDEX_VIEW_TABLE, snapshotOf } from "./index-view";
+export { snapshotOf } from "./index-view";
+export { INDEX_VIEW_TABLE } from "./index-view-repository";
 export { slugify, uniqueSlug } from "./slug";
 
 /** The ids and slugs a workspace's documents hold, so that an import adds new ones beside them. */
