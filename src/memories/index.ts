@@ -163,7 +163,7 @@ export { MEMORY_TABLE } from "./repository";
  * An import's side of the memory write: rows are inserted in bulk by the import (with their
  * exported ids and dates, and `contentKey`), then `recordImported` gives them what any new
  * memory gets (first version, source `import`; its index entry and its conversation's
- * previous memory queued). How many sources were queued.
+ * previous memory queued).
  */
 export function memoryImportWrites(outbox: Outbox) {
   const repo = createMemoryRepository();
@@ -180,6 +180,7 @@ export function memoryImportWrites(outbox: Outbox) {
     async isDuplicate(tx: Executor, ownerId: string, workspaceId: string | null, content: string): Promise<boolean> {
       return (await repo.duplicateOf(tx, ownerId, workspaceId, content)) !== null;
     },
+    /** The rows of `ids` just inserted, recorded as new memories; how many sources were queued. */
     async recordImported(tx: Executor, ownerId: string, ids: string[], now: string): Promise<number> {
       const inserted = await repo.getMany(tx, ownerId, ids);
       const rows = [...inserted.values()].sort((a, b) => a.seq - b.seq);
