@@ -42,7 +42,8 @@ Example:
         throw new CliError((error as Error).message);
       }
       const { runChecks } = await import("../../src/transfer/doctor");
-      const checks = await runChecks(config);
+      const { allMigrations } = await import("../../src/migrations");
+      const checks = await runChecks(config, allMigrations.length);
       const ok = checks.every((check) => check.status !== "fail");
       if (options.json) printJson({ ok, checks });
       else {

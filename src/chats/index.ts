@@ -22,6 +22,7 @@ import {
   ThreadParams,
 } from "./model";
 import type { ChatService } from "./service";
+import { createChatRepository, type ChatRepository } from "./repository";
 
 const tags = ["chats"];
 const base = "/v1/workspaces/:workspaceId/chats";
@@ -144,3 +145,16 @@ export function chatRoutes(auth: AuthService, chats: ChatService, encryption: En
       },
     );
 }
+
+// What other domains use of chats: threads and messages as a user's export carries them, the
+// writes capture and the chat import make to a thread inside their own transaction, and which
+// messages are a workspace's (the derived index's status).
+export { MESSAGE_TABLE, THREAD_TABLE, workspaceMessageSources } from "./repository";
+
+/** A thread's reads and writes inside a caller's transaction: its lock, the thread, its messages. */
+export type ThreadWrites = Pick<
+  ChatRepository,
+  "getThreads" | "lockThread" | "insertThread" | "messageKeysPage" | "appendMessage" | "getMessages"
+>;
+
+export const threadWrites: ThreadWrites = createChatRepository();

@@ -1,5 +1,5 @@
-import type { OwnedTable } from "../db/owned-tables";
-import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor } from "../db/store";
+import { insertOf, type OwnedTable, type StoredColumns } from "../db/owned-tables";
+import { all, first, ownedKeysBySeq, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
 
 export interface ThreadRow {
   ownerId: string;
@@ -25,6 +25,34 @@ export interface MessageRow {
   encryptedContent?: string | null;
   createdAt: string;
 }
+
+/** The thread table's columns with the row field each holds: what an export carries (`THREAD_TABLE`) and the insert writes. */
+const THREAD_COLUMNS = {
+  owner_id: "ownerId",
+  workspace_id: "workspaceId",
+  id: "id",
+  title: "title",
+  metadata: "metadata",
+  message_count: "messageCount",
+  last_message_id: "lastMessageId",
+  created_at: "createdAt",
+  updated_at: "updatedAt",
+} as const satisfies StoredColumns<ThreadRow>;
+const THREAD_JSON = ["metadata"];
+/** A new thread holds no messages yet: its count and latest message keep their stored defaults, and appends keep them. */
+const NEW_THREAD_COLUMNS = Object.keys(THREAD_COLUMNS).filter((c) => c !== "message_count" && c !== "last_message_id");
+
+/** The message table's columns with the row field each holds: what the insert writes and an export carries (`MESSAGE_TABLE`). */
+const MESSAGE_COLUMNS = {
+  owner_id: "ownerId",
+  thread_id: "threadId",
+  id: "id",
+  parent_id: "parentId",
+  role: "role",
+  content: "content",
+  encrypted_content: "encryptedContent",
+  created_at: "createdAt",
+} as const satisfies StoredColumns<MessageRow>;
 
 type StoredThread = {
   seq: number;
@@ -80,8 +108,7 @@ export function createChatRepository() {
     async insertThread(tx: Executor, row: ThreadRow): Promise<void> {
       await run(
         tx,
-        sql`INSERT INTO chat_threads (owner_id, workspace_id, id, title, metadata, created_at, updated_at)
-            VALUES (${row.ownerId}, ${row.workspaceId}, ${row.id}, ${row.title}, ${JSON.stringify(row.metadata)}, ${row.createdAt}, ${row.updatedAt})`,
+        sql`INSERT INTO chat_threads ${insertOf(THREAD_COLUMNS, row, { json: THREAD_JSON, only: NEW_THREAD_COLUMNS })}`,
       );
     },
     async getThread(tx: Executor, ownerId: string, workspaceId: string, id: string): Promise<ThreadRow | null> {
@@ -134,11 +161,7 @@ export function createChatRepository() {
     },
     /** Inserts a message and bumps its thread's count and latest message. Call in a transaction. */
     async appendMessage(tx: Executor, row: MessageRow): Promise<void> {
-      await run(
-        tx,
-        sql`INSERT INTO chat_messages (owner_id, thread_id, id, parent_id, role, content, encrypted_content, created_at)
-            VALUES (${row.ownerId}, ${row.threadId}, ${row.id}, ${row.parentId}, ${row.role}, ${row.content}, ${row.encryptedContent ?? null}, ${row.createdAt})`,
-      );
+      await run(tx, sql`INSERT INTO chat_messages ${insertOf(MESSAGE_COLUMNS, row)}`);
       // The count is bumped in SQL, never read-modify-written, so no append can be lost.
       await run(
         tx,
@@ -257,22 +280,23 @@ export function createChatRepository() {
 }
 export type ChatRepository = ReturnType<typeof createChatRepository>;
 
+/**
+ * A condition on `column` (a `message` source id): it names a message of a thread of the
+ * workspace. A part of another statement, so that the derived index counts a workspace's
+ * pending outbox rows in one statement.
+ */
+export function workspaceMessageSources(column: Sql, ownerId: string, workspaceId: string): Sql {
+  return sql`${column} IN (
+    SELECT m.id FROM chat_messages m JOIN chat_threads t ON t.owner_id = m.owner_id AND t.id = m.thread_id
+    WHERE t.owner_id = ${ownerId} AND t.workspace_id = ${workspaceId})`;
+}
+
 /** Chat threads, as a user's export carries them. */
 export const THREAD_TABLE: OwnedTable = {
   table: "chat_threads",
   owner: "owner_id",
-  columns: [
-    "owner_id",
-    "workspace_id",
-    "id",
-    "title",
-    "metadata",
-    "message_count",
-    "last_message_id",
-    "created_at",
-    "updated_at",
-  ],
-  json: ["metadata"],
+  columns: Object.keys(THREAD_COLUMNS),
+  json: THREAD_JSON,
   orderBy: "seq",
   idColumns: ["id"],
 };
@@ -281,7 +305,7 @@ export const THREAD_TABLE: OwnedTable = {
 export const MESSAGE_TABLE: OwnedTable = {
   table: "chat_messages",
   owner: "owner_id",
-  columns: ["owner_id", "thread_id", "id", "parent_id", "role", "content", "encrypted_content", "created_at"],
+  columns: Object.keys(MESSAGE_COLUMNS),
   // encrypted_content came with the encryption feature: older exports lack it.
   defaults: { encrypted_content: null },
   orderBy: "seq",

@@ -1,3 +1,5 @@
+import type { Principal } from "../auth/service";
+import type { Config } from "../config";
 import type { Store } from "../db/store";
 import { AppError } from "../shared/app-error";
 import { rateLimited, rateLimitHeaders, type RateLimiter, type WindowSpec } from "../rate-limits/service";
@@ -11,6 +13,31 @@ export const INJECTED_TOKENS_PER_ITEM = 300;
 const INJECTED_TOKENS_FIXED = 64;
 /** Below this, no memory block fits (a heading and one short item): memory is skipped. */
 export const MIN_INJECTION_TOKENS = 96;
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+/** The rate limit windows a completion counts in: its credential's per minute, its user's per hour. */
+export function rateWindows(
+  principal: Principal,
+  config: Pick<Config["completions"], "rateLimitPerKeyPerMinute" | "rateLimitPerPrincipalPerHour">,
+): WindowSpec[] {
+  const credential = principal.keyId ? `key:${principal.keyId}` : `credential:${principal.method}:${principal.userId}`;
+  return [
+    {
+      key: credential,
+      limit: config.rateLimitPerKeyPerMinute,
+      windowMs: MINUTE,
+      label: `${config.rateLimitPerKeyPerMinute} per minute per key`,
+    },
+    {
+      key: `principal:${principal.userId}`,
+      limit: config.rateLimitPerPrincipalPerHour,
+      windowMs: HOUR,
+      label: `${config.rateLimitPerPrincipalPerHour} per hour per principal`,
+    },
+  ];
+}
 
 /** What a request may cost, estimated before it is sent: what its quota hold is made of. */
 export interface CostEstimate {

@@ -2,13 +2,11 @@ import type { Principal } from "../auth/service";
 import type { Config } from "../config";
 import { AppError } from "../shared/app-error";
 import type { Logger } from "../lib/log";
-import type { WindowSpec } from "../rate-limits/service";
-import type { QuotaHold, UsageService } from "../usage/service";
-import { contentText, countPromptTokens, countTextTokens } from "../usage/tokens";
+import type { UsageService } from "../usage/service";
+import { contentText } from "../usage/tokens";
 import { newId } from "../lib/ids";
-import { pick } from "../lib/json-path";
 import type { WorkspaceService } from "../workspaces/service";
-import { boundedUpstream, completionBound, estimateCost, type Admit } from "./admission";
+import { boundedUpstream, completionBound, estimateCost, rateWindows, type Admit } from "./admission";
 import {
   beforeDeadline,
   injectIntoSystem,
@@ -20,8 +18,10 @@ import {
   type Shimmer,
 } from "./injection";
 import { DEFAULT_MEMORY_LIMIT, type ChatCompletionBody } from "./model";
+import { holdSettlement } from "./quota-hold";
+import { checkCompletion, replyText, usageOf } from "./reply";
 import type { Retriever } from "./retrieval";
-import { passThrough, type StreamTally } from "./sse";
+import { passThrough } from "./sse";
 import { ClientGoneError, redactUpstreamText, type Upstream } from "./upstream";
 
 export interface CompletionRequest {
@@ -92,8 +92,6 @@ export interface CompletionServiceDeps {
 }
 
 const ROUTE = "POST /v1/chat/completions";
-const MINUTE = 60_000;
-const HOUR = 3_600_000;
 
 /** The same error with more headers (the route's `X-RateLimit-*` go on every answer). */
 function withHeaders(error: unknown, headers: Record<string, string>): unknown {
@@ -104,38 +102,6 @@ function withHeaders(error: unknown, headers: Record<string, string>): unknown {
 }
 
 const ms = (value: number) => value.toFixed(2);
-
-/** Tokens of a completion: the upstream's `usage` when it gave one, else counted (see usage/tokens.ts). */
-async function tokensOf(
-  usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined,
-  messages: unknown[],
-  completionText: string,
-) {
-  const prompt = typeof usage?.prompt_tokens === "number" ? usage.prompt_tokens : await countPromptTokens(messages);
-  const completion =
-    typeof usage?.completion_tokens === "number" ? usage.completion_tokens : await countTextTokens(completionText);
-  return { promptTokens: Math.max(0, Math.round(prompt)), completionTokens: Math.max(0, Math.round(completion)) };
-}
-
-/** A non-streaming completion's `usage`, when it is an object (its counts are checked where they are read). */
-function usageOf(reply: unknown): StreamTally["usage"] {
-  const usage = pick(reply, "usage");
-  return typeof usage === "object" && usage !== null ? (usage as StreamTally["usage"]) : null;
-}
-
-/** The text of a non-streaming completion's choices (content and tool-call arguments). */
-function replyText(reply: unknown): string {
-  const choices = pick(reply, "choices");
-  return (Array.isArray(choices) ? choices : [])
-    .map((c) => {
-      const calls = pick(c, "message", "tool_calls");
-      return [
-        contentText(pick(c, "message", "content")),
-        ...(Array.isArray(calls) ? calls.map((t) => String(pick(t, "function", "arguments") ?? "")) : []),
-      ].join("");
-    })
-    .join("\n");
-}
 
 /**
  * `POST /v1/chat/completions`: admission first (rate limits, then a hold on the monthly
@@ -155,69 +121,6 @@ export function createCompletionService({
   log,
   capture,
 }: CompletionServiceDeps) {
-  function windowsOf(principal: Principal): WindowSpec[] {
-    const credential = principal.keyId
-      ? `key:${principal.keyId}`
-      : `credential:${principal.method}:${principal.userId}`;
-    return [
-      {
-        key: credential,
-        limit: config.rateLimitPerKeyPerMinute,
-        windowMs: MINUTE,
-        label: `${config.rateLimitPerKeyPerMinute} per minute per key`,
-      },
-      {
-        key: `principal:${principal.userId}`,
-        limit: config.rateLimitPerPrincipalPerHour,
-        windowMs: HOUR,
-        label: `${config.rateLimitPerPrincipalPerHour} per hour per principal`,
-      },
-    ];
-  }
-
-  /** The hold's one ending: settled to the tokens used, or released unused. */
-  function closeOnce(hold: QuotaHold) {
-    let closed = false;
-    return {
-      async settle(messages: unknown[], usageReported: StreamTally["usage"], text: string) {
-        if (closed) return;
-        closed = true;
-        try {
-          await usage.settle(hold, { ...(await tokensOf(usageReported, messages, text)), requests: 1 });
-        } catch (error) {
-          log.error("usage not recorded", { userId: hold.userId, error: error as Error });
-        }
-      },
-      async release() {
-        if (closed) return;
-        closed = true;
-        await usage.release(hold).catch((error) =>
-          log.warn("quota hold not released; it lapses when it expires", {
-            userId: hold.userId,
-            reason: (error as Error).message,
-          }),
-        );
-      },
-    };
-  }
-
-  /**
-   * A 2xx reply that is not a completion object (an `{"object": "error"}`, plain text) is
-   * answered 502 with a generic message: its text goes to the log only, redacted.
-   */
-  function notACompletion(parsed: unknown, text: string) {
-    const object = pick(parsed, "object");
-    const completion =
-      Array.isArray(pick(parsed, "choices")) &&
-      pick(parsed, "error") === undefined &&
-      (object === undefined || object === "chat.completion");
-    if (completion) return;
-    log.warn("the model gateway answered something that is not a completion", {
-      upstream: redactUpstreamText(text, config.gatewayApiKey),
-    });
-    throw new AppError(502, "upstream_error", "the model gateway answered something that is not a completion");
-  }
-
   /** The memories for the request within the window and the block's token budget; the shimmer says what came of it. */
   async function retrieve(
     r: CompletionRequest,
@@ -262,7 +165,7 @@ export function createCompletionService({
       const [admission, workspace, byDefault] = await Promise.allSettled([
         admit({
           userId,
-          windows: windowsOf(r.principal),
+          windows: rateWindows(r.principal, config),
           at: startedAt,
           messages: r.body.messages,
           cost,
@@ -274,7 +177,7 @@ export function createCompletionService({
       ]);
       if (admission.status === "rejected") throw admission.reason;
       const { headers: limitHeaders, hold, injectionBudget } = admission.value;
-      const quota = closeOnce(hold);
+      const quota = holdSettlement(hold, usage, log);
       const headers: Record<string, string> = { ...limitHeaders };
       try {
         if (workspace.status === "rejected") throw workspace.reason;
@@ -341,7 +244,7 @@ export function createCompletionService({
           try {
             parsed = JSON.parse(reply.text);
           } catch {}
-          notACompletion(parsed, reply.text);
+          checkCompletion(parsed, reply.text, log, config.gatewayApiKey);
           await quota.settle(messages, usageOf(parsed), replyText(parsed));
           if (remember && reply.status < 300) remember(replyText(parsed));
           headers["x-svc-overhead-ms"] = ms(ours + (performance.now() - back));
@@ -361,7 +264,7 @@ export function createCompletionService({
           try {
             parsed = JSON.parse(text);
           } catch {}
-          notACompletion(parsed, text);
+          checkCompletion(parsed, text, log, config.gatewayApiKey);
           await quota.settle(messages, usageOf(parsed), replyText(parsed));
           return {
             status: call.response.status,

@@ -30,6 +30,31 @@ export interface OwnedTable {
   defaults?: Record<string, unknown>;
 }
 
+/**
+ * A table's stored columns in order, each with where a row keeps its value: a field of the
+ * row, or a function of it (a flag stored as 0/1). The one list a repository's insert and its
+ * `OwnedTable` columns follow, so that a column the insert writes is one the export carries.
+ */
+export type StoredColumns<Row> = Record<string, keyof Row | ((row: Row) => unknown)>;
+
+/**
+ * `(column, …) VALUES (…)` of an insert of `row`: every column of `columns` (or those of
+ * `only`), `json` ones serialized, a missing value as NULL.
+ */
+export function insertOf<Row>(
+  columns: StoredColumns<NoInfer<Row>>,
+  row: Row,
+  { json = [], only }: { json?: readonly string[]; only?: readonly string[] } = {},
+): Sql {
+  const names = only ?? Object.keys(columns);
+  const values = names.map((name) => {
+    const from = columns[name];
+    const value = typeof from === "function" ? from(row) : row[from];
+    return json.includes(name) ? JSON.stringify(value) : (value ?? null);
+  });
+  return sql`(${sql.raw(names.join(", "))}) VALUES ${list(values)}`;
+}
+
 /** Every row of `spec`'s table owned by `ownerId`, in pages (no long-lived cursor). */
 export async function* ownedRows(
   tx: Executor,

@@ -1,5 +1,21 @@
+import { insertOf, type OwnedTable, type StoredColumns } from "../db/owned-tables";
 import { all, first, KEY_PAGE, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
 import type { IndexedDocument } from "./index-view";
+
+/** The view's columns with the row field each holds: what a snapshot writes and an export carries (`INDEX_VIEW_TABLE`). */
+const VIEW_COLUMNS = {
+  owner_id: "ownerId",
+  document_id: "documentId",
+  workspace_id: "workspaceId",
+  document_type: "documentType",
+  title: "title",
+  root_block_id: "rootBlockId",
+  metadata: "metadata",
+  blocks: "blocks",
+  created_at: "createdAt",
+  indexed_at: "indexedAt",
+} as const satisfies StoredColumns<IndexedDocument>;
+const VIEW_JSON = ["metadata", "blocks"];
 
 type Stored = {
   owner_id: string;
@@ -49,9 +65,7 @@ export function createIndexViewRepository() {
         )) !== null;
       await run(
         tx,
-        sql`INSERT INTO indexed_documents (owner_id, document_id, workspace_id, document_type, title, root_block_id, metadata, blocks, created_at, indexed_at)
-            VALUES (${row.ownerId}, ${row.documentId}, ${row.workspaceId}, ${row.documentType}, ${row.title}, ${row.rootBlockId},
-                    ${JSON.stringify(row.metadata)}, ${JSON.stringify(row.blocks)}, ${row.createdAt}, ${row.indexedAt})
+        sql`INSERT INTO indexed_documents ${insertOf(VIEW_COLUMNS, row, { json: VIEW_JSON })}
             ON CONFLICT (owner_id, document_id) DO UPDATE SET workspace_id = excluded.workspace_id, document_type = excluded.document_type,
               title = excluded.title, root_block_id = excluded.root_block_id, metadata = excluded.metadata, blocks = excluded.blocks,
               indexed_at = excluded.indexed_at`,
@@ -137,3 +151,13 @@ export function createIndexViewRepository() {
   };
 }
 export type IndexViewRepository = ReturnType<typeof createIndexViewRepository>;
+
+/** The index view of documents, as a user's export carries it. */
+export const INDEX_VIEW_TABLE: OwnedTable = {
+  table: "indexed_documents",
+  owner: "owner_id",
+  columns: Object.keys(VIEW_COLUMNS),
+  json: VIEW_JSON,
+  orderBy: "document_id",
+  idColumns: ["document_id"],
+};

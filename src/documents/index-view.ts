@@ -1,4 +1,3 @@
-import type { OwnedTable } from "../db/owned-tables";
 import { markdownBlocks } from "./markdown-blocks";
 import type { IndexedBlock, IndexSource } from "./repository";
 
@@ -39,24 +38,3 @@ export function snapshotOf(doc: Omit<IndexSource, "seq">, indexedAt: string): In
     indexedAt,
   };
 }
-
-/** The index view of documents, as a user's export carries it. */
-export const INDEX_VIEW_TABLE: OwnedTable = {
-  table: "indexed_documents",
-  owner: "owner_id",
-  columns: [
-    "owner_id",
-    "document_id",
-    "workspace_id",
-    "document_type",
-    "title",
-    "root_block_id",
-    "metadata",
-    "blocks",
-    "created_at",
-    "indexed_at",
-  ],
-  json: ["metadata", "blocks"],
-  orderBy: "document_id",
-  idColumns: ["document_id"],
-};

@@ -27,6 +27,7 @@ import {
 } from "./model";
 import { documentFieldSeals, documentSeals, toCreatedSummary, toFullDocument, toSummary } from "./present";
 import type { DocumentService } from "./service";
+import { createDocumentRepository, type DocumentRepository } from "./repository";
 
 const tags = ["documents"];
 
@@ -219,3 +220,15 @@ export function documentRoutes(auth: AuthService, documents: DocumentService, en
       },
     );
 }
+
+// What other domains use of documents: documents and their index view entries as a user's
+// export carries them, what an import of a Markdown folder needs to make new ones, and how a
+// workspace's documents and index view line up (the derived index's status).
+export { DOCUMENT_TABLE } from "./repository";
+export { type ViewCounts, workspaceBlockSources, workspaceViewCounts } from "./index-status-repository";
+export { snapshotOf } from "./index-view";
+export { INDEX_VIEW_TABLE } from "./index-view-repository";
+export { slugify, uniqueSlug } from "./slug";
+
+/** The ids and slugs a workspace's documents hold, so that an import adds new ones beside them. */
+export const documentNames: Pick<DocumentRepository, "idsAndSlugs"> = createDocumentRepository();

@@ -1,4 +1,4 @@
-import type { OwnedTable } from "../db/owned-tables";
+import { insertOf, type OwnedTable, type StoredColumns } from "../db/owned-tables";
 import { all, first, ownedRowsByIds, run, sql, type Executor, type Sql } from "../db/store";
 import type { DocumentRow } from "./record";
 
@@ -43,6 +43,26 @@ const mutableColumns = (
 ) => sql`document_type = ${d.documentType}, title = ${d.title}, slug = ${d.slug}, root_block_id = ${d.rootBlockId},
   notebook_id = ${d.notebookId}, document_payload = ${JSON.stringify(d.documentPayload)}, blocks_payload = ${JSON.stringify(d.blocksPayload)},
   markdown = ${d.markdown}, metadata = ${JSON.stringify(d.metadata)}, indexable_blocks = ${JSON.stringify(d.indexableBlocks)}, updated_at = ${d.updatedAt}`;
+
+/** The table's columns with the row field each holds: what the insert writes and an export carries (`DOCUMENT_TABLE`). */
+const DOCUMENT_COLUMNS = {
+  owner_id: "ownerId",
+  workspace_id: "workspaceId",
+  id: "id",
+  document_type: "documentType",
+  title: "title",
+  slug: "slug",
+  root_block_id: "rootBlockId",
+  notebook_id: "notebookId",
+  document_payload: "documentPayload",
+  blocks_payload: "blocksPayload",
+  markdown: "markdown",
+  metadata: "metadata",
+  indexable_blocks: "indexableBlocks",
+  created_at: "createdAt",
+  updated_at: "updatedAt",
+} as const satisfies StoredColumns<DocumentRow>;
+const DOCUMENT_JSON = ["document_payload", "blocks_payload", "metadata", "indexable_blocks"];
 
 /** Summary columns only: listing never reads payloads. */
 export type DocumentHead = Omit<DocumentRow, "documentPayload" | "blocksPayload" | "markdown" | "indexableBlocks">;
@@ -153,12 +173,7 @@ export function createDocumentRepository() {
     async insert(tx: Executor, d: DocumentRow): Promise<boolean> {
       const inserted = await first(
         tx,
-        sql`INSERT INTO documents (owner_id, workspace_id, id, document_type, title, slug, root_block_id, notebook_id, document_payload,
-              blocks_payload, markdown, metadata, indexable_blocks, created_at, updated_at)
-            VALUES (${d.ownerId}, ${d.workspaceId}, ${d.id}, ${d.documentType}, ${d.title}, ${d.slug}, ${d.rootBlockId}, ${d.notebookId},
-              ${JSON.stringify(d.documentPayload)}, ${JSON.stringify(d.blocksPayload)}, ${d.markdown}, ${JSON.stringify(d.metadata)},
-              ${JSON.stringify(d.indexableBlocks)}, ${d.createdAt}, ${d.updatedAt})
-            ON CONFLICT DO NOTHING RETURNING seq`,
+        sql`INSERT INTO documents ${insertOf(DOCUMENT_COLUMNS, d, { json: DOCUMENT_JSON })} ON CONFLICT DO NOTHING RETURNING seq`,
       );
       return inserted !== null;
     },
@@ -320,24 +335,8 @@ export type DocumentRepository = ReturnType<typeof createDocumentRepository>;
 export const DOCUMENT_TABLE: OwnedTable = {
   table: "documents",
   owner: "owner_id",
-  columns: [
-    "owner_id",
-    "workspace_id",
-    "id",
-    "document_type",
-    "title",
-    "slug",
-    "root_block_id",
-    "notebook_id",
-    "document_payload",
-    "blocks_payload",
-    "markdown",
-    "metadata",
-    "indexable_blocks",
-    "created_at",
-    "updated_at",
-  ],
-  json: ["document_payload", "blocks_payload", "metadata", "indexable_blocks"],
+  columns: Object.keys(DOCUMENT_COLUMNS),
+  json: DOCUMENT_JSON,
   orderBy: "seq",
   idColumns: ["id"],
 };

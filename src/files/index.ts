@@ -17,6 +17,7 @@ import {
 } from "./model";
 import { fileSealKeys } from "./seal-keys";
 import type { FileService } from "./service";
+import { createFileRepository, type FileRepository } from "./repository";
 
 /**
  * Files of a workspace (docs/files.md#routes).
@@ -132,3 +133,10 @@ export function fileRoutes(
       )
   );
 }
+
+// What other domains use of files: their rows as a user's export carries them, and the bytes an
+// export made `--with-files` gives back to files that have none.
+export { FILE_BLOCK_TABLE, FILE_TABLE } from "./repository";
+
+/** Which of a user's files lack their bytes, and attaching the bytes restored for one. */
+export const fileBytesRestore: Pick<FileRepository, "withoutBytes" | "attachBytes"> = createFileRepository();

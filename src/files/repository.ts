@@ -1,4 +1,4 @@
-import type { OwnedTable } from "../db/owned-tables";
+import { insertOf, type OwnedTable, type StoredColumns } from "../db/owned-tables";
 import { all, first, list, run, sql, type Executor } from "../db/store";
 import type { NotIndexedReason } from "./pdf-text-protocol";
 import type { TextStatus } from "./text";
@@ -51,7 +51,25 @@ type Stored = {
   text_status: TextStatus | null;
   text_reason: NotIndexedReason | null;
 };
-const COLUMNS = sql`seq, owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed, text_status, text_reason`;
+/** A file as written by an upload: its text state is the extraction's to record. */
+type NewFile = Omit<FileRow, "seq" | "textStatus" | "textReason">;
+/** The table's columns with the row field each holds: what an upload writes and an export carries (`FILE_TABLE`). */
+const FILE_COLUMNS = {
+  owner_id: "ownerId",
+  workspace_id: "workspaceId",
+  key: "key",
+  name: "name",
+  content_type: "contentType",
+  size: "size",
+  sha256: "sha256",
+  blob_id: "blobId",
+  created_at: "createdAt",
+  updated_at: "updatedAt",
+  sealed: (file) => (file.sealed ? 1 : 0),
+} as const satisfies StoredColumns<NewFile>;
+/** A text block's columns: what the extraction writes and an export carries (`FILE_BLOCK_TABLE`). */
+const FILE_BLOCK_COLUMNS = ["owner_id", "file_key", "position", "content"];
+const COLUMNS = sql.raw(["seq", ...Object.keys(FILE_COLUMNS), "text_status", "text_reason"].join(", "));
 const toRow = (r: Stored): FileRow => ({
   seq: Number(r.seq),
   ownerId: r.owner_id,
@@ -109,12 +127,10 @@ export function createFileRepository() {
       ).map(toRow);
     },
     /** Inserts a file, or replaces the bytes and type of the file with this key (a restore of the same key). */
-    async upsert(tx: Executor, file: Omit<FileRow, "seq" | "textStatus" | "textReason">): Promise<void> {
+    async upsert(tx: Executor, file: NewFile): Promise<void> {
       await run(
         tx,
-        sql`INSERT INTO files (owner_id, workspace_id, key, name, content_type, size, sha256, blob_id, created_at, updated_at, sealed)
-        VALUES (${file.ownerId}, ${file.workspaceId}, ${file.key}, ${file.name}, ${file.contentType}, ${file.size}, ${file.sha256}, ${file.blobId},
-                ${file.createdAt}, ${file.updatedAt}, ${file.sealed ? 1 : 0})
+        sql`INSERT INTO files ${insertOf(FILE_COLUMNS, file)}
         ON CONFLICT (key) DO UPDATE SET name = excluded.name, content_type = excluded.content_type, size = excluded.size,
           sha256 = excluded.sha256, blob_id = excluded.blob_id, updated_at = excluded.updated_at, sealed = excluded.sealed`,
       );
@@ -159,8 +175,12 @@ export function createFileRepository() {
     async setBlocks(tx: Executor, ownerId: string, key: string, blocks: string[]): Promise<void> {
       await run(tx, sql`DELETE FROM file_blocks WHERE owner_id = ${ownerId} AND file_key = ${key}`);
       for (let i = 0; i < blocks.length; i += 100) {
+        // In FILE_BLOCK_COLUMNS order.
         const rows = blocks.slice(i, i + 100).map((content, j) => sql`(${ownerId}, ${key}, ${i + j}, ${content})`);
-        await run(tx, sql`INSERT INTO file_blocks (owner_id, file_key, position, content) VALUES ${sql.join(rows)}`);
+        await run(
+          tx,
+          sql`INSERT INTO file_blocks (${sql.raw(FILE_BLOCK_COLUMNS.join(", "))}) VALUES ${sql.join(rows)}`,
+        );
       }
     },
     async blocks(tx: Executor, ownerId: string, keys: string[]): Promise<Map<string, string[]>> {
@@ -319,19 +339,7 @@ export type FileRepository = ReturnType<typeof createFileRepository>;
 export const FILE_TABLE: OwnedTable = {
   table: "files",
   owner: "owner_id",
-  columns: [
-    "owner_id",
-    "workspace_id",
-    "key",
-    "name",
-    "content_type",
-    "size",
-    "sha256",
-    "blob_id",
-    "created_at",
-    "updated_at",
-    "sealed",
-  ],
+  columns: Object.keys(FILE_COLUMNS),
   // `sealed` came with reverse-proxy mode: older exports lack it.
   hidden: { blob_id: "" },
   defaults: { sealed: 0 },
@@ -343,7 +351,7 @@ export const FILE_TABLE: OwnedTable = {
 export const FILE_BLOCK_TABLE: OwnedTable = {
   table: "file_blocks",
   owner: "owner_id",
-  columns: ["owner_id", "file_key", "position", "content"],
+  columns: FILE_BLOCK_COLUMNS,
   orderBy: "file_key, position",
   idColumns: ["file_key", "position"],
 };

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ChatRepository } from "../chats/repository";
+import type { ThreadWrites } from "../chats";
 import type { CapturedExchange, Capture } from "../completions/service";
 import { ConstraintError, StoreFullError, StoreUnavailableError } from "../db/errors";
 import type { Store } from "../db/store";
@@ -8,7 +8,7 @@ import type { Logger } from "../lib/log";
 import type { Scheduler } from "../lib/scheduler";
 import type { Outbox } from "../search";
 import { AppError, conflict, notFound } from "../shared/app-error";
-import type { WorkspaceRepository } from "../workspaces/repository";
+import type { WorkspaceWrites } from "../workspaces";
 import type { CaptureSettingsRepository, FormationJob, FormationJobRepository } from "./jobs-repository";
 import { MAX_EXTRACT_MESSAGES, MAX_MESSAGE_CHARS, type FormationJob as PublicJob } from "./model";
 import type { FormationService } from "./service";
@@ -23,8 +23,8 @@ const BACKOFF_MS = 5_000;
 
 export interface CaptureDeps {
   store: Store;
-  chats: ChatRepository;
-  workspaces: WorkspaceRepository;
+  chats: ThreadWrites;
+  workspaces: WorkspaceWrites;
   jobs: FormationJobRepository;
   settings: CaptureSettingsRepository;
   outbox: Outbox;

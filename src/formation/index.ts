@@ -16,6 +16,7 @@ import {
   FormationJobParams,
 } from "./model";
 import type { FormationService } from "./service";
+import { createFormationJobRepository, type FormationJobRepository } from "./jobs-repository";
 
 export { createFormationService, type FormationService } from "./service";
 
@@ -102,3 +103,7 @@ export function captureSettingsRoutes(auth: AuthService, capture: CaptureService
       },
     });
 }
+
+/** The extraction jobs another writer queues in its own transaction (the chat import, capture's kind). */
+export const extractionJobQueue: Pick<FormationJobRepository, "coveredMessageIds" | "enqueue"> =
+  createFormationJobRepository();

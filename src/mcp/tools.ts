@@ -7,7 +7,7 @@ import { BuildContextBody } from "../context/model";
 import { fromUnifiedBody } from "../documents/changes";
 import { CreateDocumentBody, PatchDocumentBody } from "../documents/model";
 import { toFullDocument } from "../documents/present";
-import type { DocumentRow } from "../documents/repository";
+import type { DocumentRow } from "../documents/record";
 import { DocumentsQueryBody } from "../documents-query/model";
 import { AppError, badRequest, payloadTooLarge } from "../shared/app-error";
 import { ExtractBody } from "../formation/model";

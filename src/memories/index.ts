@@ -19,9 +19,13 @@ import {
   UpdateMemoryBody,
   MEMORY_BODY_LIMIT,
 } from "./model";
-import { searchHeaders } from "../search";
+import { searchHeaders, type Outbox } from "../search";
 import type { Principal } from "../auth/service";
-import type { MemorySource } from "./history-repository";
+import type { Executor } from "../db/store";
+import { createMemoryHistoryRepository, type MemorySource } from "./history-repository";
+import { createMemoryProposalRepository } from "./proposals-repository";
+import { createMemoryRepository, storedContentKey } from "./repository";
+import { createMemoryWrites } from "./writes";
 import type { MemoryService } from "./service";
 
 /** Where a write over HTTP comes from: the web app's session, else the API. */
@@ -150,3 +154,38 @@ export function memoryRoutes(auth: AuthService, memories: MemoryService) {
       },
     );
 }
+
+// What other domains use of memories: their rows as a user's export carries them, and what an
+// import does with the rows it inserts, inside its own transaction.
+export { MEMORY_TABLE } from "./repository";
+
+/**
+ * An import's side of the memory write: rows are inserted in bulk by the import (with their
+ * exported ids and dates, and `contentKey`), then `recordImported` gives them what any new
+ * memory gets (first version, source `import`; its index entry and its conversation's
+ * previous memory queued).
+ */
+export function memoryImportWrites(outbox: Outbox) {
+  const repo = createMemoryRepository();
+  const writes = createMemoryWrites({
+    repo,
+    history: createMemoryHistoryRepository(),
+    outbox,
+    proposals: createMemoryProposalRepository(),
+  });
+  return {
+    /** The exact-duplicate key stored beside a row (not exported: derived from the content). */
+    contentKey: storedContentKey,
+    /** Whether the owner has a memory of the same text in that workspace. */
+    async isDuplicate(tx: Executor, ownerId: string, workspaceId: string | null, content: string): Promise<boolean> {
+      return (await repo.duplicateOf(tx, ownerId, workspaceId, content)) !== null;
+    },
+    /** The rows of `ids` just inserted, recorded as new memories; how many sources were queued. */
+    async recordImported(tx: Executor, ownerId: string, ids: string[], now: string): Promise<number> {
+      const inserted = await repo.getMany(tx, ownerId, ids);
+      const rows = [...inserted.values()].sort((a, b) => a.seq - b.seq);
+      return writes.recordInserted(tx, ownerId, rows, { kind: "import" }, now);
+    },
+  };
+}
+export type MemoryImportWrites = ReturnType<typeof memoryImportWrites>;

@@ -58,3 +58,6 @@ export function meRoutes(auth: AuthService, profiles: ProfileService) {
     { response: { 200: Me, 401: MeFailure }, detail: { tags: ["identity"], summary: "Who am I" } },
   );
 }
+
+/** Profiles as a user's export carries them. */
+export { PROFILE_TABLE } from "./repository";

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { open, readFile, stat } from "node:fs/promises";
-import { createChatRepository } from "../chats/repository";
+import { threadWrites } from "../chats";
 import type { Executor, Store } from "../db/store";
-import { createFormationJobRepository } from "../formation/jobs-repository";
+import { extractionJobQueue } from "../formation";
 import { MAX_EXTRACT_MESSAGES } from "../formation/model";
 import type { Outbox, SourceRef } from "../search";
-import { createWorkspaceRepository } from "../workspaces/repository";
+import { ensureWorkspace } from "../workspaces";
 import {
   CHAT_EXPORT_LIMITS,
   chatExportSource,
@@ -40,9 +40,6 @@ const BATCH_MESSAGES = 2_000;
 /** What is looked at to tell a chat export from the other JSON formats before reading it whole. */
 const HEAD_BYTES = 64 * 1024;
 
-const chats = createChatRepository();
-const jobs = createFormationJobRepository();
-const workspaces = createWorkspaceRepository();
 const hash = (...parts: string[]) => createHash("sha256").update(parts.join("\u001f")).digest("hex").slice(0, 24);
 
 const SOURCE_NAMES: Record<ChatExportSource, string> = { chatgpt: "ChatGPT", claude: "Claude" };
@@ -215,9 +212,7 @@ export async function importChatExport(
 /** Makes the workspace when missing; refuses one of another user's (workspace ids are unique across users). */
 async function ensureChatWorkspace(store: Store, ownerId: string, id: string, name: string): Promise<void> {
   await store.transaction(async (tx) => {
-    const now = new Date().toISOString();
-    if (await workspaces.insertIfAbsent(tx, { ownerId, id, name, createdAt: now, updatedAt: now })) return;
-    if ((await workspaces.ownerOf(tx, id)) !== ownerId)
+    if ((await ensureWorkspace(tx, { ownerId, id, name })) === "taken")
       throw new ChatExportError(`--workspace: '${id}' belongs to another user`);
   });
 }
@@ -237,11 +232,11 @@ async function writeConversation(
   const { userId } = options;
   const threadId = threadIdOf(userId, source, conversation.sourceId);
   const workspaceId =
-    (await chats.getThreads(tx, userId, [threadId])).get(threadId)?.workspaceId ?? options.workspaceId;
+    (await threadWrites.getThreads(tx, userId, [threadId])).get(threadId)?.workspaceId ?? options.workspaceId;
   // Locked so that a concurrent import of the same export appends after this one, not beside it.
-  const newThread = !(await chats.lockThread(tx, userId, workspaceId, threadId));
+  const newThread = !(await threadWrites.lockThread(tx, userId, workspaceId, threadId));
   if (newThread) {
-    await chats.insertThread(tx, {
+    await threadWrites.insertThread(tx, {
       ownerId: userId,
       workspaceId,
       id: threadId,
@@ -256,7 +251,7 @@ async function writeConversation(
   const held = new Set<string>();
   if (!newThread) {
     for (let after = 0; ; ) {
-      const page = await chats.messageKeysPage(tx, userId, threadId, after, 1_000);
+      const page = await threadWrites.messageKeysPage(tx, userId, threadId, after, 1_000);
       if (!page.length) break;
       for (const key of page) held.add(key.id);
       after = page.at(-1)!.seq;
@@ -271,7 +266,7 @@ async function writeConversation(
     // An export that names one message twice keeps the first.
     if (onPath.has(id)) continue;
     if (!held.has(id)) {
-      await chats.appendMessage(tx, {
+      await threadWrites.appendMessage(tx, {
         ownerId: userId,
         threadId,
         id,
@@ -291,11 +286,11 @@ async function writeConversation(
   }
   let queued = 0;
   if (options.extract && path.length) {
-    const covered = await jobs.coveredMessageIds(tx, userId, threadId);
+    const covered = await extractionJobQueue.coveredMessageIds(tx, userId, threadId);
     const uncovered = path.filter((id) => !covered.has(id));
     // A job reads at most MAX_EXTRACT_MESSAGES messages: a long conversation gets several.
     for (let i = 0; i < uncovered.length; i += MAX_EXTRACT_MESSAGES) {
-      await jobs.enqueue(
+      await extractionJobQueue.enqueue(
         tx,
         {
           ownerId: userId,

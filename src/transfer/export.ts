@@ -1,7 +1,6 @@
 import { ownedRows } from "../db/owned-tables";
 import type { Executor } from "../db/store";
-import { EXPORT_FORMAT_VERSION } from "./import";
-import { TABLE_BY_TYPE, TABLES, toRecord } from "./tables";
+import { EXPORT_FORMAT_VERSION, TABLE_BY_TYPE, TABLES, toRecord } from "./tables";
 
 /**
  * Everything a user has, as JSON Lines: a header, then one line per stored row

@@ -1,11 +1,13 @@
-import { MESSAGE_TABLE, THREAD_TABLE } from "../chats/repository";
+import { MESSAGE_TABLE, THREAD_TABLE } from "../chats";
 import type { OwnedTable } from "../db/owned-tables";
-import { INDEX_VIEW_TABLE } from "../documents/index-view";
-import { DOCUMENT_TABLE } from "../documents/repository";
-import { FILE_BLOCK_TABLE, FILE_TABLE } from "../files/repository";
-import { MEMORY_TABLE } from "../memories/repository";
-import { PROFILE_TABLE } from "../profiles/repository";
-import { ARTIFACT_TABLE, WORKSPACE_TABLE } from "../workspaces/repository";
+import { DOCUMENT_TABLE, INDEX_VIEW_TABLE } from "../documents";
+import { FILE_BLOCK_TABLE, FILE_TABLE } from "../files";
+import { MEMORY_TABLE } from "../memories";
+import { PROFILE_TABLE } from "../profiles";
+import { ARTIFACT_TABLE, WORKSPACE_TABLE } from "../workspaces";
+
+/** The version of the export format this Mnemo writes, and the newest it reads. */
+export const EXPORT_FORMAT_VERSION = 1;
 
 /**
  * The tables a user's export carries, in the order they are written and restored (a

@@ -16,6 +16,8 @@ import {
 import type { WorkspaceRemoval } from "./removal";
 import { NEXT_CURSOR_HEADER, PageQuery } from "../shared/pagination";
 import type { WorkspaceService } from "./service";
+import type { Executor } from "../db/store";
+import { createWorkspaceRepository, type WorkspaceRepository } from "./repository";
 
 /** Workspaces: list, create, read, rename, and delete with all they hold. */
 export function workspaceRoutes(
@@ -101,4 +103,26 @@ export function workspaceRoutes(
           "Delete a workspace and everything in it: documents, notes, chats, files and their bytes, memories and their history, extraction jobs, and their search entries",
       },
     });
+}
+
+// What other domains use of workspaces: their rows as a user's export carries them, and the
+// writes capture and the import make inside their own transaction.
+export { ARTIFACT_TABLE, WORKSPACE_TABLE } from "./repository";
+
+/** Capture's writes to a conversation's workspace, in its own transaction (the composition hands the repository over). */
+export type WorkspaceWrites = Pick<WorkspaceRepository, "insertIfAbsent" | "ownerOf" | "lock">;
+
+const workspaceRepo = createWorkspaceRepository();
+
+/**
+ * Makes the workspace `id` of `ownerId` when missing, in the caller's transaction: whether it
+ * was `created`, was there (`existing`), or is another user's (`taken`: ids are unique across users).
+ */
+export async function ensureWorkspace(
+  tx: Executor,
+  workspace: { ownerId: string; id: string; name: string },
+  now = new Date().toISOString(),
+): Promise<"created" | "existing" | "taken"> {
+  if (await workspaceRepo.insertIfAbsent(tx, { ...workspace, createdAt: now, updatedAt: now })) return "created";
+  return (await workspaceRepo.ownerOf(tx, workspace.id)) === workspace.ownerId ? "existing" : "taken";
 }

@@ -1,4 +1,4 @@
-import type { OwnedTable } from "../db/owned-tables";
+import { insertOf, type OwnedTable, type StoredColumns } from "../db/owned-tables";
 import { all, first, run, sql, type Executor } from "../db/store";
 
 export interface WorkspaceRow {
@@ -8,6 +8,15 @@ export interface WorkspaceRow {
   createdAt: string;
   updatedAt: string;
 }
+
+/** The table's columns with the row field each holds: what the insert writes and an export carries (`WORKSPACE_TABLE`). */
+const WORKSPACE_COLUMNS = {
+  owner_id: "ownerId",
+  id: "id",
+  name: "name",
+  created_at: "createdAt",
+  updated_at: "updatedAt",
+} as const satisfies StoredColumns<WorkspaceRow>;
 
 type Stored = { seq: number; owner_id: string; id: string; name: string; created_at: string; updated_at: string };
 const toRow = (r: Stored): WorkspaceRow => ({
@@ -22,19 +31,13 @@ const toRow = (r: Stored): WorkspaceRow => ({
 export function createWorkspaceRepository() {
   return {
     async insert(tx: Executor, row: WorkspaceRow): Promise<void> {
-      await run(
-        tx,
-        sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
-                        VALUES (${row.ownerId}, ${row.id}, ${row.name}, ${row.createdAt}, ${row.updatedAt})`,
-      );
+      await run(tx, sql`INSERT INTO workspaces ${insertOf(WORKSPACE_COLUMNS, row)}`);
     },
     /** Inserts the workspace unless its id is taken (by this owner or another); whether it did. */
     async insertIfAbsent(tx: Executor, row: WorkspaceRow): Promise<boolean> {
       const inserted = await all(
         tx,
-        sql`INSERT INTO workspaces (owner_id, id, name, created_at, updated_at)
-                                         VALUES (${row.ownerId}, ${row.id}, ${row.name}, ${row.createdAt}, ${row.updatedAt})
-                                         ON CONFLICT DO NOTHING RETURNING id`,
+        sql`INSERT INTO workspaces ${insertOf(WORKSPACE_COLUMNS, row)} ON CONFLICT DO NOTHING RETURNING id`,
       );
       return inserted.length > 0;
     },
@@ -90,6 +93,23 @@ export type WorkspaceRepository = ReturnType<typeof createWorkspaceRepository>;
 /** What a workspace artifact row holds: a client's stored JSON. */
 export type ArtifactKind = "block_index" | "vector_manifest" | "block_edges" | "notebooks";
 
+/** An artifact row as written: the columns the insert writes and an export carries (`ARTIFACT_TABLE`). */
+interface ArtifactRow {
+  ownerId: string;
+  workspaceId: string;
+  kind: ArtifactKind;
+  value: unknown;
+  updatedAt: string;
+}
+const ARTIFACT_COLUMNS = {
+  owner_id: "ownerId",
+  workspace_id: "workspaceId",
+  kind: "kind",
+  value: "value",
+  updated_at: "updatedAt",
+} as const satisfies StoredColumns<ArtifactRow>;
+const ARTIFACT_JSON = ["value"];
+
 /** Per-workspace JSON artifacts, stored as sent and returned unchanged. */
 export function createArtifactRepository() {
   return {
@@ -111,8 +131,7 @@ export function createArtifactRepository() {
     ): Promise<void> {
       await run(
         tx,
-        sql`INSERT INTO workspace_artifacts (owner_id, workspace_id, kind, value, updated_at)
-            VALUES (${ownerId}, ${workspaceId}, ${kind}, ${JSON.stringify(value)}, ${now})
+        sql`INSERT INTO workspace_artifacts ${insertOf(ARTIFACT_COLUMNS, { ownerId, workspaceId, kind, value, updatedAt: now }, { json: ARTIFACT_JSON })}
             ON CONFLICT (owner_id, workspace_id, kind) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
       );
     },
@@ -137,7 +156,7 @@ export type ArtifactRepository = ReturnType<typeof createArtifactRepository>;
 export const WORKSPACE_TABLE: OwnedTable = {
   table: "workspaces",
   owner: "owner_id",
-  columns: ["owner_id", "id", "name", "created_at", "updated_at"],
+  columns: Object.keys(WORKSPACE_COLUMNS),
   orderBy: "seq",
   idColumns: ["id"],
 };
@@ -146,8 +165,8 @@ export const WORKSPACE_TABLE: OwnedTable = {
 export const ARTIFACT_TABLE: OwnedTable = {
   table: "workspace_artifacts",
   owner: "owner_id",
-  columns: ["owner_id", "workspace_id", "kind", "value", "updated_at"],
-  json: ["value"],
+  columns: Object.keys(ARTIFACT_COLUMNS),
+  json: ARTIFACT_JSON,
   orderBy: "workspace_id, kind",
   idColumns: ["workspace_id", "kind"],
 };
