@@ -13,7 +13,7 @@
  * of their own, so `--help` or `keys list` load 0.1 MB of JS instead of all 14 MB.
  * `--bytecode` (ESM, so top-level await stays) halves `serve`'s start but adds 21 MB to the
  * file and ~4 MB to every command's RSS, which puts `keys` over its 50 MB: off by default.
- * Measured in README "Single binary".
+ * Measured in docs/performance.md "Single binary".
  * LanceDB's native module ships with its symbol table (34 of its 202 MB): when binutils'
  * `strip` is on PATH, a stripped copy is embedded instead (`--no-strip` keeps it as is).
  * Only `.symtab` goes; the dynamic symbols Node-API loads by stay, Rust panics lose names.
