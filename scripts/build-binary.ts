@@ -86,7 +86,9 @@ const PATH_SUFFIX = ".path.mjs";
  * Bun's own `require()` of an embedded `.node` hashes all its bytes on every start to name
  * the copy (~20 ms for LanceDB's 168 MB, measured on the 2-core VM): here it is known.
  * A copy is used only when it is this user's regular file of the right size that no one
- * else may write; else it is written anew (beside it, then renamed: never half-written).
+ * else may write; else it is written anew (beside it, then renamed: never half-written),
+ * from a buffer: Bun can read a file out of the binary synchronously only whole, so that
+ * first start peaks ~100 MB higher, while every later one no longer reads the 168 MB at all.
  */
 function nativeLoaderSource(embeddedPath: string, fileName: string, size: number): string {
   return `const { lstatSync, readFileSync, renameSync, writeFileSync } = require("node:fs");
