@@ -11,10 +11,11 @@ import { writeTinyModel } from "./helpers/tiny-model";
 /**
  * `mnemo serve` starts without what only some requests need: the MCP SDK (and the zod and
  * ajv it brings), Scalar's API page bundle, the OpenAPI document's generator, the local
- * embedder and onnxruntime, PDF text extraction, the tokenizer of usage counts. Checked by
- * the modules the server process actually loaded (test/cli-startup-preload.ts writes them
- * at exit), never by timing; and the check is shown to see each of them once the request
- * that needs it was served.
+ * embedder and onnxruntime, PDF text extraction, the tokenizer of usage counts, the ID token
+ * verifier (jose: only a server with an identity provider configured loads it, at start).
+ * Checked by the modules the server process actually loaded (test/cli-startup-preload.ts
+ * writes them at exit), never by timing; and the check is shown to see each of them but
+ * jose once the request that needs it was served.
  */
 const PRELOAD = join(import.meta.dir, "cli-startup-preload.ts");
 const HEAVY: Record<string, RegExp> = {
@@ -27,6 +28,8 @@ const HEAVY: Record<string, RegExp> = {
   "PDF extraction": /node_modules\/(unpdf|pdfjs-dist)\//,
   openai: /node_modules\/openai\//,
   tokenizer: /node_modules\/gpt-tokenizer\//,
+  // Only a server with an identity provider configured verifies ID tokens (test/auth.test.ts).
+  "ID token verifier (jose)": /node_modules\/jose\//,
   "MCP sessions": /\/src\/mcp\/http-session\.ts$/,
   "local embedder": /\/src\/search\/embedders\/local\/local-embedder\.ts$/,
 };
