@@ -12,7 +12,6 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { buildBinary } from "../scripts/build-binary";
 
 const ROOT = resolve(import.meta.dir, "..");
 const { values } = parseArgs({
@@ -25,14 +24,19 @@ const { values } = parseArgs({
 const runs = Math.max(1, Number(values.runs));
 const binary = resolve(ROOT, values.binary!);
 if (values.build || !existsSync(binary)) {
-  const built = await buildBinary({ entry: "cli/mnemo.ts", outfile: binary });
-  process.stdout.write(`built ${built.outfile}\n`);
+  // In a process of its own: Linux counts a child's peak RSS from the fork, so a bench grown
+  // by the build (~1 GB) would be every command's peak RSS below.
+  const script = `const { buildBinary } = await import(${JSON.stringify(join(ROOT, "scripts", "build-binary.ts"))});
+const built = await buildBinary({ entry: "cli/mnemo.ts", outfile: ${JSON.stringify(binary)} });
+process.stdout.write(\`built \${built.outfile}\\n\`);`;
+  const build = Bun.spawnSync([process.execPath, "-e", script], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
+  if (build.exitCode !== 0) throw new Error("the build failed");
 }
 
 const work = mkdtempSync(join(tmpdir(), "mnemo-bench-startup-"));
 // One data dir per launcher: the source tree may carry newer migrations than the binary.
 const dataDirs: Record<string, string> = { binary: join(work, "data-binary"), source: join(work, "data-source") };
-/** A private TMPDIR: the first binary run that needs LanceDB extracts it here (Bun's cache). */
+/** A private TMPDIR: the first binary run that needs LanceDB copies its native module here. */
 const binTmp = mkdtempSync(join(work, "tmp-"));
 const env = {
   PATH: process.env.PATH ?? "/usr/bin:/bin",

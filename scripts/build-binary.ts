@@ -13,10 +13,12 @@
  * of their own, so `--help` or `keys list` load 0.1 MB of JS instead of all 14 MB.
  * `--bytecode` (ESM, so top-level await stays) halves `serve`'s start but adds 21 MB to the
  * file and ~4 MB to every command's RSS, which puts `keys` over its 50 MB: off by default.
- * Measured in README "Single binary".
+ * Measured in docs/performance.md "Single binary".
  * LanceDB's native module ships with its symbol table (34 of its 202 MB): when binutils'
  * `strip` is on PATH, a stripped copy is embedded instead (`--no-strip` keeps it as is).
  * Only `.symtab` goes; the dynamic symbols Node-API loads by stay, Rust panics lose names.
+ * It is loaded by a loader of ours (the first start copies it into `$TMPDIR`, as Bun would),
+ * and Apache Arrow is bundled once: see {@link lanceNativeLoader} and {@link oneArrow}.
  *
  * The web app (web/dist, scripts/build-app.ts) is built first and embedded by the server's
  * text imports (src/web-app/assets.ts): the binary serves /app with nothing else installed.
@@ -25,6 +27,7 @@
  *          [--target bun-linux-x64] [--minify-whitespace] [--bytecode] [--no-strip]
  */
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ENCODER_WORKER_ENTRY } from "../src/search/embedders/local/index.ts";
@@ -71,20 +74,91 @@ function strippedCopy(original: string): string | null {
   return target;
 }
 
-/** Resolves `@lancedb/lancedb-<platform>` (its main is the `.node` file) to a stripped copy. */
-const stripLanceNative: Bun.BunPlugin = {
-  name: "strip-lancedb-native",
+/** The namespace of the modules {@link lanceNativeLoader} makes. */
+const NATIVE_NS = "mnemo-native";
+/** Suffixes naming, after a `.node` file's path, its loader (CommonJS) and its embedded path (an ES module). */
+const LOADER_SUFFIX = ".loader.cjs";
+const PATH_SUFFIX = ".path.mjs";
+
+/**
+ * The loader of an embedded native module: copies it out of the binary into `$TMPDIR` once,
+ * under a name carrying a hash of its bytes taken at build time, and `dlopen`s that copy.
+ * Bun's own `require()` of an embedded `.node` hashes all its bytes on every start to name
+ * the copy (~20 ms for LanceDB's 168 MB, measured on the 2-core VM): here it is known.
+ * A copy is used only when it is this user's regular file of the right size that no one
+ * else may write; else it is written anew (beside it, then renamed: never half-written),
+ * from a buffer: Bun can read a file out of the binary synchronously only whole, so that
+ * first start peaks ~100 MB higher, while every later one no longer reads the 168 MB at all.
+ */
+function nativeLoaderSource(embeddedPath: string, fileName: string, size: number): string {
+  return `const { lstatSync, readFileSync, renameSync, writeFileSync } = require("node:fs");
+const { tmpdir } = require("node:os");
+const { join } = require("node:path");
+const embedded = require(${JSON.stringify(embeddedPath + PATH_SUFFIX)}).default;
+const target = join(tmpdir(), ${JSON.stringify(fileName)});
+let usable = false;
+try {
+  const found = lstatSync(target);
+  usable = found.isFile() && found.size === ${size} && found.uid === process.getuid() && (found.mode & 0o022) === 0;
+} catch {}
+if (!usable) {
+  const partial = \`\${target}.\${process.pid}.partial\`;
+  writeFileSync(partial, readFileSync(embedded), { mode: 0o600 });
+  renameSync(partial, target);
+}
+process.dlopen(module, target);
+`;
+}
+
+/**
+ * Embeds `@lancedb/lancedb-<platform>` (its main is the `.node` file), stripped when it can
+ * be (see above), behind {@link nativeLoaderSource} instead of Bun's own loading.
+ */
+function lanceNativeLoader(strip: boolean): Bun.BunPlugin {
+  return {
+    name: "lancedb-native-loader",
+    setup(build) {
+      build.onResolve({ filter: /^@lancedb\/lancedb-[a-z0-9-]+$/ }, (args) => {
+        let original: string;
+        try {
+          original = Bun.resolveSync(args.path, args.resolveDir);
+        } catch {
+          return undefined; // another platform's package, not installed: the bundler handles it as before
+        }
+        if (!original.endsWith(".node")) return undefined;
+        const embedded = (strip && strippedCopy(original)) || original;
+        return { path: embedded + LOADER_SUFFIX, namespace: NATIVE_NS };
+      });
+      // The file itself, embedded as is: its `$bunfs` path (a module apart, at a path of its own).
+      build.onResolve({ filter: /\.node\.path\.mjs$/ }, (args) => ({ path: args.path, namespace: NATIVE_NS }));
+      build.onLoad({ filter: /\.node\.path\.mjs$/, namespace: NATIVE_NS }, (args) => ({
+        contents: `import path from ${JSON.stringify(args.path.slice(0, -PATH_SUFFIX.length))} with { type: "file" };\nexport default path;\n`,
+        loader: "js",
+      }));
+      build.onLoad({ filter: /\.node\.loader\.cjs$/, namespace: NATIVE_NS }, async (args) => {
+        const embedded = args.path.slice(0, -LOADER_SUFFIX.length);
+        const bytes = await Bun.file(embedded).bytes();
+        const fileName = `.mnemo-${Bun.hash(bytes).toString(16).padStart(16, "0")}-${basename(embedded).replace(/^\d+-\d+-/, "")}`;
+        return { contents: nativeLoaderSource(embedded, fileName, bytes.length), loader: "js" };
+      });
+    },
+  };
+}
+
+/**
+ * One Apache Arrow in the binary: LanceDB `require()`s its CommonJS build, our modules
+ * `import` it, and the package's export conditions give each its own build of the same
+ * version, so both would be bundled and both evaluated at start (~10 ms each). ES imports
+ * resolve to the CommonJS build LanceDB uses (the same 18.x code; one copy also means
+ * LanceDB sees our Arrow objects as its own classes).
+ */
+const oneArrow: Bun.BunPlugin = {
+  name: "one-apache-arrow",
   setup(build) {
-    build.onResolve({ filter: /^@lancedb\/lancedb-[a-z0-9-]+$/ }, (args) => {
-      let original: string;
-      try {
-        original = Bun.resolveSync(args.path, args.resolveDir);
-      } catch {
-        return undefined; // another platform's package, not installed: the bundler handles it as before
-      }
-      if (!original.endsWith(".node")) return undefined;
-      const stripped = strippedCopy(original);
-      return stripped ? { path: stripped } : undefined;
+    build.onResolve({ filter: /^apache-arrow$/ }, (args) => {
+      if (args.kind !== "import-statement" && args.kind !== "dynamic-import") return undefined;
+      // What `require("apache-arrow")` gives from there: the "require" condition's file.
+      return { path: createRequire(join(args.resolveDir, "_.js")).resolve(args.path) };
     });
   },
 };
@@ -107,7 +181,7 @@ export async function buildBinary(options: BuildBinaryOptions): Promise<{ outfil
     format: "esm",
     splitting: true,
     bytecode: options.bytecode ?? false,
-    plugins: options.strip === false ? [] : [stripLanceNative],
+    plugins: [oneArrow, lanceNativeLoader(options.strip !== false)],
     sourcemap: "none",
   });
   if (!result.success) throw new Error(`build failed:\n${result.logs.map(String).join("\n")}`);

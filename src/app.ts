@@ -1,4 +1,3 @@
-import { openapi } from "@elysiajs/openapi";
 import type { SealBinding } from "./crypto/binding";
 import { Elysia } from "elysia";
 import { completionRoutes } from "./completions";
@@ -13,6 +12,7 @@ import { documentsQueryRoutes } from "./documents-query";
 import { errorPlugin } from "./http/error-plugin";
 import { createHealth, healthRoutes } from "./health";
 import { refineOpenApi } from "./http/openapi-refine";
+import { openApiJson } from "./http/openapi-json";
 import { openApiUi } from "./http/openapi-ui";
 import { corsPlugin } from "./http/cors";
 import { hostCheck, namesOfThisServer } from "./http/host-check";
@@ -57,10 +57,9 @@ function openApiDocument(catalog: RouteCatalog) {
         : undefined,
     )
     .use(
-      openapi({
+      // The document only (the page comes from openApiUi: Scalar embedded, not loaded from a CDN), built on its first request.
+      openApiJson({
         specPath: OPENAPI_JSON,
-        // The page comes from openApiUi: Scalar embedded, not loaded from a CDN.
-        provider: null,
         documentation: {
           info: { title: "Mnemo", version: "1.0.0", description: "Local-first knowledge and memory server" },
           components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },

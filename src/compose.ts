@@ -131,7 +131,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
   const auth = createAuthService({
     store,
     credentials: credentialsRepo,
-    verifyIdToken: createIdTokenVerifier(config.idp),
+    verifyIdToken: await createIdTokenVerifier(config.idp),
     allowMockTokens: config.allowMockTokens,
     log,
     appSessions,

@@ -19,6 +19,7 @@ const HEAVY = [
   /\/src\/services\.ts$/,
   /\/src\/server\.ts$/,
 ];
+const CONFIG = [/node_modules\/@sinclair\/typebox\//, /\/src\/config\.ts$/];
 const root = mkdtempSync(join(tmpdir(), "mnemo-cli-startup-"));
 const dataDirs = new Set<string>();
 afterAll(async () => {
@@ -49,7 +50,13 @@ async function loadedModules(args: string[], dataDir?: string) {
   ]);
   expect({ args, exitCode, stderr: exitCode === 0 ? "" : stderr }).toEqual({ args, exitCode: 0, stderr: "" });
   const modules = JSON.parse(readFileSync(out, "utf8")) as string[];
-  return { stdout, modules, heavy: modules.filter((m) => HEAVY.some((re) => re.test(m))) };
+  return {
+    stdout,
+    modules,
+    heavy: modules.filter((m) => HEAVY.some((re) => re.test(m))),
+    /** What help alone must not load either: the configuration and its schema library (TypeBox). */
+    config: modules.filter((m) => CONFIG.some((re) => re.test(m))),
+  };
 }
 
 /** The top-level commands `mnemo --help` lists, so commands added later are checked too. */
@@ -60,19 +67,20 @@ function listedCommands(help: string): string[] {
 }
 
 describe("CLI startup loads no server and no native modules", () => {
-  test("--help, and --help of every command and subcommand", async () => {
+  test("--help, and --help of every command and subcommand (these not even the configuration)", async () => {
     const top = await loadedModules(["--help"]);
-    expect(top.heavy).toEqual([]);
+    expect({ heavy: top.heavy, config: top.config }).toEqual({ heavy: [], config: [] });
     const commands = listedCommands(top.stdout);
     expect(commands).toEqual(expect.arrayContaining(["serve", "keys", "dev-token", "reindex", "models"]));
     for (const command of commands) {
       const help = await loadedModules([command, "--help"]);
-      expect({ command, heavy: help.heavy }).toEqual({ command, heavy: [] });
+      expect({ command, heavy: help.heavy, config: help.config }).toEqual({ command, heavy: [], config: [] });
       for (const sub of listedCommands(help.stdout)) {
         const subHelp = await loadedModules([command, sub, "--help"]);
-        expect({ command: `${command} ${sub}`, heavy: subHelp.heavy }).toEqual({
+        expect({ command: `${command} ${sub}`, heavy: subHelp.heavy, config: subHelp.config }).toEqual({
           command: `${command} ${sub}`,
           heavy: [],
+          config: [],
         });
       }
     }
@@ -82,6 +90,8 @@ describe("CLI startup loads no server and no native modules", () => {
     const dataDir = join(root, "data");
     const created = await loadedModules(["keys", "create", "--user", "alice", "--json", "--data", dataDir], dataDir);
     expect(created.heavy).toEqual([]);
+    // The store's commands read the configuration (so the check of help above does see it when it loads).
+    expect(created.config.length).toBeGreaterThan(0);
     const key = JSON.parse(created.stdout) as { id: string };
     for (const args of [
       ["keys", "list", "--json"],

@@ -10,10 +10,12 @@ import { writeTinyModel } from "./helpers/tiny-model";
 
 /**
  * `mnemo serve` starts without what only some requests need: the MCP SDK (and the zod and
- * ajv it brings), Scalar's API page bundle, the local embedder and onnxruntime, PDF text
- * extraction, the tokenizer of usage counts. Checked by the modules the server process
- * actually loaded (test/cli-startup-preload.ts writes them at exit), never by timing; and
- * the check is shown to see each of them once the request that needs it was served.
+ * ajv it brings), Scalar's API page bundle, the OpenAPI document's generator, the local
+ * embedder and onnxruntime, PDF text extraction, the tokenizer of usage counts, the ID token
+ * verifier (jose: only a server with an identity provider configured loads it, at start).
+ * Checked by the modules the server process actually loaded (test/cli-startup-preload.ts
+ * writes them at exit), never by timing; and the check is shown to see each of them but
+ * jose once the request that needs it was served.
  */
 const PRELOAD = join(import.meta.dir, "cli-startup-preload.ts");
 const HEAVY: Record<string, RegExp> = {
@@ -21,10 +23,13 @@ const HEAVY: Record<string, RegExp> = {
   zod: /node_modules\/zod\//,
   ajv: /node_modules\/ajv\//,
   "Scalar bundle": /node_modules\/@scalar\//,
+  "OpenAPI generator": /node_modules\/@elysiajs\/openapi\//,
   onnxruntime: /node_modules\/onnxruntime-node\//,
   "PDF extraction": /node_modules\/(unpdf|pdfjs-dist)\//,
   openai: /node_modules\/openai\//,
   tokenizer: /node_modules\/gpt-tokenizer\//,
+  // Only a server with an identity provider configured verifies ID tokens (test/auth.test.ts).
+  "ID token verifier (jose)": /node_modules\/jose\//,
   "MCP sessions": /\/src\/mcp\/http-session\.ts$/,
   "local embedder": /\/src\/search\/embedders\/local\/local-embedder\.ts$/,
 };
@@ -75,7 +80,7 @@ describe("serve loads heavy modules on first use", () => {
     expect(await server.heavyLoaded()).toEqual([]);
   });
 
-  test("the requests that need them load them: an MCP session, the API page's script, a semantic search", async () => {
+  test("the requests that need them load them: an MCP session, the API page's script and document, a semantic search", async () => {
     const server = await serveRecorded("all-used");
     const headers = { authorization: "Bearer mock-token-alice", "content-type": "application/json" };
     const { client } = await connectMcpHttp(server.url, "mock-token-alice");
@@ -83,6 +88,11 @@ describe("serve loads heavy modules on first use", () => {
     await client.close();
     const page = await fetch(`${server.url}/openapi/scalar.js`);
     expect([page.status, (await page.text()).length > 1_000_000]).toEqual([200, true]);
+    const document = await fetch(`${server.url}/openapi/json`);
+    expect([document.status, "/v1/memories" in ((await document.json()) as { paths: object }).paths]).toEqual([
+      200,
+      true,
+    ]);
     expect(
       (
         await fetch(`${server.url}/v1/memories`, {
@@ -109,7 +119,15 @@ describe("serve loads heavy modules on first use", () => {
     });
     expect(search.status).toBe(200);
     expect(await server.heavyLoaded()).toEqual(
-      expect.arrayContaining(["MCP SDK", "zod", "ajv", "Scalar bundle", "MCP sessions", "local embedder"]),
+      expect.arrayContaining([
+        "MCP SDK",
+        "zod",
+        "ajv",
+        "Scalar bundle",
+        "OpenAPI generator",
+        "MCP sessions",
+        "local embedder",
+      ]),
     );
   });
 });

