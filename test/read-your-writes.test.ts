@@ -1,4 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCli } from "./helpers/cli";
+import { databaseEnvFor } from "./helpers/database";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
 import { createDocument, createWorkspace } from "./helpers/workspaces";
 
@@ -122,6 +126,56 @@ async function write(s: TestServer, user: string, contents: string[]): Promise<s
   }
   return ids;
 }
+
+describe("the pending items a search keeps between searches", () => {
+  test("a change or delete after a search already read the item is seen by the next search", async () => {
+    const s = await server({ MNEMO_INDEX_WRITER: "never" });
+    const [, created] = await s.call("POST", "/v1/memories", {
+      body: { content: "the alpine cabin has a wood stove" },
+    });
+    expect((await search(s, "alice", "alpine stove")).map((h) => h.id)).toEqual([created.id]);
+    const [patched] = await s.call("PATCH", `/v1/memories/${created.id}`, {
+      body: { content: "the dentist appointment moved to friday" },
+    });
+    expect(patched).toBe(200);
+    expect(await search(s, "alice", "alpine stove")).toEqual([]);
+    expect((await search(s, "alice", "dentist appointment")).map((h) => h.id)).toEqual([created.id]);
+    await s.call("DELETE", `/v1/memories/${created.id}`);
+    expect(await search(s, "alice", "dentist appointment")).toEqual([]);
+  });
+
+  test("an indexed memory changed since is filtered by its current metadata, not the index's row", async () => {
+    const s = await server();
+    const [, created] = await s.call("POST", "/v1/memories", {
+      body: { content: "renew the boat licence in spring", metadata: { tag: "chores" } },
+    });
+    await s.services.indexer.drain();
+    // No writer from here: the change stays pending, the index keeps the old metadata.
+    await s.services.indexer.stop();
+    await s.call("PATCH", `/v1/memories/${created.id}`, { body: { metadata: { tag: "boats" } } });
+    const filtered = async (tag: string) => {
+      const [status, body] = await s.call("POST", "/v1/memories/search", {
+        body: { query: "boat licence", filters: { metadata: { tag } } },
+      });
+      expect(status).toBe(200);
+      return body.results.map((r: Hit) => r.id);
+    };
+    expect(await filtered("chores")).toEqual([]);
+    expect(await filtered("boats")).toEqual([created.id]);
+  });
+
+  test("memories imported by the CLI while the server runs are found by its next search", async () => {
+    const s = await server({ MNEMO_INDEX_WRITER: "never" });
+    expect(await search(s, "alice", "harbour lighthouse")).toEqual([]);
+    const file = join(s.dataDir, "import.jsonl");
+    writeFileSync(file, `${JSON.stringify({ content: "the harbour lighthouse was painted red" })}\n`);
+    const run = await runCli(["import", file, "--user", "alice", "--data", s.dataDir], await databaseEnvFor(s.dataDir));
+    expect(run.exitCode).toBe(0);
+    expect((await search(s, "alice", "harbour lighthouse")).map((h) => h.content)).toEqual([
+      "the harbour lighthouse was painted red",
+    ]);
+  });
+});
 
 describe("rankings depend on the user's own data alone", () => {
   test("identical (contents, order, scores) pending, indexed, compacted, with no writer, and beside busy users; after deletes too", async () => {

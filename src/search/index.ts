@@ -45,6 +45,12 @@ export { readVectorOutage } from "./indexing/vector-outage";
 export { checkModelFiles, listModels } from "./embedders/local/model-files.ts";
 export { DEFAULT_LOCAL_MODEL, getModelSpec } from "./embedders/local/model-registry.ts";
 
+/** The vector-index child process's work (the hidden `mnemo __vector-index-child`), loaded when it runs. */
+export async function runVectorIndexChild(): Promise<void> {
+  const child = await import("./lance/vector-index-child");
+  await child.runVectorIndexChild();
+}
+
 /**
  * Builds the search side over the store of record: opens the index (LanceDB), the
  * embedder, the outbox and the index writer (not started: `indexing.start()`), and the

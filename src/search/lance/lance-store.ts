@@ -2,6 +2,7 @@ import * as lancedb from "@lancedb/lancedb";
 import type { Schema } from "apache-arrow";
 import { createScheduler, type Scheduler } from "../../lib/scheduler";
 import { unreadableTables } from "./damaged-tables";
+import { buildVectorIndexApart } from "./vector-index-build";
 import { whereSourceKeys, withinTime } from "./filters";
 import {
   fullTextIndex,
@@ -66,6 +67,8 @@ export class LanceStore {
   private readonly fullTextReady = new Map<string, "text" | "context">();
   /** Tables being rewritten (`purgeDeleted`): for a moment without their full-text indices. */
   private readonly rewriting = new Set<string>();
+  /** ANN index builds running in child processes, stopped with the store. */
+  private readonly builds = new Set<{ kill(): void }>();
   /** Whether every write to the index goes through this store now (see `useRowKeysWhile`). */
   private soleWriter: () => boolean = () => false;
 
@@ -376,19 +379,21 @@ export class LanceStore {
    * (IVF_HNSW_SQ), one partition per ~250k rows. Seconds of work on 100k rows: the caller runs it beside
    * the text stage, never in front of it.
    */
+  /** Builds a table's ANN index in a child process (vector-index-child.ts says why); the handle is reopened to see it. */
   async createVectorIndex(name: string): Promise<void> {
     const table = await this.table(name);
     if (!table) return;
     const rows = await table.countRows();
-    await table.createIndex(vectorColumn(name), {
-      replace: true,
-      config: lancedb.Index.hnswSq({
-        distanceType: "cosine",
-        numPartitions: Math.max(1, Math.round(rows / 250_000)),
-        m: 16,
-        efConstruction: 150,
-      }),
-    });
+    await buildVectorIndexApart(
+      {
+        location: { uri: this.location.uri, storageOptions: this.location.storageOptions },
+        table: name,
+        column: vectorColumn(name),
+        hnsw: { numPartitions: Math.max(1, Math.round(rows / 250_000)), m: 16, efConstruction: 150 },
+      },
+      this.builds,
+    );
+    this.forget(name);
   }
 
   async fragmentCount(name: string): Promise<number> {
@@ -474,6 +479,8 @@ export class LanceStore {
 
   /** Closes every handle now, those waiting for their deferred close included. */
   close(): void {
+    for (const build of this.builds) build.kill();
+    this.builds.clear();
     this.handles.closeAll();
     this.rowKeys.clear();
     this.fullTextReady.clear();
