@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { VECTOR_INDEX_CHILD_COMMAND } from "../../src/shared/vector-index-protocol";
+import { examples } from "../output";
 
 /**
  * The vector-index child, hidden: a compiled binary runs only its main entry, so the index
@@ -9,6 +10,7 @@ export function registerVectorIndexChildCommand(program: Command): void {
   program
     .command(VECTOR_INDEX_CHILD_COMMAND, { hidden: true })
     .description("internal: builds one index table's ANN index for the server (not for people)")
+    .addHelpText("after", examples(`mnemo ${VECTOR_INDEX_CHILD_COMMAND} < request.json`))
     .action(async () => {
       const { runVectorIndexChild } = await import("../../src/search");
       await runVectorIndexChild();
