@@ -13,7 +13,7 @@ import { registerMemoryCommands } from "./commands/memories";
 import { registerModelsCommand } from "./commands/models";
 import { registerOpenCommand } from "./commands/open";
 import { registerPdfTextChildCommand } from "./commands/pdf-text-child";
-import { registerVectorIndexChildCommand } from "./commands/vector-index-child";
+import { registerIndexChildCommand } from "./commands/index-child";
 import { registerReindexCommand } from "./commands/reindex";
 import { registerServeCommand } from "./commands/serve";
 import { registerUsageCommand } from "./commands/usage";
@@ -56,7 +56,7 @@ ${examples("mnemo serve", "mnemo open --user alice", 'mnemo remember "Alice pref
   registerDoctorCommand(program);
   registerUsageCommand(program);
   registerPdfTextChildCommand(program);
-  registerVectorIndexChildCommand(program);
+  registerIndexChildCommand(program);
   return program;
 }
 

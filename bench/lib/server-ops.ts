@@ -261,8 +261,7 @@ export function createOps(server: RunningServer, log: ReturnType<typeof createCo
      */
     async compact(): Promise<number> {
       const start = performance.now();
-      for (const name of await services.search.internals.lance.tableNames())
-        await services.search.internals.lance.optimize(name, 60_000);
+      await services.search.internals.lance.optimize(await services.search.internals.lance.tableNames(), 60_000);
       return performance.now() - start;
     },
     /** Search timings and indexer work since the last call, then resets them. */

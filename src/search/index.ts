@@ -45,10 +45,10 @@ export { readVectorOutage } from "./indexing/vector-outage";
 export { checkModelFiles, listModels } from "./embedders/local/model-files.ts";
 export { DEFAULT_LOCAL_MODEL, getModelSpec } from "./embedders/local/model-registry.ts";
 
-/** The vector-index child process's work (the hidden `mnemo __vector-index-child`), loaded when it runs. */
-export async function runVectorIndexChild(): Promise<void> {
-  const child = await import("./lance/vector-index-child");
-  await child.runVectorIndexChild();
+/** The index child process's work (the hidden `mnemo __index-child`), loaded when it runs. */
+export async function runIndexChild(): Promise<void> {
+  const child = await import("./lance/index-child");
+  await child.runIndexChild();
 }
 
 /**

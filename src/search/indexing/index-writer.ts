@@ -31,6 +31,8 @@ const PARTITION_COMMITS = 4;
 /** Settings key that changes with every index write (see `announceVersion`). */
 export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
+/** Tables one compaction child takes: a batch's work is committed table by table, and counted when the child ends. */
+const COMPACT_PER_CHILD = 256;
 /** Settings key: every write analyses its own changes (set once the sources pending before that were analysed). */
 const ANALYSED_AT_WRITE = "terms_analysed_at_write";
 /**
@@ -377,20 +379,26 @@ export class IndexWriter {
    * when some remain.
    */
   async compact(force: boolean, skipVectors: boolean, maxTables = Number.POSITIVE_INFINITY): Promise<boolean> {
-    let compacted = 0;
+    const due: string[] = [];
     let more = false;
     for (const table of this.compaction.dirtyTables()) {
       if (skipVectors && (isVectorTable(table) || table === this.buildingTable)) continue;
       if (!(await this.compaction.due(table, force))) continue;
-      if (compacted++ >= maxTables) {
+      if (due.length >= maxTables) {
         more = true;
         break;
       }
-      await this.o.lance.optimize(table, KEEP_VERSIONS_MS);
-      this.compaction.compacted(table);
+      due.push(table);
     }
-    // LanceDB keeps memory on its connection for each full-text index update: renewed
-    // every so many, never while an ANN index build uses the connection (`skipVectors`).
+    // One child process for the lot: starting one costs about as much as compacting a small table.
+    for (let i = 0; i < due.length; i += COMPACT_PER_CHILD) {
+      const batch = due.slice(i, i + COMPACT_PER_CHILD);
+      await this.o.lance.optimize(batch, KEEP_VERSIONS_MS);
+      for (const table of batch) this.compaction.compacted(table);
+    }
+    // LanceDB keeps memory on its connection for each full-text index update made through it
+    // (compactions run in a child; the purges' rewrites do not): renewed every so many, never
+    // while an ANN index build uses the connection (`skipVectors`).
     if (!skipVectors) await this.o.lance.recycleConnectionAfter(RECYCLE_AFTER_OPTIMIZES);
     return more;
   }

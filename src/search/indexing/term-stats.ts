@@ -1,4 +1,4 @@
-import { all, chunks, first, list, run, sql, type Executor } from "../../db/store";
+import { all, chunks, list, run, sql, type Executor } from "../../db/store";
 import {
   decodeContext,
   decodeField,
@@ -195,10 +195,11 @@ export function createTermStats(o: { sources: SearchSources; log: Logger }) {
       afterSeq: number,
     ): Promise<{ rows: PendingRow[]; oldest: number | null }> {
       const kinds = GROUP_KINDS[group];
-      const rows = await all<{
-        seq: number;
-        kind: SearchKind;
-        source_id: string;
+      // One statement: the rows since `afterSeq`, then one row (kind null) with the oldest pending seq.
+      const read = await all<{
+        seq: number | null;
+        kind: SearchKind | null;
+        source_id: string | null;
         item_id: string | null;
         terms: string | null;
         context: string | null;
@@ -210,11 +211,14 @@ export function createTermStats(o: { sources: SearchSources; log: Logger }) {
             FROM (SELECT kind, source_id, MAX(seq) AS seq FROM outbox
                   WHERE owner_id = ${ownerId} AND stage = 'text' AND seq > ${afterSeq} AND kind IN ${list(kinds)}
                   GROUP BY kind, source_id) o
-            LEFT JOIN search_terms s ON s.owner_id = ${ownerId} AND s.kind = o.kind AND s.source_id = o.source_id`,
+            LEFT JOIN search_terms s ON s.owner_id = ${ownerId} AND s.kind = o.kind AND s.source_id = o.source_id
+            UNION ALL
+            SELECT MIN(seq), NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM outbox
+              WHERE owner_id = ${ownerId} AND stage = 'text' AND kind IN ${list(kinds)}`,
       );
-      const oldest = await first<{ seq: number | null }>(
-        db,
-        sql`SELECT MIN(seq) AS seq FROM outbox WHERE owner_id = ${ownerId} AND stage = 'text' AND kind IN ${list(kinds)}`,
+      const oldest = read.find((row) => row.kind === null)?.seq ?? null;
+      const rows = read.filter(
+        (row): row is typeof row & { seq: number; kind: SearchKind; source_id: string } => row.kind !== null,
       );
       return {
         rows: rows.map((row) => ({
@@ -232,7 +236,7 @@ export function createTermStats(o: { sources: SearchSources; log: Logger }) {
                   at: Number(row.created_at),
                 },
         })),
-        oldest: oldest?.seq == null ? null : Number(oldest.seq),
+        oldest: oldest === null ? null : Number(oldest),
       };
     },
 

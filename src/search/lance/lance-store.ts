@@ -2,7 +2,7 @@ import * as lancedb from "@lancedb/lancedb";
 import type { Schema } from "apache-arrow";
 import { createScheduler, type Scheduler } from "../../lib/scheduler";
 import { unreadableTables } from "./damaged-tables";
-import { buildVectorIndexApart } from "./vector-index-build";
+import { runInIndexChild } from "./index-child-process";
 import { whereSourceKeys, withinTime } from "./filters";
 import {
   fullTextIndex,
@@ -67,7 +67,7 @@ export class LanceStore {
   private readonly fullTextReady = new Map<string, "text" | "context">();
   /** Tables being rewritten (`purgeDeleted`): for a moment without their full-text indices. */
   private readonly rewriting = new Set<string>();
-  /** ANN index builds running in child processes, stopped with the store. */
+  /** Index child processes running (ANN builds, compactions), stopped with the store. */
   private readonly builds = new Set<{ kill(): void }>();
   /** Whether every write to the index goes through this store now (see `useRowKeysWhile`). */
   private soleWriter: () => boolean = () => false;
@@ -379,13 +379,14 @@ export class LanceStore {
    * (IVF_HNSW_SQ), one partition per ~250k rows. Seconds of work on 100k rows: the caller runs it beside
    * the text stage, never in front of it.
    */
-  /** Builds a table's ANN index in a child process (vector-index-child.ts says why); the handle is reopened to see it. */
+  /** Builds a table's ANN index in a child process (index-child.ts says why); the handle is reopened to see it. */
   async createVectorIndex(name: string): Promise<void> {
     const table = await this.table(name);
     if (!table) return;
     const rows = await table.countRows();
-    await buildVectorIndexApart(
+    await runInIndexChild(
       {
+        op: "vector-index",
         location: { uri: this.location.uri, storageOptions: this.location.storageOptions },
         table: name,
         column: vectorColumn(name),
@@ -419,14 +420,19 @@ export class LanceStore {
   }
 
   /** Compacts fragments, updates indices with new rows and prunes versions older than `keepMs`. */
-  async optimize(name: string, keepMs: number): Promise<void> {
-    const table = await this.table(name);
-    if (table) {
-      await table.optimize({ cleanupOlderThan: new Date(Date.now() - keepMs) });
-      this.indexUpdatesSinceRecycle++;
+  /**
+   * Compacts tables and brings their full-text indices up to date, in a child process
+   * (index-child.ts says why), removing versions older than `keepMs`. The handles are
+   * reopened to see the new versions; the old fragments' row keys would only take memory.
+   */
+  async optimize(names: string[], keepMs: number): Promise<void> {
+    if (!names.length) return;
+    const location = { uri: this.location.uri, storageOptions: this.location.storageOptions };
+    try {
+      await runInIndexChild({ op: "optimize", location, tables: names, keepMs }, this.builds);
+    } finally {
+      for (const name of names) this.forget(name);
     }
-    // Compaction wrote new fragments: the old ones' keys would only take memory.
-    this.rowKeys.forget(name);
   }
 
   /**
