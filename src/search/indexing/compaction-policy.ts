@@ -65,6 +65,12 @@ export class CompactionPolicy {
     return !this.known.has(table);
   }
 
+  /** Whether a dirty table's searches have paid enough that compacting it may be due (the writer then looks: `due`). */
+  mayBeDue(table: string): boolean {
+    const outside = this.tables.get(table);
+    return outside !== undefined && outside.paid >= COMPACTION_MS;
+  }
+
   /**
    * Reads the state of a table this process did not write: fragments and rows outside the
    * full-text index, left by a stop before the idle optimize or by another writer. True

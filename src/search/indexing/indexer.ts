@@ -54,6 +54,8 @@ const OUTBOX_POLL_MS = 50;
 /** A dead writer's lease is taken over after this long: well within 10 s of its death. */
 export const LEASE_TTL_MS = 6_000;
 
+/** How often searches paying for a table's unindexed rows may wake the writer to weigh compacting it. */
+const PAID_KICK_EVERY_MS = 250;
 /** How long status and maintenance routes (the derived index) wait for the owner's rows; searches never wait. */
 const DEFAULT_FLUSH_WAIT_MS = 5_000;
 
@@ -168,8 +170,20 @@ export class Indexer implements IndexingControl {
    * against its searches' cost, and looks once, off the search path, at a table it has
    * not written (left untidy by a stop before the idle optimize: compacted when idle).
    */
+  private paidKickAt = 0;
+
   noteSearch(table: string): void {
-    if (!this.isWriter || !this.writer.compaction.noteSearch(table)) return;
+    if (!this.isWriter) return;
+    if (!this.writer.compaction.noteSearch(table)) {
+      // Searches paying for rows outside the index (a bulk write just ended): the writer
+      // looks at once rather than at its next batch or idle optimize; a compaction runs in
+      // a child process, beside the searches (lance/index-child.ts).
+      if (this.writer.compaction.mayBeDue(table) && Date.now() - this.paidKickAt >= PAID_KICK_EVERY_MS) {
+        this.paidKickAt = Date.now();
+        this.kick();
+      }
+      return;
+    }
     this.runner
       .run(() => this.writer.compaction.inspect(table))
       .then(
