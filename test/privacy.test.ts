@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { all, sql, type Store } from "../src/db/store";
-import { createEmbeddingCache, vectorKey } from "../src/search/indexing/embedding-cache";
+import { createEmbeddingCache, vectorKey } from "../src/search/indexing/embedding-cache-repository";
 import { startFakeEmbedder, type FakeEmbedder } from "./helpers/fake-embedder";
 import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
 

@@ -7,7 +7,7 @@ import { createEmbedder } from "./embedders";
 import type { Embedder } from "./embedders/embedder";
 import { createContextFlags } from "./indexing/context-flags";
 import type { IndexingControl } from "./indexing/control";
-import { createEmbeddingCache } from "./indexing/embedding-cache";
+import { createEmbeddingCache } from "./indexing/embedding-cache-repository";
 import { Indexer, LEASE_TTL_MS } from "./indexing/indexer";
 import { createOutbox, type Outbox } from "./indexing/outbox-repository";
 import { createTermStats } from "./indexing/term-stats";

@@ -4,7 +4,7 @@ import type { Logger } from "../../lib/log";
 import type { Embedder } from "../embedders/embedder";
 import type { ContextFlags } from "./context-flags";
 import { CompactionPolicy } from "./compaction-policy";
-import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache";
+import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache-repository";
 import { metaEntries } from "../lance/filters";
 import { WORD_VECTOR_DIMS, type IndexRow } from "../lance/lance-schema";
 import type { LanceStore } from "../lance/lance-store";
