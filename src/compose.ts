@@ -165,6 +165,7 @@ export async function openServices(config: Config, options: { log?: Logger; star
   // File bytes: a LanceDB connection of their own, which no reindex or rebuild touches.
   const blobs = await BlobStore.open(blobsLocation(config));
   const pdfText = createPdfTextRunner({ repo: fileRepo, blobs, store, outbox, log, scheduler });
+  const uploadRepo = createUploadRepository();
   const files = createFileService({
     repo: fileRepo,
     blobs,
@@ -176,8 +177,8 @@ export async function openServices(config: Config, options: { log?: Logger; star
     log,
     maxFileBytes: config.files.maxFileBytes,
     onTextPending: pdfText.wake,
+    otherBlobHolders: [uploadRepo],
   });
-  const uploadRepo = createUploadRepository();
   const uploads = createUploadService({
     repo: uploadRepo,
     files,

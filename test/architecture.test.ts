@@ -40,8 +40,6 @@ const SQL_ALLOWED: Record<string, string> = {};
 const TABLES_ALLOWED: Record<string, string> = {
   "src/derived-index/repository.ts: outbox":
     "the derived index's status counts a workspace's pending outbox rows, and a clear drops those of the sources it removes; the outbox is search's, and search/index.ts offers no such reads yet",
-  "src/files/repository.ts: upload_parts":
-    "the orphan-blob sweep asks in one statement whether files or upload parts hold a blob; uploads import files, so asking through uploads' index.ts would close a circle (the sweep belongs with the blobs, its holders handed over by the composition)",
 };
 
 /** Files besides src/config.ts that read `process.env`, each with why. */

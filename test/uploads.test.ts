@@ -58,6 +58,22 @@ describe("upload sessions", () => {
     expect(await complete(id)).toEqual([404, apiError("not_found", `upload '${id}' not found`)]);
   });
 
+  test("the orphan-blob sweep leaves the parts of an open session, whatever their age; the completed file keeps its bytes", async () => {
+    const ws = await createWorkspace(server, "Sweep parts");
+    const id = (await start(ws))[1].uploadId;
+    expect(await part(id, 1, b64("first part "))).toEqual([200, { uploaded: true }]);
+    expect(await part(id, 2, b64("second part"))).toEqual([200, { uploaded: true }]);
+    // Age 0: every blob nothing points at would go.
+    expect(await server.services.files.sweepOrphanBlobs(0)).toEqual([]);
+    const [done, result] = await complete(id);
+    expect(done).toBe(200);
+    expect(await server.services.files.sweepOrphanBlobs(0)).toEqual([]);
+    const response = await fetch(`${server.url}/v1/workspaces/${ws}/files/${result.key}`, {
+      headers: { authorization: "Bearer mock-token-alice" },
+    });
+    expect(await response.text()).toBe("first part second part");
+  });
+
   test("a gap is a 400 naming the missing part; no parts is a 400; part numbers are 1…10,000", async () => {
     const ws = await createWorkspace(server, "Gaps");
     const [, { uploadId }] = await start(ws);

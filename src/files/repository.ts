@@ -271,21 +271,14 @@ export function createFileRepository() {
     async dropExpiredIntents(tx: Executor, now: number): Promise<void> {
       await run(tx, sql`DELETE FROM file_intents WHERE expires_at < ${now}`);
     },
-    /** Every blob id some file or upload part points at. */
-    async referencedBlobIds(tx: Executor): Promise<Set<string>> {
-      const rows = await all<{ blob_id: string }>(
-        tx,
-        sql`SELECT blob_id FROM files UNION SELECT blob_id FROM upload_parts`,
-      );
+    /** Every blob id some file points at. */
+    async blobIds(tx: Executor): Promise<Set<string>> {
+      const rows = await all<{ blob_id: string }>(tx, sql`SELECT DISTINCT blob_id FROM files`);
       return new Set(rows.map((row) => row.blob_id));
     },
-    async isReferenced(tx: Executor, blobId: string): Promise<boolean> {
-      return (
-        (await first(
-          tx,
-          sql`SELECT 1 AS x FROM files WHERE blob_id = ${blobId} UNION ALL SELECT 1 AS x FROM upload_parts WHERE blob_id = ${blobId}`,
-        )) !== null
-      );
+    /** Whether some file points at the blob. */
+    async holds(tx: Executor, blobId: string): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS x FROM files WHERE blob_id = ${blobId} LIMIT 1`)) !== null;
     },
     /** Records where the text of the file `key` stands, as of its bytes `blobId`; releases any claim. */
     async setTextState(

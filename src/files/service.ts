@@ -1,5 +1,5 @@
 import { BlobTooLarge, type BlobStore, type StoredBlob } from "../blobs/store";
-import type { Store } from "../db/store";
+import type { Executor, Store } from "../db/store";
 import { conflict, forbidden, notFound, payloadTooLarge } from "../shared/app-error";
 import type { Cursors } from "../shared/cursors";
 import { newId } from "../lib/ids";
@@ -35,6 +35,18 @@ export interface FileServiceDeps {
   maxFileBytes: number;
   /** A PDF was stored with its text pending: the PDF text runner reads it in a child process. */
   onTextPending?: () => void;
+  /**
+   * Who else keeps blobs in the file store (upload parts): the orphan sweep leaves theirs.
+   * Asked before the files, so a part that becomes a file meanwhile (an upload completing)
+   * is seen as one or the other.
+   */
+  otherBlobHolders?: BlobHolder[];
+}
+
+/** A holder of blobs in the file store, as the orphan sweep asks it. */
+export interface BlobHolder {
+  blobIds(tx: Executor): Promise<Set<string>>;
+  holds(tx: Executor, blobId: string): Promise<boolean>;
 }
 
 /** A file as the API shows it. */
@@ -340,14 +352,16 @@ export function createFileService(d: FileServiceDeps) {
      * uploads in flight (bytes written, row not yet committed) safe.
      */
     async sweepOrphanBlobs(minAgeMs = 24 * 60 * 60 * 1000): Promise<string[]> {
-      const referenced = await repo.referencedBlobIds(store.db);
+      const holders = [...(d.otherBlobHolders ?? []), repo];
+      const referenced = new Set<string>();
+      for (const holder of holders) for (const blobId of await holder.blobIds(store.db)) referenced.add(blobId);
       const removed: string[] = [];
       for (const blobId of await blobs.list()) {
         if (referenced.has(blobId)) continue;
         const writtenAt = await blobs.writtenAt(blobId);
         if (writtenAt === null || Date.now() - writtenAt < minAgeMs) continue;
         // Re-checked: a row may have been committed since the first read.
-        if (await repo.isReferenced(store.db, blobId)) continue;
+        if (await held(holders, store.db, blobId)) continue;
         await blobs.delete(blobId);
         removed.push(blobId);
       }
@@ -366,6 +380,12 @@ export function createFileService(d: FileServiceDeps) {
   };
 }
 export type FileService = ReturnType<typeof createFileService>;
+
+/** Whether any holder points at the blob, asked in order. */
+async function held(holders: BlobHolder[], db: Executor, blobId: string): Promise<boolean> {
+  for (const holder of holders) if (await holder.holds(db, blobId)) return true;
+  return false;
+}
 
 function emptyStream(): ReadableStream<Uint8Array> {
   return new ReadableStream({ start: (controller) => controller.close() });

@@ -46,6 +46,15 @@ const toSession = (r: Stored): UploadSession => ({
 /** Upload sessions and their parts (each part's bytes are a blob). */
 export function createUploadRepository() {
   return {
+    /** Every blob id some upload part points at (the file store's orphan sweep leaves them). */
+    async blobIds(tx: Executor): Promise<Set<string>> {
+      const rows = await all<{ blob_id: string }>(tx, sql`SELECT DISTINCT blob_id FROM upload_parts`);
+      return new Set(rows.map((row) => row.blob_id));
+    },
+    /** Whether some upload part points at the blob. */
+    async holds(tx: Executor, blobId: string): Promise<boolean> {
+      return (await first(tx, sql`SELECT 1 AS x FROM upload_parts WHERE blob_id = ${blobId} LIMIT 1`)) !== null;
+    },
     async insert(tx: Executor, s: UploadSession): Promise<void> {
       await run(
         tx,
