@@ -28,7 +28,16 @@ export { groupByOwner, SEARCH_SIGNALS, sourceKey } from "./types";
 export type { Search, SearchDeps } from "./open-search";
 export type { SearchEngine, SearchResponse } from "./query/engine";
 export { searchHeaders, type SearchTimings } from "./query/server-timing";
-export { createOutbox, outboxBacklog, type Outbox, type OutboxOp } from "./indexing/outbox-repository";
+export {
+  createOutbox,
+  outboxBacklog,
+  pendingFor,
+  takePending,
+  vectorRetriesWaiting,
+  type Outbox,
+  type OutboxOp,
+  type SourcesOfKind,
+} from "./indexing/outbox-repository";
 export { createRecordingOutbox } from "./indexing/recording-outbox";
 export type { IndexingControl } from "./indexing/control";
 export { recordedIndexFailure, type IndexHealth } from "./indexing/index-health";

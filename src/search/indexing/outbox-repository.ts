@@ -1,4 +1,4 @@
-import { all, chunks, first, list, run, sql, type Executor, type Store } from "../../db/store";
+import { all, chunks, first, list, run, sql, type Executor, type Sql, type Store } from "../../db/store";
 import type { SearchKind, SourceRef } from "../types";
 
 /** `insert`: a new source (nothing to replace); `sync`: re-read and replace; `rebuild`: drop and re-enqueue all. */
@@ -254,4 +254,64 @@ export async function outboxBacklog(store: Store) {
     oldest: row?.oldest ? Number(row.oldest) : null,
     oldestText: row?.oldest_text ? Number(row.oldest_text) : null,
   };
+}
+
+/** Which of an owner's sources of one kind a count takes: a condition on the outbox's `source_id` column. */
+export type SourcesOfKind = { kind: SearchKind; holds: (column: Sql) => Sql };
+
+/**
+ * An owner's outbox rows still waiting, per stage, for the sources a condition picks (the
+ * derived index's status asks for a workspace's documents and threads: which sources those
+ * are is for documents and chats to say).
+ */
+export async function pendingFor(
+  db: Executor,
+  ownerId: string,
+  sources: SourcesOfKind[],
+): Promise<{ text: number; vector: number }> {
+  const out = { text: 0, vector: 0 };
+  if (!sources.length) return out;
+  const picks = sources.map(({ kind, holds }) => sql`(o.kind = ${kind} AND ${holds(sql.raw("o.source_id"))})`);
+  const rows = await all<{ stage: OutboxStage; n: number }>(
+    db,
+    sql`SELECT stage, COUNT(*) AS n FROM outbox o WHERE o.owner_id = ${ownerId} AND (${sql.join(picks, " OR ")}) GROUP BY stage`,
+  );
+  for (const row of rows) out[row.stage] = Number(row.n);
+  return out;
+}
+
+/**
+ * Whether the embedder is failing: some vector row (anyone's: the embedder is shared) has
+ * failed and waits for a retry.
+ */
+export async function vectorRetriesWaiting(db: Executor): Promise<boolean> {
+  return (await first(db, sql`SELECT 1 AS one FROM outbox WHERE stage = 'vector' AND attempts > 0 LIMIT 1`)) !== null;
+}
+
+/**
+ * Takes the rows still pending for these sources of one owner and kind off the outbox,
+ * inside `tx`, and says which sources had some: the caller queues each source once again
+ * (a plain `insert` only for one new to the index with nothing pending).
+ */
+export async function takePending(
+  tx: Executor,
+  ownerId: string,
+  kind: SearchKind,
+  ids: string[],
+): Promise<Set<string>> {
+  const pending = new Set<string>();
+  for (const chunk of chunks(ids)) {
+    const rows = await all<{ source_id: string }>(
+      tx,
+      sql`SELECT DISTINCT source_id FROM outbox WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(chunk)}`,
+    );
+    const found = rows.map((r) => r.source_id);
+    for (const id of found) pending.add(id);
+    if (found.length)
+      await run(
+        tx,
+        sql`DELETE FROM outbox WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(found)}`,
+      );
+  }
+  return pending;
 }
