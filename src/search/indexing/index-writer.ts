@@ -3,10 +3,10 @@ import type { Executor, Store } from "../../db/store";
 import type { Logger } from "../../lib/log";
 import type { Embedder } from "../embedders/embedder";
 import type { ContextFlags } from "./context-flags";
+import { byPartition, deletedFrom, keysBySource, toIndexRow } from "./batch-rows";
 import { CompactionPolicy } from "./compaction-policy";
-import { vectorKey, type EmbeddingCache, type SourceKeys } from "./embedding-cache-repository";
-import { metaEntries } from "../lance/filters";
-import { WORD_VECTOR_DIMS, type IndexRow } from "../lance/lance-schema";
+import { vectorKey, type EmbeddingCache } from "./embedding-cache-repository";
+import { WORD_VECTOR_DIMS } from "../lance/lance-schema";
 import type { LanceStore } from "../lance/lance-store";
 import { INDEX_SCHEMA_VERSION } from "../lance/layout";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
@@ -31,14 +31,13 @@ const PARTITION_COMMITS = 4;
 /** Settings key that changes with every index write (see `announceVersion`). */
 export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
-/** Tables one compaction child takes: a batch's work is committed table by table, and counted when the child ends. */
+/** Tables one compaction child takes (each committed on its own; counted when the child ends). */
 const COMPACT_PER_CHILD = 256;
 /** Settings key: every write analyses its own changes (set once the sources pending before that were analysed). */
 const ANALYSED_AT_WRITE = "terms_analysed_at_write";
 /**
- * Optimizes between renewals of the LanceDB connection, which keeps memory for each
- * full-text index update (`bun bench/lance-fts-leak.ts`): renewing bounds what it keeps
- * (docs/performance.md#why-the-code-is-tuned-as-it-is).
+ * Full-text index updates between renewals of the LanceDB connection, which keeps memory
+ * for each (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 const RECYCLE_AFTER_OPTIMIZES = 64;
 export interface IndexWriterOptions {
@@ -100,10 +99,7 @@ export class IndexWriter {
     this.vectorOutage.tookOver();
   }
 
-  /**
-   * A store written before writes analysed their own changes counted only indexed items:
-   * the sources still pending then are analysed once, and never again.
-   */
+  /** A store from before writes analysed their changes counted indexed items only: its pending sources are analysed once. */
   private async analysePendingOnce(): Promise<void> {
     const { store, settings, outbox, termStats } = this.o;
     if ((await settings.get(store.db, ANALYSED_AT_WRITE)) === "1") return;
@@ -122,9 +118,8 @@ export class IndexWriter {
 
   /** An owner's vector table of a group in the current space, once vectors exist. */
   vectorTableFor(ownerId: string, group: PartitionGroup): string | null {
-    return this.o.embedder && this.dimension
-      ? vectorTable(ownerId, group, this.o.embedder.spaceId, this.dimension)
-      : null;
+    const { embedder } = this.o;
+    return embedder && this.dimension ? vectorTable(ownerId, group, embedder.spaceId, this.dimension) : null;
   }
 
   /** The table whose ANN index is being built (set by vector-index-builds.ts), or null. */
@@ -402,61 +397,4 @@ export class IndexWriter {
     if (!skipVectors) await this.o.lance.recycleConnectionAfter(RECYCLE_AFTER_OPTIMIZES);
     return more;
   }
-}
-
-/** The cache keys each source of a batch uses now; a source without items (deleted) uses none. */
-function keysBySource(refs: SourceRef[], items: AnyItem[], keyOf: Map<AnyItem, string>): SourceKeys {
-  const uses: SourceKeys = new Map(refs.map((ref) => [sourceKey(ref), []]));
-  for (const item of items) uses.get(sourceKey(item))?.push(keyOf.get(item) ?? vectorKey(item.ownerId, item.text));
-  return uses;
-}
-
-/**
- * The tables of a batch that lost rows of existing sources (changed or deleted, not a
- * replayed insert), each with the time of the batch's earliest change.
- */
-function deletedFrom(rows: OutboxRow[], parts: Map<string, { deleteKeys: string[] }>): Map<string, number> {
-  const changed = new Set(
-    rows
-      .filter((row) => row.op !== "insert")
-      .map((row) => sourceKey({ ownerId: row.ownerId, kind: row.kind as SearchKind, sourceId: row.sourceId })),
-  );
-  const at = Math.min(...rows.map((row) => row.createdAt));
-  const tables = new Map<string, number>();
-  for (const [table, part] of parts) if (part.deleteKeys.some((key) => changed.has(key))) tables.set(table, at);
-  return tables;
-}
-
-/** A batch's deletes and items, split by the partition table each belongs to. */
-function byPartition(deletes: SourceRef[], items: AnyItem[], tableOf: (ref: SourceRef) => string) {
-  const parts = new Map<string, { deleteKeys: string[]; items: AnyItem[] }>();
-  const part = (table: string) => {
-    let entry = parts.get(table);
-    if (!entry) {
-      entry = { deleteKeys: [], items: [] };
-      parts.set(table, entry);
-    }
-    return entry;
-  };
-  for (const ref of deletes) part(tableOf(ref)).deleteKeys.push(sourceKey(ref));
-  for (const item of items) part(tableOf(item)).items.push(item);
-  return parts;
-}
-
-function toIndexRow(item: AnyItem): IndexRow {
-  return {
-    source_key: sourceKey(item),
-    owner_id: item.ownerId,
-    kind: item.kind,
-    source_id: item.sourceId,
-    item_id: item.itemId,
-    workspace_id: item.workspaceId,
-    session_id: item.sessionId,
-    document_type: item.documentType,
-    meta: metaEntries(item.metadata),
-    created_at: item.createdAtMs,
-    text: item.text,
-    context_before: item.contextBefore ?? "",
-    context_after: item.contextAfter ?? "",
-  };
 }
