@@ -391,9 +391,9 @@ export class IndexWriter {
       await this.o.lance.optimize(batch, KEEP_VERSIONS_MS);
       for (const table of batch) this.compaction.compacted(table);
     }
-    // LanceDB keeps memory on its connection for each full-text index update made through it
-    // (compactions run in a child; the purges' rewrites do not): renewed every so many, never
-    // while an ANN index build uses the connection (`skipVectors`).
+    // LanceDB keeps memory on its connection for each full-text index update made or loaded
+    // through it (a purge's rewrite, a table opened again after a compaction): renewed every
+    // so many, never while an ANN index build uses the connection (`skipVectors`).
     if (!skipVectors) await this.o.lance.recycleConnectionAfter(RECYCLE_AFTER_OPTIMIZES);
     return more;
   }

@@ -432,6 +432,8 @@ export class LanceStore {
       await runInIndexChild({ op: "optimize", location, tables: names, keepMs }, this.builds);
     } finally {
       for (const name of names) this.forget(name);
+      // Each table opened again afterwards loads its new index through this connection.
+      this.indexUpdatesSinceRecycle += names.length;
     }
   }
 
