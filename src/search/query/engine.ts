@@ -27,7 +27,7 @@ import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms"
 import { readWordVectors } from "../analysis/word-vectors";
 import { lowerQuestionTurns, order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
-import { bm25, fuse, groupStatistics, textScore, vectorTrust, wordsScore } from "./scoring";
+import { bm25Scorer, fuse, groupStatistics, textScore, vectorTrust, wordsScore } from "./scoring";
 import type { SearchTimings } from "./server-timing";
 
 export interface SearchEngineOptions<S extends SearchSources> {
@@ -122,6 +122,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       // announces a version before it takes its rows off the outbox).
       await view.followWriter();
       const stats = groupStatistics(groups, own);
+      const textOf = new Map(groups.map((group) => [group, bm25Scorer(queryTerms, stats.get(group)!)]));
       const afterOwn = performance.now();
 
       const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
@@ -151,7 +152,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       ) => {
         seen.add(key);
         if (pending.has(`${hit.kind}|${hit.sourceId}`)) verify.add(key);
-        const text = queryTerms.length ? textScore(bm25(terms, queryTerms, stats.get(partitionGroup(hit.kind))!)) : 0;
+        const text = queryTerms.length ? textScore(textOf.get(partitionGroup(hit.kind))!(terms)) : 0;
         if (text > 0) textMatches++;
         scored.push({
           key,
@@ -187,7 +188,6 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       const byText = bestPendingByText(
         pending,
         queryTerms,
-        (entry) => stats.get(partitionGroup(entry.kind))!,
         stats,
         (entry) => kinds.includes(entry.kind) && !seen.has(entry.key),
         count,

@@ -17,7 +17,6 @@ export interface PendingEntry {
 class OwnerPending {
   /** The highest outbox seq read: the next look reads only what came after it. */
   lastSeq = 0;
-  usedAt = 0;
   readonly sources = new Map<string, { seq: number; kind: SearchKind; keys: string[] }>();
   /** Items with context fields. */
   withContext = 0;
@@ -135,17 +134,11 @@ export function createPendingIndex(termStats: TermStats) {
 
   async function current(db: Executor, ownerId: string, group: PartitionGroup): Promise<OwnerPending> {
     const key = `${ownerId}\u0000${group}`;
-    let entry = groups.get(key);
-    if (!entry) {
-      entry = new OwnerPending();
-      groups.set(key, entry);
-      if (groups.size > MAX_GROUPS) {
-        const oldest = [...groups].sort((a, b) => a[1].usedAt - b[1].usedAt).slice(0, groups.size - MAX_GROUPS);
-        for (const [name] of oldest) groups.delete(name);
-      }
-    }
-    entry.usedAt = Date.now();
-    const owner = entry;
+    // The map's order is the order of use: the least recently searched come first.
+    const owner = groups.get(key) ?? new OwnerPending();
+    groups.delete(key);
+    groups.set(key, owner);
+    if (groups.size > MAX_GROUPS) groups.delete(groups.keys().next().value!);
     await owner.update(async () => {
       const { rows, oldest } = await termStats.pendingSince(db, ownerId, group, owner.lastSeq);
       owner.apply(rows, oldest);

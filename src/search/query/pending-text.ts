@@ -1,7 +1,6 @@
-import type { PartitionGroup } from "../lance/partitions";
+import { partitionGroup, type PartitionGroup } from "../lance/partitions";
 import type { PendingEntry, PendingView } from "./pending-index";
-import { FIELD_WEIGHTS, type FieldTerms } from "../analysis/item-terms";
-import { BM25, termBound, type GroupStats } from "./scoring";
+import { bm25Scorer, termBound, type GroupStats } from "./scoring";
 
 /**
  * The `count` pending items that score best by text (BM25 with the owner's statistics,
@@ -13,12 +12,12 @@ import { BM25, termBound, type GroupStats } from "./scoring";
 export function bestPendingByText(
   pending: PendingView,
   terms: readonly string[],
-  statsOf: (entry: PendingEntry) => GroupStats,
   groupStats: Map<PartitionGroup, GroupStats>,
   accepts: (entry: PendingEntry) => boolean,
   count: number,
 ): PendingEntry[] {
-  const score = scorer(terms, statsOf);
+  const scorers = new Map([...groupStats].map(([group, stats]) => [group, bm25Scorer(terms, stats)]));
+  const score = (entry: PendingEntry) => scorers.get(partitionGroup(entry.kind))!(entry.terms);
   const bound = (term: string) =>
     Math.max(...[...groupStats.values()].map((stats) => termBound(term, stats, pending.withContext)));
   const ordered = terms.map((term) => ({ term, bound: bound(term) })).sort((a, b) => b.bound - a.bound);
@@ -44,49 +43,4 @@ export function bestPendingByText(
     }
   }
   return best.map((b) => b.entry);
-}
-
-/**
- * `bm25` (scoring.ts) for many items of one query: the same sums, with each term's idf and
- * each group's average length worked out once instead of per item.
- */
-function scorer(terms: readonly string[], statsOf: (entry: PendingEntry) => GroupStats) {
-  const prepared = new Map<GroupStats, { average: number; idf: number[] }>();
-  const of = (stats: GroupStats) => {
-    let p = prepared.get(stats);
-    if (!p) {
-      const items = Math.max(stats.items, 1);
-      p = {
-        average: stats.length > 0 ? stats.length / items : 1,
-        idf: terms.map((term) => {
-          const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
-          return Math.log(1 + (items - df + 0.5) / (df + 0.5));
-        }),
-      };
-      prepared.set(stats, p);
-    }
-    return p;
-  };
-  const { k1, b } = BM25;
-  return (entry: PendingEntry) => {
-    const { average, idf } = of(statsOf(entry));
-    const { text, before, after } = entry.terms;
-    const norm = (field: FieldTerms) => k1 * (1 - b + (b * field.length) / average);
-    const nText = norm(text);
-    const nBefore = before ? norm(before) : 0;
-    const nAfter = after ? norm(after) : 0;
-    let total = 0;
-    for (let i = 0; i < terms.length; i++) {
-      const term = terms[i];
-      let tf = 0;
-      const inText = text.counts.get(term);
-      if (inText) tf += (inText * (k1 + 1)) / (inText + nText);
-      const inBefore = before?.counts.get(term);
-      if (inBefore) tf += (FIELD_WEIGHTS.before * (inBefore * (k1 + 1))) / (inBefore + nBefore);
-      const inAfter = after?.counts.get(term);
-      if (inAfter) tf += (FIELD_WEIGHTS.after * (inAfter * (k1 + 1))) / (inAfter + nAfter);
-      if (tf) total += idf[i] * tf;
-    }
-    return total;
-  };
 }

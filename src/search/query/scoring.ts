@@ -114,32 +114,38 @@ export function groupStatistics(groups: PartitionGroup[], own: OwnStatistics): M
 }
 
 /**
- * BM25 of one item for the query terms, field by field as the index's multi-column
- * match does: the item's text, and the conversation around it with its lower weights,
- * each saturated against its own length (the owner's text statistics for all three).
+ * BM25 of items for the query terms, field by field as the index's multi-column match
+ * does: the item's text, and the conversation around it with its lower weights, each
+ * saturated against its own length (the owner's text statistics for all three). Each
+ * term's idf and the average length are worked out once per query and group.
  */
-export function bm25(item: ItemTerms, queryTerms: string[], stats: GroupStats): number {
+export function bm25Scorer(queryTerms: readonly string[], stats: GroupStats): (item: ItemTerms) => number {
   const items = Math.max(stats.items, 1);
   const average = stats.length > 0 ? stats.length / items : 1;
+  const idf = queryTerms.map((term) => {
+    const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
+    return Math.log(1 + (items - df + 0.5) / (df + 0.5));
+  });
   const saturated = (field: FieldTerms | null, term: string) => {
     const tf = field?.counts.get(term) ?? 0;
     return tf ? (tf * (BM25.k1 + 1)) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * field!.length) / average)) : 0;
   };
-  let score = 0;
-  for (const term of queryTerms) {
-    const tf =
-      saturated(item.text, term) +
-      FIELD_WEIGHTS.before * saturated(item.before, term) +
-      FIELD_WEIGHTS.after * saturated(item.after, term);
-    if (!tf) continue;
-    const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
-    score += Math.log(1 + (items - df + 0.5) / (df + 0.5)) * tf;
-  }
-  return score;
+  return (item) => {
+    let score = 0;
+    for (let i = 0; i < queryTerms.length; i++) {
+      const term = queryTerms[i];
+      const tf =
+        saturated(item.text, term) +
+        FIELD_WEIGHTS.before * saturated(item.before, term) +
+        FIELD_WEIGHTS.after * saturated(item.after, term);
+      if (tf) score += idf[i] * tf;
+    }
+    return score;
+  };
 }
 
 /**
- * The most one query term can add to an item's BM25 (`bm25` above): its idf times the
+ * The most one query term can add to an item's BM25 (`bm25Scorer` above): its idf times the
  * largest saturated count (k1 + 1, approached as the count grows), in the text alone or
  * with the context fields' weights too. Lets a search skip items that cannot make its list.
  */
