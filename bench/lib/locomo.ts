@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
+import { MONTHS } from "../../src/search/analysis/dates";
 
 export interface Turn {
   diaId: string;
@@ -39,20 +40,6 @@ type RawConversation = Record<string, unknown> & {
 
 const ID = /^D?(\d+):(\d+)((?::\d+)*)$/i;
 
-const MONTHS = [
-  "january",
-  "february",
-  "march",
-  "april",
-  "may",
-  "june",
-  "july",
-  "august",
-  "september",
-  "october",
-  "november",
-  "december",
-];
 const SESSION_DATE = /^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([a-z]+),?\s+(\d{4})\s*$/i;
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { childCommand } from "../lib/child-command";
 import {
   PDF_TEXT_CHILD_COMMAND,
   type NotIndexedReason,
@@ -17,15 +18,6 @@ export type PdfTextResult =
 const WATCH_EVERY_MS = 25;
 /** Bytes of an answer's JSON line beyond which the child is not believed. */
 const MAX_ANSWER_LINE = 64 * 1024;
-
-/**
- * The command that starts the child: this very binary with a hidden command when compiled
- * (a binary runs only its main entry; `mnemo` dispatches it), the module itself otherwise.
- */
-function childCommand(): string[] {
-  if (Bun.isStandaloneExecutable) return [process.execPath, PDF_TEXT_CHILD_COMMAND];
-  return [process.execPath, join(import.meta.dir, "pdf-text-child.ts")];
-}
 
 /**
  * Bun's stdin sink may answer write/flush/end with a promise that rejects (EPIPE) when the
@@ -94,7 +86,12 @@ export async function extractPdfText(
 ): Promise<PdfTextResult> {
   signal?.throwIfAborted();
   // No environment: the child needs none, and the server's secrets stay with the server.
-  const child = Bun.spawn(childCommand(), { stdin: "pipe", stdout: "pipe", stderr: "ignore", env: {} });
+  const child = Bun.spawn(childCommand(PDF_TEXT_CHILD_COMMAND, join(import.meta.dir, "pdf-text-child.ts")), {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "ignore",
+    env: {},
+  });
   let killedFor: "memory_limit" | "time_limit" | "aborted" | "no_answer" | null = null;
   const kill = (why: NonNullable<typeof killedFor>) => {
     killedFor ??= why;

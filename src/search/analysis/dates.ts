@@ -17,7 +17,7 @@ export interface TimeRange {
 }
 
 const DAY = 86_400_000;
-const MONTHS = [
+export const MONTHS = [
   "january",
   "february",
   "march",

@@ -1,21 +1,19 @@
 import { join } from "node:path";
+import { childCommand } from "../../lib/child-command";
 import { INDEX_CHILD_COMMAND, type IndexChildRequest } from "../../shared/index-child-protocol";
-
-/**
- * The command that starts the child: this very binary with a hidden command when compiled,
- * the module itself otherwise.
- */
-function childCommand(): string[] {
-  if (Bun.isStandaloneExecutable) return [process.execPath, INDEX_CHILD_COMMAND];
-  return [process.execPath, join(import.meta.dir, "index-child.ts")];
-}
 
 /**
  * Runs one request in an index child process (index-child.ts says why); rejects with the
  * child's reason. `running` holds the child meanwhile, for whoever must stop it.
  */
 export async function runInIndexChild(request: IndexChildRequest, running: Set<{ kill(): void }>): Promise<void> {
-  const child = Bun.spawn(childCommand(), { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  // No environment, as the PDF child: what it needs comes in the request, and the server's secrets stay with it.
+  const child = Bun.spawn(childCommand(INDEX_CHILD_COMMAND, join(import.meta.dir, "index-child.ts")), {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: {},
+  });
   running.add(child);
   try {
     child.stdin.write(JSON.stringify(request));
