@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createLogger } from "../src/lib/log";
 import { runCli } from "./helpers/cli";
 import { databaseEnvFor } from "./helpers/database";
 import { mock, startTestServer, type TestServer } from "./helpers/server";
@@ -175,6 +176,56 @@ describe("the pending items a search keeps between searches", () => {
       "the harbour lighthouse was painted red",
     ]);
   });
+});
+
+describe("rows in LanceDB but outside its full-text index, in the process that writes it", () => {
+  test("are held by the pending items instead of scanned at every search, whether a search saw them queued or not, and rank as once compacted", async () => {
+    const flat: number[] = [];
+    const log = createLogger("debug", (line) => {
+      const scanned = / DEBUG search timings .*\bflat=(\d+)/.exec(line);
+      if (scanned) flat.push(Number(scanned[1]));
+    });
+    // No compaction until asked for: the written rows stay outside the full-text index.
+    const s = await startTestServer({
+      env: { MNEMO_INDEX_IDLE_OPTIMIZE_MS: "3600000", MNEMO_INDEX_MAX_FRAGMENTS: "1000" },
+      log,
+    });
+    servers.push(s);
+    const half = corpus.length / 2;
+    await write(s, "ranker", corpus.slice(0, half));
+    // Seen queued by a search, then written into LanceDB.
+    await rankings(s, "ranker");
+    await s.services.indexer.drain();
+    // Queued and written between two searches: never seen queued.
+    await write(s, "ranker", corpus.slice(half));
+    await s.services.indexer.drain();
+    flat.length = 0;
+    const written = await rankings(s, "ranker");
+    expect(flat.length).toBe(QUERIES.length);
+    expect(flat.every((n) => n === 0)).toBe(true);
+    await s.services.indexer.settle();
+    expect(await rankings(s, "ranker")).toEqual(written);
+    expect(written["garden tomato"].length).toBeGreaterThan(3);
+
+    // Held, then changed and written again between two searches: found by its new words only.
+    const [, created] = await s.call("POST", "/v1/memories", {
+      token: mock("ranker"),
+      body: { content: "the lighthouse keeper paints the shutters" },
+    });
+    await s.services.indexer.drain();
+    const ids = async (query: string) => (await search(s, "ranker", query)).map((h) => h.id);
+    expect((await ids("lighthouse shutters"))[0]).toBe(created.id);
+    await s.call("PATCH", `/v1/memories/${created.id}`, {
+      token: mock("ranker"),
+      body: { content: "the ferry timetable changes in october" },
+    });
+    await s.services.indexer.drain();
+    expect(await ids("lighthouse shutters")).not.toContain(created.id);
+    expect((await ids("ferry timetable"))[0]).toBe(created.id);
+    await s.call("DELETE", `/v1/memories/${created.id}`, { token: mock("ranker") });
+    await s.services.indexer.drain();
+    expect(await ids("ferry timetable")).not.toContain(created.id);
+  }, 60_000);
 });
 
 describe("rankings depend on the user's own data alone", () => {

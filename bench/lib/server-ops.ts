@@ -67,7 +67,13 @@ export function createCountingLogger(echo = 10): Logger & { counts: { warn: numb
       first.push(line);
       process.stderr.write(`[server] ${line}\n`);
     };
-  return { counts, first, debug: () => {}, info: () => {}, warn: emit("warn"), error: emit("error") };
+  // MNEMO_BENCH_DEBUG=<text>: the server's debug lines holding it go to stderr (e.g. "search timings").
+  const wanted = process.env.MNEMO_BENCH_DEBUG;
+  const debug = (message: string, fields: Record<string, unknown> = {}) => {
+    if (!wanted || !message.includes(wanted)) return;
+    process.stderr.write(`[server] DEBUG ${message} ${JSON.stringify(fields)}\n`);
+  };
+  return { counts, first, debug, info: () => {}, warn: emit("warn"), error: emit("error") };
 }
 
 // The wrapped objects are the server's own; their methods are looked up per call.

@@ -92,7 +92,7 @@ export async function openSearch<S extends SearchSources>({
   const view: IndexView = {
     followWriter: () => indexer.followWriter(),
     vectorTable: (ownerId, group) => indexer.vectorTableFor(ownerId, group),
-    fullyIndexed: (table) => indexer.fullyIndexed(table),
+    writtenSinceIndexed: (table) => indexer.writtenSinceIndexed(table),
     hasContext: (table) => contextFlags.has(table),
     noteSearch: (table) => indexer.noteSearch(table),
   };

@@ -1,4 +1,5 @@
 import type { LanceStore } from "../lance/lance-store";
+import { isVectorTable } from "../lance/partitions";
 
 /**
  * What rows outside a table's full-text index cost, against what folding them in costs:
@@ -22,6 +23,24 @@ interface Outside {
 }
 
 /**
+ * The sources written into a full-text table since its full-text index last covered every
+ * row, as this writer knows them. `complete`: every row outside the index is one of
+ * `sources` (this writer compacted or created the table since it took over); a new
+ * `generation` starts at each compaction, when they are all in the index.
+ */
+export interface WrittenSinceIndexed {
+  generation: number;
+  complete: boolean;
+  /** `kind|sourceId` of each source written (or deleted) since, in the order written, repeats included. */
+  sources: string[];
+  /** The outbox seq of each of those writes (its newest change the write reflects). */
+  seqs: number[];
+}
+
+/** Generations are never reused, even across a `clear`: a reader's old one never matches a new record. */
+let lastGeneration = 0;
+
+/**
  * The index writer's account of which tables need compacting: written since their last
  * compaction, and what that costs their searches. Kept in memory by the writing process;
  * a table it finds untidy without having written it (written before a restart, or by the
@@ -31,6 +50,8 @@ export class CompactionPolicy {
   private tables = new Map<string, Outside>();
   /** Tables whose state this process has read or written (a table is inspected once). */
   private known = new Set<string>();
+  /** Full-text tables: what was written since their index last covered every row. */
+  private written = new Map<string, WrittenSinceIndexed>();
 
   constructor(
     private readonly lance: LanceStore,
@@ -53,6 +74,35 @@ export class CompactionPolicy {
     const outside = this.outside(table);
     outside.fragments++;
     outside.rows += rows;
+  }
+
+  /**
+   * Sources about to be written into a full-text table (called before the commit, so the
+   * list holds every row outside the index at any moment, and before the rows leave the
+   * outbox, so a search always finds them in one or the other).
+   */
+  noteWriting(table: string, sources: Map<string, number>): void {
+    let record = this.written.get(table);
+    if (!record) {
+      record = { generation: ++lastGeneration, complete: false, sources: [], seqs: [] };
+      this.written.set(table, record);
+    }
+    for (const [source, seq] of sources) {
+      record.sources.push(source);
+      record.seqs.push(seq);
+    }
+  }
+
+  /** The table was created by this writer (the rows outside its index are all in its list from now on). */
+  created(table: string): void {
+    const record = this.written.get(table);
+    if (record) record.complete = true;
+  }
+
+  /** What a search of a full-text table needs to skip its unindexed rows: null when this writer does not know them all. */
+  writtenSinceIndexed(table: string): Readonly<WrittenSinceIndexed> | null {
+    const record = this.written.get(table);
+    return record?.complete ? record : null;
   }
 
   /**
@@ -82,6 +132,7 @@ export class CompactionPolicy {
     const state = await this.lance.tidiness(table);
     // Fragments the index covers cost a search little: rows outside it are what counts.
     // (LanceDB may leave a compacted table in two fragments; they are not redone.)
+    if (state?.unindexedRows === 0 && !isVectorTable(table)) this.indexedAll(table);
     if (!state || (state.unindexedRows === 0 && state.fragments < this.maxFragments)) return false;
     const outside = this.outside(table);
     outside.fragments = Math.max(outside.fragments, state.fragments - 1, 1);
@@ -109,12 +160,19 @@ export class CompactionPolicy {
 
   compacted(table: string): void {
     this.tables.delete(table);
+    if (!isVectorTable(table)) this.indexedAll(table);
   }
 
-  /** Everything forgotten (the index was emptied for a rebuild). */
+  /** Everything forgotten (the index was emptied for a rebuild, or another writer wrote it). */
   clear(): void {
     this.tables.clear();
     this.known.clear();
+    this.written.clear();
+  }
+
+  /** Every row of a full-text table is in its index (nothing runs beside the writer's own runner). */
+  private indexedAll(table: string): void {
+    this.written.set(table, { generation: ++lastGeneration, complete: true, sources: [], seqs: [] });
   }
 
   private outside(table: string): Outside {

@@ -137,7 +137,17 @@ export class IndexWriter {
     const items = await this.load(refs);
     // Analysed once, by the write (term-stats.ts `refresh`): the LanceDB rows take the stored word vectors.
     const wordVectors = await this.o.termStats.wordVectors(this.o.store.db, refs);
-    const parts = byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)));
+    const tableOf = (ref: SourceRef) => textTable(ref.ownerId, partitionGroup(ref.kind));
+    const parts = byPartition(deletes, items, tableOf);
+    // Before the commits: a search finds each source in the outbox or in this list (index-view.ts).
+    const written = new Map<string, Map<string, number>>();
+    for (const row of rows) {
+      const table = textTable(row.ownerId, partitionGroup(row.kind as SearchKind));
+      const sources = written.get(table) ?? written.set(table, new Map()).get(table)!;
+      const source = `${row.kind}|${row.sourceId}`;
+      sources.set(source, Math.max(sources.get(source) ?? 0, row.seq));
+    }
+    for (const [table, sources] of written) this.compaction.noteWriting(table, sources);
     // Different owners' tables are independent datasets: commit a few at once.
     await inParallel([...parts], PARTITION_COMMITS, async ([table, part]) => {
       // The context columns get their full-text indices before the table is marked as
@@ -148,7 +158,7 @@ export class IndexWriter {
         ...toIndexRow(item),
         wvec: dequantise(wordVectors.get(`${item.ownerId}\u0000${itemKey(item)}`) ?? null, WORD_VECTOR_DIMS),
       }));
-      await this.o.lance.replaceItems(table, part.deleteKeys, rows, { context });
+      if (await this.o.lance.replaceItems(table, part.deleteKeys, rows, { context })) this.compaction.created(table);
       if (hasContext) await this.o.contextFlags.mark(table);
       this.compaction.noteCommit(table, part.items.length);
       // Its word vectors get an ANN index once the table is large (vector-index-builds.ts).

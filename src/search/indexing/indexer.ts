@@ -3,6 +3,7 @@ import type { Scheduler } from "../../lib/scheduler";
 import { scopeOf } from "../../lib/scheduler-scope";
 import type { PartitionGroup } from "../lance/partitions";
 import type { IndexingControl } from "./control";
+import type { WrittenSinceIndexed } from "./compaction-policy";
 import { IdleOptimizer } from "./idle-optimizer";
 import { IndexPurge } from "./index-purge";
 import { indexHealth, type IndexHealth, type IndexStats } from "./index-health";
@@ -158,12 +159,16 @@ export class Indexer implements IndexingControl {
   }
 
   /**
-   * Whether a full-text table holds no row outside its index, as the index writer knows
-   * (it compacted the table and wrote nothing since). Other processes cannot know: false.
+   * The sources written into a full-text table since its index last covered every row, as
+   * this writer knows them (compaction-policy.ts); null when it does not know them all, or
+   * is not the writer (another process's writes cannot be known here).
    */
-  fullyIndexed(table: string): boolean {
-    return this.isWriter && this.writer.compaction.isTidy(table);
+  writtenSinceIndexed(table: string): Readonly<WrittenSinceIndexed> | null {
+    return this.isWriter && this.tookOver ? this.writer.compaction.writtenSinceIndexed(table) : null;
   }
+
+  /** Whether this term as writer has taken over (what the writer knew before it is forgotten then). */
+  private tookOver = false;
 
   /**
    * A search of a full-text table, in this process: the writer weighs compacting it
@@ -232,6 +237,7 @@ export class Indexer implements IndexingControl {
       });
     }
     if (!held) {
+      this.tookOver = false;
       if (wasHeld) this.o.log.warn("index writer lease lost; this process stops writing the index");
       // A reader follows the writer's vector table as it appears.
       await this.writer.loadDimension().catch(() => {});
@@ -240,6 +246,7 @@ export class Indexer implements IndexingControl {
     if (!wasHeld) {
       try {
         await this.runner.run(() => this.takeOver());
+        this.tookOver = true;
       } catch (error) {
         if (error instanceof RunnerClosed) return;
         this.o.log.error("taking over as index writer failed; retrying", { error });

@@ -186,7 +186,8 @@ export function createTermStatsRepository() {
       afterSeq: number,
     ): Promise<{ rows: PendingRow[]; oldest: number | null }> {
       const kinds = GROUP_KINDS[group];
-      // One statement: the rows since `afterSeq`, then one row (kind null) with the oldest pending seq.
+      // One statement: the rows since `afterSeq`, then one row (kind null) with the oldest pending
+      // seq, read in seq order from the index's start (MIN() with the kinds' filter would read every row).
       const read = await all<{
         seq: number | null;
         kind: SearchKind | null;
@@ -204,8 +205,8 @@ export function createTermStatsRepository() {
                   GROUP BY kind, source_id) o
             LEFT JOIN search_terms s ON s.owner_id = ${ownerId} AND s.kind = o.kind AND s.source_id = o.source_id
             UNION ALL
-            SELECT MIN(seq), NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM outbox
-              WHERE owner_id = ${ownerId} AND stage = 'text' AND kind IN ${list(kinds)}`,
+            SELECT (SELECT seq FROM outbox WHERE owner_id = ${ownerId} AND stage = 'text' AND kind IN ${list(kinds)}
+                    ORDER BY seq LIMIT 1), NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
       );
       const oldest = read.find((row) => row.kind === null)?.seq ?? null;
       const rows = read.filter(
@@ -229,6 +230,54 @@ export function createTermStatsRepository() {
         })),
         oldest: oldest === null ? null : Number(oldest),
       };
+    },
+
+    /**
+     * The current forward rows of some of an owner's sources (`kind|sourceId`), as pending
+     * rows of seq 0; a source without items (deleted) comes back as one row without an item.
+     */
+    async sourceRows(db: Executor, ownerId: string, sources: string[]): Promise<PendingRow[]> {
+      const out: PendingRow[] = [];
+      const byKind = new Map<SearchKind, string[]>();
+      for (const source of sources) {
+        const split = source.indexOf("|");
+        const kind = source.slice(0, split) as SearchKind;
+        (byKind.get(kind) ?? byKind.set(kind, []).get(kind)!).push(source.slice(split + 1));
+      }
+      for (const [kind, sourceIds] of byKind) {
+        for (const ids of chunks([...new Set(sourceIds)], 200)) {
+          const rows = await all<{
+            source_id: string;
+            item_id: string;
+            terms: string;
+            context: string;
+            wvec: string;
+            created_at: number;
+          }>(
+            db,
+            sql`SELECT source_id, item_id, terms, context, wvec, created_at FROM search_terms
+                WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(ids)}`,
+          );
+          const found = new Set<string>();
+          for (const row of rows) {
+            found.add(row.source_id);
+            out.push({
+              seq: 0,
+              kind,
+              sourceId: row.source_id,
+              itemId: row.item_id,
+              terms: {
+                text: decodeField(row.terms)!,
+                ...decodeContext(row.context),
+                vector: decodeVector(row.wvec),
+                at: Number(row.created_at),
+              },
+            });
+          }
+          for (const id of ids) if (!found.has(id)) out.push({ seq: 0, kind, sourceId: id, itemId: null, terms: null });
+        }
+      }
+      return out;
     },
 
     /** The stored word vectors of some sources' items (the index writer's LanceDB rows take them), by owner-qualified item key. */

@@ -1,6 +1,10 @@
+import { setPriority } from "node:os";
 import { join } from "node:path";
 import { childCommand } from "../../lib/child-command";
 import { INDEX_CHILD_COMMAND, type IndexChildRequest } from "../../shared/index-child-protocol";
+
+/** Compactions and ANN builds yield the CPU to the server (a nice value: 0 is the server's, 19 the lowest). */
+const CHILD_NICENESS = 10;
 
 /**
  * Runs one request in an index child process (index-child.ts says why); rejects with the
@@ -15,6 +19,12 @@ export async function runInIndexChild(request: IndexChildRequest, running: Set<{
     env: {},
   });
   running.add(child);
+  // Background work: on a busy machine the server's searches and writes go first.
+  try {
+    setPriority(child.pid, CHILD_NICENESS);
+  } catch {
+    // Not permitted here (some containers): it runs at the server's priority.
+  }
   try {
     child.stdin.write(JSON.stringify(request));
     await child.stdin.end();

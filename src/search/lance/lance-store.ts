@@ -201,19 +201,22 @@ export class LanceStore {
   /**
    * Replaces the rows of the given sources in a full-text table, creating it on its first
    * rows and dropping it when the last row goes (a partition holds only live items).
+   * True when it created the table.
    */
   async replaceItems(
     name: string,
     deleteKeys: string[],
     rows: IndexRow[],
     options: { context: boolean },
-  ): Promise<void> {
-    const table = (await this.table(name)) ?? (rows.length ? await this.create(name, itemsSchema()) : null);
-    if (!table) return;
+  ): Promise<boolean> {
+    const existing = await this.table(name);
+    const table = existing ?? (rows.length ? await this.create(name, itemsSchema()) : null);
+    if (!table) return false;
     if (rows.length) await this.ensureFullText(name, table, options.context);
     if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
     if (rows.length) await table.add(rows.map(({ vector: _, ...row }) => row));
     else await this.dropIfEmpty(name, table);
+    return existing === null;
   }
 
   /** Replaces the vectors of the given sources in a vector table (created and dropped likewise). */
@@ -238,9 +241,9 @@ export class LanceStore {
   }
 
   /**
-   * BM25 full-text search of one table, within `where` (null: every row). `indexedOnly`: the caller knows every row of the table is in its full-text index (the
-   * index writer, which compacted it and wrote nothing since), so LanceDB skips planning
-   * the flat scan of unindexed rows (docs/performance.md#why-the-code-is-tuned-as-it-is).
+   * BM25 full-text search of one table, within `where` (null: every row). `indexedOnly`: the caller holds every row of the table outside its full-text index
+   * itself (the index writer's process: query/pending-index.ts), so LanceDB skips the flat
+   * scan of unindexed rows (docs/performance.md#why-the-code-is-tuned-as-it-is).
    */
   async searchText(
     name: string,
@@ -428,6 +431,8 @@ export class LanceStore {
   async optimize(names: string[], keepMs: number): Promise<void> {
     if (!names.length) return;
     const location = { uri: this.location.uri, storageOptions: this.location.storageOptions };
+    // Memory tables searched through their row keys get them again at once (every row moved).
+    const searched = names.filter((name) => this.rowKeys.holds(name));
     try {
       await runInIndexChild({ op: "optimize", location, tables: names, keepMs }, this.builds);
     } finally {
@@ -435,6 +440,10 @@ export class LanceStore {
       // Each table opened again afterwards loads its new index through this connection.
       this.indexUpdatesSinceRecycle += names.length;
     }
+    for (const name of searched)
+      void this.table(name)
+        .then((table) => table && this.rowKeys.warm(name, table))
+        .catch(() => {});
   }
 
   /**

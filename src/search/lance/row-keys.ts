@@ -120,14 +120,44 @@ export class RowKeys {
     }
   }
 
+  /**
+   * Whether the map of a table is held: a table searched through it (the caller loads it
+   * again after a compaction, which gives every row a new address: `warm`).
+   */
+  holds(name: string): boolean {
+    return (this.tables.get(name)?.fragments.size ?? 0) > 0;
+  }
+
+  /**
+   * Loads every fragment of a table in one read, off the search path: after a compaction
+   * the next searches would otherwise read each hit back (`search`).
+   */
+  async warm(name: string, table: lancedb.Table): Promise<void> {
+    const keys = this.of(name);
+    const rows = (await table.query().select(["_rowaddr", "item_id"]).toArray()) as KeyRow[];
+    const byFragment = new Map<number, KeyRow[]>();
+    for (const row of rows) {
+      const fragmentId = Math.floor(Number(row._rowaddr) / FRAGMENT);
+      (byFragment.get(fragmentId) ?? byFragment.set(fragmentId, []).get(fragmentId)!).push(row);
+    }
+    for (const [fragmentId, ofFragment] of byFragment)
+      if (!keys.fragments.has(fragmentId)) this.keep(name, keys, fragmentId, ofFragment);
+  }
+
   private async load(name: string, table: lancedb.Table, keys: TableKeys, fragmentId: number): Promise<void> {
     const from = fragmentId * FRAGMENT;
     const rows = (await table
       .query()
       .where(`_rowaddr >= ${from} AND _rowaddr < ${from + FRAGMENT}`)
       .select(["_rowaddr", "item_id"])
-      .toArray()) as Array<{ _rowaddr: number | bigint; item_id: string }>;
+      .toArray()) as KeyRow[];
+    this.keep(name, keys, fragmentId, rows);
+  }
+
+  /** Holds one fragment's keys, unless the table's map was forgotten meanwhile. */
+  private keep(name: string, keys: TableKeys, fragmentId: number, rows: KeyRow[]): void {
     if (this.tables.get(name) !== keys || !rows.length) return;
+    const from = fragmentId * FRAGMENT;
     const byOffset = new Map<number, string>();
     for (const row of rows) byOffset.set(Number(row._rowaddr) - from, row.item_id);
     const length = Math.max(...byOffset.keys()) + 1;
@@ -181,6 +211,7 @@ export class RowKeys {
   }
 }
 
+type KeyRow = { _rowaddr: number | bigint; item_id: string };
 type AddressedHit = { _rowaddr: number | bigint; _rowid: number | bigint; score: number };
 /** A full-text search's BM25 score, or a vector search's distance. */
 type ScoreColumn = "_score" | "_distance";

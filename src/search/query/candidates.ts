@@ -46,7 +46,14 @@ export function createCandidates(o: {
   const { lance, view } = o;
   const embedQuery = createQueryVectors(o.embedder, o.log);
 
-  return async function candidates(request: SearchRequest, ask: CandidateAsk, count: number, remaining: () => number) {
+  /** `indexedOnly(group)`: the caller holds every row of the group's table outside the full-text index (pending-index.ts). */
+  return async function candidates(
+    request: SearchRequest,
+    ask: CandidateAsk,
+    count: number,
+    remaining: () => number,
+    indexedOnly: (group: PartitionGroup) => boolean,
+  ) {
     const byGroup = new Map<PartitionGroup, SearchKind[]>();
     for (const kind of request.kinds)
       byGroup.set(partitionGroup(kind), [...(byGroup.get(partitionGroup(kind)) ?? []), kind]);
@@ -69,9 +76,14 @@ export function createCandidates(o: {
         const [text, words, times, near] = await Promise.all([
           ask.text
             ? view.hasContext(table).then((context) => {
-                const indexedOnly = view.fullyIndexed(table);
+                // The unindexed rows are still paid for: scanned here when the pending items do
+                // not hold them, kept in memory (and scanned by every replica) when they do.
                 view.noteSearch(table);
-                return lance.searchText(table, where, ask.text!, count, { context, memories, indexedOnly });
+                return lance.searchText(table, where, ask.text!, count, {
+                  context,
+                  memories,
+                  indexedOnly: indexedOnly(group),
+                });
               })
             : none,
           ask.words ? lance.searchWordVectors(table, where, ask.words, count, { memories }) : none,

@@ -95,7 +95,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
   const { lance, view, log, termStats } = o;
   const db = o.store.db;
   const candidates = createCandidates(o);
-  const pendingIndex = createPendingIndex(termStats);
+  const pendingIndex = createPendingIndex(termStats, view);
   const readBack = createReadBack(db, o.sources);
 
   return {
@@ -126,7 +126,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       const afterOwn = performance.now();
 
       const count = Math.min(MAX_CANDIDATES, Math.max(request.limit * CANDIDATES_PER_RESULT, 20));
-      const found = await candidates(request, { ...ask, words: null }, count, remaining);
+      const found = await candidates(request, { ...ask, words: null }, count, remaining, pending.indexedOnly);
       const active = [
         ...(queryTerms.length ? (["text"] as const) : []),
         ...(ask.words ? (["words"] as const) : []),
@@ -204,8 +204,15 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       // count of matches is the owner's data alone, indexed or pending, so the candidates are too.
       if (ask.words && textMatches < request.limit) {
         await rankIndexed(
-          (await candidates(request, { text: null, words: ask.words, times: [], neural: false }, count, remaining))
-            .found,
+          (
+            await candidates(
+              request,
+              { text: null, words: ask.words, times: [], neural: false },
+              count,
+              remaining,
+              pending.indexedOnly,
+            )
+          ).found,
         );
         for (const entry of nearest(pending.all(), ask.words, count))
           if (!seen.has(entry.key) && kinds.includes(entry.kind)) rank(entry.key, entry, entry.terms, 0);
@@ -238,6 +245,8 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         embedMs: round(timings.embed),
         searchMs: round(timings.search),
         pending: pending.size,
+        // Groups whose tables' unindexed rows LanceDB scanned (the pending items did not hold them).
+        flat: groups.filter((group) => !pending.indexedOnly(group)).length,
       });
       return {
         hits,

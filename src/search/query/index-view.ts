@@ -1,3 +1,4 @@
+import type { WrittenSinceIndexed } from "../indexing/compaction-policy";
 import type { PartitionGroup } from "../lance/partitions";
 
 /**
@@ -11,10 +12,16 @@ export interface IndexView {
   followWriter(): Promise<void>;
   /** The owner's vector table of a group in the current vector space, once vectors exist (null: full text only). */
   vectorTable(ownerId: string, group: PartitionGroup): string | null;
-  /** Whether every row of a full-text table is in its index, so a search may skip the flat scan of unindexed rows. */
-  fullyIndexed(table: string): boolean;
+  /**
+   * The sources written into a full-text table since its index last covered every row (the
+   * index writer knows them: it writes them), or null when this process cannot know them
+   * all. A search that holds those sources among its pending items skips the table's flat
+   * scan of unindexed rows (pending-index.ts). The writer adds a source to the list
+   * before its rows leave the outbox, so a search finds every change in one or the other.
+   */
+  writtenSinceIndexed(table: string): Readonly<WrittenSinceIndexed> | null;
   /** Whether a full-text table holds conversation context (its context columns are matched then). */
   hasContext(table: string): Promise<boolean>;
-  /** Tells the writer that a full-text table was searched: it weighs compacting the table against its searches' cost. */
+  /** Tells the writer that a full-text table was searched: it weighs compacting the table against what its unindexed rows cost searches. */
   noteSearch(table: string): void;
 }

@@ -1,7 +1,9 @@
 import type { Executor } from "../../db/store";
 import type { ItemTerms } from "../analysis/item-terms";
 import { itemKey, type PendingRow, type TermStats } from "../indexing/term-stats";
-import type { PartitionGroup } from "../lance/partitions";
+import type { WrittenSinceIndexed } from "../indexing/compaction-policy";
+import { textTable, type PartitionGroup } from "../lance/partitions";
+import type { IndexView } from "./index-view";
 import type { SearchKind } from "../types";
 
 /** An item of a source the index does not reflect yet, with its forward row as the write stored it. */
@@ -17,14 +19,26 @@ export interface PendingEntry {
 class OwnerPending {
   /** The highest outbox seq read: the next look reads only what came after it. */
   lastSeq = 0;
-  readonly sources = new Map<string, { seq: number; kind: SearchKind; keys: string[] }>();
+  /** `queued`: the source still has a change on the outbox (a retained one may not). */
+  readonly sources = new Map<string, { seq: number; kind: SearchKind; keys: string[]; queued: boolean }>();
   /** Items with context fields. */
   withContext = 0;
-  /** Pending sources per kind. */
+  /** Sources with a change on the outbox, per kind. */
   readonly perKind = new Map<SearchKind, number>();
   readonly items = new Map<string, PendingEntry>();
   /** Term → keys of the items holding it in their text or context. */
   readonly postings = new Map<string, Set<string>>();
+  /**
+   * Sources the writer put into the table since its full-text index last covered every
+   * row: kept after they leave the outbox, until that index covers them again.
+   */
+  readonly retained = new Set<string>();
+  /** Whether the items hold every row of the table outside its full-text index (LanceDB may then skip them). */
+  covers = false;
+  /** The writer's list being followed: its generation and how much of it was read. */
+  private followed: { generation: number; read: number } | null = null;
+  /** The oldest pending seq at the last look: sources older than it (and not retained) are gone already. */
+  private oldest: number | null | undefined = undefined;
   private reading: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
@@ -49,12 +63,66 @@ class OwnerPending {
     return this.queued;
   }
 
-  apply(rows: PendingRow[], oldest: number | null): void {
+  /** Outbox rows since the last look. */
+  read(rows: PendingRow[]): void {
+    this.add(rows, true);
+  }
+
+  /**
+   * Follows the writer's list of what it wrote into the table since its index last
+   * covered every row (null: unknown here). Returns the sources on it whose newest write
+   * the items do not reflect (it came and left the outbox between two looks), each with
+   * the seq of that write: the caller reads their current rows (`fetched`).
+   */
+  follow(written: Readonly<WrittenSinceIndexed> | null): Map<string, number> {
+    if (written?.generation !== this.followed?.generation) {
+      // Compacted since (or not known here): what was retained is in the index.
+      if (this.retained.size) this.oldest = undefined;
+      this.retained.clear();
+      this.followed = written ? { generation: written.generation, read: 0 } : null;
+    }
+    this.covers = written !== null;
+    const missing = new Map<string, number>();
+    if (!written || !this.followed) return missing;
+    for (let i = this.followed.read; i < written.sources.length; i++) {
+      const source = written.sources[i];
+      const seq = written.seqs[i];
+      this.retained.add(source);
+      if ((this.sources.get(source)?.seq ?? -1) < seq) missing.set(source, Math.max(missing.get(source) ?? 0, seq));
+    }
+    this.followed.read = written.sources.length;
+    return missing;
+  }
+
+  /** The current rows of sources `follow` found missing, with the seq it gave them. */
+  fetched(rows: PendingRow[]): void {
+    this.add(rows, false);
+  }
+
+  /**
+   * A source whose newest change is older than every pending row is in the index now,
+   * unless it waits for the table's full-text index to cover it (retained).
+   */
+  settle(oldest: number | null): void {
+    if (oldest !== this.oldest)
+      for (const [source, known] of this.sources) {
+        if (known.queued && oldest !== null && known.seq >= oldest) continue;
+        if (!this.retained.has(source)) this.drop(source);
+        else if (known.queued) {
+          known.queued = false;
+          this.perKind.set(known.kind, (this.perKind.get(known.kind) ?? 1) - 1);
+        }
+      }
+    this.oldest = oldest;
+  }
+
+  /** `queued`: rows read from the outbox (their seqs move `lastSeq`), else rows read for `follow`. */
+  private add(rows: PendingRow[], queued: boolean): void {
     const bySource = new Map<string, PendingRow[]>();
     for (const row of rows) {
       const source = `${row.kind}|${row.sourceId}`;
       (bySource.get(source) ?? bySource.set(source, []).get(source)!).push(row);
-      if (row.seq > this.lastSeq) this.lastSeq = row.seq;
+      if (queued && row.seq > this.lastSeq) this.lastSeq = row.seq;
     }
     for (const [source, list] of bySource) {
       this.drop(source);
@@ -72,11 +140,9 @@ class OwnerPending {
             (this.postings.get(term) ?? this.postings.set(term, new Set()).get(term)!).add(entry.key);
         }
       }
-      this.sources.set(source, { seq: list[0].seq, kind: list[0].kind, keys });
-      this.perKind.set(list[0].kind, (this.perKind.get(list[0].kind) ?? 0) + 1);
+      this.sources.set(source, { seq: list[0].seq, kind: list[0].kind, keys, queued });
+      if (queued) this.perKind.set(list[0].kind, (this.perKind.get(list[0].kind) ?? 0) + 1);
     }
-    // A source whose newest change is older than every pending row is in the index now.
-    for (const [source, { seq }] of this.sources) if (oldest === null || seq < oldest) this.drop(source);
   }
 
   private drop(source: string): void {
@@ -97,7 +163,7 @@ class OwnerPending {
       }
     }
     this.sources.delete(source);
-    this.perKind.set(known.kind, (this.perKind.get(known.kind) ?? 1) - 1);
+    if (known.queued) this.perKind.set(known.kind, (this.perKind.get(known.kind) ?? 1) - 1);
   }
 }
 
@@ -111,7 +177,9 @@ export interface PendingView {
   holding(term: string): Iterable<PendingEntry>;
   /** Whether some pending item has context fields. */
   withContext: boolean;
-  /** How many sources of these kinds are pending. */
+  /** Whether the pending items of a group hold every row of its table outside the full-text index: LanceDB may skip them. */
+  indexedOnly(group: PartitionGroup): boolean;
+  /** How many sources of these kinds have a change on the outbox (the index does not reflect it yet). */
   lag(kinds: readonly SearchKind[]): number;
   /** How many sources are pending. */
   size: number;
@@ -125,11 +193,14 @@ const MAX_GROUPS = 4_096;
  * process between searches and brought up to date by reading only the outbox rows that
  * came since the last look (their forward rows were written with them): a search's own
  * work follows what changed since, never the size of the index writer's backlog. A source
- * leaves once every one of its changes is off the outbox (then the index holds it).
+ * leaves once every one of its changes is off the outbox (then the index holds it), or, in
+ * the process that writes the index, once the table's full-text index covers it: until
+ * then the writer's list keeps it here (`follow`), so LanceDB's full-text search skips the
+ * table's unindexed rows instead of scanning them flat at every search.
  * Read-your-writes holds because an owner's outbox rows of one group get their seqs in
  * commit order (term-stats.ts `refresh` locks the owner's statistics first).
  */
-export function createPendingIndex(termStats: TermStats) {
+export function createPendingIndex(termStats: TermStats, view: Pick<IndexView, "writtenSinceIndexed">) {
   const groups = new Map<string, OwnerPending>();
 
   async function current(db: Executor, ownerId: string, group: PartitionGroup): Promise<OwnerPending> {
@@ -141,7 +212,14 @@ export function createPendingIndex(termStats: TermStats) {
     if (groups.size > MAX_GROUPS) groups.delete(groups.keys().next().value!);
     await owner.update(async () => {
       const { rows, oldest } = await termStats.pendingSince(db, ownerId, group, owner.lastSeq);
-      owner.apply(rows, oldest);
+      owner.read(rows);
+      // After the read: a change that left the outbox before it is on the writer's list by now.
+      const missing = owner.follow(view.writtenSinceIndexed(textTable(ownerId, group)));
+      if (missing.size) {
+        const current = await termStats.sourceRows(db, ownerId, [...missing.keys()]);
+        owner.fetched(current.map((row) => ({ ...row, seq: missing.get(`${row.kind}|${row.sourceId}`)! })));
+      }
+      owner.settle(oldest);
     });
     return owner;
   }
@@ -160,6 +238,7 @@ export function createPendingIndex(termStats: TermStats) {
           for (const owner of owners) for (const key of owner.postings.get(term) ?? []) yield owner.items.get(key)!;
         },
         withContext: owners.some((owner) => owner.withContext > 0),
+        indexedOnly: (group) => owners[partitionGroups.indexOf(group)]?.covers ?? false,
         lag(kinds) {
           let n = 0;
           for (const owner of owners) for (const kind of kinds) n += owner.perKind.get(kind) ?? 0;
