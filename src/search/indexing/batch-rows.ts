@@ -2,6 +2,7 @@
 import { vectorKey, type SourceKeys } from "./embedding-cache-repository";
 import { metaEntries } from "../lance/filters";
 import type { IndexRow } from "../lance/lance-schema";
+import { partitionGroup, textTable } from "../lance/partitions";
 import type { OutboxRow } from "./outbox-repository";
 import { sourceKey, type AnyItem, type SearchKind, type SourceRef } from "../types";
 
@@ -60,4 +61,16 @@ export function toIndexRow(item: AnyItem): IndexRow {
     context_before: item.contextBefore ?? "",
     context_after: item.contextAfter ?? "",
   };
+}
+
+/** A text batch's sources by full-text table (`kind|sourceId` → the newest outbox seq written): the writer's list (compaction-policy.ts). */
+export function writtenByTable(rows: OutboxRow[]) {
+  const written = new Map<string, Map<string, number>>();
+  for (const row of rows) {
+    const table = textTable(row.ownerId, partitionGroup(row.kind as SearchKind));
+    const sources = written.get(table) ?? written.set(table, new Map()).get(table)!;
+    const source = `${row.kind}|${row.sourceId}`;
+    sources.set(source, Math.max(sources.get(source) ?? 0, row.seq));
+  }
+  return written;
 }

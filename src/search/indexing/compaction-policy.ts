@@ -35,7 +35,12 @@ export interface WrittenSinceIndexed {
   sources: string[];
   /** The outbox seq of each of those writes (its newest change the write reflects). */
   seqs: number[];
+  /** The list grew past its bound and was given up until the next compaction. */
+  capped?: boolean;
 }
+
+/** Sources listed per table at most (about 60 bytes each): a bigger backlog is scanned flat until compacted. */
+const MAX_WRITTEN = 200_000;
 
 /** Generations are never reused, even across a `clear`: a reader's old one never matches a new record. */
 let lastGeneration = 0;
@@ -87,6 +92,11 @@ export class CompactionPolicy {
       record = { generation: ++lastGeneration, complete: false, sources: [], seqs: [] };
       this.written.set(table, record);
     }
+    if (record.sources.length + sources.size > MAX_WRITTEN) {
+      // Past the bound, searches scan the table's unindexed rows until it is compacted.
+      this.written.set(table, { generation: ++lastGeneration, complete: false, sources: [], seqs: [], capped: true });
+      return;
+    }
     for (const [source, seq] of sources) {
       record.sources.push(source);
       record.seqs.push(seq);
@@ -96,7 +106,7 @@ export class CompactionPolicy {
   /** The table was created by this writer (the rows outside its index are all in its list from now on). */
   created(table: string): void {
     const record = this.written.get(table);
-    if (record) record.complete = true;
+    if (record && !record.capped) record.complete = true;
   }
 
   /** What a search of a full-text table needs to skip its unindexed rows: null when this writer does not know them all. */

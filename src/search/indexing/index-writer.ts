@@ -3,7 +3,7 @@ import type { Executor, Store } from "../../db/store";
 import type { Logger } from "../../lib/log";
 import type { Embedder } from "../embedders/embedder";
 import type { ContextFlags } from "./context-flags";
-import { byPartition, deletedFrom, keysBySource, toIndexRow } from "./batch-rows";
+import { byPartition, deletedFrom, keysBySource, toIndexRow, writtenByTable } from "./batch-rows";
 import { CompactionPolicy } from "./compaction-policy";
 import { vectorKey, type EmbeddingCache } from "./embedding-cache-repository";
 import { WORD_VECTOR_DIMS } from "../lance/lance-schema";
@@ -137,17 +137,9 @@ export class IndexWriter {
     const items = await this.load(refs);
     // Analysed once, by the write (term-stats.ts `refresh`): the LanceDB rows take the stored word vectors.
     const wordVectors = await this.o.termStats.wordVectors(this.o.store.db, refs);
-    const tableOf = (ref: SourceRef) => textTable(ref.ownerId, partitionGroup(ref.kind));
-    const parts = byPartition(deletes, items, tableOf);
+    const parts = byPartition(deletes, items, (ref) => textTable(ref.ownerId, partitionGroup(ref.kind)));
     // Before the commits: a search finds each source in the outbox or in this list (index-view.ts).
-    const written = new Map<string, Map<string, number>>();
-    for (const row of rows) {
-      const table = textTable(row.ownerId, partitionGroup(row.kind as SearchKind));
-      const sources = written.get(table) ?? written.set(table, new Map()).get(table)!;
-      const source = `${row.kind}|${row.sourceId}`;
-      sources.set(source, Math.max(sources.get(source) ?? 0, row.seq));
-    }
-    for (const [table, sources] of written) this.compaction.noteWriting(table, sources);
+    for (const [table, sources] of writtenByTable(rows)) this.compaction.noteWriting(table, sources);
     // Different owners' tables are independent datasets: commit a few at once.
     await inParallel([...parts], PARTITION_COMMITS, async ([table, part]) => {
       // The context columns get their full-text indices before the table is marked as
@@ -374,14 +366,11 @@ export class IndexWriter {
   async announceVersion(): Promise<void> {
     await this.o.settings.set(this.o.store.db, INDEX_VERSION_KEY, `${Date.now()}-${++this.commits}`);
   }
-
   private commits = 0;
-
   /**
-   * Compacts the dirty tables that are due (compaction-policy.ts; `force`: every one).
-   * Vector tables, and the full-text table whose word vectors are being indexed, wait while
-   * an ANN index is being built (compaction would restart the build). With many owners' tables dirty, at most `maxTables` are done per call; true
-   * when some remain.
+   * Compacts the dirty tables that are due (compaction-policy.ts; `force`: every one), at most
+   * `maxTables` per call (true when some remain). Vector tables, and the full-text table whose
+   * word vectors are being indexed, wait while an ANN index is built (compaction restarts it).
    */
   async compact(force: boolean, skipVectors: boolean, maxTables = Number.POSITIVE_INFINITY): Promise<boolean> {
     const due: string[] = [];

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { childCommand } from "../../lib/child-command";
 import { INDEX_CHILD_COMMAND, type IndexChildRequest } from "../../shared/index-child-protocol";
 
-/** Compactions and ANN builds yield the CPU to the server (a nice value: 0 is the server's, 19 the lowest). */
+/** ANN builds yield the CPU to the server (a nice value: 0 is the server's, 19 the lowest). */
 const CHILD_NICENESS = 10;
 
 /**
@@ -19,12 +19,14 @@ export async function runInIndexChild(request: IndexChildRequest, running: Set<{
     env: {},
   });
   running.add(child);
-  // Background work: on a busy machine the server's searches and writes go first.
-  try {
-    setPriority(child.pid, CHILD_NICENESS);
-  } catch {
-    // Not permitted here (some containers): it runs at the server's priority.
-  }
+  // An ANN build runs beside the writer: on a busy machine searches and writes go first. Not
+  // a compaction: the writer waits for it, and a starved one would hold the index back.
+  if (request.op === "vector-index")
+    try {
+      setPriority(child.pid, CHILD_NICENESS);
+    } catch {
+      // Not permitted here (some containers): it runs at the server's priority.
+    }
   try {
     child.stdin.write(JSON.stringify(request));
     await child.stdin.end();
