@@ -94,6 +94,13 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+/**
+ * `MNEMO_BENCH_CPU_PROF=DIR`: each server a bench starts writes a CPU profile there, as
+ * Markdown, when it exits (Bun's `--cpu-prof-md`).
+ */
+export const profiling = () =>
+  process.env.MNEMO_BENCH_CPU_PROF ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.MNEMO_BENCH_CPU_PROF}`] : [];
+
 /** Spawns a Bun child speaking the small IPC protocol of server-child.ts. */
 function spawnChild(script: string, env: Record<string, string>) {
   let next = 1;
@@ -102,24 +109,17 @@ function spawnChild(script: string, env: Record<string, string>) {
   const ready = new Promise<{ url: string; pid: number }>((resolve, reject) => {
     onReady = (m) => (m.type === "ready" ? resolve({ url: m.url!, pid: m.pid! }) : reject(new Error(m.error)));
   });
-  const child = Bun.spawn(
-    [
-      process.execPath,
-      ...(process.env.MNEMO_BENCH_PROF ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.MNEMO_BENCH_PROF}`] : []),
-      join(import.meta.dir, script),
-    ],
-    {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "inherit", "inherit"],
-      ipc(message: { id?: number; type?: string; result?: unknown; error?: string }) {
-        if (message.type) return onReady(message as never);
-        const call = pending.get(message.id!);
-        pending.delete(message.id!);
-        if (message.error) call?.reject(new Error(message.error));
-        else call?.resolve(message.result);
-      },
+  const child = Bun.spawn([process.execPath, ...profiling(), join(import.meta.dir, script)], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "inherit", "inherit"],
+    ipc(message: { id?: number; type?: string; result?: unknown; error?: string }) {
+      if (message.type) return onReady(message as never);
+      const call = pending.get(message.id!);
+      pending.delete(message.id!);
+      if (message.error) call?.reject(new Error(message.error));
+      else call?.resolve(message.result);
     },
-  );
+  });
   children.add(child);
   void child.exited.then((code) => {
     children.delete(child);

@@ -5,7 +5,7 @@
  */
 import * as lancedb from "@lancedb/lancedb";
 import { join } from "node:path";
-import { trackChild } from "./harness";
+import { profiling, trackChild } from "./harness";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -58,10 +58,6 @@ const indexTuning = () =>
     string,
     string
   >;
-/** `MNEMO_BENCH_CPU_PROF=DIR`: each replica writes a CPU profile there when it exits (Bun's `--cpu-prof`). */
-const profiling = () =>
-  process.env.MNEMO_BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.MNEMO_BENCH_CPU_PROF] : [];
-
 /** Starts `bun cli/mnemo.ts serve --port 0 --data DIR --allow-mock-tokens` and waits for its URL. */
 export async function spawnReplica(name: string, dataDir: string, env: Record<string, string>): Promise<Replica> {
   const proc = Bun.spawn(
