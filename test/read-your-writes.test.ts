@@ -165,6 +165,21 @@ describe("the pending items a search keeps between searches", () => {
     expect(await filtered("boats")).toEqual([created.id]);
   });
 
+  test("an indexed memory changed and indexed again is scored by its new text: what searches keep of indexed items follows every change", async () => {
+    const s = await server();
+    const [, a] = await s.call("POST", "/v1/memories", { body: { content: "the apple orchard by the river" } });
+    const [, b] = await s.call("POST", "/v1/memories", { body: { content: "an apple a day" } });
+    await s.services.indexer.settle();
+    const ranked = async () => (await search(s, "alice", "apple orchard")).map((h) => [h.id, h.score]);
+    const before = await ranked();
+    expect(before.map(([id]) => id)).toEqual([a.id, b.id]);
+    expect(await ranked()).toEqual(before);
+    await s.call("PATCH", `/v1/memories/${b.id}`, { body: { content: "apple orchard, apple orchard" } });
+    await s.services.indexer.settle();
+    const after = await ranked();
+    expect(after.map(([id]) => id)).toEqual([b.id, a.id]);
+  });
+
   test("memories imported by the CLI while the server runs are found by its next search", async () => {
     const s = await server({ MNEMO_INDEX_WRITER: "never" });
     expect(await search(s, "alice", "harbour lighthouse")).toEqual([]);

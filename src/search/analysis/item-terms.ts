@@ -133,3 +133,21 @@ export function decodeContext(text: string, only?: readonly string[]): Pick<Item
   const [before, after] = text.split("|");
   return { before: decodeField(before, only), after: decodeField(after ?? "", only) };
 }
+
+/** A forward row as stored: its fields still encoded (a search decodes only its query's terms: `storedTerms`). */
+export interface StoredForward {
+  terms: string;
+  context: string;
+  vector: Int8Array | null;
+  at: number;
+}
+
+/** What scoring needs of a stored forward row: the counts of `only`, the word vector, the time. */
+export function storedTerms(stored: StoredForward, only: readonly string[]): ItemTerms {
+  return {
+    text: decodeField(stored.terms, only)!,
+    ...decodeContext(stored.context, only),
+    vector: stored.vector,
+    at: stored.at,
+  };
+}

@@ -79,6 +79,15 @@ export const searchMigrations: Migration[] = [
       CREATE INDEX outbox_by_owner ON outbox (owner_id, stage, seq);
     `,
   },
+  {
+    id: "0570_search_corpus_version",
+    sql: `
+      -- Moves on with every change to an owner's items of a group (the write's own
+      -- transaction bumps it): a search that finds it where it was reuses what it read
+      -- before (query/forward-cache.ts, query/pending-index.ts).
+      ALTER TABLE search_corpus ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The outbox and the embedding cache, the search side's part of the first migration (`0001_core`, in `src/migrations.ts`). */

@@ -7,6 +7,7 @@ import {
   encodeField,
   encodeVector,
   type ItemTerms,
+  type StoredForward,
 } from "../analysis/item-terms";
 import { GROUP_KINDS, partitionGroup, type PartitionGroup } from "../lance/partitions";
 import type { AnyItem, SearchKind, SourceRef } from "../types";
@@ -22,7 +23,8 @@ import type { AnyItem, SearchKind, SourceRef } from "../types";
  * analysis a write does.
  */
 export interface OwnStatistics {
-  corpus: Map<PartitionGroup, { items: number; length: number }>;
+  /** `version` moves on with every change to the group's items (0: the owner never wrote it). */
+  corpus: Map<PartitionGroup, { items: number; length: number; version: number }>;
   /** Items holding each asked term, per group. */
   df: Map<PartitionGroup, Map<string, number>>;
 }
@@ -135,12 +137,12 @@ export function createTermStatsRepository() {
       for (const chunk of chunks(groups, 200)) {
         const rows = chunk.map((key) => {
           const [ownerId, group] = key.split("\u0000");
-          return sql`(${ownerId}, ${group}, 0, 0)`;
+          return sql`(${ownerId}, ${group}, 0, 0, 1)`;
         });
         await run(
           tx,
-          sql`INSERT INTO search_corpus (owner_id, grp, items, length) VALUES ${sql.join(rows)}
-              ON CONFLICT (owner_id, grp) DO UPDATE SET items = search_corpus.items`,
+          sql`INSERT INTO search_corpus (owner_id, grp, items, length, version) VALUES ${sql.join(rows)}
+              ON CONFLICT (owner_id, grp) DO UPDATE SET version = search_corpus.version + 1`,
         );
       }
     },
@@ -149,25 +151,27 @@ export function createTermStatsRepository() {
     async clear(tx: Executor): Promise<void> {
       await run(tx, sql`DELETE FROM search_terms`);
       await run(tx, sql`DELETE FROM search_df`);
-      await run(tx, sql`DELETE FROM search_corpus`);
+      // Kept, with their versions moved on: a search's reuse of what it read must not match a new count.
+      await run(tx, sql`UPDATE search_corpus SET items = 0, length = 0, version = version + 1`);
     },
 
     /** One owner's statistics for the asked terms and groups, in one statement. */
     async statistics(db: Executor, ownerId: string, groups: PartitionGroup[], terms: string[]): Promise<OwnStatistics> {
       const termBranch = terms.length
-        ? sql`UNION ALL SELECT 'd' AS t, grp AS a, term AS b, df AS n, 0 AS m FROM search_df
+        ? sql`UNION ALL SELECT 'd' AS t, grp AS a, term AS b, df AS n, 0 AS m, 0 AS v FROM search_df
                 WHERE owner_id = ${ownerId} AND grp IN ${list(groups)} AND term IN ${list(terms)}`
         : sql``;
-      const rows = await all<{ t: "c" | "d"; a: string; b: string; n: number; m: number }>(
+      const rows = await all<{ t: "c" | "d"; a: string; b: string; n: number; m: number; v: number }>(
         db,
-        sql`SELECT 'c' AS t, grp AS a, '' AS b, items AS n, length AS m FROM search_corpus
+        sql`SELECT 'c' AS t, grp AS a, '' AS b, items AS n, length AS m, version AS v FROM search_corpus
               WHERE owner_id = ${ownerId} AND grp IN ${list(groups)}
             ${termBranch}`,
       );
       const stats: OwnStatistics = { corpus: new Map(), df: new Map() };
       for (const row of rows) {
         const group = row.a as PartitionGroup;
-        if (row.t === "c") stats.corpus.set(group, { items: Number(row.n), length: Number(row.m) });
+        if (row.t === "c")
+          stats.corpus.set(group, { items: Number(row.n), length: Number(row.m), version: Number(row.v) });
         else (stats.df.get(group) ?? stats.df.set(group, new Map()).get(group)!).set(row.b, Number(row.n));
       }
       return stats;
@@ -299,14 +303,13 @@ export function createTermStatsRepository() {
       return out;
     },
 
-    /** What scoring needs of some of an owner's indexed items (the counts of `terms` only), by `itemKey`. */
+    /** The stored forward rows of some of an owner's items, by `itemKey` (an item not found is gone). */
     async forwardRows(
       db: Executor,
       ownerId: string,
       items: Array<{ kind: SearchKind; sourceId: string; itemId: string }>,
-      terms: readonly string[],
-    ): Promise<Map<string, ItemTerms>> {
-      const out = new Map<string, ItemTerms>();
+    ): Promise<Map<string, StoredForward>> {
+      const out = new Map<string, StoredForward>();
       const byKind = new Map<SearchKind, typeof items>();
       for (const item of items) (byKind.get(item.kind) ?? byKind.set(item.kind, []).get(item.kind)!).push(item);
       for (const [kind, ofKind] of byKind) {
@@ -325,14 +328,13 @@ export function createTermStatsRepository() {
             sql`SELECT source_id, item_id, terms, context, wvec, created_at FROM search_terms
                 WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list([...new Set(chunk.map((i) => i.sourceId))])} ${itemIds}`,
           );
-          for (const row of rows) {
+          for (const row of rows)
             out.set(itemKey({ kind, sourceId: row.source_id, itemId: row.item_id }), {
-              text: decodeField(row.terms, terms)!,
-              ...decodeContext(row.context, terms),
+              terms: row.terms,
+              context: row.context,
               vector: decodeVector(row.wvec),
               at: Number(row.created_at),
             });
-          }
         }
       }
       return out;

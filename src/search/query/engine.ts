@@ -21,9 +21,10 @@ import type { IndexView } from "./index-view";
 import { createPendingIndex, type PendingEntry } from "./pending-index";
 import { bestPendingByText } from "./pending-text";
 import { createCandidates, type Candidate, type CandidateAsk } from "./candidates";
+import { createForwardCache } from "./forward-cache";
 import { analyzeQuery, candidateQuery } from "../analysis/analyzer";
 import { timeFit, timeRanges } from "../analysis/dates";
-import { contentVector, cosineTo, type ItemTerms } from "../analysis/item-terms";
+import { contentVector, cosineTo, storedTerms, type ItemTerms } from "../analysis/item-terms";
 import { readWordVectors } from "../analysis/word-vectors";
 import { lowerQuestionTurns, order, type RankedHit } from "./ranking";
 import { createReadBack } from "./read-back";
@@ -96,6 +97,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
   const db = o.store.db;
   const candidates = createCandidates(o);
   const pendingIndex = createPendingIndex(termStats, view);
+  const forwardCache = createForwardCache(termStats);
   const readBack = createReadBack(db, o.sources);
 
   return {
@@ -113,10 +115,10 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
         neural: wanted.has("vector"),
       };
       const groups = [...new Set(request.kinds.map(partitionGroup))];
-      const [own, pending] = await Promise.all([
-        termStats.statistics(db, ownerId, groups, queryTerms),
-        pendingIndex.read(db, ownerId, groups),
-      ]);
+      // The statistics first: their versions tell what changed since this process last read.
+      const own = await termStats.statistics(db, ownerId, groups, queryTerms);
+      const versions = new Map(groups.map((group) => [group, own.corpus.get(group)?.version ?? 0]));
+      const pending = await pendingIndex.read(db, ownerId, groups, versions);
       // A replica that does not write the index looks at its newest version: at least the
       // one holding what left the outbox before the pending items were read (the writer
       // announces a version before it takes its rows off the outbox).
@@ -168,12 +170,12 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       /** Scores LanceDB's candidates with their current forward rows, each once. */
       const rankIndexed = async (list: Candidate[]) => {
         const fresh = list.filter((c) => !seen.has(itemKey(c)));
-        const forward = await termStats.forwardRows(db, ownerId, fresh, queryTerms);
+        const forward = await forwardCache.rows(db, ownerId, fresh, versions);
         for (const hit of fresh) {
           const key = itemKey(hit);
-          const terms = forward.get(key);
+          const stored = forward.get(key);
           // No forward row: the item is gone since LanceDB answered (deleted, or replaced).
-          if (terms) rank(key, hit, terms, hit.cosine);
+          if (stored) rank(key, hit, storedTerms(stored, queryTerms), hit.cosine);
           else seen.add(key);
         }
       };

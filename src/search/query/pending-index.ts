@@ -19,6 +19,13 @@ export interface PendingEntry {
 class OwnerPending {
   /** The highest outbox seq read: the next look reads only what came after it. */
   lastSeq = 0;
+  /**
+   * The group's version (term-stats-repository.ts `statistics`) the last read began after,
+   * and the newest one a search brought since: while they match and nothing is queued, no
+   * change came since, and a search reads nothing.
+   */
+  version = -1;
+  asked = -1;
   /** `queued`: the source still has a change on the outbox (a retained one may not). */
   readonly sources = new Map<string, { seq: number; kind: SearchKind; keys: string[]; queued: boolean }>();
   /** Items with context fields. */
@@ -61,6 +68,13 @@ class OwnerPending {
         return this.update(read);
       });
     return this.queued;
+  }
+
+  /** Sources with a change on the outbox when last read. */
+  queuedCount(): number {
+    let n = 0;
+    for (const count of this.perKind.values()) n += count;
+    return n;
   }
 
   /** Outbox rows since the last look. */
@@ -203,31 +217,46 @@ const MAX_GROUPS = 4_096;
 export function createPendingIndex(termStats: TermStats, view: Pick<IndexView, "writtenSinceIndexed">) {
   const groups = new Map<string, OwnerPending>();
 
-  async function current(db: Executor, ownerId: string, group: PartitionGroup): Promise<OwnerPending> {
+  async function current(db: Executor, ownerId: string, group: PartitionGroup, version: number): Promise<OwnerPending> {
     const key = `${ownerId}\u0000${group}`;
     // The map's order is the order of use: the least recently searched come first.
     const owner = groups.get(key) ?? new OwnerPending();
     groups.delete(key);
     groups.set(key, owner);
     if (groups.size > MAX_GROUPS) groups.delete(groups.keys().next().value!);
+    owner.asked = Math.max(owner.asked, version);
     await owner.update(async () => {
-      const { rows, oldest } = await termStats.pendingSince(db, ownerId, group, owner.lastSeq);
-      owner.read(rows);
+      // The newest version any caller sharing this read saw (versions only move on).
+      const asked = owner.asked;
+      // Nothing changed since the last read, and nothing was queued then: nothing to read.
+      const unchanged = owner.version === asked && owner.queuedCount() === 0;
+      const since = unchanged ? null : await termStats.pendingSince(db, ownerId, group, owner.lastSeq);
+      if (since) owner.read(since.rows);
       // After the read: a change that left the outbox before it is on the writer's list by now.
       const missing = owner.follow(view.writtenSinceIndexed(textTable(ownerId, group)));
       if (missing.size) {
         const current = await termStats.sourceRows(db, ownerId, [...missing.keys()]);
         owner.fetched(current.map((row) => ({ ...row, seq: missing.get(`${row.kind}|${row.sourceId}`)! })));
       }
-      owner.settle(oldest);
+      if (since) {
+        owner.settle(since.oldest);
+        owner.version = asked;
+      }
     });
     return owner;
   }
 
   return {
     /** Brings the owner's pending items of these groups up to date and returns a view of them. */
-    async read(db: Executor, ownerId: string, partitionGroups: PartitionGroup[]): Promise<PendingView> {
-      const owners = await Promise.all(partitionGroups.map((group) => current(db, ownerId, group)));
+    async read(
+      db: Executor,
+      ownerId: string,
+      partitionGroups: PartitionGroup[],
+      versions: ReadonlyMap<PartitionGroup, number>,
+    ): Promise<PendingView> {
+      const owners = await Promise.all(
+        partitionGroups.map((group) => current(db, ownerId, group, versions.get(group) ?? 0)),
+      );
       return {
         has: (source) => owners.some((owner) => owner.sources.has(source)),
         size: owners.reduce((n, owner) => n + owner.sources.size, 0),
