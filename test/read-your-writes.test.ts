@@ -196,9 +196,12 @@ describe("the pending items a search keeps between searches", () => {
 describe("rows in LanceDB but outside its full-text index, in the process that writes it", () => {
   test("are held by the pending items instead of scanned at every search, whether a search saw them queued or not, and rank as once compacted", async () => {
     const flat: number[] = [];
+    const held: number[] = [];
     const log = createLogger("debug", (line) => {
-      const scanned = / DEBUG search timings .*\bflat=(\d+)/.exec(line);
-      if (scanned) flat.push(Number(scanned[1]));
+      const scanned = / DEBUG search timings .*\bpending=(\d+).*\bflat=(\d+)/.exec(line);
+      if (!scanned) return;
+      held.push(Number(scanned[1]));
+      flat.push(Number(scanned[2]));
     });
     // No compaction until asked for: the written rows stay outside the full-text index.
     const s = await startTestServer({
@@ -218,9 +221,12 @@ describe("rows in LanceDB but outside its full-text index, in the process that w
     const written = await rankings(s, "ranker");
     expect(flat.length).toBe(QUERIES.length);
     expect(flat.every((n) => n === 0)).toBe(true);
+    expect(held.at(-1)).toBe(corpus.length);
     await s.services.indexer.settle();
     expect(await rankings(s, "ranker")).toEqual(written);
     expect(written["garden tomato"].length).toBeGreaterThan(3);
+    // Compacted: they are in LanceDB's full-text index now, and no longer held.
+    expect(held.at(-1)).toBe(0);
 
     // Held, then changed and written again between two searches: found by its new words only.
     const [, created] = await s.call("POST", "/v1/memories", {

@@ -46,6 +46,8 @@ class OwnerPending {
   private followed: { generation: number; read: number } | null = null;
   /** The oldest pending seq at the last look: sources older than it (and not retained) are gone already. */
   private oldest: number | null | undefined = undefined;
+  /** `follow` let retained sources go since the last `settle`: they are dropped at the next. */
+  private released = false;
   private reading: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
@@ -91,7 +93,7 @@ class OwnerPending {
   follow(written: Readonly<WrittenSinceIndexed> | null): Map<string, number> {
     if (written?.generation !== this.followed?.generation) {
       // Compacted since (or not known here): what was retained is in the index.
-      if (this.retained.size) this.oldest = undefined;
+      if (this.retained.size) this.released = true;
       this.retained.clear();
       this.followed = written ? { generation: written.generation, read: 0 } : null;
     }
@@ -118,7 +120,7 @@ class OwnerPending {
    * unless it waits for the table's full-text index to cover it (retained).
    */
   settle(oldest: number | null): void {
-    if (oldest !== this.oldest)
+    if (oldest !== this.oldest || this.released)
       for (const [source, known] of this.sources) {
         if (known.queued && oldest !== null && known.seq >= oldest) continue;
         if (!this.retained.has(source)) this.drop(source);
@@ -128,6 +130,12 @@ class OwnerPending {
         }
       }
     this.oldest = oldest;
+    this.released = false;
+  }
+
+  /** `settle` again with the oldest pending seq of the last read (nothing read since): drops what `follow` released. */
+  resettle(): void {
+    if (this.released) this.settle(this.oldest ?? null);
   }
 
   /** `queued`: rows read from the outbox (their seqs move `lastSeq`), else rows read for `follow`. */
@@ -241,7 +249,7 @@ export function createPendingIndex(termStats: TermStats, view: Pick<IndexView, "
       if (since) {
         owner.settle(since.oldest);
         owner.version = asked;
-      }
+      } else owner.resettle();
     });
     return owner;
   }
