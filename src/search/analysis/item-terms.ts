@@ -142,8 +142,8 @@ export interface StoredForward {
   at: number;
 }
 
-/** What scoring needs of a stored forward row: the counts of `only`, the word vector, the time. */
-export function storedTerms(stored: StoredForward, only: readonly string[]): ItemTerms {
+/** A stored forward row decoded: the counts of `only` (every term without it), the word vector, the time. */
+export function storedTerms(stored: StoredForward, only?: readonly string[]): ItemTerms {
   return {
     text: decodeField(stored.terms, only)!,
     ...decodeContext(stored.context, only),

@@ -163,11 +163,6 @@ export class CompactionPolicy {
     return outside.paid >= COMPACTION_MS + COMPACTION_MS_PER_ROW * (await this.lance.countRows(table));
   }
 
-  /** Whether every row of the table is in its full-text index: compacted (or found so) and not written since. */
-  isTidy(table: string): boolean {
-    return this.known.has(table) && !this.tables.has(table);
-  }
-
   compacted(table: string): void {
     this.tables.delete(table);
     if (!isVectorTable(table)) this.indexedAll(table);

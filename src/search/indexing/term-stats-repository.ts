@@ -1,12 +1,12 @@
 import { all, chunks, list, run, sql, type Executor } from "../../db/store";
 import {
-  decodeContext,
   decodeField,
   decodeVector,
   encodeContext,
   encodeField,
   encodeVector,
   type ItemTerms,
+  storedTerms,
   type StoredForward,
 } from "../analysis/item-terms";
 import { GROUP_KINDS, partitionGroup, type PartitionGroup } from "../lance/partitions";
@@ -43,6 +43,34 @@ export const itemKey = (item: { kind: string; sourceId: string; itemId: string }
   `${item.kind}|${item.sourceId}|${item.itemId}`;
 
 type Delta = { ownerId: string; group: PartitionGroup; n: number };
+
+/** An owner's stored forward rows of some sources of one kind (and of some of their items, with `itemIds`). */
+async function storedRows(
+  db: Executor,
+  ownerId: string,
+  kind: SearchKind,
+  sourceIds: string[],
+  itemIds: string[] | null = null,
+): Promise<Array<{ sourceId: string; itemId: string; stored: StoredForward }>> {
+  const items = itemIds ? sql`AND item_id IN ${list(itemIds)}` : sql``;
+  const rows = await all<{
+    source_id: string;
+    item_id: string;
+    terms: string;
+    context: string;
+    wvec: string;
+    created_at: number;
+  }>(
+    db,
+    sql`SELECT source_id, item_id, terms, context, wvec, created_at FROM search_terms
+        WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(sourceIds)} ${items}`,
+  );
+  return rows.map((row) => ({
+    sourceId: row.source_id,
+    itemId: row.item_id,
+    stored: { terms: row.terms, context: row.context, vector: decodeVector(row.wvec), at: Number(row.created_at) },
+  }));
+}
 
 export function createTermStatsRepository() {
   /** Replaces what the statistics count for these sources with their current `items` (none: deleted). */
@@ -225,12 +253,12 @@ export function createTermStatsRepository() {
           terms:
             row.item_id === null
               ? null
-              : {
-                  text: decodeField(row.terms ?? "")!,
-                  ...decodeContext(row.context ?? ""),
+              : storedTerms({
+                  terms: row.terms ?? "",
+                  context: row.context ?? "",
                   vector: decodeVector(row.wvec ?? ""),
                   at: Number(row.created_at),
-                },
+                }),
         })),
         oldest: oldest === null ? null : Number(oldest),
       };
@@ -250,33 +278,10 @@ export function createTermStatsRepository() {
       }
       for (const [kind, sourceIds] of byKind) {
         for (const ids of chunks([...new Set(sourceIds)], 200)) {
-          const rows = await all<{
-            source_id: string;
-            item_id: string;
-            terms: string;
-            context: string;
-            wvec: string;
-            created_at: number;
-          }>(
-            db,
-            sql`SELECT source_id, item_id, terms, context, wvec, created_at FROM search_terms
-                WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(ids)}`,
-          );
           const found = new Set<string>();
-          for (const row of rows) {
-            found.add(row.source_id);
-            out.push({
-              seq: 0,
-              kind,
-              sourceId: row.source_id,
-              itemId: row.item_id,
-              terms: {
-                text: decodeField(row.terms)!,
-                ...decodeContext(row.context),
-                vector: decodeVector(row.wvec),
-                at: Number(row.created_at),
-              },
-            });
+          for (const row of await storedRows(db, ownerId, kind, ids)) {
+            found.add(row.sourceId);
+            out.push({ seq: 0, kind, sourceId: row.sourceId, itemId: row.itemId, terms: storedTerms(row.stored) });
           }
           for (const id of ids) if (!found.has(id)) out.push({ seq: 0, kind, sourceId: id, itemId: null, terms: null });
         }
@@ -314,27 +319,11 @@ export function createTermStatsRepository() {
       for (const item of items) (byKind.get(item.kind) ?? byKind.set(item.kind, []).get(item.kind)!).push(item);
       for (const [kind, ofKind] of byKind) {
         for (const chunk of chunks(ofKind, 200)) {
-          const itemIds =
-            kind === "memory" ? sql`` : sql`AND item_id IN ${list([...new Set(chunk.map((i) => i.itemId))])}`;
-          const rows = await all<{
-            source_id: string;
-            item_id: string;
-            terms: string;
-            context: string;
-            wvec: string;
-            created_at: number;
-          }>(
-            db,
-            sql`SELECT source_id, item_id, terms, context, wvec, created_at FROM search_terms
-                WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list([...new Set(chunk.map((i) => i.sourceId))])} ${itemIds}`,
-          );
-          for (const row of rows)
-            out.set(itemKey({ kind, sourceId: row.source_id, itemId: row.item_id }), {
-              terms: row.terms,
-              context: row.context,
-              vector: decodeVector(row.wvec),
-              at: Number(row.created_at),
-            });
+          const sourceIds = [...new Set(chunk.map((i) => i.sourceId))];
+          // A memory is one item: its source id says it all.
+          const itemIds = kind === "memory" ? null : [...new Set(chunk.map((i) => i.itemId))];
+          for (const row of await storedRows(db, ownerId, kind, sourceIds, itemIds))
+            out.set(itemKey({ kind, sourceId: row.sourceId, itemId: row.itemId }), row.stored);
         }
       }
       return out;

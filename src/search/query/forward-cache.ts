@@ -8,6 +8,8 @@ import type { SearchKind } from "../types";
 const MAX_ROWS = 200_000;
 
 interface GroupRows {
+  /** `owner\0group`: the entry is current while the map holds it under this key. */
+  key: string;
   /** The group's version (term-stats-repository.ts `statistics`) the rows were read at or after. */
   version: number;
   rows: Map<string, StoredForward>;
@@ -32,7 +34,7 @@ export function createForwardCache(termStats: TermStats) {
     groups.delete(key);
     if (!entry || entry.version !== version) {
       held -= entry?.rows.size ?? 0;
-      entry = { version, rows: new Map() };
+      entry = { key, version, rows: new Map() };
     }
     groups.set(key, entry);
     return entry;
@@ -81,7 +83,7 @@ export function createForwardCache(termStats: TermStats) {
         out.set(key, row);
         // Read after the version this search saw: current at that version or newer, never older.
         const entry = entries.get(partitionGroup(item.kind))!;
-        if (groups.get(`${ownerId}\u0000${partitionGroup(item.kind)}`) === entry && !entry.rows.has(key)) {
+        if (groups.get(entry.key) === entry && !entry.rows.has(key)) {
           entry.rows.set(key, row);
           held++;
         }
