@@ -6,6 +6,8 @@ import { encryptString, sealJson } from "../src/crypto/aes-gcm";
 import { cliDataDirs, runCli } from "./helpers/cli";
 import { callTool, connectMcpHttp, ok } from "./helpers/mcp";
 import { all, run, sql } from "../src/db/store";
+import { migrate } from "../src/db/migrate";
+import { allMigrations } from "../src/migrations";
 import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 let server: TestServer;
@@ -126,6 +128,51 @@ describe("history", () => {
     expect((await server.call("DELETE", `/v1/memories/${created.body.id}`, { token: mock("hist-a") }))[0]).toBe(404);
     // Deleted, the text may be stored again.
     expect((await post("hist-a", { content: "has a cat named miso" })).status).toBe(201);
+  });
+  test("a memory's text is stored once: its newest version reads the memory's, each earlier one keeps its own; an upgraded store gives up its copies", async () => {
+    const user = mock("hist-once");
+    const created = await post("hist-once", { content: "Owns a bike painted teal", metadata: { a: 1 } });
+    const id = created.body.id as string;
+    const patch = (body: unknown) => server.call("PATCH", `/v1/memories/${id}`, { token: user, body });
+    expect((await patch({ content: "Owns a bike painted orange" }))[0]).toBe(200);
+    expect((await patch({ metadata: { a: 2 } }))[0]).toBe(200);
+    const history = async () =>
+      (await server.call("GET", `/v1/memories/${id}/history`, { token: user }))[1].data.map((v: any) => [
+        v.event,
+        v.content,
+        v.metadata,
+      ]);
+    const said = [
+      ["created", "Owns a bike painted teal", { a: 1 }],
+      ["updated", "Owns a bike painted orange", { a: 1 }],
+      ["updated", "Owns a bike painted orange", { a: 2 }],
+    ];
+    expect(await history()).toEqual(said);
+    const stored = () =>
+      all<{ event: string; content: string | null }>(
+        server.services.store.db,
+        sql`SELECT event, content FROM memory_versions WHERE owner_id = ${"hist-once"} AND memory_id = ${id} ORDER BY seq`,
+      ).then((rows) => rows.map((r) => [r.event, r.content]));
+    expect(await stored()).toEqual([
+      ["created", "Owns a bike painted teal"],
+      ["updated", "Owns a bike painted orange"],
+      ["updated", null],
+    ]);
+
+    // A store written before: the newest version holds a copy too. The migration takes it back.
+    await run(
+      server.services.store.db,
+      sql`UPDATE memory_versions SET content = ${"Owns a bike painted orange"} WHERE owner_id = ${"hist-once"} AND content IS NULL`,
+    );
+    await run(server.services.store.db, sql`DELETE FROM schema_migrations WHERE id = ${"0580_memory_versions_current_text"}`);
+    expect(await migrate(server.services.store, allMigrations)).toEqual(["0580_memory_versions_current_text"]);
+    expect((await stored())[2]).toEqual(["updated", null]);
+    expect(await history()).toEqual(said);
+
+    // Erased by the person: no version keeps the text, the memory's or its own.
+    expect((await server.call("DELETE", `/v1/memories/${id}`, { token: user }))[0]).toBeLessThan(300);
+    expect(await stored()).toEqual([["deleted", ""]]);
+    expect(await history()).toEqual([["deleted", "", {}]]);
   });
 });
 

@@ -9,6 +9,8 @@ import { all, run, sql, type Store, type StoreDialect } from "./store";
 export interface Migration {
   id: string;
   sql: string;
+  /** The migration as PostgreSQL runs it, where the two engines need different statements (else `sql`, respelled). */
+  postgres?: string;
 }
 
 export class SchemaTooNewError extends Error {}
@@ -67,7 +69,11 @@ export async function migrate(store: Store, migrations: Migration[]): Promise<st
     }
     const pending = [...migrations].sort((a, b) => a.id.localeCompare(b.id)).filter((m) => !applied.has(m.id));
     for (const migration of pending) {
-      for (const statement of statements(forDialect(migration.sql, store.dialect))) await run(tx, sql.raw(statement));
+      const text =
+        store.dialect === "postgres" && migration.postgres !== undefined
+          ? migration.postgres
+          : forDialect(migration.sql, store.dialect);
+      for (const statement of statements(text)) await run(tx, sql.raw(statement));
       await run(
         tx,
         sql`INSERT INTO schema_migrations (id, applied_at) VALUES (${migration.id}, ${new Date().toISOString()})`,

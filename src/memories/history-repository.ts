@@ -28,7 +28,10 @@ type Stored = {
 /**
  * A memory's versions, oldest first: each write records the memory as it stood after it
  * (created, updated) or before it went (deleted), so an update keeps the previous
- * content in the version before. Every query is scoped by owner.
+ * content in the version before. The newest version of a live memory keeps no copy of the
+ * text the memory row holds (content NULL, read through the memory): before the memory's
+ * text changes or goes, `keepText` gives that version its own copy. Every query is scoped
+ * by owner.
  */
 export function createMemoryHistoryRepository() {
   return {
@@ -38,7 +41,8 @@ export function createMemoryHistoryRepository() {
         ownerId: string;
         memoryId: string;
         event: MemoryEvent;
-        content: string;
+        /** null: the memory's own text, as the memory row holds it (the version is its newest). */
+        content: string | null;
         metadata: Record<string, unknown>;
         workspaceId: string | null;
         at: string;
@@ -51,12 +55,21 @@ export function createMemoryHistoryRepository() {
             VALUES (${v.ownerId}, ${v.memoryId}, ${v.event}, ${v.content}, ${JSON.stringify(v.metadata)}, ${v.workspaceId}, ${JSON.stringify(v.source)}, ${v.at})`,
       );
     },
-    /** Drops every version of a memory that still holds text; whether there were any. */
+    /** The memory's text (`content`, as it stands) is about to change or go: its newest version takes its own copy. */
+    async keepText(tx: Executor, ownerId: string, memoryId: string, content: string): Promise<void> {
+      await run(
+        tx,
+        sql`UPDATE memory_versions SET content = ${content}
+            WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND content IS NULL`,
+      );
+    },
+    /** Drops every version of a memory that still holds text (its own or the memory's); whether there were any. */
     async purge(tx: Executor, ownerId: string, memoryId: string): Promise<boolean> {
       return (
         (await run(
           tx,
-          sql`DELETE FROM memory_versions WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND content <> ''`,
+          sql`DELETE FROM memory_versions
+              WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} AND (content IS NULL OR content <> '')`,
         )) > 0
       );
     },
@@ -85,8 +98,9 @@ export function createMemoryHistoryRepository() {
     async list(tx: Executor, ownerId: string, memoryId: string, limit = 1_000): Promise<MemoryVersion[]> {
       const rows = await all<Stored>(
         tx,
-        sql`SELECT seq, event, content, metadata, workspace_id, source, at FROM memory_versions
-            WHERE owner_id = ${ownerId} AND memory_id = ${memoryId} ORDER BY seq DESC LIMIT ${limit}`,
+        sql`SELECT v.seq, v.event, COALESCE(v.content, m.content, '') AS content, v.metadata, v.workspace_id, v.source, v.at
+            FROM memory_versions v LEFT JOIN memories m ON m.owner_id = v.owner_id AND m.id = v.memory_id
+            WHERE v.owner_id = ${ownerId} AND v.memory_id = ${memoryId} ORDER BY v.seq DESC LIMIT ${limit}`,
       );
       return rows.reverse().map((r, i) => ({
         version: i + 1,

@@ -1,5 +1,15 @@
 import type { Migration } from "../db/migrate";
 
+/** Each live memory's newest version gives up its copy of the text the memory holds. */
+const CURRENT_TEXT_ONCE = `
+      UPDATE memory_versions SET content = NULL
+        WHERE event <> 'deleted'
+          AND seq = (SELECT MAX(v.seq) FROM memory_versions v
+                     WHERE v.owner_id = memory_versions.owner_id AND v.memory_id = memory_versions.memory_id)
+          AND content = (SELECT m.content FROM memories m
+                         WHERE m.owner_id = memory_versions.owner_id AND m.id = memory_versions.memory_id);
+`;
+
 /**
  * The memory list is newest first by `created_at` (docs/api.md#core-and-memories), ties by id: an import keeps
  * each memory's own creation date, so insertion order (`seq`) is not creation order.
@@ -66,6 +76,35 @@ export const memoryMigrations: Migration[] = [
       CREATE UNIQUE INDEX memory_proposals_by_id ON memory_proposals (owner_id, id);
       CREATE INDEX memory_proposals_by_status ON memory_proposals (owner_id, status, seq);
       CREATE INDEX memory_proposals_by_memory ON memory_proposals (owner_id, memory_id);
+    `,
+  },
+  {
+    // A memory's newest version holds no copy of its text while the memory says it
+    // (content NULL: history-repository.ts), so a memory never written again keeps its text
+    // once, not twice. SQLite cannot drop a NOT NULL: the table is copied.
+    id: "0580_memory_versions_current_text",
+    sql: `
+      CREATE TABLE memory_versions_next (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        content TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        workspace_id TEXT,
+        source TEXT NOT NULL DEFAULT '{}',
+        at TEXT NOT NULL
+      );
+      INSERT INTO memory_versions_next (seq, owner_id, memory_id, event, content, metadata, workspace_id, source, at)
+        SELECT seq, owner_id, memory_id, event, content, metadata, workspace_id, source, at FROM memory_versions;
+      DROP TABLE memory_versions;
+      ALTER TABLE memory_versions_next RENAME TO memory_versions;
+      CREATE INDEX memory_versions_by_memory ON memory_versions (owner_id, memory_id, seq);
+      ${CURRENT_TEXT_ONCE}
+    `,
+    postgres: `
+      ALTER TABLE memory_versions ALTER COLUMN content DROP NOT NULL;
+      ${CURRENT_TEXT_ONCE}
     `,
   },
 ];

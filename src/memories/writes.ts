@@ -79,7 +79,7 @@ export function createMemoryWrites({
           ownerId,
           memoryId: row.id,
           event: "created",
-          content: row.content,
+          content: null,
           metadata: row.metadata,
           workspaceId: row.workspaceId,
           at: at ?? row.updatedAt,
@@ -129,11 +129,13 @@ export function createMemoryWrites({
         metadata: change.metadata ?? before.metadata,
         updatedAt: now,
       };
+      // The version before takes its own copy of the text it says; the new one reads the memory's.
+      await history.keepText(tx, ownerId, id, before.content);
       await history.record(tx, {
         ownerId,
         memoryId: id,
         event: "updated",
-        content: updated.content,
+        content: null,
         metadata: updated.metadata,
         workspaceId: updated.workspaceId,
         at: now,
@@ -178,7 +180,7 @@ export function createMemoryWrites({
       if (erase) {
         await history.purge(tx, ownerId, id);
         await proposals.dropFor(tx, ownerId, id);
-      }
+      } else await history.keepText(tx, ownerId, id, row.content);
       await history.record(tx, {
         ownerId,
         memoryId: id,
