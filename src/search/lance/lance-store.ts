@@ -3,43 +3,14 @@ import type { Schema } from "apache-arrow";
 import { createScheduler, type Scheduler } from "../../lib/scheduler";
 import { unreadableTables } from "./damaged-tables";
 import { runInIndexChild } from "./index-child-process";
-import { whereSourceKeys, withinTime } from "./filters";
-import {
-  fullTextIndex,
-  itemsSchema,
-  TEXT_BOOSTS,
-  TEXT_COLUMNS,
-  vectorSchema,
-  type IndexRow,
-  type RawHit,
-} from "./lance-schema";
+import { whereSourceKeys } from "./filters";
+import { fullTextIndex, itemsSchema, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
+import { readHits, textQuery, timeRangeQuery, vectorQuery, type TableQuery } from "./lance-queries";
 import type { LanceLocation } from "./index-location";
 import { isVectorTable } from "./partitions";
 import { rewriteWithoutDeleted } from "./rewrite";
 import { RowKeys } from "./row-keys";
 import { isMissing, TableHandles } from "./table-handles";
-
-/** HNSW search breadth: candidates examined per query (recall against exact search vs speed). */
-const VECTOR_EF = 96;
-/**
- * The index ranks by quantized vectors; the best `limit × VECTOR_REFINE` candidates are
- * re-ranked by their exact distances. ×2 buys recall for a little latency
- * (docs/performance.md#vector-index-recall).
- */
-const VECTOR_REFINE = 2;
-/**
- * What a search reads back: the keys only. Text, workspace and time come from the store
- * of record, which every hit is read back from anyway. Every column read costs a random
- * read per hit, whatever its type (docs/performance.md#why-the-code-is-tuned-as-it-is). A memory table holds one kind, whose item is its source:
- * one column says it all.
- */
-const HIT_COLUMNS = { memories: ["item_id"], mixed: ["kind", "source_id", "item_id"] };
-
-/** Rows as read back, completed for a memory table (kind and source implied). */
-function hits(rows: Array<Record<string, unknown>>, memories: boolean): RawHit[] {
-  if (!memories) return rows as RawHit[];
-  return rows.map((row) => ({ ...row, kind: "memory", source_id: row.item_id }) as RawHit);
-}
 
 /** Open table handles kept (least recently used closed first): many owners, bounded memory. */
 const DEFAULT_MAX_OPEN_TABLES = 256;
@@ -253,27 +224,72 @@ export class LanceStore {
     options: { context: boolean; memories: boolean; indexedOnly?: boolean } = { context: true, memories: false },
   ): Promise<RawHit[]> {
     if (!query.trim()) return [];
-    return this.reading(name, async (table) => {
-      // Without context in the table, its context columns score 0 for every row: a match
-      // on the text column alone gives the same scores, faster than a multi-column match,
-      // which costs as much with one column as with three.
-      const match = options.context
-        ? new lancedb.MultiMatchQuery(query, TEXT_COLUMNS, { boosts: TEXT_BOOSTS })
-        : new lancedb.MatchQuery(query, TEXT_COLUMNS[0]);
-      const search = table.search(match, "fts") as lancedb.Query;
-      if (where) search.where(where);
+    return this.reading(name, (table) => {
       // A fast search answers nothing from a table between its rewrite and its new index.
-      if (options.indexedOnly && !this.rewriting.has(name)) search.fastSearch();
-      if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, search, limit);
-      const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
-      return hits(
-        await search
-          .select([...columns, "_score"])
-          .limit(limit)
-          .toArray(),
-        options.memories,
-      );
+      const fast = Boolean(options.indexedOnly) && !this.rewriting.has(name);
+      const search = textQuery(table, query, where, { context: options.context, fast });
+      return this.hitsOf(name, table, search, limit, "_score", options.memories);
     });
+  }
+
+  /** Cosine-distance search of a vector table within the filter (see `vectorQuery`; `exact`: without the ANN index). */
+  async searchVectors(
+    name: string,
+    where: string | null,
+    vector: Float32Array,
+    limit: number,
+    options: { exact?: boolean; memories?: boolean } = {},
+  ): Promise<RawHit[]> {
+    return this.reading(name, (table) =>
+      this.hitsOf(
+        name,
+        table,
+        vectorQuery(table, "vector", vector, where, options.exact),
+        limit,
+        "_distance",
+        Boolean(options.memories),
+      ),
+    );
+  }
+
+  /** Nearest items by word vector (the `wvec` column of a full-text table), within the filter: through its ANN index once one exists. */
+  async searchWordVectors(
+    name: string,
+    where: string | null,
+    vector: Float32Array,
+    limit: number,
+    options: { memories: boolean },
+  ): Promise<RawHit[]> {
+    return this.reading(name, (table) =>
+      this.hitsOf(name, table, vectorQuery(table, "wvec", vector, where), limit, "_distance", options.memories),
+    );
+  }
+
+  /** Items created within a time range (ms since the epoch, half-open), within the filter: candidates for dates in a query. */
+  async searchTimeRange(
+    name: string,
+    where: string | null,
+    from: number,
+    to: number,
+    limit: number,
+    options: { memories: boolean },
+  ): Promise<RawHit[]> {
+    return this.reading(name, (table) =>
+      readHits(timeRangeQuery(table, where, from, to), limit, null, options.memories),
+    );
+  }
+
+  /** A ranked query's hits: a memory table's through its row keys while this process is the only writer (row-keys.ts). */
+  private hitsOf(
+    name: string,
+    table: lancedb.Table,
+    query: TableQuery,
+    limit: number,
+    rank: "_score" | "_distance",
+    memories: boolean,
+  ): Promise<RawHit[]> {
+    if (memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, rank);
+    return readHits(query, limit, rank, memories);
   }
 
   /**
@@ -293,84 +309,6 @@ export class LanceStore {
     }
   }
 
-  /**
-   * Cosine-distance vector search within the filter: through the ANN index once one
-   * exists (rows added since are searched exactly and merged), or exact with `exact`.
-   */
-  async searchVectors(
-    name: string,
-    where: string | null,
-    vector: Float32Array,
-    limit: number,
-    options: { exact?: boolean; memories?: boolean } = {},
-  ): Promise<RawHit[]> {
-    return this.reading(name, async (table) => {
-      // A typed array goes to LanceDB as raw bytes; a JS array would be converted element by element.
-      let query = table.vectorSearch(vector).distanceType("cosine");
-      query = options.exact ? query.bypassVectorIndex() : query.ef(VECTOR_EF).refineFactor(VECTOR_REFINE);
-      if (where) query = query.where(where);
-      if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
-      const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
-      return hits(
-        await query
-          .select([...columns, "_distance"])
-          .limit(limit)
-          .toArray(),
-        Boolean(options.memories),
-      );
-    });
-  }
-
-  /** Nearest items by word vector (the `wvec` column of a full-text table), within the filter: through its ANN index once one exists. */
-  async searchWordVectors(
-    name: string,
-    where: string | null,
-    vector: Float32Array,
-    limit: number,
-    options: { memories: boolean },
-  ): Promise<RawHit[]> {
-    return this.reading(name, async (table) => {
-      let query = table
-        .vectorSearch(vector)
-        .column("wvec")
-        .distanceType("cosine")
-        .ef(VECTOR_EF)
-        .refineFactor(VECTOR_REFINE);
-      if (where) query = query.where(where);
-      if (options.memories && this.soleWriter()) return this.rowKeys.search(name, table, query, limit, "_distance");
-      const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
-      return hits(
-        await query
-          .select([...columns, "_distance"])
-          .limit(limit)
-          .toArray(),
-        options.memories,
-      );
-    });
-  }
-
-  /** Items created within a time range (ms since the epoch, half-open), within the filter: candidates for dates in a query. */
-  async searchTimeRange(
-    name: string,
-    where: string | null,
-    from: number,
-    to: number,
-    limit: number,
-    options: { memories: boolean },
-  ): Promise<RawHit[]> {
-    return this.reading(name, async (table) => {
-      const query = table.query().where(withinTime(where, from, to));
-      const columns = options.memories ? HIT_COLUMNS.memories : HIT_COLUMNS.mixed;
-      return hits(
-        await query
-          .select([...columns])
-          .limit(limit)
-          .toArray(),
-        options.memories,
-      );
-    });
-  }
-
   async hasVectorIndex(name: string): Promise<boolean> {
     const table = await this.table(name);
     return table ? (await table.listIndices()).some((index) => index.columns.includes(vectorColumn(name))) : false;
@@ -379,10 +317,10 @@ export class LanceStore {
   /**
    * Builds the ANN index of a table's vectors (the embedding model's in a vector table, the
    * word vectors in a full-text table): HNSW graphs over scalar-quantised vectors
-   * (IVF_HNSW_SQ), one partition per ~250k rows. Seconds of work on 100k rows: the caller runs it beside
-   * the text stage, never in front of it.
+   * (IVF_HNSW_SQ), one partition per ~250k rows, in a child process (index-child.ts says
+   * why); the handle is reopened to see it. Seconds of work on 100k rows: the caller runs it
+   * beside the text stage, never in front of it.
    */
-  /** Builds a table's ANN index in a child process (index-child.ts says why); the handle is reopened to see it. */
   async createVectorIndex(name: string): Promise<void> {
     const table = await this.table(name);
     if (!table) return;
@@ -422,7 +360,6 @@ export class LanceStore {
     return table ? table.countRows(filter ?? undefined) : 0;
   }
 
-  /** Compacts fragments, updates indices with new rows and prunes versions older than `keepMs`. */
   /**
    * Compacts tables and brings their full-text indices up to date, in a child process
    * (index-child.ts says why), removing versions older than `keepMs`. The handles are
