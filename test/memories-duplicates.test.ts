@@ -164,7 +164,10 @@ describe("history", () => {
       server.services.store.db,
       sql`UPDATE memory_versions SET content = ${"Owns a bike painted orange"} WHERE owner_id = ${"hist-once"} AND content IS NULL`,
     );
-    await run(server.services.store.db, sql`DELETE FROM schema_migrations WHERE id = ${"0580_memory_versions_current_text"}`);
+    await run(
+      server.services.store.db,
+      sql`DELETE FROM schema_migrations WHERE id = ${"0580_memory_versions_current_text"}`,
+    );
     expect(await migrate(server.services.store, allMigrations)).toEqual(["0580_memory_versions_current_text"]);
     expect((await stored())[2]).toEqual(["updated", null]);
     expect(await history()).toEqual(said);
