@@ -80,11 +80,11 @@ export function cosineTo(query: Float32Array, stored: Int8Array): number {
  * An item without one gets a fixed unit vector (a zero vector has no cosine): it may be
  * proposed, and then scores 0 for the words signal like any item without a vector.
  */
-export function dequantise(vector: Int8Array | null, dims: number): number[] {
-  if (vector) return Array.from(vector, (x) => x / 127);
-  const unit = new Array<number>(dims).fill(0);
-  unit[0] = 1;
-  return unit;
+export function dequantise(vector: Int8Array | null, dims: number): Float32Array {
+  const out = new Float32Array(dims);
+  if (vector) for (let i = 0; i < dims; i++) out[i] = (vector[i] ?? 0) / 127;
+  else out[0] = 1;
+  return out;
 }
 
 export const encodeVector = (vector: Int8Array | null) =>

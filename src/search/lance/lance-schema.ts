@@ -21,7 +21,7 @@ export interface IndexRow {
   context_before: string;
   context_after: string;
   /** The item's word vector (items tables only; zeros when it has none): nearest-neighbour candidates for the word-vector signal. */
-  wvec?: number[];
+  wvec?: Float32Array;
   vector?: Float32Array;
 }
 

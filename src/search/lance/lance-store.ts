@@ -1,6 +1,7 @@
 import * as lancedb from "@lancedb/lancedb";
 import type { Schema } from "apache-arrow";
 import { createScheduler, type Scheduler } from "../../lib/scheduler";
+import { rowsTable } from "./arrow-write";
 import { unreadableTables } from "./damaged-tables";
 import { runInIndexChild } from "./index-child-process";
 import { whereSourceKeys } from "./filters";
@@ -185,7 +186,7 @@ export class LanceStore {
     if (!table) return false;
     if (rows.length) await this.ensureFullText(name, table, options.context);
     if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
-    if (rows.length) await table.add(rows.map(({ vector: _, ...row }) => row));
+    if (rows.length) await table.add(await rowsTable(itemsSchema(), rows));
     else await this.dropIfEmpty(name, table);
     return existing === null;
   }
@@ -197,12 +198,10 @@ export class LanceStore {
     if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
     if (rows.length)
       await table.add(
-        rows.map(({ wvec: _, ...row }) => ({
-          ...row,
-          context_before: "",
-          context_after: "",
-          vector: Array.from(row.vector!),
-        })),
+        await rowsTable(
+          vectorSchema(dimension),
+          rows.map((row) => ({ ...row, context_before: "", context_after: "" })),
+        ),
       );
     else await this.dropIfEmpty(name, table);
   }
