@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { textTable } from "../src/search/lance/partitions";
 import { fragmentCount } from "./helpers/index-rows";
-import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { waitFor, waitUntil } from "./helpers/wait";
 
 const servers: TestServer[] = [];
@@ -205,5 +205,36 @@ describe("read-your-writes by kind", () => {
     expect(((await response.json()) as { results: Array<{ content: string }> }).results.map((r) => r.content)).toEqual([
       "pending memory about lanterns",
     ]);
+  });
+});
+
+describe("many users' interleaved backlogs", () => {
+  test("each user's backlog goes into their table in one commit, however their writes interleave, and every write is found", async () => {
+    const dataDir = tempDir("mnemo-dense-");
+    const users = Array.from({ length: 80 }, (_, i) => `dense-u${i}`);
+    // No index writer while the users write: their rows wait on the outbox, interleaved.
+    const writing = await startTestServer({ dataDir, env: { MNEMO_INDEX_WRITER: "never" } });
+    for (const round of ["harbour", "lantern"])
+      for (const user of users) {
+        const [status] = await writing.call("POST", "/v1/memories", {
+          token: mock(user),
+          body: { content: `${user} ${round} note` },
+        });
+        expect(status).toBe(201);
+      }
+    await writing.stop();
+    // A batch of 100 rows: the oldest 100 hold every user's first row and 20 users' second.
+    const server = await startTestServer({ dataDir, env: { ...NO_OTHER_COMPACTION, MNEMO_INDEX_BATCH: "100" } });
+    servers.push(server);
+    await waitFor(async () => (await server.services.indexer.stats()).pendingText === 0, {
+      what: "the backlog to be indexed",
+    });
+    const fragments = await Promise.all(users.map((user) => fragmentCount(dataDir, textTable(user, "mem"))));
+    expect(fragments).toEqual(users.map(() => 1));
+    for (const user of [users[0], users[79]])
+      expect((await search(server, user, "lantern harbour")).map((hit) => hit.content).sort()).toEqual([
+        `${user} harbour note`,
+        `${user} lantern note`,
+      ]);
   });
 });

@@ -306,9 +306,7 @@ export class Indexer implements IndexingControl {
       // Searches waiting for their owners' rows go first: one user's bulk import never
       // holds up another user's read-your-writes.
       const priority = this.waiters.priorityOwners();
-      const text = priority
-        ? await outbox.priorityBatch(batchSize, priority)
-        : await outbox.nextBatch("text", batchSize);
+      let text = priority ? await outbox.priorityBatch(batchSize, priority) : await outbox.nextBatch("text", batchSize);
       if (text.length) {
         // Every commit costs a LanceDB version, a fragment and CPU the writes need: a
         // small batch waits for company until its oldest row is BATCH_DELAY_MS old,
@@ -318,6 +316,7 @@ export class Indexer implements IndexingControl {
           await this.gather(gathering);
           continue;
         }
+        if (priority === null) text = await outbox.denser("text", text, batchSize);
         if (text.some((row) => row.op === "rebuild")) {
           await this.writer.rebuild();
           this.vectors.down = false;

@@ -41,6 +41,9 @@ const toRow = (r: Stored): OutboxRow => ({
 /** Narrows a query to rows of the given kinds (all without). */
 const ofKinds = (kinds?: readonly string[]) => (kinds ? sql`AND kind IN ${list(kinds)}` : sql``);
 
+/** Owners a batch narrows to when the oldest rows are spread over more of them (see `denser`). */
+const DENSE_OWNERS = 64;
+
 /** Analyses sources' current items into the search statistics, inside the write's transaction (term-stats.ts `refresh`). */
 export type AnalyseSources = (tx: Executor, refs: SourceRef[]) => Promise<void>;
 
@@ -111,6 +114,33 @@ export function createOutbox(store: Store, analyse?: AnalyseSources) {
       );
     },
     nextBatch,
+    /**
+     * The same work in fewer tables, when `window` (the oldest `limit` rows of a stage) is
+     * spread over many owners who have more rows waiting (users importing at once, their
+     * rows interleaved): a table commit costs about as much for one row as for a hundred,
+     * so the batch takes whole backlogs, owner by owner, of the window's first DENSE_OWNERS
+     * owners (the owner of the oldest row first), up to `limit` rows; each owner's rows in
+     * seq order. Otherwise `window` itself (one row per owner, as for many users writing
+     * once, cannot be made denser).
+     */
+    async denser(stage: OutboxStage, window: OutboxRow[], limit: number): Promise<OutboxRow[]> {
+      const owners = [...new Set(window.map((row) => row.ownerId))];
+      if (window.length < limit || owners.length <= DENSE_OWNERS || owners.includes("*")) return window;
+      const picked = owners.slice(0, DENSE_OWNERS);
+      const beyond = await first<{ seq: number }>(
+        db,
+        sql`SELECT seq FROM outbox WHERE stage = ${stage} AND owner_id IN ${list(picked)} AND seq > ${window[window.length - 1].seq} LIMIT 1`,
+      );
+      if (!beyond) return window;
+      const batch: OutboxRow[] = [];
+      let used = 0;
+      for (const owner of picked) {
+        if (batch.length >= limit) break;
+        batch.push(...(await nextBatch(stage, limit - batch.length, [owner])));
+        used++;
+      }
+      return batch.length / used > window.length / owners.length ? batch : window;
+    },
     /**
      * A batch for searches that wait: the oldest rows of these owners, and when one
      * owner's backlog (a bulk import) fills it, the others' rows besides, so that no
