@@ -124,7 +124,7 @@ describe("memory search by row address", () => {
         ),
       ).toBe(true);
     } finally {
-      reader.close();
+      await reader.close();
     }
   }, 60_000);
 });

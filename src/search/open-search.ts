@@ -114,7 +114,7 @@ export async function openSearch<S extends SearchSources>({
     async stop() {
       await indexer.stop();
       await embedder?.close?.();
-      lance.close();
+      await lance.close();
     },
     internals: { lance, indexer },
   };

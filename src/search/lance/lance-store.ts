@@ -39,6 +39,8 @@ export class LanceStore {
   private readonly fullTextReady = new Map<string, "text" | "context">();
   /** Tables being rewritten (`purgeDeleted`): for a moment without their full-text indices. */
   private readonly rewriting = new Set<string>();
+  /** Row-key loads started after a compaction (`optimize`), awaited by `close`. */
+  private readonly warming = new Set<Promise<void>>();
   /** Index child processes running (ANN builds, compactions), stopped with the store. */
   private readonly builds = new Set<{ kill(): void }>();
   /** Whether every write to the index goes through this store now (see `useRowKeysWhile`). */
@@ -99,7 +101,7 @@ export class LanceStore {
 
   /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
   async reopen(): Promise<void> {
-    this.close();
+    await this.close();
     this.connection = await LanceStore.connect(this.location, this.session);
   }
 
@@ -376,10 +378,15 @@ export class LanceStore {
       // Each table opened again afterwards loads its new index through this connection.
       this.indexUpdatesSinceRecycle += names.length;
     }
-    for (const name of searched)
-      void this.table(name)
-        .then((table) => table && this.rowKeys.warm(name, table))
-        .catch(() => {});
+    for (const name of searched) {
+      const warming: Promise<void> = this.table(name)
+        .then(async (table) => {
+          if (table) await this.rowKeys.warm(name, table);
+        })
+        .catch(() => {})
+        .finally(() => this.warming.delete(warming));
+      this.warming.add(warming);
+    }
   }
 
   /**
@@ -430,8 +437,13 @@ export class LanceStore {
     for (const name of await this.connection.tableNames()) await this.dropTable(name);
   }
 
-  /** Closes every handle now, those waiting for their deferred close included. */
-  close(): void {
+  /**
+   * Closes every handle now, those waiting for their deferred close included, once the
+   * row-key loads started after a compaction are done (LanceDB refuses to close a
+   * connection or table a read still uses).
+   */
+  async close(): Promise<void> {
+    await Promise.all(this.warming);
     for (const build of this.builds) build.kill();
     this.builds.clear();
     this.handles.closeAll();
