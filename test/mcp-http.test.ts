@@ -506,7 +506,7 @@ describe("MCP on a server in reverse-proxy mode (MNEMO_PROXY_ENCRYPTION=1)", () 
       const ws = await createWorkspace(proxy, "Sealed");
       const { client } = await connect("mock-token-alice", proxy.url);
       const written = ok(
-        await call(client, "write_document", { workspace_id: ws, title: "Diary", markdown: "the vault code is 4711" }),
+        await call(client, "write_document", { workspace_id: ws, title: "Diary", markdown: "the vault code is quokka" }),
       );
       const chat = ok(
         await call(client, "append_chat_message", { workspace_id: ws, role: "user", content: "my secret plan" }),
@@ -514,11 +514,11 @@ describe("MCP on a server in reverse-proxy mode (MNEMO_PROXY_ENCRYPTION=1)", () 
       const [, doc] = await proxy.call("GET", `/v1/workspaces/${ws}/documents/${written.document.id}`);
       expect(doc.markdown).toMatch(/^[0-9a-f]{24}:[0-9a-f]{32}:[0-9a-f]+$/);
       const [, messages] = await proxy.call("GET", `/v1/workspaces/${ws}/chats/${chat.thread_id}/messages`);
-      expect(JSON.stringify([doc, messages])).not.toMatch(/4711|secret plan/);
+      expect(JSON.stringify([doc, messages])).not.toMatch(/quokka|secret plan/);
       const [, opened] = await proxy.call("GET", `/v1/workspaces/${ws}/documents/${written.document.id}`, {
         headers: { "x-proxy-decrypt": "true" },
       });
-      expect(opened.markdown).toBe("the vault code is 4711");
+      expect(opened.markdown).toBe("the vault code is quokka");
 
       const bws = await createWorkspace(proxy, "Bob's", "mock-token-bob");
       const { client: bob } = await connect("mock-token-bob", proxy.url);
