@@ -506,7 +506,11 @@ describe("MCP on a server in reverse-proxy mode (MNEMO_PROXY_ENCRYPTION=1)", () 
       const ws = await createWorkspace(proxy, "Sealed");
       const { client } = await connect("mock-token-alice", proxy.url);
       const written = ok(
-        await call(client, "write_document", { workspace_id: ws, title: "Diary", markdown: "the vault code is quokka" }),
+        await call(client, "write_document", {
+          workspace_id: ws,
+          title: "Diary",
+          markdown: "the vault code is quokka",
+        }),
       );
       const chat = ok(
         await call(client, "append_chat_message", { workspace_id: ws, role: "user", content: "my secret plan" }),
