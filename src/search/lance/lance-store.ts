@@ -101,8 +101,17 @@ export class LanceStore {
 
   /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
   async reopen(): Promise<void> {
-    await this.close();
+    // The new connection first: a search meanwhile keeps the old one, whose handles close
+    // later (as at `recycleConnectionAfter`), so no search runs on a closed connection.
+    await Promise.all(this.warming);
+    const old = this.connection;
     this.connection = await LanceStore.connect(this.location, this.session);
+    for (const build of this.builds) build.kill();
+    this.builds.clear();
+    this.handles.retireAll(old);
+    this.handles.clearMissing();
+    this.rowKeys.clear();
+    this.fullTextReady.clear();
   }
 
   /**
