@@ -101,15 +101,26 @@ export class LanceStore {
 
   /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
   async reopen(): Promise<void> {
-    // The new connection first: a search meanwhile keeps the old one, whose handles close
-    // later (as at `recycleConnectionAfter`), so no search runs on a closed connection.
     await Promise.all(this.warming);
+    await this.renewConnection();
+    this.handles.clearMissing();
+    this.forgetTables();
+  }
+
+  /**
+   * The new connection first: a search meanwhile keeps the old one, and the old one and its
+   * handles close later, so searches still using them finish first.
+   */
+  private async renewConnection(): Promise<void> {
     const old = this.connection;
     this.connection = await LanceStore.connect(this.location, this.session);
+    this.handles.retireAll(old);
+  }
+
+  /** Stops the index child processes and forgets what was known of the tables' row keys and full-text indices. */
+  private forgetTables(): void {
     for (const build of this.builds) build.kill();
     this.builds.clear();
-    this.handles.retireAll(old);
-    this.handles.clearMissing();
     this.rowKeys.clear();
     this.fullTextReady.clear();
   }
@@ -124,9 +135,7 @@ export class LanceStore {
    */
   async recycleConnectionAfter(updates: number): Promise<void> {
     if (this.indexUpdatesSinceRecycle < updates) return;
-    const old = this.connection;
-    this.connection = await LanceStore.connect(this.location, this.session);
-    this.handles.retireAll(old);
+    await this.renewConnection();
     this.indexUpdatesSinceRecycle = 0;
   }
 
@@ -453,11 +462,8 @@ export class LanceStore {
    */
   async close(): Promise<void> {
     await Promise.all(this.warming);
-    for (const build of this.builds) build.kill();
-    this.builds.clear();
+    this.forgetTables();
     this.handles.closeAll();
-    this.rowKeys.clear();
-    this.fullTextReady.clear();
     this.connection.close();
   }
 }
