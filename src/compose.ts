@@ -4,36 +4,15 @@ import { createCredentialsRepository } from "./auth/credentials-repository";
 import { createCredentialsService } from "./auth/credentials-service";
 import { createIdTokenVerifier } from "./auth/id-token";
 import { BlobStore, blobsLocation } from "./blobs/store";
-import { createChatRepository } from "./chats/repository";
-import { messageSearchSource } from "./chats/search-source";
-import { createChatService } from "./chats/service";
-import { createAdmission } from "./completions/admission";
-import { createModelCatalog } from "./completions/models";
-import { createRetriever, type RetrieverDeps } from "./completions/retrieval";
-import { createCompletionService, type Capture } from "./completions/service";
-import { createUpstream } from "./completions/upstream";
 import type { Config } from "./config";
-import { createContextService } from "./context/service";
-import { createClientKeys, type ClientKeys } from "./crypto/client-keys";
+import { createClientKeys } from "./crypto/client-keys";
 import { createEscrowService } from "./crypto/escrow";
 import { checkMasterKeyConfig, resolveMasterKey, rotatedKeyCandidates } from "./crypto/master-key";
-import { openSealTags, type SealTags } from "./crypto/seal-tags";
-import { looksEncrypted, noteDecryptor } from "./crypto/stored-text";
+import { openSealTags } from "./crypto/seal-tags";
 import { openStoreFor } from "./db/open";
 import { scheduleWalTruncate } from "./db/wal-truncate";
 import { serverSecret } from "./db/secrets";
 import type { Executor, Store } from "./db/store";
-import { createDerivedIndexRepository } from "./derived-index/repository";
-import { createDerivedIndexService } from "./derived-index/service";
-import { createIndexViewRepository } from "./documents/index-view-repository";
-import { createDocumentRepository } from "./documents/repository";
-import { blockSearchSource } from "./documents/search-source";
-import { createDocumentService } from "./documents/service";
-import {
-  createDocumentsQueryService,
-  type DocumentsQueryDeps,
-  type DocumentsQueryService,
-} from "./documents-query/service";
 import { scheduleOrphanSweep } from "./files/orphan-sweep";
 import { createPdfTextRunner } from "./files/pdf-text-runner";
 import { createPresigner } from "./files/presign";
@@ -54,33 +33,26 @@ import { memorySearchSource } from "./memories/search-source";
 import { createMemoryService } from "./memories/service";
 import { migrateAll } from "./migrations";
 import { openKeyUsage, tagExistingSealedFields } from "./record-store";
-import { createNoteService } from "./notes/service";
 import { createProfileRepository } from "./profiles/repository";
 import { createProfileService } from "./profiles/service";
-import { createRateLimitRepository } from "./rate-limits/repository";
-import { createRateLimiter } from "./rate-limits/service";
-import {
-  createRecordingOutbox,
-  createSearch,
-  type Embedder,
-  type IndexingControl,
-  type Outbox,
-  type SearchEngine,
-} from "./search";
-import { createCursors, type Cursors } from "./shared/cursors";
+import { createRecordingOutbox, createSearch, type Outbox } from "./search";
+import { createCursors } from "./shared/cursors";
 import { createUploadRepository } from "./uploads/repository";
 import { chatWorkspaceContents } from "./chats/workspace-purge";
 import { documentWorkspaceContents } from "./documents/workspace-purge";
 import { fileWorkspaceContents } from "./files/workspace-purge";
-import { jobWorkspaceContents, purgeThreadJobs } from "./formation/workspace-purge";
+import { jobWorkspaceContents } from "./formation/workspace-purge";
 import { memoryWorkspaceContents } from "./memories/workspace-purge";
 import { createWorkspaceRemoval } from "./workspaces/removal";
 import { createUploadService } from "./uploads/service";
-import { createUsageRepository } from "./usage/repository";
-import { createUsageService } from "./usage/service";
-import { createArtifactRepository, createWorkspaceRepository } from "./workspaces/repository";
-import { createWorkspaceService, type WorkspaceService } from "./workspaces/service";
 import { createWebAppSessions } from "./web-app/sessions";
+import { createCompletionServices } from "./composition/completion-services";
+import {
+  createWorkspaceServices,
+  openWorkspaceRepositories,
+  workspaceSearchSources,
+} from "./composition/workspace-services";
+import { backfillContentKeys } from "./memories/content-key-backfill";
 
 /**
  * The composition root: the one place that opens the stores and wires every service,
@@ -331,30 +303,13 @@ export async function openServices(config: Config, options: { log?: Logger; star
 }
 export type Services = Awaited<ReturnType<typeof openServices>>;
 
-/** Keys the memories stored before the exact-duplicate rule; a failure (another replica at it) is retried at the next start. */
-async function backfillContentKeys(store: Store, repo: ReturnType<typeof createMemoryRepository>, log: Logger) {
-  const PAGE = 500;
-  try {
-    // A plain read first: a start with nothing to fill takes no write lock.
-    if (!(await repo.anyUnkeyed(store.db))) return;
-    while ((await store.transaction((tx) => repo.backfillContentKeys(tx, PAGE))) === PAGE);
-  } catch (error) {
-    log.warn("memory duplicate keys not filled in; retried at the next start", { reason: (error as Error).message });
-  }
+/**
+ * The outbox of a process that writes records without the other services (`mnemo
+ * import`): it analyses what it records for search as the server's does.
+ */
+export function recordingOutbox(store: Store): Outbox {
+  return createRecordingOutbox(store, indexSources(), createLogger("warn"));
 }
-
-/** The repositories of workspaces and their contents; opened before the indexer, which reads them. */
-function openWorkspaceRepositories() {
-  return {
-    workspaces: createWorkspaceRepository(),
-    artifacts: createArtifactRepository(),
-    documents: createDocumentRepository(),
-    view: createIndexViewRepository(),
-    chats: createChatRepository(),
-    derived: createDerivedIndexRepository(),
-  };
-}
-type WorkspaceRepositories = ReturnType<typeof openWorkspaceRepositories>;
 
 /** What the index is fed from, one source per kind. */
 function indexSources(
@@ -366,144 +321,5 @@ function indexSources(
     memory: memorySearchSource(memoryRepo),
     ...workspaceSearchSources(workspaceRepos),
     file: fileSearchSource(fileRepo),
-  };
-}
-
-/**
- * The outbox of a process that writes records without the other services (`mnemo
- * import`): it analyses what it records for search as the server's does.
- */
-export function recordingOutbox(store: Store): Outbox {
-  return createRecordingOutbox(store, indexSources(), createLogger("warn"));
-}
-
-/** Search sources: document blocks (from the index view) and chat messages. */
-function workspaceSearchSources(repos: WorkspaceRepositories) {
-  return { block: blockSearchSource(repos.view), message: messageSearchSource(repos.chats) };
-}
-
-/** Workspaces, documents (both views), chats, the derived index, the documents query and context build (which checks workspaces). */
-function createWorkspaceServices(d: {
-  repos: WorkspaceRepositories;
-  outbox: Outbox;
-  engine: SearchEngine;
-  indexer: IndexingControl;
-  embedder: Embedder | null;
-  store: Store;
-  /** Opaque list cursors (see shared/cursors.ts), for every paginated list here. */
-  cursors: Cursors;
-  /** Names of files by key, the titles of file hits in the documents query. */
-  fileNames: DocumentsQueryDeps["fileNames"];
-  sealTags: SealTags;
-}) {
-  const { repos, outbox, engine, store, cursors } = d;
-  const workspaces = createWorkspaceService({ repo: repos.workspaces, store, cursors });
-  const documents = createDocumentService({
-    repo: repos.documents,
-    view: repos.view,
-    outbox,
-    workspaces,
-    store,
-    cursors,
-    sealTags: d.sealTags,
-  });
-  return {
-    workspaces,
-    documents,
-    notes: createNoteService(documents, workspaces, repos.artifacts, store, d.sealTags),
-    chats: createChatService({
-      repo: repos.chats,
-      outbox,
-      workspaces,
-      store,
-      cursors,
-      purgeThreadJobs,
-      sealTags: d.sealTags,
-    }),
-    derivedIndex: createDerivedIndexService({
-      workspaces,
-      documents: repos.documents,
-      view: repos.view,
-      chats: repos.chats,
-      artifacts: repos.artifacts,
-      repo: repos.derived,
-      outbox,
-      indexer: d.indexer,
-      engine,
-      embedderSpace: d.embedder?.spaceId ?? null,
-      store,
-      cursors,
-    }),
-    documentsQuery: createDocumentsQueryService({
-      engine,
-      workspaces,
-      documents: repos.documents,
-      view: repos.view,
-      chats: repos.chats,
-      store,
-      fileNames: d.fileNames,
-    }),
-    context: createContextService(engine, workspaces),
-  };
-}
-
-/** How long a quota hold lasts beyond the gateway timeout: streams run past that timeout, as long as the model writes. */
-const HOLD_GRACE_MS = 30 * 60_000;
-
-/** Usage metering, rate limits, the upstream and the completion service, wired. */
-function createCompletionServices(d: {
-  config: Config;
-  store: Store;
-  engine: RetrieverDeps["engine"];
-  workspaces: WorkspaceService;
-  documentsQuery: DocumentsQueryService;
-  log: Logger;
-  /** The request's client key: X-Client-Key, else the escrowed one (src/crypto). */
-  clientKeys: ClientKeys;
-  capture: Capture;
-}) {
-  const c = d.config.completions;
-  const upstream = createUpstream({
-    baseUrl: c.gatewayUrl,
-    apiKey: c.gatewayApiKey,
-    timeoutMs: c.gatewayTimeoutMs,
-    log: d.log,
-  });
-  const usage = createUsageService({
-    store: d.store,
-    repo: createUsageRepository(),
-    defaultMonthlyLimit: c.monthlyTokenLimit,
-  });
-  const limiter = createRateLimiter({ store: d.store, repo: createRateLimitRepository() });
-  // A hold outlives any answer the gateway may still give; past it (its server died) it stops counting.
-  const admit = createAdmission({ store: d.store, limiter, usage, holdTtlMs: c.gatewayTimeoutMs + HOLD_GRACE_MS });
-  const retriever = createRetriever({
-    engine: d.engine,
-    documentsQuery: d.documentsQuery,
-    log: d.log,
-    decryptor: noteDecryptor(d.clientKeys),
-    looksEncrypted,
-  });
-  return {
-    usage,
-    upstream,
-    admit,
-    models: createModelCatalog({
-      upstream,
-      curated: c.models,
-      defaultModel: c.defaultModel,
-      timeoutMs: c.gatewayTimeoutMs,
-      log: d.log,
-    }),
-    completions: createCompletionService({
-      config: c,
-      upstream,
-      retriever,
-      usage,
-      admit,
-      workspaces: d.workspaces,
-      log: d.log,
-      capture: d.capture,
-    }),
   };
 }
