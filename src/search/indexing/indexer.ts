@@ -1,59 +1,31 @@
-import type { Lease } from "../../db/leases";
 import type { Scheduler } from "../../lib/scheduler";
 import { scopeOf } from "../../lib/scheduler-scope";
 import type { PartitionGroup } from "../lance/partitions";
 import type { IndexingControl } from "./control";
 import type { WrittenSinceIndexed } from "./compaction-policy";
-import { IdleOptimizer } from "./idle-optimizer";
-import { IndexPurge } from "./index-purge";
+import type { IdleOptimizer } from "./idle-optimizer";
+import type { IndexPurge } from "./index-purge";
 import { indexHealth, type IndexHealth, type IndexStats } from "./index-health";
-import { EMBED_CHUNK, INDEX_VERSION_KEY, IndexWriter, type IndexWriterOptions } from "./index-writer";
+import { EMBED_CHUNK, INDEX_VERSION_KEY, type IndexWriter } from "./index-writer";
 import { JobRunner, RunnerClosed } from "./job-runner";
-import { VectorIndexBuilds } from "./vector-index-builds";
+import type { VectorIndexBuilds } from "./vector-index-builds";
 import { readVectorOutage, type VectorOutage } from "./vector-outage";
-import { VectorStage } from "./vector-stage";
-import { createWaiters, type FlushResult } from "./waiters";
-import { WriteFailures } from "./write-failures";
+import type { TextBatches } from "./text-batches";
+import type { VectorStage } from "./vector-stage";
+import type { FlushResult, Waiters } from "./waiters";
+import type { WriteFailures } from "./write-failures";
+import { LEASE_POLL_MS, type WriterTerm } from "./writer-term";
+import { type IndexerOptions, wireParts } from "./indexer-parts";
 
-export interface IndexerOptions extends IndexWriterOptions {
-  lease: Lease;
-  /** A replica that only serves: it never takes the writer's lease (MNEMO_INDEX_WRITER=never). */
-  neverWrite?: boolean;
-  /** The app's scheduler: every timer of the index writer runs on its own part of it (see `stop`). */
-  scheduler: Scheduler;
-  batchSize: number;
-  /**
-   * Exact vector search reads every vector: at 384 dimensions it stays within a few ms
-   * up to about 8k rows (the default); past it the indexer builds an ANN index.
-   */
-  vectorIndexMinRows: number;
-  /**
-   * After this long without index writes, tables written since their last compaction are
-   * optimized, which also folds the new rows into the full-text and vector indices (rows
-   * outside an index are scanned at every search).
-   */
-  idleOptimizeMs: number;
-  /** Deleted rows leave the index's files within this long of their delete (index-purge.ts). */
-  purgeWithinMs: number;
-}
+export type { IndexerOptions };
+export { LEASE_TTL_MS } from "./writer-term";
 
 const VECTOR_BATCH = 256;
-/** While a batch gathers, how often it looks whether a search on another replica waits. */
-const GATHER_CHECK_MS = 50;
-/**
- * The longest a change waits to be committed with others when no caller waits for it:
- * at thousands of writes a second, batches of hundreds instead of a commit every 25 ms.
- */
-const BATCH_DELAY_MS = 250;
-/** How often the lease is renewed (or sought). */
-const LEASE_POLL_MS = 1_000;
 /**
  * How often an idle writer looks for rows written by any process (this one, replicas,
  * the CLI): one indexed MAX() on the outbox. A search waiting for rows wakes it at once.
  */
 const OUTBOX_POLL_MS = 50;
-/** A dead writer's lease is taken over after this long: well within 10 s of its death. */
-export const LEASE_TTL_MS = 6_000;
 
 /** How often searches paying for a table's unindexed rows may wake the writer to weigh compacting it. */
 const PAID_KICK_EVERY_MS = 250;
@@ -69,7 +41,7 @@ const DEFAULT_FLUSH_WAIT_MS = 5_000;
 export class Indexer implements IndexingControl {
   private readonly runner = new JobRunner();
   private readonly writer: IndexWriter;
-  private readonly waiters;
+  private readonly waiters: Waiters;
   private pumping: Promise<void> | null = null;
   private again = false;
   private stopping = false;
@@ -83,69 +55,30 @@ export class Indexer implements IndexingControl {
   private readonly vectors: VectorStage;
   private readonly failures: WriteFailures;
   private readonly purge: IndexPurge;
+  private readonly term: WriterTerm;
+  private readonly batches: TextBatches;
 
   constructor(private readonly o: IndexerOptions) {
     this.tasks = scopeOf(o.scheduler);
-    this.writer = new IndexWriter(o, () => this.waiters.any);
-    this.failures = new WriteFailures({
-      log: o.log,
-      outbox: o.outbox,
-      settings: o.settings,
-      db: o.store.db,
-      holder: o.lease.holder,
-    });
-    this.builds = new VectorIndexBuilds(
-      {
-        lance: o.lance,
-        log: o.log,
-        runner: this.runner,
-        minRows: o.vectorIndexMinRows,
-        onDone: () => this.kick(),
-        building: (table) => (this.writer.buildingTable = table),
-      },
-      this.writer.vectorTablesWritten,
-    );
-    this.idle = new IdleOptimizer({
-      delayMs: o.idleOptimizeMs,
-      scheduler: this.tasks,
+    ({
+      writer: this.writer,
+      failures: this.failures,
+      builds: this.builds,
+      idle: this.idle,
+      vectors: this.vectors,
+      waiters: this.waiters,
+      purge: this.purge,
+      term: this.term,
+      batches: this.batches,
+    } = wireParts(o, {
       runner: this.runner,
-      writer: this.writer,
-      lance: o.lance,
-      log: o.log,
-      isWriter: () => this.isWriter,
-      building: () => this.builds.running,
-    });
-    this.vectors = new VectorStage({
-      outbox: o.outbox,
-      embedder: o.embedder,
-      writer: this.writer,
-      log: o.log,
       tasks: this.tasks,
-      building: () => this.builds.running,
-      kick: () => this.kick(),
-    });
-    this.waiters = createWaiters({
-      outbox: o.outbox,
-      settings: o.settings,
-      db: o.store.db,
-      scheduler: this.tasks,
       isWriter: () => this.isWriter,
-      onWait: () => {
-        this.tasks.wake();
-        this.kick();
-      },
-    });
-    this.purge = new IndexPurge({
-      withinMs: o.purgeWithinMs,
-      scheduler: this.tasks,
-      runner: this.runner,
-      writer: this.writer,
-      lance: o.lance,
-      db: o.store.db,
-      log: o.log,
-      isWriter: () => this.isWriter,
+      stopping: () => this.stopping,
       kick: () => this.kick(),
-    });
+      takeOver: () => this.takeOver(),
+      begin: () => this.begin(),
+    }));
   }
 
   /** Holding the lease, and neither stopping nor with the app's scheduler stopped (a shutdown that cancelled it first). */
@@ -164,11 +97,8 @@ export class Indexer implements IndexingControl {
    * is not the writer (another process's writes cannot be known here).
    */
   writtenSinceIndexed(table: string): Readonly<WrittenSinceIndexed> | null {
-    return this.isWriter && this.tookOver ? this.writer.compaction.writtenSinceIndexed(table) : null;
+    return this.isWriter && this.term.tookOver ? this.writer.compaction.writtenSinceIndexed(table) : null;
   }
-
-  /** Whether this term as writer has taken over (what the writer knew before it is forgotten then). */
-  private tookOver = false;
 
   /**
    * A search of a full-text table, in this process: the writer weighs compacting it
@@ -202,9 +132,9 @@ export class Indexer implements IndexingControl {
   /** Seeks the lease (and keeps seeking it every second) and starts draining when it has it. */
   async start(): Promise<void> {
     await this.writer.loadDimension();
-    this.tasks.every(LEASE_POLL_MS, "index lease", () => this.tickLease());
+    this.tasks.every(LEASE_POLL_MS, "index lease", () => this.term.tick());
     this.tasks.every(OUTBOX_POLL_MS, "index outbox poll", () => this.pollOutbox());
-    await this.tickLease();
+    await this.term.tick();
   }
 
   private polling = false;
@@ -222,47 +152,6 @@ export class Indexer implements IndexingControl {
     }
   }
 
-  private async tickLease(): Promise<void> {
-    if (this.stopping) return;
-    const wasHeld = this.o.lease.held;
-    let held = false;
-    try {
-      if (!this.o.neverWrite) held = await this.o.lease.tryAcquire();
-    } catch (error) {
-      // Unrenewable: another replica may take over once it expires, so stop writing now.
-      this.o.lease.forget();
-      held = false;
-      this.o.log.warn("cannot reach the store of record to renew the index lease", {
-        reason: (error as Error).message,
-      });
-    }
-    if (!held) {
-      this.tookOver = false;
-      if (wasHeld) this.o.log.warn("index writer lease lost; this process stops writing the index");
-      // A reader follows the writer's vector table as it appears.
-      await this.writer.loadDimension().catch(() => {});
-      return;
-    }
-    if (!wasHeld) {
-      try {
-        await this.runner.run(() => this.takeOver());
-        this.tookOver = true;
-      } catch (error) {
-        if (error instanceof RunnerClosed) return;
-        this.o.log.error("taking over as index writer failed; retrying", { error });
-        await this.o.lease.release().catch(() => {});
-        return;
-      }
-      // Beside serving, before the first batch (the runner takes jobs in turn).
-      this.runner
-        .run(() => this.writer.repairDamaged())
-        .catch((error) => {
-          if (!(error instanceof RunnerClosed)) this.o.log.error("checking the index tables failed", { error });
-        });
-      this.kick();
-    }
-  }
-
   /** Becoming the writer: the index may have been changed or rebuilt by the previous one. */
   private async takeOver(): Promise<void> {
     await this.o.lance.reopen();
@@ -272,6 +161,16 @@ export class Indexer implements IndexingControl {
     await this.writer.reconcileVectorSpace();
     await this.failures.reset();
     this.o.log.info("this process writes the search index", { holder: this.o.lease.holder });
+  }
+
+  /** Once taken over: the tables checked beside serving, before the first batch (the runner takes jobs in turn), and the drain. */
+  private begin(): void {
+    this.runner
+      .run(() => this.writer.repairDamaged())
+      .catch((error) => {
+        if (!(error instanceof RunnerClosed)) this.o.log.error("checking the index tables failed", { error });
+      });
+    this.kick();
   }
 
   /** Starts a drain unless one runs; a running drain will look again. */
@@ -300,23 +199,11 @@ export class Indexer implements IndexingControl {
   }
 
   private async pump(): Promise<void> {
-    const { outbox, batchSize } = this.o;
     for (;;) {
       if (!this.isWriter) return;
-      // Searches waiting for their owners' rows go first: one user's bulk import never
-      // holds up another user's read-your-writes.
-      const priority = this.waiters.priorityOwners();
-      let text = priority ? await outbox.priorityBatch(batchSize, priority) : await outbox.nextBatch("text", batchSize);
+      const text = await this.batches.next();
+      if (text === null) continue;
       if (text.length) {
-        // Every commit costs a LanceDB version, a fragment and CPU the writes need: a
-        // small batch waits for company until its oldest row is BATCH_DELAY_MS old,
-        // unless a search (here or on another replica) is waiting for rows.
-        const gathering = BATCH_DELAY_MS - (Date.now() - text[0].createdAt);
-        if (text.length < batchSize && priority === null && gathering > 0) {
-          await this.gather(gathering);
-          continue;
-        }
-        if (priority === null) text = await outbox.denser("text", text, batchSize);
         if (text.some((row) => row.op === "rebuild")) {
           await this.writer.rebuild();
           this.vectors.down = false;
@@ -346,19 +233,6 @@ export class Indexer implements IndexingControl {
     await this.vectors.scheduleDue();
     // Refused by the stopped scheduler part when the pump ends after `stop` began.
     if (this.writer.compaction.hasDirtyTables) this.idle.schedule();
-  }
-
-  /**
-   * Lets a small batch gather company for up to `ms`, without re-reading it: ends early
-   * when a search here starts waiting (it wakes the pause) or one on another replica says
-   * it waits (a one-row read every GATHER_CHECK_MS).
-   */
-  private async gather(ms: number): Promise<void> {
-    const until = Date.now() + ms;
-    while (Date.now() < until && this.isWriter && !this.waiters.any && !this.tasks.stopped) {
-      if (await this.waiters.wantedElsewhere()) return;
-      await this.tasks.pause(Math.min(GATHER_CHECK_MS, until - Date.now()));
-    }
   }
 
   /** Resolves when no vector-index build is running (for benches and tests). */

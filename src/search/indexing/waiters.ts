@@ -132,3 +132,5 @@ export function createWaiters(o: {
     },
   };
 }
+
+export type Waiters = ReturnType<typeof createWaiters>;
