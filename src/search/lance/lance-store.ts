@@ -1,8 +1,6 @@
 import * as lancedb from "@lancedb/lancedb";
-import type { Schema } from "apache-arrow";
 import { createScheduler, type Scheduler } from "../../lib/scheduler";
 import { rowsTable } from "./arrow-write";
-import { unreadableTables } from "./damaged-tables";
 import { runInIndexChild } from "./index-child-process";
 import { whereSourceKeys } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
@@ -10,8 +8,7 @@ import { readHits, textQuery, timeRangeQuery, vectorQuery, type TableQuery } fro
 import type { LanceLocation } from "./index-location";
 import { isVectorTable } from "./partitions";
 import { rewriteWithoutDeleted } from "./rewrite";
-import { RowKeys } from "./row-keys";
-import { isMissing, TableHandles } from "./table-handles";
+import { LanceTables } from "./lance-tables";
 
 /** Open table handles kept (least recently used closed first): many owners, bounded memory. */
 const DEFAULT_MAX_OPEN_TABLES = 256;
@@ -30,31 +27,11 @@ export interface LanceStoreOptions {
  * full-text indices and vectors per embedding space. Only the index writer writes; every
  * write is one delete and one add per batch.
  */
-export class LanceStore {
-  /** Open handles, bounded, closed later when they leave (table-handles.ts). */
-  private readonly handles: TableHandles;
-  /** Item ids of memory tables by row address: searches read no column back. */
-  private readonly rowKeys = new RowKeys();
-  /** Full-text indices known to exist per open table: the text column's, or all three (see `ensureFullText`). */
-  private readonly fullTextReady = new Map<string, "text" | "context">();
+export class LanceStore extends LanceTables {
   /** Tables being rewritten (`purgeDeleted`): for a moment without their full-text indices. */
   private readonly rewriting = new Set<string>();
-  /** Row-key loads started after a compaction (`optimize`), awaited by `close`. */
-  private readonly warming = new Set<Promise<void>>();
-  /** Index child processes running (ANN builds, compactions), stopped with the store. */
-  private readonly builds = new Set<{ kill(): void }>();
   /** Whether every write to the index goes through this store now (see `useRowKeysWhile`). */
   private soleWriter: () => boolean = () => false;
-
-  private constructor(
-    private readonly location: LanceLocation,
-    private readonly session: lancedb.Session,
-    private connection: lancedb.Connection,
-    maxOpenTables: number,
-    scheduler: Scheduler,
-  ) {
-    this.handles = new TableHandles(maxOpenTables, scheduler, (name) => this.fullTextReady.delete(name));
-  }
 
   /**
    * Opens the index. LanceDB's caches default to 6 GB (index) and 1 GB (metadata) and
@@ -71,23 +48,6 @@ export class LanceStore {
     return new LanceStore(location, session, await LanceStore.connect(location, session), maxOpenTables, scheduler);
   }
 
-  private static connect(location: LanceLocation, session: lancedb.Session): Promise<lancedb.Connection> {
-    return lancedb.connect(
-      location.uri,
-      { storageOptions: location.storageOptions, readConsistencyInterval: location.readConsistencySeconds },
-      session,
-    );
-  }
-
-  get uri(): string {
-    return this.location.uri;
-  }
-
-  /** How many table handles are open now (bounded by the cap). */
-  get openTableCount(): number {
-    return this.handles.size;
-  }
-
   /**
    * Memory searches answer item ids from the address map only while `soleWriter()` holds:
    * the map is exact when every drop, compaction and write goes through this store (the
@@ -97,80 +57,6 @@ export class LanceStore {
    */
   useRowKeysWhile(soleWriter: () => boolean): void {
     this.soleWriter = soleWriter;
-  }
-
-  /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
-  async reopen(): Promise<void> {
-    await Promise.all(this.warming);
-    await this.renewConnection();
-    this.handles.clearMissing();
-    this.forgetTables();
-  }
-
-  /**
-   * The new connection first: a search meanwhile keeps the old one, and the old one and its
-   * handles close later, so searches still using them finish first.
-   */
-  private async renewConnection(): Promise<void> {
-    const old = this.connection;
-    this.connection = await LanceStore.connect(this.location, this.session);
-    this.handles.retireAll(old);
-  }
-
-  /** Stops the index child processes and forgets what was known of the tables' row keys and full-text indices. */
-  private forgetTables(): void {
-    for (const build of this.builds) build.kill();
-    this.builds.clear();
-    this.rowKeys.clear();
-    this.fullTextReady.clear();
-  }
-
-  /**
-   * A fresh connection for what comes next; the old one and its handles close later, so
-   * searches still using them finish first. What this store knows of the tables stays
-   * valid. LanceDB 0.39 keeps memory on a connection for every full-text index update made
-   * through it (about the table's index per optimize, until the connection goes:
-   * `bench/lance-fts-leak.ts`), so the index writer renews it once `updates` were made
-   * through it (after every so many, and when idle after any).
-   */
-  async recycleConnectionAfter(updates: number): Promise<void> {
-    if (this.indexUpdatesSinceRecycle < updates) return;
-    await this.renewConnection();
-    this.indexUpdatesSinceRecycle = 0;
-  }
-
-  /** Optimizes (full-text index updates) made through the current connection. */
-  indexUpdatesSinceRecycle = 0;
-
-  /** Moves every open table to its newest version (a reader, after the writer wrote). */
-  async refresh(): Promise<void> {
-    this.handles.clearMissing();
-    this.rowKeys.clear();
-    for (const [name, table] of this.handles.entries()) {
-      try {
-        await table.checkoutLatest();
-      } catch {
-        // Dropped by the writer (a rebuild, an emptied partition): opened again on next use.
-        this.forget(name);
-      }
-    }
-  }
-
-  async table(name: string): Promise<lancedb.Table | null> {
-    return this.handles.open(this.connection, name);
-  }
-
-  private forget(name: string): void {
-    this.rowKeys.forget(name);
-    this.fullTextReady.delete(name);
-    this.handles.forget(name);
-  }
-
-  /** A new, empty table (full-text indices come with the first rows: see `ensureFullText`). */
-  private async create(name: string, schema: Schema): Promise<lancedb.Table> {
-    const table = await this.connection.createEmptyTable(name, schema, { existOk: true });
-    this.handles.created(name, table);
-    return table;
   }
 
   /**
@@ -427,44 +313,6 @@ export class LanceStore {
     this.indexUpdatesSinceRecycle++;
     if (rows === 0) await this.dropTable(name);
     return vectorIndexDropped;
-  }
-
-  async tableNames(): Promise<string[]> {
-    return this.connection.tableNames();
-  }
-
-  async dropTable(name: string): Promise<void> {
-    this.rowKeys.forget(name);
-    this.fullTextReady.delete(name);
-    this.handles.dropping(name);
-    try {
-      await this.connection.dropTable(name);
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-    }
-    this.handles.dropped(name);
-  }
-
-  /** Tables that exist but cannot be read (see `damaged-tables.ts`). */
-  unreadableTables(): Promise<Array<{ name: string; reason: string }>> {
-    return unreadableTables(this.connection);
-  }
-
-  /** Removes every table: the index is derived, the store of record rebuilds it. */
-  async dropAll(): Promise<void> {
-    for (const name of await this.connection.tableNames()) await this.dropTable(name);
-  }
-
-  /**
-   * Closes every handle now, those waiting for their deferred close included, once the
-   * row-key loads started after a compaction are done (LanceDB refuses to close a
-   * connection or table a read still uses).
-   */
-  async close(): Promise<void> {
-    await Promise.all(this.warming);
-    this.forgetTables();
-    this.handles.closeAll();
-    this.connection.close();
   }
 }
 

@@ -1,0 +1,164 @@
+import * as lancedb from "@lancedb/lancedb";
+import type { Schema } from "apache-arrow";
+import type { Scheduler } from "../../lib/scheduler";
+import { unreadableTables } from "./damaged-tables";
+import type { LanceLocation } from "./index-location";
+import { RowKeys } from "./row-keys";
+import { isMissing, TableHandles } from "./table-handles";
+
+/**
+ * The index's LanceDB connection and its tables' handles, and what a store knows of the
+ * tables (row keys, full-text indices), kept true across reconnects, drops and a close:
+ * the part of LanceStore (lance-store.ts) that every read and write stands on.
+ */
+export class LanceTables {
+  /** Open handles, bounded, closed later when they leave (table-handles.ts). */
+  protected readonly handles: TableHandles;
+  /** Item ids of memory tables by row address: searches read no column back. */
+  protected readonly rowKeys = new RowKeys();
+  /** Full-text indices known to exist per open table: the text column's, or all three (see `ensureFullText`). */
+  protected readonly fullTextReady = new Map<string, "text" | "context">();
+  /** Row-key loads started after a compaction (`optimize`), awaited by `close`. */
+  protected readonly warming = new Set<Promise<void>>();
+  /** Index child processes running (ANN builds, compactions), stopped with the store. */
+  protected readonly builds = new Set<{ kill(): void }>();
+
+  protected constructor(
+    protected readonly location: LanceLocation,
+    private readonly session: lancedb.Session,
+    private connection: lancedb.Connection,
+    maxOpenTables: number,
+    scheduler: Scheduler,
+  ) {
+    this.handles = new TableHandles(maxOpenTables, scheduler, (name) => this.fullTextReady.delete(name));
+  }
+
+  protected static connect(location: LanceLocation, session: lancedb.Session): Promise<lancedb.Connection> {
+    return lancedb.connect(
+      location.uri,
+      { storageOptions: location.storageOptions, readConsistencyInterval: location.readConsistencySeconds },
+      session,
+    );
+  }
+
+  get uri(): string {
+    return this.location.uri;
+  }
+
+  /** How many table handles are open now (bounded by the cap). */
+  get openTableCount(): number {
+    return this.handles.size;
+  }
+
+  /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
+  async reopen(): Promise<void> {
+    await Promise.all(this.warming);
+    await this.renewConnection();
+    this.handles.clearMissing();
+    this.forgetTables();
+  }
+
+  /**
+   * The new connection first: a search meanwhile keeps the old one, and the old one and its
+   * handles close later, so searches still using them finish first.
+   */
+  private async renewConnection(): Promise<void> {
+    const old = this.connection;
+    this.connection = await LanceTables.connect(this.location, this.session);
+    this.handles.retireAll(old);
+  }
+
+  /** Stops the index child processes and forgets what was known of the tables' row keys and full-text indices. */
+  private forgetTables(): void {
+    for (const build of this.builds) build.kill();
+    this.builds.clear();
+    this.rowKeys.clear();
+    this.fullTextReady.clear();
+  }
+
+  /**
+   * A fresh connection for what comes next; the old one and its handles close later, so
+   * searches still using them finish first. What this store knows of the tables stays
+   * valid. LanceDB 0.39 keeps memory on a connection for every full-text index update made
+   * through it (about the table's index per optimize, until the connection goes:
+   * `bench/lance-fts-leak.ts`), so the index writer renews it once `updates` were made
+   * through it (after every so many, and when idle after any).
+   */
+  async recycleConnectionAfter(updates: number): Promise<void> {
+    if (this.indexUpdatesSinceRecycle < updates) return;
+    await this.renewConnection();
+    this.indexUpdatesSinceRecycle = 0;
+  }
+
+  /** Optimizes (full-text index updates) made through the current connection. */
+  indexUpdatesSinceRecycle = 0;
+
+  /** Moves every open table to its newest version (a reader, after the writer wrote). */
+  async refresh(): Promise<void> {
+    this.handles.clearMissing();
+    this.rowKeys.clear();
+    for (const [name, table] of this.handles.entries()) {
+      try {
+        await table.checkoutLatest();
+      } catch {
+        // Dropped by the writer (a rebuild, an emptied partition): opened again on next use.
+        this.forget(name);
+      }
+    }
+  }
+
+  async table(name: string): Promise<lancedb.Table | null> {
+    return this.handles.open(this.connection, name);
+  }
+
+  protected forget(name: string): void {
+    this.rowKeys.forget(name);
+    this.fullTextReady.delete(name);
+    this.handles.forget(name);
+  }
+
+  /** A new, empty table (full-text indices come with the first rows: see `ensureFullText`). */
+  protected async create(name: string, schema: Schema): Promise<lancedb.Table> {
+    const table = await this.connection.createEmptyTable(name, schema, { existOk: true });
+    this.handles.created(name, table);
+    return table;
+  }
+
+  async tableNames(): Promise<string[]> {
+    return this.connection.tableNames();
+  }
+
+  async dropTable(name: string): Promise<void> {
+    this.rowKeys.forget(name);
+    this.fullTextReady.delete(name);
+    this.handles.dropping(name);
+    try {
+      await this.connection.dropTable(name);
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+    }
+    this.handles.dropped(name);
+  }
+
+  /** Tables that exist but cannot be read (see `damaged-tables.ts`). */
+  unreadableTables(): Promise<Array<{ name: string; reason: string }>> {
+    return unreadableTables(this.connection);
+  }
+
+  /** Removes every table: the index is derived, the store of record rebuilds it. */
+  async dropAll(): Promise<void> {
+    for (const name of await this.connection.tableNames()) await this.dropTable(name);
+  }
+
+  /**
+   * Closes every handle now, those waiting for their deferred close included, once the
+   * row-key loads started after a compaction are done (LanceDB refuses to close a
+   * connection or table a read still uses).
+   */
+  async close(): Promise<void> {
+    await Promise.all(this.warming);
+    this.forgetTables();
+    this.handles.closeAll();
+    this.connection.close();
+  }
+}
