@@ -7,11 +7,9 @@
  */
 import type {
   ApiResponse,
-  BlockEdge,
   CreatedKey,
   Credits,
   DailyUsage,
-  DocumentWithContent,
   ExtractionJob,
   FileInfo,
   Health,
@@ -19,13 +17,9 @@ import type {
   Memory,
   MemoryFilters,
   MemoryProposal,
-  Message,
   NewMemory,
-  Note,
-  NoteEntry,
   ScoredMemory,
   SearchResponse,
-  Thread,
   UploadUrl,
   Usage,
   Workspace,
@@ -108,7 +102,7 @@ async function errorFrom(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, message);
 }
 
-async function send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+export async function send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
   let response: Response;
   try {
     response = await fetch(urlFor(path, options.query), {
@@ -128,13 +122,13 @@ async function send(method: string, path: string, options: RequestOptions = {}):
   throw error;
 }
 
-async function json<T>(method: string, path: string, options?: RequestOptions): Promise<T> {
+export async function json<T>(method: string, path: string, options?: RequestOptions): Promise<T> {
   const response = await send(method, path, options);
   return (await response.json()) as T;
 }
 
 /** A list answered as a bare array with the next page's cursor in X-Next-Cursor. */
-async function arrayPage<T>(
+export async function arrayPage<T>(
   path: string,
   cursor: string | undefined,
   options: RequestOptions = {},
@@ -143,8 +137,8 @@ async function arrayPage<T>(
   return { items: (await response.json()) as T[], nextCursor: response.headers.get("x-next-cursor") };
 }
 
-const seg = encodeURIComponent;
-const ws = (workspaceId: string) => `/v1/workspaces/${seg(workspaceId)}`;
+export const seg = encodeURIComponent;
+export const ws = (workspaceId: string) => `/v1/workspaces/${seg(workspaceId)}`;
 
 // ── Session ────────────────────────────────────────────────────────────────────────
 
@@ -273,85 +267,6 @@ export const workspaceContents = (id: string, signal?: AbortSignal) =>
   json<WorkspaceContents>("GET", `${ws(id)}/contents`, { signal });
 /** Deletes the workspace and everything in it. */
 export const deleteWorkspace = (id: string) => json<ApiResponse<"deleteV1WorkspacesByWorkspaceId">>("DELETE", ws(id));
-
-export const listDocuments = (
-  workspaceId: string,
-  options: { cursor?: string; notebookId?: string },
-  signal?: AbortSignal,
-) =>
-  json<ApiResponse<"getV1WorkspacesByWorkspaceIdDocuments">>("GET", `${ws(workspaceId)}/documents`, {
-    query: { limit: 200, cursor: options.cursor, notebookId: options.notebookId },
-    signal,
-    decrypt: true,
-  });
-
-/** A document with its Markdown; `decryptErrors` counts values the given key could not open. */
-export async function getDocument(workspaceId: string, documentId: string, signal?: AbortSignal) {
-  const response = await send("GET", `${ws(workspaceId)}/documents/${seg(documentId)}`, { signal, decrypt: true });
-  return {
-    ...((await response.json()) as DocumentWithContent),
-    decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0),
-  };
-}
-export const createDocument = (workspaceId: string, document: { title: string; markdown: string }) =>
-  json<ApiResponse<"postV1WorkspacesByWorkspaceIdDocuments">>("POST", `${ws(workspaceId)}/documents`, {
-    body: document,
-  });
-
-/** Renames a document (its title). */
-export const renameDocument = (workspaceId: string, documentId: string, title: string) =>
-  json<ApiResponse<"putV1WorkspacesByWorkspaceIdDocumentsByDocumentId">>(
-    "PUT",
-    `${ws(workspaceId)}/documents/${seg(documentId)}`,
-    { body: { title } },
-  );
-/** Deletes a document (a note too: notes are documents) and its search entries. */
-export const deleteDocument = (workspaceId: string, documentId: string) =>
-  json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdDocumentsByDocumentId">>(
-    "DELETE",
-    `${ws(workspaceId)}/documents/${seg(documentId)}`,
-  );
-/** Rewrites a plaintext note's payload (a rename sets its `title`, which is also the document's title). */
-export const patchNote = (workspaceId: string, noteId: string, documentPayload: JsonObject) =>
-  json<ApiResponse<"patchV1WorkspacesByWorkspaceIdNotesByNoteId">>("PATCH", `${ws(workspaceId)}/notes/${seg(noteId)}`, {
-    body: { documentPayload },
-  });
-
-export const listNotes = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
-  arrayPage<NoteEntry>(`${ws(workspaceId)}/notes`, cursor, { query: { limit: 200 }, signal, decrypt: true });
-export async function getNote(workspaceId: string, noteId: string, signal?: AbortSignal) {
-  const response = await send("GET", `${ws(workspaceId)}/notes/${seg(noteId)}`, { signal, decrypt: true });
-  return {
-    ...((await response.json()) as Note),
-    decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0),
-  };
-}
-export const getNotebooks = (workspaceId: string, signal?: AbortSignal) =>
-  json<{ ciphertext: string | null }>("GET", `${ws(workspaceId)}/notebooks`, { signal, decrypt: true });
-
-export const listThreads = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
-  arrayPage<Thread>(`${ws(workspaceId)}/chats`, cursor, { query: { limit: 200 }, signal, decrypt: true });
-export const renameThread = (workspaceId: string, threadId: string, title: string) =>
-  json<ApiResponse<"patchV1WorkspacesByWorkspaceIdChatsByThreadId">>(
-    "PATCH",
-    `${ws(workspaceId)}/chats/${seg(threadId)}`,
-    { body: { title } },
-  );
-/** Deletes a thread, its messages and their search entries. */
-export const deleteThread = (workspaceId: string, threadId: string) =>
-  json<ApiResponse<"deleteV1WorkspacesByWorkspaceIdChatsByThreadId">>(
-    "DELETE",
-    `${ws(workspaceId)}/chats/${seg(threadId)}`,
-  );
-export const listMessages = (workspaceId: string, threadId: string, cursor?: string, signal?: AbortSignal) =>
-  arrayPage<Message>(`${ws(workspaceId)}/chats/${seg(threadId)}/messages`, cursor, {
-    query: { limit: 200 },
-    signal,
-    decrypt: true,
-  });
-
-export const blockEdges = (workspaceId: string, signal?: AbortSignal) =>
-  json<{ edges: BlockEdge[] | JsonObject }>("GET", `${ws(workspaceId)}/graph/block-edges`, { signal, decrypt: true });
 
 // ── Files ──────────────────────────────────────────────────────────────────────────
 

@@ -1,5 +1,6 @@
 /** A workspace's chat threads, each shown as a conversation, renamed or deleted. Messages are text, never markup. */
-import { ApiError, deleteThread, listMessages, listThreads, renameThread } from "../api";
+import { ApiError } from "../api";
+import { deleteThread, listMessages, listThreads, renameThread } from "../api-documents";
 import type { Message, Thread } from "../api-types";
 import { confirmDialog, promptDialog } from "../dialog";
 import { empty, h, loading, replace } from "../dom";

@@ -1,5 +1,5 @@
 /** The delete of a document or note, asked first: shared by the documents and notes views. */
-import { deleteDocument } from "../api";
+import { deleteDocument } from "../api-documents";
 import { confirmDialog } from "../dialog";
 import { toast, toastError } from "../toast";
 

@@ -1,5 +1,6 @@
 /** A workspace's documents: the list (by notebook), one document rendered from its Markdown, a form to write one, rename and delete. */
-import { ApiError, createDocument, getDocument, getNotebooks, listDocuments, renameDocument } from "../api";
+import { ApiError } from "../api";
+import { createDocument, getDocument, getNotebooks, listDocuments, renameDocument } from "../api-documents";
 import type { DocumentSummary } from "../api-types";
 import { openDialog, promptDialog } from "../dialog";
 import { empty, field, h, loading, replace } from "../dom";

@@ -3,7 +3,7 @@
  * as edges, laid out by a small deterministic force simulation and drawn in SVG. The same
  * links are listed as text below the picture for keyboard and screen-reader users.
  */
-import { blockEdges, listDocuments } from "../api";
+import { blockEdges, listDocuments } from "../api-documents";
 import type { BlockEdge, DocumentSummary } from "../api-types";
 import { empty, h, loading, replace, svg } from "../dom";
 import { plural } from "../format";

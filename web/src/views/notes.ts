@@ -1,5 +1,6 @@
 /** A workspace's notes (the legacy note API) and notebooks; encrypted ones open with a client key; rename and delete. */
-import { ApiError, getNote, getNotebooks, listDocuments, listNotes, patchNote } from "../api";
+import { ApiError } from "../api";
+import { getNote, getNotebooks, listDocuments, listNotes, patchNote } from "../api-documents";
 import type { Json, JsonObject, NoteEntry } from "../api-types";
 import { promptDialog } from "../dialog";
 import { empty, h, loading, replace } from "../dom";
