@@ -110,6 +110,8 @@ const QUERIES = [
   "sister wedding coat",
   "gardens",
   "the boats on the river",
+  // No memory holds its word: the word vectors' nearest items rank (indexed or pending alike).
+  "vegetables",
 ];
 
 async function rankings(s: TestServer, user: string): Promise<Record<string, Array<[string, number]>>> {
@@ -225,6 +227,7 @@ describe("rows in LanceDB but outside its full-text index, in the process that w
     await s.services.indexer.settle();
     expect(await rankings(s, "ranker")).toEqual(written);
     expect(written["garden tomato"].length).toBeGreaterThan(3);
+    expect(written.vegetables.length).toBeGreaterThan(3);
     // Compacted: they are in LanceDB's full-text index now, and no longer held.
     expect(held.at(-1)).toBe(0);
 

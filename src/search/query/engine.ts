@@ -196,7 +196,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
       );
       for (const entry of byText) proposed.set(entry.key, entry);
       if (ask.times.length)
-        for (const entry of pending.all())
+        for (const entry of pending.unwritten())
           if (ask.times.some((range) => entry.terms.at >= range.from && entry.terms.at <= range.to))
             proposed.set(entry.key, entry);
       for (const entry of proposed.values())
@@ -216,7 +216,7 @@ export function createSearchEngine<S extends SearchSources>(o: SearchEngineOptio
             )
           ).found,
         );
-        for (const entry of nearest(pending.all(), ask.words, count))
+        for (const entry of nearest(pending.unwritten(), ask.words, count))
           if (!seen.has(entry.key) && kinds.includes(entry.kind)) rank(entry.key, entry, entry.terms, 0);
       }
       const ranked: RankedHit[] = [];

@@ -193,8 +193,13 @@ class OwnerPending {
 export interface PendingView {
   /** Whether a source (`kind|sourceId`) has a change the index does not reflect yet (one just indexed may still count). */
   has(source: string): boolean;
-  /** Every pending item, for the signals that are not looked up by term (time, word vectors). */
-  all(): Iterable<PendingEntry>;
+  /**
+   * The pending items of sources whose newest change is not in the index's table yet, for
+   * the signals that are not looked up by term (time, word vectors). Items the writer put
+   * into the table and keeps here until its full-text index covers them are not among
+   * them: LanceDB's time and word-vector lists scan the table's unindexed rows themselves.
+   */
+  unwritten(): Iterable<PendingEntry>;
   /** The pending items holding a term (in their text or context). */
   holding(term: string): Iterable<PendingEntry>;
   /** Whether some pending item has context fields. */
@@ -268,8 +273,10 @@ export function createPendingIndex(termStats: TermStats, view: Pick<IndexView, "
       return {
         has: (source) => owners.some((owner) => owner.sources.has(source)),
         size: owners.reduce((n, owner) => n + owner.sources.size, 0),
-        *all() {
-          for (const owner of owners) yield* owner.items.values();
+        *unwritten() {
+          for (const owner of owners)
+            for (const known of owner.sources.values())
+              if (known.queued) for (const key of known.keys) yield owner.items.get(key)!;
         },
         *holding(term) {
           for (const owner of owners) for (const key of owner.postings.get(term) ?? []) yield owner.items.get(key)!;
