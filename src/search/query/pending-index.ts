@@ -26,8 +26,12 @@ class OwnerPending {
    */
   version = -1;
   asked = -1;
-  /** `queued`: the source still has a change on the outbox (a retained one may not). */
-  readonly sources = new Map<string, { seq: number; kind: SearchKind; keys: string[]; queued: boolean }>();
+  readonly sources = new Map<string, { seq: number; kind: SearchKind; keys: string[] }>();
+  /**
+   * The sources that still have a change on the outbox (a retained one may not): their
+   * newest change is not in the index's table yet.
+   */
+  readonly queued = new Set<string>();
   /** Items with context fields. */
   withContext = 0;
   /** Sources with a change on the outbox, per kind. */
@@ -49,7 +53,7 @@ class OwnerPending {
   /** `follow` let retained sources go since the last `settle`: they are dropped at the next. */
   private released = false;
   private reading: Promise<void> | null = null;
-  private queued: Promise<void> | null = null;
+  private next: Promise<void> | null = null;
 
   /**
    * Reads what changed since the last look, one read at a time. A read already running may
@@ -63,13 +67,13 @@ class OwnerPending {
       });
       return this.reading;
     }
-    this.queued ??= this.reading
+    this.next ??= this.reading
       .catch(() => {})
       .then(() => {
-        this.queued = null;
+        this.next = null;
         return this.update(read);
       });
-    return this.queued;
+    return this.next;
   }
 
   /** Sources with a change on the outbox when last read. */
@@ -122,10 +126,11 @@ class OwnerPending {
   settle(oldest: number | null): void {
     if (oldest !== this.oldest || this.released)
       for (const [source, known] of this.sources) {
-        if (known.queued && oldest !== null && known.seq >= oldest) continue;
+        const queued = this.queued.has(source);
+        if (queued && oldest !== null && known.seq >= oldest) continue;
         if (!this.retained.has(source)) this.drop(source);
-        else if (known.queued) {
-          known.queued = false;
+        else if (queued) {
+          this.queued.delete(source);
           this.perKind.set(known.kind, (this.perKind.get(known.kind) ?? 1) - 1);
         }
       }
@@ -162,8 +167,11 @@ class OwnerPending {
             (this.postings.get(term) ?? this.postings.set(term, new Set()).get(term)!).add(entry.key);
         }
       }
-      this.sources.set(source, { seq: list[0].seq, kind: list[0].kind, keys, queued });
-      if (queued) this.perKind.set(list[0].kind, (this.perKind.get(list[0].kind) ?? 0) + 1);
+      this.sources.set(source, { seq: list[0].seq, kind: list[0].kind, keys });
+      if (queued) {
+        this.queued.add(source);
+        this.perKind.set(list[0].kind, (this.perKind.get(list[0].kind) ?? 0) + 1);
+      }
     }
   }
 
@@ -185,7 +193,7 @@ class OwnerPending {
       }
     }
     this.sources.delete(source);
-    if (known.queued) this.perKind.set(known.kind, (this.perKind.get(known.kind) ?? 1) - 1);
+    if (this.queued.delete(source)) this.perKind.set(known.kind, (this.perKind.get(known.kind) ?? 1) - 1);
   }
 }
 
@@ -275,8 +283,8 @@ export function createPendingIndex(termStats: TermStats, view: Pick<IndexView, "
         size: owners.reduce((n, owner) => n + owner.sources.size, 0),
         *unwritten() {
           for (const owner of owners)
-            for (const known of owner.sources.values())
-              if (known.queued) for (const key of known.keys) yield owner.items.get(key)!;
+            for (const source of owner.queued)
+              for (const key of owner.sources.get(source)!.keys) yield owner.items.get(key)!;
         },
         *holding(term) {
           for (const owner of owners) for (const key of owner.postings.get(term) ?? []) yield owner.items.get(key)!;
