@@ -25,14 +25,18 @@ export const listDocuments = (
     decrypt: true,
   });
 
-/** A document with its Markdown; `decryptErrors` counts values the given key could not open. */
-export async function getDocument(workspaceId: string, documentId: string, signal?: AbortSignal) {
-  const response = await send("GET", `${ws(workspaceId)}/documents/${seg(documentId)}`, { signal, decrypt: true });
+/** A decrypted read's body, with `decryptErrors`: how many values the given key could not open. */
+async function decrypted<T>(path: string, signal?: AbortSignal): Promise<T & { decryptErrors: number }> {
+  const response = await send("GET", path, { signal, decrypt: true });
   return {
-    ...((await response.json()) as DocumentWithContent),
+    ...((await response.json()) as T),
     decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0),
   };
 }
+
+/** A document with its Markdown. */
+export const getDocument = (workspaceId: string, documentId: string, signal?: AbortSignal) =>
+  decrypted<DocumentWithContent>(`${ws(workspaceId)}/documents/${seg(documentId)}`, signal);
 export const createDocument = (workspaceId: string, document: { title: string; markdown: string }) =>
   json<ApiResponse<"postV1WorkspacesByWorkspaceIdDocuments">>("POST", `${ws(workspaceId)}/documents`, {
     body: document,
@@ -59,13 +63,8 @@ export const patchNote = (workspaceId: string, noteId: string, documentPayload: 
 
 export const listNotes = (workspaceId: string, cursor?: string, signal?: AbortSignal) =>
   arrayPage<NoteEntry>(`${ws(workspaceId)}/notes`, cursor, { query: { limit: 200 }, signal, decrypt: true });
-export async function getNote(workspaceId: string, noteId: string, signal?: AbortSignal) {
-  const response = await send("GET", `${ws(workspaceId)}/notes/${seg(noteId)}`, { signal, decrypt: true });
-  return {
-    ...((await response.json()) as Note),
-    decryptErrors: Number(response.headers.get("x-svc-decrypt-errors") ?? 0),
-  };
-}
+export const getNote = (workspaceId: string, noteId: string, signal?: AbortSignal) =>
+  decrypted<Note>(`${ws(workspaceId)}/notes/${seg(noteId)}`, signal);
 export const getNotebooks = (workspaceId: string, signal?: AbortSignal) =>
   json<{ ciphertext: string | null }>("GET", `${ws(workspaceId)}/notebooks`, { signal, decrypt: true });
 
