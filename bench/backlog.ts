@@ -1,5 +1,5 @@
 /**
- * `bun bench/backlog.ts [--memories 20000] [--clients 8] [--searches 200] [--curve 100,1000,5000,20000] [--base 10000]`:
+ * `bun bench/backlog.ts [--memories 20000] [--clients 8] [--searches 200] [--curve 100,1000,5000,20000] [--held 1000,5000,10000] [--base 10000] [--skip bulk,curve,held]`:
  * what a search costs while the index writer is behind, side by side with LanceDB alone.
  *
  * 1. Bulk write: one user's `--memories` memories from `--clients` clients over HTTP (full
@@ -13,6 +13,11 @@
  *    nothing more is indexed, then fresh writes until `--curve` counts are pending, each
  *    followed by sequential searches:
  *    p50 / p99 after N fresh writes, and the ratio to the settled p50 (target ≤ 2).
+ * 3. Held rows: the same, but the writer indexes the fresh writes and compacts nothing
+ *    (no fragment bound within reach, no idle optimize), so they sit outside the full-text
+ *    index, held among the pending items of its searches, which skip LanceDB's flat scan of
+ *    them: what each held row adds to a search (what a search pays for them in
+ *    indexing/compaction-policy.ts), against what a flat scan costs per row (0.01 ms).
  */
 import * as lancedb from "@lancedb/lancedb";
 import { Field, Int32, Schema, Utf8 } from "apache-arrow";
@@ -31,6 +36,7 @@ const { values } = parseArgs({
     clients: { type: "string", default: "8" },
     searches: { type: "string", default: "200" },
     curve: { type: "string", default: "100,1000,5000,20000" },
+    held: { type: "string", default: "1000,5000,10000" },
     base: { type: "string", default: "10000" },
     "curve-searches": { type: "string", default: "100" },
     seed: { type: "string", default: "42" },
@@ -187,6 +193,51 @@ try {
     lines.push(
       `\nSearch after N fresh writes (one user, ${base} settled memories, the index writer stopped, sequential searches, limit 10):`,
       table(["N pending", "p50 ms", "p99 ms", "p50 / settled"], rows),
+    );
+  }
+  if (!skip.has("held")) {
+    const base = Number(values.base);
+    const counts = values
+      .held!.split(",")
+      .map(Number)
+      .sort((a, b) => a - b);
+    const queries = queryTexts(seed + 4, Number(values["curve-searches"]));
+    const texts = memoryTexts(seed + 5, base + counts[counts.length - 1]);
+    const dataDir = tempDir();
+    // Nothing compacts but an explicit settle: what was written since stays outside the index.
+    const server = await startBenchServer({
+      dataDir,
+      env: { ...env, MNEMO_INDEX_MAX_FRAGMENTS: "100000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "3600000" },
+    });
+    await ingest(server.url, user, texts.slice(0, base), clients);
+    await server.ops.drain();
+    await server.ops.settle();
+    const api = client(server.url, user);
+    const measure = async (): Promise<Summary> => {
+      for (const q of queries) await api.search(q, 10);
+      return concurrently(queries, 1, (q) => api.search(q, 10));
+    };
+    const settled = await measure();
+    const rows: Array<Array<string | number>> = [["0 (settled)", settled.p50, settled.p99, "", ""]];
+    const held: Array<{ rows: number; search: Summary; unindexedAfter: number | null }> = [];
+    let written = 0;
+    for (const n of counts) {
+      await ingest(server.url, user, texts.slice(base + written, base + n), clients);
+      written = n;
+      await server.ops.drain();
+      const search = await measure();
+      // Rows still outside the index once measured (a compaction the searches paid for would fold them in).
+      const unindexedAfter = (await server.ops.state(user)).items?.indices[0]?.unindexed ?? null;
+      held.push({ rows: n, search, unindexedAfter });
+      const perRow = (search.p50 - settled.p50) / n;
+      rows.push([n, search.p50, search.p99, round(perRow * 1000, 3), unindexedAfter ?? "?"]);
+    }
+    await server.stop();
+    removeDir(dataDir);
+    json.held = { base, settled, held };
+    lines.push(
+      `\nSearch with N rows held outside the full-text index by the writer (one user, ${base} settled memories, sequential searches, limit 10):`,
+      table(["N held", "p50 ms", "p99 ms", "µs per held row (p50)", "unindexed after"], rows),
     );
   }
   console.log(lines.join("\n"));

@@ -94,7 +94,7 @@ export async function openSearch<S extends SearchSources>({
     vectorTable: (ownerId, group) => indexer.vectorTableFor(ownerId, group),
     writtenSinceIndexed: (table) => indexer.writtenSinceIndexed(table),
     hasContext: (table) => contextFlags.has(table),
-    noteSearch: (table) => indexer.noteSearch(table),
+    noteSearch: (table, held) => indexer.noteSearch(table, held),
   };
   const engine = createSearchEngine({
     store,

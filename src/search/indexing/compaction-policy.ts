@@ -3,13 +3,18 @@ import { isVectorTable } from "../lance/partitions";
 
 /**
  * What rows outside a table's full-text index cost, against what folding them in costs:
- * every search scans the rows written since the last compaction flat, a cost per fragment
- * plus one per row; a compaction costs a fixed part plus one per row of the table (the
- * index is rewritten). A table is compacted once its searches have paid what compacting
- * it costs: rent, then buy. The constants below are measured (docs/performance.md#why-the-code-is-tuned-as-it-is).
+ * a search scans the rows written since the last compaction flat, a cost per fragment
+ * plus one per row, unless it holds them among its pending items (the writer's own
+ * searches: pending-index.ts), where they cost it a lookup per row in memory instead; a
+ * compaction costs a fixed part plus one per row of the table (the index is rewritten). A
+ * table is compacted once its searches have paid what compacting it costs: rent, then
+ * buy. Where replicas may share the index (a PostgreSQL store), theirs scan what the
+ * writer's hold, and the writer's searches pay the scan for them. The constants below are
+ * measured (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 const FLAT_FRAGMENT_SEARCH_MS = 0.3;
 const FLAT_ROW_SEARCH_MS = 0.01;
+const HELD_ROW_SEARCH_MS = 0.00015;
 const COMPACTION_MS = 40;
 const COMPACTION_MS_PER_ROW = 0.01;
 
@@ -63,6 +68,8 @@ export class CompactionPolicy {
     private readonly maxFragments: number,
     /** Whether searches wait for the writer now: a compaction they paid for waits for a quiet moment. */
     private readonly searchesWaiting: () => boolean,
+    /** Whether other processes (replicas) may search the index, scanning what this one's searches hold. */
+    private readonly replicasScan: boolean,
   ) {}
 
   get hasDirtyTables(): boolean {
@@ -116,12 +123,17 @@ export class CompactionPolicy {
   }
 
   /**
-   * A search of a full-text table: it scanned what lies outside the index. True when the
-   * writer has never seen this table (the caller inspects it).
+   * A search of a full-text table: it scanned what lies outside the index, or (`held`)
+   * held those rows among its pending items and skipped the scan. True when the writer has
+   * never seen this table (the caller inspects it).
    */
-  noteSearch(table: string): boolean {
+  noteSearch(table: string, held: boolean): boolean {
     const outside = this.tables.get(table);
-    if (outside) outside.paid += outside.fragments * FLAT_FRAGMENT_SEARCH_MS + outside.rows * FLAT_ROW_SEARCH_MS;
+    if (outside)
+      outside.paid +=
+        held && !this.replicasScan
+          ? outside.rows * HELD_ROW_SEARCH_MS
+          : outside.fragments * FLAT_FRAGMENT_SEARCH_MS + outside.rows * FLAT_ROW_SEARCH_MS;
     return !this.known.has(table);
   }
 

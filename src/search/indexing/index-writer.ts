@@ -82,7 +82,8 @@ export class IndexWriter {
     private readonly o: IndexWriterOptions,
     searchesWaiting: () => boolean = () => false,
   ) {
-    this.compaction = new CompactionPolicy(o.lance, o.maxFragments, searchesWaiting);
+    // Replicas share a PostgreSQL store; the embedded one has this server alone.
+    this.compaction = new CompactionPolicy(o.lance, o.maxFragments, searchesWaiting, o.store.dialect === "postgres");
     this.vectorOutage = new VectorOutages({ settings: o.settings, db: o.store.db });
   }
 

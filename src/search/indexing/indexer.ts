@@ -101,15 +101,16 @@ export class Indexer implements IndexingControl {
   }
 
   /**
-   * A search of a full-text table, in this process: the writer weighs compacting it
-   * against its searches' cost, and looks once, off the search path, at a table it has
-   * not written (left untidy by a stop before the idle optimize: compacted when idle).
+   * A search of a full-text table, in this process (`held`: it held the table's rows
+   * outside the index among its pending items): the writer weighs compacting it against its
+   * searches' cost, and looks once, off the search path, at a table it has not written
+   * (left untidy by a stop before the idle optimize: compacted when idle).
    */
   private paidKickAt = 0;
 
-  noteSearch(table: string): void {
+  noteSearch(table: string, held: boolean): void {
     if (!this.isWriter) return;
-    if (!this.writer.compaction.noteSearch(table)) {
+    if (!this.writer.compaction.noteSearch(table, held)) {
       // Searches paying for rows outside the index (a bulk write just ended): the writer
       // looks at once rather than at its next batch or idle optimize; a compaction runs in
       // a child process, beside the searches (lance/index-child.ts).

@@ -76,14 +76,11 @@ export function createCandidates(o: {
         const [text, words, times, near] = await Promise.all([
           ask.text
             ? view.hasContext(table).then((context) => {
-                // The unindexed rows are still paid for: scanned here when the pending items do
-                // not hold them, kept in memory (and scanned by every replica) when they do.
-                view.noteSearch(table);
-                return lance.searchText(table, where, ask.text!, count, {
-                  context,
-                  memories,
-                  indexedOnly: indexedOnly(group),
-                });
+                // The unindexed rows are paid for: scanned here when the pending items do not
+                // hold them, looked up among the pending items when they do.
+                const held = indexedOnly(group);
+                view.noteSearch(table, held);
+                return lance.searchText(table, where, ask.text!, count, { context, memories, indexedOnly: held });
               })
             : none,
           ask.words ? lance.searchWordVectors(table, where, ask.words, count, { memories }) : none,

@@ -22,6 +22,10 @@ export interface IndexView {
   writtenSinceIndexed(table: string): Readonly<WrittenSinceIndexed> | null;
   /** Whether a full-text table holds conversation context (its context columns are matched then). */
   hasContext(table: string): Promise<boolean>;
-  /** Tells the writer that a full-text table was searched: it weighs compacting the table against what its unindexed rows cost searches. */
-  noteSearch(table: string): void;
+  /**
+   * Tells the writer that a full-text table was searched (`held`: the search held the
+   * table's unindexed rows among its pending items and did not scan them): it weighs
+   * compacting the table against what its unindexed rows cost searches.
+   */
+  noteSearch(table: string, held: boolean): void;
 }
