@@ -111,6 +111,21 @@ async function lanceTable(dir: string, texts: string[]) {
 }
 
 const ratio = (a: number, b: number) => `${round(a / b, 2)}×`;
+
+/** A measured series: `--base` memories, then the counts of `list` written on top (ascending), its queries and texts. */
+function series(list: string, seriesSeed: number) {
+  const base = Number(values.base);
+  const counts = list
+    .split(",")
+    .map(Number)
+    .sort((a, b) => a - b);
+  return {
+    base,
+    counts,
+    queries: queryTexts(seriesSeed, Number(values["curve-searches"])),
+    texts: memoryTexts(seriesSeed + 1, base + counts[counts.length - 1]),
+  };
+}
 const lines: string[] = [machineLine()];
 const json: Record<string, unknown> = {};
 
@@ -155,13 +170,7 @@ try {
   }
 
   if (!skip.has("curve")) {
-    const base = Number(values.base);
-    const counts = values
-      .curve!.split(",")
-      .map(Number)
-      .sort((a, b) => a - b);
-    const queries = queryTexts(seed + 2, Number(values["curve-searches"]));
-    const texts = memoryTexts(seed + 3, base + counts[counts.length - 1]);
+    const { base, counts, queries, texts } = series(values.curve!, seed + 2);
     const dataDir = tempDir();
     let server = await startBenchServer({ dataDir, env });
     await ingest(server.url, user, texts.slice(0, base), clients);
@@ -196,13 +205,7 @@ try {
     );
   }
   if (!skip.has("held")) {
-    const base = Number(values.base);
-    const counts = values
-      .held!.split(",")
-      .map(Number)
-      .sort((a, b) => a - b);
-    const queries = queryTexts(seed + 4, Number(values["curve-searches"]));
-    const texts = memoryTexts(seed + 5, base + counts[counts.length - 1]);
+    const { base, counts, queries, texts } = series(values.held!, seed + 4);
     const dataDir = tempDir();
     // Nothing compacts but an explicit settle: what was written since stays outside the index.
     const server = await startBenchServer({
