@@ -75,14 +75,13 @@ export class IndexWriter {
   /**
    * `searchesWaiting`: whether searches wait for the writer now. A compaction the searches
    * paid for waits for a quiet moment then (every job of the writer runs in turn, so a
-   * compaction under load would hold up their commits); the fragment bound
-   * does not wait.
+   * compaction under load would hold up their commits); the fragment bound does not wait.
+   * Replicas share a PostgreSQL store; the embedded one has this server alone.
    */
   constructor(
     private readonly o: IndexWriterOptions,
     searchesWaiting: () => boolean = () => false,
   ) {
-    // Replicas share a PostgreSQL store; the embedded one has this server alone.
     this.compaction = new CompactionPolicy(o.lance, o.maxFragments, searchesWaiting, o.store.dialect === "postgres");
     this.vectorOutage = new VectorOutages({ settings: o.settings, db: o.store.db });
   }
