@@ -4,7 +4,7 @@
  * update (`--mix` changes the percentages), from a closed loop of `--clients` concurrent Bun HTTP clients spread over
  * 8 users (the rate is the highest the server sustains at that concurrency), for
  * `--duration` seconds. Prints throughput, p50/p99 per operation and overall, the error
- * count (must be 0) and the server's RSS before and after. Embedded, it then runs the
+ * count (must be 0), the server's RSS before and after and its CPU per thread. Embedded, it then runs the
  * engine underneath alone on the same tables (see `engineCeiling`), first as the server
  * left them, then compacted (as freshly built tables of the same texts), and prints both ratios.
  *
@@ -20,7 +20,7 @@ import { candidateQuery as fullTextQuery } from "../src/search/analysis/analyzer
 import { cleanup, giveUpAfter, tempDir } from "./lib/harness";
 import { TOPIC_WORDS as WORDS } from "./lib/corpus";
 import { machineLine, treeLine } from "./lib/machine";
-import { rssMB } from "./lib/proc";
+import { cpuShares, cpuTicks, rssMB } from "./lib/proc";
 import { createBenchDatabase, DEFAULT_POSTGRES_URL, postgresUnavailable } from "./lib/postgres";
 import { spawnReplica, type Replica } from "./lib/replicas";
 import { round, summarize, table } from "./lib/stats";
@@ -108,6 +108,7 @@ async function run(label: string, urls: string[], pids: number[]) {
   const deadline = performance.now() + DURATION_S * 1000;
   process.stderr.write(`${label}: ${CLIENTS} clients for ${DURATION_S} s…\n`);
   const started = performance.now();
+  const cpuBefore = pids.map(cpuTicks);
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, client) => {
       while (performance.now() < deadline) {
@@ -141,6 +142,7 @@ async function run(label: string, urls: string[], pids: number[]) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuAfter = pids.map(cpuTicks);
   const rssAfter = pids.map(rssMB);
   const all = [...latencies.search, ...latencies.add, ...latencies.update];
   const rows: Array<Array<string | number>> = (Object.keys(latencies) as Op[]).map((op) => {
@@ -155,6 +157,10 @@ async function run(label: string, urls: string[], pids: number[]) {
   );
   console.log(table(["op", "requests", "req/s", "p50 ms", "p99 ms", "max ms"], rows));
   console.log(`RSS (MB) before → after: ${pids.map((_, i) => `${rssBefore[i]} → ${rssAfter[i]}`).join(", ")}`);
+  for (const [i, pid] of pids.entries())
+    console.log(
+      `server ${pid} CPU (% of a core; children: ended compactions): ${cpuShares(cpuBefore[i], cpuAfter[i], seconds)}`,
+    );
   return { errors: errorCount, searchRate: latencies.search.length / seconds };
 }
 

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { round } from "./stats";
 
 /** A `/proc/<pid>/status` field in kB (`VmRSS` now, `VmHWM` the peak since the last reset). */
@@ -12,4 +12,47 @@ export function rssMB(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/** Clock ticks a second of `/proc/<pid>/stat` times (Linux's USER_HZ). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time of a process so far, in ticks, per thread name (`main` for the thread whose id is
+ * the process's, LanceDB's runtime threads as `tokio-rt-worker`, …) and `children` for child
+ * processes that have ended (its compactions). Empty once the process is gone.
+ */
+export function cpuTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const fields = (path: string) => {
+    const stat = readFileSync(path, "utf8");
+    // The name, in parentheses, may hold spaces: the fields after it are counted from its end.
+    return {
+      name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+      rest: stat.slice(stat.lastIndexOf(")") + 2).split(" "),
+    };
+  };
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const { name, rest } = fields(`/proc/${pid}/task/${tid}/stat`);
+      // utime and stime are the 14th and 15th fields, 12th and 13th after the name.
+      const key = tid === String(pid) ? "main" : name;
+      out.set(key, (out.get(key) ?? 0) + Number(rest[11]) + Number(rest[12]));
+    }
+    const { rest } = fields(`/proc/${pid}/stat`);
+    out.set("children", Number(rest[13]) + Number(rest[14]));
+  } catch {
+    // Gone meanwhile.
+  }
+  return out;
+}
+
+/** Between two `cpuTicks` readings `seconds` apart: each thread name's share of a core, in %, busiest first. */
+export function cpuShares(before: Map<string, number>, after: Map<string, number>, seconds: number): string {
+  return [...after]
+    .map(([name, ticks]) => [name, (100 * (ticks - (before.get(name) ?? 0))) / TICKS_PER_SECOND / seconds] as const)
+    .filter(([, share]) => share >= 1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, share]) => `${name} ${round(share, 0)} %`)
+    .join(", ");
 }
