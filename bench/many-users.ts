@@ -15,7 +15,7 @@ import { unreadableTables } from "../src/search/lance/damaged-tables";
 import { client } from "./lib/client";
 import { cleanup, diskBytes, giveUpAfter, tempDir } from "./lib/harness";
 import { machineLine, treeLine } from "./lib/machine";
-import { rssMB } from "./lib/proc";
+import { childrenRssMB, rssMB } from "./lib/proc";
 import { spawnReplica, type Replica } from "./lib/replicas";
 import { round, table } from "./lib/stats";
 
@@ -73,10 +73,12 @@ try {
   const tables = (await lancedb.connect(join(dataDir, "index")).then((db) => db.tableNames())).length;
   console.log(
     `wrote ${USERS} memories of ${USERS} users in ${round(writeS, 1)} s (${Math.round(USERS / writeS)}/s); the index caught up ${round(caughtUpS, 1)} s later: ` +
-      `${tables} tables, ${round(diskBytes(join(dataDir, "index")) / 2 ** 20, 0)} MB; server RSS ${rssMB(server.pid)} MB`,
+      `${tables} tables, ${round(diskBytes(join(dataDir, "index")) / 2 ** 20, 0)} MB; server RSS ${rssMB(server.pid)} MB (its child processes ${childrenRssMB(server.pid)} MB)`,
   );
   await Bun.sleep(IDLE_S * 1000);
-  console.log(`server RSS after ${IDLE_S} s idle: ${rssMB(server.pid)} MB`);
+  console.log(
+    `server RSS after ${IDLE_S} s idle: ${rssMB(server.pid)} MB (its child processes ${childrenRssMB(server.pid)} MB)`,
+  );
   await server.stop();
 
   const rows: Array<Array<string | number>> = [];

@@ -17,7 +17,7 @@ import { parseArgs } from "node:util";
 import { cleanup, diskBytes, giveUpAfter, tempDir } from "./lib/harness";
 import { TOPIC_WORDS as WORDS } from "./lib/corpus";
 import { machineLine, treeLine } from "./lib/machine";
-import { rssMB } from "./lib/proc";
+import { childrenRssMB, rssMB } from "./lib/proc";
 import { spawnReplica } from "./lib/replicas";
 import { round, summarize, table } from "./lib/stats";
 
@@ -147,6 +147,7 @@ const checkpoint = async (label: string, warm = false) => {
     raw ? round(disk / raw, 2) : "-",
     await searchP95(server.url),
     rssMB(server.pid),
+    childrenRssMB(server.pid),
   ];
   rows.push(row);
   process.stderr.write(`  ${row.join("  ")}\n`);
@@ -219,6 +220,7 @@ try {
         "disk/raw",
         "search p95 ms",
         "RSS MB",
+        "its children MB",
       ],
       rows,
     ),

@@ -140,6 +140,12 @@ describe("the compiled binary", () => {
         found = body.results.map((r: { id: string }) => r.id);
         if (!found.includes(memory.id)) await Bun.sleep(50);
       }
+      // Indexed too, by the binary's own index-writer child (`mnemo __index-writer`), not only found pending.
+      await waitFor(async () => (await call("GET", "/health"))[1].index?.pending === 0, {
+        what: "the binary's index writer to catch up",
+      });
+      const [healthStatus, health] = await call("GET", "/health");
+      expect([healthStatus, health.index.status]).toEqual([200, "ok"]);
 
       const [wsStatus, workspace] = await call("POST", "/v1/workspaces", { name: "Binary" });
       expect(wsStatus).toBe(201);

@@ -14,6 +14,27 @@ export function rssMB(pid: number): number {
   }
 }
 
+/**
+ * Resident memory of a process's child processes in MB (its index children: the writer's
+ * child while it runs, a compaction's), 0 when it has none: reported beside the server's own.
+ */
+export function childrenRssMB(pid: number): number {
+  let kb = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // `pid (comm) state ppid …`: the command may hold spaces, so read after its closing parenthesis.
+      // A child that ended and was not yet reaped has no VmRSS.
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid)
+        kb += statusKb(Number(entry), "VmRSS") || 0;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return round(kb / 1024, 1);
+}
+
 /** Clock ticks a second of `/proc/<pid>/stat` times (Linux's USER_HZ). */
 const TICKS_PER_SECOND = 100;
 

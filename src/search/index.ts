@@ -60,6 +60,12 @@ export async function runIndexChild(): Promise<void> {
   await child.runIndexChild();
 }
 
+/** The index writer's child process (the hidden `mnemo __index-writer`), loaded when it runs. */
+export async function runWriterChild(): Promise<void> {
+  const child = await import("./lance/writer-child");
+  await child.runWriterChild();
+}
+
 /**
  * Builds the search side over the store of record: opens the index (LanceDB), the
  * embedder, the outbox and the index writer (not started: `indexing.start()`), and the

@@ -32,3 +32,34 @@ export type IndexChildRequest =
       tables: string[];
       keepMs: number;
     };
+
+/**
+ * The hidden `mnemo` command of the index writer's child: a process that stays up while
+ * the writer writes, and makes every LanceDB write of the index (src/search/lance/writer-child.ts).
+ *
+ * Frames both ways. A request: a little-endian u32 header length, a u32 payload length,
+ * the header (JSON, {@link WriterChildRequest}), the payload (an Arrow IPC stream of the
+ * rows to add, or nothing). An answer: a u32 length and the JSON of {@link WriterChildAnswer}.
+ * The first request is `open`; the child ends when its stdin closes.
+ */
+export const INDEX_WRITER_COMMAND = "__index-writer";
+
+export type WriterChildRequest = { id: number } & (
+  | { op: "open"; location: IndexChildLocation }
+  | {
+      /** Deletes the rows of `deleteKeys` and adds the payload's; creates the table on its first rows, drops it once empty. */
+      op: "replace";
+      table: string;
+      /** `items`: a full-text table (its full-text indices made as needed); a number: a vector table of that dimension. */
+      schema: "items" | number;
+      deleteKeys: string[];
+      /** Whether the table holds context: its context columns need full-text indices too. */
+      context: boolean;
+    }
+  | { op: "tidiness"; table: string }
+);
+
+export type WriterChildAnswer = { id: number } & (
+  | { ok: true; created?: boolean; dropped?: boolean; tidiness?: { fragments: number; unindexedRows: number } | null }
+  | { ok: false; error: string }
+);

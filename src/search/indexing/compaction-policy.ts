@@ -18,6 +18,9 @@ const HELD_ROW_SEARCH_MS = 0.00015;
 const COMPACTION_MS = 40;
 const COMPACTION_MS_PER_ROW = 0.01;
 
+/** What one search scanning a table's rows outside its full-text index costs. */
+const scanCost = (outside: Outside) => outside.fragments * FLAT_FRAGMENT_SEARCH_MS + outside.rows * FLAT_ROW_SEARCH_MS;
+
 interface Outside {
   /** Fragments written since the table's last compaction (each `add` makes one). */
   fragments: number;
@@ -62,6 +65,8 @@ export class CompactionPolicy {
   private known = new Set<string>();
   /** Full-text tables: what was written since their index last covered every row. */
   private written = new Map<string, WrittenSinceIndexed>();
+  /** Tables being inspected, with the searches that scanned them meanwhile (charged once their state is known). */
+  private inspecting = new Map<string, number>();
 
   constructor(
     private readonly lance: LanceStore,
@@ -129,11 +134,8 @@ export class CompactionPolicy {
    */
   noteSearch(table: string, held: boolean): boolean {
     const outside = this.tables.get(table);
-    if (outside)
-      outside.paid +=
-        held && !this.replicasScan
-          ? outside.rows * HELD_ROW_SEARCH_MS
-          : outside.fragments * FLAT_FRAGMENT_SEARCH_MS + outside.rows * FLAT_ROW_SEARCH_MS;
+    if (outside) outside.paid += held && !this.replicasScan ? outside.rows * HELD_ROW_SEARCH_MS : scanCost(outside);
+    else if (this.inspecting.has(table)) this.inspecting.set(table, this.inspecting.get(table)! + 1);
     return !this.known.has(table);
   }
 
@@ -151,7 +153,15 @@ export class CompactionPolicy {
   async inspect(table: string): Promise<boolean> {
     if (this.known.has(table)) return false;
     this.known.add(table);
-    const state = await this.lance.tidiness(table);
+    this.inspecting.set(table, 0);
+    let state: Awaited<ReturnType<LanceStore["tidiness"]>>;
+    let searched: number;
+    try {
+      state = await this.lance.tidiness(table);
+    } finally {
+      searched = this.inspecting.get(table) ?? 0;
+      this.inspecting.delete(table);
+    }
     // Fragments the index covers cost a search little: rows outside it are what counts.
     // (LanceDB may leave a compacted table in two fragments; they are not redone.)
     if (state?.unindexedRows === 0 && !isVectorTable(table)) this.indexedAll(table);
@@ -159,6 +169,8 @@ export class CompactionPolicy {
     const outside = this.outside(table);
     outside.fragments = Math.max(outside.fragments, state.fragments - 1, 1);
     outside.rows = Math.max(outside.rows, state.unindexedRows);
+    // The searches made while it was looked at scanned it too.
+    outside.paid += searched * scanCost(outside);
     return true;
   }
 
@@ -183,6 +195,7 @@ export class CompactionPolicy {
   /** Everything forgotten (the index was emptied for a rebuild, or another writer wrote it). */
   clear(): void {
     this.tables.clear();
+    this.inspecting.clear();
     this.known.clear();
     this.written.clear();
   }

@@ -15,7 +15,6 @@ import {
   loadSourceItems,
   sourceKey,
   type AnyItem,
-  type SearchKind,
   type SearchSources,
   type SourceRef,
 } from "../types";
@@ -24,6 +23,7 @@ import { VectorOutages } from "./vector-outage";
 import { itemKey, type TermStats } from "./term-stats";
 import { dequantise } from "../analysis/item-terms";
 import { createPurgeLog } from "./purges-repository";
+import { Replays } from "./replays";
 
 export const EMBED_CHUNK = 64;
 /** Owner tables committed at once within a batch (LanceDB works on each in its own threads). */
@@ -59,12 +59,8 @@ export interface IndexWriterOptions {
  * Each batch is one delete and one add per table; compaction keeps fragments bounded.
  */
 export class IndexWriter {
-  /**
-   * Rows at or below these seqs (per stage) may have reached LanceDB before a crash or
-   * before another replica lost the lease: their sources are always deleted before
-   * they are added, so a replay replaces and never duplicates.
-   */
-  private replayUpTo: Record<OutboxStage, number> = { text: Number.MAX_SAFE_INTEGER, vector: Number.MAX_SAFE_INTEGER };
+  /** Which rows of a batch may be in LanceDB already (replays.ts). */
+  private readonly replays = new Replays();
   /** Which tables to compact, and when (compaction-policy.ts). */
   readonly compaction: CompactionPolicy;
   dimension: number | null = null;
@@ -93,7 +89,7 @@ export class IndexWriter {
    */
   async takeOver(): Promise<void> {
     await this.analysePendingOnce();
-    this.replayUpTo = await this.o.outbox.maxSeqs();
+    this.replays.tookOver(await this.o.outbox.maxSeqs());
     this.compaction.clear();
     await this.loadDimension();
     this.vectorOutage.tookOver();
@@ -133,7 +129,7 @@ export class IndexWriter {
 
   /** The text stage of a batch: items replaced in `items`; rows move on to the vector stage. */
   async processText(rows: OutboxRow[]): Promise<void> {
-    const { refs, deletes } = this.plan(rows, "text");
+    const { refs, deletes } = this.replays.plan(rows, "text");
     const items = await this.load(refs);
     // Analysed once, by the write (term-stats.ts `refresh`): the LanceDB rows take the stored word vectors.
     const wordVectors = await this.o.termStats.wordVectors(this.o.store.db, refs);
@@ -168,12 +164,13 @@ export class IndexWriter {
     });
     if (deleted.size) this.onDeletes(deleted);
     this.lastIndexedAt = new Date().toISOString();
+    this.replays.finished("text");
   }
 
   /** Embeds a batch; false (rows postponed) when the embedder cannot answer now. */
   async processVectors(rows: OutboxRow[], onOutage: (error: Error) => void): Promise<boolean> {
     const embedder = this.o.embedder!;
-    const { refs, deletes } = this.plan(rows, "vector");
+    const { refs, deletes } = this.replays.plan(rows, "vector");
     const items = await this.load(refs);
     // Cache keys are per owner and text (see `vectorKey`); each distinct one is embedded once.
     const keyOf = new Map(items.map((item) => [item, vectorKey(item.ownerId, item.text)]));
@@ -233,21 +230,8 @@ export class IndexWriter {
     });
     if (deleted.size) this.onDeletes(deleted);
     this.lastIndexedAt = new Date().toISOString();
+    this.replays.finished("vector");
     return true;
-  }
-
-  /** Deduplicates a batch's sources; new sources need no delete unless they may be replays. */
-  private plan(rows: OutboxRow[], stage: OutboxStage) {
-    const bySource = new Map<string, { ref: SourceRef; needsDelete: boolean }>();
-    for (const row of rows) {
-      const ref = { ownerId: row.ownerId, kind: row.kind as SearchKind, sourceId: row.sourceId };
-      const key = sourceKey(ref);
-      const needsDelete = row.op !== "insert" || row.seq <= this.replayUpTo[stage] || bySource.has(key);
-      bySource.set(key, { ref, needsDelete: needsDelete || (bySource.get(key)?.needsDelete ?? false) });
-    }
-    const refs = [...bySource.values()].map((v) => v.ref);
-    const deletes = [...bySource.values()].filter((v) => v.needsDelete).map((v) => v.ref);
-    return { refs, deletes };
   }
 
   private load(refs: SourceRef[]): Promise<AnyItem[]> {
@@ -353,8 +337,7 @@ export class IndexWriter {
     await this.o.lance.dropAll();
     await this.announceVersion();
     this.dimension = null;
-    // The index is empty now: nothing re-enqueued needs a delete.
-    this.replayUpTo = { text: 0, vector: 0 };
+    this.replays.emptied();
     this.compaction.clear();
   }
 

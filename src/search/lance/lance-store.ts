@@ -2,8 +2,7 @@ import * as lancedb from "@lancedb/lancedb";
 import { createScheduler, type Scheduler } from "../../lib/scheduler";
 import { rowsTable } from "./arrow-write";
 import { runInIndexChild } from "./index-child-process";
-import { whereSourceKeys } from "./filters";
-import { fullTextIndex, itemsSchema, TEXT_COLUMNS, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
+import { itemsSchema, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import { readHits, textQuery, timeRangeQuery, vectorQuery, type TableQuery } from "./lance-queries";
 import type { LanceLocation } from "./index-location";
 import { isVectorTable } from "./partitions";
@@ -60,26 +59,10 @@ export class LanceStore extends LanceTables {
   }
 
   /**
-   * The full-text indices a table needs: the text column's always, the two context
-   * columns' only once the table holds context (most owners' tables never do). Each
-   * index is one more to update at every compaction and to keep on disk: a table
-   * without context keeps a third of the full-text index work and bytes.
-   */
-  private async ensureFullText(name: string, table: lancedb.Table, context: boolean): Promise<void> {
-    const ready = this.fullTextReady.get(name);
-    if (ready === "context" || (ready === "text" && !context)) return;
-    const indexed = new Set((await table.listIndices()).flatMap((index) => index.columns));
-    for (const column of context ? TEXT_COLUMNS : TEXT_COLUMNS.slice(0, 1)) {
-      if (!indexed.has(column)) await table.createIndex(column, { config: fullTextIndex() });
-      indexed.add(column);
-    }
-    this.fullTextReady.set(name, TEXT_COLUMNS.every((column) => indexed.has(column)) ? "context" : "text");
-  }
-
-  /**
    * Replaces the rows of the given sources in a full-text table, creating it on its first
-   * rows and dropping it when the last row goes (a partition holds only live items).
-   * True when it created the table.
+   * rows (with the full-text indices it needs: the context columns' only once it holds
+   * context) and dropping it when the last row goes (a partition holds only live items).
+   * Made by the writer's child process (writer-child.ts says why). True when it created the table.
    */
   async replaceItems(
     name: string,
@@ -87,33 +70,22 @@ export class LanceStore extends LanceTables {
     rows: IndexRow[],
     options: { context: boolean },
   ): Promise<boolean> {
-    const existing = await this.table(name);
-    const table = existing ?? (rows.length ? await this.create(name, itemsSchema()) : null);
-    if (!table) return false;
-    if (rows.length) await this.ensureFullText(name, table, options.context);
-    if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
-    if (rows.length) await table.add(await rowsTable(itemsSchema(), rows));
-    else await this.dropIfEmpty(name, table);
-    return existing === null;
+    const added = rows.length ? await rowsTable(itemsSchema(), rows) : null;
+    const { created, dropped } = await this.writer.replace(name, "items", deleteKeys, options.context, added);
+    await this.written(name, dropped);
+    return created;
   }
 
   /** Replaces the vectors of the given sources in a vector table (created and dropped likewise). */
   async replaceVectors(name: string, dimension: number, deleteKeys: string[], rows: IndexRow[]): Promise<void> {
-    const table = (await this.table(name)) ?? (rows.length ? await this.create(name, vectorSchema(dimension)) : null);
-    if (!table) return;
-    if (deleteKeys.length) await table.delete(whereSourceKeys(deleteKeys));
-    if (rows.length)
-      await table.add(
-        await rowsTable(
+    const added = rows.length
+      ? await rowsTable(
           vectorSchema(dimension),
           rows.map((row) => ({ ...row, context_before: "", context_after: "" })),
-        ),
-      );
-    else await this.dropIfEmpty(name, table);
-  }
-
-  private async dropIfEmpty(name: string, table: lancedb.Table): Promise<void> {
-    if ((await table.countRows()) === 0) await this.dropTable(name);
+        )
+      : null;
+    const { dropped } = await this.writer.replace(name, dimension, deleteKeys, false, added);
+    await this.written(name, dropped);
   }
 
   /**
@@ -243,21 +215,9 @@ export class LanceStore extends LanceTables {
     this.forget(name);
   }
 
-  async fragmentCount(name: string): Promise<number> {
-    const table = await this.table(name);
-    return table ? (await table.stats()).fragmentStats.numFragments : 0;
-  }
-
-  /** A table's fragments and the rows its text column's full-text index does not cover yet (null: no such table). */
-  async tidiness(name: string): Promise<{ fragments: number; unindexedRows: number } | null> {
-    const table = await this.table(name);
-    if (!table) return null;
-    const fragments = (await table.stats()).fragmentStats.numFragments;
-    const index = (await table.listIndices()).find((candidate) => candidate.columns.includes(TEXT_COLUMNS[0]));
-    const unindexedRows = index
-      ? ((await table.indexStats(index.name))?.numUnindexedRows ?? 0)
-      : await table.countRows();
-    return { fragments, unindexedRows };
+  /** A table's fragments and the rows its text column's full-text index does not cover yet (null: no such table), read by the writer's child. */
+  tidiness(name: string): Promise<{ fragments: number; unindexedRows: number } | null> {
+    return this.writer.tidiness(name);
   }
 
   async countRows(name: string, filter?: string | null): Promise<number> {

@@ -1,10 +1,10 @@
 import * as lancedb from "@lancedb/lancedb";
-import type { Schema } from "apache-arrow";
 import type { Scheduler } from "../../lib/scheduler";
 import { unreadableTables } from "./damaged-tables";
 import type { LanceLocation } from "./index-location";
 import { RowKeys } from "./row-keys";
 import { isMissing, TableHandles } from "./table-handles";
+import { WriterChild } from "./writer-child-process";
 
 /**
  * The index's LanceDB connection and its tables' handles, and what a store knows of the
@@ -16,12 +16,12 @@ export class LanceTables {
   protected readonly handles: TableHandles;
   /** Item ids of memory tables by row address: searches read no column back. */
   protected readonly rowKeys = new RowKeys();
-  /** Full-text indices known to exist per open table: the text column's, or all three (see `ensureFullText`). */
-  protected readonly fullTextReady = new Map<string, "text" | "context">();
   /** Row-key loads started after a compaction (`optimize`), awaited by `close`. */
   protected readonly warming = new Set<Promise<void>>();
   /** Index child processes running (ANN builds, compactions), stopped with the store. */
   protected readonly builds = new Set<{ kill(): void }>();
+  /** The child process that makes every write of the index (writer-child.ts says why). */
+  protected readonly writer: WriterChild;
 
   protected constructor(
     protected readonly location: LanceLocation,
@@ -30,7 +30,12 @@ export class LanceTables {
     maxOpenTables: number,
     scheduler: Scheduler,
   ) {
-    this.handles = new TableHandles(maxOpenTables, scheduler, (name) => this.fullTextReady.delete(name));
+    this.handles = new TableHandles(maxOpenTables, scheduler);
+    this.writer = new WriterChild(
+      { uri: location.uri, storageOptions: location.storageOptions },
+      scheduler,
+      this.builds,
+    );
   }
 
   protected static connect(location: LanceLocation, session: lancedb.Session): Promise<lancedb.Connection> {
@@ -53,6 +58,7 @@ export class LanceTables {
   /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
   async reopen(): Promise<void> {
     await Promise.all(this.warming);
+    await this.writer.stop();
     await this.renewConnection();
     this.handles.clearMissing();
     this.forgetTables();
@@ -73,7 +79,6 @@ export class LanceTables {
     for (const build of this.builds) build.kill();
     this.builds.clear();
     this.rowKeys.clear();
-    this.fullTextReady.clear();
   }
 
   /**
@@ -113,15 +118,24 @@ export class LanceTables {
 
   protected forget(name: string): void {
     this.rowKeys.forget(name);
-    this.fullTextReady.delete(name);
     this.handles.forget(name);
   }
 
-  /** A new, empty table (full-text indices come with the first rows: see `ensureFullText`). */
-  protected async create(name: string, schema: Schema): Promise<lancedb.Table> {
-    const table = await this.connection.createEmptyTable(name, schema, { existOk: true });
-    this.handles.created(name, table);
-    return table;
+  /**
+   * The writer's child wrote to a table (or dropped it): an open handle moves to the new
+   * version before the write is acknowledged, so a search in this process that no longer
+   * finds the rows pending finds them in the table.
+   */
+  protected async written(name: string, dropped: boolean): Promise<void> {
+    if (dropped) {
+      this.rowKeys.forget(name);
+      this.handles.dropping(name);
+      this.handles.dropped(name);
+      return;
+    }
+    this.handles.exists(name);
+    const open = this.handles.peek(name);
+    if (open) await open.checkoutLatest().catch(() => this.forget(name));
   }
 
   async tableNames(): Promise<string[]> {
@@ -130,7 +144,6 @@ export class LanceTables {
 
   async dropTable(name: string): Promise<void> {
     this.rowKeys.forget(name);
-    this.fullTextReady.delete(name);
     this.handles.dropping(name);
     try {
       await this.connection.dropTable(name);
@@ -157,6 +170,7 @@ export class LanceTables {
    */
   async close(): Promise<void> {
     await Promise.all(this.warming);
+    await this.writer.stop();
     this.forgetTables();
     this.handles.closeAll();
     this.connection.close();

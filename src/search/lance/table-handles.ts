@@ -26,8 +26,6 @@ export class TableHandles {
   constructor(
     private readonly maxOpen: number,
     private readonly scheduler: Scheduler,
-    /** A handle was evicted to keep the bound: what is kept per open handle goes with it. */
-    private readonly onEvict: (name: string) => void,
   ) {}
 
   get size(): number {
@@ -56,10 +54,14 @@ export class TableHandles {
     return table;
   }
 
-  /** A table just created. */
-  created(name: string, table: lancedb.Table): void {
+  /** The open handle of `name`, if any, without opening one or changing its place. */
+  peek(name: string): lancedb.Table | undefined {
+    return this.tables.get(name);
+  }
+
+  /** A table known to exist now (another process created it). */
+  exists(name: string): void {
     this.missing.delete(name);
-    this.remember(name, table);
   }
 
   private remember(name: string, table: lancedb.Table): void {
@@ -67,7 +69,6 @@ export class TableHandles {
     while (this.tables.size > this.maxOpen) {
       const [oldest, handle] = this.tables.entries().next().value!;
       this.tables.delete(oldest);
-      this.onEvict(oldest);
       this.closeLater(CLOSE_DELAY_MS, () => handle.close());
     }
   }

@@ -1,0 +1,200 @@
+/**
+ * The index writer's child process: every LanceDB write of the index (rows deleted and
+ * added, tables created and dropped, their full-text indices made) and the writer's look at
+ * a table's state run here, while the server's own connection only reads. LanceDB keeps
+ * native memory for every table a process writes or inspects, and gives it back to no
+ * close, renewed connection or `malloc_trim` (`bun bench/many-users.ts`: 10,000 users'
+ * first writes took the writing server to about 700 MB, against 180 MB restarted on the
+ * same data); a child ends when idle or after so many tables, and the OS takes it all back.
+ *
+ * Started as `bun src/search/lance/writer-child.ts` from a checkout, and as
+ * `mnemo __index-writer` from the compiled binary; protocol in
+ * src/shared/index-child-protocol.ts, the server's side in writer-child-process.ts.
+ */
+import type * as lancedb from "@lancedb/lancedb";
+import { tableFromIPC } from "apache-arrow";
+import type { WriterChildAnswer, WriterChildRequest } from "../../shared/index-child-protocol";
+import { ByteQueue } from "./byte-queue";
+import { whereSourceKeys } from "./filters";
+import { fullTextIndex, itemsSchema, TEXT_COLUMNS, vectorSchema } from "./lance-schema";
+import { isMissing } from "./table-handles";
+
+/** Handles kept open between requests (a batch writes each table once; an ingest writes a few many times). */
+const MAX_OPEN = 64;
+/** A header longer than this is not one the server sends (the longest names a batch's delete keys). */
+const MAX_HEADER_BYTES = 64 * 1024 * 1024;
+
+type Request = WriterChildRequest;
+type Done = Omit<Extract<WriterChildAnswer, { ok: true }>, "id" | "ok">;
+
+class Writer {
+  private readonly open = new Map<string, lancedb.Table>();
+  /** Full-text indices known to exist per table: the text column's, or all three. */
+  private readonly fullText = new Map<string, "text" | "context">();
+
+  constructor(private readonly db: lancedb.Connection) {}
+
+  async handle(request: Request, payload: Uint8Array): Promise<Done> {
+    if (request.op === "tidiness") return { tidiness: await this.tidiness(request.table) };
+    if (request.op !== "replace") throw new Error(`unexpected request '${request.op}'`);
+    const rows = payload.length ? tableFromIPC(payload) : null;
+    const name = request.table;
+    let table = await this.table(name);
+    let created = false;
+    if (!table) {
+      if (!rows) return { created: false, dropped: false };
+      const schema = request.schema === "items" ? itemsSchema() : vectorSchema(request.schema);
+      table = await this.db.createEmptyTable(name, schema, { existOk: true });
+      this.fullText.delete(name);
+      this.keep(name, table);
+      created = true;
+    }
+    if (rows && request.schema === "items") await this.ensureFullText(name, table, request.context);
+    if (request.deleteKeys.length) await table.delete(whereSourceKeys(request.deleteKeys));
+    if (rows) {
+      await table.add(rows);
+      return { created, dropped: false };
+    }
+    // A partition holds only live items: the table goes with its last row.
+    if ((await table.countRows()) > 0) return { created, dropped: false };
+    this.forget(name);
+    await this.db.dropTable(name).catch((error) => {
+      if (!isMissing(error)) throw error;
+    });
+    return { created, dropped: true };
+  }
+
+  /**
+   * The full-text indices a table needs: the text column's always, the two context
+   * columns' only once the table holds context (most owners' tables never do).
+   */
+  private async ensureFullText(name: string, table: lancedb.Table, context: boolean): Promise<void> {
+    const ready = this.fullText.get(name);
+    if (ready === "context" || (ready === "text" && !context)) return;
+    const indexed = new Set((await table.listIndices()).flatMap((index) => index.columns));
+    for (const column of context ? TEXT_COLUMNS : TEXT_COLUMNS.slice(0, 1)) {
+      if (!indexed.has(column)) await table.createIndex(column, { config: fullTextIndex() });
+      indexed.add(column);
+    }
+    this.fullText.set(name, TEXT_COLUMNS.every((column) => indexed.has(column)) ? "context" : "text");
+  }
+
+  private async tidiness(name: string): Promise<{ fragments: number; unindexedRows: number } | null> {
+    const table = await this.table(name);
+    if (!table) return null;
+    const fragments = (await table.stats()).fragmentStats.numFragments;
+    const index = (await table.listIndices()).find((candidate) => candidate.columns.includes(TEXT_COLUMNS[0]));
+    const unindexedRows = index
+      ? ((await table.indexStats(index.name))?.numUnindexedRows ?? 0)
+      : await table.countRows();
+    return { fragments, unindexedRows };
+  }
+
+  /**
+   * A table at its newest version (the server compacts, rewrites and drops tables itself),
+   * or null when there is none.
+   */
+  private async table(name: string): Promise<lancedb.Table | null> {
+    const cached = this.open.get(name);
+    if (cached) {
+      this.open.delete(name);
+      try {
+        await cached.checkoutLatest();
+        this.open.set(name, cached);
+        return cached;
+      } catch {
+        // Dropped (and maybe made again) by the server: opened afresh below.
+        cached.close();
+        this.fullText.delete(name);
+      }
+    }
+    try {
+      const table = await this.db.openTable(name);
+      this.keep(name, table);
+      return table;
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  private keep(name: string, table: lancedb.Table): void {
+    this.open.set(name, table);
+    while (this.open.size > MAX_OPEN) {
+      const [oldest, handle] = this.open.entries().next().value!;
+      this.open.delete(oldest);
+      handle.close();
+    }
+  }
+
+  private forget(name: string): void {
+    this.open.get(name)?.close();
+    this.open.delete(name);
+    this.fullText.delete(name);
+  }
+
+  close(): void {
+    for (const table of this.open.values()) table.close();
+    this.open.clear();
+    this.db.close();
+  }
+}
+
+/** Serves requests from stdin until it closes; one answer each, on stdout, in any order. */
+export async function runWriterChild(): Promise<void> {
+  let writer: Writer | null = null;
+  const running = new Set<Promise<void>>();
+  const answer = (message: WriterChildAnswer) => {
+    const body = Buffer.from(JSON.stringify(message));
+    const head = Buffer.alloc(4);
+    head.writeUInt32LE(body.length, 0);
+    process.stdout.write(Buffer.concat([head, body]));
+  };
+  const serve = async (request: Request, payload: Uint8Array) => {
+    try {
+      if (request.op === "open") {
+        const lance = await import("@lancedb/lancedb");
+        writer = new Writer(
+          await lance.connect(request.location.uri, { storageOptions: request.location.storageOptions }),
+        );
+        answer({ id: request.id, ok: true });
+        return;
+      }
+      if (!writer) throw new Error("the child was not opened");
+      answer({ id: request.id, ok: true, ...(await writer.handle(request, payload)) });
+    } catch (error) {
+      answer({ id: request.id, ok: false, error: (error as Error).message.split("\n")[0].slice(0, 500) });
+    }
+  };
+  const queue = new ByteQueue();
+  for await (const chunk of Bun.stdin.stream()) {
+    queue.push(chunk);
+    while (queue.length >= 8) {
+      const headerBytes = queue.uint32(0);
+      const payloadBytes = queue.uint32(4);
+      if (headerBytes > MAX_HEADER_BYTES) throw new Error("index writer child: request header too large");
+      if (queue.length < 8 + headerBytes + payloadBytes) break;
+      queue.take(8);
+      const request = JSON.parse(new TextDecoder().decode(queue.take(headerBytes))) as Request;
+      const payload = queue.take(payloadBytes);
+      // The open comes first and alone; the writes after it run side by side (different tables).
+      if (request.op === "open") await serve(request, payload);
+      else {
+        const done: Promise<void> = serve(request, payload).finally(() => running.delete(done));
+        running.add(done);
+      }
+    }
+  }
+  await Promise.all(running);
+  (writer as Writer | null)?.close();
+}
+
+if (import.meta.main) {
+  try {
+    await runWriterChild();
+    process.exit(0);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message.split("\n")[0].slice(0, 500)}\n`);
+    process.exit(1);
+  }
+}

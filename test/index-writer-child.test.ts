@@ -1,0 +1,106 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import type { OutboxRow } from "../src/search/indexing/outbox-repository";
+import { Replays } from "../src/search/indexing/replays";
+import { duplicates, indexRows } from "./helpers/index-rows";
+import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
+
+const servers: TestServer[] = [];
+afterAll(async () => {
+  for (const server of servers) await server.destroy();
+});
+
+/** Pids of this process's index-writer children (the test server runs in this process). */
+function writerChildren(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // A zombie (ended, not yet reaped) is gone for this test's purpose.
+      if (Number(fields[1]) !== process.pid || fields[0] === "Z") continue;
+      const command = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (command.includes("writer-child") || command.includes("__index-writer")) found.push(Number(entry));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return found;
+}
+
+async function remember(server: TestServer, user: string, content: string) {
+  const [status] = await server.call("POST", "/v1/memories", { token: mock(user), body: { content } });
+  expect(status).toBe(201);
+}
+
+async function found(server: TestServer, user: string, query: string): Promise<string[]> {
+  const [status, body] = await server.call("POST", "/v1/memories/search", {
+    token: mock(user),
+    body: { query, signals: ["text"], limit: 100 },
+  });
+  expect(status).toBe(200);
+  return (body.results as Array<{ content: string }>).map((r) => r.content);
+}
+
+describe("the index writer's child process", () => {
+  test("makes the index's writes, ends once idle (handing its memory back), and comes back at the next write", async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    await remember(server, "ada", "the lighthouse keeper logs the tide");
+    await server.services.indexer.drain();
+    expect(writerChildren()).toHaveLength(1);
+    // Indexed, not pending: found through the table the child wrote.
+    expect((await server.call("GET", "/health", { token: mock("ada") }))[1].index.pending).toBe(0);
+    expect(await found(server, "ada", "lighthouse tide")).toEqual(["the lighthouse keeper logs the tide"]);
+    await waitFor(() => writerChildren().length === 0, { what: "the idle writer child to end" });
+    await remember(server, "ada", "the lighthouse lamp was polished");
+    await server.services.indexer.drain();
+    expect(writerChildren()).toHaveLength(1);
+    expect((await found(server, "ada", "lighthouse")).sort()).toEqual([
+      "the lighthouse keeper logs the tide",
+      "the lighthouse lamp was polished",
+    ]);
+  }, 60_000);
+
+  test("killed in the middle of an ingest: the writer retries in a new child, and no write is lost or doubled", async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    const texts = Array.from({ length: 60 }, (_, i) => `ferry manifest line ${i} zq${i}x`);
+    await Promise.all(texts.slice(0, 30).map((text) => remember(server, "bo", text)));
+    const [child] = await waitFor(() => (writerChildren().length ? writerChildren() : null), {
+      what: "the writer child to start",
+    });
+    process.kill(child!, "SIGKILL");
+    await Promise.all(texts.slice(30).map((text) => remember(server, "bo", text)));
+    await server.services.indexer.drain();
+    expect((await found(server, "bo", "ferry manifest")).sort()).toEqual([...texts].sort());
+    for (const i of [0, 29, 30, 59]) expect(await found(server, "bo", `zq${i}x`)).toEqual([texts[i]]);
+    // In the index once each: a replayed batch deleted what the killed child had added.
+    const rows = (await indexRows(server.dataDir)).filter((row) => row.owner_id === "bo");
+    expect(rows).toHaveLength(60);
+    expect(duplicates(rows)).toEqual([]);
+  }, 60_000);
+});
+
+describe("replays after a failed batch", () => {
+  const row = (seq: number, sourceId: string, op = "insert") =>
+    ({ seq, ownerId: "cy", kind: "memory", sourceId, op, stage: "text", attempts: 0 }) as unknown as OutboxRow;
+
+  test("a batch that did not finish is deleted before it is added when taken again (its child may have committed before it ended); a finished one is not", () => {
+    const replays = new Replays();
+    replays.tookOver({ text: 10, vector: 10 });
+    // New inserts above the takeover mark need no delete.
+    expect(replays.plan([row(11, "a"), row(12, "b")], "text").deletes).toEqual([]);
+    // That batch failed: taken again, both are replays.
+    const again = replays.plan([row(11, "a"), row(12, "b"), row(13, "c")], "text");
+    expect(again.deletes.map((ref) => ref.sourceId)).toEqual(["a", "b"]);
+    replays.finished("text");
+    expect(replays.plan([row(14, "d")], "text").deletes).toEqual([]);
+    // The other stage keeps its own account: the text batch's failure made no vector row a replay.
+    expect(replays.plan([row(11, "a")], "vector").deletes).toEqual([]);
+    // A changed (or deleted) source is always deleted first.
+    expect(replays.plan([row(15, "e", "sync")], "text").deletes.map((ref) => ref.sourceId)).toEqual(["e"]);
+  });
+});
