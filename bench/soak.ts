@@ -17,7 +17,7 @@ import { parseArgs } from "node:util";
 import { cleanup, diskBytes, giveUpAfter, tempDir } from "./lib/harness";
 import { TOPIC_WORDS as WORDS } from "./lib/corpus";
 import { machineLine, treeLine } from "./lib/machine";
-import { childrenRssMB, rssMB } from "./lib/proc";
+import { childrenRssMB, rssMB, rssPartsMB } from "./lib/proc";
 import { spawnReplica } from "./lib/replicas";
 import { round, summarize, table } from "./lib/stats";
 
@@ -208,6 +208,7 @@ try {
   // Measured as the fresh server is below, after one pass of the same searches: the
   // optimize just moved every row, and each server's first pass after it loads the same.
   const last = await checkpoint(`end (+${SETTLE_S + 19} s)`, true);
+  const lastParts = rssPartsMB(server.pid);
   console.log(
     table(
       [
@@ -242,9 +243,13 @@ try {
   await searchP95(fresh.url);
   const freshP95 = await searchP95(fresh.url);
   const freshRss = rssMB(fresh.pid);
+  const freshParts = rssPartsMB(fresh.pid);
   await fresh.stop();
   console.log(
     `a fresh server on the same data, after the same searches: RSS ${freshRss} MB, search p95 ${freshP95} ms`,
+  );
+  console.log(
+    `RSS by kind, the writing server at the end / the fresh one: anonymous ${lastParts.anon} / ${freshParts.anon} MB, file-backed ${lastParts.file} / ${freshParts.file} MB`,
   );
   verdicts.push(
     `search p95 at the end within 1.25× of a fresh server's on the same data: ${Number(last[7]) <= freshP95 * 1.25 ? "yes" : "NO"} (${last[7]} vs ${freshP95} ms)`,

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { round } from "./stats";
 
 /** A `/proc/<pid>/status` field in kB (`VmRSS` now, `VmHWM` the peak since the last reset). */
-export const statusKb = (pid: number, field: "VmRSS" | "VmHWM" | "RssAnon") =>
+export const statusKb = (pid: number, field: "VmRSS" | "VmHWM" | "RssAnon" | "RssFile") =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
 
 /** A process's resident memory in MB (one decimal), NaN once it is gone. */
@@ -12,6 +12,11 @@ export function rssMB(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/** A process's resident memory by kind, in MB: anonymous (heaps, native allocations) and file-backed (mapped files: SQLite's memory map, code). */
+export function rssPartsMB(pid: number): { anon: number; file: number } {
+  return { anon: round(statusKb(pid, "RssAnon") / 1024, 1), file: round(statusKb(pid, "RssFile") / 1024, 1) };
 }
 
 /**

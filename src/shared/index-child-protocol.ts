@@ -38,8 +38,8 @@ export type IndexChildRequest =
  * the writer writes, and makes every LanceDB write of the index (src/search/lance/writer-child.ts).
  *
  * Frames both ways. A request: a little-endian u32 header length, a u32 payload length,
- * the header (JSON, {@link WriterChildRequest}), the payload (an Arrow IPC stream of the
- * rows to add, or nothing). An answer: a u32 length and the JSON of {@link WriterChildAnswer}.
+ * the header (JSON, {@link WriterChildRequest}), the payload (the rows to add as Arrow IPC
+ * in the file format, or nothing). An answer: a u32 length and the JSON of {@link WriterChildAnswer}.
  * The first request is `open`; the child ends when its stdin closes.
  */
 export const INDEX_WRITER_COMMAND = "__index-writer";

@@ -11,13 +11,7 @@ import type { LanceStore } from "../lance/lance-store";
 import { INDEX_SCHEMA_VERSION } from "../lance/layout";
 import { isVectorTable, partitionGroup, textTable, vectorTable, type PartitionGroup } from "../lance/partitions";
 import type { IndexOutbox, OutboxRow, OutboxStage } from "./outbox-repository";
-import {
-  loadSourceItems,
-  sourceKey,
-  type AnyItem,
-  type SearchSources,
-  type SourceRef,
-} from "../types";
+import { loadSourceItems, sourceKey, type AnyItem, type SearchSources, type SourceRef } from "../types";
 import { inParallel } from "../../lib/in-parallel";
 import { VectorOutages } from "./vector-outage";
 import { itemKey, type TermStats } from "./term-stats";

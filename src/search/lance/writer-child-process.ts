@@ -60,7 +60,8 @@ export class WriterChild {
     context: boolean,
     rows: Table | null,
   ): Promise<{ created: boolean; dropped: boolean }> {
-    const payload = rows ? tableToIPC(rows, "stream") : new Uint8Array(0);
+    // The file format: what LanceDB's own `add` makes of an Arrow table (writer-child.ts `addIpc`).
+    const payload = rows ? tableToIPC(rows, "file") : new Uint8Array(0);
     const done = await this.ask({ op: "replace", table, schema, deleteKeys, context }, table, payload);
     return { created: Boolean(done.created), dropped: Boolean(done.dropped) };
   }

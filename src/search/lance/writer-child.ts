@@ -37,7 +37,7 @@ class Writer {
   async handle(request: Request, payload: Uint8Array): Promise<Done> {
     if (request.op === "tidiness") return { tidiness: await this.tidiness(request.table) };
     if (request.op !== "replace") throw new Error(`unexpected request '${request.op}'`);
-    const rows = payload.length ? tableFromIPC(payload) : null;
+    const rows = payload.length ? payload : null;
     const name = request.table;
     let table = await this.table(name);
     let created = false;
@@ -52,7 +52,7 @@ class Writer {
     if (rows && request.schema === "items") await this.ensureFullText(name, table, request.context);
     if (request.deleteKeys.length) await table.delete(whereSourceKeys(request.deleteKeys));
     if (rows) {
-      await table.add(rows);
+      await addIpc(table, rows);
       return { created, dropped: false };
     }
     // A partition holds only live items: the table goes with its last row.
@@ -138,6 +138,20 @@ class Writer {
     this.open.clear();
     this.db.close();
   }
+}
+
+/**
+ * Adds rows sent as Arrow IPC (file format) to a table. LanceDB's `add` of an Arrow table
+ * serializes it to just these bytes and hands them to its native side; given the bytes, the
+ * child hands them on as they are (`inner.add`, the SDK's own next step) instead of
+ * decoding and encoding them again: that round trip cost the child as much CPU as the write.
+ * Should a LanceDB version lack it, the rows are decoded and added the documented way.
+ */
+async function addIpc(table: lancedb.Table, ipc: Uint8Array): Promise<void> {
+  const inner = (table as unknown as { inner?: { add?: (buf: Buffer, mode: string) => Promise<unknown> } }).inner;
+  if (typeof inner?.add === "function")
+    await inner.add(Buffer.from(ipc.buffer, ipc.byteOffset, ipc.byteLength), "append");
+  else await table.add(tableFromIPC(ipc));
 }
 
 /** Serves requests from stdin until it closes; one answer each, on stdout, in any order. */
