@@ -45,8 +45,9 @@ const TICKS_PER_SECOND = 100;
 
 /**
  * CPU time of a process so far, in ticks, per thread name (`main` for the thread whose id is
- * the process's, LanceDB's runtime threads as `tokio-rt-worker`, …) and `children` for child
- * processes that have ended (its compactions). Empty once the process is gone.
+ * the process's, LanceDB's runtime threads as `tokio-rt-worker`, …) and `children` for its
+ * child processes, ended and running (compactions, the index writer's child). Empty once
+ * the process is gone.
  */
 export function cpuTicks(pid: number): Map<string, number> {
   const out = new Map<string, number>();
@@ -66,7 +67,19 @@ export function cpuTicks(pid: number): Map<string, number> {
       out.set(key, (out.get(key) ?? 0) + Number(rest[11]) + Number(rest[12]));
     }
     const { rest } = fields(`/proc/${pid}/stat`);
-    out.set("children", Number(rest[13]) + Number(rest[14]));
+    // Ended children (cutime, cstime) and those running now: a child counted running at one
+    // reading and ended at the next moves from one sum to the other, and the difference holds.
+    let children = Number(rest[13]) + Number(rest[14]);
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const child = fields(`/proc/${entry}/stat`).rest;
+        if (Number(child[1]) === pid) children += Number(child[11]) + Number(child[12]);
+      } catch {
+        // Ended meanwhile.
+      }
+    }
+    out.set("children", children);
   } catch {
     // Gone meanwhile.
   }
