@@ -133,7 +133,8 @@ export class LanceTables {
       this.handles.dropped(name);
       return;
     }
-    this.handles.exists(name);
+    // Both at once: a handle opened from here on, or being opened, sees the write too.
+    this.handles.written(name);
     const open = this.handles.peek(name);
     if (open) await open.checkoutLatest().catch(() => this.forget(name));
   }

@@ -20,6 +20,8 @@ export class TableHandles {
   /** Open handles, least recently used first. */
   private tables = new Map<string, lancedb.Table>();
   private missing = new Set<string>();
+  /** Writes made by another process so far (`written`). */
+  private writes = 0;
   /** Handles (and connections) waiting for their deferred close, each with its timer. */
   private readonly retiring = new Set<{ task: ScheduledTask; close: () => void }>();
 
@@ -41,9 +43,12 @@ export class TableHandles {
       return cached;
     }
     if (this.missing.has(name)) return null;
+    const writesBefore = this.writes;
     let table: lancedb.Table;
     try {
       table = await connection.openTable(name);
+      // A write landed while it opened: the handle may hold the version before it.
+      if (this.writes !== writesBefore) await table.checkoutLatest();
     } catch (error) {
       if (!isMissing(error)) throw error;
       if (this.missing.size > 10_000) this.missing.clear();
@@ -59,8 +64,13 @@ export class TableHandles {
     return this.tables.get(name);
   }
 
-  /** A table known to exist now (another process created it). */
-  exists(name: string): void {
+  /**
+   * Another process (the writer's child) wrote to a table: it exists, and a handle being
+   * opened meanwhile moves to the newest version before it is kept (the caller moves the
+   * open one, `peek`).
+   */
+  written(name: string): void {
+    this.writes++;
     this.missing.delete(name);
   }
 
