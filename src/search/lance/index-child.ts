@@ -11,6 +11,7 @@
  * Started as `bun src/search/lance/index-child.ts` from a checkout, and as
  * `mnemo __index-child` from the compiled binary (a binary runs only its main entry).
  */
+import { runAsChildMain } from "../../lib/child-command";
 import type { IndexChildRequest } from "../../shared/index-child-protocol";
 
 /** Bytes of a request beyond which the child refuses it (a request names at most a batch of tables). */
@@ -58,12 +59,4 @@ export async function runIndexChild(): Promise<void> {
   process.stdout.write("ok\n");
 }
 
-if (import.meta.main) {
-  try {
-    await runIndexChild();
-    process.exit(0);
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message.split("\n")[0].slice(0, 500)}\n`);
-    process.exit(1);
-  }
-}
+if (import.meta.main) await runAsChildMain(runIndexChild);

@@ -11,6 +11,7 @@
  * `mnemo __index-writer` from the compiled binary; protocol in
  * src/shared/index-child-protocol.ts, the server's side in writer-child-process.ts.
  */
+import { childErrorLine, runAsChildMain } from "../../lib/child-command";
 import type * as lancedb from "@lancedb/lancedb";
 import { tableFromIPC } from "apache-arrow";
 import type { WriterChildAnswer, WriterChildRequest } from "../../shared/index-child-protocol";
@@ -177,7 +178,7 @@ export async function runWriterChild(): Promise<void> {
       if (!writer) throw new Error("the child was not opened");
       answer({ id: request.id, ok: true, ...(await writer.handle(request, payload)) });
     } catch (error) {
-      answer({ id: request.id, ok: false, error: (error as Error).message.split("\n")[0].slice(0, 500) });
+      answer({ id: request.id, ok: false, error: childErrorLine(error) });
     }
   };
   const queue = new ByteQueue();
@@ -203,12 +204,4 @@ export async function runWriterChild(): Promise<void> {
   (writer as Writer | null)?.close();
 }
 
-if (import.meta.main) {
-  try {
-    await runWriterChild();
-    process.exit(0);
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message.split("\n")[0].slice(0, 500)}\n`);
-    process.exit(1);
-  }
-}
+if (import.meta.main) await runAsChildMain(runWriterChild);
