@@ -28,8 +28,6 @@ interface Child {
   tables: Set<string>;
   /** Its `open`, answered. */
   opened: Promise<unknown>;
-  /** Resolves once its stdout ended (every answer it gave was read). */
-  ended: Promise<void>;
 }
 
 /**
@@ -128,10 +126,10 @@ export class WriterChild {
       pending: new Map(),
       tables: new Set(),
       opened: Promise.resolve(),
-      ended: Promise.resolve(),
     };
     const stderr = new Response(process.stderr).text().catch(() => "");
-    child.ended = this.readAnswers(child).then(async () => {
+    // Once its stdout ends (every answer it gave was read), what is still waiting fails.
+    void this.readAnswers(child).then(async () => {
       this.running.delete(handle);
       this.ending.delete(child);
       if (this.current === child) this.current = null;
