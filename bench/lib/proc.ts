@@ -25,19 +25,38 @@ export function rssPartsMB(pid: number): { anon: number; file: number } {
  */
 export function childrenRssMB(pid: number): number {
   let kb = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const child of childPids(pid)) {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // `pid (comm) state ppid …`: the command may hold spaces, so read after its closing parenthesis.
       // A child that ended and was not yet reaped has no VmRSS.
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid)
-        kb += statusKb(Number(entry), "VmRSS") || 0;
+      kb += statusKb(child, "VmRSS") || 0;
     } catch {
       // Ended meanwhile.
     }
   }
   return round(kb / 1024, 1);
+}
+
+/** A `/proc/…/stat` line's command name and the fields after it (the name, in parentheses, may hold spaces). */
+function statFields(path: string): { name: string; rest: string[] } {
+  const stat = readFileSync(path, "utf8");
+  return {
+    name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+    rest: stat.slice(stat.lastIndexOf(")") + 2).split(" "),
+  };
+}
+
+/** The pids of a process's child processes now (ppid is the 2nd field after the name). */
+function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (Number(statFields(`/proc/${entry}/stat`).rest[1]) === pid) out.push(Number(entry));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return out;
 }
 
 /** Clock ticks a second of `/proc/<pid>/stat` times (Linux's USER_HZ). */
@@ -51,30 +70,21 @@ const TICKS_PER_SECOND = 100;
  */
 export function cpuTicks(pid: number): Map<string, number> {
   const out = new Map<string, number>();
-  const fields = (path: string) => {
-    const stat = readFileSync(path, "utf8");
-    // The name, in parentheses, may hold spaces: the fields after it are counted from its end.
-    return {
-      name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
-      rest: stat.slice(stat.lastIndexOf(")") + 2).split(" "),
-    };
-  };
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const { name, rest } = fields(`/proc/${pid}/task/${tid}/stat`);
+      const { name, rest } = statFields(`/proc/${pid}/task/${tid}/stat`);
       // utime and stime are the 14th and 15th fields, 12th and 13th after the name.
       const key = tid === String(pid) ? "main" : name;
       out.set(key, (out.get(key) ?? 0) + Number(rest[11]) + Number(rest[12]));
     }
-    const { rest } = fields(`/proc/${pid}/stat`);
+    const { rest } = statFields(`/proc/${pid}/stat`);
     // Ended children (cutime, cstime) and those running now: a child counted running at one
     // reading and ended at the next moves from one sum to the other, and the difference holds.
     let children = Number(rest[13]) + Number(rest[14]);
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
+    for (const child of childPids(pid)) {
       try {
-        const child = fields(`/proc/${entry}/stat`).rest;
-        if (Number(child[1]) === pid) children += Number(child[11]) + Number(child[12]);
+        const { rest: times } = statFields(`/proc/${child}/stat`);
+        children += Number(times[11]) + Number(times[12]);
       } catch {
         // Ended meanwhile.
       }
