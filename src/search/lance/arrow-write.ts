@@ -1,5 +1,6 @@
 import {
   FixedSizeList,
+  Float16,
   Float32,
   makeData,
   RecordBatch,
@@ -18,7 +19,7 @@ const SLICE_ROWS = 256;
  * conversion of row objects holds the one JavaScript thread for the whole batch (about
  * 50 ms for 4,096 rows with their word vectors), and every search waits behind it; here
  * the longest hold is one slice's, and a vector column is copied into one Float32Array
- * per slice rather than converted number by number (docs/performance.md#why-the-code-is-tuned-as-it-is).
+ * per slice (half floats for the word vectors: lance-schema.ts) rather than converted number by number (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 export async function rowsTable(schema: Schema, rows: readonly object[]): Promise<Table> {
   const batches: RecordBatch[] = [];
@@ -39,13 +40,17 @@ function slice(schema: Schema, slice: readonly object[]): RecordBatch {
         field.type,
       ).data[0];
     const dims = field.type.listSize;
-    const values = new Float32Array(length * dims);
+    const half = field.type.valueType instanceof Float16;
+    const values = half ? new Float16Array(length * dims) : new Float32Array(length * dims);
     rows.forEach((row, i) => {
       const vector = row[field.name] as ArrayLike<number> | undefined;
       if (!vector || vector.length !== dims) throw new Error(`index row without a ${dims}-dimension '${field.name}'`);
       values.set(vector, i * dims);
     });
-    const child = makeData({ type: new Float32(), length: values.length, nullCount: 0, data: values });
+    // Arrow's half floats are their 16-bit patterns.
+    const child = half
+      ? makeData({ type: new Float16(), length: values.length, nullCount: 0, data: new Uint16Array(values.buffer) })
+      : makeData({ type: new Float32(), length: values.length, nullCount: 0, data: values as Float32Array });
     return makeData({ type: field.type, length, nullCount: 0, child });
   });
   return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length, nullCount: 0, children }));
