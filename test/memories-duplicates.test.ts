@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encryptString, sealJson } from "../src/crypto/aes-gcm";
@@ -199,6 +199,33 @@ describe("import", () => {
 });
 
 describe("memories stored before the rule, and mnemo doctor", () => {
+  test("keys stored as a whole SHA-256 (64 hex digits) are cut to the 32 the rule keeps now: an old memory's duplicate is still found", async () => {
+    const user = "key-128";
+    const first = await post(user, { content: "Keeps bees on the roof" });
+    const encrypted = await post(user, { content: encryptString("a sealed note", randomBytes(32)) });
+    const keys = () =>
+      all<{ id: string; content_key: string }>(
+        server.services.store.db,
+        sql`SELECT id, content_key FROM memories WHERE owner_id = ${user} ORDER BY seq`,
+      );
+    const now = await keys();
+    expect(now[0].content_key).toMatch(/^[0-9a-f]{32}$/);
+    expect(now[1].content_key).toBe(`enc:${encrypted.body.id}`);
+    // As a store written before: the whole digest.
+    const whole = createHash("sha256").update("keeps bees on the roof").digest("hex");
+    expect(whole.startsWith(now[0].content_key)).toBe(true);
+    await run(server.services.store.db, sql`UPDATE memories SET content_key = ${whole} WHERE id = ${first.body.id}`);
+    await run(
+      server.services.store.db,
+      sql`DELETE FROM schema_migrations WHERE id = ${"0590_memories_content_key_128"}`,
+    );
+    expect(await migrate(server.services.store, allMigrations)).toEqual(["0590_memories_content_key_128"]);
+    expect(await keys()).toEqual(now);
+    const again = await post(user, { content: "keeps BEES on the roof " });
+    expect([again.status, again.body.id]).toEqual([200, first.body.id]);
+    expect(await count(user)).toBe(2);
+  });
+
   test("older rows get their key at start (their own duplicates kept, marked); doctor reports near-duplicates by id, never content", async () => {
     const dataDir = tempDir("mnemo-dup-legacy-");
     const first = await startTestServer({ dataDir });

@@ -107,6 +107,13 @@ export const memoryMigrations: Migration[] = [
       ${CURRENT_TEXT_ONCE}
     `,
   },
+  {
+    // The exact-duplicate key keeps the first 32 hex digits of its SHA-256 (content-key.ts):
+    // the keys stored before, all 64, become what the rule computes now. Keys of exempt
+    // rows (`enc:`, `dup:`) are shorter and stay.
+    id: "0590_memories_content_key_128",
+    sql: `UPDATE memories SET content_key = substr(content_key, 1, 32) WHERE length(content_key) = 64`,
+  },
 ];
 
 /** The memories table, this domain's part of the first migration (`0001_core`, in `src/migrations.ts`). */
