@@ -87,14 +87,22 @@ export function dequantise(vector: Int8Array | null, dims: number): Float32Array
   return out;
 }
 
-export const encodeVector = (vector: Int8Array | null) =>
-  vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.length).toString("base64") : "";
-export const decodeVector = (text: string) => (text ? new Int8Array(Buffer.from(text, "base64")) : null);
+/** A stored word vector: its bytes as they are (none: empty). */
+export const encodeVector = (vector: Int8Array | null): Buffer =>
+  vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.length) : Buffer.alloc(0);
+/** A stored word vector, as bytes or as the base64 text rows written before were (empty: none). */
+export function decodeVector(stored: Uint8Array | string): Int8Array | null {
+  const bytes = typeof stored === "string" ? Buffer.from(stored, "base64") : stored;
+  return bytes.length ? new Int8Array(bytes) : null;
+}
 
-/** `length term:count term:count`: terms hold neither spaces nor colons (they are runs of letters and digits). */
+/**
+ * `length term term:count`: a count of 1, most terms', is left out (rows written before
+ * spell it). Terms hold neither spaces nor colons (they are runs of letters and digits).
+ */
 export function encodeField(field: FieldTerms | null): string {
   if (!field) return "";
-  return [String(field.length), ...[...field.counts].map(([term, n]) => `${term}:${n}`)].join(" ");
+  return [String(field.length), ...[...field.counts].map(([term, n]) => (n === 1 ? term : `${term}:${n}`))].join(" ");
 }
 
 /**
@@ -108,11 +116,16 @@ export function decodeField(text: string, only?: readonly string[]): FieldTerms 
     const counts = new Map<string, number>();
     const padded = space < 0 ? "" : text.slice(space);
     for (const term of only) {
-      const at = padded.indexOf(` ${term}:`);
-      if (at < 0) continue;
-      const from = at + term.length + 2;
-      const end = padded.indexOf(" ", from);
-      counts.set(term, Number(padded.slice(from, end < 0 ? undefined : end)));
+      // ` term` then a space, the end (count 1) or `:count`; else a longer term begins so.
+      for (let at = padded.indexOf(` ${term}`); at >= 0; at = padded.indexOf(` ${term}`, at + 1)) {
+        const next = at + term.length + 1;
+        if (next === padded.length || padded[next] === " ") counts.set(term, 1);
+        else if (padded[next] === ":") {
+          const end = padded.indexOf(" ", next);
+          counts.set(term, Number(padded.slice(next + 1, end < 0 ? undefined : end)));
+        } else continue;
+        break;
+      }
     }
     return { length: Number(space < 0 ? text : text.slice(0, space)), counts };
   }
@@ -120,7 +133,8 @@ export function decodeField(text: string, only?: readonly string[]): FieldTerms 
   const counts = new Map<string, number>();
   for (const pair of pairs) {
     const at = pair.lastIndexOf(":");
-    counts.set(pair.slice(0, at), Number(pair.slice(at + 1)));
+    if (at < 0) counts.set(pair, 1);
+    else counts.set(pair.slice(0, at), Number(pair.slice(at + 1)));
   }
   return { length: Number(length), counts };
 }

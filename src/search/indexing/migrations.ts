@@ -88,6 +88,14 @@ export const searchMigrations: Migration[] = [
       ALTER TABLE search_corpus ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // Word vectors are stored as their bytes (analysis/item-terms.ts encodeVector), 100 a
+    // row, not as base64 text (136). SQLite keeps whatever a row holds: rows written before
+    // keep their text, which is read as before, until written again.
+    id: "0600_search_terms_vector_bytes",
+    sql: `-- nothing to change on SQLite`,
+    postgres: `ALTER TABLE search_terms ALTER COLUMN wvec TYPE BYTEA USING decode(wvec, 'base64')`,
+  },
 ];
 
 /** The outbox and the embedding cache, the search side's part of the first migration (`0001_core`, in `src/migrations.ts`). */

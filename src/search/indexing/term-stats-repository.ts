@@ -58,7 +58,7 @@ async function storedRows(
     item_id: string;
     terms: string;
     context: string;
-    wvec: string;
+    wvec: Uint8Array | string;
     created_at: number;
   }>(
     db,
@@ -227,7 +227,7 @@ export function createTermStatsRepository() {
         item_id: string | null;
         terms: string | null;
         context: string | null;
-        wvec: string | null;
+        wvec: Uint8Array | string | null;
         created_at: number | null;
       }>(
         db,
@@ -294,7 +294,7 @@ export function createTermStatsRepository() {
       const out = new Map<string, Int8Array | null>();
       for (const [ownerId, kind, sourceIds] of byOwnerAndKind(refs)) {
         for (const ids of chunks(sourceIds, 200)) {
-          const rows = await all<{ source_id: string; item_id: string; wvec: string }>(
+          const rows = await all<{ source_id: string; item_id: string; wvec: Uint8Array | string }>(
             db,
             sql`SELECT source_id, item_id, wvec FROM search_terms WHERE owner_id = ${ownerId} AND kind = ${kind} AND source_id IN ${list(ids)}`,
           );
