@@ -5,9 +5,10 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { run, sql } from "../src/db/store";
 import { rowsTable } from "../src/search/lance/arrow-write";
-import { fullTextIndex, itemsSchema, WORD_VECTOR_DIMS } from "../src/search/lance/lance-schema";
+import { fullTextIndex, itemsSchema, vectorSchema } from "../src/search/lance/lance-schema";
 import { runCli } from "./helpers/cli";
 import { dropDatabaseFor } from "./helpers/database";
+import { startFakeEmbedder } from "./helpers/fake-embedder";
 import { indexRows, indexTables } from "./helpers/index-rows";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
@@ -45,12 +46,12 @@ test("an index of an older layout: doctor says so and what happens; the next sta
   expect((await layout()).status).toBe("ok");
 });
 
-/** The element type of a table's word-vector column ("Float16" or "Float32"). */
-async function wordVectorType(dataDir: string, table: string): Promise<string> {
+/** The element type of a vector column of an index table ("Float16" or "Float32"). */
+async function vectorType(dataDir: string, table: string, column: string): Promise<string> {
   const db = await lancedb.connect(join(dataDir, "index"));
   try {
     const handle = await db.openTable(table);
-    const type = (await handle.schema()).fields.find((field) => field.name === "wvec")!.type as FixedSizeList;
+    const type = (await handle.schema()).fields.find((field) => field.name === column)!.type as FixedSizeList;
     handle.close();
     return type.valueType.precision === Precision.HALF ? "Float16" : "Float32";
   } finally {
@@ -58,62 +59,73 @@ async function wordVectorType(dataDir: string, table: string): Promise<string> {
   }
 }
 
-/** Makes a table again as an earlier Mnemo wrote it: the same rows, its word vectors as 32-bit floats. */
-async function asThirtyTwoBit(dataDir: string, table: string): Promise<void> {
+/** Makes a table again as an earlier Mnemo wrote it: the same rows and full-text indices, the vector column as 32-bit floats. */
+async function asThirtyTwoBit(dataDir: string, table: string, column: string): Promise<void> {
   const db = await lancedb.connect(join(dataDir, "index"));
   try {
     const handle = await db.openTable(table);
     const rows = (await handle.query().toArray()).map((row) => ({
       ...row,
       meta: [...row.meta],
-      wvec: Float32Array.from(row.wvec),
+      [column]: Float32Array.from(row[column]),
     }));
-    handle.close();
+    const fullText = (await handle.listIndices()).flatMap((index) => index.columns).filter((c) => c.startsWith("text"));
+    const current = (await handle.schema()).fields.find((field) => field.name === column)!.type as FixedSizeList;
+    const ours = column === "wvec" ? itemsSchema() : vectorSchema(current.listSize);
     const schema = new Schema(
-      itemsSchema().fields.map((field) =>
-        field.name === "wvec"
-          ? new Field("wvec", new FixedSizeList(WORD_VECTOR_DIMS, new Field("item", new Float32(), true)), false)
+      ours.fields.map((field) =>
+        field.name === column
+          ? new Field(column, new FixedSizeList(current.listSize, new Field("item", new Float32(), true)), false)
           : field,
       ),
     );
+    handle.close();
     const old = await db.createTable(table, await rowsTable(schema, rows), { mode: "overwrite" });
-    await old.createIndex("text", { config: fullTextIndex() });
+    for (const text of fullText) await old.createIndex(text, { config: fullTextIndex() });
     old.close();
   } finally {
     db.close();
   }
 }
 
-test("word vectors are half floats in new tables; a table an earlier version made with 32-bit ones takes new rows as they are and stays searchable", async () => {
-  const dataDir = tempDir("mnemo-upgrade-wvec-");
+test("vectors are half floats in new tables; tables an earlier version made with 32-bit ones take new rows as they are and stay searchable", async () => {
+  const dataDir = tempDir("mnemo-upgrade-vectors-");
+  const fake = startFakeEmbedder(64);
+  const env = { EMBEDDINGS_PROVIDER: "openai", EMBEDDINGS_URL: fake.url, EMBEDDINGS_MODEL: "fake-64" };
+  const search = async (server: TestServer, query: string, signals: string[]) => {
+    const [status, body] = await server.call("POST", "/v1/memories/search", { body: { query, signals, limit: 10 } });
+    expect(status).toBe(200);
+    return (body.results as Array<{ content: string }>).map((r) => r.content).sort();
+  };
+  const both = ["a boat crossing to the harbour in the morning", "the ferry to the island leaves at dawn"];
   try {
-    const first = await startTestServer({ dataDir });
-    const search = async (server: TestServer, query: string, signals: string[]) => {
-      const [status, body] = await server.call("POST", "/v1/memories/search", { body: { query, signals, limit: 10 } });
-      expect(status).toBe(200);
-      return (body.results as Array<{ content: string }>).map((r) => r.content).sort();
-    };
-    await first.call("POST", "/v1/memories", { body: { content: "the ferry to the island leaves at dawn" } });
+    const first = await startTestServer({ dataDir, env });
+    await first.call("POST", "/v1/memories", { body: { content: both[1] } });
     await first.services.indexer.drain();
-    const [table] = (await indexTables(dataDir)).filter((name) => !name.includes("__v_"));
-    expect(await wordVectorType(dataDir, table)).toBe("Float16");
+    const tables = await indexTables(dataDir);
+    const text = tables.find((name) => !name.includes("__v_"))!;
+    const vectors = tables.find((name) => name.includes("__v_"))!;
+    expect(await vectorType(dataDir, text, "wvec")).toBe("Float16");
+    expect(await vectorType(dataDir, vectors, "vector")).toBe("Float16");
     await first.stop();
 
-    await asThirtyTwoBit(dataDir, table);
-    const second = await startTestServer({ dataDir });
-    await second.call("POST", "/v1/memories", { body: { content: "a boat crossing to the harbour in the morning" } });
+    await asThirtyTwoBit(dataDir, text, "wvec");
+    await asThirtyTwoBit(dataDir, vectors, "vector");
+    const second = await startTestServer({ dataDir, env });
+    await second.call("POST", "/v1/memories", { body: { content: both[0] } });
     await second.services.indexer.drain();
-    expect(await wordVectorType(dataDir, table)).toBe("Float32");
-    expect((await indexRows(dataDir)).filter((row) => row.table === table)).toHaveLength(2);
-    expect(await search(second, "ferry island", ["text"])).toEqual(["the ferry to the island leaves at dawn"]);
-    expect(await search(second, "harbour boat", ["text"])).toEqual(["a boat crossing to the harbour in the morning"]);
-    // Proposed by LanceDB's nearest word vectors, in the 32-bit column, old row and new.
-    expect(await search(second, "ship sailing to the port", ["words"])).toEqual([
-      "a boat crossing to the harbour in the morning",
-      "the ferry to the island leaves at dawn",
-    ]);
+    expect(await vectorType(dataDir, text, "wvec")).toBe("Float32");
+    expect(await vectorType(dataDir, vectors, "vector")).toBe("Float32");
+    expect((await indexRows(dataDir)).filter((row) => row.table === text)).toHaveLength(2);
+    expect((await indexRows(dataDir, { vectors: true })).filter((row) => row.table === vectors)).toHaveLength(2);
+    expect(await search(second, "ferry island", ["text"])).toEqual([both[1]]);
+    expect(await search(second, "harbour boat", ["text"])).toEqual([both[0]]);
+    // Proposed by LanceDB's nearest vectors, in the 32-bit columns, old row and new.
+    expect(await search(second, "ship sailing to the port", ["words"])).toEqual(both);
+    expect(await search(second, "ship sailing to the port", ["vector"])).toEqual(both);
     await second.destroy();
   } finally {
+    fake.stop();
     rmSync(dataDir, { recursive: true, force: true });
     await dropDatabaseFor(dataDir);
   }
