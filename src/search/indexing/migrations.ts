@@ -96,6 +96,28 @@ export const searchMigrations: Migration[] = [
     sql: `-- nothing to change on SQLite`,
     postgres: `ALTER TABLE search_terms ALTER COLUMN wvec TYPE BYTEA USING decode(wvec, 'base64')`,
   },
+  {
+    // A cached vector (1.5 KB at 384 dimensions) is larger than SQLite keeps inside a page of
+    // a WITHOUT ROWID table (about 1 KB at 4 KB pages): each row spilled into an overflow page
+    // of its own, about 4.5 KB on disk a vector. A rowid table keeps rows up to about 4 KB in
+    // its pages. The rows are copied; PostgreSQL keeps large values out of line by itself.
+    id: "0610_embedding_cache_in_pages",
+    sql: `
+      CREATE TABLE embedding_cache_next (
+        space_id TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        used_at INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (space_id, text_hash)
+      );
+      INSERT INTO embedding_cache_next (space_id, text_hash, vector, used_at)
+        SELECT space_id, text_hash, vector, used_at FROM embedding_cache;
+      DROP TABLE embedding_cache;
+      ALTER TABLE embedding_cache_next RENAME TO embedding_cache;
+      CREATE INDEX embedding_cache_by_use ON embedding_cache (used_at);
+    `,
+    postgres: `-- nothing to change on PostgreSQL`,
+  },
 ];
 
 /** The outbox and the embedding cache, the search side's part of the first migration (`0001_core`, in `src/migrations.ts`). */
