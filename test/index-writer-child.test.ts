@@ -1,9 +1,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import * as lancedb from "@lancedb/lancedb";
+import { tableToIPC } from "apache-arrow";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { rowsTable } from "../src/search/lance/arrow-write";
+import { itemsSchema, WORD_VECTOR_DIMS } from "../src/search/lance/lance-schema";
 import type { OutboxRow } from "../src/search/indexing/outbox-repository";
 import { Replays } from "../src/search/indexing/replays";
 import { duplicates, indexRows } from "./helpers/index-rows";
-import { mock, startTestServer, type TestServer } from "./helpers/server";
+import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { waitFor } from "./helpers/wait";
 
 const servers: TestServer[] = [];
@@ -102,5 +107,99 @@ describe("replays after a failed batch", () => {
     expect(replays.plan([row(11, "a")], "vector").deletes).toEqual([]);
     // A changed (or deleted) source is always deleted first.
     expect(replays.plan([row(15, "e", "sync")], "text").deletes.map((ref) => ref.sourceId)).toEqual(["e"]);
+  });
+});
+
+describe("a writer child whose server is gone", () => {
+  /** The child run directly, speaking its protocol (index-child-protocol.ts) over pipes. */
+  function startChild() {
+    const child = Bun.spawn(
+      [process.execPath, join(import.meta.dir, "..", "src", "search", "lance", "writer-child.ts")],
+      {
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+        env: {},
+      },
+    );
+    const frame = (request: object, payload: Uint8Array = new Uint8Array(0)) => {
+      const header = Buffer.from(JSON.stringify(request));
+      const lengths = Buffer.alloc(8);
+      lengths.writeUInt32LE(header.length, 0);
+      lengths.writeUInt32LE(payload.length, 4);
+      child.stdin.write(lengths);
+      child.stdin.write(header);
+      if (payload.length) child.stdin.write(payload);
+      child.stdin.flush();
+    };
+    const answers: Array<{ id: number; ok: boolean }> = [];
+    const read = (async () => {
+      let buffered = Buffer.alloc(0);
+      for await (const chunk of child.stdout) {
+        buffered = Buffer.concat([buffered, chunk]);
+        while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32LE(0)) {
+          answers.push(JSON.parse(buffered.subarray(4, 4 + buffered.readUInt32LE(0)).toString()));
+          buffered = buffered.subarray(4 + buffered.readUInt32LE(0));
+        }
+      }
+    })();
+    return { child, frame, answers, read };
+  }
+
+  const rows = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      source_key: `memory|m${i}`,
+      owner_id: "gone",
+      kind: "memory",
+      source_id: `m${i}`,
+      item_id: `m${i}`,
+      workspace_id: null,
+      session_id: null,
+      document_type: null,
+      meta: [],
+      created_at: i,
+      text: `orphaned write ${i}`,
+      context_before: "",
+      context_after: "",
+      wvec: new Float32Array(WORD_VECTOR_DIMS).fill(0.1),
+    }));
+
+  async function rowsIn(dir: string, table: string): Promise<number> {
+    const db = await lancedb.connect(dir);
+    try {
+      return (await db.tableNames()).includes(table) ? await (await db.openTable(table)).countRows() : 0;
+    } finally {
+      db.close();
+    }
+  }
+
+  test("a stdin closed after `end` finishes what was asked; closed without it (the server died), the child exits at once and commits nothing more", async () => {
+    const dir = tempDir("mnemo-writer-orphan-");
+    try {
+      const payload = tableToIPC(await rowsTable(itemsSchema(), rows(50)), "file");
+      for (const ended of [true, false]) {
+        const table = ended ? "mem_ended" : "mem_orphaned";
+        const { child, frame, answers, read } = startChild();
+        frame({ id: 1, op: "open", location: { uri: dir } });
+        await waitFor(() => answers.find((answer) => answer.id === 1), { what: "the child to open" });
+        // Asked, and then the stdin closes: as the server ends a child, or as a server's death closes it.
+        frame({ id: 2, op: "replace", table, schema: "items", deleteKeys: [], context: false }, payload);
+        if (ended) frame({ op: "end" });
+        child.stdin.end();
+        expect(await child.exited).toBe(0);
+        await read;
+        expect(answers.map((answer) => [answer.id, answer.ok])).toEqual(
+          ended
+            ? [
+                [1, true],
+                [2, true],
+              ]
+            : [[1, true]],
+        );
+        expect(await rowsIn(dir, table)).toBe(ended ? 50 : 0);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -40,7 +40,11 @@ export type IndexChildRequest =
  * Frames both ways. A request: a little-endian u32 header length, a u32 payload length,
  * the header (JSON, {@link WriterChildRequest}), the payload (the rows to add as Arrow IPC
  * in the file format, or nothing). An answer: a u32 length and the JSON of {@link WriterChildAnswer}.
- * The first request is `open`; the child ends when its stdin closes.
+ * The first request is `open`. The server ends a child with `end` (unanswered) and then
+ * closes its stdin: the child finishes what it was asked and exits. A stdin that closes
+ * without `end` means the server died: the child exits at once, leaving what it was doing
+ * uncommitted, so that no write of a dead server lands after another replica took the
+ * index over and replayed it (which would leave the rows twice).
  */
 export const INDEX_WRITER_COMMAND = "__index-writer";
 
@@ -57,6 +61,7 @@ export type WriterChildRequest = { id: number } & (
       context: boolean;
     }
   | { op: "tidiness"; table: string }
+  | { op: "end" }
 );
 
 export type WriterChildAnswer = { id: number } & (

@@ -147,21 +147,26 @@ export class WriterChild {
 
   private send(child: Child, request: Ask, payload: Uint8Array): Promise<Done> {
     const id = this.nextId++;
-    const header = Buffer.from(JSON.stringify({ ...request, id }));
-    const lengths = Buffer.alloc(8);
-    lengths.writeUInt32LE(header.length, 0);
-    lengths.writeUInt32LE(payload.length, 4);
     const answered = new Promise<Done>((resolve, reject) => child.pending.set(id, { resolve, reject }));
     try {
-      child.process.stdin.write(lengths);
-      child.process.stdin.write(header);
-      if (payload.length) child.process.stdin.write(payload);
-      child.process.stdin.flush();
+      this.announce(child, { ...request, id }, payload);
     } catch (error) {
       child.pending.get(id)?.reject(error as Error);
       child.pending.delete(id);
     }
     return answered;
+  }
+
+  /** Writes one frame: the lengths, the JSON header, the payload. */
+  private announce(child: Child, request: object, payload: Uint8Array = new Uint8Array(0)): void {
+    const header = Buffer.from(JSON.stringify(request));
+    const lengths = Buffer.alloc(8);
+    lengths.writeUInt32LE(header.length, 0);
+    lengths.writeUInt32LE(payload.length, 4);
+    child.process.stdin.write(lengths);
+    child.process.stdin.write(header);
+    if (payload.length) child.process.stdin.write(payload);
+    child.process.stdin.flush();
   }
 
   private async readAnswers(child: Child): Promise<void> {
@@ -185,11 +190,12 @@ export class WriterChild {
     }
   }
 
-  /** Asks a child to end once it has answered what it was asked. */
+  /** Asks a child to end once it has answered what it was asked (a close without `end` would make it drop that). */
   private end(child: Child): void {
     if (this.current === child) this.current = null;
     this.ending.add(child);
     try {
+      this.announce(child, { op: "end" });
       child.process.stdin.end();
     } catch {
       // Already gone.

@@ -182,6 +182,7 @@ export async function runWriterChild(): Promise<void> {
     }
   };
   const queue = new ByteQueue();
+  let ended = false;
   for await (const chunk of Bun.stdin.stream()) {
     queue.push(chunk);
     while (queue.length >= 8) {
@@ -193,13 +194,17 @@ export async function runWriterChild(): Promise<void> {
       const request = JSON.parse(new TextDecoder().decode(queue.take(headerBytes))) as Request;
       const payload = queue.take(payloadBytes);
       // The open comes first and alone; the writes after it run side by side (different tables).
-      if (request.op === "open") await serve(request, payload);
+      if (request.op === "end") ended = true;
+      else if (request.op === "open") await serve(request, payload);
       else {
         const done: Promise<void> = serve(request, payload).finally(() => running.delete(done));
         running.add(done);
       }
     }
   }
+  // Closed without `end`: the server is gone (protocol: index-child-protocol.ts). Nothing
+  // more is committed; what it asked and did not see answered, its successor replays.
+  if (!ended) process.exit(0);
   await Promise.all(running);
   (writer as Writer | null)?.close();
 }
