@@ -40,7 +40,7 @@ export type IndexChildRequest =
  * Frames both ways. A request: a little-endian u32 header length, a u32 payload length,
  * the header (JSON, {@link WriterChildRequest}), the payload (the rows to add as Arrow IPC
  * in the file format, or nothing). An answer: a u32 length and the JSON of {@link WriterChildAnswer}.
- * The first request is `open`. The server ends a child with `end` (unanswered) and then
+ * The first request is `open`. The server ends a child with `end` (never answered) and then
  * closes its stdin: the child finishes what it was asked and exits. A stdin that closes
  * without `end` means the server died: the child exits at once, leaving what it was doing
  * uncommitted, so that no write of a dead server lands after another replica took the

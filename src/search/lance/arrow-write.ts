@@ -18,8 +18,9 @@ const SLICE_ROWS = 256;
  * slices of SLICE_ROWS rows with a turn of the event loop between slices. LanceDB's own
  * conversion of row objects holds the one JavaScript thread for the whole batch (about
  * 50 ms for 4,096 rows with their word vectors), and every search waits behind it; here
- * the longest hold is one slice's, and a vector column is copied into one Float32Array
- * per slice (half floats for the word vectors: lance-schema.ts) rather than converted number by number (docs/performance.md#why-the-code-is-tuned-as-it-is).
+ * the longest hold is one slice's, and a vector column is copied into one typed array per
+ * slice, of the column's own float width (half floats: lance-schema.ts), rather than
+ * converted number by number (docs/performance.md#why-the-code-is-tuned-as-it-is).
  */
 export async function rowsTable(schema: Schema, rows: readonly object[]): Promise<Table> {
   const batches: RecordBatch[] = [];

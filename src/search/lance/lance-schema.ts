@@ -56,7 +56,7 @@ export const WORD_VECTOR_DIMS = 100;
  * The word vectors as half floats: 200 bytes a row instead of 400. They only propose
  * candidates (an item's words score comes from its int8 vector in the store of record:
  * item-terms.ts), and a half float holds an int8 value / 127 to within 0.0002.
- * Tables made before keep their 32-bit column: the writer's child converts for them.
+ * Tables made before keep their 32-bit column: LanceDB converts the rows added to them.
  */
 export const itemsSchema = () =>
   new Schema([

@@ -149,7 +149,7 @@ export class WriterChild {
     const id = this.nextId++;
     const answered = new Promise<Done>((resolve, reject) => child.pending.set(id, { resolve, reject }));
     try {
-      this.announce(child, { ...request, id }, payload);
+      this.announce(child, { ...request, id } as WriterChildRequest, payload);
     } catch (error) {
       child.pending.get(id)?.reject(error as Error);
       child.pending.delete(id);
@@ -158,7 +158,7 @@ export class WriterChild {
   }
 
   /** Writes one frame: the lengths, the JSON header, the payload. */
-  private announce(child: Child, request: object, payload: Uint8Array = new Uint8Array(0)): void {
+  private announce(child: Child, request: WriterChildRequest, payload: Uint8Array = new Uint8Array(0)): void {
     const header = Buffer.from(JSON.stringify(request));
     const lengths = Buffer.alloc(8);
     lengths.writeUInt32LE(header.length, 0);
@@ -195,7 +195,7 @@ export class WriterChild {
     if (this.current === child) this.current = null;
     this.ending.add(child);
     try {
-      this.announce(child, { op: "end" });
+      this.announce(child, { op: "end", id: this.nextId++ });
       child.process.stdin.end();
     } catch {
       // Already gone.
