@@ -4,10 +4,11 @@
  *
  * 1. Bulk write: one user's `--memories` memories from `--clients` clients over HTTP (full
  *    text, no embedder; a `mnemo serve` child process), then at once `--searches` searches
- *    from the same number of clients, without waiting for the index; then LanceDB's own
- *    full-text query on a table of the same texts (built and indexed beforehand), the same
- *    queries from the same number of concurrent callers. Prints the ingest rate and both
- *    latencies with their ratios.
+ *    from the same number of clients, without waiting for the index, and at the same time
+ *    LanceDB's own full-text query on a table of the same texts (built and indexed
+ *    beforehand), the same queries from as many callers of its own. Prints the ingest rate
+ *    and both latencies with their ratios, and the first wave of each (the first
+ *    `--clients` queries, which start together on cold caches) apart.
  * 2. The curve: a fresh server holding `--base` settled memories (searched: the settled
  *    figure, taken on the server below), restarted with `MNEMO_INDEX_WRITER=never` so that
  *    nothing more is indexed, then fresh writes until `--curve` counts are pending, each
@@ -28,6 +29,7 @@ import { memoryTexts, queryTexts } from "./lib/corpus";
 import { cleanup, giveUpAfter, removeDir, startBenchServer, tempDir } from "./lib/harness";
 import { FTS_CONFIG } from "./lib/lance-direct";
 import { machineLine } from "./lib/machine";
+import { cpuShares, cpuTicks } from "./lib/proc";
 import { round, summarize, table, type Summary } from "./lib/stats";
 
 const { values } = parseArgs({
@@ -68,34 +70,39 @@ async function concurrently(queries: string[], concurrency: number, call: (q: st
   return summarize(latencies);
 }
 
+/** `queries` from `concurrency` callers pulling from one queue; each query's latency in ms, by its index. */
+async function timedByQuery(queries: string[], concurrency: number, call: (q: string) => Promise<unknown>) {
+  const latencies = new Array<number>(queries.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < queries.length; i = next++) {
+        const t0 = performance.now();
+        await call(queries[i]);
+        latencies[i] = performance.now() - t0;
+      }
+    }),
+  );
+  return latencies;
+}
+
 /**
- * The same queries through two callers, interleaved: each of `concurrency` workers takes
- * the next query and asks both (in turns, which first), so both see the same machine (the
- * writer catching up, its compactions) rather than one the busy moment and one the quiet.
+ * The same queries asked of two callers at the same time, each by `concurrency` workers of
+ * its own: both see the same machine (the writer catching up, its compactions) and as many
+ * queries in flight. (Asking each query of both in turn, as this bench did before, left
+ * most workers waiting on the slower side at any moment: LanceDB then had one or two
+ * queries in flight while Mnemo had six or seven.) `first`: the first wave, the first
+ * `concurrency` queries of each side, which start together on cold caches.
  */
-async function sideBySide(
+async function atOnce(
   queries: string[],
   concurrency: number,
   a: (q: string) => Promise<unknown>,
   b: (q: string) => Promise<unknown>,
 ) {
-  const latencies: [number[], number[]] = [[], []];
-  const timed = async (side: 0 | 1, q: string) => {
-    const t0 = performance.now();
-    await (side === 0 ? a : b)(q);
-    latencies[side].push(performance.now() - t0);
-  };
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < queries.length; i = next++) {
-        const first = (i % 2) as 0 | 1;
-        await timed(first, queries[i]);
-        await timed((1 - first) as 0 | 1, queries[i]);
-      }
-    }),
-  );
-  return { a: summarize(latencies[0]), b: summarize(latencies[1]) };
+  const [la, lb] = await Promise.all([timedByQuery(queries, concurrency, a), timedByQuery(queries, concurrency, b)]);
+  const first = (l: number[]) => summarize(l.slice(0, concurrency));
+  return { a: summarize(la), b: summarize(lb), firstA: first(la), firstB: first(lb) };
 }
 
 async function lanceTable(dir: string, texts: string[]) {
@@ -140,32 +147,45 @@ try {
 
     const dataDir = tempDir();
     const server = await startBenchServer({ dataDir, env });
+    const ingestCpu = cpuTicks(server.pid);
     const { wallMs } = await ingest(server.url, user, texts, clients);
+    const searchCpu = cpuTicks(server.pid);
+    const searchStart = performance.now();
     const api = client(server.url, user);
-    const { a: mnemo, b: lance } = await sideBySide(
+    const {
+      a: mnemo,
+      b: lance,
+      firstA,
+      firstB,
+    } = await atOnce(
       queries,
       clients,
       (q) => api.search(q, 10),
       (q) => direct.search(candidateQuery(q), "fts").select(["id", "_score"]).limit(40).toArray(),
     );
+    const searchSeconds = (performance.now() - searchStart) / 1000;
+    const afterSearches = cpuTicks(server.pid);
     const catchUpMs = await server.ops.drain();
     await server.stop();
     removeDir(dataDir);
     direct.close();
     removeDir(lanceDir);
     const perSecond = round(memories / (wallMs / 1000), 0);
-    json.bulk = { memories, clients, perSecond, catchUpMs, mnemo, lance };
+    json.bulk = { memories, clients, perSecond, catchUpMs, mnemo, lance, firstWave: { mnemo: firstA, lance: firstB } };
     lines.push(
       `\nBulk write: ${memories} memories, ${clients} clients over HTTP: ${perSecond}/s (${round(wallMs / 1000, 1)} s); the index caught up ${round(catchUpMs / 1000, 1)} s after the searches`,
-      `Then ${searches} searches from ${clients} clients at once, without waiting for the index, each query asked of both in turn:`,
+      `Then ${searches} searches from ${clients} clients, without waiting for the index, and the same queries of LanceDB from ${clients} callers of its own at the same time:`,
       table(
-        ["", "p50 ms", "p99 ms", "max ms"],
+        ["", "p50 ms", "p99 ms", "max ms", `first ${clients}: mean / max ms`],
         [
-          ["Mnemo (HTTP)", mnemo.p50, mnemo.p99, mnemo.max],
-          ["LanceDB direct", lance.p50, lance.p99, lance.max],
-          ["ratio", ratio(mnemo.p50, lance.p50), ratio(mnemo.p99, lance.p99), ""],
+          ["Mnemo (HTTP)", mnemo.p50, mnemo.p99, mnemo.max, `${firstA.mean} / ${firstA.max}`],
+          ["LanceDB direct", lance.p50, lance.p99, lance.max, `${firstB.mean} / ${firstB.max}`],
+          ["ratio", ratio(mnemo.p50, lance.p50), ratio(mnemo.p99, lance.p99), "", ""],
         ],
       ),
+      `The server's CPU by thread (share of a core; children: the index writer's child, compactions):`,
+      `  during the ingest: ${cpuShares(ingestCpu, searchCpu, wallMs / 1000)}`,
+      `  during the searches: ${cpuShares(searchCpu, afterSearches, searchSeconds)}`,
     );
   }
 

@@ -17,6 +17,8 @@ export interface BenchServer {
   url: string;
   /** "child process (pid N)" or "in-process". */
   where: string;
+  /** The server's process id (the bench's own when in-process). */
+  pid: number;
   ops: Promised<Ops>;
   stop(): Promise<void>;
 }
@@ -164,7 +166,13 @@ export async function startBenchServer(options: {
     const promised = Object.fromEntries(
       Object.entries(ops).map(([k, fn]) => [k, async (...a: unknown[]) => (fn as (...x: unknown[]) => unknown)(...a)]),
     );
-    return { url: server.url, where: "in-process", ops: promised as Promised<Ops>, stop: () => server.stop() };
+    return {
+      url: server.url,
+      where: "in-process",
+      pid: process.pid,
+      ops: promised as Promised<Ops>,
+      stop: () => server.stop(),
+    };
   }
   const { child, ready, call } = spawnChild("server-child.ts", {
     MNEMO_BENCH_SERVER: JSON.stringify({ dataDir: options.dataDir, env: options.env }),
@@ -182,6 +190,7 @@ export async function startBenchServer(options: {
   return {
     url,
     where: `child process (pid ${pid})`,
+    pid,
     ops,
     async stop() {
       await call("stop", []).catch(() => {});
