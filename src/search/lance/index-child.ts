@@ -16,8 +16,24 @@ import type { IndexChildRequest } from "../../shared/index-child-protocol";
 
 /** Bytes of a request beyond which the child refuses it (a request names at most a batch of tables). */
 const MAX_REQUEST_BYTES = 1024 * 1024;
+/** How often the child looks whether the server that started it is still there. */
+const PARENT_CHECK_MS = 250;
+
+/**
+ * Ends the child as soon as the server that started it is gone (killed: the child then
+ * belongs to another parent). A compaction or an ANN build left uncommitted changes
+ * nothing the index holds; the next server does its own. Without this, an orphan kept the
+ * machine busy for the rest of its work, beside the server that replaced its own.
+ */
+function endWithParent(): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, PARENT_CHECK_MS).unref();
+}
 
 export async function runIndexChild(): Promise<void> {
+  endWithParent();
   let raw = "";
   for await (const chunk of Bun.stdin.stream()) {
     raw += new TextDecoder().decode(chunk);
