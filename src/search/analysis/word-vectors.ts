@@ -24,8 +24,8 @@ export interface WordVectors {
   vector(word: string): Float32Array | undefined;
   /** SIF weight a/(a+p(w)), p from the word's frequency rank by Zipf's law; ~1 for an unknown word. */
   weight(word: string): number;
-  /** Adds `weight` × the word's vector to `into` without copying it; false for a word without one. */
-  addTo(into: Float32Array, word: string, weight: number): boolean;
+  /** Adds the word's vector × its SIF weight (`weight`) to `into` without copying it; false for a word without one. */
+  addWeighted(into: Float32Array, word: string): boolean;
 }
 
 class LoadedWordVectors implements WordVectors {
@@ -58,17 +58,21 @@ class LoadedWordVectors implements WordVectors {
     return out;
   }
 
-  addTo(into: Float32Array, word: string, weight: number): boolean {
+  addWeighted(into: Float32Array, word: string): boolean {
+    // One lookup for both the vector and the weight: this runs for every word of every write.
     const row = this.row(word);
     if (row === undefined) return false;
     const { dims, quantised, scales } = this.tables;
-    const scale = scales[row]! * weight;
+    const scale = scales[row]! * this.weightAt(row);
     for (let d = 0, base = row * dims; d < dims; d++) into[d]! += quantised[base + d]! * scale;
     return true;
   }
 
   weight(word: string): number {
-    const row = this.row(word);
+    return this.weightAt(this.row(word));
+  }
+
+  private weightAt(row: number | undefined): number {
     const rank = row === undefined ? this.tables.vocabularySize : this.tables.ranks[row]!;
     return SIF_A / (SIF_A + zipfProbability(rank, this.tables.vocabularySize));
   }
@@ -107,7 +111,7 @@ export function loadWordVectors(): Promise<WordVectors> {
 export function textVector(vectors: WordVectors, words: string[]): Float32Array | null {
   const sum = new Float32Array(vectors.dims);
   let known = 0;
-  for (const word of words) if (vectors.addTo(sum, word, vectors.weight(word))) known++;
+  for (const word of words) if (vectors.addWeighted(sum, word)) known++;
   if (known === 0) return null;
   const common = vectors.commonComponent;
   let projection = 0;
