@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import pg from "pg";
+import { openPostgresStore } from "../../src/db/store";
+import { migrateAll } from "../../src/migrations";
 
 /**
  * The PostgreSQL run of the suite: with `MNEMO_TEST_DATABASE_URL` set (by `npm test`),
@@ -73,6 +75,23 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
 }
 
 let staleSwept: Promise<string[]> | undefined;
+let template: Promise<string> | undefined;
+
+/**
+ * A database migrated once per test process, which every data dir's database is copied
+ * from (`CREATE DATABASE … TEMPLATE`): a server's first start then finds every migration
+ * applied, as a restart does, instead of running them all (0.25–0.55 s a database). Closed
+ * to connections once migrated, so that no session on it can refuse a copy.
+ */
+async function migratedTemplate(client: pg.Client): Promise<string> {
+  const name = `mnemo_t_${HOST_TAG}_${process.pid}_${hex("migrated template", 16)}`;
+  await client.query(`CREATE DATABASE ${name}`);
+  const store = openPostgresStore(urlWithDatabase(TEST_DATABASE_URL!, name), 2);
+  await migrateAll(store);
+  await store.close();
+  await client.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+  return name;
+}
 
 /** The database URL for a data dir (created on first use), or undefined in the embedded run. */
 export async function databaseUrlFor(dataDir: string): Promise<string | undefined> {
@@ -82,8 +101,10 @@ export async function databaseUrlFor(dataDir: string): Promise<string | undefine
     // Once per process: a `bun test` run directly (not through `npm test`) cleans up too.
     staleSwept ??= dropStaleTestDatabases(client).catch(() => []);
     await staleSwept;
+    template ??= migratedTemplate(client);
+    const source = await template;
     try {
-      await client.query(`CREATE DATABASE ${name}`);
+      await client.query(`CREATE DATABASE ${name} TEMPLATE ${source}`);
     } catch (error) {
       // 42P04: it exists (a restart on the same data dir).
       if ((error as { code?: string }).code !== "42P04") throw error;
