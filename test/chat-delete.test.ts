@@ -138,7 +138,7 @@ describe("thread ids are per user", () => {
 
   test("the migration keeps every thread and message, in order, and lets a second user take an id", async () => {
     const dataDir = tempDir();
-    const store = openStoreFor({ databaseUrl: await databaseUrlFor(dataDir) }, dataDir);
+    const store = openStoreFor({ databaseUrl: await databaseUrlFor(dataDir, { migrated: false }) }, dataDir);
     try {
       await migrate(
         store,

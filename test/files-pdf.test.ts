@@ -141,7 +141,7 @@ describe("the child's budget", () => {
 describe("PDFs stored before text states", () => {
   test("one whose stored text is over the cap is read again within the bounds; others keep what they have", async () => {
     const dataDir = tempDir();
-    const store = openStoreFor({ databaseUrl: await databaseUrlFor(dataDir) }, dataDir);
+    const store = openStoreFor({ databaseUrl: await databaseUrlFor(dataDir, { migrated: false }) }, dataDir);
     try {
       await migrate(
         store,

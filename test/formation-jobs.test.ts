@@ -275,7 +275,10 @@ describe("POST /v1/memories/extract", () => {
 describe("the job id migration", () => {
   test("jobs stored before it get random ids", async () => {
     const dataDir = tempDir("mnemo-job-ids-");
-    const config = loadConfig({ dataDir }, { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir)) });
+    const config = loadConfig(
+      { dataDir },
+      { EMBEDDINGS_PROVIDER: "none", ...(await databaseEnvFor(dataDir, { migrated: false })) },
+    );
     const store = openStoreFor(config.storage, dataDir);
     try {
       await migrate(

@@ -93,16 +93,22 @@ async function migratedTemplate(client: pg.Client): Promise<string> {
   return name;
 }
 
-/** The database URL for a data dir (created on first use), or undefined in the embedded run. */
-export async function databaseUrlFor(dataDir: string): Promise<string | undefined> {
+/**
+ * The database URL for a data dir (created on first use, migrated unless `migrated: false`:
+ * a test of a migration starts from an empty one), or undefined in the embedded run.
+ */
+export async function databaseUrlFor(
+  dataDir: string,
+  { migrated = true }: { migrated?: boolean } = {},
+): Promise<string | undefined> {
   if (!TEST_DATABASE_URL) return undefined;
   const name = databaseName(dataDir);
   await admin(async (client) => {
     // Once per process: a `bun test` run directly (not through `npm test`) cleans up too.
     staleSwept ??= dropStaleTestDatabases(client).catch(() => []);
     await staleSwept;
-    template ??= migratedTemplate(client);
-    const source = await template;
+    if (migrated) template ??= migratedTemplate(client);
+    const source = template && migrated ? await template : "template1";
     try {
       await client.query(`CREATE DATABASE ${name} TEMPLATE ${source}`);
     } catch (error) {
@@ -120,8 +126,11 @@ export async function dropDatabaseFor(dataDir: string): Promise<void> {
 }
 
 /** The env additions that point a server or CLI process at the data dir's database. */
-export async function databaseEnvFor(dataDir: string): Promise<Record<string, string>> {
-  const url = await databaseUrlFor(dataDir);
+export async function databaseEnvFor(
+  dataDir: string,
+  options: { migrated?: boolean } = {},
+): Promise<Record<string, string>> {
+  const url = await databaseUrlFor(dataDir, options);
   // PostgreSQL storage refuses to start without a master key (client-key escrow); tests share a fixed one.
   return url ? { MNEMO_DATABASE_URL: url, SERVER_MASTER_KEY: TEST_MASTER_KEY } : {};
 }
