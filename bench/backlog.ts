@@ -54,20 +54,9 @@ const env = { EMBEDDINGS_PROVIDER: "none" };
 const user = "backlog-bench";
 giveUpAfter(40, "backlog bench");
 
-/** `queries` from `concurrency` callers pulling from one queue; latencies in ms. */
+/** `queries` from `concurrency` callers pulling from one queue; their latencies summarized. */
 async function concurrently(queries: string[], concurrency: number, call: (q: string) => Promise<unknown>) {
-  const latencies: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < queries.length; i = next++) {
-        const t0 = performance.now();
-        await call(queries[i]);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  return summarize(latencies);
+  return summarize(await timedByQuery(queries, concurrency, call));
 }
 
 /** `queries` from `concurrency` callers pulling from one queue; each query's latency in ms, by its index. */

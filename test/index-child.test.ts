@@ -1,18 +1,8 @@
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IndexChildRequest } from "../src/shared/index-child-protocol";
+import { isRunning } from "./helpers/processes";
 import { waitFor } from "./helpers/wait";
-
-/** Whether a process still runs (a zombie, ended and not yet reaped by its new parent, does not). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 test("an index child whose server is killed stops at once instead of running its work to the end", async () => {
   // An object store that takes every request and never answers: the child's compaction
@@ -67,15 +57,15 @@ test("an index child whose server is killed stops at once instead of running its
       printed += new TextDecoder().decode(value);
     }
     child = Number(printed.trim());
-    expect(running(child)).toBe(true);
+    expect(isRunning(child)).toBe(true);
     // The child is inside its work, waiting on the object store.
     await waitFor(() => requests > 0, { what: "the child's first request to the object store" });
     server.kill("SIGKILL");
     await server.exited;
-    await waitFor(() => !running(child), { what: "the orphaned index child to end" });
+    await waitFor(() => !isRunning(child), { what: "the orphaned index child to end" });
   } finally {
     server.kill("SIGKILL");
-    if (child && running(child)) process.kill(child, "SIGKILL");
+    if (child && isRunning(child)) process.kill(child, "SIGKILL");
     store.stop(true);
   }
 });

@@ -9,6 +9,7 @@ import type { OutboxRow } from "../src/search/indexing/outbox-repository";
 import { Replays } from "../src/search/indexing/replays";
 import { duplicates, indexRows } from "./helpers/index-rows";
 import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { processStat } from "./helpers/processes";
 import { waitFor } from "./helpers/wait";
 
 const servers: TestServer[] = [];
@@ -22,10 +23,9 @@ function writerChildren(): number[] {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const stat = processStat(entry);
       // A zombie (ended, not yet reaped) is gone for this test's purpose.
-      if (Number(fields[1]) !== process.pid || fields[0] === "Z") continue;
+      if (stat?.ppid !== process.pid || stat.state === "Z") continue;
       const command = readFileSync(`/proc/${entry}/cmdline`, "utf8");
       if (command.includes("writer-child") || command.includes("__index-writer")) found.push(Number(entry));
     } catch {

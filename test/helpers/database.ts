@@ -93,6 +93,12 @@ async function migratedTemplate(client: pg.Client): Promise<string> {
   return name;
 }
 
+/** The migrated database of this test process, made on the first call. */
+function migratedOnce(client: pg.Client): Promise<string> {
+  template ??= migratedTemplate(client);
+  return template;
+}
+
 /**
  * The database URL for a data dir (created on first use, migrated unless `migrated: false`:
  * a test of a migration starts from an empty one), or undefined in the embedded run.
@@ -107,8 +113,7 @@ export async function databaseUrlFor(
     // Once per process: a `bun test` run directly (not through `npm test`) cleans up too.
     staleSwept ??= dropStaleTestDatabases(client).catch(() => []);
     await staleSwept;
-    if (migrated) template ??= migratedTemplate(client);
-    const source = template && migrated ? await template : "template1";
+    const source = migrated ? await migratedOnce(client) : "template1";
     try {
       await client.query(`CREATE DATABASE ${name} TEMPLATE ${source}`);
     } catch (error) {
