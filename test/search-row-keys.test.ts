@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import * as lancedb from "@lancedb/lancedb";
+import { itemsSchema } from "../src/search/lance/lance-schema";
 import type { RawHit } from "../src/search/lance/lance-schema";
 import { LanceStore } from "../src/search/lance/lance-store";
 import { textTable } from "../src/search/lance/partitions";
@@ -7,10 +9,11 @@ import { mock, startTestServer, type TestServer } from "./helpers/server";
 import { waitFor } from "./helpers/wait";
 
 /**
- * Memory searches read item ids from an in-memory map by row address instead of the
- * item_id column (src/search/lance/row-keys.ts). These check that the map answers exactly what
- * the column says, through a table's whole life: cold, loaded, new rows, compaction, and
- * a table dropped and created again — seen by this process and by another one.
+ * Memory searches read item ids from an in-memory map by row id instead of the item_id
+ * column (src/search/lance/row-keys.ts). These check that the map answers exactly what the
+ * column says, through a table's whole life: cold, loaded, new rows, compaction, a table
+ * dropped and created again — seen by this process and by another one — and a table made
+ * before row ids were stable.
  */
 const servers: TestServer[] = [];
 afterAll(async () => {
@@ -39,6 +42,9 @@ async function both(lance: LanceStore, table: string) {
 }
 
 const heldRows = (lance: LanceStore) => (lance as unknown as { rowKeys: { size: number } }).rowKeys.size;
+/** Whether the map has seen the table's row ids differ from their addresses. */
+const stableIds = (lance: LanceStore, table: string) =>
+  (lance as unknown as { rowKeys: { tables: Map<string, { stable: boolean }> } }).rowKeys.tables.get(table)?.stable;
 
 async function mapLoaded(lance: LanceStore, atLeast: number) {
   await waitFor(() => heldRows(lance) >= atLeast, { what: `the row-key map to hold ${atLeast} rows`, everyMs: 10 });
@@ -62,6 +68,8 @@ describe("memory search by row address", () => {
     const lance = server.services.search.internals.lance;
     const table = textTable("rk", "mem");
     await write(server, "rk", 0, 40, "a");
+    // The writer's child reports the addresses of the rows it adds: known before any search.
+    expect(heldRows(lance)).toBe(40);
 
     const cold = await both(lance, table);
     expect(cold.byMap.flat().length).toBeGreaterThan(QUERIES.length);
@@ -80,11 +88,39 @@ describe("memory search by row address", () => {
     await mapLoaded(lance, 60);
     expect((await both(lance, table)).byMap).toEqual(grown.byColumn);
 
-    // Compaction rewrites the rows into new fragments (new addresses).
+    // Compaction rewrites the rows into new fragments (new addresses); their row ids stay,
+    // and so does the map.
+    const held = heldRows(lance);
+    expect(stableIds(lance, table)).toBe(true);
     await server.services.indexer.settle();
+    expect(heldRows(lance)).toBe(held);
     const compacted = await both(lance, table);
     expect(compacted.byMap).toEqual(compacted.byColumn);
     expect(compacted.byMap.flat().length).toBeGreaterThan(QUERIES.length);
+  }, 60_000);
+
+  test("a table made without stable row ids (before they were used) is searched by address, compactions included", async () => {
+    const server = await startTestServer();
+    servers.push(server);
+    const lance = server.services.search.internals.lance;
+    const table = textTable("rk3", "mem");
+    // The table as an earlier version made it: row ids that are addresses.
+    const db = await lancedb.connect(join(server.dataDir, "index"));
+    (await db.createEmptyTable(table, itemsSchema())).close();
+    db.close();
+    await write(server, "rk3", 0, 30, "a");
+    await write(server, "rk3", 30, 20, "a");
+    const grown = await both(lance, table);
+    expect(grown.byMap).toEqual(grown.byColumn);
+    expect(grown.byMap.flat().length).toBeGreaterThan(QUERIES.length);
+    expect(stableIds(lance, table)).toBe(false);
+
+    // Every row moves to a new address: the map is read again, and answers as the column does.
+    await server.services.indexer.settle();
+    const compacted = await both(lance, table);
+    expect(compacted.byMap).toEqual(compacted.byColumn);
+    await mapLoaded(lance, 50);
+    expect((await both(lance, table)).byMap).toEqual(compacted.byColumn);
   }, 60_000);
 
   test("a table dropped and created again is another table, in this process and in a reader process", async () => {

@@ -59,12 +59,24 @@ export type WriterChildRequest = { id: number } & (
       deleteKeys: string[];
       /** Whether the table holds context: its context columns need full-text indices too. */
       context: boolean;
+      /**
+       * The payload's row count when the server keeps the table's row ids: the answer then
+       * holds the added rows' ids, addresses and item ids, in the table's order.
+       */
+      keys?: number;
     }
   | { op: "tidiness"; table: string }
   | { op: "end" }
 );
 
 export type WriterChildAnswer = { id: number } & (
-  | { ok: true; created?: boolean; dropped?: boolean; tidiness?: { fragments: number; unindexedRows: number } | null }
+  | {
+      ok: true;
+      created?: boolean;
+      dropped?: boolean;
+      tidiness?: { fragments: number; unindexedRows: number } | null;
+      /** The added rows (see `keys` above): the server checks them against the rows it sent. */
+      added?: { rowIds: number[]; addresses: number[]; itemIds: string[] };
+    }
   | { ok: false; error: string }
 );

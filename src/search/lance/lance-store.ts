@@ -5,9 +5,12 @@ import { runInIndexChild } from "./index-child-process";
 import { itemsSchema, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import { readHits, textQuery, timeRangeQuery, vectorQuery, type TableQuery } from "./lance-queries";
 import type { LanceLocation } from "./index-location";
-import { isVectorTable } from "./partitions";
+import { isVectorTable, type PartitionGroup } from "./partitions";
 import { rewriteWithoutDeleted } from "./rewrite";
 import { LanceTables } from "./lance-tables";
+
+type RowsAdded = { rowIds: number[]; addresses: number[]; itemIds: string[] };
+const MEMORY_GROUP: PartitionGroup = "mem";
 
 /** Open table handles kept (least recently used closed first): many owners, bounded memory. */
 const DEFAULT_MAX_OPEN_TABLES = 256;
@@ -71,9 +74,11 @@ export class LanceStore extends LanceTables {
     options: { context: boolean },
   ): Promise<boolean> {
     const added = rows.length ? await rowsTable(itemsSchema(), rows) : null;
-    const { created, dropped } = await this.writer.replace(name, "items", deleteKeys, options.context, added);
-    await this.written(name, dropped);
-    return created;
+    const keys = this.keysOfWrite(name, rows);
+    const answer = await this.writer.replace(name, "items", deleteKeys, options.context, added, Boolean(keys));
+    keys?.(answer.added);
+    await this.written(name, answer.dropped);
+    return answer.created;
   }
 
   /** Replaces the vectors of the given sources in a vector table (created and dropped likewise). */
@@ -84,8 +89,29 @@ export class LanceStore extends LanceTables {
           rows.map((row) => ({ ...row, context_before: "", context_after: "" })),
         )
       : null;
-    const { dropped } = await this.writer.replace(name, dimension, deleteKeys, false, added);
-    await this.written(name, dropped);
+    const keys = this.keysOfWrite(name, rows);
+    const answer = await this.writer.replace(name, dimension, deleteKeys, false, added, Boolean(keys));
+    keys?.(answer.added);
+    await this.written(name, answer.dropped);
+  }
+
+  /**
+   * For a write of rows to a memory table searched through its row keys: keeps the added
+   * rows' addresses as the writer's child reports them, so the first searches after a bulk
+   * write find their hits' ids in memory instead of reading each one back. The table's map
+   * is taken before the write: one forgotten meanwhile (dropped, compacted) keeps nothing.
+   */
+  private keysOfWrite(name: string, rows: IndexRow[]): ((added: RowsAdded | undefined) => void) | null {
+    if (!rows.length || !name.startsWith(`${MEMORY_GROUP}_`) || !this.soleWriter()) return null;
+    const sent = rows.map((row) => row.item_id);
+    const keep = this.rowKeys.expect(name);
+    return (added) => {
+      if (added)
+        keep(
+          added.rowIds.map((id, i) => ({ _rowid: id, _rowaddr: added.addresses[i], item_id: added.itemIds[i] })),
+          sent,
+        );
+    };
   }
 
   /**
@@ -228,17 +254,22 @@ export class LanceStore extends LanceTables {
   /**
    * Compacts tables and brings their full-text indices up to date, in a child process
    * (index-child.ts says why), removing versions older than `keepMs`. The handles are
-   * reopened to see the new versions; the old fragments' row keys would only take memory.
+   * reopened to see the new versions; a table's row keys stay when its row ids are stable,
+   * and go otherwise (they were the old fragments' addresses).
    */
   async optimize(names: string[], keepMs: number): Promise<void> {
     if (!names.length) return;
     const location = { uri: this.location.uri, storageOptions: this.location.storageOptions };
-    // Memory tables searched through their row keys get them again at once (every row moved).
-    const searched = names.filter((name) => this.rowKeys.holds(name));
+    // Memory tables searched through row keys that are addresses get them again at once
+    // (every row moved); stable row ids stay as they were.
+    const searched = names.filter((name) => this.rowKeys.needsWarming(name));
     try {
       await runInIndexChild({ op: "optimize", location, tables: names, keepMs }, this.builds);
     } finally {
-      for (const name of names) this.forget(name);
+      for (const name of names) {
+        this.handles.forget(name);
+        this.rowKeys.compacted(name);
+      }
       // Each table opened again afterwards loads its new index through this connection.
       this.indexUpdatesSinceRecycle += names.length;
     }

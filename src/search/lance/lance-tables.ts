@@ -14,7 +14,7 @@ import { WriterChild } from "./writer-child-process";
 export class LanceTables {
   /** Open handles, bounded, closed later when they leave (table-handles.ts). */
   protected readonly handles: TableHandles;
-  /** Item ids of memory tables by row address: searches read no column back. */
+  /** Item ids of memory tables by row id: searches read no column back. */
   protected readonly rowKeys = new RowKeys();
   /** Row-key loads started after a compaction (`optimize`), awaited by `close`. */
   protected readonly warming = new Set<Promise<void>>();

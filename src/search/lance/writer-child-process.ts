@@ -50,18 +50,23 @@ export class WriterChild {
     private readonly running: Set<{ kill(): void }>,
   ) {}
 
-  /** Replaces rows in a table (see the protocol's `replace`). */
+  /**
+   * Replaces rows in a table (see the protocol's `replace`); `keys`: answer the added rows'
+   * addresses and item ids too.
+   */
   async replace(
     table: string,
     schema: "items" | number,
     deleteKeys: string[],
     context: boolean,
     rows: Table | null,
-  ): Promise<{ created: boolean; dropped: boolean }> {
+    keys = false,
+  ): Promise<{ created: boolean; dropped: boolean; added: Done["added"] }> {
     // The file format: what LanceDB's own `add` makes of an Arrow table (writer-child.ts `addIpc`).
     const payload = rows ? tableToIPC(rows, "file") : new Uint8Array(0);
-    const done = await this.ask({ op: "replace", table, schema, deleteKeys, context }, table, payload);
-    return { created: Boolean(done.created), dropped: Boolean(done.dropped) };
+    const request = { op: "replace", table, schema, deleteKeys, context } as const;
+    const done = await this.ask(keys && rows ? { ...request, keys: rows.numRows } : request, table, payload);
+    return { created: Boolean(done.created), dropped: Boolean(done.dropped), added: done.added };
   }
 
   /** A table's fragments and the rows its text column's full-text index does not cover (null: no such table). */

@@ -45,7 +45,11 @@ class Writer {
     if (!table) {
       if (!rows) return { created: false, dropped: false };
       const schema = request.schema === "items" ? itemsSchema() : vectorSchema(request.schema);
-      table = await this.db.createEmptyTable(name, schema, { existOk: true });
+      // Stable row ids: a row keeps its id when compaction moves it (row-keys.ts says why).
+      table = await this.db.createEmptyTable(name, schema, {
+        existOk: true,
+        storageOptions: { new_table_enable_stable_row_ids: "true" },
+      });
       this.fullText.delete(name);
       this.keep(name, table);
       created = true;
@@ -54,7 +58,7 @@ class Writer {
     if (request.deleteKeys.length) await table.delete(whereSourceKeys(request.deleteKeys));
     if (rows) {
       await addIpc(table, rows);
-      return { created, dropped: false };
+      return { created, dropped: false, ...(request.keys ? { added: await addedRows(table, request.keys) } : {}) };
     }
     // A partition holds only live items: the table goes with its last row.
     if ((await table.countRows()) > 0) return { created, dropped: false };
@@ -153,6 +157,29 @@ async function addIpc(table: lancedb.Table, ipc: Uint8Array): Promise<void> {
   if (typeof inner?.add === "function")
     await inner.add(Buffer.from(ipc.buffer, ipc.byteOffset, ipc.byteLength), "append");
   else await table.add(tableFromIPC(ipc));
+}
+
+/**
+ * The row ids, addresses and item ids of the `count` rows just added: the last rows of
+ * the table's version after the add (an append is a new fragment after every other, and a
+ * scan reads fragments in order). Read here, where the rows were just written, so the
+ * server's searches need not read them back (row-keys.ts); the server checks them against
+ * the rows it sent and keeps nothing when they differ.
+ */
+async function addedRows(table: lancedb.Table, count: number): Promise<Required<Done>["added"]> {
+  const total = await table.countRows();
+  const rows = (await table
+    .query()
+    .select(["_rowaddr", "item_id"])
+    .withRowId()
+    .offset(Math.max(0, total - count))
+    .limit(count)
+    .toArray()) as Array<{ _rowid: number | bigint; _rowaddr: number | bigint; item_id: string }>;
+  return {
+    rowIds: rows.map((row) => Number(row._rowid)),
+    addresses: rows.map((row) => Number(row._rowaddr)),
+    itemIds: rows.map((row) => row.item_id),
+  };
 }
 
 /** Serves requests from stdin until it closes; one answer each, on stdout, in any order. */
