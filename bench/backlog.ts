@@ -219,7 +219,12 @@ try {
     // Nothing compacts but an explicit settle: what was written since stays outside the index.
     const server = await startBenchServer({
       dataDir,
-      env: { ...env, MNEMO_INDEX_MAX_FRAGMENTS: "100000", MNEMO_INDEX_IDLE_OPTIMIZE_MS: "3600000" },
+      env: {
+        ...env,
+        MNEMO_INDEX_MAX_FRAGMENTS: "100000",
+        MNEMO_INDEX_MAX_UNINDEXED_ROWS: "1000000",
+        MNEMO_INDEX_IDLE_OPTIMIZE_MS: "3600000",
+      },
     });
     await ingest(server.url, user, texts.slice(0, base), clients);
     await server.ops.drain();

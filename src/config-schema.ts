@@ -108,6 +108,11 @@ export const ConfigSchema = T.Object({
   indexer: T.Object({
     batchSize: T.Integer({ minimum: 1, description: "MNEMO_INDEX_BATCH: outbox rows per LanceDB commit" }),
     maxFragments: T.Integer({ minimum: 2, description: "MNEMO_INDEX_MAX_FRAGMENTS: compact when a table has more" }),
+    maxUnindexedRows: T.Integer({
+      minimum: 1,
+      description:
+        "MNEMO_INDEX_MAX_UNINDEXED_ROWS: compact a table once this many of its rows, and a tenth of them, are outside its full-text index",
+    }),
     idleOptimizeMs: T.Integer({
       minimum: 0,
       description: "MNEMO_INDEX_IDLE_OPTIMIZE_MS: compact what was written after this long without index writes",

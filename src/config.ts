@@ -182,6 +182,7 @@ function buildConfig(dataDir: string, overrides: ConfigOverrides, env: Env): Con
     indexer: {
       batchSize: env.MNEMO_INDEX_BATCH ? Number(env.MNEMO_INDEX_BATCH) : 4096,
       maxFragments: env.MNEMO_INDEX_MAX_FRAGMENTS ? Number(env.MNEMO_INDEX_MAX_FRAGMENTS) : 24,
+      maxUnindexedRows: env.MNEMO_INDEX_MAX_UNINDEXED_ROWS ? Number(env.MNEMO_INDEX_MAX_UNINDEXED_ROWS) : 2_000,
       idleOptimizeMs: env.MNEMO_INDEX_IDLE_OPTIMIZE_MS ? Number(env.MNEMO_INDEX_IDLE_OPTIMIZE_MS) : 5_000,
       vectorIndexMinRows: env.MNEMO_VECTOR_INDEX_MIN_ROWS ? Number(env.MNEMO_VECTOR_INDEX_MIN_ROWS) : 8_192,
       indexCacheMb: env.MNEMO_INDEX_CACHE_MB ? Number(env.MNEMO_INDEX_CACHE_MB) : 256,

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { textTable } from "../src/search/lance/partitions";
 import { TEST_DATABASE_URL } from "./helpers/database";
-import { fragmentCount } from "./helpers/index-rows";
+import { fragmentCount, unindexedRows } from "./helpers/index-rows";
 import { mock, startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { waitFor, waitUntil } from "./helpers/wait";
 
@@ -95,6 +95,31 @@ describe("compaction paid for by searches", () => {
     else expect(after).toBeGreaterThan(before);
     expect(await search(server, "held", "harbour log")).toHaveLength(11);
   }, 60_000);
+});
+
+describe("a bulk write", () => {
+  test("keeps the rows outside a table's full-text index bounded (2,000, or a tenth of the table): the first search after it has that much at most to take in, and finds every row", async () => {
+    const server = await startTestServer({ env: NO_OTHER_COMPACTION });
+    servers.push(server);
+    const texts = Array.from({ length: 2_600 }, (_, i) => `bulk harbour entry ${i} about lantern ${i % 50}`);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let i = next++; i < texts.length; i = next++) {
+          const [status] = await server.call("POST", "/v1/memories", {
+            token: mock("bulk"),
+            body: { content: texts[i] },
+          });
+          expect(status).toBe(201);
+        }
+      }),
+    );
+    await server.services.indexer.drain();
+    // No fragment bound within reach, no idle optimize, no search: the rows' number alone compacted it.
+    expect(await unindexedRows(server.dataDir, textTable("bulk", "mem"))).toBeLessThan(2_000);
+    expect(await search(server, "bulk", "bulk harbour entry 0 about lantern 0")).not.toHaveLength(0);
+    expect((await search(server, "bulk", "lantern 49")).length).toBe(20);
+  }, 120_000);
 });
 
 describe("idle optimize", () => {

@@ -83,6 +83,7 @@ export async function openSearch<S extends SearchSources>({
     neverWrite: config.index.writer === "never",
     batchSize: config.indexer.batchSize,
     maxFragments: config.indexer.maxFragments,
+    maxUnindexedRows: config.indexer.maxUnindexedRows,
     idleOptimizeMs: config.indexer.idleOptimizeMs,
     purgeWithinMs: config.storage.purgeWithinMs,
     vectorIndexMinRows: config.indexer.vectorIndexMinRows,

@@ -89,3 +89,17 @@ export async function waitForIndex(url: string, token?: string): Promise<void> {
     await Bun.sleep(20);
   }
 }
+
+/** The rows of an index table outside its text column's full-text index (all of them when it has none). */
+export async function unindexedRows(dataDir: string, table: string): Promise<number> {
+  const db = await lancedb.connect(join(dataDir, "index"));
+  try {
+    const handle = await db.openTable(table);
+    const index = (await handle.listIndices()).find((candidate) => candidate.columns.includes("text"));
+    const count = index ? ((await handle.indexStats(index.name))?.numUnindexedRows ?? 0) : await handle.countRows();
+    handle.close();
+    return count;
+  } finally {
+    db.close();
+  }
+}

@@ -17,6 +17,15 @@ const FLAT_ROW_SEARCH_MS = 0.01;
 const HELD_ROW_SEARCH_MS = 0.00015;
 const COMPACTION_MS = 40;
 const COMPACTION_MS_PER_ROW = 0.01;
+/**
+ * The share of a table's rows that must be outside its index, besides `bounds.unindexedRows`
+ * of them (MNEMO_INDEX_MAX_UNINDEXED_ROWS), to compact it whatever its searches paid. A bulk
+ * write would otherwise leave tens of thousands there, and the first search after it (of an
+ * owner this process had not searched) takes each of them in before it answers
+ * (pending-index.ts `follow`), some 30 µs a row; the share keeps the compactions of a
+ * growing table to a number that grows with its logarithm.
+ */
+const OUTSIDE_SHARE = 0.1;
 
 /** What one search scanning a table's rows outside its full-text index costs. */
 const scanCost = (outside: Outside) => outside.fragments * FLAT_FRAGMENT_SEARCH_MS + outside.rows * FLAT_ROW_SEARCH_MS;
@@ -70,7 +79,8 @@ export class CompactionPolicy {
 
   constructor(
     private readonly lance: LanceStore,
-    private readonly maxFragments: number,
+    /** Commits since the last compaction, and rows outside the index (with `OUTSIDE_SHARE` of the table), that compact a table. */
+    private readonly bounds: { fragments: number; unindexedRows: number },
     /** Whether searches wait for the writer now: a compaction they paid for waits for a quiet moment. */
     private readonly searchesWaiting: () => boolean,
     /** Whether other processes (replicas) may search the index, scanning what this one's searches hold. */
@@ -165,7 +175,7 @@ export class CompactionPolicy {
     // Fragments the index covers cost a search little: rows outside it are what counts.
     // (LanceDB may leave a compacted table in two fragments; they are not redone.)
     if (state?.unindexedRows === 0 && !isVectorTable(table)) this.indexedAll(table);
-    if (!state || (state.unindexedRows === 0 && state.fragments < this.maxFragments)) return false;
+    if (!state || (state.unindexedRows === 0 && state.fragments < this.bounds.fragments)) return false;
     const outside = this.outside(table);
     outside.fragments = Math.max(outside.fragments, state.fragments - 1, 1);
     outside.rows = Math.max(outside.rows, state.unindexedRows);
@@ -175,14 +185,20 @@ export class CompactionPolicy {
   }
 
   /**
-   * Whether to compact a dirty table now: `force`, or once it has taken `maxFragments`
-   * commits (bounded even in the middle of an ingest), or once its searches paid for it.
+   * Whether to compact a dirty table now: `force`, or once it has taken `bounds.fragments`
+   * commits or holds `bounds.unindexedRows` rows and `OUTSIDE_SHARE` of its rows outside
+   * the index (both bounded even in the middle of an ingest), or once its searches paid for it.
    */
   async due(table: string, force: boolean): Promise<boolean> {
     const outside = this.tables.get(table);
     if (!outside) return false;
-    if (force || outside.fragments >= this.maxFragments) return true;
+    if (force || outside.fragments >= this.bounds.fragments) return true;
     if (outside.fragments <= 1 && outside.rows === 0) return false;
+    if (
+      outside.rows >= this.bounds.unindexedRows &&
+      outside.rows >= OUTSIDE_SHARE * (await this.lance.countRows(table))
+    )
+      return true;
     if (outside.paid < COMPACTION_MS || this.searchesWaiting()) return false;
     return outside.paid >= COMPACTION_MS + COMPACTION_MS_PER_ROW * (await this.lance.countRows(table));
   }

@@ -45,6 +45,8 @@ export interface IndexWriterOptions {
   settings: Settings;
   log: Logger;
   maxFragments: number;
+  /** Rows outside a table's full-text index that compact it (with a tenth of the table): compaction-policy.ts. */
+  maxUnindexedRows: number;
   termStats: TermStats;
 }
 
@@ -72,7 +74,12 @@ export class IndexWriter {
     private readonly o: IndexWriterOptions,
     searchesWaiting: () => boolean = () => false,
   ) {
-    this.compaction = new CompactionPolicy(o.lance, o.maxFragments, searchesWaiting, o.store.dialect === "postgres");
+    this.compaction = new CompactionPolicy(
+      o.lance,
+      { fragments: o.maxFragments, unindexedRows: o.maxUnindexedRows },
+      searchesWaiting,
+      o.store.dialect === "postgres",
+    );
     this.vectorOutage = new VectorOutages({ settings: o.settings, db: o.store.db });
   }
 
