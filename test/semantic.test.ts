@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeEmbedder, type FakeEmbedder } from "./helpers/fake-embedder";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { waitFor } from "./helpers/wait";
 
 let fake: FakeEmbedder;
 beforeAll(() => {
@@ -75,6 +76,39 @@ describe("when the embedder fails", () => {
     expect([after.mode, contents(after)]).toEqual(["semantic", ["The hound sleeps by the fire"]]);
     await server.destroy();
   });
+});
+
+describe("an embedder that stays down", () => {
+  test("is tried again after a wait that doubles with each failure (1 s, 2 s, ...), not at every poll while rows never tried are due", async () => {
+    const server = await startTestServer({ env: openaiEnv() });
+    fake.failing = true;
+    try {
+      for (let i = 0; i < 300; i++)
+        expect((await server.call("POST", "/v1/memories", { body: { content: `lighthouse note ${i}` } }))[0]).toBe(201);
+      // Every change of the writer's outage record, until its third failure in a row.
+      const seen = new Map<number, { lastAt: string; retryAt: string }>();
+      await waitFor(
+        async () => {
+          const record = (await server.services.indexer.vectorOutage())?.outage;
+          if (record) seen.set(record.failures, record);
+          return (record?.failures ?? 0) >= 3;
+        },
+        { what: "three failed tries of the embedder", everyMs: 10, timeoutMs: 30_000 },
+      );
+      const tries = [...seen.entries()].sort((a, b) => a[0] - b[0]);
+      expect(tries.map(([failures]) => failures).slice(0, 3)).toEqual([1, 2, 3]);
+      for (const [failures, record] of tries) {
+        // The wait after the n-th failure in a row: 2^(n-1) seconds.
+        expect(Date.parse(record.retryAt) - Date.parse(record.lastAt)).toBe(1_000 * 2 ** (failures - 1));
+        // And the next try came no sooner.
+        const next = seen.get(failures + 1);
+        if (next) expect(Date.parse(next.lastAt)).toBeGreaterThanOrEqual(Date.parse(record.retryAt));
+      }
+    } finally {
+      fake.failing = false;
+      await server.destroy();
+    }
+  }, 60_000);
 });
 
 describe("switching embedders", () => {

@@ -169,7 +169,7 @@ export class IndexWriter {
   }
 
   /** Embeds a batch; false (rows postponed) when the embedder cannot answer now. */
-  async processVectors(rows: OutboxRow[], onOutage: (error: Error) => void): Promise<boolean> {
+  async processVectors(rows: OutboxRow[], onOutage: (error: Error, retryAt: number) => void): Promise<boolean> {
     const embedder = this.o.embedder!;
     const { refs, deletes } = this.replays.plan(rows, "vector");
     const items = await this.load(refs);
@@ -197,8 +197,8 @@ export class IndexWriter {
       // What was embedded before the outage is kept for the retry.
       await this.o.cache.record(embedder.spaceId, embedded, uses);
       await this.o.outbox.postpone(rows);
-      await this.vectorOutage.failed(error);
-      onOutage(error as Error);
+      const outage = await this.vectorOutage.failed(error);
+      onOutage(error as Error, Date.parse(outage.retryAt));
       return false;
     }
     await this.vectorOutage.landed();

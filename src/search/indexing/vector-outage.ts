@@ -19,7 +19,15 @@ export interface VectorOutage {
   reason: string;
   /** Failed batches in a row. */
   failures: number;
+  /**
+   * When the writer tries the embedder again (ISO): the wait doubles with each failure in a
+   * row, from 1 s up to 5 minutes, and the stage waits as a whole (vector-stage.ts).
+   */
+  retryAt: string;
 }
+
+/** The longest wait between two tries of an embedder that is down. */
+const MAX_RETRY_MS = 300_000;
 
 /** The writer's side: a failed batch is recorded (every one, so followers see it is current), a landed batch clears it. */
 export class VectorOutages {
@@ -29,17 +37,21 @@ export class VectorOutages {
 
   constructor(private readonly o: { settings: Settings; db: Executor }) {}
 
-  async failed(error: unknown): Promise<void> {
-    const now = new Date().toISOString();
+  async failed(error: unknown): Promise<VectorOutage> {
+    const at = Date.now();
+    const now = new Date(at).toISOString();
     const reason = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim().slice(0, 300);
+    const failures = (this.current?.failures ?? 0) + 1;
     this.current = {
       since: this.current?.since ?? now,
       lastAt: now,
       reason,
-      failures: (this.current?.failures ?? 0) + 1,
+      failures,
+      retryAt: new Date(at + Math.min(MAX_RETRY_MS, 1_000 * 2 ** Math.min(failures - 1, 9))).toISOString(),
     };
     this.inherited = false;
     await this.publish(JSON.stringify(this.current));
+    return this.current;
   }
 
   async landed(): Promise<void> {
