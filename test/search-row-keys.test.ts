@@ -68,8 +68,6 @@ describe("memory search by row address", () => {
     const lance = server.services.search.internals.lance;
     const table = textTable("rk", "mem");
     await write(server, "rk", 0, 40, "a");
-    // The writer's child reports the addresses of the rows it adds: known before any search.
-    expect(heldRows(lance)).toBe(40);
 
     const cold = await both(lance, table);
     expect(cold.byMap.flat().length).toBeGreaterThan(QUERIES.length);
@@ -97,6 +95,25 @@ describe("memory search by row address", () => {
     const compacted = await both(lance, table);
     expect(compacted.byMap).toEqual(compacted.byColumn);
     expect(compacted.byMap.flat().length).toBeGreaterThan(QUERIES.length);
+  }, 60_000);
+
+  test("a bulk write's rows are known before any search: the writer's child reports the ids of the rows it adds", async () => {
+    // Written while no process writes the index, then taken in by the next one as one batch.
+    const first = await startTestServer({ env: { MNEMO_INDEX_WRITER: "never" } });
+    for (let i = 0; i < 100; i++)
+      expect(
+        (await first.call("POST", "/v1/memories", { token: mock("rk4"), body: { content: sentence(i, "bulk") } }))[0],
+      ).toBe(201);
+    await first.stop();
+    const server = await startTestServer({ dataDir: first.dataDir });
+    servers.push(server);
+    await server.services.indexer.drain();
+    const lance = server.services.search.internals.lance;
+    expect(heldRows(lance)).toBe(100);
+    const table = textTable("rk4", "mem");
+    const found = await both(lance, table);
+    expect(found.byMap).toEqual(found.byColumn);
+    expect(found.byMap.flat().length).toBeGreaterThan(QUERIES.length);
   }, 60_000);
 
   test("a table made without stable row ids (before they were used) is searched by address, compactions included", async () => {

@@ -11,6 +11,8 @@ import { LanceTables } from "./lance-tables";
 
 type RowsAdded = { rowIds: number[]; addresses: number[]; itemIds: string[] };
 const MEMORY_GROUP: PartitionGroup = "mem";
+/** Rows a write adds to a memory table not searched here yet for their ids to be kept (`keysOfWrite`). */
+const REPORTED_KEYS_MIN_ROWS = 64;
 
 /** Open table handles kept (least recently used closed first): many owners, bounded memory. */
 const DEFAULT_MAX_OPEN_TABLES = 256;
@@ -97,12 +99,16 @@ export class LanceStore extends LanceTables {
 
   /**
    * For a write of rows to a memory table searched through its row keys: keeps the added
-   * rows' addresses as the writer's child reports them, so the first searches after a bulk
-   * write find their hits' ids in memory instead of reading each one back. The table's map
-   * is taken before the write: one forgotten meanwhile (dropped, compacted) keeps nothing.
+   * rows' ids as the writer's child reports them, so the first searches after a bulk write
+   * find their hits' item ids in memory instead of reading each one back. Only for a batch
+   * of `REPORTED_KEYS_MIN_ROWS` or more, or a table searched here already: a few rows cost
+   * a search little to read back, and a map for each of thousands of owners' tables written
+   * once would cost memory for nothing. The table's map is taken before the write: one
+   * forgotten meanwhile (dropped, rewritten) keeps nothing.
    */
   private keysOfWrite(name: string, rows: IndexRow[]): ((added: RowsAdded | undefined) => void) | null {
     if (!rows.length || !name.startsWith(`${MEMORY_GROUP}_`) || !this.soleWriter()) return null;
+    if (rows.length < REPORTED_KEYS_MIN_ROWS && !this.rowKeys.searched(name)) return null;
     const sent = rows.map((row) => row.item_id);
     const keep = this.rowKeys.expect(name);
     return (added) => {

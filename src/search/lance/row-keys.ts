@@ -138,6 +138,11 @@ export class RowKeys {
     }
   }
 
+  /** Whether a search of table `name` used the map since it was last forgotten. */
+  searched(name: string): boolean {
+    return this.tables.get(name)?.searched ?? false;
+  }
+
   /**
    * Whether a table's map needs loading again after a compaction: a table searched
    * through it whose row ids are addresses (the caller loads it: `warm`).
