@@ -131,6 +131,9 @@ describe("memory search by row address", () => {
     expect(grown.byMap).toEqual(grown.byColumn);
     expect(grown.byMap.flat().length).toBeGreaterThan(QUERIES.length);
     expect(stableIds(lance, table)).toBe(false);
+    // Loaded by id ranges, which are addresses here.
+    await mapLoaded(lance, 50);
+    expect((await both(lance, table)).byMap).toEqual(grown.byColumn);
 
     // Every row moves to a new address: the map is read again, and answers as the column does.
     await server.services.indexer.settle();
