@@ -69,6 +69,13 @@ export type WriterChildRequest = { id: number } & (
   | { op: "end" }
 );
 
+/** The rows a `replace` with `keys` added, column by column, in the table's order. */
+export interface AddedRows {
+  rowIds: number[];
+  addresses: number[];
+  itemIds: string[];
+}
+
 export type WriterChildAnswer = { id: number } & (
   | {
       ok: true;
@@ -76,7 +83,7 @@ export type WriterChildAnswer = { id: number } & (
       dropped?: boolean;
       tidiness?: { fragments: number; unindexedRows: number } | null;
       /** The added rows (see `keys` above): the server checks them against the rows it sent. */
-      added?: { rowIds: number[]; addresses: number[]; itemIds: string[] };
+      added?: AddedRows;
     }
   | { ok: false; error: string }
 );

@@ -194,13 +194,12 @@ export class CompactionPolicy {
     if (!outside) return false;
     if (force || outside.fragments >= this.bounds.fragments) return true;
     if (outside.fragments <= 1 && outside.rows === 0) return false;
-    if (
-      outside.rows >= this.bounds.unindexedRows &&
-      outside.rows >= OUTSIDE_SHARE * (await this.lance.countRows(table))
-    )
-      return true;
+    // The table's rows, read once and only when a rule below needs them.
+    let tableRows: number | undefined;
+    const rowsOfTable = async () => (tableRows ??= await this.lance.countRows(table));
+    if (outside.rows >= this.bounds.unindexedRows && outside.rows >= OUTSIDE_SHARE * (await rowsOfTable())) return true;
     if (outside.paid < COMPACTION_MS || this.searchesWaiting()) return false;
-    return outside.paid >= COMPACTION_MS + COMPACTION_MS_PER_ROW * (await this.lance.countRows(table));
+    return outside.paid >= COMPACTION_MS + COMPACTION_MS_PER_ROW * (await rowsOfTable());
   }
 
   compacted(table: string): void {

@@ -50,6 +50,9 @@ export class VectorStage {
         this.warned = true;
         this.down = true;
         this.retryAt = retryAt;
+        // A retry set for an earlier failure (a drain or a retry asked for tried before it) gives way to this one's.
+        this.retry?.cancel();
+        this.retry = null;
       })
       .then((done) => {
         if (done) this.warned = false;

@@ -5,12 +5,11 @@ import { runInIndexChild } from "./index-child-process";
 import { itemsSchema, vectorSchema, type IndexRow, type RawHit } from "./lance-schema";
 import { readHits, textQuery, timeRangeQuery, vectorQuery, type TableQuery } from "./lance-queries";
 import type { LanceLocation } from "./index-location";
-import { isVectorTable, type PartitionGroup } from "./partitions";
+import { isMemoryTable, isVectorTable } from "./partitions";
 import { rewriteWithoutDeleted } from "./rewrite";
 import { LanceTables } from "./lance-tables";
+import type { AddedRows } from "../../shared/index-child-protocol";
 
-type RowsAdded = { rowIds: number[]; addresses: number[]; itemIds: string[] };
-const MEMORY_GROUP: PartitionGroup = "mem";
 /** Rows a write adds to a memory table not searched here yet for their ids to be kept (`keysOfWrite`). */
 const REPORTED_KEYS_MIN_ROWS = 64;
 
@@ -106,8 +105,8 @@ export class LanceStore extends LanceTables {
    * once would cost memory for nothing. The table's map is taken before the write: one
    * forgotten meanwhile (dropped, rewritten) keeps nothing.
    */
-  private keysOfWrite(name: string, rows: IndexRow[]): ((added: RowsAdded | undefined) => void) | null {
-    if (!rows.length || !name.startsWith(`${MEMORY_GROUP}_`) || !this.soleWriter()) return null;
+  private keysOfWrite(name: string, rows: IndexRow[]): ((added: AddedRows | undefined) => void) | null {
+    if (!rows.length || !isMemoryTable(name) || !this.soleWriter()) return null;
     if (rows.length < REPORTED_KEYS_MIN_ROWS && !this.rowKeys.searched(name)) return null;
     const sent = rows.map((row) => row.item_id);
     const keep = this.rowKeys.expect(name);

@@ -27,8 +27,10 @@ function ownerPart(ownerId: string): string {
   return hash;
 }
 
+/** What every table of a group's name begins with. */
+const groupPrefix = (group: PartitionGroup) => `${group}_`;
 /** The owner's full-text table of a group. */
-export const textTable = (ownerId: string, group: PartitionGroup) => `${group}_${ownerPart(ownerId)}`;
+export const textTable = (ownerId: string, group: PartitionGroup) => `${groupPrefix(group)}${ownerPart(ownerId)}`;
 
 const VECTOR_MARK = "__v_";
 /** The owner's vector table of a group in one vector space (model and dimension). */
@@ -36,3 +38,6 @@ export const vectorTable = (ownerId: string, group: PartitionGroup, spaceId: str
   `${textTable(ownerId, group)}${VECTOR_MARK}${spaceId.toLowerCase().replace(/[^a-z0-9]+/g, "_")}_${dimension}`;
 
 export const isVectorTable = (name: string) => name.includes(VECTOR_MARK);
+
+/** Whether a table holds memories: an owner's full-text table of the memory group or one of its vector tables. */
+export const isMemoryTable = (name: string) => name.startsWith(groupPrefix("mem"));

@@ -52,7 +52,7 @@ export class WriterChild {
 
   /**
    * Replaces rows in a table (see the protocol's `replace`); `keys`: answer the added rows'
-   * addresses and item ids too.
+   * ids, addresses and item ids too.
    */
   async replace(
     table: string,

@@ -14,7 +14,7 @@
 import { childErrorLine, runAsChildMain } from "../../lib/child-command";
 import type * as lancedb from "@lancedb/lancedb";
 import { tableFromIPC } from "apache-arrow";
-import type { WriterChildAnswer, WriterChildRequest } from "../../shared/index-child-protocol";
+import type { AddedRows, WriterChildAnswer, WriterChildRequest } from "../../shared/index-child-protocol";
 import { ByteQueue } from "./byte-queue";
 import { whereSourceKeys } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_COLUMNS, vectorSchema } from "./lance-schema";
@@ -166,7 +166,7 @@ async function addIpc(table: lancedb.Table, ipc: Uint8Array): Promise<void> {
  * server's searches need not read them back (row-keys.ts); the server checks them against
  * the rows it sent and keeps nothing when they differ.
  */
-async function addedRows(table: lancedb.Table, count: number): Promise<Required<Done>["added"]> {
+async function addedRows(table: lancedb.Table, count: number): Promise<AddedRows> {
   const total = await table.countRows();
   const rows = (await table
     .query()
