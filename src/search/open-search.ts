@@ -89,7 +89,7 @@ export async function openSearch<S extends SearchSources>({
     vectorIndexMinRows: config.indexer.vectorIndexMinRows,
   });
   // The index writer's searches of memory tables read no column back (lance-store.ts).
-  lance.useRowKeysWhile(() => indexer.isWriter);
+  lance.useRowKeysWhile(() => indexer.writesIndex);
   const view: IndexView = {
     followWriter: () => indexer.followWriter(),
     vectorTable: (ownerId, group) => indexer.vectorTableFor(ownerId, group),

@@ -86,6 +86,16 @@ export class Indexer implements IndexingControl {
     return this.o.lease.held && !this.stopping && !this.tasks.stopped;
   }
 
+  /**
+   * Whether this process writes the index and has taken over: what it knew of the index
+   * before is forgotten and its tables reopened. Between taking the lease and that, it
+   * still reads as a replica does (it follows the writer's newest version): its handles
+   * may be older than the previous writer's last commit, whose rows have left the outbox.
+   */
+  get writesIndex(): boolean {
+    return this.isWriter && this.term.tookOver;
+  }
+
   /** An owner's vector table of a group in the current space, once vectors exist. */
   vectorTableFor(ownerId: string, group: PartitionGroup): string | null {
     return this.writer.vectorTableFor(ownerId, group);
@@ -97,7 +107,7 @@ export class Indexer implements IndexingControl {
    * is not the writer (another process's writes cannot be known here).
    */
   writtenSinceIndexed(table: string): Readonly<WrittenSinceIndexed> | null {
-    return this.isWriter && this.term.tookOver ? this.writer.compaction.writtenSinceIndexed(table) : null;
+    return this.writesIndex ? this.writer.compaction.writtenSinceIndexed(table) : null;
   }
 
   /**
@@ -265,7 +275,7 @@ export class Indexer implements IndexingControl {
    * newest version when the writer has written since (one small read of the store).
    */
   async followWriter(): Promise<void> {
-    if (this.isWriter) return;
+    if (this.writesIndex) return;
     const version = await this.o.settings.get(this.o.store.db, INDEX_VERSION_KEY);
     if (version === this.seenVersion) return;
     this.seenVersion = version;

@@ -52,10 +52,10 @@ export class LanceStore extends LanceTables {
   }
 
   /**
-   * Memory searches answer item ids from the address map only while `soleWriter()` holds:
+   * Memory searches answer item ids from the row-id map only while `soleWriter()` holds:
    * the map is exact when every drop, compaction and write goes through this store (the
-   * process holding the index lease; taking it over reopens the store, which clears the
-   * map). A replica that only reads could see a table dropped and created again by the
+   * process holding the index lease, once it has taken over: taking over reopens the store,
+   * which clears the map). A replica that only reads could see a table dropped and created again by the
    * writer before anything tells it so; it reads the item_id column back instead.
    */
   useRowKeysWhile(soleWriter: () => boolean): void {
