@@ -172,7 +172,7 @@ try {
           ["ratio", ratio(mnemo.p50, lance.p50), ratio(mnemo.p99, lance.p99), "", ""],
         ],
       ),
-      `The server's CPU by thread (share of a core; children: the index writer's child, compactions):`,
+      `The server's CPU by thread (share of a core; children: the index writer's child, which compacts too, and ANN builds):`,
       `  during the ingest: ${cpuShares(ingestCpu, searchCpu, wallMs / 1000)}`,
       `  during the searches: ${cpuShares(searchCpu, afterSearches, searchSeconds)}`,
     );

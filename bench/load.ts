@@ -159,7 +159,7 @@ async function run(label: string, urls: string[], pids: number[]) {
   console.log(`RSS (MB) before → after: ${pids.map((_, i) => `${rssBefore[i]} → ${rssAfter[i]}`).join(", ")}`);
   for (const [i, pid] of pids.entries())
     console.log(
-      `server ${pid} CPU (% of a core; children: its child processes, compactions and the index writer's): ${cpuShares(cpuBefore[i], cpuAfter[i], seconds)}`,
+      `server ${pid} CPU (% of a core; children: its child processes, the index writer's (which compacts too) and ANN builds): ${cpuShares(cpuBefore[i], cpuAfter[i], seconds)}`,
     );
   return { errors: errorCount, searchRate: latencies.search.length / seconds };
 }

@@ -5,7 +5,7 @@ import { isRunning } from "./helpers/processes";
 import { waitFor } from "./helpers/wait";
 
 test("an index child whose server is killed stops at once instead of running its work to the end", async () => {
-  // An object store that takes every request and never answers: the child's compaction
+  // An object store that takes every request and never answers: the child's build
   // waits on it for as long as the child lives (its client's own timeouts run to minutes).
   let requests = 0;
   const store = Bun.serve({
@@ -17,7 +17,7 @@ test("an index child whose server is killed stops at once instead of running its
     },
   });
   const request: IndexChildRequest = {
-    op: "optimize",
+    op: "vector-index",
     location: {
       uri: "s3://mnemo-test/index",
       storageOptions: {
@@ -29,8 +29,9 @@ test("an index child whose server is killed stops at once instead of running its
         aws_secret_access_key: "test",
       },
     },
-    tables: ["mem_gone"],
-    keepMs: 0,
+    table: "mem_gone",
+    column: "wvec",
+    hnsw: { numPartitions: 1, m: 16, efConstruction: 150 },
   };
   // The server's part, in a process of its own that is then killed: it starts the child as
   // the index writer does and prints the child's pid.
@@ -58,7 +59,7 @@ test("an index child whose server is killed stops at once instead of running its
     }
     child = Number(printed.trim());
     expect(isRunning(child)).toBe(true);
-    // The child is inside its work, waiting on the object store.
+    // The child is inside its work (opening the table), waiting on the object store.
     await waitFor(() => requests > 0, { what: "the child's first request to the object store" });
     server.kill("SIGKILL");
     await server.exited;

@@ -110,7 +110,7 @@ describe("replays after a failed batch", () => {
   });
 });
 
-describe("a writer child whose server is gone", () => {
+describe("the writer child run directly, over its protocol", () => {
   /** The child run directly, speaking its protocol (index-child-protocol.ts) over pipes. */
   function startChild() {
     const child = Bun.spawn(
@@ -146,8 +146,8 @@ describe("a writer child whose server is gone", () => {
     return { child, frame, answers, read };
   }
 
-  const rows = (n: number) =>
-    Array.from({ length: n }, (_, i) => ({
+  const rows = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, k) => from + k).map((i) => ({
       source_key: `memory|m${i}`,
       owner_id: "gone",
       kind: "memory",
@@ -199,6 +199,40 @@ describe("a writer child whose server is gone", () => {
         expect(await rowsIn(dir, table)).toBe(ended ? 50 : 0);
       }
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("compacts tables and folds their new rows into the full-text index; a table gone since it was named is skipped, and writes go on after", async () => {
+    const dir = tempDir("mnemo-writer-optimize-");
+    const { child, frame, answers, read } = startChild();
+    let id = 0;
+    const ask = async (request: object, payload?: Uint8Array) => {
+      const mine = ++id;
+      frame({ id: mine, ...request }, payload);
+      const answer = await waitFor(() => answers.find((a) => a.id === mine), { what: `answer ${mine}` });
+      expect(answer).toMatchObject({ ok: true });
+      return answer as { tidiness?: { fragments: number; unindexedRows: number } };
+    };
+    const batch = async (from: number) => tableToIPC(await rowsTable(itemsSchema(), rows(40, from)), "file");
+    const write = { op: "replace", table: "mem_tidy", schema: "items", deleteKeys: [], context: false };
+    try {
+      await ask({ op: "open", location: { uri: dir } });
+      await ask(write, await batch(0));
+      await ask(write, await batch(40));
+      expect((await ask({ op: "tidiness", table: "mem_tidy" })).tidiness).toEqual({ fragments: 2, unindexedRows: 80 });
+      await ask({ op: "optimize", tables: ["mem_tidy", "mem_never_made"], keepMs: 0 });
+      expect((await ask({ op: "tidiness", table: "mem_tidy" })).tidiness).toEqual({ fragments: 1, unindexedRows: 0 });
+      // The write handle the child keeps moved to the compacted version.
+      await ask(write, await batch(80));
+      expect((await ask({ op: "tidiness", table: "mem_tidy" })).tidiness).toEqual({ fragments: 2, unindexedRows: 40 });
+      frame({ op: "end" });
+      child.stdin.end();
+      expect(await child.exited).toBe(0);
+      await read;
+      expect(await rowsIn(dir, "mem_tidy")).toBe(120);
+    } finally {
+      child.kill();
       rmSync(dir, { recursive: true, force: true });
     }
   });

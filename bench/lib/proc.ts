@@ -21,7 +21,7 @@ export function rssPartsMB(pid: number): { anon: number; file: number } {
 
 /**
  * Resident memory of a process's child processes in MB (its index children: the writer's
- * child while it runs, a compaction's), 0 when it has none: reported beside the server's own.
+ * child while it runs, an ANN build's), 0 when it has none: reported beside the server's own.
  */
 export function childrenRssMB(pid: number): number {
   let kb = 0;
@@ -65,7 +65,7 @@ const TICKS_PER_SECOND = 100;
 /**
  * CPU time of a process so far, in ticks, per thread name (`main` for the thread whose id is
  * the process's, LanceDB's runtime threads as `tokio-rt-worker`, …) and `children` for its
- * child processes, ended and running (compactions, the index writer's child). Empty once
+ * child processes, ended and running (the index writer's child, ANN builds). Empty once
  * the process is gone.
  */
 export function cpuTicks(pid: number): Map<string, number> {

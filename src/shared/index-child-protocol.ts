@@ -16,22 +16,14 @@ export interface IndexChildLocation {
   storageOptions?: Record<string, string>;
 }
 
-export type IndexChildRequest =
-  | {
-      /** Builds one table's ANN index: HNSW over scalar-quantised vectors, cosine distance. */
-      op: "vector-index";
-      location: IndexChildLocation;
-      table: string;
-      column: string;
-      hnsw: { numPartitions: number; m: number; efConstruction: number };
-    }
-  | {
-      /** Compacts tables and brings their indices up to date, removing versions older than `keepMs`. */
-      op: "optimize";
-      location: IndexChildLocation;
-      tables: string[];
-      keepMs: number;
-    };
+/** Builds one table's ANN index: HNSW over scalar-quantised vectors, cosine distance. */
+export type IndexChildRequest = {
+  op: "vector-index";
+  location: IndexChildLocation;
+  table: string;
+  column: string;
+  hnsw: { numPartitions: number; m: number; efConstruction: number };
+};
 
 /**
  * The hidden `mnemo` command of the index writer's child: a process that stays up while
@@ -66,6 +58,12 @@ export type WriterChildRequest = { id: number } & (
       keys?: number;
     }
   | { op: "tidiness"; table: string }
+  | {
+      /** Compacts tables and brings their indices up to date, removing versions older than `keepMs`. */
+      op: "optimize";
+      tables: string[];
+      keepMs: number;
+    }
   | { op: "end" }
 );
 

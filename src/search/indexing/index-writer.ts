@@ -25,8 +25,8 @@ const PARTITION_COMMITS = 4;
 /** Settings key that changes with every index write (see `announceVersion`). */
 export const INDEX_VERSION_KEY = "index_version";
 const KEEP_VERSIONS_MS = 60_000;
-/** Tables one compaction child takes (each committed on its own; counted when the child ends). */
-const COMPACT_PER_CHILD = 256;
+/** Tables one compaction request to the writer's child takes (each committed on its own; counted once it is answered). */
+const COMPACT_PER_REQUEST = 256;
 /** Settings key: every write analyses its own changes (set once the sources pending before that were analysed). */
 const ANALYSED_AT_WRITE = "terms_analysed_at_write";
 /**
@@ -368,9 +368,9 @@ export class IndexWriter {
       }
       due.push(table);
     }
-    // One child process for the lot: starting one costs about as much as compacting a small table.
-    for (let i = 0; i < due.length; i += COMPACT_PER_CHILD) {
-      const batch = due.slice(i, i + COMPACT_PER_CHILD);
+    // One request for many: each opens a LanceDB connection of its own (writer-child.ts `optimize`).
+    for (let i = 0; i < due.length; i += COMPACT_PER_REQUEST) {
+      const batch = due.slice(i, i + COMPACT_PER_REQUEST);
       await this.o.lance.optimize(batch, KEEP_VERSIONS_MS);
       for (const table of batch) this.compaction.compacted(table);
     }

@@ -123,7 +123,7 @@ export class Indexer implements IndexingControl {
     if (!this.writer.compaction.noteSearch(table, held)) {
       // Searches paying for rows outside the index (a bulk write just ended): the writer
       // looks at once rather than at its next batch or idle optimize; a compaction runs in
-      // a child process, beside the searches (lance/index-child.ts).
+      // the writer's child process, beside the searches (lance/writer-child.ts).
       if (this.writer.compaction.mayBeDue(table) && Date.now() - this.paidKickAt >= PAID_KICK_EVERY_MS) {
         this.paidKickAt = Date.now();
         this.kick();

@@ -7,7 +7,7 @@ import { INDEX_CHILD_COMMAND, type IndexChildRequest } from "../../shared/index-
 const CHILD_NICENESS = 10;
 
 /**
- * Runs one request in an index child process (index-child.ts says why); rejects with the
+ * Builds an ANN index in an index child process (index-child.ts says why); rejects with the
  * child's reason. `running` holds the child meanwhile, for whoever must stop it.
  */
 export async function runInIndexChild(request: IndexChildRequest, running: Set<{ kill(): void }>): Promise<void> {
@@ -19,14 +19,12 @@ export async function runInIndexChild(request: IndexChildRequest, running: Set<{
     env: {},
   });
   running.add(child);
-  // An ANN build runs beside the writer: on a busy machine searches and writes go first. Not
-  // a compaction: the writer waits for it, and a starved one would hold the index back.
-  if (request.op === "vector-index")
-    try {
-      setPriority(child.pid, CHILD_NICENESS);
-    } catch {
-      // Not permitted here (some containers): it runs at the server's priority.
-    }
+  // An ANN build runs beside the writer: on a busy machine searches and writes go first.
+  try {
+    setPriority(child.pid, CHILD_NICENESS);
+  } catch {
+    // Not permitted here (some containers): it runs at the server's priority.
+  }
   try {
     child.stdin.write(JSON.stringify(request));
     await child.stdin.end();
@@ -36,9 +34,9 @@ export async function runInIndexChild(request: IndexChildRequest, running: Set<{
       child.exited,
     ]);
     if (code !== 0 || out.trim() !== "ok") {
-      const what =
-        request.op === "vector-index" ? `building the vector index of ${request.table}` : "compacting index tables";
-      throw new Error(`${what} failed: ${err.trim().slice(0, 300) || `exit ${code}`}`);
+      throw new Error(
+        `building the vector index of ${request.table} failed: ${err.trim().slice(0, 300) || `exit ${code}`}`,
+      );
     }
   } finally {
     running.delete(child);

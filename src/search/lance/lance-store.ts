@@ -257,19 +257,18 @@ export class LanceStore extends LanceTables {
   }
 
   /**
-   * Compacts tables and brings their full-text indices up to date, in a child process
-   * (index-child.ts says why), removing versions older than `keepMs`. The handles are
+   * Compacts tables and brings their full-text indices up to date, in the writer's child
+   * process (writer-child.ts `optimize` says why), removing versions older than `keepMs`. The handles are
    * reopened to see the new versions; a table's row keys stay when its row ids are stable,
    * and go otherwise (they were the old fragments' addresses).
    */
   async optimize(names: string[], keepMs: number): Promise<void> {
     if (!names.length) return;
-    const location = { uri: this.location.uri, storageOptions: this.location.storageOptions };
     // Memory tables searched through row keys that are addresses get them again at once
     // (every row moved); stable row ids stay as they were.
     const searched = names.filter((name) => this.rowKeys.needsWarming(name));
     try {
-      await runInIndexChild({ op: "optimize", location, tables: names, keepMs }, this.builds);
+      await this.writer.optimize(names, keepMs);
     } finally {
       for (const name of names) {
         this.handles.forget(name);

@@ -18,7 +18,7 @@ export class LanceTables {
   protected readonly rowKeys = new RowKeys();
   /** Row-key loads started after a compaction (`optimize`), awaited by `close`. */
   protected readonly warming = new Set<Promise<void>>();
-  /** Index child processes running (ANN builds, compactions), stopped with the store. */
+  /** Index child processes running (ANN builds), stopped with the store. */
   protected readonly builds = new Set<{ kill(): void }>();
   /** The child process that makes every write of the index (writer-child.ts says why). */
   protected readonly writer: WriterChild;

@@ -65,13 +65,22 @@ export class WriterChild {
     // The file format: what LanceDB's own `add` makes of an Arrow table (writer-child.ts `addIpc`).
     const payload = rows ? tableToIPC(rows, "file") : new Uint8Array(0);
     const request = { op: "replace", table, schema, deleteKeys, context } as const;
-    const done = await this.ask(keys && rows ? { ...request, keys: rows.numRows } : request, table, payload);
+    const done = await this.ask(keys && rows ? { ...request, keys: rows.numRows } : request, [table], payload);
     return { created: Boolean(done.created), dropped: Boolean(done.dropped), added: done.added };
   }
 
   /** A table's fragments and the rows its text column's full-text index does not cover (null: no such table). */
   async tidiness(table: string): Promise<{ fragments: number; unindexedRows: number } | null> {
-    return (await this.ask({ op: "tidiness", table }, table)).tidiness ?? null;
+    return (await this.ask({ op: "tidiness", table }, [table])).tidiness ?? null;
+  }
+
+  /** Compacts tables and brings their indices up to date, removing versions older than `keepMs` (writer-child.ts `optimize`). */
+  async optimize(tables: string[], keepMs: number): Promise<void> {
+    try {
+      await this.ask({ op: "optimize", tables, keepMs }, tables);
+    } catch (error) {
+      throw new Error(`compacting index tables failed: ${(error as Error).message}`);
+    }
   }
 
   /** Ends the child (what it was asked is finished first; a stuck one is killed). */
@@ -88,16 +97,17 @@ export class WriterChild {
     );
   }
 
-  private async ask(request: Ask, table: string, payload: Uint8Array = new Uint8Array(0)): Promise<Done> {
+  /** Sends a request about `tables` to the current child (a new one when there is none, or when it touched enough tables). */
+  private async ask(request: Ask, tables: string[], payload: Uint8Array = new Uint8Array(0)): Promise<Done> {
     this.idle?.cancel();
     this.idle = null;
     let child = this.current;
-    if (child && !child.tables.has(table) && child.tables.size >= RECYCLE_AFTER_TABLES) {
+    if (child && tables.some((table) => !child!.tables.has(table)) && child.tables.size >= RECYCLE_AFTER_TABLES) {
       this.end(child);
       child = null;
     }
     child ??= this.current = this.spawn();
-    child.tables.add(table);
+    for (const table of tables) child.tables.add(table);
     const answered = this.send(child, request, payload);
     // Seen below, or its child's failure to open is what the caller gets.
     answered.catch(() => {});
