@@ -292,3 +292,36 @@ describe("many users' interleaved backlogs", () => {
       ]);
   });
 });
+
+describe("after a compaction", () => {
+  test("the new full-text index of a table searched here is loaded before any search asks; a small table nobody searched is left alone; both answer every row", async () => {
+    const server = await startTestServer({ env: { MNEMO_INDEX_IDLE_OPTIMIZE_MS: "600000" } });
+    servers.push(server);
+    const { lance } = server.services.search.internals;
+    const write = async (user: string, from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const [status] = await server.call("POST", "/v1/memories", {
+          token: mock(user),
+          body: { content: `harbour log ${i} of the lantern keeper` },
+        });
+        expect(status).toBe(201);
+      }
+      await server.services.indexer.drain();
+    };
+    for (const user of ["seen", "unseen"]) await write(user, 0, 5);
+    expect(await search(server, "seen", "harbour lantern")).toHaveLength(5);
+    for (const user of ["seen", "unseen"]) await write(user, 5, 8);
+    await lance.warmed();
+    const loads = lance.fullTextIndexLoads;
+    await lance.optimize([textTable("unseen", "mem")], 60_000);
+    await lance.warmed();
+    expect(lance.fullTextIndexLoads).toBe(loads);
+    await lance.optimize([textTable("seen", "mem")], 60_000);
+    await lance.warmed();
+    expect(lance.fullTextIndexLoads).toBe(loads + 1);
+    for (const user of ["seen", "unseen"]) {
+      expect(await unindexedRows(server.dataDir, textTable(user, "mem"))).toBe(0);
+      expect(await search(server, user, "harbour lantern")).toHaveLength(8);
+    }
+  }, 60_000);
+});

@@ -80,3 +80,14 @@ export async function readHits(
   if (!memories) return rows as RawHit[];
   return rows.map((row) => ({ ...row, kind: "memory", source_id: row.item_id }) as RawHit);
 }
+
+/**
+ * Loads a table's full-text index of its text column into this process's caches, as the
+ * first search of a new index version would (one query for a word, one row).
+ */
+export async function loadFullTextIndex(table: lancedb.Table): Promise<void> {
+  await textQuery(table, "index", null, { context: false, fast: true })
+    .select(["_rowaddr", "_score"])
+    .limit(1)
+    .toArray();
+}

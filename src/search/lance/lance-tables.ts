@@ -16,7 +16,7 @@ export class LanceTables {
   protected readonly handles: TableHandles;
   /** Item ids of memory tables by row id: searches read no column back. */
   protected readonly rowKeys = new RowKeys();
-  /** Row-key loads started after a compaction (`optimize`), awaited by `close`. */
+  /** What a compaction has loaded afterwards (row keys, a new full-text index: `optimize`), awaited by `close`. */
   protected readonly warming = new Set<Promise<void>>();
   /** Index child processes running (ANN builds), stopped with the store. */
   protected readonly builds = new Set<{ kill(): void }>();
@@ -48,6 +48,11 @@ export class LanceTables {
 
   get uri(): string {
     return this.location.uri;
+  }
+
+  /** Resolves once what the compactions so far load afterwards is loaded (for tests and benches). */
+  async warmed(): Promise<void> {
+    while (this.warming.size) await Promise.all(this.warming);
   }
 
   /** How many table handles are open now (bounded by the cap). */
