@@ -14,10 +14,14 @@ import type { AddedRows } from "../../shared/index-child-protocol";
 const REPORTED_KEYS_MIN_ROWS = 64;
 
 /**
- * A full-text table this large has its new full-text index loaded right after a compaction
- * even when no search of it was seen here (a bulk write's table, about to be searched).
+ * A full-text table searched here this recently has its new full-text index loaded right
+ * after a compaction: searches keep coming. Not every table: each load keeps memory on the
+ * connection until it is renewed (`recycleConnectionAfter`), 50–80 MB more at the end of
+ * `bun bench/soak.ts` when every large table was loaded after each of its compactions.
  */
-const WARM_INDEX_MIN_ROWS = 5_000;
+const WARM_IF_SEARCHED_WITHIN_MS = 10_000;
+/** Tables whose last full-text search is remembered (for `WARM_IF_SEARCHED_WITHIN_MS`), the least recent forgotten first. */
+const MAX_SEARCHED_TABLES = 4_096;
 
 /** Open table handles kept (least recently used closed first): many owners, bounded memory. */
 const DEFAULT_MAX_OPEN_TABLES = 256;
@@ -41,6 +45,8 @@ export class LanceStore extends LanceTables {
   private readonly rewriting = new Set<string>();
   /** Full-text indices loaded right after their compaction (`optimize`), for tests. */
   private indexLoads = 0;
+  /** When each full-text table was last searched here (ms), least recent first. */
+  private readonly lastSearched = new Map<string, number>();
   /** Whether every write to the index goes through this store now (see `useRowKeysWhile`). */
   private soleWriter: () => boolean = () => false;
 
@@ -140,6 +146,9 @@ export class LanceStore extends LanceTables {
     options: { context: boolean; memories: boolean; indexedOnly?: boolean } = { context: true, memories: false },
   ): Promise<RawHit[]> {
     if (!query.trim()) return [];
+    this.lastSearched.delete(name);
+    this.lastSearched.set(name, Date.now());
+    if (this.lastSearched.size > MAX_SEARCHED_TABLES) this.lastSearched.delete(this.lastSearched.keys().next().value!);
     return this.reading(name, (table) => {
       // A fast search answers nothing from a table between its rewrite and its new index.
       const fast = Boolean(options.indexedOnly) && !this.rewriting.has(name);
@@ -274,7 +283,7 @@ export class LanceStore extends LanceTables {
     if (!names.length) return;
     // Afterwards, off the search path: memory tables searched through row keys that are
     // addresses get them again (every row moved; stable row ids stay as they were), and
-    // full-text tables searched here, or large, have their new full-text index loaded.
+    // full-text tables being searched have their new full-text index loaded.
     // The first query of an index version loads it: about 5 ms more than the next ones
     // on an idle machine, 40–90 ms each for eight searches at once beside a writer
     // (docs/performance.md#why-the-code-is-tuned-as-it-is).
@@ -291,15 +300,14 @@ export class LanceStore extends LanceTables {
     }
     for (const name of names) {
       const keys = searched.includes(name);
-      if (!keys && isVectorTable(name)) continue;
+      const index = Date.now() - (this.lastSearched.get(name) ?? 0) <= WARM_IF_SEARCHED_WITHIN_MS;
+      // Any other table stays unopened: LanceDB keeps memory for every table a process opens.
+      if (!keys && !index) continue;
       const warming: Promise<void> = this.table(name)
         .then(async (table) => {
           if (!table) return;
           if (keys) await this.rowKeys.warm(name, table);
-          if (
-            !isVectorTable(name) &&
-            (this.rowKeys.searched(name) || (await table.countRows()) >= WARM_INDEX_MIN_ROWS)
-          ) {
+          if (index) {
             await loadFullTextIndex(table);
             this.indexLoads++;
           }

@@ -1,4 +1,5 @@
 import type * as lancedb from "@lancedb/lancedb";
+import { releaseFreedMemory } from "../../lib/memory-trim";
 import type { ScheduledTask, Scheduler } from "../../lib/scheduler";
 
 /** An evicted handle is closed this much later, so a search still using it finishes first. */
@@ -110,13 +111,18 @@ export class TableHandles {
     this.missing.clear();
   }
 
-  /** The connection was renewed: its handles and the old connection close later, together. */
+  /**
+   * The connection was renewed: its handles and the old connection close later, together,
+   * and what LanceDB kept on it goes back to the operating system then (it is renewed to
+   * let that memory go: lance-tables.ts `recycleConnectionAfter`).
+   */
   retireAll(oldConnection: lancedb.Connection): void {
     const handles = [...this.tables.values()];
     this.tables.clear();
     this.closeLater(RECYCLED_CLOSE_DELAY_MS, () => {
       for (const handle of handles) handle.close();
       oldConnection.close();
+      releaseFreedMemory();
     });
   }
 
