@@ -19,8 +19,9 @@ const PARENT_CHECK_MS = 250;
 
 /**
  * Ends the child as soon as the server that started it is gone (killed: the child then
- * belongs to another parent). An ANN build left uncommitted changes nothing the index holds; the next server does its own. Without this, an orphan kept the
- * machine busy for the rest of its work, beside the server that replaced its own.
+ * belongs to another parent). An ANN build left uncommitted changes nothing the index
+ * holds; the next server does its own. Without this, an orphan kept the machine busy for
+ * the rest of its work, beside the server that replaced its own.
  */
 function endWithParent(): void {
   const parent = process.ppid;

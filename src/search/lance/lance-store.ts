@@ -275,9 +275,9 @@ export class LanceStore extends LanceTables {
 
   /**
    * Compacts tables and brings their full-text indices up to date, in the writer's child
-   * process (writer-child.ts `optimize` says why), removing versions older than `keepMs`. The handles are
-   * reopened to see the new versions; a table's row keys stay when its row ids are stable,
-   * and go otherwise (they were the old fragments' addresses).
+   * process (writer-child.ts `optimize` says why), removing versions older than `keepMs`.
+   * The handles are reopened to see the new versions; a table's row keys stay when its row
+   * ids are stable, and go otherwise (they were the old fragments' addresses).
    */
   async optimize(names: string[], keepMs: number): Promise<void> {
     if (!names.length) return;

@@ -1,11 +1,12 @@
 /**
  * The index writer's child process: every LanceDB write of the index (rows deleted and
  * added, tables created and dropped, their full-text indices made, compactions) and the
- * writer's look at a table's state run here, while the server's own connection only reads. LanceDB keeps
- * native memory for every table a process writes or inspects, and gives it back to no
- * close, renewed connection or `malloc_trim` (`bun bench/many-users.ts`: 10,000 users'
- * first writes took the writing server to about 700 MB, against 180 MB restarted on the
- * same data); a child ends when idle or after so many tables, and the OS takes it all back.
+ * writer's look at a table's state run here, while the server's own connection only
+ * reads. LanceDB keeps native memory for every table a process writes or inspects, and
+ * gives it back to no close, renewed connection or `malloc_trim`
+ * (`bun bench/many-users.ts`: 10,000 users' first writes took the writing server to about
+ * 700 MB, against 180 MB restarted on the same data); a child ends when idle or after so
+ * many tables, and the OS takes it all back.
  *
  * Started as `bun src/search/lance/writer-child.ts` from a checkout, and as
  * `mnemo __index-writer` from the compiled binary; protocol in
@@ -208,7 +209,8 @@ async function addedRows(table: lancedb.Table, count: number): Promise<AddedRows
   const total = await table.countRows();
   // Taken by offset: a scan with an offset reads every row before it (6–12 against 3–5 ms
   // for 5 rows added to a 2,000-row table of 22 fragments, LanceDB 0.39, throwaway probe).
-  const offsets = Array.from({ length: Math.min(count, total) }, (_, i) => total - Math.min(count, total) + i);
+  const added = Math.min(count, total);
+  const offsets = Array.from({ length: added }, (_, i) => total - added + i);
   const rows = (await table.takeOffsets(offsets).select(["_rowaddr", "item_id"]).withRowId().toArray()) as Array<{
     _rowid: number | bigint;
     _rowaddr: number | bigint;
