@@ -12,7 +12,7 @@
  *          [--backend both|sqlite|postgres] [--files test/a.test.ts,test/b.test.ts] [files…]
  *   --burners  busy-looping processes beside the suite (default: one per CPU core; 0: none)
  *   --copies   copies of the suite running at the same time (default 1)
- *   --backend  which store passes to run: both (as `npm test`, default), sqlite or postgres
+ *   --backend  which store passes to run: both (at the same time, as `npm test`; default), sqlite or postgres
  *   --files    a comma-separated subset of test files (positional arguments add more)
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -80,6 +80,7 @@ interface PassResult {
   /** `(fail) …` lines and unhandled errors, as bun printed them. */
   failures: string[];
   log: string;
+  seconds: number;
 }
 
 const logDir = join(tmpdir(), `mnemo-test-busy-${new Date().toISOString().replace(/[:.]/g, "-")}`);
@@ -88,6 +89,7 @@ const children = new Set<Bun.Subprocess>();
 
 /** Runs `bun test` once on one backend; its output goes to a log file, its counts and failures are read from it. */
 async function runPass(label: string, backend: Backend): Promise<PassResult> {
+  const started = performance.now();
   const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...files], {
     env: { ...process.env, ...backend.env },
     stdout: "pipe",
@@ -120,6 +122,7 @@ async function runPass(label: string, backend: Backend): Promise<PassResult> {
     exitCode,
     failures,
     log,
+    seconds: (performance.now() - started) / 1000,
   };
 }
 
@@ -155,24 +158,23 @@ let failedRuns = 0;
 try {
   for (let run = 1; run <= runs; run++) {
     const results: PassResult[] = [];
-    for (const backend of chosen) {
-      const started = performance.now();
-      const passes = await Promise.all(
+    // As in `npm test`, the backends' passes run at the same time.
+    const passes = await Promise.all(
+      chosen.flatMap((backend) =>
         Array.from({ length: copies }, (_, copy) =>
           runPass(`run${run}-${backend.label}${copies > 1 ? `-copy${copy + 1}` : ""}`, backend),
         ),
+      ),
+    );
+    for (const pass of passes) {
+      results.push(pass);
+      const ok = pass.exitCode === 0 && pass.failed === 0;
+      const errors = pass.errors ? `, ${pass.errors} error(s)` : "";
+      process.stdout.write(
+        `run ${run}/${runs} ${pass.label}: ${ok ? "ok" : "FAILED"} — ${pass.passed} pass, ${pass.failed} fail${errors}, exit ${pass.exitCode} (${pass.seconds.toFixed(0)} s)\n`,
       );
-      const seconds = ((performance.now() - started) / 1000).toFixed(0);
-      for (const pass of passes) {
-        results.push(pass);
-        const ok = pass.exitCode === 0 && pass.failed === 0;
-        const errors = pass.errors ? `, ${pass.errors} error(s)` : "";
-        process.stdout.write(
-          `run ${run}/${runs} ${pass.label}: ${ok ? "ok" : "FAILED"} — ${pass.passed} pass, ${pass.failed} fail${errors}, exit ${pass.exitCode} (${seconds} s)\n`,
-        );
-        for (const failure of pass.failures) process.stdout.write(`    ${failure}\n`);
-        if (!ok) process.stdout.write(`    log: ${pass.log}\n`);
-      }
+      for (const failure of pass.failures) process.stdout.write(`    ${failure}\n`);
+      if (!ok) process.stdout.write(`    log: ${pass.log}\n`);
     }
     const runOk = results.every((r) => r.exitCode === 0 && r.failed === 0);
     if (runOk) longestRow = Math.max(longestRow, ++inARow);
