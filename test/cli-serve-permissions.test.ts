@@ -21,6 +21,10 @@ describe("mnemo serve on a data dir other users can open", () => {
     chmodSync(dir, 0o755);
     writeFileSync(join(dir, "notes.txt"), "left here by hand");
     chmodSync(join(dir, "notes.txt"), 0o644);
+    // Below a directory other users cannot enter, an open file is out of their reach.
+    mkdirSync(join(dir, "closed"), { mode: 0o700 });
+    writeFileSync(join(dir, "closed", "inside.txt"), "unreachable", { mode: 0o644 });
+    chmodSync(join(dir, "closed", "inside.txt"), 0o644);
     expect(await dataDirWarnings(dir)).toEqual([
       `mnemo: warning: data dir ${dir} is readable or writable by other users: ${dir} (0755), ${join(dir, "notes.txt")} (0644); run chmod -R go-rwx '${dir}'`,
     ]);

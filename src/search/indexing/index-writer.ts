@@ -263,17 +263,18 @@ export class IndexWriter {
     if ((await outbox.pendingTextSeq("*")) === null) await this.rebuild();
   }
 
+  /** Whether the store of record holds anything to index (a page of keys read, on a start without an index only). */
+  private async hasRecords(): Promise<boolean> {
+    for await (const _ of this.allSources()) return true;
+    return false;
+  }
+
   /** An index of an older layout is rebuilt; so is a missing one when the store holds records. */
   async reconcileSchema(): Promise<void> {
     const { store, settings, outbox, lance } = this.o;
-    const hasIndex = (await lance.tableNames()).length > 0;
+    const hasIndex = await lance.hasTables();
     const current = (await settings.get(store.db, "index_schema")) === INDEX_SCHEMA_VERSION;
-    let hasRecords = false;
-    for await (const _ of this.allSources()) {
-      hasRecords = true;
-      break;
-    }
-    const rebuild = (hasIndex ? !current : hasRecords) && (await outbox.pendingTextSeq("*")) === null;
+    const rebuild = (hasIndex ? !current : await this.hasRecords()) && (await outbox.pendingTextSeq("*")) === null;
     if (rebuild)
       this.o.log.info(
         hasIndex
@@ -283,7 +284,7 @@ export class IndexWriter {
     // Rebuilt now rather than queued: until every source is pending again, searches would
     // trust the term statistics of an index that is gone or of another layout.
     if (rebuild) await this.rebuild();
-    await settings.set(store.db, "index_schema", INDEX_SCHEMA_VERSION);
+    if (!current) await settings.set(store.db, "index_schema", INDEX_SCHEMA_VERSION);
   }
 
   /** When the configured embedder changed, old vectors are dropped and every source re-embedded. */

@@ -88,7 +88,9 @@ export class WriteFailures {
   /** A new writer starts clean: a record left by a previous one (which may have died failing) goes. */
   async reset(): Promise<void> {
     this.current = null;
-    await this.publish("");
+    // Read first: most starts find none, and a write would wait for a commit on the start path.
+    const recorded = await this.o.settings.get(this.o.db, INDEX_FAILURE_KEY).catch(() => "unknown");
+    if (recorded) await this.publish("");
   }
 
   private async publish(value: string): Promise<void> {

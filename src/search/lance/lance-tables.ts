@@ -1,4 +1,6 @@
 import * as lancedb from "@lancedb/lancedb";
+import type { Dir } from "node:fs";
+import { opendir } from "node:fs/promises";
 import type { Scheduler } from "../../lib/scheduler";
 import { unreadableTables } from "./damaged-tables";
 import type { LanceLocation } from "./index-location";
@@ -146,6 +148,26 @@ export class LanceTables {
 
   async tableNames(): Promise<string[]> {
     return this.connection.tableNames();
+  }
+
+  /**
+   * Whether the index holds any table. On a directory, the first `<name>.lance` entry
+   * answers: LanceDB's listing reads and sorts every name (55 ms at 10,000 tables), and
+   * this runs on every start.
+   */
+  async hasTables(): Promise<boolean> {
+    const { uri } = this.location;
+    if (uri.includes("://") && !uri.startsWith("file://"))
+      return (await this.connection.tableNames({ limit: 1 })).length > 0;
+    let dir: Dir;
+    try {
+      dir = await opendir(uri.replace(/^file:\/\//, ""));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return false; // not made yet
+      throw error;
+    }
+    for await (const entry of dir) if (entry.name.endsWith(".lance")) return true;
+    return false;
   }
 
   async dropTable(name: string): Promise<void> {
