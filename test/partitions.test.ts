@@ -169,4 +169,30 @@ describe("open index tables", () => {
       }
     }
   });
+
+  test("searches that arrive together at a table not open yet share one open of it", async () => {
+    const first = await startTestServer();
+    const [status] = await first.call("POST", "/v1/memories", {
+      token: mock("together"),
+      body: { content: "the ferry leaves at noon" },
+    });
+    expect(status).toBe(201);
+    await first.services.indexer.drain();
+    await first.stop();
+    // A restart on the same data: no table is open in it.
+    const server = await startTestServer({ dataDir: first.dataDir });
+    servers.push(server);
+    const lance = server.services.search.internals.lance;
+    const before = lance.tableOpens;
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        server.call("POST", "/v1/memories/search", { token: mock("together"), body: { query: "ferry" } }),
+      ),
+    );
+    for (const [code, body] of answers) {
+      expect(code).toBe(200);
+      expect(body.results.map((r: { content: string }) => r.content)).toEqual(["the ferry leaves at noon"]);
+    }
+    expect(lance.tableOpens - before).toBe(1);
+  });
 });

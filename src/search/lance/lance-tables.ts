@@ -62,6 +62,11 @@ export class LanceTables {
     return this.handles.size;
   }
 
+  /** Tables opened through LanceDB so far (concurrent searches of a table share one open), for tests. */
+  get tableOpens(): number {
+    return this.handles.opens;
+  }
+
   /** Drops cached handles and reconnects: another process may have rebuilt the tables. */
   async reopen(): Promise<void> {
     await Promise.all(this.warming);
