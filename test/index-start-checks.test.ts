@@ -70,6 +70,34 @@ describe("the checks a new index writer makes before serving", () => {
     expect(found.results.map((r: { id: string }) => r.id)).toEqual([created.id]);
   });
 
+  test("the check that every table reads runs in a child of its own, which takes no write after it", async () => {
+    const dataDir = tempDir("mnemo-start-checks-");
+    dirs.push(dataDir);
+    const first = await start(dataDir);
+    for (const user of ["ann", "ben", "cy"])
+      await first.server.call("POST", "/v1/memories", {
+        token: `mock-token-${user}`,
+        body: { content: `${user} rows` },
+      });
+    await first.server.services.indexer.drain();
+    await stop(first.server);
+
+    const next = await start(dataDir);
+    const lance = next.server.services.search.internals.lance;
+    // The check runs beside serving, before the writer's first batch: once this write is
+    // indexed, it has run.
+    await next.server.call("POST", "/v1/memories", { token: "mock-token-dee", body: { content: "dee rows" } });
+    await next.server.services.indexer.drain();
+    // One child checked the tables (LanceDB's memory for each table it opened goes with it),
+    // another wrote.
+    expect(lance.writerChildrenStarted).toBe(2);
+    const [, found] = await next.server.call("POST", "/v1/memories/search", {
+      token: "mock-token-ann",
+      body: { query: "rows" },
+    });
+    expect(found.results.map((r: { content: string }) => r.content)).toEqual(["ann rows"]);
+  });
+
   test("a failure record left by the writer before is cleared when a new one takes over", async () => {
     const dataDir = tempDir("mnemo-start-checks-");
     dirs.push(dataDir);

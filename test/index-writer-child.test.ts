@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import * as lancedb from "@lancedb/lancedb";
 import { tableToIPC } from "apache-arrow";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rowsTable } from "../src/search/lance/arrow-write";
 import { itemsSchema, WORD_VECTOR_DIMS } from "../src/search/lance/lance-schema";
@@ -231,6 +231,43 @@ describe("the writer child run directly, over its protocol", () => {
       expect(await child.exited).toBe(0);
       await read;
       expect(await rowsIn(dir, "mem_tidy")).toBe(120);
+    } finally {
+      child.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("checks that every table reads: a table whose files were spoilt is named with its error, a sound one is not", async () => {
+    const dir = tempDir("mnemo-writer-check-");
+    const { child, frame, answers, read } = startChild();
+    let id = 0;
+    const ask = async (request: object, payload?: Uint8Array) => {
+      const mine = ++id;
+      frame({ id: mine, ...request }, payload);
+      const answer = await waitFor(() => answers.find((a) => a.id === mine), { what: `answer ${mine}` });
+      expect(answer).toMatchObject({ ok: true });
+      return answer as { damaged?: Array<{ name: string; reason: string }> };
+    };
+    const batch = async () => tableToIPC(await rowsTable(itemsSchema(), rows(5, 0)), "file");
+    const write = (table: string) => ({ op: "replace", table, schema: "items", deleteKeys: [], context: false });
+    try {
+      await ask({ op: "open", location: { uri: dir } });
+      await ask(write("mem_sound"), await batch());
+      await ask(write("mem_spoilt"), await batch());
+      expect((await ask({ op: "check" })).damaged).toEqual([]);
+      const spoil = (path: string) => {
+        for (const name of readdirSync(path)) {
+          const inner = join(path, name);
+          if (statSync(inner).isDirectory()) spoil(inner);
+          else writeFileSync(inner, "garbage");
+        }
+      };
+      spoil(join(dir, "mem_spoilt.lance"));
+      expect((await ask({ op: "check" })).damaged).toEqual([{ name: "mem_spoilt", reason: expect.any(String) }]);
+      frame({ op: "end" });
+      child.stdin.end();
+      expect(await child.exited).toBe(0);
+      await read;
     } finally {
       child.kill();
       rmSync(dir, { recursive: true, force: true });

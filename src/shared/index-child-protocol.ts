@@ -64,6 +64,14 @@ export type WriterChildRequest = { id: number } & (
       tables: string[];
       keepMs: number;
     }
+  | {
+      /**
+       * Tables that exist but cannot be read, each with its error (damaged-tables.ts),
+       * through a connection of its own: LanceDB keeps memory for every table a process
+       * opens, so the check opens them here and the server asks a new child afterwards.
+       */
+      op: "check";
+    }
   | { op: "end" }
 );
 
@@ -82,6 +90,8 @@ export type WriterChildAnswer = { id: number } & (
       tidiness?: { fragments: number; unindexedRows: number } | null;
       /** The added rows (see `keys` above): the server checks them against the rows it sent. */
       added?: AddedRows;
+      /** A `check`'s unreadable tables, in name order. */
+      damaged?: Array<{ name: string; reason: string }>;
     }
   | { ok: false; error: string }
 );

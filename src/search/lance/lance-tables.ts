@@ -2,7 +2,6 @@ import * as lancedb from "@lancedb/lancedb";
 import type { Dir } from "node:fs";
 import { opendir } from "node:fs/promises";
 import type { Scheduler } from "../../lib/scheduler";
-import { unreadableTables } from "./damaged-tables";
 import type { LanceLocation } from "./index-location";
 import { RowKeys } from "./row-keys";
 import { isMissing, TableHandles } from "./table-handles";
@@ -60,6 +59,11 @@ export class LanceTables {
   /** How many table handles are open now (bounded by the cap). */
   get openTableCount(): number {
     return this.handles.size;
+  }
+
+  /** The writer's child processes started so far, for tests. */
+  get writerChildrenStarted(): number {
+    return this.writer.started;
   }
 
   /** Tables opened through LanceDB so far (concurrent searches of a table share one open), for tests. */
@@ -186,9 +190,9 @@ export class LanceTables {
     this.handles.dropped(name);
   }
 
-  /** Tables that exist but cannot be read (see `damaged-tables.ts`). */
+  /** Tables that exist but cannot be read (see `damaged-tables.ts`), checked in the writer's child. */
   unreadableTables(): Promise<Array<{ name: string; reason: string }>> {
-    return unreadableTables(this.connection);
+    return this.writer.unreadableTables();
   }
 
   /** Removes every table: the index is derived, the store of record rebuilds it. */

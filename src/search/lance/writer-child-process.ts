@@ -28,6 +28,8 @@ interface Child {
   tables: Set<string>;
   /** Its `open`, answered. */
   opened: Promise<unknown>;
+  /** It opened every table (a `check`): the next request goes to a new child. */
+  spent: boolean;
 }
 
 /**
@@ -42,6 +44,8 @@ export class WriterChild {
   private idle: ScheduledTask | null = null;
   /** Children asked to end, until they have. */
   private readonly ending = new Set<Child>();
+  /** Children started so far, for tests. */
+  started = 0;
 
   constructor(
     private readonly location: IndexChildLocation,
@@ -74,6 +78,15 @@ export class WriterChild {
     return (await this.ask({ op: "tidiness", table }, [table])).tidiness ?? null;
   }
 
+  /**
+   * Tables that exist but cannot be read (damaged-tables.ts), checked by the child: what
+   * LanceDB keeps for every table it opens (about 6 KB each; 60 MB at 10,000 tables) goes
+   * with that child, not into the server.
+   */
+  async unreadableTables(): Promise<Array<{ name: string; reason: string }>> {
+    return (await this.ask({ op: "check" }, [], new Uint8Array(0), true)).damaged ?? [];
+  }
+
   /** Compacts tables and brings their indices up to date, removing versions older than `keepMs` (writer-child.ts `optimize`). */
   async optimize(tables: string[], keepMs: number): Promise<void> {
     try {
@@ -97,12 +110,21 @@ export class WriterChild {
     );
   }
 
-  /** Sends a request about `tables` to the current child (a new one when there is none, or when it touched enough tables). */
-  private async ask(request: Ask, tables: string[], payload: Uint8Array = new Uint8Array(0)): Promise<Done> {
+  /**
+   * Sends a request about `tables` to the current child (a new one when there is none, when
+   * it touched enough tables, or when it is spent); `spends`: it is spent once answered.
+   */
+  private async ask(
+    request: Ask,
+    tables: string[],
+    payload: Uint8Array = new Uint8Array(0),
+    spends = false,
+  ): Promise<Done> {
     this.idle?.cancel();
     this.idle = null;
     let child = this.current;
-    if (child && tables.some((table) => !child!.tables.has(table)) && child.tables.size >= RECYCLE_AFTER_TABLES) {
+    const full = (c: Child) => tables.some((table) => !c.tables.has(table)) && c.tables.size >= RECYCLE_AFTER_TABLES;
+    if (child && (child.spent || full(child))) {
       this.end(child);
       child = null;
     }
@@ -113,7 +135,9 @@ export class WriterChild {
     answered.catch(() => {});
     try {
       await child.opened;
-      return await answered;
+      const done = await answered;
+      if (spends) child.spent = true;
+      return done;
     } finally {
       if (this.current === child && child.pending.size === 0) this.idleLater(child);
     }
@@ -127,6 +151,7 @@ export class WriterChild {
   }
 
   private spawn(): Child {
+    this.started++;
     // No environment, as the other children: what it needs comes in its first request.
     const process = Bun.spawn(childCommand(INDEX_WRITER_COMMAND, join(import.meta.dir, "writer-child.ts")), {
       stdin: "pipe",
@@ -141,6 +166,7 @@ export class WriterChild {
       pending: new Map(),
       tables: new Set(),
       opened: Promise.resolve(),
+      spent: false,
     };
     const stderr = new Response(process.stderr).text().catch(() => "");
     // Once its stdout ends (every answer it gave was read), what is still waiting fails.

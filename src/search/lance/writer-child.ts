@@ -17,6 +17,7 @@ import type * as lancedb from "@lancedb/lancedb";
 import { tableFromIPC } from "apache-arrow";
 import type { AddedRows, WriterChildAnswer, WriterChildRequest } from "../../shared/index-child-protocol";
 import { ByteQueue } from "./byte-queue";
+import { unreadableTables } from "./damaged-tables";
 import { whereSourceKeys } from "./filters";
 import { fullTextIndex, itemsSchema, TEXT_COLUMNS, vectorSchema } from "./lance-schema";
 import { isMissing } from "./table-handles";
@@ -42,6 +43,14 @@ class Writer {
 
   async handle(request: Request, payload: Uint8Array): Promise<Done> {
     if (request.op === "tidiness") return { tidiness: await this.tidiness(request.table) };
+    if (request.op === "check") {
+      const db = await this.connect();
+      try {
+        return { damaged: await unreadableTables(db) };
+      } finally {
+        db.close();
+      }
+    }
     if (request.op === "optimize") {
       await this.optimize(request.tables, request.keepMs);
       return {};
