@@ -143,7 +143,19 @@ describe("the writer child run directly, over its protocol", () => {
         }
       }
     })();
-    return { child, frame, answers, read };
+    let id = 0;
+    /** Sends a request and waits for its answer, which must be ok. */
+    const ask = async (request: object, payload?: Uint8Array) => {
+      const mine = ++id;
+      frame({ id: mine, ...request }, payload);
+      const answer = await waitFor(() => answers.find((a) => a.id === mine), { what: `answer ${mine}` });
+      expect(answer).toMatchObject({ ok: true });
+      return answer as {
+        tidiness?: { fragments: number; unindexedRows: number };
+        damaged?: Array<{ name: string; reason: string }>;
+      };
+    };
+    return { child, frame, answers, read, ask };
   }
 
   const rows = (n: number, from = 0) =>
@@ -205,15 +217,7 @@ describe("the writer child run directly, over its protocol", () => {
 
   test("compacts tables and folds their new rows into the full-text index; a table gone since it was named is skipped, and writes go on after", async () => {
     const dir = tempDir("mnemo-writer-optimize-");
-    const { child, frame, answers, read } = startChild();
-    let id = 0;
-    const ask = async (request: object, payload?: Uint8Array) => {
-      const mine = ++id;
-      frame({ id: mine, ...request }, payload);
-      const answer = await waitFor(() => answers.find((a) => a.id === mine), { what: `answer ${mine}` });
-      expect(answer).toMatchObject({ ok: true });
-      return answer as { tidiness?: { fragments: number; unindexedRows: number } };
-    };
+    const { child, frame, read, ask } = startChild();
     const batch = async (from: number) => tableToIPC(await rowsTable(itemsSchema(), rows(40, from)), "file");
     const write = { op: "replace", table: "mem_tidy", schema: "items", deleteKeys: [], context: false };
     try {
@@ -239,15 +243,7 @@ describe("the writer child run directly, over its protocol", () => {
 
   test("checks that every table reads: a table whose files were spoilt is named with its error, a sound one is not", async () => {
     const dir = tempDir("mnemo-writer-check-");
-    const { child, frame, answers, read } = startChild();
-    let id = 0;
-    const ask = async (request: object, payload?: Uint8Array) => {
-      const mine = ++id;
-      frame({ id: mine, ...request }, payload);
-      const answer = await waitFor(() => answers.find((a) => a.id === mine), { what: `answer ${mine}` });
-      expect(answer).toMatchObject({ ok: true });
-      return answer as { damaged?: Array<{ name: string; reason: string }> };
-    };
+    const { child, frame, read, ask } = startChild();
     const batch = async () => tableToIPC(await rowsTable(itemsSchema(), rows(5, 0)), "file");
     const write = (table: string) => ({ op: "replace", table, schema: "items", deleteKeys: [], context: false });
     try {
