@@ -65,16 +65,17 @@ let lastGeneration = 0;
 /**
  * The index writer's account of which tables need compacting: written since their last
  * compaction, and what that costs their searches. Kept in memory by the writing process;
- * a table it finds untidy without having written it (written before a restart, or by the
- * writer before a takeover) is looked at once, off the search path (`inspect`).
+ * a table it did not make or compact (written before a restart, or by the writer before a
+ * takeover) is looked at once when first searched, off the search path (`inspect`), even
+ * when this process wrote to it since: its commits say nothing of the rows left before.
  */
 export class CompactionPolicy {
   private tables = new Map<string, Outside>();
-  /** Tables whose state this process has read or written (a table is inspected once). */
+  /** Tables whose whole state this process knows: inspected, made or compacted by it (a table is inspected once). */
   private known = new Set<string>();
   /** Full-text tables: what was written since their index last covered every row. */
   private written = new Map<string, WrittenSinceIndexed>();
-  /** Tables being inspected, with the searches that scanned them meanwhile (charged once their state is known). */
+  /** Tables searched but not inspected yet, or being inspected, with the searches that scanned them meanwhile (charged once their state is known). */
   private inspecting = new Map<string, number>();
 
   constructor(
@@ -97,7 +98,6 @@ export class CompactionPolicy {
 
   /** A commit of `rows` rows to a table (a delete-only commit: 0). */
   noteCommit(table: string, rows: number): void {
-    this.known.add(table);
     const outside = this.outside(table);
     outside.fragments++;
     outside.rows += rows;
@@ -127,6 +127,7 @@ export class CompactionPolicy {
 
   /** The table was created by this writer (the rows outside its index are all in its list from now on). */
   created(table: string): void {
+    this.known.add(table);
     const record = this.written.get(table);
     if (record && !record.capped) record.complete = true;
   }
@@ -145,7 +146,10 @@ export class CompactionPolicy {
   noteSearch(table: string, held: boolean): boolean {
     const outside = this.tables.get(table);
     if (outside) outside.paid += held && !this.replicasScan ? outside.rows * HELD_ROW_SEARCH_MS : scanCost(outside);
-    else if (this.inspecting.has(table)) this.inspecting.set(table, this.inspecting.get(table)! + 1);
+    // Not looked at yet, or being looked at: counted from the first search, since the look
+    // waits its turn behind the writer's other work (a takeover's check of every table).
+    else if (!this.known.has(table) || this.inspecting.has(table))
+      this.inspecting.set(table, (this.inspecting.get(table) ?? 0) + 1);
     return !this.known.has(table);
   }
 
@@ -163,7 +167,7 @@ export class CompactionPolicy {
   async inspect(table: string): Promise<boolean> {
     if (this.known.has(table)) return false;
     this.known.add(table);
-    this.inspecting.set(table, 0);
+    if (!this.inspecting.has(table)) this.inspecting.set(table, 0);
     let state: Awaited<ReturnType<LanceStore["tidiness"]>>;
     let searched: number;
     try {
@@ -203,6 +207,7 @@ export class CompactionPolicy {
   }
 
   compacted(table: string): void {
+    this.known.add(table);
     this.tables.delete(table);
     if (!isVectorTable(table)) this.indexedAll(table);
   }
