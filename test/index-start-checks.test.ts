@@ -1,8 +1,9 @@
 /**
  * What the process that takes over the index checks before it serves, made cheap so a
  * start does not grow with the index (docs/performance.md#many-users): a present index is
- * not rebuilt, an empty or missing one is (when the store holds records), and a failure
- * record left by the writer before is cleared; a start with none writes nothing for it.
+ * not rebuilt, an empty or missing one is (when the store holds records), the check that
+ * every table reads runs in a child process of its own, and a failure record left by the
+ * writer before is cleared.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, rmSync } from "node:fs";

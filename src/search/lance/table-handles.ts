@@ -105,10 +105,6 @@ export class TableHandles {
   }
 
   private remember(name: string, table: lancedb.Table): void {
-    // An open that started before a forget or a drop may land after a newer one.
-    const replaced = this.tables.get(name);
-    if (replaced && replaced !== table) this.closeLater(CLOSE_DELAY_MS, () => replaced.close());
-    this.tables.delete(name);
     this.tables.set(name, table);
     while (this.tables.size > this.maxOpen) {
       const [oldest, handle] = this.tables.entries().next().value!;

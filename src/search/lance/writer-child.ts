@@ -43,14 +43,7 @@ class Writer {
 
   async handle(request: Request, payload: Uint8Array): Promise<Done> {
     if (request.op === "tidiness") return { tidiness: await this.tidiness(request.table) };
-    if (request.op === "check") {
-      const db = await this.connect();
-      try {
-        return { damaged: await unreadableTables(db) };
-      } finally {
-        db.close();
-      }
-    }
+    if (request.op === "check") return { damaged: await this.withOwnConnection(unreadableTables) };
     if (request.op === "optimize") {
       await this.optimize(request.tables, request.keepMs);
       return {};
@@ -112,8 +105,7 @@ class Writer {
    */
   private async optimize(names: string[], keepMs: number): Promise<void> {
     const cleanupOlderThan = new Date(Date.now() - keepMs);
-    const db = await this.connect();
-    try {
+    await this.withOwnConnection(async (db) => {
       for (const name of names) {
         const table = await db.openTable(name).catch((error: Error) => {
           // A table dropped since it was named (its owner deleted everything) has nothing to compact.
@@ -127,6 +119,14 @@ class Writer {
           table.close();
         }
       }
+    });
+  }
+
+  /** Work through a connection opened for it and closed after: what LanceDB keeps on it goes with it. */
+  private async withOwnConnection<T>(work: (db: lancedb.Connection) => Promise<T>): Promise<T> {
+    const db = await this.connect();
+    try {
+      return await work(db);
     } finally {
       db.close();
     }
