@@ -1,19 +1,12 @@
 import type { Executor } from "../../db/store";
-import type { ItemTerms } from "../analysis/item-terms";
 import { itemKey, type PendingRow, type TermStats } from "../indexing/term-stats";
 import type { WrittenSinceIndexed } from "../indexing/compaction-policy";
 import { textTable, type PartitionGroup } from "../lance/partitions";
 import type { IndexView } from "./index-view";
 import type { SearchKind } from "../types";
+import { TermPostings, type PendingEntry } from "./pending-postings";
 
-/** An item of a source the index does not reflect yet, with its forward row as the write stored it. */
-export interface PendingEntry {
-  key: string;
-  kind: SearchKind;
-  sourceId: string;
-  itemId: string;
-  terms: ItemTerms;
-}
+export type { PendingEntry } from "./pending-postings";
 
 /** One owner's pending items of one partition group, as this process last read them. */
 class OwnerPending {
@@ -32,13 +25,11 @@ class OwnerPending {
    * newest change is not in the index's table yet.
    */
   readonly queued = new Set<string>();
-  /** Items with context fields. */
-  withContext = 0;
   /** Sources with a change on the outbox, per kind. */
   readonly perKind = new Map<SearchKind, number>();
   readonly items = new Map<string, PendingEntry>();
-  /** Term → keys of the items holding it in their text or context. */
-  readonly postings = new Map<string, Set<string>>();
+  /** Term → the items holding it in their text or context. */
+  readonly postings = new Map<string, TermPostings>();
   /**
    * Sources the writer put into the table since its full-text index last covered every
    * row: kept after they leave the outbox, until that index covers them again.
@@ -159,12 +150,13 @@ class OwnerPending {
         const entry = { kind: row.kind, sourceId: row.sourceId, itemId: row.itemId, terms: row.terms, key: "" };
         entry.key = itemKey(entry);
         keys.push(entry.key);
+        // Two rows of one item (not expected): the postings hold the one kept.
+        const replaced = this.items.get(entry.key);
+        if (replaced) this.unpost(replaced);
         this.items.set(entry.key, entry);
-        if (row.terms.before || row.terms.after) this.withContext++;
-        for (const field of [row.terms.text, row.terms.before, row.terms.after]) {
-          if (!field) continue;
-          for (const term of field.counts.keys())
-            (this.postings.get(term) ?? this.postings.set(term, new Set()).get(term)!).add(entry.key);
+        for (const term of termsOf(entry)) {
+          const postings = this.postings.get(term) ?? this.postings.set(term, new TermPostings(term)).get(term)!;
+          postings.add(entry);
         }
       }
       this.sources.set(source, { seq: list[0].seq, kind: list[0].kind, keys });
@@ -175,22 +167,21 @@ class OwnerPending {
     }
   }
 
+  private unpost(entry: PendingEntry): void {
+    for (const term of termsOf(entry)) {
+      const postings = this.postings.get(term);
+      postings?.delete(entry);
+      if (postings?.size === 0) this.postings.delete(term);
+    }
+  }
+
   private drop(source: string): void {
     const known = this.sources.get(source);
     if (!known) return;
     for (const key of known.keys) {
       const entry = this.items.get(key);
       this.items.delete(key);
-      if (!entry) continue;
-      if (entry.terms.before || entry.terms.after) this.withContext--;
-      for (const field of [entry.terms.text, entry.terms.before, entry.terms.after]) {
-        if (!field) continue;
-        for (const term of field.counts.keys()) {
-          const keys = this.postings.get(term);
-          keys?.delete(key);
-          if (keys?.size === 0) this.postings.delete(term);
-        }
-      }
+      if (entry) this.unpost(entry);
     }
     this.sources.delete(source);
     if (this.queued.delete(source)) this.perKind.set(known.kind, (this.perKind.get(known.kind) ?? 1) - 1);
@@ -208,10 +199,8 @@ export interface PendingView {
    * them: LanceDB's time and word-vector lists scan the table's unindexed rows themselves.
    */
   unwritten(): Iterable<PendingEntry>;
-  /** The pending items holding a term (in their text or context). */
-  holding(term: string): Iterable<PendingEntry>;
-  /** Whether some pending item has context fields. */
-  withContext: boolean;
+  /** The pending items of a group holding a term (in their text or context), if any. */
+  postingsOf(group: PartitionGroup, term: string): TermPostings | undefined;
   /** Whether the pending items of a group hold every row of its table outside the full-text index: LanceDB may skip them. */
   indexedOnly(group: PartitionGroup): boolean;
   /** How many sources of these kinds have a change on the outbox (the index does not reflect it yet). */
@@ -286,10 +275,7 @@ export function createPendingIndex(termStats: TermStats, view: Pick<IndexView, "
             for (const source of owner.queued)
               for (const key of owner.sources.get(source)!.keys) yield owner.items.get(key)!;
         },
-        *holding(term) {
-          for (const owner of owners) for (const key of owner.postings.get(term) ?? []) yield owner.items.get(key)!;
-        },
-        withContext: owners.some((owner) => owner.withContext > 0),
+        postingsOf: (group, term) => owners[partitionGroups.indexOf(group)]?.postings.get(term),
         indexedOnly: (group) => owners[partitionGroups.indexOf(group)]?.covers ?? false,
         lag(kinds) {
           let n = 0;
@@ -302,3 +288,11 @@ export function createPendingIndex(termStats: TermStats, view: Pick<IndexView, "
 }
 
 export type PendingIndex = ReturnType<typeof createPendingIndex>;
+
+/** The terms an item holds in its text or context, each once. */
+function termsOf(entry: PendingEntry): Set<string> {
+  const terms = new Set(entry.terms.text.counts.keys());
+  for (const field of [entry.terms.before, entry.terms.after])
+    if (field) for (const term of field.counts.keys()) terms.add(term);
+  return terms;
+}

@@ -114,21 +114,37 @@ export function groupStatistics(groups: PartitionGroup[], own: OwnStatistics): M
 }
 
 /**
- * BM25 of items for the query terms, field by field as the index's multi-column match
- * does: the item's text, and the conversation around it with its lower weights, each
- * saturated against its own length (the owner's text statistics for all three). Each
- * term's idf and the average length are worked out once per query and group.
+ * The two factors of a term's BM25 in one group: the idf of each query term, and a field's
+ * count saturated against its length. An item of text alone that holds query term i `tf`
+ * times in a text of `length` terms gets `idf[i] * saturate(tf, length)` from it, exactly
+ * what `bm25Scorer` adds for that term.
  */
-export function bm25Scorer(queryTerms: readonly string[], stats: GroupStats): (item: ItemTerms) => number {
+export function bm25Parts(
+  queryTerms: readonly string[],
+  stats: GroupStats,
+): { idf: number[]; saturate: (tf: number, length: number) => number } {
   const items = Math.max(stats.items, 1);
   const average = stats.length > 0 ? stats.length / items : 1;
   const idf = queryTerms.map((term) => {
     const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
     return Math.log(1 + (items - df + 0.5) / (df + 0.5));
   });
+  const saturate = (tf: number, length: number) =>
+    (tf * (BM25.k1 + 1)) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * length) / average));
+  return { idf, saturate };
+}
+
+/**
+ * BM25 of items for the query terms, field by field as the index's multi-column match
+ * does: the item's text, and the conversation around it with its lower weights, each
+ * saturated against its own length (the owner's text statistics for all three). Each
+ * term's idf and the average length are worked out once per query and group.
+ */
+export function bm25Scorer(queryTerms: readonly string[], stats: GroupStats): (item: ItemTerms) => number {
+  const { idf, saturate } = bm25Parts(queryTerms, stats);
   const saturated = (field: FieldTerms | null, term: string) => {
     const tf = field?.counts.get(term) ?? 0;
-    return tf ? (tf * (BM25.k1 + 1)) / (tf + BM25.k1 * (1 - BM25.b + (BM25.b * field!.length) / average)) : 0;
+    return tf ? saturate(tf, field!.length) : 0;
   };
   return (item) => {
     let score = 0;
@@ -142,18 +158,6 @@ export function bm25Scorer(queryTerms: readonly string[], stats: GroupStats): (i
     }
     return score;
   };
-}
-
-/**
- * The most one query term can add to an item's BM25 (`bm25Scorer` above): its idf times the
- * largest saturated count (k1 + 1, approached as the count grows), in the text alone or
- * with the context fields' weights too. Lets a search skip items that cannot make its list.
- */
-export function termBound(term: string, stats: GroupStats, withContext: boolean): number {
-  const items = Math.max(stats.items, 1);
-  const df = Math.min(items, Math.max(1, stats.df.get(term) ?? 0));
-  const fields = withContext ? FIELD_WEIGHTS.text + FIELD_WEIGHTS.before + FIELD_WEIGHTS.after : FIELD_WEIGHTS.text;
-  return Math.log(1 + (items - df + 0.5) / (df + 0.5)) * (BM25.k1 + 1) * fields;
 }
 
 export const textScore = (bm25Score: number) => (bm25Score > 0 ? bm25Score / (bm25Score + TEXT_HALF) : 0);
