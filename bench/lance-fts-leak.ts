@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { fullTextIndex } from "../src/search/lance/lance-schema";
 import { releaseFreedMemory } from "../src/lib/memory-trim";
 import { cleanup, tempDir } from "./lib/harness";
+import { directSession } from "./lib/lance-direct";
 import { machineLine, treeLine } from "./lib/machine";
 import { statusKb } from "./lib/proc";
 import { table } from "./lib/stats";
@@ -30,7 +31,7 @@ const anonMB = () => Math.round(statusKb(process.pid, "RssAnon") / 1024);
 /** `renewEvery`: a new connection (the old one closed) after that many optimizes, as Mnemo's index writer does. */
 async function run(withIndex: boolean, renewEvery = Number.POSITIVE_INFINITY): Promise<number[]> {
   const dir = tempDir("mnemo-fts-leak-");
-  const session = new lancedb.Session(256n << 20n, 64n << 20n);
+  const session = directSession();
   let db = await lancedb.connect(dir, {}, session);
   for (let t = 0; t < TABLES; t++) {
     const created = await db.createEmptyTable(`t${t}`, schema);

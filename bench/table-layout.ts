@@ -17,9 +17,9 @@ import { parseArgs } from "node:util";
 import { candidateQuery } from "../src/search/analysis/analyzer";
 import { memoryTexts, queryTexts } from "./lib/corpus";
 import { cleanup, diskBytes, giveUpAfter, tempDir } from "./lib/harness";
-import { FTS_CONFIG } from "./lib/lance-direct";
+import { directSession, FTS_CONFIG } from "./lib/lance-direct";
 import { machineLine } from "./lib/machine";
-import { round, summarize, table } from "./lib/stats";
+import { round, summarize, table, timed } from "./lib/stats";
 
 const { values: args } = parseArgs({
   options: {
@@ -43,30 +43,21 @@ const textsOf = (user: number) => memoryTexts(SEED * 100_003 + user, PER_USER);
 const ownRows = (user: number) => textsOf(user).map((text, i) => ({ id: user * PER_USER + i, text }));
 const queries = queryTexts(SEED + 1, QUERIES + WARMUP).map((q) => candidateQuery(q));
 
-const session = () => new lancedb.Session(256n << 20n, 64n << 20n);
-
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t0 = performance.now();
-  const value = await fn();
-  return { ms: performance.now() - t0, value };
-}
-
 /** The user's queries on `name` in `dir` (fresh session; `where`: the owner filter), ids per query and latency. */
 async function search(dir: string, name: string, where: string | null) {
-  const db = await lancedb.connect(dir, {}, session());
-  const opened = await timed(() => db.openTable(name));
-  const t = opened.value;
+  const db = await lancedb.connect(dir, {}, directSession());
+  const [t, openMs] = await timed(() => db.openTable(name));
   const ask = (q: string) => {
     const query = t.search(q, "fts") as lancedb.Query;
     if (where) query.where(where);
     return query.select(["id", "_score"]).limit(LIMIT).toArray() as Promise<Array<{ id: number }>>;
   };
-  const first = await timed(() => ask(queries[0]!));
+  const [, firstMs] = await timed(() => ask(queries[0]!));
   for (const q of queries.slice(1, WARMUP)) await ask(q);
   const times: number[] = [];
   const ids: string[] = [];
   for (const q of queries.slice(WARMUP)) {
-    const { ms, value } = await timed(() => ask(q));
+    const [value, ms] = await timed(() => ask(q));
     times.push(ms);
     ids.push(
       value
@@ -76,7 +67,7 @@ async function search(dir: string, name: string, where: string | null) {
     );
   }
   t.close();
-  return { latency: summarize(times), ids, openMs: opened.ms, firstMs: first.ms };
+  return { latency: summarize(times), ids, openMs, firstMs };
 }
 
 const ownSchema = new Schema([new Field("id", new Int32(), false), new Field("text", new Utf8(), false)]);
@@ -90,8 +81,8 @@ console.log(`table layout: ${USERS} users × ${PER_USER} memories; ${machineLine
 try {
   // One table per user.
   const ownDir = tempDir("mnemo-bench-layout-own-");
-  const ownDb = await lancedb.connect(ownDir, {}, session());
-  const ownBuild = await timed(async () => {
+  const ownDb = await lancedb.connect(ownDir, {}, directSession());
+  const [, ownBuildMs] = await timed(async () => {
     for (let user = 0; user < USERS; user++) {
       const created = await ownDb.createTable(ownerOf(user), ownRows(user), { schema: ownSchema });
       await created.createIndex("text", { config: lancedb.Index.fts(FTS_CONFIG) });
@@ -106,8 +97,8 @@ try {
     [];
   for (const users of sizes) {
     const dir = tempDir("mnemo-bench-layout-shared-");
-    const db = await lancedb.connect(dir, {}, session());
-    const build = await timed(async () => {
+    const db = await lancedb.connect(dir, {}, directSession());
+    const [, buildMs] = await timed(async () => {
       const rows = Array.from({ length: users }, (_, user) =>
         ownRows(user).map((row) => ({ ...row, owner_id: ownerOf(user) })),
       ).flat();
@@ -118,7 +109,7 @@ try {
       created.close();
     });
     const result = await search(dir, "shared", `owner_id = '${ownerOf(0)}'`);
-    shared.push({ users, bytes: diskBytes(dir), buildMs: build.ms, result });
+    shared.push({ users, bytes: diskBytes(dir), buildMs, result });
   }
 
   const differing = (ids: string[]) => ids.filter((list, i) => list !== alone.ids[i]).length;
@@ -152,10 +143,10 @@ try {
   const all = shared[shared.length - 1]!;
   const ownBytes = diskBytes(ownDir);
   console.log(
-    `\nall ${USERS} users: ${USERS} own tables ${round(ownBytes / 2 ** 20, 1)} MB (${round(ownBytes / USERS / 1024, 1)} KB a table), built in ${round(ownBuild.ms / 1000, 1)} s; one shared table ${round(all.bytes / 2 ** 20, 1)} MB, built in ${round(all.buildMs / 1000, 1)} s`,
+    `\nall ${USERS} users: ${USERS} own tables ${round(ownBytes / 2 ** 20, 1)} MB (${round(ownBytes / USERS / 1024, 1)} KB a table), built in ${round(ownBuildMs / 1000, 1)} s; one shared table ${round(all.bytes / 2 ** 20, 1)} MB, built in ${round(all.buildMs / 1000, 1)} s`,
   );
   console.log(
-    `BENCH_JSON ${JSON.stringify({ users: USERS, perUser: PER_USER, alone: alone.latency, ownBytes, ownBuildMs: ownBuild.ms, shared: shared.map(({ users, bytes, buildMs, result }) => ({ users, bytes, buildMs, latency: result.latency, differ: differing(result.ids) })) })}`,
+    `BENCH_JSON ${JSON.stringify({ users: USERS, perUser: PER_USER, alone: alone.latency, ownBytes, ownBuildMs, shared: shared.map(({ users, bytes, buildMs, result }) => ({ users, bytes, buildMs, latency: result.latency, differ: differing(result.ids) })) })}`,
   );
 } finally {
   cleanup();

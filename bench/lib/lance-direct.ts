@@ -35,7 +35,8 @@ export interface DirectResult {
   searches: DirectSearch[];
 }
 
-const session = () => new lancedb.Session(BigInt(CACHE.indexMb) << 20n, BigInt(CACHE.metadataMb) << 20n);
+/** A LanceDB session with the server's cache sizes. */
+export const directSession = () => new lancedb.Session(BigInt(CACHE.indexMb) << 20n, BigInt(CACHE.metadataMb) << 20n);
 
 /**
  * Builds the table from `texts`, closes it, then for each of two query forms opens it
@@ -56,7 +57,7 @@ export async function lanceDirect(
   try {
     const schema = new Schema([new Field("id", new Int32(), false), new Field("text", new Utf8(), false)]);
     let t0 = performance.now();
-    const build = await lancedb.connect(dir, {}, session());
+    const build = await lancedb.connect(dir, {}, directSession());
     const created = await build.createTable(
       "direct",
       texts.map((text, id) => ({ id, text })),
@@ -71,7 +72,7 @@ export async function lanceDirect(
 
     const searches: DirectSearch[] = [];
     for (const form of FORMS) {
-      const db = await lancedb.connect(dir, {}, session());
+      const db = await lancedb.connect(dir, {}, directSession());
       const table = await db.openTable("direct");
       try {
         searches.push(await run(table, form, queries, warmup, limit));
