@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { FieldTerms, ItemTerms } from "../src/search/analysis/item-terms";
 import type { PartitionGroup } from "../src/search/lance/partitions";
 import type { PendingView } from "../src/search/query/pending-index";
-import { BUCKETED_FROM, TermPostings, type PendingEntry } from "../src/search/query/pending-postings";
+import { BUCKETED_FROM, TermPostings, termsOf, type PendingEntry } from "../src/search/query/pending-postings";
 import { bestPendingByText } from "../src/search/query/pending-text";
 import { bm25Scorer, type GroupStats } from "../src/search/query/scoring";
 
@@ -47,12 +47,6 @@ function entry(next: () => number, n: number, group: PartitionGroup): PendingEnt
   const kind = group === "mem" ? "memory" : "message";
   const id = `s${String(n).padStart(5, "0")}`;
   return { key: `${kind}|${id}|${id}`, kind, sourceId: id, itemId: id, terms };
-}
-
-function termsOf(item: PendingEntry): Set<string> {
-  const terms = new Set(item.terms.text.counts.keys());
-  for (const f of [item.terms.before, item.terms.after]) if (f) for (const t of f.counts.keys()) terms.add(t);
-  return terms;
 }
 
 function build(seed: number, perGroup: number, deletes: number) {

@@ -4,7 +4,7 @@ import type { WrittenSinceIndexed } from "../indexing/compaction-policy";
 import { textTable, type PartitionGroup } from "../lance/partitions";
 import type { IndexView } from "./index-view";
 import type { SearchKind } from "../types";
-import { TermPostings, type PendingEntry } from "./pending-postings";
+import { TermPostings, termsOf, type PendingEntry } from "./pending-postings";
 
 export type { PendingEntry } from "./pending-postings";
 
@@ -288,11 +288,3 @@ export function createPendingIndex(termStats: TermStats, view: Pick<IndexView, "
 }
 
 export type PendingIndex = ReturnType<typeof createPendingIndex>;
-
-/** The terms an item holds in its text or context, each once. */
-function termsOf(entry: PendingEntry): Set<string> {
-  const terms = new Set(entry.terms.text.counts.keys());
-  for (const field of [entry.terms.before, entry.terms.after])
-    if (field) for (const term of field.counts.keys()) terms.add(term);
-  return terms;
-}

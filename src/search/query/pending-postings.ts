@@ -10,6 +10,14 @@ export interface PendingEntry {
   terms: ItemTerms;
 }
 
+/** The terms an item holds in its text or context, each once (what its postings are filed under). */
+export function termsOf(entry: PendingEntry): Set<string> {
+  const terms = new Set(entry.terms.text.counts.keys());
+  for (const field of [entry.terms.before, entry.terms.after])
+    if (field) for (const term of field.counts.keys()) terms.add(term);
+  return terms;
+}
+
 /** A list this long or longer is kept in buckets as well: a shorter one is read whole. */
 export const BUCKETED_FROM = 32;
 /** Bucket key of a text of `length` terms holding the term `count` times (lengths stay far below it). */

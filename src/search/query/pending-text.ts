@@ -51,8 +51,9 @@ function bestOfGroup(
   accepts: (entry: PendingEntry) => boolean,
   count: number,
 ): Scored[] {
-  const { idf, saturate } = bm25Parts(terms, stats);
-  const scorer = bm25Scorer(terms, stats);
+  const parts = bm25Parts(terms, stats);
+  const scorer = bm25Scorer(terms, stats, parts);
+  const { idf, saturate } = parts;
   const lists: TermList[] = [];
   for (const [i, term] of terms.entries()) {
     const postings = postingsOf(term);

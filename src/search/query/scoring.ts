@@ -138,10 +138,15 @@ export function bm25Parts(
  * BM25 of items for the query terms, field by field as the index's multi-column match
  * does: the item's text, and the conversation around it with its lower weights, each
  * saturated against its own length (the owner's text statistics for all three). Each
- * term's idf and the average length are worked out once per query and group.
+ * term's idf and the average length are worked out once per query and group (`parts`,
+ * when the caller has them already).
  */
-export function bm25Scorer(queryTerms: readonly string[], stats: GroupStats): (item: ItemTerms) => number {
-  const { idf, saturate } = bm25Parts(queryTerms, stats);
+export function bm25Scorer(
+  queryTerms: readonly string[],
+  stats: GroupStats,
+  parts = bm25Parts(queryTerms, stats),
+): (item: ItemTerms) => number {
+  const { idf, saturate } = parts;
   const saturated = (field: FieldTerms | null, term: string) => {
     const tf = field?.counts.get(term) ?? 0;
     return tf ? saturate(tf, field!.length) : 0;
